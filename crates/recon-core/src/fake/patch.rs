@@ -1,0 +1,326 @@
+//! PATCH: the patch handler of kube-apiserver (`pkg/endpoints/handlers/patch.go`). The patch is
+//! applied to the current object and the result goes through the ordinary update path, so a
+//! `metadata.resourceVersion` inside the patch acts as an optimistic lock.
+
+use serde_json::Value;
+
+use super::decode::{check_dry_run, check_name, ensure_namespace};
+use super::error::{ApiError, Reason};
+use super::field_error::{BadValue, ErrorType, FieldError};
+use super::object::{Object, normalize_metadata, with_type_meta};
+use super::resource::GroupKind;
+use super::state::{Call, Reply, State};
+use super::update::UpdateRequest;
+
+/// The patch formats, by `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchType {
+    /// RFC 6902 (`application/json-patch+json`).
+    Json,
+    /// RFC 7396 (`application/merge-patch+json`).
+    Merge,
+    /// `application/strategic-merge-patch+json`, built-in kinds only.
+    Strategic,
+    /// Server-side apply (`application/apply-patch+yaml`).
+    Apply,
+}
+
+const CUSTOM_PATCH_TYPES: [&str; 3] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+const BUILTIN_PATCH_TYPES: [&str; 4] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+/// `maxJSONPatchOperations` of the patch handler.
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+impl State {
+    pub(crate) fn patch(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let patch_type = patch_type(call)?;
+        check_patch_options(call, patch_type)?;
+        if matches!(patch_type, PatchType::Strategic | PatchType::Apply) {
+            return Err(ApiError::new(
+                501,
+                Reason::NotImplemented,
+                format!(
+                    "recon's in-memory ApiServer does not implement {} yet; send a JSON merge patch or a JSON patch",
+                    if patch_type == PatchType::Apply {
+                        "server-side apply"
+                    } else {
+                        "strategic merge patch"
+                    }
+                ),
+            ));
+        }
+        let Some((_, stored)) = self.load(&call.rt, &call.key()) else {
+            return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+        };
+        let mut doc: Value = serde_json::from_slice(&with_type_meta(
+            &call.api_version(),
+            &call.rt.kind,
+            &stored.body,
+        ))
+        .unwrap_or(Value::Null);
+        match patch_type {
+            PatchType::Merge => apply_merge_patch(&mut doc, call.body)?,
+            _ => apply_json_patch(&mut doc, call.body)?,
+        }
+        let Value::Object(mut object) = doc else {
+            return Err(patched_object_invalid(
+                &doc,
+                "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
+            ));
+        };
+        if !call.rt.custom {
+            check_builtin_type_meta(call, &object)?;
+        }
+        let snapshot = Value::Object(object.clone());
+        let warnings = normalize_metadata(&mut object)
+            .map_err(|why| patched_object_invalid(&snapshot, &why))?;
+        check_name(call, &object)?;
+        ensure_namespace(call, &mut object)?;
+        self.update(
+            call,
+            UpdateRequest {
+                object,
+                uid_precondition: false,
+                warnings,
+            },
+        )
+    }
+}
+
+fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
+    let media = call.content_type.split(';').next().unwrap_or("").trim();
+    let patch_type = match media {
+        "application/json-patch+json" => PatchType::Json,
+        "application/merge-patch+json" => PatchType::Merge,
+        "application/strategic-merge-patch+json" if !call.rt.custom => PatchType::Strategic,
+        "application/apply-patch+yaml" => PatchType::Apply,
+        _ if call.rt.custom => return Err(ApiError::unsupported_media_type(&CUSTOM_PATCH_TYPES)),
+        _ => return Err(ApiError::unsupported_media_type(&BUILTIN_PATCH_TYPES)),
+    };
+    Ok(patch_type)
+}
+
+/// `ValidatePatchOptions`: a field manager for apply, `force` only with apply, `dryRun` values.
+fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), ApiError> {
+    check_dry_run(call, "PatchOptions")?;
+    let mut errors = Vec::new();
+    let manager = call.query.get("fieldManager").unwrap_or("");
+    if manager.len() > 128 {
+        errors.push(FieldError::new(
+            ErrorType::TooLong,
+            "fieldManager",
+            BadValue::Omit,
+            "may not be more than 128 bytes",
+        ));
+    }
+    if patch_type == PatchType::Apply && manager.is_empty() {
+        errors.push(FieldError::required(
+            "fieldManager",
+            "is required for apply patch",
+        ));
+    }
+    if patch_type != PatchType::Apply && call.query.get("force").is_some() {
+        errors.push(FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &GroupKind::new("meta.k8s.io", "PatchOptions"),
+        "",
+        &errors,
+    ))
+}
+
+/// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
+fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
+    let patch: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_type_name(&patch)
+        )));
+    }
+    json_patch::merge(doc, &patch);
+    Ok(())
+}
+
+/// RFC 6902 as the apiserver's json-patch library applies it: all operations or none; any
+/// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
+fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
+    let ops: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    let Value::Array(ops) = ops else {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
+            json_type_name(&ops)
+        )));
+    };
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::new(
+            413,
+            Reason::RequestEntityTooLarge,
+            format!(
+                "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                ops.len()
+            ),
+        ));
+    }
+    for op in &ops {
+        let known = op
+            .get("op")
+            .and_then(Value::as_str)
+            .is_some_and(|o| matches!(o, "add" | "remove" | "replace" | "move" | "copy" | "test"));
+        if !known {
+            return Err(ApiError::bad_request(format!(
+                "invalid operation {op}: unsupported operation"
+            )));
+        }
+    }
+    let mut work = doc.clone();
+    for op in ops {
+        if is_null_test_of_missing_key(&work, &op) {
+            continue;
+        }
+        let op: json_patch::PatchOperation =
+            serde_json::from_value(op).map_err(|_| patch_rejected())?;
+        json_patch::patch(&mut work, std::slice::from_ref(&op)).map_err(|_| patch_rejected())?;
+    }
+    *doc = work;
+    Ok(())
+}
+
+/// `{"op":"test","path":"/a/b","value":null}` where `/a` exists and has no `b`: evanphx/json-patch
+/// (which kube-apiserver uses) treats the missing value as `null`; kube-rs's finalizer helper
+/// relies on it.
+fn is_null_test_of_missing_key(doc: &Value, op: &Value) -> bool {
+    if op.get("op").and_then(Value::as_str) != Some("test")
+        || !op.get("value").is_some_and(Value::is_null)
+    {
+        return false;
+    }
+    let Some(path) = op.get("path").and_then(Value::as_str) else {
+        return false;
+    };
+    let Some((parent, last)) = path.rsplit_once('/') else {
+        return false;
+    };
+    let key = last.replace("~1", "/").replace("~0", "~");
+    match doc.pointer(parent) {
+        Some(Value::Object(map)) => !map.contains_key(&key),
+        _ => false,
+    }
+}
+
+/// What every failing JSON patch gets: the generic 422 (`NewGenericServerResponse` drops the detail).
+fn patch_rejected() -> ApiError {
+    ApiError::new(
+        422,
+        Reason::Invalid,
+        "the server rejected our request due to an error in our request",
+    )
+    .with_details(super::error::StatusDetails::default())
+}
+
+fn decode_error(e: serde_json::Error) -> ApiError {
+    ApiError::bad_request(format!("error decoding patch: {e}"))
+}
+
+fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.
+fn patched_object_invalid(patched: &Value, why: &str) -> ApiError {
+    ApiError::invalid(
+        &GroupKind::new("", ""),
+        "",
+        &[FieldError::invalid("patch", &patched.to_string(), why)],
+    )
+}
+
+/// A patch may not turn a built-in object into another type.
+fn check_builtin_type_meta(call: &Call<'_>, object: &Object) -> Result<(), ApiError> {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version == call.api_version() && kind == call.rt.kind {
+        return Ok(());
+    }
+    Err(patched_object_invalid(
+        &Value::Object(object.clone()),
+        &format!(
+            "Object 'Kind' is not {} in version {}",
+            call.rt.kind,
+            call.api_version()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn merge_patch_replaces_arrays_and_null_deletes() {
+        let mut doc = json!({"a": [1, 2], "b": {"c": 1, "d": 2}});
+        apply_merge_patch(&mut doc, br#"{"a": [3], "b": {"c": null}}"#).unwrap();
+        assert_eq!(doc, json!({"a": [3], "b": {"d": 2}}));
+    }
+
+    #[test]
+    fn a_failed_test_operation_changes_nothing() {
+        let mut doc = json!({"a": 1});
+        let err = apply_json_patch(
+            &mut doc,
+            br#"[{"op":"add","path":"/b","value":2},{"op":"test","path":"/a","value":5}]"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 422);
+        assert_eq!(doc, json!({"a": 1}));
+    }
+
+    #[test]
+    fn testing_a_missing_key_for_null_passes_as_in_evanphx_json_patch() {
+        let mut doc = json!({"metadata": {"name": "x"}});
+        apply_json_patch(
+            &mut doc,
+            br#"[{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["f"]}]"#,
+        )
+        .unwrap();
+        assert_eq!(doc["metadata"]["finalizers"], json!(["f"]));
+    }
+
+    #[test]
+    fn an_unknown_operation_is_a_bad_request() {
+        let err = apply_json_patch(&mut json!({}), br#"[{"op":"bogus","path":"/a"}]"#).unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (
+                400,
+                r#"invalid operation {"op":"bogus","path":"/a"}: unsupported operation"#
+            )
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! GET of one object and of a collection: selectors, storage-key order, the list resourceVersion
+//! (the current revision), and the response forms the real server writes (custom resource lists
+//! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
+
+use serde_json::Value;
+
+use super::error::{ApiError, Reason};
+use super::object::{decode_body, meta, with_type_meta};
+use super::selector::{FieldSelector, LabelSelector};
+use super::state::{Call, Reply, State};
+use super::store::Stored;
+
+/// The response form an `Accept` header asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// The object (or list) itself.
+    Full,
+    /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
+    Metadata,
+}
+
+const PARTIAL: &str = "meta.k8s.io/v1";
+
+/// Content negotiation for reads: JSON, or the metadata-only forms kube's metadata API asks for.
+fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
+    if accept.trim().is_empty() {
+        return Ok(Format::Full);
+    }
+    let mut refusal = None;
+    for option in accept.split(',') {
+        let mut params = option.split(';').map(str::trim);
+        let media = params.next().unwrap_or("");
+        if !matches!(media, "application/json" | "application/*" | "*/*") {
+            continue;
+        }
+        let as_kind = params.find_map(|p| p.strip_prefix("as="));
+        match (as_kind, list) {
+            (None, _) => return Ok(Format::Full),
+            (Some("PartialObjectMetadata"), false) | (Some("PartialObjectMetadataList"), true) => {
+                return Ok(Format::Metadata);
+            }
+            (Some("PartialObjectMetadata"), true) => {
+                refusal =
+                    Some("you requested PartialObjectMetadata, but the requested object is a list");
+            }
+            _ => {}
+        }
+    }
+    Err(ApiError::new(
+        406,
+        Reason::NotAcceptable,
+        refusal.unwrap_or("only the following media types are accepted: application/json"),
+    ))
+}
+
+/// The `labelSelector` / `fieldSelector` of a list or delete-collection, parsed and checked
+/// against the type's supported field labels.
+pub(crate) struct ListQuery {
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl ListQuery {
+    pub(crate) fn parse(call: &Call<'_>) -> Result<Self, ApiError> {
+        let labels = LabelSelector::parse(call.query.get("labelSelector").unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(e.0))?;
+        let fields = FieldSelector::parse(call.query.get("fieldSelector").unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(e.0))?;
+        for requirement in fields.requirements() {
+            call.rt
+                .field_labels
+                .value(&requirement.field, &serde_json::Map::new())
+                .map_err(ApiError::bad_request)?;
+        }
+        Ok(ListQuery { labels, fields })
+    }
+
+    fn matches(&self, call: &Call<'_>, stored: &Stored) -> bool {
+        if !self.labels.matches(|k| stored.label(k)) {
+            return false;
+        }
+        if self.fields.requirements().is_empty() {
+            return true;
+        }
+        let obj = decode_body(&stored.body);
+        self.fields
+            .matches(|f| call.rt.field_labels.value(f, &obj).ok())
+    }
+}
+
+impl State {
+    pub(crate) fn get(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let format = negotiate(call.accept, false)?;
+        let Some(stored) = self.store.get(&call.rt.group_resource(), &call.key()) else {
+            return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+        };
+        let body = match format {
+            Format::Full => call.object_response(&stored.body),
+            Format::Metadata => partial_metadata(&stored.body),
+        };
+        Ok(Reply::json(200, body))
+    }
+
+    pub(crate) fn list(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let format = negotiate(call.accept, true)?;
+        let query = ListQuery::parse(call)?;
+        let body = match format {
+            Format::Full => self.list_matching(call, &query)?.0,
+            Format::Metadata => {
+                let items: Vec<Vec<u8>> = self
+                    .matching(call, &query)
+                    .map(|stored| partial_metadata(&stored.body))
+                    .collect();
+                list_body(
+                    "PartialObjectMetadataList",
+                    PARTIAL,
+                    self.store.revision(),
+                    &items,
+                    false,
+                )
+            }
+        };
+        Ok(Reply::json(200, body))
+    }
+
+    fn matching<'a>(
+        &'a self,
+        call: &'a Call<'_>,
+        query: &'a ListQuery,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        let required: Vec<(&str, &str)> = query.labels.required_equalities().collect();
+        self.store
+            .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
+            .map(|(_, stored)| stored)
+            .filter(move |stored| query.matches(call, stored))
+    }
+
+    /// The list response for `call`, and the names of its items.
+    pub(crate) fn list_matching(
+        &self,
+        call: &Call<'_>,
+        query: &ListQuery,
+    ) -> Result<(Vec<u8>, Vec<String>), ApiError> {
+        let api_version = call.api_version();
+        let mut names = Vec::new();
+        let items: Vec<Vec<u8>> = self
+            .matching(call, query)
+            .map(|stored| {
+                let obj = decode_body(&stored.body);
+                names.push(
+                    meta(&obj)
+                        .and_then(|m| m.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+                if call.rt.custom {
+                    with_type_meta(&api_version, &call.rt.kind, &stored.body)
+                } else {
+                    stored.body.to_vec()
+                }
+            })
+            .collect();
+        let body = list_body(
+            &call.rt.list_kind,
+            &api_version,
+            self.store.revision(),
+            &items,
+            call.rt.custom,
+        );
+        Ok((body, names))
+    }
+}
+
+/// A list document. Custom resource lists are unstructured, which the server writes with sorted
+/// keys and an explicit empty `continue`; typed lists follow their Go field order.
+fn list_body(
+    kind: &str,
+    api_version: &str,
+    revision: u64,
+    items: &[Vec<u8>],
+    unstructured: bool,
+) -> Vec<u8> {
+    let quote = |s: &str| Value::String(s.to_owned()).to_string();
+    let mut joined = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+    joined.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            joined.push(b',');
+        }
+        joined.extend_from_slice(item);
+    }
+    joined.push(b']');
+    let items = String::from_utf8_lossy(&joined);
+    let rv = quote(&revision.to_string());
+    if unstructured {
+        format!(
+            r#"{{"apiVersion":{},"items":{items},"kind":{},"metadata":{{"continue":"","resourceVersion":{rv}}}}}"#,
+            quote(api_version),
+            quote(kind)
+        )
+    } else {
+        format!(
+            r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}}},"items":{items}}}"#,
+            quote(kind),
+            quote(api_version)
+        )
+    }
+    .into_bytes()
+}
+
+/// `PartialObjectMetadata` of a stored body.
+fn partial_metadata(body: &[u8]) -> Vec<u8> {
+    let obj = decode_body(body);
+    let metadata = meta(&obj).cloned().unwrap_or_default();
+    let mut doc = serde_json::Map::new();
+    doc.insert("metadata".into(), Value::Object(metadata));
+    let inner = serde_json::to_vec(&doc).unwrap_or_default();
+    with_type_meta(PARTIAL, "PartialObjectMetadata", &inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kube_metadata_accept_headers_select_partial_metadata() {
+        let get = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+        let list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+        assert_eq!(negotiate(get, false).unwrap(), Format::Metadata);
+        assert_eq!(negotiate(list, true).unwrap(), Format::Metadata);
+        assert_eq!(negotiate("application/json", true).unwrap(), Format::Full);
+        assert_eq!(negotiate("", false).unwrap(), Format::Full);
+    }
+
+    #[test]
+    fn tables_and_protobuf_are_not_acceptable() {
+        assert_eq!(
+            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true)
+                .unwrap_err()
+                .code(),
+            406
+        );
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf", false)
+                .unwrap_err()
+                .code(),
+            406
+        );
+    }
+
+    #[test]
+    fn list_documents_differ_for_typed_and_unstructured_lists() {
+        let items = vec![br#"{"metadata":{"name":"a"}}"#.to_vec()];
+        assert_eq!(
+            String::from_utf8(list_body("ConfigMapList", "v1", 7, &items, false)).unwrap(),
+            r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}}]}"#
+        );
+        assert_eq!(
+            String::from_utf8(list_body("WidgetList", "example.com/v1", 7, &[], true)).unwrap(),
+            r#"{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"7"}}"#
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! `ApiServer`: the handle tests hold. It hands out `kube::Client`s, exposes the request log,
+//! and registers reactors.
+
+use std::sync::Arc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PostParams};
+
+use super::clock::{Clock, SystemClock};
+use super::ids::IdGenerator;
+use super::reactor::{Reactor, ReactorBuilder};
+use super::record::{RecordedRequest, RequestOrigin};
+use super::route::Verb;
+use super::service::{FakeService, Shared};
+use super::state::State;
+
+/// Namespaces every cluster starts with.
+const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+/// An in-memory Kubernetes API server that behaves like kube-apiserver.
+///
+/// Clones share the same server. Clients from [`client`](Self::client) are real `kube::Client`s,
+/// so `Api<K>`, `kube::runtime` helpers and anything else built on kube-rs run unchanged.
+///
+/// ```
+/// # async fn demo() -> Result<(), kube::Error> {
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::{Api, PostParams};
+/// use recon_core::fake::ApiServer;
+///
+/// let server = ApiServer::new();
+/// let configmaps: Api<ConfigMap> = Api::default_namespaced(server.client());
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// let created = configmaps.create(&PostParams::default(), &cm).await?;
+/// assert!(created.metadata.uid.is_some());
+/// assert_eq!(created.metadata.resource_version, Some(server.resource_version().to_string()));
+/// # Ok(())
+/// # }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct ApiServer {
+    shared: Arc<Shared>,
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("resource_version", &self.resource_version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiServer {
+    /// A server with the built-in kinds, the four initial namespaces, the system clock and
+    /// random identifiers.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder, to make the clock and identifiers deterministic.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder::default()
+    }
+
+    /// A `kube::Client` talking to this server, with `default` as its default namespace.
+    ///
+    /// Must be called within a Tokio runtime (`kube::Client::new` spawns its request buffer).
+    pub fn client(&self) -> kube::Client {
+        self.client_as(RequestOrigin::Client)
+    }
+
+    fn client_as(&self, origin: RequestOrigin) -> kube::Client {
+        kube::Client::new(
+            FakeService {
+                shared: self.shared.clone(),
+                origin,
+            },
+            "default",
+        )
+    }
+
+    /// Every request served so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().log.clone()
+    }
+
+    /// Forgets the requests served so far (the stored objects stay).
+    pub fn clear_requests(&self) {
+        self.shared.lock().log.clear();
+    }
+
+    /// The current resourceVersion: the revision of the last write, of any object of any type.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().store.revision()
+    }
+
+    /// Starts a reactor for `verb` requests on `resource` (a plural such as `"widgets"`).
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::Api;
+    /// use recon_core::fake::{ApiServer, Failure, Verb};
+    ///
+    /// let server = ApiServer::new();
+    /// server.on(Verb::Get, "configmaps").name("settings").once().fail(Failure::Internal("etcd is down".into()));
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let err = api.get("settings").await.unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 500));
+    /// assert!(api.get("settings").await.unwrap_err().to_string().contains("not found"));
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
+    /// ```
+    pub fn on(&self, verb: Verb, resource: &str) -> ReactorBuilder<'_> {
+        ReactorBuilder::new(self, verb, resource)
+    }
+
+    pub(crate) fn add_reactor(&self, reactor: Reactor) {
+        self.shared.lock().reactors.push(reactor);
+    }
+
+    /// Removes every reactor.
+    pub fn clear_reactors(&self) {
+        self.shared.lock().reactors.clear();
+    }
+
+    /// Installs a CRD the way a cluster does: by creating the `CustomResourceDefinition` through
+    /// the API. The type is served once this returns, and the CRD is returned as stored then
+    /// (Established). The request is logged with [`RequestOrigin::Setup`].
+    ///
+    /// With `#[derive(CustomResource)]`, pass `Widget::crd()`.
+    pub async fn install_crd(
+        &self,
+        crd: &CustomResourceDefinition,
+    ) -> Result<CustomResourceDefinition, kube::Error> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client_as(RequestOrigin::Setup));
+        let created = api.create(&PostParams::default(), crd).await?;
+        api.get(created.metadata.name.as_deref().unwrap_or_default())
+            .await
+    }
+}
+
+/// Configures an [`ApiServer`].
+///
+/// ```
+/// use recon_core::fake::{ApiServer, ManualClock};
+///
+/// let clock = ManualClock::new("2024-05-01T10:00:00Z".parse().unwrap());
+/// let server = ApiServer::builder().clock(clock.clone()).seed(42).build();
+/// # let _ = server;
+/// ```
+pub struct ApiServerBuilder {
+    clock: Arc<dyn Clock>,
+    seed: Option<u64>,
+}
+
+impl Default for ApiServerBuilder {
+    fn default() -> Self {
+        ApiServerBuilder {
+            clock: Arc::new(SystemClock),
+            seed: None,
+        }
+    }
+}
+
+impl ApiServerBuilder {
+    /// The clock for creation and deletion timestamps.
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Seeds uid and `generateName` generation: the same seed and requests give the same ids.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> ApiServer {
+        let ids = match self.seed {
+            Some(seed) => IdGenerator::from_seed(seed),
+            None => IdGenerator::from_entropy(),
+        };
+        let mut state = State::new(self.clock, ids);
+        for name in INITIAL_NAMESPACES {
+            state.create_namespace(name);
+        }
+        ApiServer {
+            shared: Arc::new(Shared::new(state)),
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The `tower::Service` behind `kube::Client`: reads a request, lets reactors act, routes it to
+//! the verb handlers, records it, and writes the response.
+
+use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use http::{HeaderValue, Method, Request, Response, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+
+use super::error::{ApiError, go_quote};
+use super::reactor::{Target, react};
+use super::record::{RecordedRequest, RequestOrigin};
+use super::resource::ResourceType;
+use super::route::{Query, ResourcePath, Route, Verb, parse_path};
+use super::state::{Call, Reply, State};
+
+/// The response body type of the service.
+pub(crate) type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// The state every client of one server shares.
+pub(crate) struct Shared {
+    state: Mutex<State>,
+}
+
+impl Shared {
+    pub(crate) fn new(state: State) -> Self {
+        Shared {
+            state: Mutex::new(state),
+        }
+    }
+
+    /// The state; a panic in another request does not make it unusable.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// One client's connection to the server.
+#[derive(Clone)]
+pub(crate) struct FakeService {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) origin: RequestOrigin,
+}
+
+impl tower::Service<Request<kube::client::Body>> for FakeService {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<kube::client::Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.handle(request).await) })
+    }
+}
+
+/// A request, read and routed.
+struct Incoming {
+    method: Method,
+    path: String,
+    query_string: String,
+    query: Query,
+    content_type: Option<String>,
+    accept: String,
+    body: Bytes,
+    route: Route,
+    verb: Verb,
+}
+
+impl Incoming {
+    fn resource(&self) -> Option<&ResourcePath> {
+        match &self.route {
+            Route::Resource(r) => Some(r),
+            Route::Unknown => None,
+        }
+    }
+
+    fn target(&self) -> Option<Target<'_>> {
+        let r = self.resource()?;
+        let name = match (&r.name, self.verb) {
+            (Some(name), _) => Some(name.clone()),
+            (None, Verb::Create) => serde_json::from_slice::<serde_json::Value>(&self.body)
+                .ok()
+                .and_then(|b| b.get("metadata")?.get("name")?.as_str().map(str::to_owned)),
+            (None, _) => None,
+        };
+        Some(Target {
+            verb: self.verb,
+            group: &r.group,
+            resource: &r.plural,
+            subresource: r.subresource.as_deref(),
+            namespace: r.namespace.as_deref(),
+            name,
+        })
+    }
+
+    fn record(&self, origin: RequestOrigin, reply: &Reply) -> RecordedRequest {
+        let r = self.resource();
+        RecordedRequest {
+            origin,
+            method: self.method.clone(),
+            path: self.path.clone(),
+            query: self.query_string.clone(),
+            verb: self.verb,
+            group: r.map(|r| r.group.clone()).unwrap_or_default(),
+            version: r.map(|r| r.version.clone()).unwrap_or_default(),
+            resource: r.map(|r| r.plural.clone()).unwrap_or_default(),
+            namespace: r.and_then(|r| r.namespace.clone()),
+            name: r.and_then(|r| r.name.clone()),
+            subresource: r.and_then(|r| r.subresource.clone()),
+            content_type: self.content_type.clone(),
+            body: self.body.clone(),
+            status: reply.status,
+            response: Bytes::from(reply.body.clone()),
+        }
+    }
+}
+
+fn header_str(parts: &http::request::Parts, name: header::HeaderName) -> Option<String> {
+    parts
+        .headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+impl FakeService {
+    async fn handle(self, request: Request<kube::client::Body>) -> Response<ResponseBody> {
+        let (parts, body) = request.into_parts();
+        // kube's request bodies are in memory: collecting them cannot fail.
+        let body = body.collect_bytes().await.unwrap_or_default();
+        let route = parse_path(parts.uri.path());
+        let query_string = parts.uri.query().unwrap_or("").to_owned();
+        let query = Query::parse(&query_string);
+        let has_name = matches!(&route, Route::Resource(r) if r.name.is_some());
+        let incoming = Incoming {
+            verb: Verb::of(&parts.method, has_name, query.flag("watch")),
+            method: parts.method.clone(),
+            path: parts.uri.path().to_owned(),
+            query_string,
+            query,
+            content_type: header_str(&parts, header::CONTENT_TYPE),
+            accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
+            body,
+            route,
+        };
+
+        if self.origin == RequestOrigin::Client
+            && let Some(reply) = self.run_reactors(&incoming).await
+        {
+            let mut state = self.shared.lock();
+            state.log.push(incoming.record(self.origin, &reply));
+            return into_response(reply);
+        }
+        let mut state = self.shared.lock();
+        let reply = state.serve(&incoming);
+        state.log.push(incoming.record(self.origin, &reply));
+        drop(state);
+        into_response(reply)
+    }
+
+    /// Runs the `before` hooks of matching reactors; returns the injected failure, if any.
+    async fn run_reactors(&self, incoming: &Incoming) -> Option<Reply> {
+        let target = incoming.target()?;
+        let reactions = react(&mut self.shared.lock().reactors, &target);
+        for hook in reactions.before {
+            let client = kube::Client::new(
+                FakeService {
+                    shared: self.shared.clone(),
+                    origin: RequestOrigin::Reactor,
+                },
+                "default",
+            );
+            if AssertUnwindSafe(hook(client)).catch_unwind().await.is_err() {
+                return Some(ApiError::internal("a reactor's before hook panicked").into());
+            }
+        }
+        reactions.failure.map(Reply::from)
+    }
+}
+
+/// Go's `http.NotFound`: what the apiserver answers for paths nothing serves.
+fn page_not_found() -> Reply {
+    Reply {
+        status: 404,
+        body: b"404 page not found\n".to_vec(),
+        warnings: Vec::new(),
+    }
+}
+
+fn into_response(reply: Reply) -> Response<ResponseBody> {
+    let content_type = if reply.body.first() == Some(&b'{') {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    let mut response = Response::new(Full::new(Bytes::from(reply.body)).boxed_unsync());
+    *response.status_mut() =
+        http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    for warning in reply.warnings {
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {}", go_quote(&warning))) {
+            headers.append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+impl State {
+    /// Routes a request to its handler.
+    fn serve(&mut self, incoming: &Incoming) -> Reply {
+        let Route::Resource(path) = &incoming.route else {
+            return page_not_found();
+        };
+        let Some(rt) = self.registry.find(&path.group, &path.version, &path.plural) else {
+            return page_not_found();
+        };
+        if let Some(reply) = check_scope_and_subresource(&rt, path, incoming.verb, &incoming.method)
+        {
+            return reply;
+        }
+        if incoming.verb == Verb::Create
+            && rt.custom
+            && self.registry.is_terminating(&rt.group, &rt.plural)
+        {
+            // The CR handler refuses new instances once their CRD is being deleted.
+            return ApiError::method_not_supported(&rt.group_resource(), "create").into();
+        }
+        let call = Call {
+            path,
+            rt,
+            query: &incoming.query,
+            content_type: incoming.content_type.as_deref().unwrap_or(""),
+            accept: &incoming.accept,
+            body: &incoming.body,
+        };
+        let result = match incoming.verb {
+            Verb::Get => self.get(&call),
+            Verb::List => self.list(&call),
+            Verb::Create => self.create(&call),
+            Verb::Update => self.replace(&call),
+            Verb::Patch => self.patch(&call),
+            Verb::Delete => self.delete(&call),
+            Verb::DeleteCollection => self.delete_collection(&call),
+            Verb::Watch => Err(ApiError::new(
+                501,
+                super::error::Reason::NotImplemented,
+                "recon's in-memory ApiServer does not serve watch requests yet",
+            )),
+            Verb::Other => Err(ApiError::method_not_supported(
+                &call.rt.group_resource(),
+                &incoming.method.as_str().to_lowercase(),
+            )),
+        };
+        result.unwrap_or_else(Reply::from)
+    }
+}
+
+/// Scope rules (a namespaced type without a namespace serves only list and watch; a
+/// cluster-scoped one has no namespaced paths) and subresource rules (`/status` serves get,
+/// update and patch where the type has it; anything else is not found).
+fn check_scope_and_subresource(
+    rt: &ResourceType,
+    path: &ResourcePath,
+    verb: Verb,
+    method: &Method,
+) -> Option<Reply> {
+    let across_namespaces = rt.namespaced && path.namespace.is_none();
+    if (across_namespaces && !matches!(verb, Verb::List | Verb::Watch))
+        || (!rt.namespaced && path.namespace.is_some())
+    {
+        return Some(page_not_found());
+    }
+    let sub = path.subresource.as_deref()?;
+    let name = path.name.as_deref().unwrap_or("");
+    if sub != "status" || !rt.has_status(&path.version) {
+        // The CRD handler answers a Status for unknown subresources; the built-in router has no route.
+        return Some(if rt.custom {
+            ApiError::not_found(&rt.group_resource(), name).into()
+        } else {
+            page_not_found()
+        });
+    }
+    if matches!(verb, Verb::Get | Verb::Update | Verb::Patch) {
+        return None;
+    }
+    let verb_name = match method.as_str() {
+        "POST" => "create",
+        "DELETE" => "delete",
+        other => {
+            return Some(
+                ApiError::method_not_supported(&rt.group_resource(), &other.to_lowercase()).into(),
+            );
+        }
+    };
+    Some(ApiError::method_not_supported(&rt.group_resource(), verb_name).into())
+}
+
+impl State {
+    /// Creates a namespace as a POST would, without logging it: the namespaces a cluster starts with.
+    pub(crate) fn create_namespace(&mut self, name: &str) {
+        let path = "/api/v1/namespaces";
+        let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        let incoming = Incoming {
+            method: Method::POST,
+            path: path.to_owned(),
+            query_string: String::new(),
+            query: Query::default(),
+            content_type: Some("application/json".to_owned()),
+            accept: String::new(),
+            body: Bytes::from(body.to_string()),
+            route: parse_path(path),
+            verb: Verb::Create,
+        };
+        self.serve(&incoming);
+    }
+}
