@@ -68,6 +68,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                             None => spec.remove("finalizers"),
                         };
                     }
+                    label_namespace_name(new);
                 }),
                 ..TypeHooks::default()
             },
@@ -316,7 +317,7 @@ fn events_v1_fields() -> Vec<(&'static str, &'static [&'static str])> {
 }
 
 /// Namespace `PrepareForCreate` (+ `Canonicalize`): phase Active, the `kubernetes` finalizer,
-/// and the `kubernetes.io/metadata.name` label.
+/// and the name label.
 fn prepare_namespace(obj: &mut Map<String, Value>) {
     obj.insert("status".into(), json!({"phase": "Active"}));
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
@@ -328,6 +329,11 @@ fn prepare_namespace(obj: &mut Map<String, Value>) {
             list.push(json!("kubernetes"));
         }
     }
+    label_namespace_name(obj);
+}
+
+/// Namespace `Canonicalize`: every write carries the `kubernetes.io/metadata.name` label.
+fn label_namespace_name(obj: &mut Map<String, Value>) {
     let name = meta_str(obj, "name").to_owned();
     let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
     if let Some(labels) = labels.as_object_mut() {

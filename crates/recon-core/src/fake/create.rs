@@ -28,6 +28,17 @@ impl State {
     pub(crate) fn create(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         check_dry_run(call, "CreateOptions")?;
         let (mut obj, mut warnings) = decode_request(call)?;
+        if call.rt.custom
+            && self
+                .registry
+                .is_terminating(&call.rt.group, &call.rt.plural)
+        {
+            return Err(ApiError::forbidden(
+                &call.rt.group_resource(),
+                meta_str(&obj, "name"),
+                "create not allowed while custom resource definition is terminating",
+            ));
+        }
         for field in SYSTEM_FIELDS {
             set_meta(&mut obj, field, Value::Null);
         }

@@ -252,6 +252,37 @@ impl ApiError {
         .with_details(details)
     }
 
+    /// `NewForbidden`: 403 `<resource> "<name>" is forbidden: <why>`.
+    pub fn forbidden(resource: &GroupResource, name: &str, why: &str) -> Self {
+        Self::new(
+            403,
+            Reason::Forbidden,
+            format!("{resource} {} is forbidden: {why}", go_quote(name)),
+        )
+        .with_details(resource_details(resource, name))
+    }
+
+    /// What kube-apiserver's router answers for a path it has no route for, inside a
+    /// compiled-in API group: `NewGenericServerResponse(404)`.
+    pub fn no_route() -> Self {
+        Self::new(
+            404,
+            Reason::NotFound,
+            "the server could not find the requested resource",
+        )
+        .with_details(StatusDetails::default())
+    }
+
+    /// What kube-apiserver's router answers for a method a route does not serve.
+    pub fn method_not_routed() -> Self {
+        Self::new(
+            405,
+            Reason::MethodNotAllowed,
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(StatusDetails::default())
+    }
+
     /// `NewBadRequest`: 400 with a free-text message and no details.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, Reason::BadRequest, message)

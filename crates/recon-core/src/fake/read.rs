@@ -75,17 +75,29 @@ impl ListQuery {
         Ok(ListQuery { labels, fields })
     }
 
-    fn matches(&self, call: &Call<'_>, stored: &Stored) -> bool {
+    fn matches(&self, call: &Call<'_>, key: &str, stored: &Stored) -> bool {
         if !self.labels.matches(|k| stored.label(k)) {
             return false;
         }
-        if self.fields.requirements().is_empty() {
-            return true;
-        }
-        let obj = decode_body(&stored.body);
-        self.fields
-            .matches(|f| call.rt.field_labels.value(f, &obj).ok())
+        // Name and namespace come from the storage key; other fields need the object, once.
+        let (namespace, name) = split_key(key);
+        let decoded = std::cell::OnceCell::new();
+        self.fields.matches(|field| match field {
+            "metadata.name" => Some(name.to_owned()),
+            "metadata.namespace" if !call.rt.field_labels.no_namespace => {
+                Some(namespace.to_owned())
+            }
+            _ => {
+                let obj = decoded.get_or_init(|| decode_body(&stored.body));
+                call.rt.field_labels.value(field, obj).ok()
+            }
+        })
     }
+}
+
+/// `(namespace, name)` of a storage key (`<namespace>/<name>`, or `<name>` when cluster-scoped).
+fn split_key(key: &str) -> (&str, &str) {
+    key.rsplit_once('/').unwrap_or(("", key))
 }
 
 impl State {
@@ -109,7 +121,7 @@ impl State {
             Format::Metadata => {
                 let items: Vec<Vec<u8>> = self
                     .matching(call, &query)
-                    .map(|stored| partial_metadata(&stored.body))
+                    .map(|(_, stored)| partial_metadata(&stored.body))
                     .collect();
                 list_body(
                     "PartialObjectMetadataList",
@@ -123,16 +135,16 @@ impl State {
         Ok(Reply::json(200, body))
     }
 
+    /// The stored objects a list selects, with their storage keys, in key order.
     fn matching<'a>(
         &'a self,
         call: &'a Call<'_>,
         query: &'a ListQuery,
-    ) -> impl Iterator<Item = &'a Stored> + 'a {
+    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + 'a {
         let required: Vec<(&str, &str)> = query.labels.required_equalities().collect();
         self.store
             .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
-            .map(|(_, stored)| stored)
-            .filter(move |stored| query.matches(call, stored))
+            .filter(move |(key, stored)| query.matches(call, key, stored))
     }
 
     /// The list response for `call`, and the names of its items.
@@ -145,15 +157,8 @@ impl State {
         let mut names = Vec::new();
         let items: Vec<Vec<u8>> = self
             .matching(call, query)
-            .map(|stored| {
-                let obj = decode_body(&stored.body);
-                names.push(
-                    meta(&obj)
-                        .and_then(|m| m.get("name"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned(),
-                );
+            .map(|(key, stored)| {
+                names.push(split_key(key).1.to_owned());
                 if call.rt.custom {
                     with_type_meta(&api_version, &call.rt.kind, &stored.body)
                 } else {

@@ -78,6 +78,12 @@ impl Registry {
             .contains(&(group.to_owned(), plural.to_owned()))
     }
 
+    /// Whether `group` is one of the compiled-in API groups (`""` is the core group). Their paths
+    /// are served by kube-apiserver's own router, which answers misses with a `Status`.
+    pub(crate) fn is_builtin_group(&self, group: &str) -> bool {
+        self.types.values().any(|t| !t.custom && t.group == group)
+    }
+
     /// Custom types of `group`, for name-conflict checks.
     pub(crate) fn custom_in_group<'a>(
         &'a self,

@@ -68,15 +68,17 @@ impl Verb {
         }
     }
 
-    /// The verb of `method` on a path that does (`has_name`) or does not name one object.
+    /// The verb of `method` on a path that does (`has_name`) or does not name one object, as
+    /// `RequestInfo` derives it: the path shape only splits GET and DELETE; whether the verb is
+    /// served on that shape is the router's call.
     pub(crate) fn of(method: &Method, has_name: bool, watch: bool) -> Verb {
         match (method.as_str(), has_name) {
             ("GET", true) => Verb::Get,
             ("GET", false) if watch => Verb::Watch,
             ("GET", false) => Verb::List,
-            ("POST", false) => Verb::Create,
-            ("PUT", true) => Verb::Update,
-            ("PATCH", true) => Verb::Patch,
+            ("POST", _) => Verb::Create,
+            ("PUT", _) => Verb::Update,
+            ("PATCH", _) => Verb::Patch,
             ("DELETE", true) => Verb::Delete,
             ("DELETE", false) => Verb::DeleteCollection,
             _ => Verb::Other,

@@ -105,7 +105,7 @@ impl Incoming {
         })
     }
 
-    fn record(&self, origin: RequestOrigin, reply: &Reply) -> RecordedRequest {
+    fn record(&self, origin: RequestOrigin, status: u16, response: Bytes) -> RecordedRequest {
         let r = self.resource();
         RecordedRequest {
             origin,
@@ -121,8 +121,8 @@ impl Incoming {
             subresource: r.and_then(|r| r.subresource.clone()),
             content_type: self.content_type.clone(),
             body: self.body.clone(),
-            status: reply.status,
-            response: Bytes::from(reply.body.clone()),
+            status,
+            response,
         }
     }
 }
@@ -156,18 +156,19 @@ impl FakeService {
             route,
         };
 
-        if self.origin == RequestOrigin::Client
-            && let Some(reply) = self.run_reactors(&incoming).await
-        {
-            let mut state = self.shared.lock();
-            state.log.push(incoming.record(self.origin, &reply));
-            return into_response(reply);
-        }
+        let injected = match self.origin {
+            RequestOrigin::Client => self.run_reactors(&incoming).await,
+            _ => None,
+        };
         let mut state = self.shared.lock();
-        let reply = state.serve(&incoming);
-        state.log.push(incoming.record(self.origin, &reply));
+        let reply = injected.unwrap_or_else(|| state.serve(&incoming));
+        // One buffer serves both the response and the log.
+        let body = Bytes::from(reply.body);
+        state
+            .log
+            .push(incoming.record(self.origin, reply.status, body.clone()));
         drop(state);
-        into_response(reply)
+        into_response(reply.status, body, reply.warnings)
     }
 
     /// Runs the `before` hooks of matching reactors; returns the injected failure, if any.
@@ -199,18 +200,18 @@ fn page_not_found() -> Reply {
     }
 }
 
-fn into_response(reply: Reply) -> Response<ResponseBody> {
-    let content_type = if reply.body.first() == Some(&b'{') {
+fn into_response(status: u16, body: Bytes, warnings: Vec<String>) -> Response<ResponseBody> {
+    let content_type = if body.first() == Some(&b'{') {
         "application/json"
     } else {
         "text/plain; charset=utf-8"
     };
-    let mut response = Response::new(Full::new(Bytes::from(reply.body)).boxed_unsync());
+    let mut response = Response::new(Full::new(body).boxed_unsync());
     *response.status_mut() =
-        http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    for warning in reply.warnings {
+    for warning in warnings {
         if let Ok(value) = HeaderValue::from_str(&format!("299 - {}", go_quote(&warning))) {
             headers.append(header::WARNING, value);
         }
@@ -222,21 +223,13 @@ impl State {
     /// Routes a request to its handler.
     fn serve(&mut self, incoming: &Incoming) -> Reply {
         let Route::Resource(path) = &incoming.route else {
-            return page_not_found();
+            return self.not_found(&incoming.path);
         };
         let Some(rt) = self.registry.find(&path.group, &path.version, &path.plural) else {
-            return page_not_found();
+            return self.not_found(&incoming.path);
         };
-        if let Some(reply) = check_scope_and_subresource(&rt, path, incoming.verb, &incoming.method)
-        {
+        if let Err(reply) = check_route(&rt, path, incoming.verb, &incoming.method) {
             return reply;
-        }
-        if incoming.verb == Verb::Create
-            && rt.custom
-            && self.registry.is_terminating(&rt.group, &rt.plural)
-        {
-            // The CR handler refuses new instances once their CRD is being deleted.
-            return ApiError::method_not_supported(&rt.group_resource(), "create").into();
         }
         let call = Call {
             path,
@@ -266,46 +259,82 @@ impl State {
         };
         result.unwrap_or_else(Reply::from)
     }
+
+    /// A path nothing serves: kube-apiserver's router answers a `Status` under `/api` and the
+    /// compiled-in groups; everything else falls through to Go's plain-text `404 page not found`.
+    fn not_found(&self, path: &str) -> Reply {
+        let mut segments = path.trim_start_matches('/').split('/');
+        let routed = match (segments.next(), segments.next()) {
+            (Some("api"), _) => true,
+            (Some("apis"), Some(group)) => self.registry.is_builtin_group(group),
+            _ => false,
+        };
+        if routed {
+            ApiError::no_route().into()
+        } else {
+            page_not_found()
+        }
+    }
 }
 
-/// Scope rules (a namespaced type without a namespace serves only list and watch; a
-/// cluster-scoped one has no namespaced paths) and subresource rules (`/status` serves get,
-/// update and patch where the type has it; anything else is not found).
-fn check_scope_and_subresource(
+/// Whether the type's router serves `verb` on this path: scope (a namespaced type without a
+/// namespace serves only list and watch; a cluster-scoped one has no namespaced paths),
+/// subresources (`/status` serves get, update and patch where the type has it), and path shape.
+/// The CRD handler and the compiled-in router word their refusals differently.
+fn check_route(
     rt: &ResourceType,
     path: &ResourcePath,
     verb: Verb,
     method: &Method,
-) -> Option<Reply> {
+) -> Result<(), Reply> {
+    let not_found = || -> Reply {
+        if rt.custom {
+            page_not_found()
+        } else {
+            ApiError::no_route().into()
+        }
+    };
+    let not_allowed = |verb_name: &str| -> Reply {
+        if rt.custom {
+            ApiError::method_not_supported(&rt.group_resource(), verb_name).into()
+        } else {
+            ApiError::method_not_routed().into()
+        }
+    };
     let across_namespaces = rt.namespaced && path.namespace.is_none();
     if (across_namespaces && !matches!(verb, Verb::List | Verb::Watch))
         || (!rt.namespaced && path.namespace.is_some())
     {
-        return Some(page_not_found());
+        return Err(not_found());
     }
-    let sub = path.subresource.as_deref()?;
-    let name = path.name.as_deref().unwrap_or("");
-    if sub != "status" || !rt.has_status(&path.version) {
-        // The CRD handler answers a Status for unknown subresources; the built-in router has no route.
-        return Some(if rt.custom {
-            ApiError::not_found(&rt.group_resource(), name).into()
-        } else {
-            page_not_found()
-        });
-    }
-    if matches!(verb, Verb::Get | Verb::Update | Verb::Patch) {
-        return None;
-    }
-    let verb_name = match method.as_str() {
-        "POST" => "create",
-        "DELETE" => "delete",
-        other => {
-            return Some(
-                ApiError::method_not_supported(&rt.group_resource(), &other.to_lowercase()).into(),
-            );
+    let has_name = path.name.is_some();
+    if let Some(sub) = path.subresource.as_deref() {
+        if sub != "status" || !rt.has_status(&path.version) {
+            // The CRD handler answers that the object is not found; the built-in router has no route.
+            return Err(if rt.custom {
+                ApiError::not_found(&rt.group_resource(), path.name.as_deref().unwrap_or("")).into()
+            } else {
+                ApiError::no_route().into()
+            });
         }
-    };
-    Some(ApiError::method_not_supported(&rt.group_resource(), verb_name).into())
+        return match verb {
+            Verb::Get | Verb::Update | Verb::Patch => Ok(()),
+            Verb::Create => Err(not_allowed("create")),
+            Verb::Delete => Err(not_allowed("delete")),
+            _ => Err(not_allowed(&method.as_str().to_lowercase())),
+        };
+    }
+    match verb {
+        // The CRD handler creates from a POST to an object path too; the router does not route it.
+        Verb::Create if has_name && !rt.custom => Err(ApiError::method_not_routed().into()),
+        Verb::Update | Verb::Patch if !has_name => Err(if rt.custom {
+            ApiError::bad_request("name must be provided").into()
+        } else {
+            ApiError::method_not_routed().into()
+        }),
+        Verb::Other if !rt.custom => Err(ApiError::method_not_routed().into()),
+        _ => Ok(()),
+    }
 }
 
 impl State {
