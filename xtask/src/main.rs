@@ -29,6 +29,18 @@ const TASKS: &[Task] = &[
         ],
     },
     Task {
+        name: "bench",
+        about: "measure the in-memory API server (release build; figures for PERFORMANCE.md)",
+        steps: &[&[
+            "cargo",
+            "bench",
+            "-p",
+            "recon-core",
+            "--bench",
+            "fake_apiserver",
+        ]],
+    },
+    Task {
         name: "tour",
         about: "run the in-memory API server tour (the README's run command)",
         steps: &[&["cargo", "run", "-p", "fake-apiserver-tour"]],

@@ -13,36 +13,12 @@ use kube::CustomResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use kube::core::Status;
 use recon_core::fake::{ApiServer, ManualClock};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const GENERATE_NAME_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-
-fn pp() -> PostParams {
-    PostParams::default()
-}
-
-/// A raw request with a JSON body, answered as JSON (API errors come back as `kube::Error::Api`).
-async fn raw(
-    server: &ApiServer,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> Result<Value, kube::Error> {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body.as_bytes().to_vec())
-        .expect("valid request");
-    server.client().request::<Value>(request).await
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    serde_json::from_value(value).expect("valid object")
-}
 
 fn config_map(name: &str) -> ConfigMap {
     from_json(json!({"metadata": {"name": name}, "data": {"k": "v"}}))
@@ -203,20 +179,6 @@ async fn config_map_has_no_generation_on_create() {
     assert_eq!(created.metadata.generation, None);
     let wire = server.requests().last().unwrap().response_json().unwrap();
     assert_eq!(wire["metadata"].get("generation"), None);
-}
-
-fn deployment(name: &str) -> Deployment {
-    from_json(json!({
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-            },
-        },
-    }))
 }
 
 // ---- C5 ----

@@ -11,7 +11,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
-use kube::core::Status;
 use kube::core::response::StatusSummary;
 
 use common::*;
@@ -33,18 +32,6 @@ async fn server_at_now() -> ApiServer {
         .unwrap();
     server.install_crd(&gizmo_crd()).await.unwrap();
     server
-}
-
-/// Creates the Widget `name` (size 1) with these finalizers.
-async fn create_widget(server: &ApiServer, name: &str, finalizers: &[&str]) -> Widget {
-    let mut w = widget(name, 1);
-    if !finalizers.is_empty() {
-        w.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
-    }
-    widgets(server)
-        .create(&PostParams::default(), &w)
-        .await
-        .expect("create widget")
 }
 
 /// Sends a DELETE with a raw DeleteOptions body (for values `DeleteParams` cannot express).
@@ -74,13 +61,6 @@ macro_rules! removed {
             |status| status,
         )
     };
-}
-
-fn assert_status(status: &Status, code: u16, reason: &str, message: &str) {
-    assert_eq!(
-        (status.code, status.reason.as_str(), status.message.as_str()),
-        (code, reason, message)
-    );
 }
 
 fn finalizers_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Vec<String> {

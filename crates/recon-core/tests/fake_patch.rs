@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::core::Status;
 use pretty_assertions::assert_eq;
 use recon_core::fake::ApiServer;
 use serde_json::{Value, json};
@@ -17,18 +16,6 @@ const MERGE: &str = "application/merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
 const CUSTOM_PATCH_TYPES: &str = "the body of the request was in an unknown format - accepted media types include: \
      application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
-
-/// Creates the Widget `name` (size 1) with these finalizers.
-async fn create_widget(server: &ApiServer, name: &str, finalizers: &[&str]) -> Widget {
-    let mut w = widget(name, 1);
-    if !finalizers.is_empty() {
-        w.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
-    }
-    widgets(server)
-        .create(&PostParams::default(), &w)
-        .await
-        .expect("create widget")
-}
 
 /// Sends a PATCH with a raw body and content type, as `kube::Api` cannot send every shape.
 async fn raw_patch(
@@ -51,13 +38,6 @@ fn last_response(server: &ApiServer) -> Value {
         .last()
         .and_then(|r| r.response_json())
         .expect("a JSON response")
-}
-
-fn assert_status(status: &Status, code: u16, reason: &str, message: &str) {
-    assert_eq!(
-        (status.code, status.reason.as_str(), status.message.as_str()),
-        (code, reason, message)
-    );
 }
 
 fn merge(value: Value) -> Patch<Value> {

@@ -229,6 +229,17 @@ async fn the_request_log_keeps_order_bytes_and_can_be_cleared() {
 }
 
 #[tokio::test]
+async fn a_server_built_without_recording_keeps_no_request_log() {
+    let server = ApiServer::builder().record_requests(false).build();
+    let api = configmaps(&server);
+    api.create(&PostParams::default(), &configmap("a"))
+        .await
+        .unwrap();
+    assert!(api.get("a").await.is_ok());
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
 async fn a_manual_clock_and_a_seed_make_objects_reproducible() {
     async fn run() -> (ConfigMap, ConfigMap) {
         let clock = ManualClock::new("2024-05-01T10:00:00.750Z".parse().unwrap());

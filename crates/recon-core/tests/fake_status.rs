@@ -8,37 +8,13 @@ use std::collections::BTreeMap;
 use common::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::Status;
 use recon_core::fake::ApiServer;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const WIDGET_X: &str = "/apis/example.com/v1/namespaces/default/widgets/x";
 const GIZMO_X: &str = "/apis/example.com/v1/gizmos/x";
-
-fn pp() -> PostParams {
-    PostParams::default()
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    serde_json::from_value(value).expect("valid object")
-}
-
-/// A raw request with a JSON body, answered as JSON (API errors come back as `kube::Error::Api`).
-async fn raw(
-    server: &ApiServer,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> Result<Value, kube::Error> {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body.as_bytes().to_vec())
-        .expect("valid request");
-    server.client().request::<Value>(request).await
-}
 
 fn labels(pairs: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
     Some(

@@ -11,33 +11,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use recon_core::fake::ApiServer;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
-
-fn pp() -> PostParams {
-    PostParams::default()
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    serde_json::from_value(value).expect("valid object")
-}
-
-/// A raw request with a JSON body, answered as JSON (API errors come back as `kube::Error::Api`).
-async fn raw(
-    server: &ApiServer,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> Result<Value, kube::Error> {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body.as_bytes().to_vec())
-        .expect("valid request");
-    server.client().request::<Value>(request).await
-}
 
 /// A server with the CRDs and a stored Widget `x` of size 1.
 async fn with_widget() -> (ApiServer, Api<Widget>, Widget) {
@@ -45,20 +21,6 @@ async fn with_widget() -> (ApiServer, Api<Widget>, Widget) {
     let api = widgets(&server);
     let created = api.create(&pp(), &widget("x", 1)).await.unwrap();
     (server, api, created)
-}
-
-fn deployment(name: &str) -> Deployment {
-    from_json(json!({
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-            },
-        },
-    }))
 }
 
 fn lease(name: &str) -> Lease {

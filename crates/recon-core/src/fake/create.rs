@@ -47,8 +47,13 @@ impl State {
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
         let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_error = None;
-        for _ in 0..attempts {
-            match self.create_once(call, obj.clone(), generated, &mut warnings) {
+        for attempt in 1..=attempts {
+            let candidate = if attempt == attempts {
+                std::mem::take(&mut obj)
+            } else {
+                obj.clone()
+            };
+            match self.create_once(call, candidate, generated, &mut warnings) {
                 Err(e) if generated && e.reason() == super::error::Reason::AlreadyExists => {
                     last_error = Some(e);
                 }

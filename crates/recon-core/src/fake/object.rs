@@ -100,12 +100,46 @@ pub(crate) fn labels(obj: &Object) -> Vec<(String, String)> {
 /// give equal bytes whatever order a client sent), `apiVersion` and `kind` left out (they are
 /// added per response, and omitted for items of built-in lists as the real server does).
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
-    let mut obj = obj.clone();
-    obj.remove("apiVersion");
-    obj.remove("kind");
-    let mut value = Value::Object(obj);
-    value.sort_all_objects();
-    Bytes::from(serde_json::to_vec(&value).unwrap_or_default())
+    let body = Sorted {
+        map: obj,
+        skip: &["apiVersion", "kind"],
+    };
+    Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+}
+
+/// A map serialised with its keys in order, without copying it: serde_json's default map already
+/// iterates in order (then this only checks); with its `preserve_order` feature, it may not.
+struct Sorted<'a> {
+    map: &'a Object,
+    skip: &'a [&'a str],
+}
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let kept = |(k, _): &(&String, &Value)| !self.skip.contains(&k.as_str());
+        let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
+        if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        }
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (key, value) in entries {
+            map.serialize_entry(key, &SortedValue(value))?;
+        }
+        map.end()
+    }
+}
+
+struct SortedValue<'a>(&'a Value);
+
+impl serde::Serialize for SortedValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => Sorted { map, skip: &[] }.serialize(serializer),
+            Value::Array(items) => serializer.collect_seq(items.iter().map(SortedValue)),
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// A stored body with `apiVersion` and `kind` put back in front.
@@ -183,7 +217,7 @@ fn summarize(body: &[u8]) -> String {
 }
 
 /// The JSON type name Go's decoder uses in "cannot unmarshal X into ...".
-fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -221,7 +255,8 @@ fn meta_field(key: &str) -> Option<MetaField> {
     })
 }
 
-const OWNER_REF_FIELDS: &[(&str, bool)] = &[
+/// `metav1.OwnerReference`'s fields in Go order, and whether each is optional (`omitempty`).
+pub(crate) const OWNER_REF_FIELDS: &[(&str, bool)] = &[
     ("apiVersion", false),
     ("kind", false),
     ("name", false),

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::decode::{check_dry_run, check_name, ensure_namespace};
 use super::error::{ApiError, Reason};
 use super::field_error::{BadValue, ErrorType, FieldError};
-use super::object::{Object, normalize_metadata, with_type_meta};
+use super::object::{Object, json_type, normalize_metadata};
 use super::resource::GroupKind;
 use super::state::{Call, Reply, State};
 use super::update::UpdateRequest;
@@ -57,15 +57,10 @@ impl State {
                 ),
             ));
         }
-        let Some((_, stored)) = self.load(&call.rt, &call.key()) else {
+        let Some((current, stored)) = self.load_typed(call) else {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
-        let mut doc: Value = serde_json::from_slice(&with_type_meta(
-            &call.api_version(),
-            &call.rt.kind,
-            &stored.body,
-        ))
-        .unwrap_or(Value::Null);
+        let mut doc = Value::Object(current.clone());
         match patch_type {
             PatchType::Merge => apply_merge_patch(&mut doc, call.body)?,
             _ => apply_json_patch(&mut doc, call.body)?,
@@ -90,6 +85,7 @@ impl State {
                 object,
                 uid_precondition: false,
                 warnings,
+                current: Some((current, stored)),
             },
         )
     }
@@ -149,7 +145,7 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json_type_name(&patch)
+            json_type(&patch)
         )));
     }
     json_patch::merge(doc, &patch);
@@ -163,7 +159,7 @@ fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
     let Value::Array(ops) = ops else {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
-            json_type_name(&ops)
+            json_type(&ops)
         )));
     };
     if ops.len() > MAX_JSON_PATCH_OPERATIONS {
@@ -234,17 +230,6 @@ fn patch_rejected() -> ApiError {
 
 fn decode_error(e: serde_json::Error) -> ApiError {
     ApiError::bad_request(format!("error decoding patch: {e}"))
-}
-
-fn json_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.

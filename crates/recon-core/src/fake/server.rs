@@ -160,6 +160,7 @@ impl ApiServer {
 pub struct ApiServerBuilder {
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    record_requests: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -167,6 +168,7 @@ impl Default for ApiServerBuilder {
         ApiServerBuilder {
             clock: Arc::new(SystemClock),
             seed: None,
+            record_requests: true,
         }
     }
 }
@@ -184,6 +186,13 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Whether to keep the request log ([`ApiServer::requests`]); on by default. Turn it off for
+    /// long-running servers whose requests nobody reads, so the log does not grow without bound.
+    pub fn record_requests(mut self, record: bool) -> Self {
+        self.record_requests = record;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ApiServer {
         let ids = match self.seed {
@@ -191,6 +200,7 @@ impl ApiServerBuilder {
             None => IdGenerator::from_entropy(),
         };
         let mut state = State::new(self.clock, ids);
+        state.recording = self.record_requests;
         for name in INITIAL_NAMESPACES {
             state.create_namespace(name);
         }

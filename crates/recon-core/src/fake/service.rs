@@ -164,15 +164,19 @@ impl FakeService {
         let reply = injected.unwrap_or_else(|| state.serve(&incoming));
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
-        state
-            .log
-            .push(incoming.record(self.origin, reply.status, body.clone()));
+        if state.recording {
+            let record = incoming.record(self.origin, reply.status, body.clone());
+            state.log.push(record);
+        }
         drop(state);
         into_response(reply.status, body, reply.warnings)
     }
 
     /// Runs the `before` hooks of matching reactors; returns the injected failure, if any.
     async fn run_reactors(&self, incoming: &Incoming) -> Option<Reply> {
+        if self.shared.lock().reactors.is_empty() {
+            return None;
+        }
         let target = incoming.target()?;
         let reactions = react(&mut self.shared.lock().reactors, &target);
         for hook in reactions.before {

@@ -23,6 +23,8 @@ pub(crate) struct State {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: IdGenerator,
     pub(crate) log: Vec<RecordedRequest>,
+    /// Whether requests are appended to `log`.
+    pub(crate) recording: bool,
     pub(crate) reactors: Vec<Reactor>,
     /// Set while the CRD controllers run, so their own writes do not re-enter them.
     pub(crate) in_controllers: bool,
@@ -120,6 +122,7 @@ impl State {
             clock,
             ids,
             log: Vec::new(),
+            recording: true,
             reactors: Vec::new(),
             in_controllers: false,
         }
@@ -134,5 +137,14 @@ impl State {
     pub(crate) fn load(&self, rt: &ResourceType, key: &str) -> Option<(Object, Stored)> {
         let stored = self.store.get(&rt.group_resource(), key)?;
         Some((decode_body(&stored.body), stored.clone()))
+    }
+
+    /// The object a request names, decoded as that request's version serves it (stored bodies
+    /// carry no `apiVersion` / `kind`).
+    pub(crate) fn load_typed(&self, call: &Call<'_>) -> Option<(Object, Stored)> {
+        let (mut obj, stored) = self.load(&call.rt, &call.key())?;
+        obj.insert("apiVersion".into(), Value::String(call.api_version()));
+        obj.insert("kind".into(), Value::String(call.rt.kind.clone()));
+        Some((obj, stored))
     }
 }

@@ -15,6 +15,7 @@ use super::object::{
 };
 use super::resource::{DeleteBehavior, GenerationRule, GroupKind, NameRule, StatusWrite};
 use super::state::{Call, Reply, State};
+use super::store::Stored;
 use super::validation::{
     validate_builtin_finalizer_names, validate_object_meta, validate_object_meta_update,
 };
@@ -44,6 +45,8 @@ pub(crate) struct UpdateRequest {
     /// A PUT's `metadata.uid` is a precondition (patches have none).
     pub(crate) uid_precondition: bool,
     pub(crate) warnings: Vec<String>,
+    /// The stored object as the caller already read it ([`State::load_typed`]), if it did.
+    pub(crate) current: Option<(Object, Stored)>,
 }
 
 impl State {
@@ -59,6 +62,7 @@ impl State {
                 object,
                 uid_precondition: true,
                 warnings,
+                current: None,
             },
         )
     }
@@ -78,16 +82,14 @@ impl State {
             object: mut new,
             uid_precondition,
             warnings,
+            current,
         } = request;
-        let Some((mut old, stored)) = self.load(&rt, &key) else {
+        let Some((old, stored)) = current.or_else(|| self.load_typed(call)) else {
             if rt.create_on_update && endpoint == Endpoint::Main {
                 return self.create_on_update(call, new, warnings);
             }
             return Err(ApiError::not_found(&gr, call.name()));
         };
-        // Stored bodies carry no type; this request reads the object at its own version.
-        old.insert("apiVersion".into(), Value::String(call.api_version()));
-        old.insert("kind".into(), Value::String(rt.kind.clone()));
         if uid_precondition {
             let (want, have) = (meta_str(&new, "uid"), meta_str(&old, "uid"));
             if !want.is_empty() && want != have {
@@ -150,12 +152,13 @@ impl State {
                 Reply::json(200, call.object_response(&encode_body(&new))).with_warnings(warnings)
             );
         }
-        let body = encode_body(&new);
-        if body == stored.body {
-            // Byte-identical: etcd is not written, the resourceVersion stays, no watch event.
+        if new == old {
+            // What would be stored is byte-identical (bodies are canonical, so equal objects
+            // encode equally): etcd is not written, the resourceVersion stays, no watch event.
             return Ok(Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings));
         }
         if call.dry_run() {
+            let body = encode_body(&new);
             return Ok(Reply::json(200, call.object_response(&body)).with_warnings(warnings));
         }
         let (_, stored) = self.store.put(&gr, key, new);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::error::go_quote;
 use super::field_error::{BadValue, ErrorType, FieldError};
 use super::names::{dns1123_label_errors, label_key_errors, label_value_errors, name_errors};
-use super::object::{Object, finalizers, meta, meta_str, meta_value};
+use super::object::{OWNER_REF_FIELDS, Object, finalizers, meta, meta_str, meta_value};
 use super::resource::NameRule;
 
 /// `TotalAnnotationSizeLimitB`.
@@ -303,14 +303,7 @@ fn validate_owner_references(obj: &Object, errors: &mut Vec<FieldError>) {
 fn owner_ref_json(r: &Map<String, Value>) -> String {
     let mut out = String::from("{");
     let mut first = true;
-    for (key, optional) in [
-        ("apiVersion", false),
-        ("kind", false),
-        ("name", false),
-        ("uid", false),
-        ("controller", true),
-        ("blockOwnerDeletion", true),
-    ] {
+    for &(key, optional) in OWNER_REF_FIELDS {
         let value = match r.get(key) {
             Some(v) if !v.is_null() => v.clone(),
             _ if optional => continue,

@@ -4,13 +4,15 @@
 
 use std::path::Path;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::core::Status;
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::fake::ApiServer;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
@@ -88,4 +90,65 @@ pub fn rv(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> 
         .unwrap_or("")
         .parse()
         .expect("numeric resourceVersion")
+}
+
+/// `PostParams::default()`, short.
+pub fn pp() -> PostParams {
+    PostParams::default()
+}
+
+/// A k8s-openapi object from JSON.
+pub fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("valid object")
+}
+
+/// A raw request with a JSON body, answered as JSON (API errors come back as `kube::Error::Api`).
+pub async fn raw(
+    server: &ApiServer,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> Result<Value, kube::Error> {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body.as_bytes().to_vec())
+        .expect("valid request");
+    server.client().request::<Value>(request).await
+}
+
+/// A minimal valid Deployment `name`.
+pub fn deployment(name: &str) -> Deployment {
+    from_json(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+            },
+        },
+    }))
+}
+
+/// Creates the Widget `name` (size 1) with these finalizers.
+pub async fn create_widget(server: &ApiServer, name: &str, finalizers: &[&str]) -> Widget {
+    let mut w = widget(name, 1);
+    if !finalizers.is_empty() {
+        w.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
+    }
+    widgets(server)
+        .create(&PostParams::default(), &w)
+        .await
+        .expect("create widget")
+}
+
+/// Asserts an error's code, reason and message together.
+pub fn assert_status(status: &Status, code: u16, reason: &str, message: &str) {
+    assert_eq!(
+        (status.code, status.reason.as_str(), status.message.as_str()),
+        (code, reason, message)
+    );
 }
