@@ -1,8 +1,113 @@
 //! recon: reconciler trees for kube-rs, and a faithful in-memory Kubernetes API server to test
 //! them against.
 //!
-//! This release ships the in-memory API server, [`fake`]: a `kube::Client` backed by an
-//! in-memory store that answers like kube-apiserver, records every request, and lets tests
-//! inject failures and concurrent writes.
+//! A reconciler is a tree of small steps ([`SubReconciler`]s) under a root
+//! [`ResourceReconciler`] that reads the resource, runs the steps, and writes status once, only
+//! when it changed, with the [`StatusStrategy`] you choose. Steps share a per-request
+//! [`Context`]: the [`Config`] (client, reader, event recorder), a [`Stash`], and a request time
+//! that stays fixed for the whole reconcile.
+//!
+//! [`fake`] is the in-memory API server: a real `kube::Client` backed by a store that answers
+//! like kube-apiserver, records every request, and lets tests inject failures and concurrent
+//! writes. The reconciler tree knows nothing of it; tests hand it the fake's client.
+//!
+//! # Example
+//!
+//! A custom resource whose status records a resolved image and a `Ready` condition that
+//! follows `ImageResolved`:
+//!
+//! ```
+//! use kube::CustomResource;
+//! use recon_core::{
+//!     Condition, ConditionSet, Config, IntoBoxed, ResourceReconciler, Sequence, SyncReconciler,
+//!     impl_conditioned_status,
+//! };
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+//! #[kube(group = "example.com", version = "v1", kind = "Function", namespaced, status = "FunctionStatus")]
+//! pub struct FunctionSpec {
+//!     pub image: String,
+//! }
+//!
+//! #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+//! #[serde(rename_all = "camelCase")]
+//! pub struct FunctionStatus {
+//!     pub observed_generation: Option<i64>,
+//!     #[serde(default)]
+//!     pub conditions: Vec<Condition>,
+//!     pub target_image: Option<String>,
+//! }
+//!
+//! const FUNCTION: ConditionSet = ConditionSet::living(&["ImageResolved"]);
+//! impl_conditioned_status!(FunctionStatus, FUNCTION);
+//!
+//! fn target_image() -> SyncReconciler<Function> {
+//!     SyncReconciler::<Function>::new("TargetImage").sync(|ctx, function| {
+//!         Box::pin(async move {
+//!             let status = function.status.get_or_insert_default();
+//!             status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
+//!             FUNCTION.manage(&mut status.conditions, ctx.now()).mark_true("ImageResolved", "Resolved", "");
+//!             Ok(())
+//!         })
+//!     })
+//! }
+//!
+//! fn function_reconciler(config: Config) -> ResourceReconciler<Function> {
+//!     ResourceReconciler::new(config, Sequence::new([target_image().boxed()])).manage_status()
+//! }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! # use kube::{Api, CustomResourceExt, api::PostParams};
+//! # let server = recon_core::fake::ApiServer::new();
+//! # server.install_crd(&Function::crd()).await.unwrap();
+//! # let functions: Api<Function> = Api::default_namespaced(server.client());
+//! # let f = Function::new("f", FunctionSpec { image: "app".into() });
+//! # functions.create(&PostParams::default(), &f).await.unwrap();
+//! # let config = Config::new(server.client(), "demo").with_recorder(recon_core::EventLog::default());
+//! # function_reconciler(config).reconcile(&recon_core::Request::namespaced("default", "f")).await.unwrap();
+//! # let status = functions.get("f").await.unwrap().status.unwrap();
+//! # assert_eq!(status.target_image.as_deref(), Some("registry.example.com/app"));
+//! # assert!(status.conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+//! # });
+//! ```
+//!
+//! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
+//! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+mod always;
+pub mod conditions;
+mod config;
+mod context;
+mod controller;
+mod error;
+mod events;
 pub mod fake;
+mod finalizer;
+mod json_merge;
+mod object_api;
+mod outcome;
+mod patch_status;
+mod resource;
+mod sequence;
+mod stash;
+mod status;
+mod sub_reconciler;
+mod sync;
+
+pub use always::Always;
+pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
+pub use config::Config;
+pub use context::{Context, Request};
+pub use controller::ReconcileFailed;
+pub use error::{BoxError, Error, ErrorKind};
+pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent};
+pub use finalizer::{WithFinalizer, add_finalizer, clear_finalizer};
+pub use outcome::Outcome;
+pub use patch_status::{patch_status, patch_status_locked};
+pub use resource::{Reconciled, ResourceReconciler};
+pub use sequence::Sequence;
+pub use stash::{Stash, StashError, Stasher};
+pub use status::{ConflictPolicy, StatusStrategy};
+pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
+pub use sync::SyncReconciler;

@@ -1,0 +1,133 @@
+//! The request context every hook receives: the config, the request, a stash, and the request
+//! time, all fixed for one reconcile.
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+
+use crate::config::Config;
+use crate::events::Event;
+use crate::stash::Stash;
+
+/// What is being reconciled: an object's namespace (for namespaced kinds) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Request {
+    /// The namespace; `None` for cluster-scoped kinds.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl Request {
+    /// A request for `name` in `namespace`.
+    pub fn namespaced(namespace: &str, name: &str) -> Self {
+        Request {
+            namespace: Some(namespace.to_owned()),
+            name: name.to_owned(),
+        }
+    }
+
+    /// A request for the cluster-scoped object `name`.
+    pub fn cluster(name: &str) -> Self {
+        Request {
+            namespace: None,
+            name: name.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{ns}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// The context of one reconcile, passed to every sub-reconciler and hook.
+///
+/// ```
+/// use recon_core::{Config, Context, Request, Stasher};
+///
+/// # async fn demo(client: kube::Client) {
+/// let config = Config::new(client, "demo");
+/// let ctx = Context::new(config, Request::namespaced("default", "w1"))
+///     .at("2024-05-01T10:00:00Z".parse().unwrap());
+/// const SEEN: Stasher<bool> = Stasher::new("seen");
+/// SEEN.store(&ctx, true);
+/// assert_eq!(ctx.now().to_string(), "2024-05-01T10:00:00Z");
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Context {
+    config: Config,
+    original_config: Config,
+    stash: Stash,
+    now: Timestamp,
+    request: Request,
+}
+
+impl Context {
+    /// A fresh context for `request`, timed now.
+    pub fn new(config: Config, request: Request) -> Self {
+        Context {
+            original_config: config.clone(),
+            config,
+            stash: Stash::default(),
+            now: Timestamp::now(),
+            request,
+        }
+    }
+
+    /// The same context with its request time fixed at `now` (tests pin it).
+    #[must_use]
+    pub fn at(mut self, now: Timestamp) -> Self {
+        self.now = now;
+        self
+    }
+
+    /// The config in effect.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The config the reconcile started with (the one that read the reconciled resource), even
+    /// where a sub-tree works with another.
+    pub fn original_config(&self) -> &Config {
+        &self.original_config
+    }
+
+    /// The request time: the same instant for the whole reconcile.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// What is being reconciled.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The request's stash.
+    pub fn stash(&self) -> &Stash {
+        &self.stash
+    }
+
+    /// Publishes `event` about `regarding` with the original config's recorder. A failure to
+    /// publish is logged, not returned: events are advisory.
+    pub async fn publish(&self, regarding: &ObjectReference, event: Event) {
+        if let Err(err) = self
+            .original_config
+            .recorder()
+            .publish(&event, regarding)
+            .await
+        {
+            tracing::warn!(reason = %event.reason, error = %err, "failed to publish event");
+        }
+    }
+}
+
+impl AsRef<Stash> for Context {
+    fn as_ref(&self) -> &Stash {
+        &self.stash
+    }
+}
