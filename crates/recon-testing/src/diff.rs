@@ -34,7 +34,28 @@ pub fn json_diff(expected: &Value, actual: &Value, color: bool) -> Option<String
     if expected == actual {
         return None;
     }
-    let (expected, actual) = (pretty(expected), pretty(actual));
+    text_diff(&pretty(expected), &pretty(actual), color)
+}
+
+/// A unified diff of two texts, line by line, or `None` when they are equal. Texts without a
+/// final newline are compared as if they had one.
+///
+/// ```
+/// let diff = recon_testing::diff::text_diff(r#"{"a":1}"#, r#"{"a": 1}"#, false).unwrap();
+/// assert!(diff.contains(r#"-{"a":1}"#) && diff.contains(r#"+{"a": 1}"#));
+/// ```
+pub fn text_diff(expected: &str, actual: &str, color: bool) -> Option<String> {
+    if expected == actual {
+        return None;
+    }
+    let line = |s: &str| {
+        if s.ends_with('\n') {
+            s.to_owned()
+        } else {
+            format!("{s}\n")
+        }
+    };
+    let (expected, actual) = (line(expected), line(actual));
     let diff = TextDiff::from_lines(&expected, &actual);
     let mut out = String::new();
     let paint = |code: &'static str| if color { code } else { "" };

@@ -1,9 +1,125 @@
-//! Table-driven tests for recon reconcilers.
+//! Table-driven tests for recon reconcilers, backed by recon's in-memory Kubernetes API
+//! server: what is asserted is what kube-rs sent.
 //!
-//! This first release holds the comparison building block the harness is made of: JSON diffs
-//! that read well in test output ([`diff`]). Request tables, YAML suites and snapshots build on
-//! it (see the README's feature status).
+//! A table is a list of [`TestCase`]s. Each case starts fresh in-memory API servers holding its
+//! `given` objects, runs the reconciler (a [`ReconcilerTests`] / [`ReconcilerTestSuite`] runs a
+//! `ResourceReconciler` for the case's `request`; a [`SubReconcilerTests`] /
+//! [`SubReconcilerTestSuite`] runs a sub-reconciler on the case's `resource`), reads the writes
+//! it sent from the server's request log and the events it published, and compares them with
+//! the case's [`Expectations`]. Every mismatch of every case is reported, each with a unified
+//! diff, coloured on a terminal (plain when `NO_COLOR` is set or output is captured).
+//!
+//! Runs are deterministic: each case has a fixed clock (`now`, default
+//! `2024-01-01T00:00:00Z`) and seeded identifiers.
+//!
+//! # Comparison rules
+//!
+//! - Lists (creates, patches, events, ...) are compared in order, element by element.
+//! - Objects and patch bodies are compared as JSON, without the fields the server sets
+//!   (`metadata.uid`, `resourceVersion`, `creationTimestamp`, `generation`, `managedFields`,
+//!   conditions' `lastTransitionTime`) unless the case sets `compareServerFields`.
+//! - A patch with `exact` is also compared byte for byte: a wire-body assertion.
+//! - Status updates compare the object's identity and `.status`.
+//! - Without `error`, the reconcile must succeed and return `result` (default: nothing to do).
+//! - Sub-reconcilers: without `resource` in `expect`, the resource must be unchanged; only the
+//!   `stashed` keys listed are checked.
+//!
+//! # YAML suites
+//!
+//! A suite file holds CRDs (paths relative to the file, or inline manifests) and cases; field
+//! names are those of [`TestCase`] in camelCase. An unknown field or a malformed value is an
+//! error naming the file, line and field.
+//!
+//! ```yaml
+//! crds:
+//!   - ../crds/widgets.example.com.yaml
+//! cases:
+//!   - name: a new widget gets its status
+//!     now: 2024-05-01T10:00:00Z
+//!     request: {namespace: default, name: w}
+//!     given:
+//!       - apiVersion: example.com/v1
+//!         kind: Widget
+//!         metadata: {name: w, namespace: default}
+//!         spec: {size: 1}
+//!     reactors:
+//!       - {verb: get, resource: configmaps, fail: notFound}
+//!     expect:
+//!       statusPatches:
+//!         - kind: Widget
+//!           namespace: default
+//!           name: w
+//!           type: merge
+//!           patch: {status: {ready: true}}
+//!       events:
+//!         - {type: Normal, reason: StatusPatched, note: Patched status}
+//!       result: {requeueAfter: 30s}
+//! ```
+//!
+//! Load it with [`ReconcilerTestSuite::from_yaml_file`]; with rstest, one test per file:
+//!
+//! ```ignore
+//! #[rstest::rstest]
+//! fn widget_suites(#[files("fixtures/suites/widget/*.yaml")] path: std::path::PathBuf) {
+//!     ReconcilerTestSuite::from_yaml_file(&path).unwrap().run(|env| widget_reconciler(env.config()));
+//! }
+//! ```
+//!
+//! `RECON_FIXTURES=overwrite cargo test` (what `cargo xtask fixtures` runs) rewrites each suite
+//! file's expectations with what its cases observed, for review as a diff. Comments in the file
+//! are not kept.
+//!
+//! # Snapshots
+//!
+//! A case with `snapshot` set hands what it observed to the table's snapshot sink instead of
+//! comparing `expect`; with [`snapshot!`] that is an insta snapshot, approved with
+//! `cargo insta review`.
 
+mod case;
+mod compare;
 pub mod diff;
+mod env;
+mod expect;
+mod normalize;
+mod observe;
+mod reactors;
+mod report;
+mod runner;
+mod tables;
+mod yaml;
 
+pub use case::{ExpectConfig, Hook, Hooks, RequestSpec, TestCase, VerifyHook};
+pub use compare::Mismatch;
 pub use diff::{assert_json_eq, json_diff};
+pub use env::{Cluster, TestEnv};
+pub use expect::{
+    DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, OutcomeSpec, PatchRef,
+    PatchType,
+};
+pub use reactors::{FailureSpec, ReactorSpec};
+pub use report::{CaseReport, CaseStatus, Report};
+pub use runner::{DEFAULT_NOW, SnapshotSink};
+pub use tables::{
+    ReconcilerTestSuite, ReconcilerTests, SubReconcilerTestSuite, SubReconcilerTests,
+};
+pub use yaml::FixtureError;
+
+#[doc(hidden)]
+pub use insta;
+#[doc(hidden)]
+pub use serde_json;
+
+/// A [`SnapshotSink`] that approves what `snapshot` cases observed as insta YAML snapshots,
+/// stored next to the calling test (review them with `cargo insta review`).
+///
+/// ```ignore
+/// ReconcilerTests::new().snapshots(recon_testing::snapshot!()).case(/* ... */).run(factory);
+/// ```
+#[macro_export]
+macro_rules! snapshot {
+    () => {
+        ::std::sync::Arc::new(|name: &str, observed: &$crate::serde_json::Value| {
+            $crate::insta::assert_yaml_snapshot!(name, observed);
+        }) as $crate::SnapshotSink
+    };
+}

@@ -77,6 +77,37 @@ impl Reason {
     }
 }
 
+impl std::str::FromStr for Reason {
+    type Err = String;
+
+    /// The reason of its wire spelling (`""` is [`Reason::Unknown`]).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const ALL: [Reason; 18] = [
+            Reason::NotFound,
+            Reason::AlreadyExists,
+            Reason::Conflict,
+            Reason::Invalid,
+            Reason::BadRequest,
+            Reason::Forbidden,
+            Reason::MethodNotAllowed,
+            Reason::NotAcceptable,
+            Reason::UnsupportedMediaType,
+            Reason::Gone,
+            Reason::Expired,
+            Reason::RequestEntityTooLarge,
+            Reason::TooManyRequests,
+            Reason::InternalError,
+            Reason::ServiceUnavailable,
+            Reason::Timeout,
+            Reason::Unknown,
+            Reason::NotImplemented,
+        ];
+        ALL.into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("{s:?} is not a Kubernetes status reason"))
+    }
+}
+
 /// `metav1.StatusDetails`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -60,6 +60,8 @@ pub struct RecordedRequest {
     pub version: String,
     /// The resource plural (empty for non-resource paths).
     pub resource: String,
+    /// The kind the resource serves (empty when the server does not serve it).
+    pub kind: String,
     /// The namespace of the URL, if any.
     pub namespace: Option<String>,
     /// The object name of the URL, if any.

@@ -35,6 +35,19 @@ impl Registry {
         self.get(group, plural).filter(|t| t.serves(version))
     }
 
+    /// The type of `kind` served at `group`/`version`.
+    pub(crate) fn find_kind(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<Arc<ResourceType>> {
+        self.types
+            .values()
+            .find(|t| t.group == group && t.kind == kind && t.serves(version))
+            .cloned()
+    }
+
     /// The type of `plural` in `group`, whatever versions it serves.
     pub(crate) fn get(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
         self.types

@@ -86,6 +86,28 @@ impl Verb {
     }
 }
 
+impl std::str::FromStr for Verb {
+    type Err = String;
+
+    /// A verb of its Kubernetes name (`get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Verb::Get,
+            Verb::List,
+            Verb::Watch,
+            Verb::Create,
+            Verb::Update,
+            Verb::Patch,
+            Verb::Delete,
+            Verb::DeleteCollection,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| format!("{s:?} is not a verb (get, list, watch, create, update, patch, delete, deletecollection)"))
+    }
+}
+
 impl fmt::Display for Verb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -41,7 +41,7 @@ const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-publi
 /// ```
 #[derive(Clone)]
 pub struct ApiServer {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
 }
 
 impl Default for ApiServer {

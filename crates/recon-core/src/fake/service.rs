@@ -105,7 +105,13 @@ impl Incoming {
         })
     }
 
-    fn record(&self, origin: RequestOrigin, status: u16, response: Bytes) -> RecordedRequest {
+    fn record(
+        &self,
+        origin: RequestOrigin,
+        kind: String,
+        status: u16,
+        response: Bytes,
+    ) -> RecordedRequest {
         let r = self.resource();
         RecordedRequest {
             origin,
@@ -116,6 +122,7 @@ impl Incoming {
             group: r.map(|r| r.group.clone()).unwrap_or_default(),
             version: r.map(|r| r.version.clone()).unwrap_or_default(),
             resource: r.map(|r| r.plural.clone()).unwrap_or_default(),
+            kind,
             namespace: r.and_then(|r| r.namespace.clone()),
             name: r.and_then(|r| r.name.clone()),
             subresource: r.and_then(|r| r.subresource.clone()),
@@ -161,11 +168,17 @@ impl FakeService {
             _ => None,
         };
         let mut state = self.shared.lock();
+        // Resolved before serving: deleting a CRD can take its type away.
+        let kind = incoming
+            .resource()
+            .and_then(|r| state.registry.get(&r.group, &r.plural))
+            .map(|t| t.kind.clone())
+            .unwrap_or_default();
         let reply = injected.unwrap_or_else(|| state.serve(&incoming));
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
         if state.recording {
-            let record = incoming.record(self.origin, reply.status, body.clone());
+            let record = incoming.record(self.origin, kind, reply.status, body.clone());
             state.log.push(record);
         }
         drop(state);

@@ -1,0 +1,500 @@
+//! One test case: the cluster it starts from, what it reconciles, and what it expects. The same
+//! structure is written in Rust (with the builder methods) or in YAML.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use recon_core::{Outcome, Request};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::env::TestEnv;
+use crate::expect::{
+    DeleteCollectionRef, DeleteRef, EventRef, Expectations, OutcomeSpec, PatchRef,
+};
+use crate::reactors::ReactorSpec;
+
+/// A hook run before the reconcile (`prepare`) or after the assertions (`cleanup`); an `Err`
+/// fails the case with its message.
+pub type Hook = Arc<dyn Fn(&TestEnv) -> Result<(), String> + Send + Sync>;
+
+/// A hook given what was observed, for checks a table cannot express; an `Err` fails the case.
+pub type VerifyHook = Arc<dyn Fn(&TestEnv, &Expectations) -> Result<(), String> + Send + Sync>;
+
+/// Rust-only hooks of a case (YAML cases have none).
+#[derive(Clone, Default)]
+pub struct Hooks {
+    pub(crate) prepare: Option<Hook>,
+    pub(crate) verify: Option<VerifyHook>,
+    pub(crate) cleanup: Option<Hook>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("prepare", &self.prepare.is_some())
+            .field("verify", &self.verify.is_some())
+            .field("cleanup", &self.cleanup.is_some())
+            .finish()
+    }
+}
+
+/// What a reconciler case reconciles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestSpec {
+    /// The namespace; absent for cluster-scoped kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl From<Request> for RequestSpec {
+    fn from(r: Request) -> Self {
+        RequestSpec {
+            namespace: r.namespace,
+            name: r.name,
+        }
+    }
+}
+
+impl From<&RequestSpec> for Request {
+    fn from(r: &RequestSpec) -> Self {
+        Request {
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+        }
+    }
+}
+
+/// An additional cluster of a case (a second config, for reconcilers that work across
+/// clusters): its own objects, failures and expectations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectConfig {
+    /// Objects stored in this cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<Value>,
+    /// Objects only this cluster's API reader sees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_given: Vec<Value>,
+    /// Failures injected into this cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reactors: Vec<ReactorSpec>,
+    /// The writes and events expected in this cluster (result and error are the case's).
+    #[serde(default)]
+    pub expect: Expectations,
+}
+
+/// One case of a reconciler or sub-reconciler table.
+///
+/// Reconciler cases name a `request`; sub-reconciler cases give the `resource` the
+/// sub-reconciler receives (it is stored in the cluster too, so requests about it work). Every
+/// case runs against fresh in-memory API servers holding `given` (and `apiGiven`, which only the
+/// API reader sees), at the fixed time `now`, with seeded identifiers: two runs give the same
+/// output.
+///
+/// ```
+/// use recon_core::Request;
+/// use recon_testing::{EventRef, PatchRef, TestCase};
+/// use serde_json::json;
+///
+/// let case = TestCase::reconcile(Request::namespaced("default", "w"))
+///     .given(&json!({"apiVersion": "example.com/v1", "kind": "Widget",
+///                    "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 1}}))
+///     .expect_status_patch(PatchRef::merge("Widget", Some("default"), "w", json!({"status": {"ready": true}})))
+///     .expect_event(EventRef::normal("StatusPatched", "Patched status"));
+/// # let _ = case;
+/// ```
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestCase {
+    /// The case name (the key, for named tables).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Run only focused cases (the table then fails, so focus is never committed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub focus: bool,
+    /// Do not run this case.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip: bool,
+    /// The request time (default: 2024-01-01T00:00:00Z).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now: Option<Timestamp>,
+    /// Reconciler cases: what is reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestSpec>,
+    /// Sub-reconciler cases: the resource the sub-reconciler receives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<Value>,
+    /// Objects stored in the cluster before the reconcile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<Value>,
+    /// Objects only the config's API reader sees (a separate server for reads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_given: Vec<Value>,
+    /// Sub-reconciler cases: values stashed before the reconcile, by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stashed: BTreeMap<String, Value>,
+    /// Failures injected into matching requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reactors: Vec<ReactorSpec>,
+    /// More clusters, by config name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub additional_configs: BTreeMap<String, ExpectConfig>,
+    /// Also compare the fields the server sets (uid, resourceVersion, timestamps, ...).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compare_server_fields: bool,
+    /// Approve what the reconcile does as an insta snapshot instead of comparing `expect`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub snapshot: bool,
+    /// The reconcile must panic.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub should_panic: bool,
+    /// What the reconcile must do.
+    #[serde(default)]
+    pub expect: Expectations,
+    /// Rust-only hooks.
+    #[serde(skip)]
+    pub hooks: Hooks,
+    /// Problems found while building the case (reported when it runs).
+    #[serde(skip)]
+    pub(crate) setup_errors: Vec<String>,
+}
+
+impl TestCase {
+    /// A reconciler case for `request`.
+    pub fn reconcile(request: impl Into<RequestSpec>) -> Self {
+        TestCase {
+            request: Some(request.into()),
+            ..TestCase::default()
+        }
+    }
+
+    /// A sub-reconciler case handing it `resource`.
+    pub fn sub_reconcile(resource: &impl Serialize) -> Self {
+        let mut case = TestCase::default();
+        case.resource = case.json("resource", resource);
+        case
+    }
+
+    fn json(&mut self, what: &str, value: &impl Serialize) -> Option<Value> {
+        match serde_json::to_value(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.setup_errors
+                    .push(format!("{what}: cannot be serialised: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Names the case.
+    #[must_use]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Marks the case focused.
+    #[must_use]
+    pub fn focus(mut self) -> Self {
+        self.focus = true;
+        self
+    }
+
+    /// Marks the case skipped.
+    #[must_use]
+    pub fn skip(mut self) -> Self {
+        self.skip = true;
+        self
+    }
+
+    /// Fixes the request time.
+    #[must_use]
+    pub fn at(mut self, now: Timestamp) -> Self {
+        self.now = Some(now);
+        self
+    }
+
+    /// Stores `object` in the cluster before the reconcile.
+    #[must_use]
+    pub fn given(mut self, object: &impl Serialize) -> Self {
+        if let Some(v) = self.json("given", object) {
+            self.given.push(v);
+        }
+        self
+    }
+
+    /// Makes `object` visible to the API reader only.
+    #[must_use]
+    pub fn api_given(mut self, object: &impl Serialize) -> Self {
+        if let Some(v) = self.json("apiGiven", object) {
+            self.api_given.push(v);
+        }
+        self
+    }
+
+    /// Stashes `value` under `key` before a sub-reconcile.
+    #[must_use]
+    pub fn stash(mut self, key: &str, value: &impl Serialize) -> Self {
+        if let Some(v) = self.json(&format!("stashed.{key}"), value) {
+            self.stashed.insert(key.to_owned(), v);
+        }
+        self
+    }
+
+    /// Injects a failure.
+    #[must_use]
+    pub fn reactor(mut self, reactor: ReactorSpec) -> Self {
+        self.reactors.push(reactor);
+        self
+    }
+
+    /// Adds a cluster.
+    #[must_use]
+    pub fn additional_config(mut self, name: &str, config: ExpectConfig) -> Self {
+        self.additional_configs.insert(name.to_owned(), config);
+        self
+    }
+
+    /// Compares server-set fields too.
+    #[must_use]
+    pub fn compare_server_fields(mut self) -> Self {
+        self.compare_server_fields = true;
+        self
+    }
+
+    /// Approves what the reconcile does as a snapshot (see the suite's `snapshots`).
+    #[must_use]
+    pub fn snapshot(mut self) -> Self {
+        self.snapshot = true;
+        self
+    }
+
+    /// The reconcile must panic.
+    #[must_use]
+    pub fn should_panic(mut self) -> Self {
+        self.should_panic = true;
+        self
+    }
+
+    /// Replaces every expectation.
+    #[must_use]
+    pub fn expect(mut self, expect: Expectations) -> Self {
+        self.expect = expect;
+        self
+    }
+
+    /// Expects `object` to be created.
+    #[must_use]
+    pub fn expect_create(mut self, object: &impl Serialize) -> Self {
+        if let Some(v) = self.json("expect.creates", object) {
+            self.expect.creates.push(v);
+        }
+        self
+    }
+
+    /// Expects `object` to be replaced (PUT).
+    #[must_use]
+    pub fn expect_update(mut self, object: &impl Serialize) -> Self {
+        if let Some(v) = self.json("expect.updates", object) {
+            self.expect.updates.push(v);
+        }
+        self
+    }
+
+    /// Expects a patch.
+    #[must_use]
+    pub fn expect_patch(mut self, patch: PatchRef) -> Self {
+        self.expect.patches.push(patch);
+        self
+    }
+
+    /// Expects a server-side apply.
+    #[must_use]
+    pub fn expect_apply(mut self, patch: PatchRef) -> Self {
+        self.expect.applies.push(patch);
+        self
+    }
+
+    /// Expects a delete.
+    #[must_use]
+    pub fn expect_delete(mut self, delete: DeleteRef) -> Self {
+        self.expect.deletes.push(delete);
+        self
+    }
+
+    /// Expects a delete of a collection.
+    #[must_use]
+    pub fn expect_delete_collection(mut self, delete: DeleteCollectionRef) -> Self {
+        self.expect.delete_collections.push(delete);
+        self
+    }
+
+    /// Expects `object`'s status to be replaced (PUT `/status`).
+    #[must_use]
+    pub fn expect_status_update(mut self, object: &impl Serialize) -> Self {
+        if let Some(v) = self.json("expect.statusUpdates", object) {
+            self.expect.status_updates.push(v);
+        }
+        self
+    }
+
+    /// Expects a status patch.
+    #[must_use]
+    pub fn expect_status_patch(mut self, patch: PatchRef) -> Self {
+        self.expect.status_patches.push(patch);
+        self
+    }
+
+    /// Expects a server-side apply of status.
+    #[must_use]
+    pub fn expect_status_apply(mut self, patch: PatchRef) -> Self {
+        self.expect.status_applies.push(patch);
+        self
+    }
+
+    /// Expects an event.
+    #[must_use]
+    pub fn expect_event(mut self, event: EventRef) -> Self {
+        self.expect.events.push(event);
+        self
+    }
+
+    /// Expects this outcome.
+    #[must_use]
+    pub fn expect_result(mut self, outcome: Outcome) -> Self {
+        self.expect.result = OutcomeSpec::of(outcome);
+        self
+    }
+
+    /// Expects the reconcile to fail with a message containing `text` (`""`: any error).
+    #[must_use]
+    pub fn expect_error(mut self, text: &str) -> Self {
+        self.expect.error = Some(text.to_owned());
+        self
+    }
+
+    /// Sub-reconcilers: expects the resource to end as `resource`.
+    #[must_use]
+    pub fn expect_resource(mut self, resource: &impl Serialize) -> Self {
+        self.expect.resource = self.json("expect.resource", resource);
+        self
+    }
+
+    /// Sub-reconcilers: expects `value` stashed under `key`.
+    #[must_use]
+    pub fn expect_stashed(mut self, key: &str, value: &impl Serialize) -> Self {
+        if let Some(v) = self.json(&format!("expect.stashed.{key}"), value) {
+            self.expect.stashed.insert(key.to_owned(), v);
+        }
+        self
+    }
+
+    /// Runs `hook` after the cluster is ready and before the reconcile (to add reactors, say).
+    #[must_use]
+    pub fn prepare(
+        mut self,
+        hook: impl Fn(&TestEnv) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.prepare = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` with what was observed, after the table's own comparisons.
+    #[must_use]
+    pub fn verify(
+        mut self,
+        hook: impl Fn(&TestEnv, &Expectations) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.verify = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` at the end of the case, whatever happened.
+    #[must_use]
+    pub fn cleanup(
+        mut self,
+        hook: impl Fn(&TestEnv) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.cleanup = Some(Arc::new(hook));
+        self
+    }
+}
+
+impl PatchRef {
+    /// A JSON merge patch of `name` (in `namespace`) of `kind`, compared as JSON.
+    pub fn merge(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
+        Self::of(
+            crate::expect::PatchType::Merge,
+            kind,
+            namespace,
+            name,
+            patch,
+        )
+    }
+
+    /// A JSON patch, compared as JSON.
+    pub fn json(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
+        Self::of(crate::expect::PatchType::Json, kind, namespace, name, patch)
+    }
+
+    /// A server-side apply, compared as JSON.
+    pub fn apply(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
+        Self::of(
+            crate::expect::PatchType::Apply,
+            kind,
+            namespace,
+            name,
+            patch,
+        )
+    }
+
+    fn of(
+        patch_type: crate::expect::PatchType,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        patch: Value,
+    ) -> Self {
+        PatchRef {
+            kind: kind.to_owned(),
+            group: None,
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+            patch_type,
+            patch: Some(patch),
+            exact: None,
+        }
+    }
+
+    /// The same patch, also compared byte for byte with `body` (a wire-body assertion).
+    #[must_use]
+    pub fn exactly(mut self, body: &str) -> Self {
+        self.exact = Some(body.to_owned());
+        self
+    }
+}
+
+impl EventRef {
+    /// A Normal event with `reason` and `note`.
+    pub fn normal(reason: &str, note: &str) -> Self {
+        Self::of(crate::expect::EventKind::Normal, reason, note)
+    }
+
+    /// A Warning event with `reason` and `note`.
+    pub fn warning(reason: &str, note: &str) -> Self {
+        Self::of(crate::expect::EventKind::Warning, reason, note)
+    }
+
+    fn of(type_: crate::expect::EventKind, reason: &str, note: &str) -> Self {
+        EventRef {
+            type_,
+            reason: reason.to_owned(),
+            note: (!note.is_empty()).then(|| note.to_owned()),
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Comparing what a case expected with what it observed, expectation by expectation, so that
+//! every difference is reported with a readable diff.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::diff::{json_diff, text_diff};
+use crate::expect::{Expectations, PatchRef};
+use crate::normalize::strip_server_fields;
+
+/// One difference between what a case expected and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Which expectation, such as `expect.statusPatches[0]`.
+    pub expectation: String,
+    /// What differs: a unified diff (`-expected`, `+actual`) or an explanation.
+    pub detail: String,
+}
+
+impl Mismatch {
+    pub(crate) fn new(expectation: impl Into<String>, detail: impl Into<String>) -> Self {
+        Mismatch {
+            expectation: expectation.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// How to compare.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options {
+    /// Keep the fields the server sets.
+    pub(crate) server_fields: bool,
+    /// Colour the diffs.
+    pub(crate) color: bool,
+}
+
+fn to_json(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// Compares two lists in order: pairs that differ, expectations not observed, observations
+/// not expected. `canonical` turns each (expected, actual) pair into the values compared.
+fn compare_list<T: Serialize>(
+    name: &str,
+    expected: &[T],
+    observed: &[T],
+    options: Options,
+    canonical: impl Fn(&T, Option<&T>) -> Value,
+    out: &mut Vec<Mismatch>,
+) {
+    for i in 0..expected.len().max(observed.len()) {
+        let label = format!("expect.{name}[{i}]");
+        match (expected.get(i), observed.get(i)) {
+            (Some(e), Some(o)) => {
+                let (e, o) = (canonical(e, None), canonical(o, Some(e)));
+                if let Some(diff) = json_diff(&e, &o, options.color) {
+                    out.push(Mismatch::new(
+                        label,
+                        format!("differs (-expected, +actual):\n{diff}"),
+                    ));
+                }
+            }
+            (Some(e), None) => out.push(Mismatch::new(
+                label,
+                format!(
+                    "was not observed; expected:\n{}",
+                    pretty(&canonical(e, None))
+                ),
+            )),
+            (None, Some(o)) => out.push(Mismatch::new(
+                format!("{name}[{i}]"),
+                format!(
+                    "was observed but not expected:\n{}",
+                    pretty(&canonical(o, None))
+                ),
+            )),
+            (None, None) => {}
+        }
+    }
+}
+
+/// An object as compared: without server-set fields unless asked.
+fn object(value: &Value, options: Options) -> Value {
+    let mut v = value.clone();
+    if !options.server_fields {
+        strip_server_fields(&mut v);
+    }
+    v
+}
+
+/// A status update as compared: which object, and its status.
+fn status_update(value: &Value, options: Options) -> Value {
+    let meta = value.get("metadata");
+    let mut v = json!({
+        "apiVersion": value.get("apiVersion"),
+        "kind": value.get("kind"),
+        "metadata": {"name": meta.and_then(|m| m.get("name")), "namespace": meta.and_then(|m| m.get("namespace"))},
+        "status": value.get("status"),
+    });
+    if !options.server_fields {
+        strip_server_fields(&mut v);
+    }
+    v
+}
+
+/// A reference as compared: `group` only when the expectation names one.
+fn reference<T: Serialize>(item: &T, expected: Option<&T>) -> Value {
+    let mut v = to_json(item);
+    let expected_group = expected.map(to_json).map(|e| e.get("group").cloned());
+    if let (Some(None), Value::Object(map)) = (expected_group, &mut v) {
+        map.remove("group");
+    }
+    v
+}
+
+/// Patches: the JSON body without server fields, unless the expectation asks for exact bytes
+/// (compared separately, as text).
+fn compare_patches(
+    name: &str,
+    expected: &[PatchRef],
+    observed: &[PatchRef],
+    options: Options,
+    out: &mut Vec<Mismatch>,
+) {
+    let canonical = |p: &PatchRef, e: Option<&PatchRef>| {
+        let mut v = reference(p, e);
+        if let Value::Object(map) = &mut v {
+            map.remove("exact");
+            if let Some(body) = map.get_mut("patch") {
+                *body = object(body, options);
+            }
+            if e.is_some_and(|e| e.exact.is_some() && e.patch.is_none()) {
+                map.remove("patch");
+            }
+        }
+        v
+    };
+    compare_list(name, expected, observed, options, canonical, out);
+    for (i, (e, o)) in expected.iter().zip(observed).enumerate() {
+        if let Some(exact) = &e.exact {
+            let actual = o.exact.as_deref().unwrap_or("");
+            if let Some(diff) = text_diff(exact, actual, options.color) {
+                out.push(Mismatch::new(
+                    format!("expect.{name}[{i}].exact"),
+                    format!("the body on the wire differs (-expected, +actual):\n{diff}"),
+                ));
+            }
+        }
+    }
+}
+
+/// Every difference between `expected` and `observed` writes, events, result and (for
+/// sub-reconcilers) resource and stash. Errors are compared by the runner, which has them.
+pub(crate) fn compare(
+    expected: &Expectations,
+    observed: &Expectations,
+    options: Options,
+) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    let objects = |v: &Value, _: Option<&Value>| object(v, options);
+    compare_list(
+        "creates",
+        &expected.creates,
+        &observed.creates,
+        options,
+        objects,
+        &mut out,
+    );
+    compare_list(
+        "updates",
+        &expected.updates,
+        &observed.updates,
+        options,
+        objects,
+        &mut out,
+    );
+    compare_patches(
+        "patches",
+        &expected.patches,
+        &observed.patches,
+        options,
+        &mut out,
+    );
+    compare_patches(
+        "applies",
+        &expected.applies,
+        &observed.applies,
+        options,
+        &mut out,
+    );
+    compare_list(
+        "deletes",
+        &expected.deletes,
+        &observed.deletes,
+        options,
+        reference,
+        &mut out,
+    );
+    compare_list(
+        "deleteCollections",
+        &expected.delete_collections,
+        &observed.delete_collections,
+        options,
+        reference,
+        &mut out,
+    );
+    let status = |v: &Value, _: Option<&Value>| status_update(v, options);
+    compare_list(
+        "statusUpdates",
+        &expected.status_updates,
+        &observed.status_updates,
+        options,
+        status,
+        &mut out,
+    );
+    compare_patches(
+        "statusPatches",
+        &expected.status_patches,
+        &observed.status_patches,
+        options,
+        &mut out,
+    );
+    compare_patches(
+        "statusApplies",
+        &expected.status_applies,
+        &observed.status_applies,
+        options,
+        &mut out,
+    );
+    compare_list(
+        "events",
+        &expected.events,
+        &observed.events,
+        options,
+        |e, _| to_json(e),
+        &mut out,
+    );
+    if expected.error.is_none() && observed.error.is_none() {
+        let (e, o) = (to_json(&expected.result), to_json(&observed.result));
+        if let Some(diff) = json_diff(&e, &o, options.color) {
+            out.push(Mismatch::new(
+                "expect.result",
+                format!("differs (-expected, +actual):\n{diff}"),
+            ));
+        }
+    }
+    if let (Some(e), Some(o)) = (&expected.resource, &observed.resource)
+        && let Some(diff) = json_diff(&object(e, options), &object(o, options), options.color)
+    {
+        out.push(Mismatch::new(
+            "expect.resource",
+            format!("differs (-expected, +actual):\n{diff}"),
+        ));
+    }
+    for (key, e) in &expected.stashed {
+        match observed.stashed.get(key) {
+            None => out.push(Mismatch::new(
+                format!("expect.stashed.{key}"),
+                "nothing was stashed under this key",
+            )),
+            Some(o) => {
+                if let Some(diff) = json_diff(e, o, options.color) {
+                    out.push(Mismatch::new(
+                        format!("expect.stashed.{key}"),
+                        format!("differs (-expected, +actual):\n{diff}"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}

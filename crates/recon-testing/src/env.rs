@@ -1,0 +1,129 @@
+//! The world one test case runs in: fresh in-memory API servers with the case's objects, the
+//! configs a reconciler is built from, and the event logs.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use recon_core::fake::{ApiServer, ManualClock};
+use recon_core::{Config, EventLog};
+use serde_json::Value;
+
+use crate::reactors::ReactorSpec;
+
+/// The seed of every case's identifiers: two runs of a case give the same uids and names.
+const ID_SEED: u64 = 0x0072_6563_6f6e;
+
+/// One in-memory cluster of a case.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    server: ApiServer,
+    reader: ApiServer,
+    events: EventLog,
+}
+
+impl Cluster {
+    /// A cluster with `crds` installed, then `given` stored (and `api_given`, which only the
+    /// config's API reader sees); `reactors` armed after that.
+    pub(crate) fn new(
+        now: Timestamp,
+        crds: &[Value],
+        given: &[Value],
+        api_given: &[Value],
+        reactors: &[ReactorSpec],
+    ) -> Result<Cluster, String> {
+        let new_server = || {
+            ApiServer::builder()
+                .clock(ManualClock::new(now))
+                .seed(ID_SEED)
+                .build()
+        };
+        let seed = |server: &ApiServer, what: &str, objects: &[Value]| -> Result<(), String> {
+            for (i, object) in objects.iter().enumerate() {
+                server
+                    .seed(object)
+                    .map_err(|e| format!("{what}[{i}]: {e}"))?;
+            }
+            Ok(())
+        };
+        let server = new_server();
+        seed(&server, "crds", crds)?;
+        seed(&server, "given", given)?;
+        let reader = if api_given.is_empty() {
+            server.clone()
+        } else {
+            let reader = new_server();
+            seed(&reader, "crds", crds)?;
+            seed(&reader, "apiGiven", api_given)?;
+            reader
+        };
+        for (i, reactor) in reactors.iter().enumerate() {
+            reactor
+                .install(&server)
+                .map_err(|e| format!("reactors[{i}]: {e}"))?;
+        }
+        Ok(Cluster {
+            server,
+            reader,
+            events: EventLog::default(),
+        })
+    }
+
+    /// The in-memory API server.
+    pub fn server(&self) -> &ApiServer {
+        &self.server
+    }
+
+    /// The events published through this cluster's config.
+    pub fn events(&self) -> &EventLog {
+        &self.events
+    }
+
+    /// A config for reconcilers: the server's client, the reader (a separate server when the
+    /// case has `apiGiven` objects), and the event log.
+    pub fn config(&self) -> Config {
+        Config::new(self.server.client(), "recon-testing")
+            .with_api_reader(self.reader.client())
+            .with_recorder(self.events.clone())
+    }
+}
+
+/// What a case's factory and hooks see: the default cluster, the additional ones by name, and
+/// the request time.
+#[derive(Debug, Clone)]
+pub struct TestEnv {
+    pub(crate) default: Cluster,
+    pub(crate) additional: BTreeMap<String, Cluster>,
+    pub(crate) now: Timestamp,
+}
+
+impl TestEnv {
+    /// The default cluster's config.
+    pub fn config(&self) -> Config {
+        self.default.config()
+    }
+
+    /// The config of an additional cluster (`additionalConfigs` of the case).
+    pub fn config_named(&self, name: &str) -> Option<Config> {
+        self.additional.get(name).map(Cluster::config)
+    }
+
+    /// The default cluster's in-memory API server (to add reactors in a `prepare` hook).
+    pub fn server(&self) -> &ApiServer {
+        self.default.server()
+    }
+
+    /// An additional cluster.
+    pub fn cluster(&self, name: &str) -> Option<&Cluster> {
+        self.additional.get(name)
+    }
+
+    /// The default cluster's event log.
+    pub fn events(&self) -> &EventLog {
+        self.default.events()
+    }
+
+    /// The request time of the case.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+}

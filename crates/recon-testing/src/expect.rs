@@ -1,0 +1,257 @@
+//! What a test case expects a reconcile to do, in the same shape as what is observed: the
+//! writes it sent (read from the in-memory API server's request log), the events it published,
+//! its result or error, and for sub-reconcilers the resulting resource and stash.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use recon_core::Outcome;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The writes, events and result of one reconcile. A case lists what it expects; the harness
+/// builds the same structure from what it observed and compares them list by list, in order.
+///
+/// Objects (creates, updates, status updates, the resulting resource) and patch bodies are
+/// compared as JSON without the fields the server sets — `metadata.uid`, `resourceVersion`,
+/// `creationTimestamp`, `generation`, `managedFields` and conditions' `lastTransitionTime` —
+/// unless the case sets `compareServerFields`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Expectations {
+    /// Objects created (POST bodies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub creates: Vec<Value>,
+    /// Objects replaced (PUT bodies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub updates: Vec<Value>,
+    /// Patches of objects (JSON merge, JSON and strategic merge).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<PatchRef>,
+    /// Server-side applies of objects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applies: Vec<PatchRef>,
+    /// Deletes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletes: Vec<DeleteRef>,
+    /// Deletes of collections.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delete_collections: Vec<DeleteCollectionRef>,
+    /// Status replaced (`PUT /status` bodies; their `.status` is compared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_updates: Vec<Value>,
+    /// Status patches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_patches: Vec<PatchRef>,
+    /// Server-side applies of status.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_applies: Vec<PatchRef>,
+    /// Events published.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRef>,
+    /// The outcome (nothing, a requeue, a requeue after a delay). Checked when the reconcile
+    /// succeeds.
+    #[serde(default, skip_serializing_if = "OutcomeSpec::is_done")]
+    pub result: OutcomeSpec,
+    /// The reconcile must fail with an error whose message contains this text (`""` for any
+    /// error). Absent, it must succeed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Sub-reconcilers only: the resource after the reconcile. Absent, it must be unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<Value>,
+    /// Sub-reconcilers only: stashed values, by key (only the keys listed are checked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stashed: BTreeMap<String, Value>,
+}
+
+/// The kind of a patch, from its `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PatchType {
+    /// `application/merge-patch+json` (RFC 7396).
+    Merge,
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+}
+
+impl PatchType {
+    pub(crate) fn from_content_type(content_type: &str) -> Option<PatchType> {
+        Some(match content_type.split(';').next().unwrap_or("").trim() {
+            "application/merge-patch+json" => PatchType::Merge,
+            "application/json-patch+json" => PatchType::Json,
+            "application/strategic-merge-patch+json" => PatchType::Strategic,
+            "application/apply-patch+yaml" => PatchType::Apply,
+            _ => return None,
+        })
+    }
+}
+
+/// A patch request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PatchRef {
+    /// The kind patched.
+    pub kind: String,
+    /// The API group; when an expectation leaves it out, any group matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The namespace, for namespaced kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The object's name.
+    pub name: String,
+    /// The patch format.
+    #[serde(rename = "type")]
+    pub patch_type: PatchType,
+    /// The body, compared as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Value>,
+    /// The body, compared byte for byte (a wire-body assertion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
+}
+
+/// A delete of one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteRef {
+    /// The kind.
+    pub kind: String,
+    /// The API group; when an expectation leaves it out, any group matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The namespace, for namespaced kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+/// A delete of a collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteCollectionRef {
+    /// The kind.
+    pub kind: String,
+    /// The API group; when an expectation leaves it out, any group matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The namespace, for namespaced kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The `labelSelector` parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    /// The `fieldSelector` parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
+}
+
+/// An event published about the reconciled resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventRef {
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub type_: EventKind,
+    /// The reason.
+    pub reason: String,
+    /// The note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The severity of an expected event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// A Normal event.
+    Normal,
+    /// A Warning event.
+    Warning,
+}
+
+/// An expected [`Outcome`], as written in a case (`requeueAfter: 30s`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutcomeSpec {
+    /// Requeue soon.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requeue: bool,
+    /// Requeue after this long (`30s`, `1m 30s`, ISO 8601 `PT30S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after: Option<String>,
+}
+
+impl OutcomeSpec {
+    fn is_done(&self) -> bool {
+        *self == OutcomeSpec::default()
+    }
+
+    /// The outcome this describes, or why it is not one.
+    pub fn outcome(&self) -> Result<Outcome, String> {
+        let requeue_after = match &self.requeue_after {
+            None => None,
+            Some(text) => {
+                let d: jiff::SignedDuration = text
+                    .parse()
+                    .map_err(|e| format!("result.requeueAfter {text:?} is not a duration: {e}"))?;
+                Some(
+                    Duration::try_from(d)
+                        .map_err(|e| format!("result.requeueAfter {text:?}: {e}"))?,
+                )
+            }
+        };
+        Ok(Outcome {
+            requeue: self.requeue,
+            requeue_after,
+        })
+    }
+
+    /// How `outcome` is written.
+    pub fn of(outcome: Outcome) -> Self {
+        OutcomeSpec {
+            requeue: outcome.requeue,
+            requeue_after: outcome
+                .requeue_after
+                .and_then(|d| jiff::SignedDuration::try_from(d).ok())
+                .map(|d| format!("{d:#}")),
+        }
+    }
+}
+
+impl From<Outcome> for OutcomeSpec {
+    fn from(outcome: Outcome) -> Self {
+        OutcomeSpec::of(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_round_trip_through_their_written_form() {
+        let o = Outcome::requeue_after(Duration::from_secs(90));
+        let spec = OutcomeSpec::of(o);
+        assert_eq!(spec.requeue_after.as_deref(), Some("1m 30s"));
+        assert_eq!(spec.outcome(), Ok(o));
+    }
+
+    #[test]
+    fn an_unreadable_duration_is_an_error() {
+        let spec = OutcomeSpec {
+            requeue: false,
+            requeue_after: Some("soon".into()),
+        };
+        assert!(
+            spec.outcome()
+                .unwrap_err()
+                .contains("requeueAfter \"soon\"")
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! Reading what a reconcile did from the in-memory API server's request log and the event log.
+
+use recon_core::fake::{RecordedRequest, RequestOrigin, Verb};
+use recon_core::{EventLog, EventType};
+use serde_json::Value;
+
+use crate::expect::{
+    DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, PatchRef, PatchType,
+};
+
+/// The writes in `requests` sent by the code under test, and the `events`, as [`Expectations`].
+pub(crate) fn observe(requests: &[RecordedRequest], events: &EventLog) -> Expectations {
+    let mut seen = Expectations::default();
+    for r in requests
+        .iter()
+        .filter(|r| r.origin == RequestOrigin::Client)
+    {
+        let status = r.subresource.as_deref() == Some("status");
+        let body = || r.body_json().unwrap_or(Value::Null);
+        let group = || Some(r.group.clone());
+        match r.verb {
+            Verb::Create if r.subresource.is_none() => seen.creates.push(body()),
+            Verb::Update if status => seen.status_updates.push(body()),
+            Verb::Update => seen.updates.push(body()),
+            Verb::Patch => {
+                let patch_type = r
+                    .content_type
+                    .as_deref()
+                    .and_then(PatchType::from_content_type)
+                    .unwrap_or(PatchType::Merge);
+                let patch = PatchRef {
+                    kind: r.kind.clone(),
+                    group: group(),
+                    namespace: r.namespace.clone(),
+                    name: r.name.clone().unwrap_or_default(),
+                    patch_type,
+                    patch: Some(body()),
+                    exact: Some(String::from_utf8_lossy(&r.body).into_owned()),
+                };
+                match (status, patch_type) {
+                    (true, PatchType::Apply) => seen.status_applies.push(patch),
+                    (true, _) => seen.status_patches.push(patch),
+                    (false, PatchType::Apply) => seen.applies.push(patch),
+                    (false, _) => seen.patches.push(patch),
+                }
+            }
+            Verb::Delete => seen.deletes.push(DeleteRef {
+                kind: r.kind.clone(),
+                group: group(),
+                namespace: r.namespace.clone(),
+                name: r.name.clone().unwrap_or_default(),
+            }),
+            Verb::DeleteCollection => seen.delete_collections.push(DeleteCollectionRef {
+                kind: r.kind.clone(),
+                group: group(),
+                namespace: r.namespace.clone(),
+                label_selector: r.query_param("labelSelector"),
+                field_selector: r.query_param("fieldSelector"),
+            }),
+            _ => {}
+        }
+    }
+    seen.events = events
+        .events()
+        .into_iter()
+        .map(|e| EventRef {
+            type_: match e.event.type_ {
+                EventType::Normal => EventKind::Normal,
+                EventType::Warning => EventKind::Warning,
+            },
+            reason: e.event.reason,
+            note: e.event.note,
+        })
+        .collect();
+    seen
+}

@@ -1,0 +1,103 @@
+//! Failures a case injects, written as data so YAML suites can say them too.
+
+use recon_core::fake::{ApiError, ApiServer, Failure, Reason, Verb};
+use serde::{Deserialize, Serialize};
+
+/// A failure injected into matching requests of a case (see
+/// [`ApiServer::on`](recon_core::fake::ApiServer::on)).
+///
+/// ```yaml
+/// reactors:
+///   - verb: patch
+///     resource: widgets
+///     subresource: status
+///     times: 1
+///     fail: conflict
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReactorSpec {
+    /// `get`, `list`, `create`, `update`, `patch`, `delete` or `deletecollection`.
+    pub verb: String,
+    /// The resource plural, such as `widgets`.
+    pub resource: String,
+    /// Only this API group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Only this subresource (`status`); absent, the object itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subresource: Option<String>,
+    /// Only this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Only this object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Only the first `times` matching requests; absent, all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<usize>,
+    /// The failure.
+    pub fail: FailureSpec,
+}
+
+/// An injected failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum FailureSpec {
+    /// 409 with the optimistic-lock message.
+    Conflict,
+    /// 404 NotFound.
+    NotFound,
+    /// 409 AlreadyExists.
+    AlreadyExists,
+    /// 500 InternalError with this cause.
+    Internal(String),
+    /// Exactly this status.
+    Status {
+        /// The HTTP code.
+        code: u16,
+        /// The reason, as on the wire (`TooManyRequests`).
+        reason: String,
+        /// The message.
+        message: String,
+    },
+}
+
+impl ReactorSpec {
+    /// Registers the reactor on `server`.
+    pub(crate) fn install(&self, server: &ApiServer) -> Result<(), String> {
+        let verb: Verb = self.verb.parse()?;
+        let failure = match &self.fail {
+            FailureSpec::Conflict => Failure::Conflict,
+            FailureSpec::NotFound => Failure::NotFound,
+            FailureSpec::AlreadyExists => Failure::AlreadyExists,
+            FailureSpec::Internal(cause) => Failure::Internal(cause.clone()),
+            FailureSpec::Status {
+                code,
+                reason,
+                message,
+            } => {
+                let reason: Reason = reason.parse()?;
+                Failure::Api(ApiError::new(*code, reason, message.clone()))
+            }
+        };
+        let mut reactor = server.on(verb, &self.resource);
+        if let Some(g) = &self.group {
+            reactor = reactor.group(g);
+        }
+        if let Some(s) = &self.subresource {
+            reactor = reactor.subresource(s);
+        }
+        if let Some(n) = &self.namespace {
+            reactor = reactor.namespace(n);
+        }
+        if let Some(n) = &self.name {
+            reactor = reactor.name(n);
+        }
+        if let Some(t) = self.times {
+            reactor = reactor.times(t);
+        }
+        reactor.fail(failure);
+        Ok(())
+    }
+}

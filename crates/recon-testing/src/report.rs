@@ -1,0 +1,105 @@
+//! The result of running a table: which cases passed, failed or were skipped, and every
+//! mismatch of every failed case, rendered for a terminal or for a log.
+
+use std::fmt::Write as _;
+
+use crate::compare::Mismatch;
+use crate::diff::use_color;
+
+/// How one case ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseStatus {
+    /// Every expectation was met.
+    Passed,
+    /// Marked `skip`, or left out because other cases are focused.
+    Skipped,
+    /// At least one expectation was not met.
+    Failed(Vec<Mismatch>),
+}
+
+/// One case's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseReport {
+    /// The case name.
+    pub name: String,
+    /// How it ended.
+    pub status: CaseStatus,
+}
+
+/// The result of a table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Every case, in the order they ran.
+    pub cases: Vec<CaseReport>,
+    /// How many cases are focused (a focused table never passes: focus is for local work).
+    pub focused: usize,
+}
+
+impl Report {
+    /// Whether every case passed and none is focused.
+    pub fn passed(&self) -> bool {
+        self.focused == 0 && self.failures().next().is_none()
+    }
+
+    fn failures(&self) -> impl Iterator<Item = (&str, &[Mismatch])> {
+        self.cases.iter().filter_map(|c| match &c.status {
+            CaseStatus::Failed(m) => Some((c.name.as_str(), m.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// The report as text: a summary, then each failed case with each mismatch.
+    pub fn render(&self, color: bool) -> String {
+        let (bold_red, reset) = if color {
+            ("\x1b[1;31m", "\x1b[0m")
+        } else {
+            ("", "")
+        };
+        let failed = self.failures().count();
+        let skipped = self
+            .cases
+            .iter()
+            .filter(|c| c.status == CaseStatus::Skipped)
+            .count();
+        let mut out = format!(
+            "{} of {} cases failed, {} skipped\n",
+            failed,
+            self.cases.len(),
+            skipped
+        );
+        if self.focused > 0 {
+            let _ = writeln!(
+                out,
+                "{bold_red}{} of {} cases are focused: remove `focus` before committing{reset}",
+                self.focused,
+                self.cases.len()
+            );
+        }
+        for (name, mismatches) in self.failures() {
+            let _ = writeln!(out, "\n{bold_red}case {name:?} failed:{reset}");
+            for m in mismatches {
+                let _ = writeln!(out, "  {}: {}", m.expectation, indent(&m.detail));
+            }
+        }
+        out
+    }
+
+    /// Panics with the rendered report (coloured on a terminal) unless every case passed.
+    #[track_caller]
+    pub fn assert_passed(&self) {
+        if !self.passed() {
+            panic!("{}", self.render(use_color()));
+        }
+    }
+}
+
+/// Indents every line after the first, so multi-line details stay under their case.
+fn indent(text: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or("").to_owned();
+    for line in lines {
+        out.push_str("\n    ");
+        out.push_str(line);
+    }
+    out
+}

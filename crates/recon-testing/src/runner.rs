@@ -1,0 +1,390 @@
+//! Running cases: build the clusters, run the reconcile, observe, compare, report. Shared by
+//! every table type; what differs (how the reconcile is run) is passed in.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use jiff::Timestamp;
+use recon_core::Outcome;
+use serde_json::Value;
+
+use crate::case::TestCase;
+use crate::compare::{Mismatch, Options, compare};
+use crate::diff::use_color;
+use crate::env::{Cluster, TestEnv};
+use crate::expect::{Expectations, OutcomeSpec};
+use crate::observe::observe;
+use crate::report::{CaseReport, CaseStatus, Report};
+
+/// The request time of cases that do not set one.
+pub const DEFAULT_NOW: &str = "2024-01-01T00:00:00Z";
+
+/// Receives what a `snapshot` case observed (see [`snapshot!`](crate::snapshot)).
+pub type SnapshotSink = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+/// What running the reconcile gave.
+pub(crate) struct Executed {
+    /// The outcome, or the error's message.
+    pub(crate) result: Result<Outcome, String>,
+    /// The panic message, if it panicked.
+    pub(crate) panic: Option<String>,
+    /// Sub-reconcilers: the resource afterwards.
+    pub(crate) resource: Option<Value>,
+    /// Sub-reconcilers: what the stash held afterwards.
+    pub(crate) stashed: BTreeMap<String, Value>,
+}
+
+impl Executed {
+    /// Runs `reconcile`, turning a panic into a report instead of a crash.
+    pub(crate) async fn catching(
+        reconcile: impl Future<Output = Result<Outcome, recon_core::Error>>,
+    ) -> Self {
+        let (result, panic) = match AssertUnwindSafe(reconcile).catch_unwind().await {
+            Ok(Ok(outcome)) => (Ok(outcome), None),
+            Ok(Err(err)) => (Err(err.to_string()), None),
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "a panic without a message".to_owned());
+                (Err(format!("panicked: {message}")), Some(message))
+            }
+        };
+        Executed {
+            result,
+            panic,
+            resource: None,
+            stashed: BTreeMap::new(),
+        }
+    }
+}
+
+/// Which kind of table a case belongs to, to check it has what that kind needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableKind {
+    Reconciler,
+    SubReconciler,
+}
+
+fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
+    let mut errors = case.setup_errors.clone();
+    match kind {
+        TableKind::Reconciler => {
+            if case.request.is_none() {
+                errors.push("a reconciler case needs a `request`".to_owned());
+            }
+            if case.resource.is_some() || case.expect.resource.is_some() {
+                errors.push(
+                    "`resource` belongs to sub-reconciler cases; give the object in `given`"
+                        .to_owned(),
+                );
+            }
+            if !case.stashed.is_empty() || !case.expect.stashed.is_empty() {
+                errors.push("`stashed` belongs to sub-reconciler cases".to_owned());
+            }
+        }
+        TableKind::SubReconciler => {
+            if case.resource.is_none() {
+                errors.push("a sub-reconciler case needs a `resource`".to_owned());
+            }
+            if case.request.is_some() {
+                errors.push(
+                    "`request` belongs to reconciler cases; the resource's name is the request"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    if let Err(e) = case.expect.result.outcome() {
+        errors.push(e);
+    }
+    errors
+}
+
+/// A table of cases, ready to run.
+pub(crate) struct Table<'a> {
+    pub(crate) kind: TableKind,
+    pub(crate) crds: &'a [Value],
+    pub(crate) cases: &'a [TestCase],
+    pub(crate) sink: Option<&'a SnapshotSink>,
+}
+
+impl Table<'_> {
+    /// Runs every case (only the focused ones, if any) with `exec`; returns the report and what
+    /// each case observed.
+    pub(crate) async fn run<F, Fut>(&self, exec: F) -> (Report, Vec<Option<Expectations>>)
+    where
+        F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
+        Fut: Future<Output = Executed>,
+    {
+        let focused = self.cases.iter().filter(|c| c.focus).count();
+        let mut report = Report {
+            cases: Vec::new(),
+            focused,
+        };
+        let mut observed = Vec::new();
+        for case in self.cases {
+            let left_out = case.skip || (focused > 0 && !case.focus);
+            let (status, seen) = if left_out {
+                (CaseStatus::Skipped, None)
+            } else {
+                self.run_case(case, &exec).await
+            };
+            report.cases.push(CaseReport {
+                name: case.name.clone(),
+                status,
+            });
+            observed.push(seen);
+        }
+        (report, observed)
+    }
+
+    async fn run_case<F, Fut>(
+        &self,
+        case: &TestCase,
+        exec: &F,
+    ) -> (CaseStatus, Option<Expectations>)
+    where
+        F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
+        Fut: Future<Output = Executed>,
+    {
+        let problems = validate(case, self.kind);
+        if !problems.is_empty() {
+            let mismatches = problems
+                .into_iter()
+                .map(|p| Mismatch::new("case", p))
+                .collect();
+            return (CaseStatus::Failed(mismatches), None);
+        }
+        let now = case
+            .now
+            .unwrap_or_else(|| DEFAULT_NOW.parse().unwrap_or(Timestamp::UNIX_EPOCH));
+        let env = match build_env(case, self.crds, now) {
+            Ok(env) => env,
+            Err(e) => {
+                return (
+                    CaseStatus::Failed(vec![Mismatch::new("case setup", e)]),
+                    None,
+                );
+            }
+        };
+        let seeded = match &case.resource {
+            None => None,
+            Some(resource) => match env.server().seed(resource) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    return (
+                        CaseStatus::Failed(vec![Mismatch::new("resource", e.to_string())]),
+                        None,
+                    );
+                }
+            },
+        };
+        let mut mismatches = Vec::new();
+        if let Some(prepare) = &case.hooks.prepare
+            && let Err(e) = prepare(&env)
+        {
+            return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
+        }
+
+        let executed = exec(env.clone(), case, seeded.clone()).await;
+        let mut seen = observe(&env.server().requests(), env.events());
+        match &executed.result {
+            Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
+            Err(message) => seen.error = Some(message.clone()),
+        }
+        seen.resource = executed.resource.clone();
+        seen.stashed = executed.stashed.clone();
+
+        check_error(case, &executed, &mut mismatches);
+        let options = Options {
+            server_fields: case.compare_server_fields,
+            color: use_color(),
+        };
+        if case.snapshot {
+            snapshot(case, &seen, self.sink, &mut mismatches);
+        } else {
+            let mut expected = case.expect.clone();
+            if self.kind == TableKind::SubReconciler && expected.resource.is_none() {
+                // No expected resource means the sub-reconciler must leave it as it was.
+                expected.resource = seeded;
+            }
+            mismatches.extend(compare(&expected, &seen, options));
+        }
+        for (name, config) in &case.additional_configs {
+            if let Some(cluster) = env.cluster(name) {
+                let mut theirs = observe(&cluster.server().requests(), cluster.events());
+                theirs.result = seen.result.clone();
+                theirs.error = seen.error.clone();
+                let mut expected = config.expect.clone();
+                expected.result = seen.result.clone();
+                expected.error = seen.error.clone();
+                for m in compare(&expected, &theirs, options) {
+                    mismatches.push(Mismatch::new(
+                        format!("additionalConfigs.{name}.{}", m.expectation),
+                        m.detail,
+                    ));
+                }
+            }
+        }
+        if let Some(verify) = &case.hooks.verify
+            && let Err(e) = verify(&env, &seen)
+        {
+            mismatches.push(Mismatch::new("verify", e));
+        }
+        if let Some(cleanup) = &case.hooks.cleanup
+            && let Err(e) = cleanup(&env)
+        {
+            mismatches.push(Mismatch::new("cleanup", e));
+        }
+        let status = if mismatches.is_empty() {
+            CaseStatus::Passed
+        } else {
+            CaseStatus::Failed(mismatches)
+        };
+        (status, Some(seen))
+    }
+}
+
+fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv, String> {
+    let default = Cluster::new(now, crds, &case.given, &case.api_given, &case.reactors)?;
+    let mut additional = BTreeMap::new();
+    for (name, config) in &case.additional_configs {
+        let cluster = Cluster::new(
+            now,
+            crds,
+            &config.given,
+            &config.api_given,
+            &config.reactors,
+        )
+        .map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
+        additional.insert(name.clone(), cluster);
+    }
+    Ok(TestEnv {
+        default,
+        additional,
+        now,
+    })
+}
+
+/// The error and panic expectations.
+fn check_error(case: &TestCase, executed: &Executed, out: &mut Vec<Mismatch>) {
+    match (&executed.panic, case.should_panic) {
+        (Some(message), false) => {
+            out.push(Mismatch::new(
+                "expect",
+                format!("the reconcile panicked: {message}"),
+            ));
+            return;
+        }
+        (None, true) => out.push(Mismatch::new("shouldPanic", "the reconcile did not panic")),
+        _ => {}
+    }
+    if executed.panic.is_some() {
+        return;
+    }
+    match (&case.expect.error, &executed.result) {
+        (None, Err(message)) => out.push(Mismatch::new(
+            "expect.error",
+            format!("the reconcile failed: {message}"),
+        )),
+        (Some(text), Ok(_)) => out.push(Mismatch::new(
+            "expect.error",
+            format!("the reconcile succeeded; expected an error containing {text:?}"),
+        )),
+        (Some(text), Err(message)) if !message.contains(text.as_str()) => out.push(Mismatch::new(
+            "expect.error",
+            format!("the error {message:?} does not contain {text:?}"),
+        )),
+        _ => {}
+    }
+}
+
+/// Hands a snapshot case's observations to the sink; a rejected snapshot fails the case.
+fn snapshot(
+    case: &TestCase,
+    seen: &Expectations,
+    sink: Option<&SnapshotSink>,
+    out: &mut Vec<Mismatch>,
+) {
+    let Some(sink) = sink else {
+        out.push(Mismatch::new(
+            "snapshot",
+            "the case asks for a snapshot but the table has no snapshot sink: add `.snapshots(recon_testing::snapshot!())`",
+        ));
+        return;
+    };
+    let mut value = seen.clone();
+    for list in [
+        &mut value.patches,
+        &mut value.applies,
+        &mut value.status_patches,
+        &mut value.status_applies,
+    ] {
+        for p in list.iter_mut() {
+            p.exact = None;
+        }
+    }
+    let value = serde_json::to_value(&value).unwrap_or(Value::Null);
+    let name = snapshot_name(&case.name);
+    if std::panic::catch_unwind(AssertUnwindSafe(|| sink(&name, &value))).is_err() {
+        out.push(Mismatch::new(
+            "snapshot",
+            format!("the snapshot {name:?} does not match; review it with `cargo insta review`"),
+        ));
+    }
+}
+
+/// A case name as a snapshot file name: lowercase letters, digits and `_`.
+fn snapshot_name(case: &str) -> String {
+    let name: String = case
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "case".to_owned()
+    } else {
+        name
+    }
+}
+
+/// Whether fixtures are being regenerated (`RECON_FIXTURES=overwrite`, as `cargo xtask
+/// fixtures` sets it).
+pub(crate) fn overwrite_mode() -> bool {
+    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
+}
+
+/// Runs `future` to completion on a runtime of its own.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        panic!(
+            "recon-testing: `run` starts its own Tokio runtime; inside `#[tokio::test]` call `run_async(..).await` instead"
+        );
+    }
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("recon-testing: cannot start a Tokio runtime: {e}"))
+        .block_on(future)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_names_are_file_safe() {
+        assert_eq!(snapshot_name("Writes Status/once!"), "writes_status_once_");
+        assert_eq!(snapshot_name(""), "case");
+    }
+}

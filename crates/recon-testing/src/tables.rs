@@ -1,0 +1,465 @@
+//! The tables: `ReconcilerTests` / `ReconcilerTestSuite` for `ResourceReconciler`s, and
+//! `SubReconcilerTests` / `SubReconcilerTestSuite` for sub-reconcilers. A `*Tests` table is named
+//! cases run in name order; a `*TestSuite` is cases run in the order written, and can be read
+//! from a YAML file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use recon_core::{Context, Reconciled, Request, ResourceReconciler, Stash, Stasher, SubReconciler};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::case::TestCase;
+use crate::env::TestEnv;
+use crate::report::Report;
+use crate::runner::{Executed, SnapshotSink, Table, TableKind, block_on, overwrite_mode};
+use crate::yaml::{FixtureError, LoadedSuite, load, overwrite, parse_str};
+
+fn to_json(what: &str, value: &impl Serialize) -> Value {
+    serde_json::to_value(value)
+        .unwrap_or_else(|e| panic!("recon-testing: {what} cannot be serialised: {e}"))
+}
+
+/// The parts every table has.
+#[derive(Default)]
+struct Common {
+    crds: Vec<Value>,
+    sink: Option<SnapshotSink>,
+    source: Option<LoadedSuite>,
+    /// Rewrite the fixture file; `None` follows `RECON_FIXTURES`.
+    overwrite: Option<bool>,
+}
+
+impl Common {
+    fn from_file(path: &Path) -> Result<(Self, Vec<TestCase>), FixtureError> {
+        let loaded = load(path)?;
+        let cases = loaded.file.cases.clone();
+        Ok((
+            Common {
+                crds: loaded.crds.clone(),
+                sink: None,
+                source: Some(loaded),
+                overwrite: None,
+            },
+            cases,
+        ))
+    }
+
+    /// Regenerates the fixture file from what the cases observed, when asked to.
+    fn finish(
+        &self,
+        mut report: Report,
+        observed: &[Option<crate::expect::Expectations>],
+    ) -> Report {
+        let overwrite = self.overwrite.unwrap_or_else(overwrite_mode);
+        if let (true, Some(source)) = (overwrite, &self.source) {
+            match overwrite(source, observed) {
+                Ok(()) => {
+                    eprintln!("recon-testing: rewrote {}", source.path.display());
+                    // Rewritten cases match their fixture now; cases that could not run stay failed.
+                    for (case, seen) in report.cases.iter_mut().zip(observed) {
+                        if seen.is_some()
+                            && matches!(case.status, crate::report::CaseStatus::Failed(_))
+                        {
+                            case.status = crate::report::CaseStatus::Passed;
+                        }
+                    }
+                }
+                Err(e) => eprintln!("recon-testing: {e}"),
+            }
+        }
+        report
+    }
+}
+
+/// Writes a JSON value into the stash as the key's type.
+type StoreJson = Arc<dyn Fn(&Stash, &Value) -> Result<(), String> + Send + Sync>;
+/// Reads the key's value from the stash as JSON.
+type LoadJson = Arc<dyn Fn(&Stash) -> Option<Value> + Send + Sync>;
+
+/// How one stash key is read from and written to JSON (see
+/// [`SubReconcilerTestSuite::stash_type`]).
+#[derive(Clone)]
+struct StashCodec {
+    store: StoreJson,
+    load: LoadJson,
+}
+
+macro_rules! table_common {
+    ($table:ident) => {
+        impl $table {
+            /// An empty table.
+            pub fn new() -> Self {
+                Self::default()
+            }
+
+            /// Installs `crd` (a `CustomResourceDefinition`) in every case's cluster.
+            #[must_use]
+            pub fn crd(mut self, crd: &impl Serialize) -> Self {
+                self.common.crds.push(to_json("the CRD", crd));
+                self
+            }
+
+            /// Where `snapshot` cases send what they observed: `recon_testing::snapshot!()`.
+            #[must_use]
+            pub fn snapshots(mut self, sink: SnapshotSink) -> Self {
+                self.common.sink = Some(sink);
+                self
+            }
+
+            /// Whether a table read from a file rewrites the file's expectations with what its
+            /// cases observe (default: when `RECON_FIXTURES=overwrite`).
+            #[must_use]
+            pub fn overwrite_fixtures(mut self, overwrite: bool) -> Self {
+                self.common.overwrite = Some(overwrite);
+                self
+            }
+        }
+    };
+}
+
+/// Named cases for a [`ResourceReconciler`], run in name order.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::{Request, ResourceReconciler, SyncReconciler};
+/// use recon_testing::{ReconcilerTests, TestCase};
+/// use serde_json::json;
+///
+/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// ReconcilerTests::new()
+///     .case("an unchanged config map sends no write", TestCase::reconcile(Request::namespaced("default", "c"))
+///         .given(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})))
+///     .run(|env| ResourceReconciler::new(env.config(), noop()));
+/// ```
+#[derive(Default)]
+pub struct ReconcilerTests {
+    common: Common,
+    cases: BTreeMap<String, TestCase>,
+}
+
+table_common!(ReconcilerTests);
+
+impl ReconcilerTests {
+    /// Adds the case `name`.
+    #[must_use]
+    pub fn case(mut self, name: &str, case: TestCase) -> Self {
+        self.cases.insert(name.to_owned(), case.named(name));
+        self
+    }
+
+    fn cases(&self) -> Vec<TestCase> {
+        self.cases.values().cloned().collect()
+    }
+
+    /// Runs every case; the report says which failed and why.
+    pub async fn check<R: Reconciled>(
+        &self,
+        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+    ) -> Report {
+        run_reconciler_cases(&self.common, &self.cases(), factory).await
+    }
+
+    /// Runs every case and panics with the report unless they all pass. Needs no runtime.
+    #[track_caller]
+    pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
+        block_on(self.check(factory)).assert_passed();
+    }
+
+    /// [`ReconcilerTests::run`] inside an async test.
+    pub async fn run_async<R: Reconciled>(
+        &self,
+        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+    ) {
+        self.check(factory).await.assert_passed();
+    }
+}
+
+/// Cases for a [`ResourceReconciler`], run in order; readable from YAML.
+#[derive(Default)]
+pub struct ReconcilerTestSuite {
+    common: Common,
+    cases: Vec<TestCase>,
+}
+
+table_common!(ReconcilerTestSuite);
+
+impl ReconcilerTestSuite {
+    /// Adds a case (it needs a name).
+    #[must_use]
+    pub fn case(mut self, case: TestCase) -> Self {
+        self.cases.push(case);
+        self
+    }
+
+    /// The suite in a YAML file (see the crate docs for the format).
+    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
+        let (common, cases) = Common::from_file(path.as_ref())?;
+        Ok(ReconcilerTestSuite { common, cases })
+    }
+
+    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
+    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
+        let (cases, crds) = parse_str(origin, text)?;
+        Ok(ReconcilerTestSuite {
+            common: Common {
+                crds,
+                ..Common::default()
+            },
+            cases,
+        })
+    }
+
+    /// Runs every case; the report says which failed and why.
+    pub async fn check<R: Reconciled>(
+        &self,
+        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+    ) -> Report {
+        run_reconciler_cases(&self.common, &self.cases, factory).await
+    }
+
+    /// Runs every case and panics with the report unless they all pass. Needs no runtime.
+    #[track_caller]
+    pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
+        block_on(self.check(factory)).assert_passed();
+    }
+
+    /// [`ReconcilerTestSuite::run`] inside an async test.
+    pub async fn run_async<R: Reconciled>(
+        &self,
+        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+    ) {
+        self.check(factory).await.assert_passed();
+    }
+}
+
+async fn run_reconciler_cases<R: Reconciled>(
+    common: &Common,
+    cases: &[TestCase],
+    factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+) -> Report {
+    let table = Table {
+        kind: TableKind::Reconciler,
+        crds: &common.crds,
+        cases,
+        sink: common.sink.as_ref(),
+    };
+    let (report, observed) = table
+        .run(|env, case, _| {
+            let reconciler = factory(&env);
+            let request: Request = case.request.as_ref().map(Request::from).unwrap_or_default();
+            let now = env.now();
+            async move { Executed::catching(reconciler.reconcile_at(&request, now)).await }
+        })
+        .await;
+    common.finish(report, &observed)
+}
+
+/// Named cases for a sub-reconciler, run in name order.
+#[derive(Default)]
+pub struct SubReconcilerTests {
+    common: Common,
+    codecs: BTreeMap<String, StashCodec>,
+    cases: BTreeMap<String, TestCase>,
+}
+
+table_common!(SubReconcilerTests);
+
+/// Cases for a sub-reconciler, run in order; readable from YAML.
+#[derive(Default)]
+pub struct SubReconcilerTestSuite {
+    common: Common,
+    codecs: BTreeMap<String, StashCodec>,
+    cases: Vec<TestCase>,
+}
+
+table_common!(SubReconcilerTestSuite);
+
+macro_rules! sub_table {
+    ($table:ident) => {
+        impl $table {
+            /// Reads and writes the stash key of `stasher` as a `T` (cases give and expect it
+            /// as JSON). Keys not registered hold `serde_json::Value`s.
+            #[must_use]
+            pub fn stash_type<T>(mut self, stasher: Stasher<T>) -> Self
+            where
+                T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+            {
+                let codec = StashCodec {
+                    store: Arc::new(move |stash, value| {
+                        let typed: T = serde_json::from_value(value.clone()).map_err(|e| {
+                            format!(
+                                "stashed.{}: not a {}: {e}",
+                                stasher.key(),
+                                std::any::type_name::<T>()
+                            )
+                        })?;
+                        stasher.store(stash, typed);
+                        Ok(())
+                    }),
+                    load: Arc::new(move |stash| {
+                        stasher
+                            .retrieve_opt(stash)
+                            .and_then(|v| serde_json::to_value(v).ok())
+                    }),
+                };
+                self.codecs.insert(stasher.key().to_owned(), codec);
+                self
+            }
+
+            /// Runs every case; the report says which failed and why.
+            pub async fn check<R, S>(&self, factory: impl Fn(&TestEnv) -> S) -> Report
+            where
+                R: Reconciled,
+                S: SubReconciler<R>,
+            {
+                run_sub_cases(&self.common, &self.codecs, &self.cases(), factory).await
+            }
+
+            /// Runs every case and panics with the report unless they all pass. Needs no runtime.
+            #[track_caller]
+            pub fn run<R, S>(&self, factory: impl Fn(&TestEnv) -> S)
+            where
+                R: Reconciled,
+                S: SubReconciler<R>,
+            {
+                block_on(self.check(factory)).assert_passed();
+            }
+
+            /// `run` inside an async test.
+            pub async fn run_async<R, S>(&self, factory: impl Fn(&TestEnv) -> S)
+            where
+                R: Reconciled,
+                S: SubReconciler<R>,
+            {
+                self.check(factory).await.assert_passed();
+            }
+        }
+    };
+}
+
+sub_table!(SubReconcilerTests);
+sub_table!(SubReconcilerTestSuite);
+
+impl SubReconcilerTests {
+    /// Adds the case `name`.
+    #[must_use]
+    pub fn case(mut self, name: &str, case: TestCase) -> Self {
+        self.cases.insert(name.to_owned(), case.named(name));
+        self
+    }
+
+    fn cases(&self) -> Vec<TestCase> {
+        self.cases.values().cloned().collect()
+    }
+}
+
+impl SubReconcilerTestSuite {
+    /// Adds a case (it needs a name).
+    #[must_use]
+    pub fn case(mut self, case: TestCase) -> Self {
+        self.cases.push(case);
+        self
+    }
+
+    fn cases(&self) -> Vec<TestCase> {
+        self.cases.clone()
+    }
+
+    /// The suite in a YAML file (see the crate docs for the format).
+    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
+        let (common, cases) = Common::from_file(path.as_ref())?;
+        Ok(SubReconcilerTestSuite {
+            common,
+            codecs: BTreeMap::new(),
+            cases,
+        })
+    }
+
+    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
+    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
+        let (cases, crds) = parse_str(origin, text)?;
+        Ok(SubReconcilerTestSuite {
+            common: Common {
+                crds,
+                ..Common::default()
+            },
+            codecs: BTreeMap::new(),
+            cases,
+        })
+    }
+}
+
+async fn run_sub_cases<R, S>(
+    common: &Common,
+    codecs: &BTreeMap<String, StashCodec>,
+    cases: &[TestCase],
+    factory: impl Fn(&TestEnv) -> S,
+) -> Report
+where
+    R: Reconciled,
+    S: SubReconciler<R>,
+{
+    let table = Table {
+        kind: TableKind::SubReconciler,
+        crds: &common.crds,
+        cases,
+        sink: common.sink.as_ref(),
+    };
+    let (report, observed) = table
+        .run(|env, case, seeded| {
+            let sub = factory(&env);
+            let stashed = case.stashed.clone();
+            async move {
+                let seeded = seeded.unwrap_or(Value::Null);
+                let mut resource: R = match serde_json::from_value(seeded) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Executed::catching(async move {
+                            Err(recon_core::Error::msg(format!(
+                                "the resource is not a {}: {e}",
+                                std::any::type_name::<R>()
+                            )))
+                        })
+                        .await;
+                    }
+                };
+                let meta = resource.meta();
+                let request = Request {
+                    namespace: meta.namespace.clone(),
+                    name: meta.name.clone().unwrap_or_default(),
+                };
+                let ctx = Context::new(env.config(), request).at(env.now());
+                for (key, value) in &stashed {
+                    match codecs.get(key) {
+                        Some(codec) => {
+                            if let Err(e) = (codec.store)(ctx.stash(), value) {
+                                return Executed::catching(async move {
+                                    Err(recon_core::Error::msg(e))
+                                })
+                                .await;
+                            }
+                        }
+                        None => ctx.stash().store(key, value.clone()),
+                    }
+                }
+                let mut executed = Executed::catching(sub.reconcile(&ctx, &mut resource)).await;
+                executed.resource = serde_json::to_value(&resource).ok();
+                for key in ctx.stash().keys() {
+                    let value = match codecs.get(&key) {
+                        Some(codec) => (codec.load)(ctx.stash()),
+                        None => ctx.stash().retrieve::<Value>(&key).ok(),
+                    };
+                    if let Some(value) = value {
+                        executed.stashed.insert(key, value);
+                    }
+                }
+                executed
+            }
+        })
+        .await;
+    common.finish(report, &observed)
+}

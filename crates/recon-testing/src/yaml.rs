@@ -1,0 +1,139 @@
+//! Tables as YAML files: reading them (with errors that name the file, line and field) and
+//! writing them back with observed expectations when fixtures are regenerated.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::case::TestCase;
+use crate::expect::Expectations;
+
+/// A fixture file that could not be read or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct FixtureError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong, with the line, column and field when the YAML is at fault.
+    pub message: String,
+}
+
+impl FixtureError {
+    fn new(path: &Path, message: impl Into<String>) -> Self {
+        FixtureError {
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A CRD of a suite: a file (relative to the suite file) or the manifest itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum CrdSource {
+    File(String),
+    Inline(Value),
+}
+
+/// The document of a suite file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SuiteFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) crds: Vec<CrdSource>,
+    pub(crate) cases: Vec<TestCase>,
+}
+
+/// A suite read from a file: its cases, its CRD manifests, and where it came from.
+pub(crate) struct LoadedSuite {
+    pub(crate) file: SuiteFile,
+    pub(crate) crds: Vec<Value>,
+    pub(crate) path: PathBuf,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, FixtureError> {
+    serde_saphyr::from_str(text).map_err(|e| {
+        let message = e
+            .to_string()
+            .replace("<input>", &path.display().to_string());
+        FixtureError::new(path, message)
+    })
+}
+
+/// Reads the suite at `path` and the CRD files it names.
+pub(crate) fn load(path: &Path) -> Result<LoadedSuite, FixtureError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| FixtureError::new(path, format!("cannot read: {e}")))?;
+    let file: SuiteFile = parse(path, &text)?;
+    let mut crds = Vec::new();
+    for source in &file.crds {
+        match source {
+            CrdSource::Inline(crd) => crds.push(crd.clone()),
+            CrdSource::File(relative) => {
+                let crd_path = path.parent().unwrap_or(Path::new(".")).join(relative);
+                let text = std::fs::read_to_string(&crd_path).map_err(|e| {
+                    FixtureError::new(
+                        path,
+                        format!("crds: cannot read {}: {e}", crd_path.display()),
+                    )
+                })?;
+                crds.push(parse(&crd_path, &text)?);
+            }
+        }
+    }
+    for (i, case) in file.cases.iter().enumerate() {
+        if case.name.is_empty() {
+            return Err(FixtureError::new(path, format!("cases[{i}] has no name")));
+        }
+    }
+    Ok(LoadedSuite {
+        file,
+        crds,
+        path: path.to_owned(),
+    })
+}
+
+/// Parses a suite from `text` (its CRDs must be inline); `origin` names it in errors.
+pub(crate) fn parse_str(
+    origin: &str,
+    text: &str,
+) -> Result<(Vec<TestCase>, Vec<Value>), FixtureError> {
+    let path = Path::new(origin);
+    let file: SuiteFile = parse(path, text)?;
+    let mut crds = Vec::new();
+    for source in file.crds {
+        match source {
+            CrdSource::Inline(crd) => crds.push(crd),
+            CrdSource::File(f) => {
+                return Err(FixtureError::new(
+                    path,
+                    format!("crds: {f:?} is a file; a suite read from a string needs inline CRDs"),
+                ));
+            }
+        }
+    }
+    Ok((file.cases, crds))
+}
+
+/// Writes `suite` back to its file with each case's expectations replaced by what it
+/// observed (cases that did not run keep theirs). Comments in the file are not kept.
+pub(crate) fn overwrite(
+    suite: &LoadedSuite,
+    observed: &[Option<Expectations>],
+) -> Result<(), FixtureError> {
+    let mut file = suite.file.clone();
+    for (case, seen) in file.cases.iter_mut().zip(observed) {
+        if let Some(seen) = seen {
+            let mut expect = seen.clone();
+            if case.resource.is_none() {
+                expect.resource = None;
+            }
+            case.expect = expect;
+        }
+    }
+    let text = serde_saphyr::to_string(&file)
+        .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))?;
+    std::fs::write(&suite.path, text)
+        .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))
+}
