@@ -54,8 +54,8 @@ impl Common {
         mut report: Report,
         observed: &[Option<crate::expect::Expectations>],
     ) -> Report {
-        let overwrite = self.overwrite.unwrap_or_else(overwrite_mode);
-        if let (true, Some(source)) = (overwrite, &self.source) {
+        let rewrite = self.overwrite.unwrap_or_else(overwrite_mode);
+        if let (true, Some(source)) = (rewrite, &self.source) {
             match overwrite(source, observed) {
                 Ok(()) => {
                     eprintln!("recon-testing: rewrote {}", source.path.display());
