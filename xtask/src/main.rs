@@ -6,7 +6,29 @@ use std::process::{Command, ExitCode};
 struct Task {
     name: &'static str,
     about: &'static str,
-    steps: &'static [&'static [&'static str]],
+    steps: &'static [Step],
+}
+
+/// One command, with the environment variables it needs.
+struct Step {
+    env: &'static [(&'static str, &'static str)],
+    command: &'static [&'static str],
+}
+
+const fn run(command: &'static [&'static str]) -> Step {
+    Step { env: &[], command }
+}
+
+impl Step {
+    /// The step as a shell line.
+    fn line(&self) -> String {
+        let env: Vec<String> = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?} "))
+            .collect();
+        format!("{}{}", env.concat(), self.command.join(" "))
+    }
 }
 
 const TASKS: &[Task] = &[
@@ -14,8 +36,8 @@ const TASKS: &[Task] = &[
         name: "check",
         about: "what CI and reviewers expect: formatting, clippy (warnings are errors), docs, tests",
         steps: &[
-            &["cargo", "fmt", "--all", "--", "--check"],
-            &[
+            run(&["cargo", "fmt", "--all", "--", "--check"]),
+            run(&[
                 "cargo",
                 "clippy",
                 "--workspace",
@@ -23,27 +45,46 @@ const TASKS: &[Task] = &[
                 "--",
                 "-D",
                 "warnings",
-            ],
-            &["cargo", "doc", "--workspace", "--no-deps"],
-            &["cargo", "test", "--workspace"],
+            ]),
+            Step {
+                env: &[("RUSTDOCFLAGS", "-D warnings")],
+                command: &["cargo", "doc", "--workspace", "--no-deps"],
+            },
+            run(&["cargo", "test", "--workspace"]),
         ],
     },
     Task {
         name: "bench",
-        about: "measure the in-memory API server (release build; figures for PERFORMANCE.md)",
-        steps: &[&[
-            "cargo",
-            "bench",
-            "-p",
-            "recon-core",
-            "--bench",
-            "fake_apiserver",
-        ]],
+        about: "measure the in-memory API server and the test harness (release build)",
+        steps: &[
+            run(&[
+                "cargo",
+                "bench",
+                "-p",
+                "recon-core",
+                "--bench",
+                "fake_apiserver",
+            ]),
+            run(&["cargo", "bench", "-p", "recon-testing", "--bench", "cases"]),
+        ],
+    },
+    Task {
+        name: "fixtures",
+        about: "regenerate YAML suite expectations and generated manifests (review with git diff)",
+        steps: &[
+            Step {
+                env: &[("RECON_FIXTURES", "overwrite")],
+                command: &["cargo", "test", "--workspace"],
+            },
+            run(&[
+                "git", "status", "--short", "--", "fixtures", "crates", "examples",
+            ]),
+        ],
     },
     Task {
         name: "tour",
         about: "run the in-memory API server tour (the README's run command)",
-        steps: &[&["cargo", "run", "-p", "fake-apiserver-tour"]],
+        steps: &[run(&["cargo", "run", "-p", "fake-apiserver-tour"])],
     },
 ];
 
@@ -59,24 +100,27 @@ fn main() -> ExitCode {
         eprintln!("usage: cargo xtask <task>\n\ntasks:");
         for t in TASKS {
             eprintln!("  {:<8} {}", t.name, t.about);
+            for step in t.steps {
+                eprintln!("  {:<8}   $ {}", "", step.line());
+            }
         }
         return ExitCode::from(2);
     };
     for step in task.steps {
-        eprintln!("$ {}", step.join(" "));
-        let mut command = Command::new(step[0]);
-        command.args(&step[1..]);
-        if step[1] == "doc" {
-            command.env("RUSTDOCFLAGS", "-D warnings");
-        }
+        let line = step.line();
+        eprintln!("$ {line}");
+        let mut command = Command::new(step.command[0]);
+        command
+            .args(&step.command[1..])
+            .envs(step.env.iter().copied());
         match command.status() {
             Ok(status) if status.success() => {}
             Ok(status) => {
-                eprintln!("`{}` failed ({status})", step.join(" "));
+                eprintln!("`{line}` failed ({status})");
                 return ExitCode::FAILURE;
             }
             Err(err) => {
-                eprintln!("could not run `{}`: {err}", step[0]);
+                eprintln!("could not run `{}`: {err}", step.command[0]);
                 return ExitCode::FAILURE;
             }
         }

@@ -190,7 +190,10 @@ impl<E: StdError + Send + Sync + 'static> From<E> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner.cause {
-            Cause::One(e) => write!(f, "{e}"),
+            Cause::One(e) => match e.downcast_ref::<kube::Error>() {
+                Some(api) => f.write_str(&describe_failure(api)),
+                None => write!(f, "{e}"),
+            },
             Cause::Many(errors) => {
                 for (i, e) in errors.iter().enumerate() {
                     if i > 0 {
@@ -217,6 +220,16 @@ impl fmt::Display for Error {
     }
 }
 
+/// How a failed request reads: the API server's message for an API error, as Go's
+/// `StatusError` prints (kube's own text adds a debug dump of the whole `Status`); else the
+/// error itself.
+pub(crate) fn describe_failure(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
@@ -235,6 +248,14 @@ mod tests {
 
     fn loud() -> Error {
         Error::msg("boom")
+    }
+
+    #[test]
+    fn an_api_error_reads_as_the_servers_message() {
+        let status = kube::core::Status::failure("slow down", "TooManyRequests").with_code(429);
+        let err: Error = kube::Error::Api(Box::new(status)).into();
+        assert_eq!(err.to_string(), "slow down");
+        assert_eq!(err.as_api_error().map(|s| s.code), Some(429));
     }
 
     #[test]

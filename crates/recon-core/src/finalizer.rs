@@ -6,7 +6,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::error::Error;
+use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
@@ -77,7 +77,10 @@ async fn patch_finalizers<R: Reconciled>(
             Ok(())
         }
         Err(err) => {
-            let note = format!("Failed to patch finalizer {finalizer:?}: {err}");
+            let note = format!(
+                "Failed to patch finalizer {finalizer:?}: {}",
+                describe_failure(&err)
+            );
             ctx.publish(
                 &regarding,
                 Event::warning("FinalizerPatchFailed", "PatchFinalizer", note),

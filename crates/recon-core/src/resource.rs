@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use crate::conditions::{ConditionedStatus, keep_transition_times};
 use crate::config::Config;
 use crate::context::{Context, Request};
-use crate::error::Error;
+use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
@@ -279,13 +279,13 @@ impl<R: Reconciled> ResourceReconciler<R> {
                     Event::warning(
                         "StatusPatchFailed",
                         "PatchStatus",
-                        format!("Failed to patch status: {err}"),
+                        format!("Failed to patch status: {}", describe_failure(&err)),
                     )
                 } else {
                     Event::warning(
                         "StatusUpdateFailed",
                         "UpdateStatus",
-                        format!("Failed to update status: {err}"),
+                        format!("Failed to update status: {}", describe_failure(&err)),
                     )
                 };
                 ctx.publish(&regarding, event).await;

@@ -1,19 +1,21 @@
 //! Finalizers on the reconciled resource against the in-memory API server: `add_finalizer` and
-//! `clear_finalizer` (a JSON merge patch carrying the resourceVersion read, the answer copied
-//! back, an event each time), and `WithFinalizer` under a `ResourceReconciler`.
+//! `clear_finalizer` called directly (a JSON merge patch carrying the resourceVersion read, the
+//! answer copied back, an event each time), then `WithFinalizer` under a `ResourceReconciler`,
+//! as tables.
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
 use common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use recon_core::fake::{ApiServer, RecordedRequest, Verb};
+use kube::{CustomResourceExt, Resource};
+use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use recon_core::{
     Config, Context, Event, EventLog, EventType, Request, ResourceReconciler, SyncReconciler,
     WithFinalizer, add_finalizer, clear_finalizer,
 };
+use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde_json::json;
 
 const FINALIZER: &str = "example.com/f";
@@ -44,32 +46,6 @@ fn resource_version(w: &Widget) -> String {
 
 fn last_request(server: &ApiServer) -> RecordedRequest {
     server.requests().last().cloned().expect("a request")
-}
-
-fn configmaps(server: &ApiServer) -> Api<ConfigMap> {
-    Api::namespaced(server.client(), "default")
-}
-
-/// The requests served, as `verb resource/name -> code`.
-fn summary(server: &ApiServer) -> Vec<String> {
-    server
-        .requests()
-        .iter()
-        .map(|r| {
-            // A create names its object in the body, not in the URL.
-            let name = r.name.clone().or_else(|| {
-                let body = r.body_json()?;
-                body["metadata"]["name"].as_str().map(str::to_owned)
-            });
-            format!(
-                "{} {}/{} -> {}",
-                r.verb.as_str(),
-                r.resource,
-                name.unwrap_or_default(),
-                r.status
-            )
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -271,147 +247,229 @@ async fn a_stale_resource_version_makes_add_finalizer_a_409_with_a_warning_event
 
 // ---- WithFinalizer ----
 
-/// Inner reconciler: on a live widget it records the finalizers it sees and creates a
-/// ConfigMap; on a terminating one it records that and deletes the ConfigMap.
-fn inner(seen: &Arc<Mutex<Vec<String>>>) -> SyncReconciler<Widget> {
-    let (sync_seen, finalize_seen) = (seen.clone(), seen.clone());
+const CHILD: &str = "w-child";
+
+/// Inner reconciler: on a live widget it says which finalizers it sees and creates a ConfigMap;
+/// on a terminating one it says that and deletes the ConfigMap. What it sees shows whether the
+/// finalizer was added before it ran, and is still there while it finalizes.
+fn inner() -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new("Child")
-        .sync(move |ctx, w| {
-            let seen = sync_seen.clone();
+        .sync(|ctx, w| {
             Box::pin(async move {
-                seen.lock()
-                    .unwrap()
-                    .push(format!("sync saw {:?}", w.metadata.finalizers));
-                let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), "default");
+                saw(ctx, w, "sync").await;
                 let mut child = ConfigMap::default();
-                child.metadata.name = Some("w-child".to_owned());
-                api.create(&PostParams::default(), &child).await?;
+                child.metadata.name = Some(CHILD.to_owned());
+                configmaps_of(ctx.config())
+                    .create(&PostParams::default(), &child)
+                    .await?;
                 Ok(())
             })
         })
-        .finalize(move |ctx, w| {
-            let seen = finalize_seen.clone();
+        .finalize(|ctx, w| {
             Box::pin(async move {
-                seen.lock()
-                    .unwrap()
-                    .push(format!("finalize saw {:?}", w.metadata.finalizers));
-                let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), "default");
-                api.delete("w-child", &DeleteParams::default()).await?;
+                saw(ctx, w, "finalize").await;
+                configmaps_of(ctx.config())
+                    .delete(CHILD, &DeleteParams::default())
+                    .await?;
                 Ok(())
             })
         })
 }
 
-fn entries(seen: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
-    seen.lock().unwrap().clone()
+fn configmaps_of(config: &Config) -> Api<ConfigMap> {
+    Api::namespaced(config.client().clone(), "default")
 }
 
-#[tokio::test]
-async fn with_finalizer_adds_the_finalizer_before_the_inner_reconciler_runs() {
-    let (server, _events, config) = setup().await;
-    create_widget(&server, "w", &[]).await;
-    let seen = Arc::default();
-    let reconciler = ResourceReconciler::new(config, WithFinalizer::new(FINALIZER, inner(&seen)));
-    server.clear_requests();
-
-    reconciler
-        .reconcile(&Request::namespaced("default", "w"))
-        .await
-        .unwrap();
-
-    assert_eq!(
-        summary(&server),
-        [
-            "get widgets/w -> 200",
-            "patch widgets/w -> 200",
-            "create configmaps/w-child -> 201",
-        ]
+/// Publishes which finalizers `hook` saw on `w`.
+async fn saw(ctx: &Context, w: &Widget, hook: &str) {
+    let note = format!(
+        "{hook} saw {:?}",
+        w.metadata.finalizers.clone().unwrap_or_default()
     );
-    assert_eq!(entries(&seen), ["sync saw Some([\"example.com/f\"])"]);
-    let stored = widgets(&server).get("w").await.unwrap();
-    assert_eq!(finalizers(&stored), Some(vec![FINALIZER.to_owned()]));
+    ctx.publish(&w.object_ref(&()), Event::normal("Saw", "Test", note))
+        .await;
 }
 
-#[tokio::test]
-async fn with_finalizer_after_delete_runs_inner_then_clears_the_finalizer_and_the_resource_is_gone()
+fn saw_event(hook: &str) -> EventRef {
+    EventRef::normal("Saw", &format!("{hook} saw [\"{FINALIZER}\"]"))
+}
+
+fn finalizer_patched() -> EventRef {
+    EventRef::normal(
+        "FinalizerPatched",
+        &format!("Patched finalizer \"{FINALIZER}\""),
+    )
+}
+
+fn finalizer_patch(finalizers: serde_json::Value) -> PatchRef {
+    PatchRef::merge(
+        "Widget",
+        Some("default"),
+        "w",
+        json!({"metadata": {"finalizers": finalizers}}),
+    )
+}
+
+/// The live widget `w` in `default`, with no finalizer.
+fn live() -> Widget {
+    let mut w = widget("w", 1);
+    w.metadata.namespace = Some("default".to_owned());
+    w
+}
+
+/// The widget `w`, deleted while the finalizer keeps it: terminating.
+fn terminating() -> Widget {
+    let mut w = live();
+    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
+    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
+    w
+}
+
+/// The ConfigMap the inner reconciler manages, as stored.
+fn child() -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CHILD, "namespace": "default"}})
+}
+
+/// The ConfigMap the inner reconciler creates, as sent.
+fn child_created() -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CHILD}})
+}
+
+fn child_deleted() -> DeleteRef {
+    DeleteRef {
+        kind: "ConfigMap".to_owned(),
+        group: None,
+        namespace: Some("default".to_owned()),
+        name: CHILD.to_owned(),
+    }
+}
+
+fn reconcile_w() -> TestCase {
+    TestCase::reconcile(Request::namespaced("default", "w"))
+}
+
+/// The requests the reconciler sent, as `METHOD path -> code`.
+fn sent(env: &TestEnv) -> Vec<String> {
+    env.server()
+        .requests()
+        .iter()
+        .filter(|r| r.origin == RequestOrigin::Client)
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Checks the reconciler sent exactly `expected`, in this order (reads included, which the
+/// table's own expectations leave out, and the order between kinds of writes).
+fn check_sent(env: &TestEnv, expected: &[&str]) -> Result<(), String> {
+    let sent = sent(env);
+    if sent == expected {
+        Ok(())
+    } else {
+        Err(format!("sent {sent:#?}"))
+    }
+}
+
+/// The stored object `name` in `default`, if any, read without a request.
+fn stored<K>(env: &TestEnv, name: &str) -> Result<Option<K>, String>
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
 {
-    let (server, events, config) = setup().await;
-    create_widget(&server, "w", &[]).await;
-    let seen = Arc::default();
-    let reconciler = ResourceReconciler::new(config, WithFinalizer::new(FINALIZER, inner(&seen)));
-    let request = Request::namespaced("default", "w");
-    reconciler.reconcile(&request).await.unwrap();
-    widgets(&server)
-        .delete("w", &DeleteParams::default())
-        .await
-        .unwrap();
-    assert!(
-        widgets(&server)
-            .get("w")
-            .await
-            .unwrap()
-            .metadata
-            .deletion_timestamp
-            .is_some(),
-        "the finalizer keeps it, terminating"
-    );
-    server.clear_requests();
-
-    reconciler.reconcile(&request).await.unwrap();
-
-    assert_eq!(
-        summary(&server),
-        [
-            "get widgets/w -> 200",
-            "delete configmaps/w-child -> 200",
-            "patch widgets/w -> 200",
-        ]
-    );
-    let patch = last_request(&server);
-    assert_eq!(
-        patch.body_json().unwrap()["metadata"]["finalizers"],
-        json!(null)
-    );
-    assert_eq!(
-        entries(&seen),
-        [
-            "sync saw Some([\"example.com/f\"])",
-            "finalize saw Some([\"example.com/f\"])",
-        ]
-    );
-    assert_eq!(status(widgets(&server).get("w").await).code, 404);
-    assert_eq!(status(configmaps(&server).get("w-child").await).code, 404);
-    let reasons: Vec<String> = events
-        .events()
-        .into_iter()
-        .map(|e| e.event.reason)
-        .collect();
-    assert_eq!(reasons, ["FinalizerPatched", "FinalizerPatched"]);
+    env.server()
+        .stored_as::<K>(Some("default"), name)
+        .map_err(|e| e.to_string())
 }
 
-#[tokio::test]
-async fn with_finalizer_not_ready_to_clear_keeps_the_finalizer() {
-    let (server, _events, config) = setup().await;
-    create_widget(&server, "w", &[]).await;
-    let seen = Arc::default();
-    let tree = WithFinalizer::new(FINALIZER, inner(&seen)).ready_to_clear(|_, _| false);
-    let reconciler = ResourceReconciler::new(config, tree);
-    let request = Request::namespaced("default", "w");
-    reconciler.reconcile(&request).await.unwrap();
-    widgets(&server)
-        .delete("w", &DeleteParams::default())
-        .await
-        .unwrap();
-    server.clear_requests();
+const GET_W: &str = "GET /apis/example.com/v1/namespaces/default/widgets/w -> 200";
+const PATCH_W: &str = "PATCH /apis/example.com/v1/namespaces/default/widgets/w -> 200";
+const DELETE_CHILD: &str = "DELETE /api/v1/namespaces/default/configmaps/w-child -> 200";
 
-    reconciler.reconcile(&request).await.unwrap();
+#[test]
+fn with_finalizer() {
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "a live resource gets the finalizer before the inner reconciler runs",
+            reconcile_w()
+                .given(&live())
+                .expect_patch(finalizer_patch(json!([FINALIZER])))
+                .expect_create(&child_created())
+                .expect_event(finalizer_patched())
+                .expect_event(saw_event("sync"))
+                .verify(|env, _| {
+                    check_sent(
+                        env,
+                        &[
+                            GET_W,
+                            PATCH_W,
+                            "POST /api/v1/namespaces/default/configmaps -> 201",
+                        ],
+                    )?;
+                    let stored = stored::<Widget>(env, "w")?.ok_or("the widget is gone")?;
+                    if finalizers(&stored) == Some(vec![FINALIZER.to_owned()]) {
+                        Ok(())
+                    } else {
+                        Err(format!("stored finalizers: {:?}", finalizers(&stored)))
+                    }
+                }),
+        )
+        .case(
+            "a terminating resource gets the inner finalize, then loses the finalizer, and is gone",
+            reconcile_w()
+                .given(&terminating())
+                .given(&child())
+                .expect_delete(child_deleted())
+                .expect_patch(finalizer_patch(json!(null)))
+                .expect_event(saw_event("finalize"))
+                .expect_event(finalizer_patched())
+                .verify(|env, _| {
+                    check_sent(env, &[GET_W, DELETE_CHILD, PATCH_W])?;
+                    match (
+                        stored::<Widget>(env, "w")?,
+                        stored::<ConfigMap>(env, CHILD)?,
+                    ) {
+                        (None, None) => Ok(()),
+                        left => Err(format!("still stored: {left:?}")),
+                    }
+                }),
+        )
+        .run(|env| ResourceReconciler::new(env.config(), WithFinalizer::new(FINALIZER, inner())));
+}
 
-    assert_eq!(
-        summary(&server),
-        ["get widgets/w -> 200", "delete configmaps/w-child -> 200"],
-        "the finalize hook ran, and no finalizer patch was sent"
-    );
-    let stored = widgets(&server).get("w").await.unwrap();
-    assert!(stored.metadata.deletion_timestamp.is_some());
-    assert_eq!(finalizers(&stored), Some(vec![FINALIZER.to_owned()]));
+#[test]
+fn with_finalizer_not_ready_to_clear() {
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            // What tells this tree from one without `WithFinalizer` at all.
+            "a live resource still gets the finalizer",
+            reconcile_w()
+                .given(&live())
+                .expect_patch(finalizer_patch(json!([FINALIZER])))
+                .expect_create(&child_created())
+                .expect_event(finalizer_patched())
+                .expect_event(saw_event("sync")),
+        )
+        .case(
+            "a terminating resource gets the inner finalize and keeps the finalizer",
+            reconcile_w()
+                .given(&terminating())
+                .given(&child())
+                .expect_delete(child_deleted())
+                .expect_event(saw_event("finalize"))
+                .verify(|env, _| {
+                    check_sent(env, &[GET_W, DELETE_CHILD])?;
+                    let stored = stored::<Widget>(env, "w")?.ok_or("the widget is gone")?;
+                    let kept = stored.metadata.deletion_timestamp.is_some()
+                        && finalizers(&stored) == Some(vec![FINALIZER.to_owned()]);
+                    if kept {
+                        Ok(())
+                    } else {
+                        Err(format!("stored metadata: {:?}", stored.metadata))
+                    }
+                }),
+        )
+        .run(|env| {
+            let tree = WithFinalizer::new(FINALIZER, inner()).ready_to_clear(|_, _| false);
+            ResourceReconciler::new(env.config(), tree)
+        });
 }

@@ -1,400 +1,174 @@
-//! The status-write discipline of `ResourceReconciler`, on the in-memory API server: one write
-//! per reconcile, none when nothing changed, each strategy's request on the wire, and what
-//! happens when another writer gets there first.
+//! The status-write discipline of `ResourceReconciler`, as tables: one write per reconcile, none
+//! when nothing changed, each strategy's request on the wire, and what happens when another
+//! writer gets there first (seed 002's double reconcile among them).
+
+mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{CustomResource, CustomResourceExt};
-use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
+use common::task::{Task, TaskStatus, planner, set_message, set_phase};
+use kube::CustomResourceExt;
+use kube::api::{Api, Patch, PatchParams};
+use recon_core::fake::{ApiServer, Verb};
 use recon_core::{
-    Condition, ConditionSet, Config, ConflictPolicy, EventLog, IntoBoxed, Outcome, Request,
-    ResourceReconciler, Sequence, StatusStrategy, SubReconciler, SyncReconciler,
-    impl_conditioned_status,
+    ConflictPolicy, IntoBoxed, Outcome, Request, ResourceReconciler, Sequence, StatusStrategy,
+    SubReconciler, SyncReconciler,
 };
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use recon_testing::{EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde_json::{Value, json};
-
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "example.com",
-    version = "v1",
-    kind = "Task",
-    namespaced,
-    status = "TaskStatus"
-)]
-pub struct TaskSpec {
-    pub size: i32,
-}
-
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-const TASK: ConditionSet = ConditionSet::living(&["Planned", "Sized"]);
-impl_conditioned_status!(TaskStatus, TASK);
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 
-struct Setup {
-    server: ApiServer,
-    events: EventLog,
-    tasks: Api<Task>,
+fn at(time: &str) -> jiff::Timestamp {
+    time.parse().expect("a test timestamp")
 }
 
-async fn setup() -> Setup {
-    let server = ApiServer::new();
-    server
-        .install_crd(&Task::crd())
-        .await
-        .expect("install Task CRD");
-    let tasks: Api<Task> = Api::namespaced(server.client(), "default");
-    let task = Task::new("t", TaskSpec { size: 3 });
-    tasks
-        .create(&PostParams::default(), &task)
-        .await
-        .expect("create task");
-    server.clear_requests();
-    Setup {
-        server,
-        events: EventLog::default(),
-        tasks,
+/// The task `t` in `default`, with `status` unless it is null.
+fn task(status: Value) -> Value {
+    let mut task = json!({
+        "apiVersion": "example.com/v1",
+        "kind": "Task",
+        "metadata": {"name": "t", "namespace": "default"},
+        "spec": {"size": 3},
+    });
+    if !status.is_null() {
+        task["status"] = status;
     }
+    task
 }
 
-impl Setup {
-    fn config(&self) -> Config {
-        Config::new(self.server.client(), "test").with_recorder(self.events.clone())
-    }
-
-    fn reconciler(&self, tree: impl SubReconciler<Task> + 'static) -> ResourceReconciler<Task> {
-        ResourceReconciler::new(self.config(), tree).manage_status()
-    }
-
-    async fn reconcile(&self, reconciler: &ResourceReconciler<Task>) -> Outcome {
-        let request = Request::namespaced("default", "t");
-        reconciler
-            .reconcile_at(&request, NOW.parse().unwrap())
-            .await
-            .expect("reconcile")
-    }
-
-    /// Requests the code under test sent (not the set-up's, not concurrent writers').
-    /// A first reconcile leaves the task `Pending`; the log starts after it.
-    async fn pending(&self) {
-        self.reconcile(&self.reconciler(set_phase("Pending"))).await;
-        self.server.clear_requests();
-    }
-
-    fn client_requests(&self) -> Vec<RecordedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| r.origin == RequestOrigin::Client)
-            .collect()
-    }
-
-    fn status_writes(&self) -> Vec<RecordedRequest> {
-        self.client_requests()
-            .into_iter()
-            .filter(|r| r.subresource.as_deref() == Some("status") && r.verb != Verb::Get)
-            .collect()
-    }
-
-    async fn stored(&self) -> TaskStatus {
-        self.tasks
-            .get("t")
-            .await
-            .unwrap()
-            .status
-            .unwrap_or_default()
-    }
+fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "message": message,
+           "lastTransitionTime": "2024-05-01T10:00:00Z"})
 }
 
-/// Sets `status.phase`; `Sized` is true once the task runs.
-fn set_phase(phase: &'static str) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Phase").sync(move |ctx, task| {
-        Box::pin(async move {
-            let status = task.status.get_or_insert_default();
-            status.phase = Some(phase.to_owned());
-            let mut conditions = TASK.manage(&mut status.conditions, ctx.now());
-            if phase == "Running" {
-                conditions.mark_true("Sized", "Sized", "");
-            } else {
-                conditions.mark_false("Sized", "Waiting", "not sized yet");
-            }
-            Ok(())
-        })
+/// The conditions `manage_status` initializes.
+fn initialized() -> Value {
+    json!([
+        condition("Planned", "Unknown", "Initializing", ""),
+        condition("Ready", "Unknown", "Initializing", ""),
+        condition("Sized", "Unknown", "Initializing", ""),
+    ])
+}
+
+/// A status `manage_status` has seen once, with `fields` set.
+fn status(fields: Value) -> Value {
+    let mut status = json!({"observedGeneration": 1, "conditions": initialized()});
+    if let (Some(status), Value::Object(fields)) = (status.as_object_mut(), fields) {
+        status.extend(fields);
+    }
+    status
+}
+
+/// The conditions once `set_phase("Running")` runs on a pending task: `Sized` turns true, and
+/// `Ready` stays false until every dependent is true (knative's `MarkTrue` rule, which
+/// reconciler.io keeps).
+fn running_after_pending() -> Value {
+    json!([
+        condition("Planned", "Unknown", "Initializing", ""),
+        condition("Ready", "False", "Waiting", "not sized yet"),
+        condition("Sized", "True", "Sized", ""),
+    ])
+}
+
+/// `conditions` with the concurrent writer's `Other` added (conditions are kept sorted by type).
+fn with_other(conditions: Value) -> Value {
+    let mut all = vec![condition("Other", "True", "Other", "")];
+    all.extend(conditions.as_array().cloned().unwrap_or_default());
+    Value::Array(all)
+}
+
+/// What a first `set_phase("Pending")` reconcile leaves.
+fn pending() -> Value {
+    json!({
+        "observedGeneration": 1,
+        "phase": "Pending",
+        "conditions": [
+            condition("Planned", "Unknown", "Initializing", ""),
+            condition("Ready", "False", "Waiting", "not sized yet"),
+            condition("Sized", "False", "Waiting", "not sized yet"),
+        ],
     })
 }
 
-/// Sets `status.message`.
-fn set_message(message: &'static str) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Message").sync(move |_, task| {
-        Box::pin(async move {
-            task.status.get_or_insert_default().message = Some(message.to_owned());
-            Ok(())
-        })
+/// What `running_and_working` leaves on a fresh task.
+fn running_and_working() -> Value {
+    json!({
+        "observedGeneration": 1,
+        "phase": "Running",
+        "message": "working",
+        "conditions": [
+            condition("Planned", "Unknown", "Initializing", ""),
+            condition("Ready", "Unknown", "Initializing", ""),
+            condition("Sized", "True", "Sized", ""),
+        ],
     })
+}
+
+fn status_patch(patch: Value) -> PatchRef {
+    PatchRef::merge("Task", Some("default"), "t", patch)
+}
+
+fn patched() -> EventRef {
+    EventRef::normal("StatusPatched", "Patched status")
+}
+
+fn reconcile() -> TestCase {
+    TestCase::reconcile(Request::namespaced("default", "t")).at(at(NOW))
+}
+
+fn tasks() -> ReconcilerTests {
+    ReconcilerTests::new().crd(&Task::crd())
+}
+
+fn managing(env: &TestEnv, tree: impl SubReconciler<Task> + 'static) -> ResourceReconciler<Task> {
+    ResourceReconciler::new(env.config(), tree).manage_status()
+}
+
+fn stored(env: &TestEnv) -> Result<TaskStatus, String> {
+    let task = env
+        .server()
+        .stored_as::<Task>(Some("default"), "t")
+        .map_err(|e| e.to_string())?
+        .ok_or("the task is gone")?;
+    Ok(task.status.unwrap_or_default())
 }
 
 fn condition_types(status: &TaskStatus) -> Vec<&str> {
     status.conditions.iter().map(|c| c.type_.as_str()).collect()
 }
 
-// ---- one write, or none ----------------------------------------------------------------------
-
-#[tokio::test]
-async fn two_sub_reconcilers_changing_status_send_exactly_one_status_write() {
-    let s = setup().await;
-    let tree = Sequence::new([set_phase("Running").boxed(), set_message("working").boxed()]);
-    s.reconcile(&s.reconciler(tree)).await;
-
-    let verbs: Vec<(Verb, Option<String>)> = s
-        .client_requests()
-        .iter()
-        .map(|r| (r.verb, r.subresource.clone()))
-        .collect();
-    assert_eq!(
-        verbs,
-        [(Verb::Get, None), (Verb::Patch, Some("status".into()))]
-    );
-    let stored = s.stored().await;
-    assert_eq!(stored.phase.as_deref(), Some("Running"));
-    assert_eq!(stored.message.as_deref(), Some("working"));
-    assert_eq!(stored.observed_generation, Some(1));
-    assert_eq!(condition_types(&stored), ["Planned", "Ready", "Sized"]);
-    let ready = stored
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Ready")
-        .unwrap();
-    assert_eq!(
-        (ready.status.as_str(), ready.reason.as_str()),
-        ("Unknown", "Initializing")
-    );
-}
-
-#[tokio::test]
-async fn a_second_reconcile_of_an_unchanged_resource_sends_no_write() {
-    let s = setup().await;
-    let reconciler = s.reconciler(Sequence::new([
-        set_phase("Running").boxed(),
-        set_message("working").boxed(),
-    ]));
-    s.reconcile(&reconciler).await;
-    let revision = s.server.resource_version();
-    s.server.clear_requests();
-
-    // Later, with a different clock: conditions set again to equal values keep their times.
-    let later = "2024-05-02T10:00:00Z".parse().unwrap();
-    reconciler
-        .reconcile_at(&Request::namespaced("default", "t"), later)
-        .await
-        .unwrap();
-
-    let verbs: Vec<Verb> = s.client_requests().iter().map(|r| r.verb).collect();
-    assert_eq!(verbs, [Verb::Get], "steady state reads and writes nothing");
-    assert_eq!(s.server.resource_version(), revision);
-}
-
-#[tokio::test]
-async fn conditions_that_did_not_change_keep_their_transition_time() {
-    let s = setup().await;
-    let reconciler = s.reconciler(set_phase("Running"));
-    s.reconcile(&reconciler).await;
-    let first = s.stored().await;
-    // A sub-reconciler that rebuilds the conditions from scratch, stamping them "now".
-    let rebuild = SyncReconciler::<Task>::new("Rebuild").sync(|ctx, task| {
-        Box::pin(async move {
-            let status = task.status.get_or_insert_default();
-            status.conditions.clear();
-            let mut m = TASK.manage(&mut status.conditions, ctx.now());
-            m.initialize();
-            m.mark_true("Sized", "Sized", "");
+/// Checks `test` on the stored status, failing the case with `what` when it does not hold.
+fn stored_status(
+    what: &'static str,
+    test: impl Fn(&TaskStatus) -> bool + Send + Sync + 'static,
+) -> impl Fn(&TestEnv, &recon_testing::Expectations) -> Result<(), String> + Send + Sync + 'static {
+    move |env, _| {
+        let status = stored(env)?;
+        if test(&status) {
             Ok(())
-        })
-    });
-    let later = "2024-06-01T00:00:00Z".parse().unwrap();
-    s.server.clear_requests();
-    s.reconciler(rebuild)
-        .reconcile_at(&Request::namespaced("default", "t"), later)
-        .await
-        .unwrap();
-
-    assert!(
-        s.status_writes().is_empty(),
-        "equal conditions are not a change"
-    );
-    assert_eq!(s.stored().await.conditions, first.conditions);
+        } else {
+            Err(format!("{what}; stored status: {status:?}"))
+        }
+    }
 }
 
-// ---- each strategy on the wire ---------------------------------------------------------------
-
-#[tokio::test]
-async fn the_merge_patch_with_lock_strategy_sends_changed_fields_and_the_resource_version() {
-    let s = setup().await;
-    let rv = s
-        .tasks
-        .get("t")
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    s.reconcile(
-        &s.reconciler(set_message("hello"))
-            .on_conflict(ConflictPolicy::Requeue),
-    )
-    .await;
-
-    let write = &s.status_writes()[0];
-    assert_eq!(
-        write.content_type.as_deref(),
-        Some("application/merge-patch+json")
-    );
-    let body = write.body_json().unwrap();
-    assert_eq!(body["metadata"], json!({"resourceVersion": rv}));
-    assert_eq!(body["status"]["message"], "hello");
-    assert_eq!(body["status"]["observedGeneration"], 1);
-    let types: Vec<&str> = body["status"]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        types,
-        ["Planned", "Ready", "Sized"],
-        "a changed list goes whole"
-    );
-}
-
-#[tokio::test]
-async fn the_merge_patch_strategy_sends_only_the_changed_status_fields() {
-    let s = setup().await;
-    let reconciler = s
-        .reconciler(set_message("one"))
-        .status_strategy(StatusStrategy::MergePatch);
-    s.reconcile(&reconciler).await;
-    s.server.clear_requests();
-    s.reconcile(
-        &s.reconciler(set_message("two"))
-            .status_strategy(StatusStrategy::MergePatch),
-    )
-    .await;
-
-    let write = &s.status_writes()[0];
-    assert_eq!(
-        write.content_type.as_deref(),
-        Some("application/merge-patch+json")
-    );
-    assert_eq!(
-        write.body_json().unwrap(),
-        json!({"status": {"message": "two"}})
-    );
-}
-
-#[tokio::test]
-async fn the_update_strategy_puts_the_whole_object_as_read() {
-    let s = setup().await;
-    let read = s.tasks.get("t").await.unwrap();
-    s.reconcile(
-        &s.reconciler(set_message("hello"))
-            .status_strategy(StatusStrategy::Update),
-    )
-    .await;
-
-    let write = &s.status_writes()[0];
-    assert_eq!(
-        (write.verb, write.content_type.as_deref()),
-        (Verb::Update, Some("application/json"))
-    );
-    let body = write.body_json().unwrap();
-    assert_eq!(
-        body["metadata"]["resourceVersion"],
-        json!(read.metadata.resource_version)
-    );
-    assert_eq!(body["metadata"]["uid"], json!(read.metadata.uid));
-    assert_eq!(body["spec"], json!({"size": 3}));
-    assert_eq!(body["status"]["message"], "hello");
-    assert_eq!(s.events.events()[0].event.reason, "StatusUpdated");
-}
-
-#[tokio::test]
-async fn the_apply_strategy_applies_the_whole_status_with_its_field_manager() {
-    let s = setup().await;
-    let strategy = StatusStrategy::Apply {
-        field_manager: "task-controller".into(),
-        force: true,
-    };
-    // The in-memory server does not serve server-side apply yet (it answers 501): this checks
-    // what goes on the wire.
-    let result = s
-        .reconciler(set_message("hello"))
-        .status_strategy(strategy)
-        .reconcile(&Request::namespaced("default", "t"))
-        .await;
-
-    let write = &s.status_writes()[0];
-    assert_eq!(
-        write.content_type.as_deref(),
-        Some("application/apply-patch+yaml")
-    );
-    assert_eq!(
-        write.query_param("fieldManager").as_deref(),
-        Some("task-controller")
-    );
-    assert_eq!(write.query_param("force").as_deref(), Some("true"));
-    let body = write.body_json().unwrap();
-    assert_eq!(body["apiVersion"], "example.com/v1");
-    assert_eq!(body["kind"], "Task");
-    assert_eq!(
-        body["metadata"],
-        json!({"name": "t", "namespace": "default"})
-    );
-    assert_eq!(body["status"]["message"], "hello");
-    assert!(
-        body.get("spec").is_none(),
-        "apply sends only what this manager owns"
-    );
-    assert_eq!(
-        result.unwrap_err().as_api_error().map(|e| e.code),
-        Some(501)
-    );
-    assert_eq!(s.events.events()[0].event.reason, "StatusPatchFailed");
-}
-
-// ---- concurrent writers ------------------------------------------------------------------------
-
-/// Another writer adds condition `Other` and sets `status.plan` between the reconciler's GET and
-/// its status write.
+/// Arms another writer that, between the reconciler's GET and its status write, adds the
+/// condition `Other` and (when given) sets `status.plan`. It acts once, whichever of PATCH or
+/// PUT comes first.
 fn concurrent_writer(server: &ApiServer, plan: Option<&'static str>) {
-    let verb = Verb::Patch;
     let writer = move |client: kube::Client| async move {
         let tasks: Api<Task> = Api::namespaced(client, "default");
-        let fresh = tasks.get("t").await.unwrap();
+        let fresh = tasks.get("t").await.expect("the task is stored");
         let mut conditions: Vec<Value> = fresh
             .status
             .unwrap_or_default()
             .conditions
             .iter()
-            .map(|c| serde_json::to_value(c).unwrap())
+            .map(|c| serde_json::to_value(c).expect("a condition serializes"))
             .collect();
-        conditions.push(json!({"type": "Other", "status": "True", "reason": "Other", "message": "", "lastTransitionTime": "2024-01-01T00:00:00Z"}));
+        conditions.push(condition("Other", "True", "Other", ""));
         let mut status = json!({"conditions": conditions});
         if let Some(plan) = plan {
             status["plan"] = json!(plan);
@@ -406,195 +180,365 @@ fn concurrent_writer(server: &ApiServer, plan: Option<&'static str>) {
                 &Patch::Merge(json!({ "status": status })),
             )
             .await
-            .unwrap();
+            .expect("the other writer's patch lands");
     };
-    server
-        .on(verb, "tasks")
-        .subresource("status")
-        .once()
-        .before(writer);
-    server
-        .on(Verb::Update, "tasks")
-        .subresource("status")
-        .once()
-        .before(writer);
+    let acted = Arc::new(AtomicUsize::new(0));
+    for verb in [Verb::Patch, Verb::Update] {
+        let acted = acted.clone();
+        server
+            .on(verb, "tasks")
+            .subresource("status")
+            .once()
+            .before(move |client| {
+                let first = acted.fetch_add(1, Ordering::SeqCst) == 0;
+                async move {
+                    if first {
+                        writer(client).await;
+                    }
+                }
+            });
+    }
 }
 
-#[tokio::test]
-async fn merge_patch_without_a_lock_erases_a_concurrent_writers_condition() {
-    let s = setup().await;
-    s.pending().await;
-    concurrent_writer(&s.server, None);
-
-    s.reconcile(
-        &s.reconciler(set_phase("Running"))
-            .status_strategy(StatusStrategy::MergePatch),
-    )
-    .await;
-
-    let stored = s.stored().await;
-    assert_eq!(stored.phase.as_deref(), Some("Running"));
-    assert!(
-        !condition_types(&stored).contains(&"Other"),
-        "the whole list was replaced"
-    );
+fn with_concurrent_writer(case: TestCase, plan: Option<&'static str>) -> TestCase {
+    case.prepare(move |env| {
+        concurrent_writer(env.server(), plan);
+        Ok(())
+    })
 }
 
-#[tokio::test]
-async fn on_conflict_the_reconciles_changes_are_reapplied_to_the_fresh_object() {
-    let s = setup().await;
-    s.pending().await;
-    concurrent_writer(&s.server, None);
+// ---- one write, or none ----------------------------------------------------------------------
 
-    let tree = Sequence::new([set_phase("Running").boxed(), set_message("working").boxed()]);
-    s.reconcile(&s.reconciler(tree)).await;
-
-    let writes: Vec<u16> = s.status_writes().iter().map(|w| w.status).collect();
-    assert_eq!(
-        writes,
-        [409, 200],
-        "the locked patch conflicts, the re-applied one lands"
-    );
-    let stored = s.stored().await;
-    assert_eq!(
-        stored.phase.as_deref(),
-        Some("Running"),
-        "non-condition fields are re-applied"
-    );
-    assert_eq!(stored.message.as_deref(), Some("working"));
-    assert!(
-        condition_types(&stored).contains(&"Other"),
-        "the other writer's condition survives"
-    );
-    let sized = stored
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Sized")
-        .unwrap();
-    assert_eq!(sized.status, "True");
+#[test]
+fn phase_and_message() {
+    tasks()
+        .case(
+            "two sub-reconcilers changing status send exactly one status write",
+            reconcile()
+                .given(&task(Value::Null))
+                .expect_status_patch(status_patch(json!({"status": running_and_working()})))
+                .expect_event(patched()),
+        )
+        .case(
+            "a reconcile of an unchanged resource sends no write, even later",
+            reconcile()
+                .at(at("2024-05-02T10:00:00Z"))
+                .given(&task(running_and_working())),
+        )
+        .case(
+            "on conflict the reconcile's changes are re-applied to the fresh object",
+            with_concurrent_writer(reconcile().given(&task(pending())), None)
+                // The locked patch conflicts (409); the one re-applied to the fresh object,
+                // locked on its resource version, lands. A changed list goes whole.
+                .expect_status_patch(status_patch(json!({"status": {
+                    "phase": "Running", "message": "working",
+                    "conditions": running_after_pending(),
+                }})))
+                .expect_status_patch(status_patch(json!({"status": {
+                    "phase": "Running", "message": "working",
+                    "conditions": with_other(running_after_pending()),
+                }})))
+                .expect_event(patched())
+                .verify(stored_status(
+                    "the other writer's condition survives and every change lands",
+                    |s| {
+                        condition_types(s) == ["Other", "Planned", "Ready", "Sized"]
+                            && s.phase.as_deref() == Some("Running")
+                            && s.message.as_deref() == Some("working")
+                    },
+                )),
+        )
+        .run(|env| {
+            managing(
+                env,
+                Sequence::new([set_phase("Running").boxed(), set_message("working").boxed()]),
+            )
+        });
 }
 
-#[tokio::test]
-async fn the_update_strategy_re_reads_and_re_applies_on_conflict_too() {
-    let s = setup().await;
-    s.pending().await;
-    concurrent_writer(&s.server, None);
-
-    s.reconcile(
-        &s.reconciler(set_message("working"))
-            .status_strategy(StatusStrategy::Update),
-    )
-    .await;
-
-    let writes: Vec<(Verb, u16)> = s
-        .status_writes()
-        .iter()
-        .map(|w| (w.verb, w.status))
-        .collect();
-    assert_eq!(writes, [(Verb::Update, 409), (Verb::Update, 200)]);
-    let stored = s.stored().await;
-    assert_eq!(stored.message.as_deref(), Some("working"));
-    assert!(condition_types(&stored).contains(&"Other"));
+#[test]
+fn rebuilding_conditions() {
+    // A sub-reconciler that rebuilds the conditions from scratch, stamping them "now".
+    let rebuild = || {
+        SyncReconciler::<Task>::new("Rebuild").sync(|ctx, task| {
+            Box::pin(async move {
+                let status = task.status.get_or_insert_default();
+                status.conditions.clear();
+                let mut m = common::task::TASK.manage(&mut status.conditions, ctx.now());
+                m.initialize();
+                m.mark_true("Sized", "Sized", "");
+                Ok(())
+            })
+        })
+    };
+    tasks()
+        .case(
+            "conditions rebuilt with equal values keep their transition times and send no write",
+            reconcile()
+                .at(at("2024-06-01T00:00:00Z"))
+                .given(&task(running_and_working()))
+                .verify(stored_status(
+                    "the stored transition times are those of the first reconcile",
+                    |s| {
+                        s.conditions
+                            .iter()
+                            .all(|c| c.last_transition_time.0 == at(NOW))
+                    },
+                )),
+        )
+        .run(move |env| managing(env, rebuild()));
 }
 
-#[tokio::test]
-async fn the_requeue_policy_leaves_the_conflict_to_the_next_reconcile() {
-    let s = setup().await;
-    s.pending().await;
-    concurrent_writer(&s.server, None);
+// ---- each strategy on the wire ---------------------------------------------------------------
 
-    let reconciler = s
-        .reconciler(set_message("working"))
-        .on_conflict(ConflictPolicy::Requeue);
-    let outcome = s.reconcile(&reconciler).await;
+#[test]
+fn merge_patch_with_lock() {
+    tasks()
+        .case(
+            "the patch holds the changed fields and the resource version read, byte for byte",
+            reconcile()
+                .given(&task(running_and_working()))
+                .expect_status_patch(
+                    status_patch(json!({"status": {"message": "hello"}})).exactly(
+                        // The given task's resourceVersion (installing the CRD took the
+                        // revisions before it).
+                        r#"{"metadata":{"resourceVersion":"10"},"status":{"message":"hello"}}"#,
+                    ),
+                )
+                .expect_event(patched()),
+        )
+        .run(|env| managing(env, set_message("hello")).on_conflict(ConflictPolicy::Requeue));
+}
 
-    assert!(
-        outcome.requeue,
-        "the change is not dropped: the request is requeued"
-    );
-    assert_eq!(s.status_writes().len(), 1);
-    assert_eq!(s.stored().await.message, None);
-    s.reconcile(&reconciler).await;
-    assert_eq!(s.stored().await.message.as_deref(), Some("working"));
+#[test]
+fn merge_patch_with_lock_conditions() {
+    tasks()
+        .case(
+            "a changed condition list is sent whole, not as the one changed entry",
+            reconcile()
+                .given(&task(pending()))
+                .expect_status_patch(status_patch(json!({"status": {
+                    "phase": "Running",
+                    "conditions": running_after_pending(),
+                }})))
+                .expect_event(patched()),
+        )
+        .run(|env| managing(env, set_phase("Running")));
+}
+
+#[test]
+fn merge_patch() {
+    tasks()
+        .case(
+            "only the changed status fields are sent, without a lock",
+            reconcile()
+                .given(&task(status(json!({"message": "one"}))))
+                .expect_status_patch(
+                    status_patch(json!({"status": {"message": "two"}}))
+                        .exactly(r#"{"status":{"message":"two"}}"#),
+                )
+                .expect_event(patched()),
+        )
+        .run(|env| managing(env, set_message("two")).status_strategy(StatusStrategy::MergePatch));
+}
+
+#[test]
+fn merge_patch_conditions() {
+    tasks()
+        .case(
+            "without a lock a concurrent writer's condition is erased by the whole list",
+            with_concurrent_writer(reconcile().given(&task(pending())), None)
+                .expect_status_patch(status_patch(json!({"status": {
+                    "phase": "Running",
+                    "conditions": running_after_pending(),
+                }})))
+                .expect_event(patched())
+                .verify(stored_status(
+                    "the whole list was replaced: Other is gone",
+                    |s| {
+                        condition_types(s) == ["Planned", "Ready", "Sized"]
+                            && s.phase.as_deref() == Some("Running")
+                    },
+                )),
+        )
+        .run(|env| managing(env, set_phase("Running")).status_strategy(StatusStrategy::MergePatch));
+}
+
+#[test]
+fn update() {
+    tasks()
+        .case(
+            "the whole object is put as read, with the new status",
+            reconcile()
+                .given(&task(status(json!({}))))
+                .expect_status_update(&task(status(json!({"message": "hello"}))))
+                .expect_event(EventRef::normal("StatusUpdated", "Updated status"))
+                .verify(|env, _| {
+                    let put = env
+                        .server()
+                        .requests()
+                        .into_iter()
+                        .find(|r| r.verb == Verb::Update)
+                        .ok_or("no PUT was sent")?;
+                    let body = put.body_json().ok_or("the PUT has no JSON body")?;
+                    // The lock and identity are those read.
+                    if body["metadata"]["resourceVersion"] == "10"
+                        && body["metadata"]["uid"].is_string()
+                    {
+                        Ok(())
+                    } else {
+                        Err(format!("the PUT lacks what was read: {body}"))
+                    }
+                }),
+        )
+        .case(
+            "on conflict it re-reads and re-applies too",
+            with_concurrent_writer(reconcile().given(&task(pending())), None)
+                .expect_status_update(&task(json!({
+                    "observedGeneration": 1, "phase": "Pending", "message": "hello",
+                    "conditions": pending()["conditions"],
+                })))
+                .expect_status_update(&task(json!({
+                    "observedGeneration": 1, "phase": "Pending", "message": "hello",
+                    "conditions": with_other(pending()["conditions"].clone()),
+                })))
+                .expect_event(EventRef::normal("StatusUpdated", "Updated status"))
+                .verify(stored_status("the message lands and Other survives", |s| {
+                    s.message.as_deref() == Some("hello") && condition_types(s).contains(&"Other")
+                })),
+        )
+        .run(|env| managing(env, set_message("hello")).status_strategy(StatusStrategy::Update));
+}
+
+#[test]
+fn apply() {
+    // The in-memory server does not serve server-side apply yet (it answers 501): this checks
+    // what goes on the wire, and that the failure is reported.
+    tasks()
+        .case(
+            "the whole status is applied with the field manager, without the spec",
+            reconcile()
+                .given(&task(status(json!({}))))
+                .expect_status_apply(PatchRef::apply(
+                    "Task",
+                    Some("default"),
+                    "t",
+                    json!({
+                        "apiVersion": "example.com/v1",
+                        "kind": "Task",
+                        "metadata": {"name": "t", "namespace": "default"},
+                        "status": status(json!({"message": "hello"})),
+                    }),
+                ))
+                .expect_event(EventRef::warning(
+                    "StatusPatchFailed",
+                    "Failed to patch status: recon's in-memory ApiServer does not implement \
+                     server-side apply yet; send a JSON merge patch or a JSON patch",
+                ))
+                .expect_error("does not implement server-side apply")
+                .verify(|env, _| {
+                    let apply = env
+                        .server()
+                        .requests()
+                        .into_iter()
+                        .find(|r| r.verb == Verb::Patch)
+                        .ok_or("no PATCH was sent")?;
+                    let query = (
+                        apply.query_param("fieldManager"),
+                        apply.query_param("force"),
+                    );
+                    if query == (Some("task-controller".into()), Some("true".into())) {
+                        Ok(())
+                    } else {
+                        Err(format!("fieldManager and force: {query:?}"))
+                    }
+                }),
+        )
+        .run(|env| {
+            managing(env, set_message("hello")).status_strategy(StatusStrategy::Apply {
+                field_manager: "task-controller".into(),
+                force: true,
+            })
+        });
+}
+
+#[test]
+fn requeue_on_conflict() {
+    tasks()
+        .case(
+            "the requeue policy leaves the conflict to the next reconcile",
+            with_concurrent_writer(reconcile().given(&task(pending())), None)
+                .expect_status_patch(status_patch(json!({"status": {"message": "working"}})))
+                .expect_result(Outcome::requeue())
+                .verify(stored_status("the change is not written this time", |s| {
+                    s.message.is_none()
+                })),
+        )
+        .case(
+            "the next reconcile writes the change",
+            reconcile()
+                .given(&task(pending()))
+                .expect_status_patch(status_patch(json!({"status": {"message": "working"}})))
+                .expect_event(patched()),
+        )
+        .run(|env| managing(env, set_message("working")).on_conflict(ConflictPolicy::Requeue));
 }
 
 // ---- seed 002: two reconciles both see an empty plan -------------------------------------------
 
-/// Builds a plan when the status has none, counting the plans it builds.
-fn planner(built: Arc<AtomicUsize>) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Plan").sync(move |_, task| {
-        let built = built.clone();
-        Box::pin(async move {
-            let status = task.status.get_or_insert_default();
-            if status.plan.is_none() {
-                built.fetch_add(1, Ordering::SeqCst);
-                status.plan = Some("plan-from-this-reconcile".into());
-            }
-            Ok(())
-        })
-    })
-}
-
-#[tokio::test]
-async fn with_the_optimistic_lock_a_double_reconcile_ends_with_one_plan() {
-    let s = setup().await;
+#[test]
+fn double_reconcile_with_the_lock() {
     let built = Arc::new(AtomicUsize::new(0));
-    let reconciler = s.reconciler(planner(built.clone()));
-    // The other reconcile saw the same empty plan and wrote its own first.
-    concurrent_writer(&s.server, Some("plan-from-the-other-reconcile"));
-
-    let outcome = s.reconcile(&reconciler).await;
-    assert!(
-        outcome.requeue,
-        "both changed status.plan: nothing is overwritten, the request requeues"
-    );
-    assert_eq!(
-        s.stored().await.plan.as_deref(),
-        Some("plan-from-the-other-reconcile")
-    );
-
-    // The requeued reconcile sees the stored plan and builds none.
-    s.reconcile(&reconciler).await;
+    let counted = built.clone();
+    tasks()
+        .case(
+            "both changed status.plan: nothing is overwritten and the request requeues",
+            // The other reconcile saw the same empty plan and wrote its own first.
+            with_concurrent_writer(
+                reconcile().given(&task(status(json!({})))),
+                Some("plan-from-the-other-reconcile"),
+            )
+            .expect_status_patch(status_patch(
+                json!({"status": {"plan": "plan-from-this-reconcile"}}),
+            ))
+            .expect_result(Outcome::requeue())
+            .verify(stored_status("one plan, the first one written", |s| {
+                s.plan.as_deref() == Some("plan-from-the-other-reconcile")
+            })),
+        )
+        .case(
+            "the requeued reconcile sees the stored plan and builds none",
+            reconcile().given(&task(status(
+                json!({"plan": "plan-from-the-other-reconcile"}),
+            ))),
+        )
+        .run(|env| managing(env, planner(counted.clone())));
     assert_eq!(
         built.load(Ordering::SeqCst),
         1,
-        "only the first reconcile built one"
-    );
-    assert_eq!(
-        s.stored().await.plan.as_deref(),
-        Some("plan-from-the-other-reconcile"),
-        "one plan, the first one written"
+        "only the conflicting reconcile built a plan"
     );
 }
 
-#[tokio::test]
-async fn without_the_lock_the_double_reconcile_overwrites_the_first_plan() {
-    let s = setup().await;
-    let reconciler = s
-        .reconciler(planner(Arc::new(AtomicUsize::new(0))))
-        .status_strategy(StatusStrategy::MergePatch);
-    concurrent_writer(&s.server, Some("plan-from-the-other-reconcile"));
-
-    s.reconcile(&reconciler).await;
-
-    assert_eq!(
-        s.stored().await.plan.as_deref(),
-        Some("plan-from-this-reconcile"),
-        "last write wins: the other reconcile's plan is silently replaced"
-    );
-}
-
-// ---- events ------------------------------------------------------------------------------------
-
-#[tokio::test]
-async fn a_status_write_publishes_a_status_patched_event_about_the_resource() {
-    let s = setup().await;
-    s.reconcile(&s.reconciler(set_message("hello"))).await;
-
-    let events = s.events.events();
-    assert_eq!(events.len(), 1);
-    assert_eq!(events[0].event.reason, "StatusPatched");
-    assert_eq!(events[0].event.note.as_deref(), Some("Patched status"));
-    assert_eq!(events[0].regarding.kind.as_deref(), Some("Task"));
-    assert_eq!(events[0].regarding.name.as_deref(), Some("t"));
+#[test]
+fn double_reconcile_without_the_lock() {
+    tasks()
+        .case(
+            "last write wins: the other reconcile's plan is silently replaced",
+            with_concurrent_writer(
+                reconcile().given(&task(status(json!({})))),
+                Some("plan-from-the-other-reconcile"),
+            )
+            .expect_status_patch(status_patch(
+                json!({"status": {"plan": "plan-from-this-reconcile"}}),
+            ))
+            .expect_event(patched())
+            .verify(stored_status(
+                "this reconcile's plan replaced the other",
+                |s| s.plan.as_deref() == Some("plan-from-this-reconcile"),
+            )),
+        )
+        .run(|env| {
+            managing(env, planner(Arc::default())).status_strategy(StatusStrategy::MergePatch)
+        });
 }

@@ -141,6 +141,10 @@ pub struct TestCase {
     /// Failures injected into matching requests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reactors: Vec<ReactorSpec>,
+    /// Free-form values the table's factory reads ([`TestEnv::metadata`]) to build the
+    /// reconciler a case needs, such as which step should fail.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, Value>,
     /// More clusters, by config name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub additional_configs: BTreeMap<String, ExpectConfig>,
@@ -189,6 +193,23 @@ impl TestCase {
                 None
             }
         }
+    }
+
+    /// Sets `metadata[key]`, for the table's factory to read with [`TestEnv::metadata`].
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::TestCase;
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "w")).metadata("failAt", &"Plan");
+    /// assert_eq!(case.metadata["failAt"], "Plan");
+    /// ```
+    #[must_use]
+    pub fn metadata(mut self, key: &str, value: &impl Serialize) -> Self {
+        if let Some(v) = self.json(&format!("metadata.{key}"), value) {
+            self.metadata.insert(key.to_owned(), v);
+        }
+        self
     }
 
     /// Names the case.

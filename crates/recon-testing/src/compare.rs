@@ -31,8 +31,8 @@ impl Mismatch {
 pub(crate) struct Options {
     /// Keep the fields the server sets.
     pub(crate) server_fields: bool,
-    /// Colour the diffs.
-    pub(crate) color: bool,
+    /// Compare the result of a failed reconcile too (the outcome its error carries).
+    pub(crate) result_on_error: bool,
 }
 
 fn to_json(value: &impl Serialize) -> Value {
@@ -49,7 +49,6 @@ fn compare_list<T: Serialize>(
     name: &str,
     expected: &[T],
     observed: &[T],
-    options: Options,
     canonical: impl Fn(&T, Option<&T>) -> Value,
     out: &mut Vec<Mismatch>,
 ) {
@@ -58,7 +57,7 @@ fn compare_list<T: Serialize>(
         match (expected.get(i), observed.get(i)) {
             (Some(e), Some(o)) => {
                 let (e, o) = (canonical(e, None), canonical(o, Some(e)));
-                if let Some(diff) = json_diff(&e, &o, options.color) {
+                if let Some(diff) = json_diff(&e, &o, false) {
                     out.push(Mismatch::new(
                         label,
                         format!("differs (-expected, +actual):\n{diff}"),
@@ -73,7 +72,7 @@ fn compare_list<T: Serialize>(
                 ),
             )),
             (None, Some(o)) => out.push(Mismatch::new(
-                format!("{name}[{i}]"),
+                format!("expect.{name}[{i}]"),
                 format!(
                     "was observed but not expected:\n{}",
                     pretty(&canonical(o, None))
@@ -140,11 +139,11 @@ fn compare_patches(
         }
         v
     };
-    compare_list(name, expected, observed, options, canonical, out);
+    compare_list(name, expected, observed, canonical, out);
     for (i, (e, o)) in expected.iter().zip(observed).enumerate() {
         if let Some(exact) = &e.exact {
             let actual = o.exact.as_deref().unwrap_or("");
-            if let Some(diff) = text_diff(exact, actual, options.color) {
+            if let Some(diff) = text_diff(exact, actual, false) {
                 out.push(Mismatch::new(
                     format!("expect.{name}[{i}].exact"),
                     format!("the body on the wire differs (-expected, +actual):\n{diff}"),
@@ -167,7 +166,6 @@ pub(crate) fn compare(
         "creates",
         &expected.creates,
         &observed.creates,
-        options,
         objects,
         &mut out,
     );
@@ -175,7 +173,6 @@ pub(crate) fn compare(
         "updates",
         &expected.updates,
         &observed.updates,
-        options,
         objects,
         &mut out,
     );
@@ -197,7 +194,6 @@ pub(crate) fn compare(
         "deletes",
         &expected.deletes,
         &observed.deletes,
-        options,
         reference,
         &mut out,
     );
@@ -205,7 +201,6 @@ pub(crate) fn compare(
         "deleteCollections",
         &expected.delete_collections,
         &observed.delete_collections,
-        options,
         reference,
         &mut out,
     );
@@ -214,7 +209,6 @@ pub(crate) fn compare(
         "statusUpdates",
         &expected.status_updates,
         &observed.status_updates,
-        options,
         status,
         &mut out,
     );
@@ -236,21 +230,28 @@ pub(crate) fn compare(
         "events",
         &expected.events,
         &observed.events,
-        options,
         |e, _| to_json(e),
         &mut out,
     );
-    if expected.error.is_none() && observed.error.is_none() {
+    let both_ok = expected.error.is_none() && observed.error.is_none();
+    let both_failed = expected.error.is_some() && observed.error.is_some();
+    if both_ok || (both_failed && options.result_on_error) {
         let (e, o) = (to_json(&expected.result), to_json(&observed.result));
-        if let Some(diff) = json_diff(&e, &o, options.color) {
+        if let Some(diff) = json_diff(&e, &o, false) {
             out.push(Mismatch::new(
                 "expect.result",
                 format!("differs (-expected, +actual):\n{diff}"),
             ));
         }
     }
+    if let (Some(_), None) = (&expected.resource, &observed.resource) {
+        out.push(Mismatch::new(
+            "expect.resource",
+            "the sub-reconciler did not run, so there is no resource to compare",
+        ));
+    }
     if let (Some(e), Some(o)) = (&expected.resource, &observed.resource)
-        && let Some(diff) = json_diff(&object(e, options), &object(o, options), options.color)
+        && let Some(diff) = json_diff(&object(e, options), &object(o, options), false)
     {
         out.push(Mismatch::new(
             "expect.resource",
@@ -261,10 +262,11 @@ pub(crate) fn compare(
         match observed.stashed.get(key) {
             None => out.push(Mismatch::new(
                 format!("expect.stashed.{key}"),
-                "nothing was stashed under this key",
+                "nothing was stashed under this key (a value of a Rust type is only read back \
+                 when the table registers it with `stash_type`)",
             )),
             Some(o) => {
-                if let Some(diff) = json_diff(e, o, options.color) {
+                if let Some(diff) = json_diff(e, o, false) {
                     out.push(Mismatch::new(
                         format!("expect.stashed.{key}"),
                         format!("differs (-expected, +actual):\n{diff}"),

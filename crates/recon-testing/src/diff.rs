@@ -1,6 +1,6 @@
 //! Expected-versus-actual JSON as a unified diff: pretty-printed with sorted keys so that only
-//! real differences show, coloured on a terminal, plain when `NO_COLOR` is set or output is
-//! captured.
+//! real differences show; coloured when stderr is a terminal, plain when `NO_COLOR` is set or
+//! stderr is redirected (a CI log, a file).
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -57,19 +57,14 @@ pub fn text_diff(expected: &str, actual: &str, color: bool) -> Option<String> {
     };
     let (expected, actual) = (line(expected), line(actual));
     let diff = TextDiff::from_lines(&expected, &actual);
-    let mut out = String::new();
-    let paint = |code: &'static str| if color { code } else { "" };
-    let reset = if color { RESET } else { "" };
-    let _ = writeln!(out, "{}--- expected{reset}", paint(RED));
-    let _ = writeln!(out, "{}+++ actual{reset}", paint(GREEN));
+    let mut out = String::from("--- expected\n+++ actual\n");
     for group in diff.grouped_ops(3) {
         let (first, last) = (&group[0], &group[group.len() - 1]);
         let old = first.old_range().start..last.old_range().end;
         let new = first.new_range().start..last.new_range().end;
         let _ = writeln!(
             out,
-            "{}@@ -{},{} +{},{} @@{reset}",
-            paint(CYAN),
+            "@@ -{},{} +{},{} @@",
             old.start + 1,
             old.len(),
             new.start + 1,
@@ -77,18 +72,43 @@ pub fn text_diff(expected: &str, actual: &str, color: bool) -> Option<String> {
         );
         for op in &group {
             for change in diff.iter_changes(op) {
-                let (sign, code) = match change.tag() {
-                    ChangeTag::Delete => ('-', paint(RED)),
-                    ChangeTag::Insert => ('+', paint(GREEN)),
-                    ChangeTag::Equal => (' ', ""),
+                let sign = match change.tag() {
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                    ChangeTag::Equal => ' ',
                 };
-                let line = change.value().trim_end_matches('\n');
-                let end = if code.is_empty() { "" } else { reset };
-                let _ = writeln!(out, "{code}{sign}{line}{end}");
+                let _ = writeln!(out, "{sign}{}", change.value().trim_end_matches('\n'));
             }
         }
     }
-    Some(out)
+    Some(if color { paint(&out) } else { out })
+}
+
+/// Colours the lines of unified diffs in `text`: removals red, additions green, hunk headers
+/// cyan. Other lines are left as they are.
+pub(crate) fn paint(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        let code = if body.starts_with('-') {
+            RED
+        } else if body.starts_with('+') {
+            GREEN
+        } else if body.starts_with("@@") {
+            CYAN
+        } else {
+            ""
+        };
+        if code.is_empty() {
+            out.push_str(line);
+        } else {
+            let _ = write!(out, "{code}{body}{RESET}{newline}");
+        }
+    }
+    out
 }
 
 /// Panics with a diff (coloured per [`use_color`]) when `expected` and `actual` differ.

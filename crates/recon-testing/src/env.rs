@@ -87,13 +87,14 @@ impl Cluster {
     }
 }
 
-/// What a case's factory and hooks see: the default cluster, the additional ones by name, and
-/// the request time.
+/// What a case's factory and hooks see: the default cluster, the additional ones by name, the
+/// request time, and the case's metadata.
 #[derive(Debug, Clone)]
 pub struct TestEnv {
     pub(crate) default: Cluster,
     pub(crate) additional: BTreeMap<String, Cluster>,
     pub(crate) now: Timestamp,
+    pub(crate) metadata: BTreeMap<String, Value>,
 }
 
 impl TestEnv {
@@ -125,5 +126,11 @@ impl TestEnv {
     /// The request time of the case.
     pub fn now(&self) -> Timestamp {
         self.now
+    }
+
+    /// The case's `metadata[key]`: what the factory needs to know to build this case's
+    /// reconciler, when one table's cases need different ones.
+    pub fn metadata(&self, key: &str) -> Option<&Value> {
+        self.metadata.get(key)
     }
 }

@@ -7,7 +7,8 @@
 //! [`SubReconcilerTestSuite`] runs a sub-reconciler on the case's `resource`), reads the writes
 //! it sent from the server's request log and the events it published, and compares them with
 //! the case's [`Expectations`]. Every mismatch of every case is reported, each with a unified
-//! diff, coloured on a terminal (plain when `NO_COLOR` is set or output is captured).
+//! diff, coloured when stderr is a terminal (plain when `NO_COLOR` is set or stderr is
+//! redirected, as in a CI log).
 //!
 //! Runs are deterministic: each case has a fixed clock (`now`, default
 //! `2024-01-01T00:00:00Z`) and seeded identifiers.
@@ -20,9 +21,20 @@
 //!   conditions' `lastTransitionTime`) unless the case sets `compareServerFields`.
 //! - A patch with `exact` is also compared byte for byte: a wire-body assertion.
 //! - Status updates compare the object's identity and `.status`.
+//! - Every request the code under test sent is listed, including those the server refused (a
+//!   status patch answered 409 and then retried shows as two status patches); requests made by
+//!   hooks and reactors are not.
 //! - Without `error`, the reconcile must succeed and return `result` (default: nothing to do).
-//! - Sub-reconcilers: without `resource` in `expect`, the resource must be unchanged; only the
-//!   `stashed` keys listed are checked.
+//!   With `error`, it must fail with a message containing that text. A sub-reconciler's error
+//!   must also carry `result` (what it gathered before failing, which a `Sequence` hands on);
+//!   a reconciler case cannot expect both (the controller's error policy decides what follows
+//!   an error).
+//! - Sub-reconcilers: without `resource` in `expect`, the resource must be unchanged; resources
+//!   are compared as their Rust type writes them. Only the `stashed` keys listed are checked.
+//! - Each case of a table needs a name of its own.
+//!
+//! A table builds the reconciler with its factory, once per case; cases that need different
+//! reconcilers say so in their `metadata`, which the factory reads from [`TestEnv::metadata`].
 //!
 //! # YAML suites
 //!
@@ -66,8 +78,9 @@
 //! ```
 //!
 //! `RECON_FIXTURES=overwrite cargo test` (what `cargo xtask fixtures` runs) rewrites each suite
-//! file's expectations with what its cases observed, for review as a diff. Comments in the file
-//! are not kept.
+//! file's expectations with what its cases observed, for review as a diff: without the fields
+//! the server sets, byte-exact bodies only where the file had them, and the comment lines
+//! heading the file kept (other comments are not).
 //!
 //! # Snapshots
 //!
@@ -80,6 +93,7 @@ mod compare;
 pub mod diff;
 mod env;
 mod expect;
+mod generated;
 mod normalize;
 mod observe;
 mod reactors;
@@ -96,6 +110,7 @@ pub use expect::{
     DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, OutcomeSpec, PatchRef,
     PatchType,
 };
+pub use generated::assert_generated_file;
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::compare::Mismatch;
-use crate::diff::use_color;
+use crate::diff::{paint, use_color};
 
 /// How one case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,12 @@ impl Report {
         for (name, mismatches) in self.failures() {
             let _ = writeln!(out, "\n{bold_red}case {name:?} failed:{reset}");
             for m in mismatches {
-                let _ = writeln!(out, "  {}: {}", m.expectation, indent(&m.detail));
+                let detail = if color {
+                    paint(&m.detail)
+                } else {
+                    m.detail.clone()
+                };
+                let _ = writeln!(out, "  {}: {}", m.expectation, indent(&detail));
             }
         }
         out

@@ -1,7 +1,7 @@
 //! Running cases: build the clusters, run the reconcile, observe, compare, report. Shared by
 //! every table type; what differs (how the reconcile is run) is passed in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
-use crate::diff::use_color;
 use crate::env::{Cluster, TestEnv};
 use crate::expect::{Expectations, OutcomeSpec};
 use crate::observe::observe;
@@ -25,16 +24,32 @@ pub const DEFAULT_NOW: &str = "2024-01-01T00:00:00Z";
 /// Receives what a `snapshot` case observed (see [`snapshot!`](crate::snapshot)).
 pub type SnapshotSink = Arc<dyn Fn(&str, &Value) + Send + Sync>;
 
+/// What a case that ran observed, for regenerating its fixture.
+pub(crate) struct Observed {
+    /// What the reconcile did, in the default cluster.
+    pub(crate) expect: Expectations,
+    /// What it did in each additional cluster.
+    pub(crate) configs: BTreeMap<String, Expectations>,
+    /// Whether writing these observations as the case's expectations makes the case pass: it
+    /// failed only on expectations (not on a panic, a hook, its setup or a snapshot).
+    pub(crate) rewritable: bool,
+}
+
 /// What running the reconcile gave.
 pub(crate) struct Executed {
     /// The outcome, or the error's message.
     pub(crate) result: Result<Outcome, String>,
+    /// The outcome a failed reconcile gathered before its error.
+    pub(crate) error_outcome: Outcome,
     /// The panic message, if it panicked.
     pub(crate) panic: Option<String>,
     /// Sub-reconcilers: the resource afterwards.
     pub(crate) resource: Option<Value>,
     /// Sub-reconcilers: what the stash held afterwards.
     pub(crate) stashed: BTreeMap<String, Value>,
+    /// Sub-reconcilers: the resource to compare with when the case does not say, as the
+    /// resource's Rust type writes it.
+    pub(crate) expected_resource: Option<Value>,
 }
 
 impl Executed {
@@ -42,25 +57,55 @@ impl Executed {
     pub(crate) async fn catching(
         reconcile: impl Future<Output = Result<Outcome, recon_core::Error>>,
     ) -> Self {
+        let mut error_outcome = Outcome::done();
         let (result, panic) = match AssertUnwindSafe(reconcile).catch_unwind().await {
             Ok(Ok(outcome)) => (Ok(outcome), None),
-            Ok(Err(err)) => (Err(err.to_string()), None),
+            Ok(Err(err)) => {
+                error_outcome = err.outcome();
+                (Err(err.to_string()), None)
+            }
             Err(payload) => {
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "a panic without a message".to_owned());
+                let message = panic_message(&*payload);
                 (Err(format!("panicked: {message}")), Some(message))
             }
         };
         Executed {
             result,
+            error_outcome,
             panic,
             resource: None,
             stashed: BTreeMap::new(),
+            expected_resource: None,
         }
     }
+
+    /// The factory building the reconciler panicked (with `payload`): the case fails.
+    pub(crate) fn factory_panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let message = format!("the factory panicked: {}", panic_message(&*payload));
+        Executed {
+            result: Err(message.clone()),
+            error_outcome: Outcome::done(),
+            panic: Some(message),
+            resource: None,
+            stashed: BTreeMap::new(),
+            expected_resource: None,
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Whether rewriting a case's expectations can settle `mismatch`.
+fn rewritable(mismatch: &Mismatch) -> bool {
+    ["expect.", "additionalConfigs."]
+        .iter()
+        .any(|prefix| mismatch.expectation.starts_with(prefix))
 }
 
 /// Which kind of table a case belongs to, to check it has what that kind needs.
@@ -76,6 +121,13 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
         TableKind::Reconciler => {
             if case.request.is_none() {
                 errors.push("a reconciler case needs a `request`".to_owned());
+            }
+            if case.expect.error.is_some() && case.expect.result != OutcomeSpec::default() {
+                errors.push(
+                    "`result` is not compared when the reconcile fails (the controller's error \
+                     policy decides what follows an error); expect only the error"
+                        .to_owned(),
+                );
             }
             if case.resource.is_some() || case.expect.resource.is_some() {
                 errors.push(
@@ -116,7 +168,7 @@ pub(crate) struct Table<'a> {
 impl Table<'_> {
     /// Runs every case (only the focused ones, if any) with `exec`; returns the report and what
     /// each case observed.
-    pub(crate) async fn run<F, Fut>(&self, exec: F) -> (Report, Vec<Option<Expectations>>)
+    pub(crate) async fn run<F, Fut>(&self, exec: F) -> (Report, Vec<Option<Observed>>)
     where
         F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
         Fut: Future<Output = Executed>,
@@ -127,9 +179,13 @@ impl Table<'_> {
             focused,
         };
         let mut observed = Vec::new();
+        let mut names = BTreeSet::new();
         for case in self.cases {
             let left_out = case.skip || (focused > 0 && !case.focus);
-            let (status, seen) = if left_out {
+            let (status, seen) = if !names.insert(case.name.as_str()) {
+                let why = "another case of this table has the same name; give each its own";
+                (CaseStatus::Failed(vec![Mismatch::new("name", why)]), None)
+            } else if left_out {
                 (CaseStatus::Skipped, None)
             } else {
                 self.run_case(case, &exec).await
@@ -143,11 +199,7 @@ impl Table<'_> {
         (report, observed)
     }
 
-    async fn run_case<F, Fut>(
-        &self,
-        case: &TestCase,
-        exec: &F,
-    ) -> (CaseStatus, Option<Expectations>)
+    async fn run_case<F, Fut>(&self, case: &TestCase, exec: &F) -> (CaseStatus, Option<Observed>)
     where
         F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
         Fut: Future<Output = Executed>,
@@ -195,7 +247,14 @@ impl Table<'_> {
         let mut seen = observe(&env.server().requests(), env.events());
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
-            Err(message) => seen.error = Some(message.clone()),
+            Err(message) => {
+                seen.error = Some(message.clone());
+                if self.kind == TableKind::SubReconciler {
+                    // A sub-reconciler's error carries on what it gathered (a Sequence
+                    // returns it to its parent); the root's error goes to the error policy.
+                    seen.result = OutcomeSpec::of(executed.error_outcome);
+                }
+            }
         }
         seen.resource = executed.resource.clone();
         seen.stashed = executed.stashed.clone();
@@ -203,18 +262,23 @@ impl Table<'_> {
         check_error(case, &executed, &mut mismatches);
         let options = Options {
             server_fields: case.compare_server_fields,
-            color: use_color(),
+            result_on_error: self.kind == TableKind::SubReconciler,
         };
         if case.snapshot {
             snapshot(case, &seen, self.sink, &mut mismatches);
         } else {
             let mut expected = case.expect.clone();
-            if self.kind == TableKind::SubReconciler && expected.resource.is_none() {
+            if self.kind == TableKind::SubReconciler && executed.resource.is_some() {
                 // No expected resource means the sub-reconciler must leave it as it was.
-                expected.resource = seeded;
+                expected.resource = executed
+                    .expected_resource
+                    .clone()
+                    .or(expected.resource)
+                    .or(seeded);
             }
             mismatches.extend(compare(&expected, &seen, options));
         }
+        let mut configs = BTreeMap::new();
         for (name, config) in &case.additional_configs {
             if let Some(cluster) = env.cluster(name) {
                 let mut theirs = observe(&cluster.server().requests(), cluster.events());
@@ -229,6 +293,7 @@ impl Table<'_> {
                         m.detail,
                     ));
                 }
+                configs.insert(name.clone(), theirs);
             }
         }
         if let Some(verify) = &case.hooks.verify
@@ -241,12 +306,19 @@ impl Table<'_> {
         {
             mismatches.push(Mismatch::new("cleanup", e));
         }
+        let rewritable =
+            !case.snapshot && executed.panic.is_none() && mismatches.iter().all(rewritable);
         let status = if mismatches.is_empty() {
             CaseStatus::Passed
         } else {
             CaseStatus::Failed(mismatches)
         };
-        (status, Some(seen))
+        let observed = Observed {
+            expect: seen,
+            configs,
+            rewritable,
+        };
+        (status, Some(observed))
     }
 }
 
@@ -268,6 +340,7 @@ fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv,
         default,
         additional,
         now,
+        metadata: case.metadata.clone(),
     })
 }
 
@@ -276,7 +349,7 @@ fn check_error(case: &TestCase, executed: &Executed, out: &mut Vec<Mismatch>) {
     match (&executed.panic, case.should_panic) {
         (Some(message), false) => {
             out.push(Mismatch::new(
-                "expect",
+                "shouldPanic",
                 format!("the reconcile panicked: {message}"),
             ));
             return;

@@ -4,6 +4,7 @@
 //! from a YAML file.
 
 use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -14,8 +15,8 @@ use serde_json::Value;
 
 use crate::case::TestCase;
 use crate::env::TestEnv;
-use crate::report::Report;
-use crate::runner::{Executed, SnapshotSink, Table, TableKind, block_on, overwrite_mode};
+use crate::report::{CaseStatus, Report};
+use crate::runner::{Executed, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode};
 use crate::yaml::{FixtureError, LoadedSuite, load, overwrite, parse_str};
 
 fn to_json(what: &str, value: &impl Serialize) -> Value {
@@ -49,30 +50,36 @@ impl Common {
     }
 
     /// Regenerates the fixture file from what the cases observed, when asked to.
-    fn finish(
-        &self,
-        mut report: Report,
-        observed: &[Option<crate::expect::Expectations>],
-    ) -> Report {
+    fn finish(&self, mut report: Report, observed: &[Option<Observed>]) -> Report {
         let rewrite = self.overwrite.unwrap_or_else(overwrite_mode);
         if let (true, Some(source)) = (rewrite, &self.source) {
             match overwrite(source, observed) {
                 Ok(()) => {
                     eprintln!("recon-testing: rewrote {}", source.path.display());
-                    // Rewritten cases match their fixture now; cases that could not run stay failed.
+                    // Rewritten cases match their fixture now; the others (a panic, a failing
+                    // hook, a rejected snapshot, a setup error) still fail.
                     for (case, seen) in report.cases.iter_mut().zip(observed) {
-                        if seen.is_some()
-                            && matches!(case.status, crate::report::CaseStatus::Failed(_))
-                        {
-                            case.status = crate::report::CaseStatus::Passed;
+                        if seen.as_ref().is_some_and(|o| o.rewritable) {
+                            case.status = CaseStatus::Passed;
                         }
                     }
                 }
-                Err(e) => eprintln!("recon-testing: {e}"),
+                Err(e) => {
+                    // The file is unchanged; the report says which cases fail.
+                    eprintln!("recon-testing: {e}");
+                }
             }
         }
         report
     }
+}
+
+/// Named cases in name order (a stable sort: same-named cases keep their order, and the runner
+/// reports the later ones).
+fn by_name(cases: &[TestCase]) -> Vec<TestCase> {
+    let mut cases = cases.to_vec();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    cases
 }
 
 /// Writes a JSON value into the stash as the key's type.
@@ -138,43 +145,21 @@ macro_rules! table_common {
 #[derive(Default)]
 pub struct ReconcilerTests {
     common: Common,
-    cases: BTreeMap<String, TestCase>,
+    cases: Vec<TestCase>,
 }
 
 table_common!(ReconcilerTests);
 
 impl ReconcilerTests {
-    /// Adds the case `name`.
+    /// Adds the case `name`. A second case of the same name fails the table.
     #[must_use]
     pub fn case(mut self, name: &str, case: TestCase) -> Self {
-        self.cases.insert(name.to_owned(), case.named(name));
+        self.cases.push(case.named(name));
         self
     }
 
     fn cases(&self) -> Vec<TestCase> {
-        self.cases.values().cloned().collect()
-    }
-
-    /// Runs every case; the report says which failed and why.
-    pub async fn check<R: Reconciled>(
-        &self,
-        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
-    ) -> Report {
-        run_reconciler_cases(&self.common, &self.cases(), factory).await
-    }
-
-    /// Runs every case and panics with the report unless they all pass. Needs no runtime.
-    #[track_caller]
-    pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
-        block_on(self.check(factory)).assert_passed();
-    }
-
-    /// [`ReconcilerTests::run`] inside an async test.
-    pub async fn run_async<R: Reconciled>(
-        &self,
-        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
-    ) {
-        self.check(factory).await.assert_passed();
+        by_name(&self.cases)
     }
 }
 
@@ -213,28 +198,42 @@ impl ReconcilerTestSuite {
         })
     }
 
-    /// Runs every case; the report says which failed and why.
-    pub async fn check<R: Reconciled>(
-        &self,
-        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
-    ) -> Report {
-        run_reconciler_cases(&self.common, &self.cases, factory).await
-    }
-
-    /// Runs every case and panics with the report unless they all pass. Needs no runtime.
-    #[track_caller]
-    pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
-        block_on(self.check(factory)).assert_passed();
-    }
-
-    /// [`ReconcilerTestSuite::run`] inside an async test.
-    pub async fn run_async<R: Reconciled>(
-        &self,
-        factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
-    ) {
-        self.check(factory).await.assert_passed();
+    fn cases(&self) -> Vec<TestCase> {
+        self.cases.clone()
     }
 }
+
+macro_rules! reconciler_table {
+    ($table:ident) => {
+        impl $table {
+            /// Runs every case; the report says which failed and why.
+            pub async fn check<R: Reconciled>(
+                &self,
+                factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+            ) -> Report {
+                run_reconciler_cases(&self.common, &self.cases(), factory).await
+            }
+
+            /// Runs every case and panics with the report unless they all pass. Needs no
+            /// runtime.
+            #[track_caller]
+            pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
+                block_on(self.check(factory)).assert_passed();
+            }
+
+            /// `run` inside an async test.
+            pub async fn run_async<R: Reconciled>(
+                &self,
+                factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+            ) {
+                self.check(factory).await.assert_passed();
+            }
+        }
+    };
+}
+
+reconciler_table!(ReconcilerTests);
+reconciler_table!(ReconcilerTestSuite);
 
 async fn run_reconciler_cases<R: Reconciled>(
     common: &Common,
@@ -249,10 +248,17 @@ async fn run_reconciler_cases<R: Reconciled>(
     };
     let (report, observed) = table
         .run(|env, case, _| {
-            let reconciler = factory(&env);
+            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
             let request: Request = case.request.as_ref().map(Request::from).unwrap_or_default();
             let now = env.now();
-            async move { Executed::catching(reconciler.reconcile_at(&request, now)).await }
+            async move {
+                match built {
+                    Ok(reconciler) => {
+                        Executed::catching(reconciler.reconcile_at(&request, now)).await
+                    }
+                    Err(payload) => Executed::factory_panicked(payload),
+                }
+            }
         })
         .await;
     common.finish(report, &observed)
@@ -263,7 +269,7 @@ async fn run_reconciler_cases<R: Reconciled>(
 pub struct SubReconcilerTests {
     common: Common,
     codecs: BTreeMap<String, StashCodec>,
-    cases: BTreeMap<String, TestCase>,
+    cases: Vec<TestCase>,
 }
 
 table_common!(SubReconcilerTests);
@@ -345,15 +351,15 @@ sub_table!(SubReconcilerTests);
 sub_table!(SubReconcilerTestSuite);
 
 impl SubReconcilerTests {
-    /// Adds the case `name`.
+    /// Adds the case `name`. A second case of the same name fails the table.
     #[must_use]
     pub fn case(mut self, name: &str, case: TestCase) -> Self {
-        self.cases.insert(name.to_owned(), case.named(name));
+        self.cases.push(case.named(name));
         self
     }
 
     fn cases(&self) -> Vec<TestCase> {
-        self.cases.values().cloned().collect()
+        by_name(&self.cases)
     }
 }
 
@@ -411,9 +417,14 @@ where
     };
     let (report, observed) = table
         .run(|env, case, seeded| {
-            let sub = factory(&env);
+            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
             let stashed = case.stashed.clone();
+            let expected_resource = case.expect.resource.clone();
             async move {
+                let sub = match built {
+                    Ok(sub) => sub,
+                    Err(payload) => return Executed::factory_panicked(payload),
+                };
                 let seeded = seeded.unwrap_or(Value::Null);
                 let mut resource: R = match serde_json::from_value(seeded) {
                     Ok(r) => r,
@@ -446,8 +457,18 @@ where
                         None => ctx.stash().store(key, value.clone()),
                     }
                 }
+                // Compared as the Rust type writes them: the resource given (or expected) may
+                // lack fields the type always writes, such as `"conditions": []`.
+                let as_written = |value: &Value| {
+                    serde_json::from_value::<R>(value.clone())
+                        .ok()
+                        .and_then(|r| serde_json::to_value(r).ok())
+                        .unwrap_or_else(|| value.clone())
+                };
+                let initial = serde_json::to_value(&resource).ok();
                 let mut executed = Executed::catching(sub.reconcile(&ctx, &mut resource)).await;
                 executed.resource = serde_json::to_value(&resource).ok();
+                executed.expected_resource = expected_resource.as_ref().map(as_written).or(initial);
                 for key in ctx.stash().keys() {
                     let value = match codecs.get(&key) {
                         Some(codec) => (codec.load)(ctx.stash()),

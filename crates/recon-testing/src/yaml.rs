@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use crate::case::TestCase;
 use crate::expect::Expectations;
+use crate::normalize::strip_server_fields;
+use crate::runner::Observed;
 
 /// A fixture file that could not be read or used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,11 +84,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSuite, FixtureError> {
             }
         }
     }
-    for (i, case) in file.cases.iter().enumerate() {
-        if case.name.is_empty() {
-            return Err(FixtureError::new(path, format!("cases[{i}] has no name")));
-        }
-    }
+    check_names(path, &file.cases)?;
     Ok(LoadedSuite {
         file,
         crds,
@@ -113,27 +111,110 @@ pub(crate) fn parse_str(
             }
         }
     }
+    check_names(path, &file.cases)?;
     Ok((file.cases, crds))
 }
 
+/// Every case of a suite needs a name of its own: it names the case in reports and snapshots.
+fn check_names(path: &Path, cases: &[TestCase]) -> Result<(), FixtureError> {
+    for (i, case) in cases.iter().enumerate() {
+        if case.name.is_empty() {
+            return Err(FixtureError::new(path, format!("cases[{i}] has no name")));
+        }
+        if let Some(first) = cases[..i].iter().position(|c| c.name == case.name) {
+            return Err(FixtureError::new(
+                path,
+                format!("cases[{i}] has the name of cases[{first}]: {:?}", case.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The comment (and blank) lines a file starts with.
+fn leading_comments(text: &str) -> String {
+    text.lines()
+        .take_while(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// What was `seen`, as an author would write it: without the fields the server sets (unless
+/// the case compares them), and with byte-exact bodies only where `old` asked for them.
+fn as_written(seen: &Expectations, old: &Expectations, server_fields: bool) -> Expectations {
+    let mut expect = seen.clone();
+    let strip = |v: &mut Value| {
+        if !server_fields {
+            strip_server_fields(v);
+        }
+    };
+    let patch_lists = [
+        (&mut expect.patches, &old.patches),
+        (&mut expect.applies, &old.applies),
+        (&mut expect.status_patches, &old.status_patches),
+        (&mut expect.status_applies, &old.status_applies),
+    ];
+    for (patches, old) in patch_lists {
+        for (i, patch) in patches.iter_mut().enumerate() {
+            if old.get(i).is_none_or(|p| p.exact.is_none()) {
+                patch.exact = None;
+            }
+            if let Some(body) = &mut patch.patch {
+                strip(body);
+            }
+        }
+    }
+    for objects in [
+        &mut expect.creates,
+        &mut expect.updates,
+        &mut expect.status_updates,
+    ] {
+        objects.iter_mut().for_each(strip);
+    }
+    if let Some(resource) = &mut expect.resource {
+        strip(resource);
+    }
+    // An expected error is a part of the message: keep the author's part while it still matches.
+    if let (Some(old), Some(new)) = (&old.error, &expect.error)
+        && new.contains(old.as_str())
+    {
+        expect.error = Some(old.clone());
+    }
+    expect
+}
+
 /// Writes `suite` back to its file with each case's expectations replaced by what it
-/// observed (cases that did not run keep theirs). Comments in the file are not kept.
+/// observed (cases that did not run keep theirs). The comment lines heading the file are kept;
+/// other comments are not.
 pub(crate) fn overwrite(
     suite: &LoadedSuite,
-    observed: &[Option<Expectations>],
+    observed: &[Option<Observed>],
 ) -> Result<(), FixtureError> {
     let mut file = suite.file.clone();
     for (case, seen) in file.cases.iter_mut().zip(observed) {
-        if let Some(seen) = seen {
-            let mut expect = seen.clone();
-            if case.resource.is_none() {
-                expect.resource = None;
+        let Some(seen) = seen.as_ref().filter(|o| o.rewritable) else {
+            continue;
+        };
+        let server_fields = case.compare_server_fields;
+        let mut expect = as_written(&seen.expect, &case.expect, server_fields);
+        if case.resource.is_none() {
+            expect.resource = None;
+        }
+        case.expect = expect;
+        for (name, config) in &mut case.additional_configs {
+            if let Some(theirs) = seen.configs.get(name) {
+                let mut expect = as_written(theirs, &config.expect, server_fields);
+                // A config's result and error are the case's, written once, there.
+                expect.result = Default::default();
+                expect.error = None;
+                config.expect = expect;
             }
-            case.expect = expect;
         }
     }
-    let text = serde_saphyr::to_string(&file)
+    let body = serde_saphyr::to_string(&file)
         .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))?;
+    let current = std::fs::read_to_string(&suite.path).unwrap_or_default();
+    let text = format!("{}{body}", leading_comments(&current));
     std::fs::write(&suite.path, text)
         .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))
 }

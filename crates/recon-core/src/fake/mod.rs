@@ -48,6 +48,7 @@ mod delete;
 mod error;
 mod field_error;
 mod ids;
+mod inspect;
 mod names;
 mod object;
 mod patch;

@@ -2,6 +2,8 @@
 //! (derived), a cluster-scoped `Gizmo` CRD without it (a YAML fixture), and small helpers.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod task;
+
 use std::path::Path;
 
 use k8s_openapi::api::apps::v1::Deployment;

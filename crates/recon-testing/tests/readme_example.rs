@@ -1,0 +1,124 @@
+// The README's "Testing your reconciler" example; `readme_sync.rs` checks that the README shows
+// this file verbatim.
+use kube::{CustomResource, CustomResourceExt};
+use recon_core::fake::{Failure, Verb};
+use recon_core::{
+    Condition, ConditionSet, Request, ResourceReconciler, SyncReconciler, impl_conditioned_status,
+};
+use recon_testing::{EventRef, PatchRef, ReconcilerTestSuite, ReconcilerTests, TestCase, TestEnv};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Function",
+    namespaced,
+    status = "FunctionStatus"
+)]
+pub struct FunctionSpec {
+    pub image: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionStatus {
+    pub observed_generation: Option<i64>,
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    pub target_image: Option<String>,
+}
+
+const FUNCTION: ConditionSet = ConditionSet::living(&["ImageResolved"]);
+impl_conditioned_status!(FunctionStatus, FUNCTION);
+
+fn function_reconciler(env: &TestEnv) -> ResourceReconciler<Function> {
+    let target_image = SyncReconciler::<Function>::new("TargetImage").sync(|ctx, function| {
+        Box::pin(async move {
+            let status = function.status.get_or_insert_default();
+            status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
+            FUNCTION
+                .manage(&mut status.conditions, ctx.now())
+                .mark_true("ImageResolved", "Resolved", "");
+            Ok(())
+        })
+    });
+    ResourceReconciler::new(env.config(), target_image).manage_status()
+}
+
+fn function(status: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Function",
+           "metadata": {"name": "hello", "namespace": "default"},
+           "spec": {"image": "hello"}, "status": status})
+}
+
+fn resolved() -> Value {
+    let at = recon_testing::DEFAULT_NOW; // every case's clock, unless it sets `now`
+    json!({"observedGeneration": 1, "targetImage": "registry.example.com/hello", "conditions": [
+        {"type": "ImageResolved", "status": "True", "reason": "Resolved", "message": "", "lastTransitionTime": at},
+        {"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": at}]})
+}
+
+#[test]
+fn function_reconciler_cases() {
+    let hello = || TestCase::reconcile(Request::namespaced("default", "hello"));
+    let patch = || {
+        PatchRef::merge(
+            "Function",
+            Some("default"),
+            "hello",
+            json!({"status": resolved()}),
+        )
+    };
+    let patched = || EventRef::normal("StatusPatched", "Patched status");
+    ReconcilerTests::new()
+        .crd(&Function::crd())
+        .case(
+            "a new function gets its image and conditions in one status patch",
+            hello()
+                .given(&function(Value::Null))
+                .expect_status_patch(patch())
+                .expect_event(patched()),
+        )
+        .case(
+            "an up-to-date function gets no write at all",
+            hello().given(&function(resolved())),
+        )
+        .case(
+            "a conflicting status patch is re-applied to the re-read function",
+            hello()
+                .given(&function(Value::Null))
+                .prepare(|env| {
+                    let reactor = env
+                        .server()
+                        .on(Verb::Patch, "functions")
+                        .subresource("status");
+                    reactor.once().fail(Failure::Conflict);
+                    Ok(())
+                })
+                .expect_status_patch(patch()) // answered 409
+                .expect_status_patch(patch()) // the retry, locked on the fresh resourceVersion
+                .expect_event(patched()),
+        )
+        .run(function_reconciler);
+}
+
+// A generated CRD manifest, kept current (`cargo xtask fixtures` rewrites it).
+#[test]
+fn the_function_crd_manifest_is_current() {
+    let manifest = serde_saphyr::to_string(&Function::crd()).unwrap();
+    recon_testing::assert_generated_file(
+        "../../fixtures/crds/functions.example.com.yaml",
+        &manifest,
+    );
+}
+
+// Cases as YAML, one test per file.
+#[rstest::rstest]
+fn function_suites(#[files("../../fixtures/suites/function/*.yaml")] path: std::path::PathBuf) {
+    ReconcilerTestSuite::from_yaml_file(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run(function_reconciler);
+}
