@@ -542,3 +542,22 @@ fn double_reconcile_without_the_lock() {
             managing(env, planner(Arc::default())).status_strategy(StatusStrategy::MergePatch)
         });
 }
+
+// ---- a snapshot instead of listed expectations ---------------------------------------------------
+
+#[test]
+fn snapshots() {
+    // Approved with `cargo insta review`; stored in `tests/snapshots/`.
+    tasks()
+        .snapshots(recon_testing::snapshot!())
+        .case(
+            "a pending task set running",
+            reconcile().given(&task(pending())).snapshot(),
+        )
+        .run(|env| {
+            managing(
+                env,
+                Sequence::new([set_phase("Running").boxed(), set_message("working").boxed()]),
+            )
+        });
+}

@@ -85,8 +85,9 @@
 //! # Snapshots
 //!
 //! A case with `snapshot` set hands what it observed to the table's snapshot sink instead of
-//! comparing `expect`; with [`snapshot!`] that is an insta snapshot, approved with
-//! `cargo insta review`.
+//! comparing `expect`, written as a regenerated fixture would be (without the fields the server
+//! sets, unless the case compares them); with [`snapshot!`] that is an insta snapshot, approved
+//! with `cargo insta review`.
 
 mod case;
 mod compare;

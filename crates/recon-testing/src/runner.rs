@@ -15,6 +15,7 @@ use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
 use crate::env::{Cluster, TestEnv};
 use crate::expect::{Expectations, OutcomeSpec};
+use crate::normalize::as_written;
 use crate::observe::observe;
 use crate::report::{CaseReport, CaseStatus, Report};
 
@@ -391,17 +392,8 @@ fn snapshot(
         ));
         return;
     };
-    let mut value = seen.clone();
-    for list in [
-        &mut value.patches,
-        &mut value.applies,
-        &mut value.status_patches,
-        &mut value.status_applies,
-    ] {
-        for p in list.iter_mut() {
-            p.exact = None;
-        }
-    }
+    // As an author would write it: the fields the server sets would only churn snapshots.
+    let value = as_written(seen, &Expectations::default(), case.compare_server_fields);
     let value = serde_json::to_value(&value).unwrap_or(Value::Null);
     let name = snapshot_name(&case.name);
     if std::panic::catch_unwind(AssertUnwindSafe(|| sink(&name, &value))).is_err() {
