@@ -1,8 +1,9 @@
-//! What reconcilers work with: the client, a reader, and the event recorder.
+//! What reconcilers work with: the client, a reader, the event recorder, and the tracker.
 
 use std::sync::Arc;
 
 use crate::events::EventRecorder;
+use crate::tracker::Tracker;
 
 /// The dependencies of a reconciler tree, reachable from every hook through
 /// [`Context::config`](crate::Context::config).
@@ -21,6 +22,7 @@ pub struct Config {
     client: kube::Client,
     api_reader: kube::Client,
     recorder: Arc<dyn EventRecorder>,
+    tracker: Tracker,
 }
 
 impl std::fmt::Debug for Config {
@@ -41,6 +43,7 @@ impl Config {
             api_reader: client.clone(),
             client,
             recorder: Arc::new(recorder),
+            tracker: Tracker::default(),
         }
     }
 
@@ -57,6 +60,20 @@ impl Config {
     pub fn with_api_reader(mut self, reader: kube::Client) -> Self {
         self.api_reader = reader;
         self
+    }
+
+    /// The same config tracking with `tracker` (by default a tracker of its own, with
+    /// [`DEFAULT_LEASE`](crate::DEFAULT_LEASE)); share one tracker between the configs of a
+    /// controller so that its watches can find the observers.
+    #[must_use]
+    pub fn with_tracker(mut self, tracker: Tracker) -> Self {
+        self.tracker = tracker;
+        self
+    }
+
+    /// The tracker.
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
     }
 
     /// The client for writes (and reads, unless an API reader is set).

@@ -3,15 +3,18 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::events::Event;
 use crate::stash::Stash;
 
 /// What is being reconciled: an object's namespace (for namespaced kinds) and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Request {
     /// The namespace; `None` for cluster-scoped kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The name.
     pub name: String,

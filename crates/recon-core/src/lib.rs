@@ -94,6 +94,8 @@ mod stash;
 mod status;
 mod sub_reconciler;
 mod sync;
+mod tracker;
+mod tracking;
 
 pub use always::Always;
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
@@ -111,3 +113,4 @@ pub use stash::{Stash, StashError, Stasher};
 pub use status::{ConflictPolicy, StatusStrategy};
 pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
 pub use sync::SyncReconciler;
+pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use recon_core::{Outcome, Request};
+use recon_core::{Outcome, Reference, Request, TrackRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,6 +83,9 @@ pub struct ExpectConfig {
     /// Failures injected into this cluster.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reactors: Vec<ReactorSpec>,
+    /// Tracks this cluster's tracker holds before the reconcile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_tracks: Vec<TrackRequest>,
     /// The writes and events expected in this cluster (result and error are the case's).
     #[serde(default)]
     pub expect: Expectations,
@@ -141,6 +144,9 @@ pub struct TestCase {
     /// Failures injected into matching requests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reactors: Vec<ReactorSpec>,
+    /// Tracks the tracker holds before the reconcile (not expected as `tracks`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_tracks: Vec<TrackRequest>,
     /// Free-form values the table's factory reads ([`TestEnv::metadata`]) to build the
     /// reconciler a case needs, such as which step should fail.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -274,6 +280,13 @@ impl TestCase {
         self
     }
 
+    /// Has `tracker` observe `reference` before the reconcile.
+    #[must_use]
+    pub fn given_track(mut self, tracker: Request, reference: Reference) -> Self {
+        self.given_tracks.push(TrackRequest { tracker, reference });
+        self
+    }
+
     /// Adds a cluster.
     #[must_use]
     pub fn additional_config(mut self, name: &str, config: ExpectConfig) -> Self {
@@ -382,6 +395,24 @@ impl TestCase {
     #[must_use]
     pub fn expect_event(mut self, event: EventRef) -> Self {
         self.expect.events.push(event);
+        self
+    }
+
+    /// Expects the request reconciled (`tracker`) to track `reference`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::{Reference, Request};
+    /// use recon_testing::TestCase;
+    ///
+    /// let request = Request::namespaced("default", "web");
+    /// let case = TestCase::reconcile(request.clone())
+    ///     .expect_track(request, Reference::of::<ConfigMap>(Some("default"), "settings"));
+    /// assert_eq!(case.expect.tracks.len(), 1);
+    /// ```
+    #[must_use]
+    pub fn expect_track(mut self, tracker: Request, reference: Reference) -> Self {
+        self.expect.tracks.push(TrackRequest { tracker, reference });
         self
     }
 

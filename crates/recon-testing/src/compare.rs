@@ -153,7 +153,7 @@ fn compare_patches(
     }
 }
 
-/// Every difference between `expected` and `observed` writes, events, result and (for
+/// Every difference between `expected` and `observed` writes, events, tracks, result and (for
 /// sub-reconcilers) resource and stash. Errors are compared by the runner, which has them.
 pub(crate) fn compare(
     expected: &Expectations,
@@ -231,6 +231,13 @@ pub(crate) fn compare(
         &expected.events,
         &observed.events,
         |e, _| to_json(e),
+        &mut out,
+    );
+    compare_list(
+        "tracks",
+        &expected.tracks,
+        &observed.tracks,
+        |t, _| to_json(t),
         &mut out,
     );
     let both_ok = expected.error.is_none() && observed.error.is_none();

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use recon_core::fake::{ApiServer, ManualClock};
-use recon_core::{Config, EventLog};
+use recon_core::{Config, EventLog, TrackRequest, Tracker};
 use serde_json::Value;
 
 use crate::reactors::ReactorSpec;
@@ -19,18 +19,31 @@ pub struct Cluster {
     server: ApiServer,
     reader: ApiServer,
     events: EventLog,
+    tracker: Tracker,
+}
+
+/// What a cluster starts with.
+pub(crate) struct Givens<'a> {
+    pub(crate) given: &'a [Value],
+    pub(crate) api_given: &'a [Value],
+    pub(crate) reactors: &'a [ReactorSpec],
+    pub(crate) tracks: &'a [TrackRequest],
 }
 
 impl Cluster {
-    /// A cluster with `crds` installed, then `given` stored (and `api_given`, which only the
-    /// config's API reader sees); `reactors` armed after that.
+    /// A cluster with `crds` installed, then the `given` objects stored (and `api_given`, which
+    /// only the config's API reader sees), the given tracks made, and the `reactors` armed.
     pub(crate) fn new(
         now: Timestamp,
         crds: &[Value],
-        given: &[Value],
-        api_given: &[Value],
-        reactors: &[ReactorSpec],
+        givens: Givens<'_>,
     ) -> Result<Cluster, String> {
+        let Givens {
+            given,
+            api_given,
+            reactors,
+            tracks,
+        } = givens;
         let new_server = || {
             ApiServer::builder()
                 .clock(ManualClock::new(now))
@@ -61,11 +74,26 @@ impl Cluster {
                 .install(&server)
                 .map_err(|e| format!("reactors[{i}]: {e}"))?;
         }
+        // Given tracks are the state before the reconcile, not what it did.
+        let tracker = Tracker::default().recording();
+        for (i, track) in tracks.iter().enumerate() {
+            tracker
+                .track(track.reference.clone(), &track.tracker, now)
+                .map_err(|e| format!("givenTracks[{i}]: {e}"))?;
+        }
+        tracker.clear_requests();
         Ok(Cluster {
             server,
             reader,
             events: EventLog::default(),
+            tracker,
         })
+    }
+
+    /// The tracker of this cluster's config (recording: its requests are what the case
+    /// tracked).
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
     }
 
     /// The in-memory API server.
@@ -79,11 +107,12 @@ impl Cluster {
     }
 
     /// A config for reconcilers: the server's client, the reader (a separate server when the
-    /// case has `apiGiven` objects), and the event log.
+    /// case has `apiGiven` objects), the event log, and the tracker.
     pub fn config(&self) -> Config {
         Config::new(self.server.client(), "recon-testing")
             .with_api_reader(self.reader.client())
             .with_recorder(self.events.clone())
+            .with_tracker(self.tracker.clone())
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use recon_core::Outcome;
+use recon_core::{Outcome, TrackRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,6 +49,9 @@ pub struct Expectations {
     /// Events published.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventRef>,
+    /// Tracks made, renewals included, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracks: Vec<TrackRequest>,
     /// The outcome (nothing, a requeue, a requeue after a delay). Checked when the reconcile
     /// succeeds.
     #[serde(default, skip_serializing_if = "OutcomeSpec::is_done")]

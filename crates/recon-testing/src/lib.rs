@@ -5,17 +5,18 @@
 //! `given` objects, runs the reconciler (a [`ReconcilerTests`] / [`ReconcilerTestSuite`] runs a
 //! `ResourceReconciler` for the case's `request`; a [`SubReconcilerTests`] /
 //! [`SubReconcilerTestSuite`] runs a sub-reconciler on the case's `resource`), reads the writes
-//! it sent from the server's request log and the events it published, and compares them with
-//! the case's [`Expectations`]. Every mismatch of every case is reported, each with a unified
-//! diff, coloured when stderr is a terminal (plain when `NO_COLOR` is set or stderr is
-//! redirected, as in a CI log).
+//! it sent from the server's request log, the events it published and the tracks it made, and
+//! compares them with the case's [`Expectations`]. Every mismatch of every case is reported,
+//! each with a unified diff, coloured when stderr is a terminal (plain when `NO_COLOR` is set or
+//! stderr is redirected, as in a CI log).
 //!
 //! Runs are deterministic: each case has a fixed clock (`now`, default
 //! `2024-01-01T00:00:00Z`) and seeded identifiers.
 //!
 //! # Comparison rules
 //!
-//! - Lists (creates, patches, events, ...) are compared in order, element by element.
+//! - Lists (creates, patches, events, tracks, ...) are compared in order, element by element;
+//!   tracks include renewals, and `givenTracks` (held before the reconcile) are not expected.
 //! - Objects and patch bodies are compared as JSON, without the fields the server sets
 //!   (`metadata.uid`, `resourceVersion`, `creationTimestamp`, `generation`, `managedFields`,
 //!   conditions' `lastTransitionTime`) unless the case sets `compareServerFields`.

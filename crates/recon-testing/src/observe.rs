@@ -1,17 +1,22 @@
-//! Reading what a reconcile did from the in-memory API server's request log and the event log.
+//! Reading what a reconcile did from the in-memory API server's request log, the event log and
+//! the tracker's log.
 
-use recon_core::fake::{RecordedRequest, RequestOrigin, Verb};
-use recon_core::{EventLog, EventType};
+use recon_core::EventType;
+use recon_core::fake::{RequestOrigin, Verb};
 use serde_json::Value;
 
+use crate::env::Cluster;
 use crate::expect::{
     DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, PatchRef, PatchType,
 };
 
-/// The writes in `requests` sent by the code under test, and the `events`, as [`Expectations`].
-pub(crate) fn observe(requests: &[RecordedRequest], events: &EventLog) -> Expectations {
+/// What the code under test did in `cluster` (the writes it sent, the events it published, the
+/// tracks it made), as [`Expectations`].
+pub(crate) fn observe(cluster: &Cluster) -> Expectations {
     let mut seen = Expectations::default();
-    for r in requests
+    for r in cluster
+        .server()
+        .requests()
         .iter()
         .filter(|r| r.origin == RequestOrigin::Client)
     {
@@ -60,7 +65,9 @@ pub(crate) fn observe(requests: &[RecordedRequest], events: &EventLog) -> Expect
             _ => {}
         }
     }
-    seen.events = events
+    seen.tracks = cluster.tracker().requests();
+    seen.events = cluster
+        .events()
         .events()
         .into_iter()
         .map(|e| EventRef {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
-use crate::env::{Cluster, TestEnv};
+use crate::env::{Cluster, Givens, TestEnv};
 use crate::expect::{Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
@@ -245,7 +245,7 @@ impl Table<'_> {
         }
 
         let executed = exec(env.clone(), case, seeded.clone()).await;
-        let mut seen = observe(&env.server().requests(), env.events());
+        let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
             Err(message) => {
@@ -282,7 +282,7 @@ impl Table<'_> {
         let mut configs = BTreeMap::new();
         for (name, config) in &case.additional_configs {
             if let Some(cluster) = env.cluster(name) {
-                let mut theirs = observe(&cluster.server().requests(), cluster.events());
+                let mut theirs = observe(cluster);
                 theirs.result = seen.result.clone();
                 theirs.error = seen.error.clone();
                 let mut expected = config.expect.clone();
@@ -324,17 +324,23 @@ impl Table<'_> {
 }
 
 fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv, String> {
-    let default = Cluster::new(now, crds, &case.given, &case.api_given, &case.reactors)?;
+    let givens = Givens {
+        given: &case.given,
+        api_given: &case.api_given,
+        reactors: &case.reactors,
+        tracks: &case.given_tracks,
+    };
+    let default = Cluster::new(now, crds, givens)?;
     let mut additional = BTreeMap::new();
     for (name, config) in &case.additional_configs {
-        let cluster = Cluster::new(
-            now,
-            crds,
-            &config.given,
-            &config.api_given,
-            &config.reactors,
-        )
-        .map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
+        let givens = Givens {
+            given: &config.given,
+            api_given: &config.api_given,
+            reactors: &config.reactors,
+            tracks: &config.given_tracks,
+        };
+        let cluster =
+            Cluster::new(now, crds, givens).map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
         additional.insert(name.clone(), cluster);
     }
     Ok(TestEnv {

@@ -13,7 +13,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResource, CustomResourceExt, Resource};
 use recon_core::fake::{Failure, Verb};
 use recon_core::{
-    Condition, ConditionSet, Context, Error, Event, IntoBoxed, Outcome, Request,
+    Condition, ConditionSet, Context, Error, Event, IntoBoxed, Outcome, Reference, Request,
     ResourceReconciler, Sequence, Stasher, StatusStrategy, SyncReconciler, impl_conditioned_status,
 };
 use recon_testing::{
@@ -2857,4 +2857,91 @@ async fn a_reconciler_case_cannot_expect_both_an_error_and_a_result() {
     .await;
     assert_eq!(mismatches(&report, "fails"), ["case"]);
     assert_contains(&failure(&report), &["expect only the error"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tracks
+// ---------------------------------------------------------------------------------------------
+
+/// Tracks the config map `w-config` (found or not).
+fn track_config_map() -> SyncReconciler<Widget> {
+    SyncReconciler::<Widget>::new("TrackConfigMap").sync(|ctx, _| {
+        Box::pin(async move {
+            let _: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-config").await?;
+            Ok(())
+        })
+    })
+}
+
+fn tracked(name: &str) -> Reference {
+    Reference::of::<ConfigMap>(Some("default"), name)
+}
+
+#[tokio::test]
+async fn tracks_pass_when_the_tracked_references_match() {
+    let report = check_sub(
+        "tracks its config map",
+        TestCase::sub_reconcile(&widget(1)).expect_track(request(), tracked("w-config")),
+        track_config_map,
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn tracks_fail_with_a_diff_of_the_reference() {
+    let report = check_sub(
+        "tracks its config map",
+        TestCase::sub_reconcile(&widget(1)).expect_track(request(), tracked("w-settings")),
+        track_config_map,
+    )
+    .await;
+    assert_eq!(
+        mismatches(&report, "tracks its config map"),
+        ["expect.tracks[0]"]
+    );
+    assert_contains(
+        &failure(&report),
+        &[
+            "-    \"name\": \"w-settings\",",
+            "+    \"name\": \"w-config\",",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn an_unexpected_track_is_reported() {
+    let report = check_sub(
+        "tracks its config map",
+        TestCase::sub_reconcile(&widget(1)),
+        track_config_map,
+    )
+    .await;
+    assert_eq!(
+        mismatches(&report, "tracks its config map"),
+        ["expect.tracks[0]"]
+    );
+    assert_contains(
+        &failure(&report),
+        &["was observed but not expected", "\"w-config\""],
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_given_track_fails_the_case_setup() {
+    let mut bad = tracked("w-config");
+    bad.selector = Some("app=w".into());
+    let report = check_sub(
+        "tracks its config map",
+        TestCase::sub_reconcile(&widget(1)).given_track(request(), bad),
+        track_config_map,
+    )
+    .await;
+    assert_eq!(mismatches(&report, "tracks its config map"), ["case setup"]);
+    assert_contains(
+        &failure(&report),
+        &[
+            "givenTracks[0]: cannot track ConfigMap.core in default named \"w-config\": needs exactly one of name and selector",
+        ],
+    );
 }

@@ -49,7 +49,8 @@ mod error;
 mod field_error;
 mod ids;
 mod inspect;
-mod names;
+// Also the tracker's reference validation.
+pub(crate) mod names;
 mod object;
 mod patch;
 mod reactor;
@@ -59,7 +60,8 @@ mod registry;
 mod resource;
 mod route;
 mod seed;
-mod selector;
+// Also the tracker's label selectors: one parser with the apiserver's rules.
+pub(crate) mod selector;
 mod server;
 mod service;
 mod state;
