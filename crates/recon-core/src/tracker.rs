@@ -286,13 +286,13 @@ impl Tracker {
         now: Timestamp,
     ) -> Vec<Request> {
         let meta = object.meta();
-        let labels = meta.labels.clone().unwrap_or_default();
+        let no_labels = BTreeMap::new();
         self.observers_of(
             &K::group(dyntype),
             &K::kind(dyntype),
             meta.namespace.as_deref(),
             meta.name.as_deref().unwrap_or_default(),
-            &labels,
+            meta.labels.as_ref().unwrap_or(&no_labels),
             now,
         )
     }

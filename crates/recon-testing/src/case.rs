@@ -40,35 +40,6 @@ impl std::fmt::Debug for Hooks {
     }
 }
 
-/// What a reconciler case reconciles.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RequestSpec {
-    /// The namespace; absent for cluster-scoped kinds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// The name.
-    pub name: String,
-}
-
-impl From<Request> for RequestSpec {
-    fn from(r: Request) -> Self {
-        RequestSpec {
-            namespace: r.namespace,
-            name: r.name,
-        }
-    }
-}
-
-impl From<&RequestSpec> for Request {
-    fn from(r: &RequestSpec) -> Self {
-        Request {
-            namespace: r.namespace.clone(),
-            name: r.name.clone(),
-        }
-    }
-}
-
 /// An additional cluster of a case (a second config, for reconcilers that work across
 /// clusters): its own objects, failures and expectations.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -128,7 +99,7 @@ pub struct TestCase {
     pub now: Option<Timestamp>,
     /// Reconciler cases: what is reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request: Option<RequestSpec>,
+    pub request: Option<Request>,
     /// Sub-reconciler cases: the resource the sub-reconciler receives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<Value>,
@@ -176,9 +147,9 @@ pub struct TestCase {
 
 impl TestCase {
     /// A reconciler case for `request`.
-    pub fn reconcile(request: impl Into<RequestSpec>) -> Self {
+    pub fn reconcile(request: Request) -> Self {
         TestCase {
-            request: Some(request.into()),
+            request: Some(request),
             ..TestCase::default()
         }
     }

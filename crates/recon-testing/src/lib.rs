@@ -104,7 +104,7 @@ mod runner;
 mod tables;
 mod yaml;
 
-pub use case::{ExpectConfig, Hook, Hooks, RequestSpec, TestCase, VerifyHook};
+pub use case::{ExpectConfig, Hook, Hooks, TestCase, VerifyHook};
 pub use compare::Mismatch;
 pub use diff::{assert_json_eq, json_diff};
 pub use env::{Cluster, TestEnv};

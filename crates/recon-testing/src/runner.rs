@@ -48,8 +48,8 @@ pub(crate) struct Executed {
     pub(crate) resource: Option<Value>,
     /// Sub-reconcilers: what the stash held afterwards.
     pub(crate) stashed: BTreeMap<String, Value>,
-    /// Sub-reconcilers: the resource to compare with when the case does not say, as the
-    /// resource's Rust type writes it.
+    /// Sub-reconcilers that ran: the resource to compare with (the expected one, or the given
+    /// one when the case expects it unchanged), as the resource's Rust type writes it.
     pub(crate) expected_resource: Option<Value>,
 }
 
@@ -70,6 +70,14 @@ impl Executed {
                 (Err(format!("panicked: {message}")), Some(message))
             }
         };
+        Executed::ended(result, error_outcome, panic)
+    }
+
+    fn ended(
+        result: Result<Outcome, String>,
+        error_outcome: Outcome,
+        panic: Option<String>,
+    ) -> Self {
         Executed {
             result,
             error_outcome,
@@ -83,14 +91,7 @@ impl Executed {
     /// The factory building the reconciler panicked (with `payload`): the case fails.
     pub(crate) fn factory_panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
         let message = format!("the factory panicked: {}", panic_message(&*payload));
-        Executed {
-            result: Err(message.clone()),
-            error_outcome: Outcome::done(),
-            panic: Some(message),
-            resource: None,
-            stashed: BTreeMap::new(),
-            expected_resource: None,
-        }
+        Executed::ended(Err(message.clone()), Outcome::done(), Some(message))
     }
 }
 
@@ -244,7 +245,7 @@ impl Table<'_> {
             return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
         }
 
-        let executed = exec(env.clone(), case, seeded.clone()).await;
+        let executed = exec(env.clone(), case, seeded).await;
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
@@ -269,13 +270,10 @@ impl Table<'_> {
             snapshot(case, &seen, self.sink, &mut mismatches);
         } else {
             let mut expected = case.expect.clone();
-            if self.kind == TableKind::SubReconciler && executed.resource.is_some() {
-                // No expected resource means the sub-reconciler must leave it as it was.
-                expected.resource = executed
-                    .expected_resource
-                    .clone()
-                    .or(expected.resource)
-                    .or(seeded);
+            if let Some(resource) = &executed.expected_resource {
+                // The sub-reconciler ran: compare with what its runner says (the expected
+                // resource, or the one given when the case expects it unchanged).
+                expected.resource = Some(resource.clone());
             }
             mismatches.extend(compare(&expected, &seen, options));
         }

@@ -3,6 +3,7 @@
 //! cases run in name order; a `*TestSuite` is cases run in the order written, and can be read
 //! from a YAML file.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -158,8 +159,8 @@ impl ReconcilerTests {
         self
     }
 
-    fn cases(&self) -> Vec<TestCase> {
-        by_name(&self.cases)
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Owned(by_name(&self.cases))
     }
 }
 
@@ -198,8 +199,8 @@ impl ReconcilerTestSuite {
         })
     }
 
-    fn cases(&self) -> Vec<TestCase> {
-        self.cases.clone()
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Borrowed(&self.cases)
     }
 }
 
@@ -249,7 +250,7 @@ async fn run_reconciler_cases<R: Reconciled>(
     let (report, observed) = table
         .run(|env, case, _| {
             let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
-            let request: Request = case.request.as_ref().map(Request::from).unwrap_or_default();
+            let request = case.request.clone().unwrap_or_default();
             let now = env.now();
             async move {
                 match built {
@@ -358,8 +359,8 @@ impl SubReconcilerTests {
         self
     }
 
-    fn cases(&self) -> Vec<TestCase> {
-        by_name(&self.cases)
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Owned(by_name(&self.cases))
     }
 }
 
@@ -371,8 +372,8 @@ impl SubReconcilerTestSuite {
         self
     }
 
-    fn cases(&self) -> Vec<TestCase> {
-        self.cases.clone()
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Borrowed(&self.cases)
     }
 
     /// The suite in a YAML file (see the crate docs for the format).
@@ -459,7 +460,7 @@ where
                 }
                 // Compared as the Rust type writes them: the resource given (or expected) may
                 // lack fields the type always writes, such as `"conditions": []`.
-                let as_written = |value: &Value| {
+                let as_typed = |value: &Value| {
                     serde_json::from_value::<R>(value.clone())
                         .ok()
                         .and_then(|r| serde_json::to_value(r).ok())
@@ -468,7 +469,7 @@ where
                 let initial = serde_json::to_value(&resource).ok();
                 let mut executed = Executed::catching(sub.reconcile(&ctx, &mut resource)).await;
                 executed.resource = serde_json::to_value(&resource).ok();
-                executed.expected_resource = expected_resource.as_ref().map(as_written).or(initial);
+                executed.expected_resource = expected_resource.as_ref().map(as_typed).or(initial);
                 for key in ctx.stash().keys() {
                     let value = match codecs.get(&key) {
                         Some(codec) => (codec.load)(ctx.stash()),
