@@ -449,8 +449,10 @@ impl State {
             self.store.put(&crd_type.group_resource(), key, crd);
             return true;
         }
+        let served = t.group_resource();
         self.registry.serve_custom(t);
-        if condition_status(&crd, "Established") != Some("True") {
+        let wrote = condition_status(&crd, "Established") != Some("True");
+        if wrote {
             set_condition(
                 &mut crd,
                 "Established",
@@ -460,9 +462,11 @@ impl State {
                 &now,
             );
             self.store.put(&crd_type.group_resource(), key, crd);
-            return true;
         }
-        false
+        // The resource's watch cache is filled now: older revisions are too old for it.
+        let revision = self.store.revision();
+        self.store.history.start(&served, revision);
+        wrote
     }
 
     /// The CRD finalizer: delete every instance, then drop the cleanup finalizer (which deletes
@@ -546,6 +550,7 @@ impl State {
         if list.is_empty() {
             self.store.remove(&gr, &key);
             self.registry.remove_custom(&t.group, &t.plural);
+            self.store.history.stop(&t.group_resource());
         } else {
             set_meta(&mut crd, "finalizers", Value::from(list));
             self.store.put(&gr, key, crd);

@@ -11,12 +11,15 @@
 //! creationTimestamp, generation rules per type, `generateName`, namespace defaulting,
 //! name and metadata validation, optimistic locking, the status subresource, JSON merge and
 //! JSON patches, finalizers and `deletionTimestamp`, propagation policies, delete preconditions,
-//! label and field selectors, `metav1.Status` errors with the real messages, built-in kinds from
-//! a table and custom resources from `CustomResourceDefinition`s created through the API.
+//! label and field selectors, pagination from a consistent snapshot, watch (initial events,
+//! selector transitions, bookmarks, streaming lists, the in-stream 410 after
+//! [`ApiServer::compact_history`]), `metav1.Status` errors with the real messages, built-in
+//! kinds from a table and custom resources from `CustomResourceDefinition`s created through the
+//! API.
 //!
-//! Not modelled yet (answered with a 501 `NotImplemented` rather than answered wrongly): watch,
-//! server-side apply, strategic merge patch. Also not modelled: `managedFields`, pagination
-//! (`limit` returns everything), OpenAPI schema validation, pruning and defaulting, admission.
+//! Not modelled yet (answered with a 501 `NotImplemented` rather than answered wrongly):
+//! server-side apply, strategic merge patch. Also not modelled: `managedFields`, OpenAPI schema
+//! validation, pruning and defaulting, admission.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -47,11 +50,14 @@ mod decode;
 mod delete;
 mod error;
 mod field_error;
+mod history;
 mod ids;
 mod inspect;
+mod list_options;
 // Also the tracker's reference validation.
 pub(crate) mod names;
 mod object;
+mod paging;
 mod patch;
 mod reactor;
 mod read;
@@ -68,6 +74,7 @@ mod state;
 mod store;
 mod update;
 mod validation;
+mod watch;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ApiError, Reason, StatusCause, StatusDetails};

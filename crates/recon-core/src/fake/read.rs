@@ -5,14 +5,16 @@
 use serde_json::Value;
 
 use super::error::{ApiError, Reason};
+use super::list_options::ListOptions;
 use super::object::{decode_body, meta, with_type_meta};
+use super::resource::ResourceType;
 use super::selector::{FieldSelector, LabelSelector};
 use super::state::{Call, Reply, State};
 use super::store::Stored;
 
 /// The response form an `Accept` header asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(crate) enum Format {
     /// The object (or list) itself.
     Full,
     /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
@@ -22,7 +24,7 @@ enum Format {
 const PARTIAL: &str = "meta.k8s.io/v1";
 
 /// Content negotiation for reads: JSON, or the metadata-only forms kube's metadata API asks for.
-fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
+pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
     if accept.trim().is_empty() {
         return Ok(Format::Full);
     }
@@ -75,7 +77,7 @@ impl ListQuery {
         Ok(ListQuery { labels, fields })
     }
 
-    fn matches(&self, call: &Call<'_>, key: &str, stored: &Stored) -> bool {
+    pub(crate) fn matches(&self, rt: &ResourceType, key: &str, stored: &Stored) -> bool {
         if !self.labels.matches(|k| stored.label(k)) {
             return false;
         }
@@ -84,12 +86,10 @@ impl ListQuery {
         let decoded = std::cell::OnceCell::new();
         self.fields.matches(|field| match field {
             "metadata.name" => Some(name.to_owned()),
-            "metadata.namespace" if !call.rt.field_labels.no_namespace => {
-                Some(namespace.to_owned())
-            }
+            "metadata.namespace" if !rt.field_labels.no_namespace => Some(namespace.to_owned()),
             _ => {
                 let obj = decoded.get_or_init(|| decode_body(&stored.body));
-                call.rt.field_labels.value(field, obj).ok()
+                rt.field_labels.value(field, obj).ok()
             }
         })
     }
@@ -115,21 +115,44 @@ impl State {
 
     pub(crate) fn list(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         let format = negotiate(call.accept, true)?;
+        let options = ListOptions::parse(call.query, false)?;
         let query = ListQuery::parse(call)?;
+        let point = self.read_point(call, &options)?;
+        if point.current && point.start.is_none() && options.limit == 0 && format == Format::Full {
+            return Ok(Reply::json(200, self.list_matching(call, &query)?.0));
+        }
+        let selective = ["labelSelector", "fieldSelector"]
+            .iter()
+            .any(|p| call.query.get(p).is_some_and(|s| !s.trim().is_empty()));
+        let page = self.page(call, &query, &point, options.limit, selective);
+        let meta = ListMeta {
+            revision: point.revision,
+            continue_token: page.continue_token.as_deref().unwrap_or(""),
+            remaining: page.remaining,
+        };
         let body = match format {
-            Format::Full => self.list_matching(call, &query)?.0,
-            Format::Metadata => {
-                let items: Vec<Vec<u8>> = self
-                    .matching(call, &query)
-                    .map(|(_, stored)| partial_metadata(&stored.body))
+            Format::Full => {
+                let api_version = call.api_version();
+                let items: Vec<Vec<u8>> = page
+                    .items
+                    .iter()
+                    .map(|(_, stored)| item_body(call, &api_version, stored))
                     .collect();
                 list_body(
-                    "PartialObjectMetadataList",
-                    PARTIAL,
-                    self.store.revision(),
+                    &call.rt.list_kind,
+                    &api_version,
+                    &meta,
                     &items,
-                    false,
+                    call.rt.custom,
                 )
+            }
+            Format::Metadata => {
+                let items: Vec<Vec<u8>> = page
+                    .items
+                    .iter()
+                    .map(|(_, stored)| partial_metadata(&stored.body))
+                    .collect();
+                list_body("PartialObjectMetadataList", PARTIAL, &meta, &items, false)
             }
         };
         Ok(Reply::json(200, body))
@@ -144,7 +167,7 @@ impl State {
         let required: Vec<(&str, &str)> = query.labels.required_equalities().collect();
         self.store
             .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
-            .filter(move |(key, stored)| query.matches(call, key, stored))
+            .filter(move |(key, stored)| query.matches(&call.rt, key, stored))
     }
 
     /// The list response for `call`, and the names of its items.
@@ -159,17 +182,18 @@ impl State {
             .matching(call, query)
             .map(|(key, stored)| {
                 names.push(split_key(key).1.to_owned());
-                if call.rt.custom {
-                    with_type_meta(&api_version, &call.rt.kind, &stored.body)
-                } else {
-                    stored.body.to_vec()
-                }
+                item_body(call, &api_version, stored)
             })
             .collect();
+        let meta = ListMeta {
+            revision: self.store.revision(),
+            continue_token: "",
+            remaining: None,
+        };
         let body = list_body(
             &call.rt.list_kind,
             &api_version,
-            self.store.revision(),
+            &meta,
             &items,
             call.rt.custom,
         );
@@ -177,12 +201,28 @@ impl State {
     }
 }
 
+/// A list item: custom resource lists carry typed items, built-in lists do not.
+fn item_body(call: &Call<'_>, api_version: &str, stored: &Stored) -> Vec<u8> {
+    if call.rt.custom {
+        with_type_meta(api_version, &call.rt.kind, &stored.body)
+    } else {
+        stored.body.to_vec()
+    }
+}
+
+/// `ListMeta`: the list's revision, and where the next page starts.
+struct ListMeta<'a> {
+    revision: u64,
+    continue_token: &'a str,
+    remaining: Option<usize>,
+}
+
 /// A list document. Custom resource lists are unstructured, which the server writes with sorted
 /// keys and an explicit empty `continue`; typed lists follow their Go field order.
 fn list_body(
     kind: &str,
     api_version: &str,
-    revision: u64,
+    meta: &ListMeta<'_>,
     items: &[Vec<u8>],
     unstructured: bool,
 ) -> Vec<u8> {
@@ -197,16 +237,26 @@ fn list_body(
     }
     joined.push(b']');
     let items = String::from_utf8_lossy(&joined);
-    let rv = quote(&revision.to_string());
+    let rv = quote(&meta.revision.to_string());
+    let remaining = meta
+        .remaining
+        .map(|n| format!(r#","remainingItemCount":{n}"#))
+        .unwrap_or_default();
     if unstructured {
         format!(
-            r#"{{"apiVersion":{},"items":{items},"kind":{},"metadata":{{"continue":"","resourceVersion":{rv}}}}}"#,
+            r#"{{"apiVersion":{},"items":{items},"kind":{},"metadata":{{"continue":{}{remaining},"resourceVersion":{rv}}}}}"#,
             quote(api_version),
-            quote(kind)
+            quote(kind),
+            quote(meta.continue_token),
         )
     } else {
+        let continue_field = if meta.continue_token.is_empty() {
+            String::new()
+        } else {
+            format!(r#","continue":{}"#, quote(meta.continue_token))
+        };
         format!(
-            r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}}},"items":{items}}}"#,
+            r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}{continue_field}{remaining}}},"items":{items}}}"#,
             quote(kind),
             quote(api_version)
         )
@@ -215,7 +265,7 @@ fn list_body(
 }
 
 /// `PartialObjectMetadata` of a stored body.
-fn partial_metadata(body: &[u8]) -> Vec<u8> {
+pub(crate) fn partial_metadata(body: &[u8]) -> Vec<u8> {
     let obj = decode_body(body);
     let metadata = meta(&obj).cloned().unwrap_or_default();
     let mut doc = serde_json::Map::new();
@@ -257,12 +307,18 @@ mod tests {
     #[test]
     fn list_documents_differ_for_typed_and_unstructured_lists() {
         let items = vec![br#"{"metadata":{"name":"a"}}"#.to_vec()];
+        let at = |revision| ListMeta {
+            revision,
+            continue_token: "",
+            remaining: None,
+        };
         assert_eq!(
-            String::from_utf8(list_body("ConfigMapList", "v1", 7, &items, false)).unwrap(),
+            String::from_utf8(list_body("ConfigMapList", "v1", &at(7), &items, false)).unwrap(),
             r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}}]}"#
         );
         assert_eq!(
-            String::from_utf8(list_body("WidgetList", "example.com/v1", 7, &[], true)).unwrap(),
+            String::from_utf8(list_body("WidgetList", "example.com/v1", &at(7), &[], true))
+                .unwrap(),
             r#"{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"7"}}"#
         );
     }

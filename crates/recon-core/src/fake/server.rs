@@ -7,6 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 
 use super::clock::{Clock, SystemClock};
+use super::history::{DEFAULT_HISTORY, History};
 use super::ids::IdGenerator;
 use super::reactor::{Reactor, ReactorBuilder};
 use super::record::{RecordedRequest, RequestOrigin};
@@ -102,6 +103,50 @@ impl ApiServer {
         self.shared.lock().store.revision()
     }
 
+    /// Forgets the change history up to now, as etcd's compaction does: a watch from an older
+    /// resourceVersion then gets the in-stream `410 Expired` error, and a continue token taken
+    /// before now gets `410 Expired`. `kube::runtime::watcher` answers the 410 by listing again.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, WatchEvent, WatchParams};
+    /// use recon_core::fake::ApiServer;
+    ///
+    /// let server = ApiServer::new();
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let before = server.resource_version().to_string();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// api.create(&Default::default(), &cm).await?;
+    /// server.compact_history();
+    /// let mut events = api.watch(&WatchParams::default(), &before).await?.boxed();
+    /// let Some(Ok(WatchEvent::Error(status))) = events.next().await else { panic!("expected an error event") };
+    /// assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn compact_history(&self) {
+        let mut state = self.shared.lock();
+        let revision = state.store.revision();
+        state.store.history.compact(revision);
+    }
+
+    /// Sends a BOOKMARK event at the current resourceVersion to every open watch that allows
+    /// bookmarks (`allowWatchBookmarks=true`, which `kube::runtime::watcher` always sends). A real
+    /// server sends them about once a minute; tests send them when they want them.
+    pub fn send_bookmarks(&self) {
+        self.shared.lock().send_bookmarks();
+    }
+
+    /// Ends every open watch stream, as an apiserver restart does; watchers reconnect from their
+    /// last resourceVersion.
+    pub fn close_watches(&self) {
+        self.shared.lock().close_watches();
+    }
+
     /// Starts a reactor for `verb` requests on `resource` (a plural such as `"widgets"`).
     ///
     /// ```
@@ -161,6 +206,7 @@ pub struct ApiServerBuilder {
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
     record_requests: bool,
+    history: usize,
 }
 
 impl Default for ApiServerBuilder {
@@ -169,6 +215,7 @@ impl Default for ApiServerBuilder {
             clock: Arc::new(SystemClock),
             seed: None,
             record_requests: true,
+            history: DEFAULT_HISTORY,
         }
     }
 }
@@ -193,6 +240,14 @@ impl ApiServerBuilder {
         self
     }
 
+    /// How many changes the server keeps for watches and continue tokens (10,000 by default).
+    /// Older ones are forgotten, as etcd compacts its history: a watch from before them gets
+    /// `410 Expired`. See also [`ApiServer::compact_history`].
+    pub fn watch_history(mut self, changes: usize) -> Self {
+        self.history = changes;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ApiServer {
         let ids = match self.seed {
@@ -201,6 +256,7 @@ impl ApiServerBuilder {
         };
         let mut state = State::new(self.clock, ids);
         state.recording = self.record_requests;
+        state.store.history = History::new(self.history);
         for name in INITIAL_NAMESPACES {
             state.create_namespace(name);
         }

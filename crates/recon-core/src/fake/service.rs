@@ -19,6 +19,7 @@ use super::record::{RecordedRequest, RequestOrigin};
 use super::resource::ResourceType;
 use super::route::{Query, ResourcePath, Route, Verb, parse_path};
 use super::state::{Call, Reply, State};
+use super::watch::WatchStream;
 
 /// The response body type of the service.
 pub(crate) type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -182,7 +183,10 @@ impl FakeService {
             state.log.push(record);
         }
         drop(state);
-        into_response(reply.status, body, reply.warnings)
+        match reply.stream {
+            Some(stream) => watch_response(stream),
+            None => into_response(reply.status, body, reply.warnings),
+        }
     }
 
     /// Runs the `before` hooks of matching reactors; returns the injected failure, if any.
@@ -210,11 +214,16 @@ impl FakeService {
 
 /// Go's `http.NotFound`: what the apiserver answers for paths nothing serves.
 fn page_not_found() -> Reply {
-    Reply {
-        status: 404,
-        body: b"404 page not found\n".to_vec(),
-        warnings: Vec::new(),
-    }
+    Reply::json(404, b"404 page not found\n".to_vec())
+}
+
+fn watch_response(stream: WatchStream) -> Response<ResponseBody> {
+    let mut response = Response::new(stream.into_body());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 fn into_response(status: u16, body: Bytes, warnings: Vec<String>) -> Response<ResponseBody> {
@@ -237,8 +246,15 @@ fn into_response(status: u16, body: Bytes, warnings: Vec<String>) -> Response<Re
 }
 
 impl State {
-    /// Routes a request to its handler.
+    /// Serves a request, then sends what it changed to the open watches.
     fn serve(&mut self, incoming: &Incoming) -> Reply {
+        let reply = self.route(incoming);
+        self.notify_watchers();
+        reply
+    }
+
+    /// Routes a request to its handler.
+    fn route(&mut self, incoming: &Incoming) -> Reply {
         let Route::Resource(path) = &incoming.route else {
             return self.not_found(&incoming.path);
         };
@@ -264,11 +280,7 @@ impl State {
             Verb::Patch => self.patch(&call),
             Verb::Delete => self.delete(&call),
             Verb::DeleteCollection => self.delete_collection(&call),
-            Verb::Watch => Err(ApiError::new(
-                501,
-                super::error::Reason::NotImplemented,
-                "recon's in-memory ApiServer does not serve watch requests yet",
-            )),
+            Verb::Watch => self.watch(&call),
             Verb::Other => Err(ApiError::method_not_supported(
                 &call.rt.group_resource(),
                 &incoming.method.as_str().to_lowercase(),

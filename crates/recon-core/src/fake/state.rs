@@ -14,6 +14,7 @@ use super::registry::Registry;
 use super::resource::ResourceType;
 use super::route::{Query, ResourcePath};
 use super::store::{Store, Stored, object_key};
+use super::watch::{WatchStream, Watcher};
 
 /// Everything the server knows, guarded by one lock: requests are served one at a time, as etcd
 /// serialises writes.
@@ -28,6 +29,9 @@ pub(crate) struct State {
     pub(crate) reactors: Vec<Reactor>,
     /// Set while the CRD controllers run, so their own writes do not re-enter them.
     pub(crate) in_controllers: bool,
+    pub(crate) watchers: Vec<Watcher>,
+    /// The revision up to which changes have been sent to watchers.
+    pub(crate) notified: u64,
 }
 
 /// One resource request, routed and typed.
@@ -91,6 +95,8 @@ pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) body: Vec<u8>,
     pub(crate) warnings: Vec<String>,
+    /// The events of a watch, which follow the (empty) body.
+    pub(crate) stream: Option<WatchStream>,
 }
 
 impl Reply {
@@ -99,6 +105,14 @@ impl Reply {
             status,
             body,
             warnings: Vec::new(),
+            stream: None,
+        }
+    }
+
+    pub(crate) fn stream(stream: WatchStream) -> Self {
+        Reply {
+            stream: Some(stream),
+            ..Reply::json(200, Vec::new())
         }
     }
 
@@ -125,6 +139,8 @@ impl State {
             recording: true,
             reactors: Vec::new(),
             in_controllers: false,
+            watchers: Vec::new(),
+            notified: 0,
         }
     }
 

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::object::{Object, encode_body, labels, set_meta};
+use super::history::{Change, DEFAULT_HISTORY, History};
+use super::object::{Object, decode_body, encode_body, labels, set_meta};
 use super::resource::GroupResource;
 
 /// One stored object.
@@ -66,6 +67,7 @@ pub(crate) struct Store {
     /// real server).
     revision: u64,
     collections: HashMap<GroupResource, Collection>,
+    pub(crate) history: History,
 }
 
 impl Default for Store {
@@ -73,6 +75,7 @@ impl Default for Store {
         Store {
             revision: 1,
             collections: HashMap::new(),
+            history: History::new(DEFAULT_HISTORY),
         }
     }
 }
@@ -114,6 +117,22 @@ impl Store {
             })
     }
 
+    /// Objects of `resource` whose storage key starts with `prefix`, from key `from` on, in key
+    /// order.
+    pub(crate) fn list_from<'a>(
+        &'a self,
+        resource: &GroupResource,
+        prefix: &'a str,
+        from: &str,
+    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + use<'a> {
+        let from = from.max(prefix).to_owned();
+        self.collections
+            .get(resource)
+            .into_iter()
+            .flat_map(move |c| c.objects.range(from.clone()..))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+    }
+
     /// Writes `obj` at a new revision, which it returns along with the stored form.
     pub(crate) fn put(
         &mut self,
@@ -141,14 +160,24 @@ impl Store {
                 .or_default()
                 .insert(key.clone());
         }
-        if let Some(previous) = collection.objects.insert(key.clone(), stored.clone()) {
+        let previous = collection.objects.insert(key.clone(), stored.clone());
+        if let Some(previous) = &previous {
             let gone: Vec<(String, String)> = previous
                 .labels
-                .into_iter()
+                .iter()
                 .filter(|p| !stored.labels.contains(p))
+                .cloned()
                 .collect();
             collection.unindex(&key, &gone);
         }
+        self.history.push(Change {
+            revision,
+            resource: resource.clone(),
+            key,
+            object: stored.clone(),
+            previous,
+            removed: false,
+        });
         (revision, stored)
     }
 
@@ -186,6 +215,24 @@ impl Store {
         let removed = collection.objects.remove(key)?;
         collection.unindex(key, &removed.labels);
         self.revision += 1;
+        let mut last = decode_body(&removed.body);
+        set_meta(
+            &mut last,
+            "resourceVersion",
+            Value::String(self.revision.to_string()),
+        );
+        self.history.push(Change {
+            revision: self.revision,
+            resource: resource.clone(),
+            key: key.to_owned(),
+            object: Stored {
+                body: encode_body(&last),
+                revision: self.revision,
+                labels: removed.labels.clone(),
+            },
+            previous: Some(removed.clone()),
+            removed: true,
+        });
         Some((self.revision, removed))
     }
 }
