@@ -509,36 +509,74 @@ async fn unknown_patch_content_type_on_a_widget_is_415() {
 // P4: not a real-server behaviour but the fake's documented limit: strategic merge patch and
 // server-side apply are refused with 501 instead of being approximated by a merge patch.
 #[tokio::test]
-async fn strategic_merge_and_apply_patches_on_a_config_map_are_501_not_silently_merged() {
+async fn strategic_merge_and_apply_patches_on_a_config_map_merge_and_record_their_managers() {
     let server = ApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("c".into());
     cm.data = Some([("k".to_string(), "v".to_string())].into());
-    let created = api.create(&PostParams::default(), &cm).await.unwrap();
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "changed"}});
+    api.create(&PostParams::default(), &cm).await.unwrap();
 
-    let s = status(
-        api.patch(
-            "c",
-            &PatchParams::default(),
-            &Patch::Strategic(body.clone()),
-        )
-        .await,
+    let body = json!({"data": {"added": "by-smp"}});
+    let patched = api
+        .patch("c", &PatchParams::default(), &Patch::Strategic(body))
+        .await
+        .unwrap();
+    let data = patched.data.clone().unwrap_or_default();
+    assert_eq!(
+        (
+            data.get("k").map(String::as_str),
+            data.get("added").map(String::as_str)
+        ),
+        (Some("v"), Some("by-smp"))
     );
-    assert_eq!((s.code, s.reason.as_str()), (501, "NotImplemented"));
 
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"owned": "by-apply"}});
+    let patched = api
+        .patch("c", &PatchParams::apply("tester"), &Patch::Apply(applied))
+        .await
+        .unwrap();
+    assert_eq!(patched.data.unwrap_or_default().len(), 3);
+    let managers: Vec<(String, String)> = patched
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            (
+                m.manager.unwrap_or_default(),
+                m.operation.unwrap_or_default(),
+            )
+        })
+        .collect();
+    // kube-rs sends no User-Agent, so non-apply writes are recorded as `unknown`.
+    assert_eq!(
+        managers,
+        [
+            ("tester".to_owned(), "Apply".to_owned()),
+            ("unknown".to_owned(), "Update".to_owned())
+        ]
+    );
+}
+
+// P4: a failed strategic merge patch answers as the apiserver does.
+#[tokio::test]
+async fn a_strategic_merge_patch_that_is_not_an_object_is_a_bad_request() {
+    let server = ApiServer::new();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("c".into());
+    api.create(&PostParams::default(), &cm).await.unwrap();
     let s = status(
-        api.patch("c", &PatchParams::apply("test"), &Patch::Apply(body))
+        api.patch("c", &PatchParams::default(), &Patch::Strategic(json!([1])))
             .await,
     );
-    assert_eq!((s.code, s.reason.as_str()), (501, "NotImplemented"));
-
-    let now = api.get("c").await.unwrap();
-    assert_eq!(now.data, created.data);
     assert_eq!(
-        now.metadata.resource_version,
-        created.metadata.resource_version
+        (s.code, s.message.as_str()),
+        (
+            400,
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        )
     );
 }
 

@@ -412,8 +412,6 @@ fn update() {
 
 #[test]
 fn apply() {
-    // The in-memory server does not serve server-side apply yet (it answers 501): this checks
-    // what goes on the wire, and that the failure is reported.
     tasks()
         .case(
             "the whole status is applied with the field manager, without the spec",
@@ -430,12 +428,7 @@ fn apply() {
                         "status": status(json!({"message": "hello"})),
                     }),
                 ))
-                .expect_event(EventRef::warning(
-                    "StatusPatchFailed",
-                    "Failed to patch status: recon's in-memory ApiServer does not implement \
-                     server-side apply yet; send a JSON merge patch or a JSON patch",
-                ))
-                .expect_error("does not implement server-side apply")
+                .expect_event(EventRef::normal("StatusPatched", "Patched status"))
                 .verify(|env, _| {
                     let apply = env
                         .server()
@@ -447,10 +440,27 @@ fn apply() {
                         apply.query_param("fieldManager"),
                         apply.query_param("force"),
                     );
-                    if query == (Some("task-controller".into()), Some("true".into())) {
+                    if query != (Some("task-controller".into()), Some("true".into())) {
+                        return Err(format!("fieldManager and force: {query:?}"));
+                    }
+                    let stored = env
+                        .server()
+                        .stored("example.com/v1", "Task", Some("default"), "t")
+                        .ok_or("the task is gone")?;
+                    let owner = stored["metadata"]["managedFields"]
+                        .as_array()
+                        .and_then(|entries| {
+                            entries.iter().find(|e| e["manager"] == "task-controller")
+                        })
+                        .ok_or("no managedFields entry for task-controller")?;
+                    let message = stored["status"]["message"].clone();
+                    if owner["operation"] == "Apply"
+                        && owner["subresource"] == "status"
+                        && message == "hello"
+                    {
                         Ok(())
                     } else {
-                        Err(format!("fieldManager and force: {query:?}"))
+                        Err(format!("stored: {stored}"))
                     }
                 }),
         )
@@ -560,4 +570,51 @@ fn snapshots() {
                 Sequence::new([set_phase("Running").boxed(), set_message("working").boxed()]),
             )
         });
+}
+
+/// The contract of [`StatusStrategy::Apply`]: with `conditions` a list-map keyed by `type`, a
+/// reconciler applying its conditions and another manager applying a different condition type
+/// own disjoint list entries, so neither clobbers the other and no conflict arises.
+#[tokio::test]
+async fn apply_lets_disjoint_condition_owners_coexist() {
+    let server = ApiServer::new();
+    server.install_crd(&Task::crd()).await.unwrap();
+    let api: Api<Task> = Api::namespaced(server.client(), "default");
+    let created: Task = serde_json::from_value(task(Value::Null)).unwrap();
+    api.create(&Default::default(), &created).await.unwrap();
+    let other = json!({
+        "apiVersion": "example.com/v1",
+        "kind": "Task",
+        "status": {"conditions": [condition("Other", "True", "Fine", "owned elsewhere")]},
+    });
+    api.patch_status(
+        "t",
+        &PatchParams::apply("other-controller"),
+        &Patch::Apply(&other),
+    )
+    .await
+    .unwrap();
+
+    let reconciler = ResourceReconciler::new(
+        recon_core::Config::new(server.client(), "task-controller"),
+        set_message("hello"),
+    )
+    .manage_status()
+    .status_strategy(StatusStrategy::Apply {
+        field_manager: "task-controller".into(),
+        force: false,
+    });
+    reconciler
+        .reconcile(&Request {
+            namespace: Some("default".into()),
+            name: "t".into(),
+        })
+        .await
+        .unwrap();
+
+    let stored = api.get_status("t").await.unwrap().status.unwrap();
+    let mut types: Vec<&str> = stored.conditions.iter().map(|c| c.type_.as_str()).collect();
+    types.sort_unstable();
+    assert_eq!(types, ["Other", "Planned", "Ready", "Sized"]);
+    assert_eq!(stored.message.as_deref(), Some("hello"));
 }

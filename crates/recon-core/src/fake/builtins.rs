@@ -200,6 +200,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
         versions: vec![ServedVersion {
             name: version.to_owned(),
             status: false,
+            schema: None,
         }],
         kind: kind.to_owned(),
         list_kind: format!("{kind}List"),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::apply::Schema;
 use super::delete::DeleteOptions;
 use super::error::go_quote;
 use super::field_error::{BadValue, ErrorType, FieldError};
@@ -216,6 +217,11 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
                     .get("subresources")
                     .and_then(|s| s.get("status"))
                     .is_some_and(|s| !s.is_null()),
+                schema: v
+                    .get("schema")
+                    .and_then(|s| s.get("openAPIV3Schema"))
+                    .and_then(|s| Schema::from_openapi_v3(s).ok())
+                    .map(Arc::new),
             })
         })
         .collect();

@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::decode::{check_dry_run, custom_type_meta_error, decode_request, ensure_namespace};
 use super::error::ApiError;
+use super::field_manager::FieldManager;
 use super::object::{Object, is_terminating, meta_str, set_meta};
 use super::resource::{GenerationRule, NameRule};
 use super::state::{Call, Reply, State};
@@ -43,6 +44,7 @@ impl State {
             set_meta(&mut obj, field, Value::Null);
         }
         ensure_namespace(call, &mut obj)?;
+        FieldManager::new(call, self.clock.now()).record_update(None, &mut obj);
         let generated =
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
         let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
@@ -69,7 +71,7 @@ impl State {
     }
 
     /// One attempt of `Store.create`: system fields, a generated name, `BeforeCreate`, storage.
-    fn create_once(
+    pub(crate) fn create_once(
         &mut self,
         call: &Call<'_>,
         mut obj: Object,

@@ -13,13 +13,12 @@
 //! JSON patches, finalizers and `deletionTimestamp`, propagation policies, delete preconditions,
 //! label and field selectors, pagination from a consistent snapshot, watch (initial events,
 //! selector transitions, bookmarks, streaming lists, the in-stream 410 after
-//! [`ApiServer::compact_history`]), `metav1.Status` errors with the real messages, built-in
-//! kinds from a table and custom resources from `CustomResourceDefinition`s created through the
-//! API.
+//! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
+//! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
+//! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
+//! through the API.
 //!
-//! Not modelled yet (answered with a 501 `NotImplemented` rather than answered wrongly):
-//! server-side apply, strategic merge patch. Also not modelled: `managedFields`, OpenAPI schema
-//! validation, pruning and defaulting, admission.
+//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, admission, discovery.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -42,6 +41,8 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod apply;
+mod apply_patch;
 mod builtins;
 mod clock;
 mod crd;
@@ -50,6 +51,7 @@ mod decode;
 mod delete;
 mod error;
 mod field_error;
+mod field_manager;
 mod history;
 mod ids;
 mod inspect;
@@ -72,6 +74,7 @@ mod server;
 mod service;
 mod state;
 mod store;
+mod strategic;
 mod update;
 mod validation;
 mod watch;

@@ -10,6 +10,7 @@ use super::field_error::{BadValue, ErrorType, FieldError};
 use super::object::{Object, json_type, normalize_metadata};
 use super::resource::GroupKind;
 use super::state::{Call, Reply, State};
+use super::strategic;
 use super::update::UpdateRequest;
 
 /// The patch formats, by `Content-Type`.
@@ -43,26 +44,27 @@ impl State {
     pub(crate) fn patch(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         let patch_type = patch_type(call)?;
         check_patch_options(call, patch_type)?;
-        if matches!(patch_type, PatchType::Strategic | PatchType::Apply) {
-            return Err(ApiError::new(
-                501,
-                Reason::NotImplemented,
-                format!(
-                    "recon's in-memory ApiServer does not implement {} yet; send a JSON merge patch or a JSON patch",
-                    if patch_type == PatchType::Apply {
-                        "server-side apply"
-                    } else {
-                        "strategic merge patch"
-                    }
-                ),
-            ));
+        if patch_type == PatchType::Apply {
+            return self.server_side_apply(call);
         }
+        // The body is checked before the object is read (`validateAndTranscodePatch`).
+        let strategic = match patch_type {
+            PatchType::Strategic => {
+                Some(strategic::parse_patch_body(call.body).map_err(|e| strategic_error(&e))?)
+            }
+            _ => None,
+        };
         let Some((current, stored)) = self.load_typed(call) else {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let mut doc = Value::Object(current.clone());
-        match patch_type {
-            PatchType::Merge => apply_merge_patch(&mut doc, call.body)?,
+        match (patch_type, strategic) {
+            (PatchType::Merge, _) => apply_merge_patch(&mut doc, call.body)?,
+            (PatchType::Strategic, Some(patch)) => {
+                let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
+                    .unwrap_or_else(strategic::metadata_only);
+                doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
+            }
             _ => apply_json_patch(&mut doc, call.body)?,
         }
         let Value::Object(mut object) = doc else {
@@ -86,6 +88,7 @@ impl State {
                 uid_precondition: false,
                 warnings,
                 current: Some((current, stored)),
+                fields_managed: false,
             },
         )
     }
@@ -226,6 +229,22 @@ fn patch_rejected() -> ApiError {
         "the server rejected our request due to an error in our request",
     )
     .with_details(super::error::StatusDetails::default())
+}
+
+/// The Status a failed strategic merge patch is answered with. A panic upstream is a plain-text
+/// 500 there; here it is a 500 carrying the same text.
+fn strategic_error(err: &strategic::StrategicError) -> ApiError {
+    let reason = match err.reason {
+        "BadRequest" => Reason::BadRequest,
+        "Invalid" => Reason::Invalid,
+        _ => Reason::Unknown,
+    };
+    let error = ApiError::new(err.code, reason, err.message.clone());
+    if err.kind == strategic::StrategicErrorKind::Invalid {
+        error.with_details(super::error::StatusDetails::default())
+    } else {
+        error
+    }
 }
 
 fn decode_error(e: serde_json::Error) -> ApiError {

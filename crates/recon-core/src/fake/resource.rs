@@ -216,11 +216,13 @@ impl FieldLabels {
 }
 
 /// One served version of a resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ServedVersion {
     pub(crate) name: String,
     /// Whether this version serves the `status` subresource.
     pub(crate) status: bool,
+    /// The CRD's structural schema, for field management (list and map types).
+    pub(crate) schema: Option<std::sync::Arc<super::apply::Schema>>,
 }
 
 /// Everything the server needs to serve one resource type.

@@ -74,6 +74,7 @@ struct Incoming {
     query: Query,
     content_type: Option<String>,
     accept: String,
+    user_agent: String,
     body: Bytes,
     route: Route,
     verb: Verb,
@@ -160,6 +161,7 @@ impl FakeService {
             query,
             content_type: header_str(&parts, header::CONTENT_TYPE),
             accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
+            user_agent: header_str(&parts, header::USER_AGENT).unwrap_or_default(),
             body,
             route,
         };
@@ -270,6 +272,7 @@ impl State {
             query: &incoming.query,
             content_type: incoming.content_type.as_deref().unwrap_or(""),
             accept: &incoming.accept,
+            user_agent: &incoming.user_agent,
             body: &incoming.body,
         };
         let result = match incoming.verb {
@@ -378,6 +381,7 @@ impl State {
             query: Query::default(),
             content_type: Some("application/json".to_owned()),
             accept: String::new(),
+            user_agent: String::new(),
             body: Bytes::from(body.to_string()),
             route: parse_path(path),
             verb: Verb::Create,

@@ -41,6 +41,7 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query,
     pub(crate) content_type: &'a str,
     pub(crate) accept: &'a str,
+    pub(crate) user_agent: &'a str,
     pub(crate) body: &'a [u8],
 }
 

@@ -9,6 +9,7 @@ use super::decode::{
 };
 use super::error::{ApiError, go_quote};
 use super::field_error::{BadValue, ErrorType, FieldError};
+use super::field_manager::{FieldManager, restore_times};
 use super::object::{
     Object, deletion_grace, encode_body, finalizers, is_terminating, meta_mut, meta_str,
     meta_value, set_meta,
@@ -47,6 +48,8 @@ pub(crate) struct UpdateRequest {
     pub(crate) warnings: Vec<String>,
     /// The stored object as the caller already read it ([`State::load_typed`]), if it did.
     pub(crate) current: Option<(Object, Stored)>,
+    /// Whether `object` already carries this write's managedFields (a server-side apply).
+    pub(crate) fields_managed: bool,
 }
 
 impl State {
@@ -63,6 +66,7 @@ impl State {
                 uid_precondition: true,
                 warnings,
                 current: None,
+                fields_managed: false,
             },
         )
     }
@@ -83,9 +87,11 @@ impl State {
             uid_precondition,
             warnings,
             current,
+            fields_managed,
         } = request;
         let Some((old, stored)) = current.or_else(|| self.load_typed(call)) else {
             if rt.create_on_update && endpoint == Endpoint::Main {
+                FieldManager::new(call, self.clock.now()).record_update(None, &mut new);
                 return self.create_on_update(call, new, warnings);
             }
             return Err(ApiError::not_found(&gr, call.name()));
@@ -136,7 +142,15 @@ impl State {
         } else if rv != stored.revision {
             return Err(ApiError::optimistic_lock(&gr, call.name()));
         }
-        let new = before_update(call, endpoint, new, &old)?;
+        if !fields_managed {
+            FieldManager::new(call, self.clock.now()).record_update(Some(&old), &mut new);
+        }
+        // The strategy may start from the stored object (status writes); the write's
+        // managedFields are kept either way.
+        let managed = meta_value(&new, "managedFields").cloned();
+        let mut new = before_update(call, endpoint, new, &old)?;
+        set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
+        restore_times(&mut new, &old);
 
         let finalizers_done = finalizers(&new).is_empty()
             && is_terminating(&old)

@@ -26,7 +26,10 @@ pub struct TaskSpec {
 pub struct TaskStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// A list-map keyed by `type`, as Kubernetes conventions ask: server-side appliers owning
+    /// different condition types coexist.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,

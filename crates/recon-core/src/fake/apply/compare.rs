@@ -1,0 +1,217 @@
+//! Which fields differ between two versions of an object (structured-merge-diff
+//! `typed/compare.go`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::field_set::FieldSet;
+use super::path::PathElement;
+use super::schema::{ListType, MapType, Schema, Type};
+use super::typed::{Node, field_type, item_pe, resolve};
+use super::value::equals;
+
+/// The fields removed, modified and added going from one object to another. Every node of
+/// an added or removed subtree is listed; atomic lists and maps, empty maps and lists, and
+/// scalars are compared as whole values.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Fields only the old object has.
+    pub removed: FieldSet,
+    /// Fields in both with different values.
+    pub modified: FieldSet,
+    /// Fields only the new object has.
+    pub added: FieldSet,
+}
+
+impl Comparison {
+    /// Drops reset fields and everything under them from all three sets.
+    pub fn exclude(&mut self, reset: &FieldSet) {
+        if reset.is_empty() {
+            return;
+        }
+        self.removed = self.removed.recursive_difference(reset);
+        self.modified = self.modified.recursive_difference(reset);
+        self.added = self.added.recursive_difference(reset);
+    }
+}
+
+/// Compares `old` with `new`.
+pub fn compare(old: &Value, new: &Value, schema: &Schema) -> Comparison {
+    let mut w = Walker {
+        out: Comparison::default(),
+        path: Vec::new(),
+    };
+    w.walk(&schema.root, Some(old), Some(new));
+    w.out
+}
+
+struct Walker {
+    out: Comparison,
+    path: Vec<PathElement>,
+}
+
+impl Walker {
+    fn walk(&mut self, t: &Type, lhs: Option<&Value>, rhs: Option<&Value>) {
+        let mut in_leaf = false;
+        match (lhs, rhs) {
+            (None, None) => return,
+            (Some(l), None) => self.handle(resolve(t, Some(l)), lhs, rhs, &mut in_leaf),
+            (None, Some(r)) => self.handle(resolve(t, Some(r)), lhs, rhs, &mut in_leaf),
+            (Some(l), Some(r)) => {
+                let (ln, rn) = (resolve(t, Some(l)), resolve(t, Some(r)));
+                if !ln.same_shape(&rn) {
+                    // Upstream walks the old shape on a copy of the walker, then the new one.
+                    self.handle(ln, lhs, rhs, &mut false);
+                }
+                self.handle(rn, lhs, rhs, &mut in_leaf);
+            }
+        }
+        if !in_leaf {
+            if lhs.is_none() {
+                self.out.added.insert(&self.path);
+            } else if rhs.is_none() {
+                self.out.removed.insert(&self.path);
+            }
+        }
+    }
+
+    fn handle(
+        &mut self,
+        node: Node<'_>,
+        lhs: Option<&Value>,
+        rhs: Option<&Value>,
+        in_leaf: &mut bool,
+    ) {
+        match node {
+            Node::Leaf(_) => self.leaf(lhs, rhs, in_leaf),
+            Node::Map(m) => self.map(m, lhs, rhs, in_leaf),
+            Node::List(l) => self.list(l, lhs, rhs, in_leaf),
+        }
+    }
+
+    fn leaf(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+        if *in_leaf {
+            return;
+        }
+        *in_leaf = true;
+        match (lhs, rhs) {
+            (None, _) => self.out.added.insert(&self.path),
+            (_, None) => self.out.removed.insert(&self.path),
+            (Some(l), Some(r)) if !equals(l, r) => self.out.modified.insert(&self.path),
+            _ => {}
+        }
+    }
+
+    fn map(&mut self, m: &MapType, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+        let lm = lhs.and_then(Value::as_object);
+        let rm = rhs.and_then(Value::as_object);
+        // Both sides empty or null: compare as values, keeping `{}` apart from `null`.
+        let empty = lm.is_none_or(|m| m.is_empty()) && rm.is_none_or(|m| m.is_empty());
+        if m.atomic || empty {
+            return self.leaf(lhs, rhs, in_leaf);
+        }
+        let mut keys: Vec<&String> = lm.into_iter().chain(rm).flat_map(|o| o.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            self.path.push(PathElement::field(k.clone()));
+            self.walk(
+                field_type(m, k),
+                lm.and_then(|o| o.get(k)),
+                rm.and_then(|o| o.get(k)),
+            );
+            self.path.pop();
+        }
+    }
+
+    fn list(&mut self, l: &ListType, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+        let ll = lhs.and_then(Value::as_array);
+        let rl = rhs.and_then(Value::as_array);
+        let empty = ll.is_none_or(|v| v.is_empty()) && rl.is_none_or(|v| v.is_empty());
+        if l.kind == super::schema::ListKind::Atomic || empty {
+            return self.leaf(lhs, rhs, in_leaf);
+        }
+        // Items grouped by identity; duplicated items are compared as one atomic value.
+        let mut groups: BTreeMap<PathElement, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+        for item in ll.into_iter().flatten() {
+            if let Ok(pe) = item_pe(l, item) {
+                groups.entry(pe).or_default().0.push(item);
+            }
+        }
+        for item in rl.into_iter().flatten() {
+            if let Ok(pe) = item_pe(l, item) {
+                groups.entry(pe).or_default().1.push(item);
+            }
+        }
+        for (pe, (old, new)) in groups {
+            self.path.push(pe);
+            match (old.len(), new.len()) {
+                (0..=1, 0..=1) => self.walk(&l.elem, old.first().copied(), new.first().copied()),
+                (2.., 2..) => {
+                    let same =
+                        old.len() == new.len() && old.iter().zip(&new).all(|(a, b)| equals(a, b));
+                    if !same {
+                        self.out.modified.insert(&self.path);
+                    }
+                }
+                (2.., _) => {
+                    if let Some(r) = new.first() {
+                        self.walk(&l.elem, None, Some(r));
+                    }
+                    self.out.removed.insert(&self.path);
+                }
+                (_, _) => {
+                    if let Some(o) = old.first() {
+                        self.walk(&l.elem, Some(o), None);
+                    }
+                    self.out.added.insert(&self.path);
+                }
+            }
+            self.path.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// Whether nothing changed.
+    fn is_same(c: &Comparison) -> bool {
+        c.removed.is_empty() && c.modified.is_empty() && c.added.is_empty()
+    }
+
+    #[test]
+    fn added_subtrees_list_every_node() {
+        let s = Schema::untyped();
+        let c = compare(
+            &json!({"spec": {"a": 1, "gone": {"x": 1}}}),
+            &json!({"spec": {"a": 2, "m": {"k": "v"}, "e": {}, "n": null}}),
+            &s,
+        );
+        assert_eq!(c.modified.to_fields_v1(), json!({"f:spec": {"f:a": {}}}));
+        assert_eq!(
+            c.added.to_fields_v1(),
+            json!({"f:spec": {"f:e": {}, "f:m": {".": {}, "f:k": {}}, "f:n": {}}})
+        );
+        assert_eq!(
+            c.removed.to_fields_v1(),
+            json!({"f:spec": {"f:gone": {".": {}, "f:x": {}}}})
+        );
+        assert!(is_same(&compare(
+            &json!({"a": [1, 2]}),
+            &json!({"a": [1.0, 2]}),
+            &s
+        )));
+    }
+
+    #[test]
+    fn empty_and_null_are_different_values() {
+        let s = Schema::untyped();
+        let c = compare(&json!({"a": {}}), &json!({"a": null}), &s);
+        assert_eq!(c.modified.to_fields_v1(), json!({"f:a": {}}));
+    }
+}

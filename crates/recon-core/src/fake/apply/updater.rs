@@ -1,0 +1,286 @@
+//! Ownership bookkeeping for one write (structured-merge-diff `merge/update.go`, and the
+//! apimachinery managers wrapped around it: `managedfieldsupdater.go`, `stripmeta.go`,
+//! `capmanagers.go`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::compare::{Comparison, compare};
+use super::conflict::Conflict;
+use super::field_set::FieldSet;
+use super::managed::{ManagedFields, ManagerId, Operation, VersionedSet};
+use super::merge::{merge, remove};
+use super::path::Path;
+use super::schema::Schema;
+use super::time::Time;
+use super::typed::{ensure_named, fields_of};
+
+/// Update entries kept before the oldest are folded into `ancient-changes`.
+pub const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// Fields nobody owns: the apiserver sets them (`stripMeta`).
+fn strip_set() -> FieldSet {
+    let mut s = FieldSet::from_paths([
+        Path::fields(&["apiVersion"]),
+        Path::fields(&["kind"]),
+        Path::fields(&["metadata"]),
+    ]);
+    for f in [
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    ] {
+        s.insert(&Path::fields(&["metadata", f]).0);
+    }
+    s
+}
+
+/// Removes the server-owned fields from `id`'s set, dropping the entry if it empties.
+fn strip_meta(m: &mut ManagedFields, id: &ManagerId) {
+    if let Some(vs) = m.sets.get_mut(id) {
+        vs.set = vs.set.difference(&strip_set());
+        if vs.set.is_empty() {
+            m.sets.remove(id);
+        }
+    }
+}
+
+/// `Updater.update`: owners other than `workflow` lose the fields this write modified or
+/// added (or it conflicts, without `force`) and the fields it removed.
+fn update_owners(
+    old: &Value,
+    new: &Value,
+    sets: &mut BTreeMap<ManagerId, VersionedSet>,
+    workflow: Option<&ManagerId>,
+    force: bool,
+    schema: &Schema,
+    reset: &FieldSet,
+) -> Result<Comparison, Vec<Conflict>> {
+    let mut cmp = compare(old, new, schema);
+    cmp.exclude(reset);
+    let changed = cmp.modified.union(&cmp.added);
+    let mut conflicts: Vec<(ManagerId, FieldSet)> = Vec::new();
+    for (id, vs) in sets.iter() {
+        if Some(id) == workflow {
+            continue;
+        }
+        let contested = vs.set.intersection(&changed);
+        if !contested.is_empty() {
+            conflicts.push((id.clone(), contested));
+        }
+    }
+    if !force && !conflicts.is_empty() {
+        // Upstream walks a Go map here, so its order across owners varies from call to call;
+        // this is the identity order.
+        return Err(conflicts
+            .into_iter()
+            .flat_map(|(id, set)| {
+                set.paths().into_iter().map(move |path| Conflict {
+                    manager: id.clone(),
+                    path,
+                })
+            })
+            .collect());
+    }
+    for (id, contested) in conflicts {
+        if let Some(vs) = sets.get_mut(&id) {
+            vs.set = vs.set.difference(&contested);
+        }
+    }
+    if !cmp.removed.is_empty() {
+        for (id, vs) in sets.iter_mut() {
+            if Some(id) != workflow {
+                vs.set = vs.set.difference(&cmp.removed);
+            }
+        }
+    }
+    sets.retain(|_, vs| !vs.set.is_empty());
+    Ok(cmp)
+}
+
+/// What every step of one write shares.
+pub(super) struct Ctx<'a> {
+    pub schema: &'a Schema,
+    /// Fields the strategy resets: nobody gains them, changes to them never conflict.
+    pub reset: &'a FieldSet,
+    pub api_version: &'a str,
+    pub time: Time,
+}
+
+/// Records a non-apply write by `id` (`managedFieldsUpdater.Update` around `Updater.Update`):
+/// the writer gains what it modified or added, every owner loses what changed under it, and
+/// the writer's time moves only if it gained something.
+pub(super) fn record(
+    m: &mut ManagedFields,
+    old: &Value,
+    new: &Value,
+    id: &ManagerId,
+    ctx: &Ctx<'_>,
+) {
+    let (schema, reset) = (ctx.schema, ctx.reset);
+    // Upstream runs this as manager "current-operation" and merges afterwards, so the
+    // writer's own previous entry is treated like any other owner's.
+    let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, schema, reset) else {
+        return;
+    };
+    let gained = cmp
+        .modified
+        .union(&cmp.added)
+        .recursive_difference(reset)
+        .difference(&strip_set());
+    if gained.is_empty() {
+        return;
+    }
+    let set = match m.sets.get(id) {
+        Some(previous) => gained.union(&previous.set),
+        None => gained,
+    };
+    m.sets.insert(
+        id.clone(),
+        VersionedSet {
+            set,
+            api_version: ctx.api_version.to_owned(),
+            applied: false,
+        },
+    );
+    m.times.insert(id.clone(), ctx.time);
+}
+
+/// `Updater.Apply` plus `stripMeta` and `managedFieldsUpdater.Apply`: merges `config` into
+/// `live`, prunes what the applier dropped, settles ownership. Returns the new object and
+/// whether it differs from `live`.
+pub(super) fn apply(
+    m: &mut ManagedFields,
+    live: &Value,
+    config: &Value,
+    id: &ManagerId,
+    force: bool,
+    ctx: &Ctx<'_>,
+) -> Result<(Value, bool), ApplyFailure> {
+    let (schema, reset) = (ctx.schema, ctx.reset);
+    let merged = merge(live, config, schema).map_err(ApplyFailure::Merge)?;
+    let last = m.sets.get(id).map(|vs| vs.set.clone());
+    let set = fields_of(config, schema).recursive_difference(reset);
+    m.sets.insert(
+        id.clone(),
+        VersionedSet {
+            set,
+            api_version: ctx.api_version.to_owned(),
+            applied: true,
+        },
+    );
+    let new = prune(&merged, &m.sets, last.as_ref(), schema);
+    update_owners(live, &new, &mut m.sets, Some(id), force, schema, reset)
+        .map_err(ApplyFailure::Conflicts)?;
+    let changed = !super::value::equals(live, &new);
+    strip_meta(m, id);
+    if changed {
+        m.times.insert(id.clone(), ctx.time);
+    }
+    Ok((new, changed))
+}
+
+/// Why [`apply`] failed.
+pub(super) enum ApplyFailure {
+    Merge(String),
+    Conflicts(Vec<Conflict>),
+}
+
+/// `Updater.prune`: removes what the applier applied last time and not now, unless someone
+/// (the applier's new configuration included) owns it. The three passes mirror upstream's
+/// `RemoveItems`, `addBackOwnedItems` and `addBackDanglingItems`: a removed item goes with
+/// its whole subtree, so sub-fields another owner holds inside an item only the applier
+/// owned are removed too (verified on the real server).
+fn prune(
+    merged: &Value,
+    sets: &BTreeMap<ManagerId, VersionedSet>,
+    last: Option<&FieldSet>,
+    schema: &Schema,
+) -> Value {
+    let Some(last) = last.filter(|s| !s.is_empty()) else {
+        return merged.clone();
+    };
+    let root = Some(&schema.root);
+    let named = |s: &FieldSet| ensure_named(s, root);
+    let last = named(last);
+    let pruned = remove(merged, &last, &schema.root);
+
+    let managed = sets
+        .values()
+        .fold(FieldSet::new(), |acc, vs| acc.union(&vs.set));
+    let merged_set = named(&fields_of(merged, schema));
+    let pruned_set = named(&fields_of(&pruned, schema));
+    let unowned = merged_set.difference(&pruned_set.union(&named(&managed)));
+    let pruned = remove(merged, &unowned, &schema.root);
+
+    let pruned_set = named(&fields_of(&pruned, schema));
+    let dangling = merged_set.difference(&pruned_set).intersection(&last);
+    remove(merged, &dangling, &schema.root)
+}
+
+/// `capManagersManager`: with more than `max` Update owners, the oldest are folded into one
+/// `ancient-changes` entry per apiVersion, which takes the time of the last one folded in.
+pub(super) fn cap_update_managers(m: &mut ManagedFields, max: usize) {
+    let mut updaters: Vec<ManagerId> = m
+        .sets
+        .iter()
+        .filter(|(_, vs)| !vs.applied)
+        .map(|(id, _)| id.clone())
+        .collect();
+    if updaters.len() <= max {
+        return;
+    }
+    let secs = |id: &ManagerId| m.times.get(id).map_or(0, |t| t.0);
+    updaters.sort_by(|a, b| secs(a).cmp(&secs(b)).then_with(|| a.cmp(b)));
+    let mut first_by_version: BTreeMap<String, ManagerId> = BTreeMap::new();
+    let mut length = updaters.len();
+    for id in &updaters {
+        if length <= max {
+            break;
+        }
+        let Some(vs) = m.sets.get(id).cloned() else {
+            continue;
+        };
+        let time = m.times.get(id).copied();
+        let bucket = ManagerId::new("ancient-changes", Operation::Update, &vs.api_version, "");
+        match first_by_version.get(&vs.api_version) {
+            Some(first) => {
+                if !m.sets.contains_key(&bucket)
+                    && let Some(s) = m.sets.remove(first)
+                {
+                    m.sets.insert(bucket.clone(), s);
+                }
+                let held = m
+                    .sets
+                    .get(&bucket)
+                    .map(|b| b.set.clone())
+                    .unwrap_or_default();
+                m.sets.insert(
+                    bucket.clone(),
+                    VersionedSet {
+                        set: vs.set.union(&held),
+                        api_version: vs.api_version.clone(),
+                        applied: vs.applied,
+                    },
+                );
+                // When the bucket itself is the one being folded, upstream deletes it here.
+                m.sets.remove(id);
+                length -= 1;
+                match time {
+                    Some(t) => m.times.insert(bucket, t),
+                    None => m.times.remove(&bucket),
+                };
+            }
+            None => {
+                first_by_version.insert(vs.api_version.clone(), id.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `metadata.managedFields` on every write, as kube-apiserver's `FieldManager` keeps them: the
+//! writer of a create, update or merge / JSON / strategic patch gains an `Update` entry for the
+//! fields it set, and a server-side apply merges and takes ownership (see [`super::apply`]).
+//!
+//! The manager is the `fieldManager` parameter, else the User-Agent up to its first `/`, else
+//! `unknown` (kube-rs sends no User-Agent unless configured to).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::apply::{
+    self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
+    conflict_causes, reset_fields, restore_unchanged_times,
+};
+use super::error::{ApiError, Reason, StatusCause, StatusDetails};
+use super::object::Object;
+use super::state::Call;
+
+impl Call<'_> {
+    /// `managerOrUserAgent`.
+    pub(crate) fn field_manager(&self) -> &str {
+        match self.query.get("fieldManager") {
+            Some(manager) if !manager.is_empty() => manager,
+            _ => self.user_agent.split('/').next().unwrap_or(""),
+        }
+    }
+
+    /// The structural schema field management follows for this request's version.
+    pub(crate) fn field_schema(&self) -> Arc<Schema> {
+        if self.rt.custom {
+            self.rt
+                .versions
+                .iter()
+                .find(|v| v.name == self.path.version)
+                .and_then(|v| v.schema.clone())
+                .unwrap_or_else(|| Arc::new(Schema::untyped()))
+        } else {
+            Arc::new(Schema::builtin(&self.api_version(), &self.rt.kind))
+        }
+    }
+}
+
+/// Field management for one request.
+pub(crate) struct FieldManager<'c> {
+    call: &'c Call<'c>,
+    schema: Arc<Schema>,
+    reset: FieldSet,
+    api_version: String,
+    subresource: String,
+    time: Time,
+}
+
+impl<'c> FieldManager<'c> {
+    pub(crate) fn new(call: &'c Call<'c>, now: jiff::Timestamp) -> Self {
+        let subresource = call.path.subresource.clone().unwrap_or_default();
+        FieldManager {
+            call,
+            schema: call.field_schema(),
+            reset: reset_fields(&subresource, call.has_status()),
+            api_version: call.api_version(),
+            subresource,
+            time: Time(now.as_second()),
+        }
+    }
+
+    fn request(&self) -> Request<'_> {
+        Request {
+            manager: self.call.field_manager(),
+            api_version: &self.api_version,
+            kind: &self.call.rt.kind,
+            subresource: &self.subresource,
+            time: self.time,
+            reset_fields: &self.reset,
+        }
+    }
+
+    /// A non-apply write: `new` (the request's object) gets the managedFields it will be stored
+    /// with; `old` is the stored object (`None` on create).
+    pub(crate) fn record_update(&self, old: Option<&Object>, new: &mut Object) {
+        let old = old.map(|o| Value::Object(o.clone()));
+        let mut doc = Value::Object(std::mem::take(new));
+        let rules = RequestRules {
+            subresource: !self.subresource.is_empty(),
+            empty_list_resets: !self.call.rt.custom,
+        };
+        let start = ManagedFields::from_request(&doc, old.as_ref(), rules);
+        apply::record_update(&start, old.as_ref(), &doc, &self.request(), &self.schema)
+            .write_to(&mut doc);
+        if let Value::Object(map) = doc {
+            *new = map;
+        }
+    }
+
+    /// A server-side apply of `applied` onto `live` (`None` creates).
+    pub(crate) fn apply(
+        &self,
+        live: Option<&Object>,
+        applied: &Value,
+        force: bool,
+    ) -> Result<Object, ApiError> {
+        let live = live.map(|o| Value::Object(o.clone()));
+        let managed = match &live {
+            Some(l) => ManagedFields::from_object(l).map_err(|e| {
+                ApiError::internal_unknown(format!("failed to decode managed fields: {e}"))
+            })?,
+            None => ManagedFields::default(),
+        };
+        let applied = apply::apply(
+            live.as_ref(),
+            applied,
+            &managed,
+            &self.request(),
+            force,
+            &self.schema,
+        )
+        .map_err(apply_error)?;
+        match applied.object {
+            Value::Object(map) => Ok(map),
+            _ => Err(ApiError::internal_unknown(
+                "apply did not produce an object",
+            )),
+        }
+    }
+}
+
+/// The managedFields of `new` back to `old`'s times where its entries did not change, so that
+/// a write changing nothing else stays a no-op (`IgnoreManagedFieldsTimestampsTransformer`).
+pub(crate) fn restore_times(new: &mut Object, old: &Object) {
+    let mut doc = Value::Object(std::mem::take(new));
+    restore_unchanged_times(&mut doc, &Value::Object(old.clone()));
+    if let Value::Object(map) = doc {
+        *new = map;
+    }
+}
+
+fn apply_error(err: ApplyError) -> ApiError {
+    let reason = match err.code() {
+        400 => Reason::BadRequest,
+        409 => Reason::Conflict,
+        _ => Reason::Unknown,
+    };
+    let api_error = ApiError::new(err.code(), reason, err.message());
+    let ApplyError::Conflicts(conflicts) = &err else {
+        return api_error;
+    };
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    api_error.with_details(StatusDetails {
+        causes: conflict_causes(conflicts)
+            .iter()
+            .map(|c| StatusCause {
+                reason: text(c, "reason"),
+                message: text(c, "message"),
+                field: text(c, "field"),
+            })
+            .collect(),
+        ..StatusDetails::default()
+    })
+}

@@ -1,0 +1,274 @@
+//! Strategic merge patch (`application/strategic-merge-patch+json`) for
+//! built-in kinds, as the real kube-apiserver applies it.
+//!
+//! The apiserver's PATCH handler (`k8s.io/apiserver` `pkg/endpoints/handlers/patch.go`,
+//! `smpPatcher` → `strategicPatchObject` → `applyPatchToObject`) converts the
+//! stored object to its versioned form, turns it into a JSON map, decodes the
+//! request body into a `map[string]interface{}` and calls
+//! `strategicpatch.StrategicMergeMapPatch` (`k8s.io/apimachinery`
+//! `pkg/util/strategicpatch/patch.go`) with the Go type as schema. This module
+//! re-implements that path on `serde_json::Value`:
+//!
+//! * [`apply`] merges a patch into an object with the rules and the exact
+//!   element ordering of upstream's `mergeMap`/`mergeSlice`, including the
+//!   directives `$patch` (`replace`, `delete`, `merge`), `$retainKeys`,
+//!   `$deleteFromPrimitiveList/<list>` and `$setElementOrder/<list>`.
+//! * [`schema_for`] returns the patch metadata (`patchStrategy` and
+//!   `patchMergeKey` struct tags) of the built-in kinds the fake serves.
+//! * [`StrategicError`] carries the HTTP status, reason and message the
+//!   apiserver answers when the merge fails (see its docs for the mapping).
+//!
+//! Ordering, as upstream: a merged list keeps the patch's order for the
+//! elements the patch names and inserts the stored-only elements among them by
+//! their stored order; an element new to the list goes *before* any stored-only
+//! element that follows it, so `[a, b]` patched with `[c]` gives `[c, a, b]`.
+//! `$setElementOrder/<list>` takes precedence over both orders.
+//!
+//! Not modelled:
+//! * the typed round trip that follows the merge upstream
+//!   (`FromUnstructuredWithValidation` + defaulting): unknown fields, `null`s
+//!   inside replaced lists or appended elements, and values of the wrong JSON
+//!   type are left as the merge produced them (upstream drops, zeroes or
+//!   rejects them with 422), except that leftover directive keys are removed,
+//!   as a typed decode drops them as unknown fields;
+//! * errors of the Go schema lookup for fields the struct does not have
+//!   (`unable to find api field …`): fields missing from the table behave
+//!   like untagged fields;
+//! * which error is reported when several parts of one patch object are
+//!   wrong: Go visits map keys in random order, this module in byte order.
+
+mod gofmt;
+mod gosort;
+mod merge;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde_json::Value;
+
+pub use schema::{PatchSchema, metadata_only, schema_for};
+
+/// Which kind of answer the apiserver gives for a failed strategic merge patch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategicErrorKind {
+    /// `400 BadRequest` `metav1.Status` built by `errors.NewBadRequest(message)`.
+    BadRequest,
+    /// `422 Invalid` `metav1.Status` built by
+    /// `errors.NewGenericServerResponse(422, "", GroupResource{}, "", msg, 0, false)`;
+    /// the message is always the generic
+    /// `the server rejected our request due to an error in our request` and
+    /// `details` is present but empty.
+    Invalid,
+    /// A plain Go error that is not a `StatusError`:
+    /// `responsewriters.ErrorToAPIStatus` answers `500` with an empty reason
+    /// and `message = err.Error()`.
+    Internal,
+    /// The Go code panics (for example `==` on two JSON objects). The panic is
+    /// recovered by `WithPanicRecovery` (`pkg/server/filters/wrap.go`), which
+    /// writes a `text/plain` 500 body (the message plus a newline) rather than
+    /// a `Status`; because `HandleCrash` re-panics afterwards, a real client
+    /// may instead see the connection dropped.
+    Panic,
+}
+
+/// The error the apiserver's PATCH handler answers when a strategic merge
+/// patch cannot be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrategicError {
+    /// HTTP status code: 400, 422 or 500.
+    pub code: u16,
+    /// `metav1.Status.reason`: `BadRequest`, `Invalid`, or empty (`Unknown`).
+    pub reason: &'static str,
+    /// `metav1.Status.message` (or the plain-text body for [`StrategicErrorKind::Panic`]).
+    pub message: String,
+    /// How the answer is built.
+    pub kind: StrategicErrorKind,
+}
+
+/// Generic message of `NewGenericServerResponse` for status 422
+/// (`k8s.io/apimachinery` `pkg/api/errors/errors.go`).
+const GENERIC_422: &str = "the server rejected our request due to an error in our request";
+
+/// Body written by `WithPanicRecovery` (`k8s.io/apiserver` `pkg/server/filters/wrap.go`).
+const PANIC_BODY: &str = "This request caused apiserver to panic. Look in the logs for details.";
+
+impl StrategicError {
+    fn new(kind: StrategicErrorKind, message: String) -> Self {
+        let (code, reason) = match kind {
+            StrategicErrorKind::BadRequest => (400, "BadRequest"),
+            StrategicErrorKind::Invalid => (422, "Invalid"),
+            StrategicErrorKind::Internal | StrategicErrorKind::Panic => (500, ""),
+        };
+        Self {
+            code,
+            reason,
+            message,
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for StrategicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.reason, self.message)
+    }
+}
+
+impl std::error::Error for StrategicError {}
+
+/// Internal failure of the merge, mirroring the Go error values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fault {
+    /// `mergepatch.ErrBadPatchFormatForPrimitiveList`.
+    BadPrimitiveListFormat,
+    /// `mergepatch.ErrBadPatchFormatForRetainKeys`.
+    BadRetainKeysFormat,
+    /// `mergepatch.ErrBadPatchFormatForSetElementOrderList`.
+    BadSetElementOrderFormat,
+    /// `mergepatch.ErrNoListOfLists`.
+    NoListOfLists,
+    /// Any other Go error, with its `Error()` text.
+    Plain(String),
+    /// A Go runtime panic, with the panic text (for diagnostics only).
+    Panic(String),
+}
+
+impl Fault {
+    /// `interpretStrategicMergePatchError` (`pkg/endpoints/handlers/patch.go`):
+    /// the sentinel format errors become 400, `ErrNoListOfLists` 422, anything
+    /// else is returned unchanged and so becomes a 500.
+    fn into_error(self) -> StrategicError {
+        match self {
+            Fault::BadPrimitiveListFormat => StrategicError::new(
+                StrategicErrorKind::BadRequest,
+                "invalid patch format of primitive list".into(),
+            ),
+            Fault::BadRetainKeysFormat => StrategicError::new(
+                StrategicErrorKind::BadRequest,
+                "invalid patch format of retainKeys".into(),
+            ),
+            Fault::BadSetElementOrderFormat => StrategicError::new(
+                StrategicErrorKind::BadRequest,
+                "invalid patch format of setElementOrder list".into(),
+            ),
+            Fault::NoListOfLists => {
+                StrategicError::new(StrategicErrorKind::Invalid, GENERIC_422.into())
+            }
+            Fault::Plain(message) => StrategicError::new(StrategicErrorKind::Internal, message),
+            Fault::Panic(_) => StrategicError::new(StrategicErrorKind::Panic, PANIC_BODY.into()),
+        }
+    }
+}
+
+/// Checks a raw PATCH body the way the handler does before anything else
+/// (`validateAndTranscodePatch`: `json.Valid`, else 400 `invalid JSON patch`)
+/// and parses it.
+///
+/// The real handler runs this check before it reads the stored object, so an
+/// unparsable body is a 400 even for an object that does not exist, while a
+/// missing object is a 404 before any error of [`apply`].
+///
+/// # Errors
+///
+/// 400 `invalid JSON patch` when `body` is not JSON.
+pub fn parse_patch_body(body: &[u8]) -> Result<Value, StrategicError> {
+    serde_json::from_slice(body).map_err(|_| {
+        StrategicError::new(StrategicErrorKind::BadRequest, "invalid JSON patch".into())
+    })
+}
+
+/// Applies a strategic merge patch to `original` (the stored object, as JSON)
+/// using the patch metadata of `schema`, as `strategicpatch.StrategicMergeMapPatch`
+/// does on the server.
+///
+/// * A `null` patch is a no-op (the Go decoder leaves the patch map nil).
+/// * A patch that is not a JSON object fails with 400 and the Go decoder's
+///   message, e.g. `json: cannot unmarshal array into Go value of type map[string]interface {}`.
+/// * Merge failures map to 400/422/500 as described on [`StrategicErrorKind`].
+///
+/// Leftover directive keys (`$patch`, `$retainKeys`, `$setElementOrder…`,
+/// `$deleteFromPrimitiveList…`) that upstream copies verbatim into new content
+/// are removed from the result, as the typed decode that follows upstream
+/// drops them.
+///
+/// # Errors
+///
+/// The [`StrategicError`] the apiserver answers: see [`StrategicErrorKind`]
+/// for how each upstream error maps to 400, 422 or 500.
+pub fn apply(
+    original: &Value,
+    patch: &Value,
+    schema: &PatchSchema,
+) -> Result<Value, StrategicError> {
+    let patch = match patch {
+        Value::Object(map) => map.clone(),
+        Value::Null => return Ok(original.clone()),
+        other => {
+            return Err(StrategicError::new(
+                StrategicErrorKind::BadRequest,
+                format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    json_kind(other)
+                ),
+            ));
+        }
+    };
+    let original = match original {
+        Value::Object(map) => map.clone(),
+        // Upstream always has an object here (`runtime.DefaultUnstructuredConverter.ToUnstructured`);
+        // answer like an unexpected Go error rather than guessing.
+        other => {
+            return Err(StrategicError::new(
+                StrategicErrorKind::Internal,
+                format!(
+                    "stored object is a JSON {}, not an object",
+                    json_kind(other)
+                ),
+            ));
+        }
+    };
+    let merged = merge::merge_map(original, patch, schema.cursor()).map_err(Fault::into_error)?;
+    let mut merged = Value::Object(merged);
+    strip_directive_keys(&mut merged);
+    Ok(merged)
+}
+
+/// The name `encoding/json` uses for a JSON value in `UnmarshalTypeError`.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Whether a key is one of the SMP directive keys.
+fn is_directive_key(key: &str) -> bool {
+    key == "$patch"
+        || key == "$retainKeys"
+        || key.starts_with("$setElementOrder")
+        || key.starts_with("$deleteFromPrimitiveList")
+}
+
+/// Removes directive keys anywhere in `value`.
+fn strip_directive_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| !is_directive_key(key));
+            for child in map.values_mut() {
+                strip_directive_keys(child);
+            }
+        }
+        Value::Array(items) => {
+            for child in items {
+                strip_directive_keys(child);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,275 @@
+//! How the Go code sees JSON values: their dynamic types, `==` on
+//! `interface{}` values, use as map keys, and `fmt` printing (`%v`, `%s`),
+//! which several upstream error messages embed.
+//!
+//! The apiserver decodes the patch with `sigs.k8s.io/json`
+//! `UnmarshalCaseSensitivePreserveInts`: a number without `.` that fits an
+//! `int64` becomes `int64`, every other number `float64`
+//! (`internal/golang/encoding/json/decode.go` `convertNumber`). The stored
+//! object comes from `ToUnstructured`, where integer fields are `int64` too.
+
+use serde_json::{Map, Value};
+
+use super::Fault;
+
+/// The dynamic Go type of a decoded JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GoType {
+    Nil,
+    Bool,
+    Int,
+    Float,
+    String,
+    Map,
+    Slice,
+}
+
+/// The Go type the decoder gives `value`.
+pub(super) fn go_type(value: &Value) -> GoType {
+    match value {
+        Value::Null => GoType::Nil,
+        Value::Bool(_) => GoType::Bool,
+        Value::Number(n) if n.is_i64() => GoType::Int,
+        Value::Number(_) => GoType::Float,
+        Value::String(_) => GoType::String,
+        Value::Array(_) => GoType::Slice,
+        Value::Object(_) => GoType::Map,
+    }
+}
+
+/// `reflect.TypeOf(v)` printed with `%s`, as `mergepatch.ErrBadArgType` does.
+pub(super) fn type_name(value: &Value) -> &'static str {
+    match go_type(value) {
+        GoType::Nil => "%!s(<nil>)",
+        GoType::Bool => "bool",
+        GoType::Int => "int64",
+        GoType::Float => "float64",
+        GoType::String => "string",
+        GoType::Map => "map[string]interface {}",
+        GoType::Slice => "[]interface {}",
+    }
+}
+
+fn uncomparable(kind: GoType) -> &'static str {
+    if kind == GoType::Map {
+        "map[string]interface {}"
+    } else {
+        "[]interface {}"
+    }
+}
+
+/// Go's `a == b` on two `interface{}` values: false for different dynamic
+/// types, a runtime panic for two maps or two slices.
+pub(super) fn go_eq(a: &Value, b: &Value) -> Result<bool, Fault> {
+    let kind = go_type(a);
+    if kind != go_type(b) {
+        return Ok(false);
+    }
+    match kind {
+        GoType::Nil => Ok(true),
+        GoType::Int => Ok(a.as_i64() == b.as_i64()),
+        GoType::Float => Ok(a.as_f64() == b.as_f64()),
+        GoType::Bool | GoType::String => Ok(a == b),
+        GoType::Map | GoType::Slice => Err(Fault::Panic(format!(
+            "runtime error: comparing uncomparable type {}",
+            uncomparable(kind)
+        ))),
+    }
+}
+
+/// Using `value` as a key of a Go `map[interface{}]…` panics for maps and slices.
+pub(super) fn go_hashable(value: &Value) -> Result<(), Fault> {
+    let kind = go_type(value);
+    match kind {
+        GoType::Map | GoType::Slice => Err(Fault::Panic(format!(
+            "runtime error: hash of unhashable type {}",
+            uncomparable(kind)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A Go `map[interface{}]…` used as a set of JSON values: building it panics
+/// like Go when an element is a map or a slice, and so does looking up such a
+/// value.
+pub(super) struct GoSet<'a> {
+    items: &'a [Value],
+}
+
+impl<'a> GoSet<'a> {
+    /// Builds the set (`m[v] = …` for every element).
+    pub(super) fn build(items: &'a [Value]) -> Result<Self, Fault> {
+        for item in items {
+            go_hashable(item)?;
+        }
+        Ok(Self { items })
+    }
+
+    /// `_, found := m[value]`.
+    pub(super) fn contains(&self, value: &Value) -> Result<bool, Fault> {
+        go_hashable(value)?;
+        for item in self.items {
+            if go_eq(item, value)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
+pub(super) fn fmt_map_v(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    write_map(&mut out, map, 'v');
+    out
+}
+
+/// `fmt.Sprintf("%v", l)` for a `[]interface{}` argument.
+pub(super) fn fmt_slice_v(items: &[Value]) -> String {
+    let mut out = String::new();
+    write_slice(&mut out, items, 'v');
+    out
+}
+
+/// `fmt.Sprintf("%s", value)` for a top-level `interface{}` argument: strings
+/// print as they are, other scalars as `%!s(type=value)`.
+pub(super) fn fmt_s(value: &Value) -> String {
+    let mut out = String::new();
+    if value.is_null() {
+        out.push_str("%!s(<nil>)");
+    } else {
+        write_value(&mut out, value, 's');
+    }
+    out
+}
+
+/// Prints a non-top-level value; nested nils print as `<nil>` whatever the verb
+/// (`printValue`, `reflect.Interface` case).
+fn write_value(out: &mut String, value: &Value, verb: char) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::String(s) => out.push_str(s),
+        Value::Bool(b) => write_scalar(out, "bool", &b.to_string(), verb),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => write_scalar(out, "int64", &i.to_string(), verb),
+            None => {
+                let f = n.as_f64().unwrap_or(0.0);
+                write_scalar(out, "float64", &go_float(f), verb);
+            }
+        },
+        Value::Array(items) => write_slice(out, items, verb),
+        Value::Object(map) => write_map(out, map, verb),
+    }
+}
+
+fn write_scalar(out: &mut String, type_name: &str, text: &str, verb: char) {
+    if verb == 'v' {
+        out.push_str(text);
+    } else {
+        // `badVerb`: %!s(int64=5)
+        out.push_str("%!");
+        out.push(verb);
+        out.push('(');
+        out.push_str(type_name);
+        out.push('=');
+        out.push_str(text);
+        out.push(')');
+    }
+}
+
+fn write_slice(out: &mut String, items: &[Value], verb: char) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_value(out, item, verb);
+    }
+    out.push(']');
+}
+
+/// Maps print with their keys sorted (`internal/fmtsort`), whatever order the
+/// `serde_json` map keeps.
+fn write_map(out: &mut String, map: &Map<String, Value>, verb: char) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    out.push_str("map[");
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(key);
+        out.push(':');
+        if let Some(value) = map.get(key) {
+            write_value(out, value, verb);
+        }
+    }
+    out.push(']');
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses for `float64`:
+/// shortest digits, exponent form when the exponent is < -4 or >= 6
+/// (e.g. `1e+06`, `1.5e-07`, `123456`, `0.0001`).
+pub(super) fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".to_string()
+        } else if f > 0.0 {
+            "+Inf".to_string()
+        } else {
+            "-Inf".to_string()
+        };
+    }
+    // Rust's `{:e}` also prints the shortest digits that round-trip.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    let nd = digits.len() as i32;
+    let mut out = String::new();
+    if f < 0.0 {
+        out.push('-');
+    }
+    if !(-4..6).contains(&exp) {
+        out.push(char::from(digits[0]));
+        if nd > 1 {
+            out.push('.');
+            out.extend(digits[1..].iter().map(|b| char::from(*b)));
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let abs = exp.unsigned_abs();
+        if abs < 10 {
+            out.push('0');
+        }
+        out.push_str(&abs.to_string());
+        return out;
+    }
+    // %f with max(nd - dp, 0) decimals, dp = exp + 1.
+    let dp = exp + 1;
+    let digit_at = |i: i32| -> char {
+        if i >= 0 && i < nd {
+            char::from(digits[i as usize])
+        } else {
+            '0'
+        }
+    };
+    if dp > 0 {
+        for i in 0..dp {
+            out.push(digit_at(i));
+        }
+    } else {
+        out.push('0');
+    }
+    let decimals = (nd - dp).max(0);
+    if decimals > 0 {
+        out.push('.');
+        for i in 0..decimals {
+            out.push(digit_at(dp + i));
+        }
+    }
+    out
+}
