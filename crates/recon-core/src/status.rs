@@ -35,7 +35,9 @@ pub enum StatusStrategy {
     /// Server-side apply of the whole status with a field manager: the server merges lists by
     /// their declared keys (`x-kubernetes-list-type: map` with `type` for conditions), so writers
     /// of disjoint fields and disjoint conditions coexist without locks. Fields this manager
-    /// stops applying are removed. `force` takes over fields another manager owns.
+    /// stops applying are removed. Without `force`, applying a different value to a field
+    /// another manager owns is a 409 conflict; `force` takes such fields over. A list without a
+    /// declared list type is atomic: one manager owns all of it.
     Apply {
         /// The field manager name.
         field_manager: String,
