@@ -7,6 +7,15 @@ struct Task {
     name: &'static str,
     about: &'static str,
     steps: &'static [Step],
+    /// Flags that run other steps instead.
+    options: &'static [TaskOption],
+}
+
+/// `cargo xtask <task> <flag>`: the same task done another way.
+struct TaskOption {
+    flag: &'static str,
+    about: &'static str,
+    steps: &'static [Step],
 }
 
 /// One command, with the environment variables it needs.
@@ -52,6 +61,7 @@ const TASKS: &[Task] = &[
             },
             run(&["cargo", "test", "--workspace"]),
         ],
+        options: &[],
     },
     Task {
         name: "bench",
@@ -67,6 +77,7 @@ const TASKS: &[Task] = &[
             ]),
             run(&["cargo", "bench", "-p", "recon-testing", "--bench", "cases"]),
         ],
+        options: &[],
     },
     Task {
         name: "fixtures",
@@ -80,16 +91,69 @@ const TASKS: &[Task] = &[
                 "git", "status", "--short", "--", "fixtures", "crates", "examples",
             ]),
         ],
+        options: &[],
     },
     Task {
         name: "tour",
         about: "run the in-memory API server tour (the README's run command)",
         steps: &[run(&["cargo", "run", "-p", "fake-apiserver-tour"])],
+        options: &[],
+    },
+    Task {
+        name: "conformance",
+        about: "replay the scenarios recorded from a real API server against the in-memory one",
+        steps: &[
+            // rstest lists the scenario files when it compiles: new ones need a rebuild.
+            run(&["touch", "crates/recon-core/tests/conformance.rs"]),
+            run(&["cargo", "test", "-p", "recon-core", "--test", "conformance"]),
+        ],
+        options: &[TaskOption {
+            flag: "--record",
+            about: "record them again from a real server (xtask/real-apiserver.sh), then replay",
+            steps: &[
+                run(&["touch", "crates/recon-core/tests/conformance.rs"]),
+                Step {
+                    env: &[("RECON_CONFORMANCE", "record")],
+                    command: &[
+                        "bash",
+                        "xtask/real-apiserver.sh",
+                        "run",
+                        "cargo",
+                        "test",
+                        "-p",
+                        "recon-core",
+                        "--test",
+                        "conformance",
+                        "scenario::",
+                    ],
+                },
+                run(&["git", "status", "--short", "--", "fixtures/conformance"]),
+                run(&["cargo", "test", "-p", "recon-core", "--test", "conformance"]),
+            ],
+        }],
     },
 ];
 
+fn print_usage() {
+    eprintln!("usage: cargo xtask <task> [flag]\n\ntasks:");
+    for t in TASKS {
+        eprintln!("  {:<12} {}", t.name, t.about);
+        for step in t.steps {
+            eprintln!("  {:<12}   $ {}", "", step.line());
+        }
+        for option in t.options {
+            eprintln!("  {:<12} {}", format!("  {}", option.flag), option.about);
+            for step in option.steps {
+                eprintln!("  {:<12}   $ {}", "", step.line());
+            }
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let task = std::env::args().nth(1);
+    let mut args = std::env::args().skip(1);
+    let task = args.next();
+    let flag = args.next();
     let Some(task) = task
         .as_deref()
         .and_then(|name| TASKS.iter().find(|t| t.name == name))
@@ -97,22 +161,30 @@ fn main() -> ExitCode {
         if let Some(unknown) = task {
             eprintln!("unknown task `{unknown}`\n");
         }
-        eprintln!("usage: cargo xtask <task>\n\ntasks:");
-        for t in TASKS {
-            eprintln!("  {:<8} {}", t.name, t.about);
-            for step in t.steps {
-                eprintln!("  {:<8}   $ {}", "", step.line());
-            }
-        }
+        print_usage();
         return ExitCode::from(2);
     };
-    for step in task.steps {
+    let steps = match flag.as_deref() {
+        None => task.steps,
+        Some(flag) => match task.options.iter().find(|o| o.flag == flag) {
+            Some(option) => option.steps,
+            None => {
+                eprintln!("task `{}` has no flag `{flag}`\n", task.name);
+                print_usage();
+                return ExitCode::from(2);
+            }
+        },
+    };
+    // Steps name paths from the repository root, wherever cargo was started.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for step in steps {
         let line = step.line();
         eprintln!("$ {line}");
         let mut command = Command::new(step.command[0]);
         command
             .args(&step.command[1..])
-            .envs(step.env.iter().copied());
+            .envs(step.env.iter().copied())
+            .current_dir(&root);
         match command.status() {
             Ok(status) if status.success() => {}
             Ok(status) => {

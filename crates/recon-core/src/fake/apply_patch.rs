@@ -18,6 +18,10 @@ impl State {
         let force = call.query.flag("force");
         let fields = FieldManager::new(call, self.clock.now());
         let Some((current, stored)) = self.load_typed(call) else {
+            // Only the main resource creates: a subresource needs its object (404).
+            if call.path.subresource.is_some() {
+                return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+            }
             let mut object = fields.apply(None, &applied, force)?;
             let mut warnings = prepare(call, &mut object)?;
             // A resourceVersion in the body means nothing to a create.

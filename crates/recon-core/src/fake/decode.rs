@@ -12,8 +12,21 @@ use super::state::Call;
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
 pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiError> {
     let ctx = call.decode_context();
+    let media = call.content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "" | "application/json" => {}
+        "application/yaml" => return decode_yaml_request(call),
+        _ => {
+            return Err(ApiError::unsupported_media_type(&[
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ]));
+        }
+    }
     let value: Value = serde_json::from_slice(call.body).map_err(|e| {
-        let why = if call.body.iter().all(u8::is_ascii_whitespace) {
+        // Go's encoding/json words a truncated document this way.
+        let why = if e.is_eof() {
             "unexpected end of JSON input".to_owned()
         } else {
             e.to_string()
@@ -25,7 +38,31 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
     })?;
     let Value::Object(mut obj) = value else {
         return Err(ctx.unrecognized(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal non-object into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }",
+            &format!(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
+                super::object::json_type(&value)
+            ),
+            call.body,
+        ));
+    };
+    check_type_meta(call, &mut obj)?;
+    let warnings = normalize_metadata(&mut obj).map_err(|why| ctx.cannot_handle(&why))?;
+    Ok((obj, warnings))
+}
+
+/// A YAML body (kubectl's `--content-type`): decoded to JSON, then read as a JSON body is.
+fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiError> {
+    let ctx = call.decode_context();
+    let text = String::from_utf8_lossy(call.body);
+    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
+        ctx.unrecognized(
+            &format!("couldn't get version/kind; yaml parse error: {e}"),
+            call.body,
+        )
+    })?;
+    let Value::Object(mut obj) = value else {
+        return Err(ctx.unrecognized(
+            "couldn't get version/kind; yaml parse error: not a mapping",
             call.body,
         ));
     };

@@ -248,6 +248,10 @@ fn strategic_error(err: &strategic::StrategicError) -> ApiError {
 }
 
 fn decode_error(e: serde_json::Error) -> ApiError {
+    if e.is_eof() {
+        // Go's encoding/json words a truncated document this way.
+        return ApiError::bad_request("error decoding patch: unexpected end of JSON input");
+    }
     ApiError::bad_request(format!("error decoding patch: {e}"))
 }
 

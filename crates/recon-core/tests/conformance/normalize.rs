@@ -1,0 +1,258 @@
+//! One normalisation for both servers, so that what differs only by identity (uids,
+//! resourceVersions, timestamps, generated names, namespaces, continue tokens) compares equal
+//! while every relation (same / different) between those values is kept.
+//!
+//! Ordinals are given by first appearance in the scenario's responses, in step order and, within
+//! a body, in key order (bodies are `serde_json::Value`s, whose objects are sorted).
+
+use serde_json::{Map, Value};
+
+pub struct Normalizer {
+    uids: Vec<String>,
+    rvs: Vec<String>,
+    continues: Vec<String>,
+    generated: Vec<String>,
+    /// (value, variable), longest value first so that `cf-a-ns2` is not seen as `cf-a-ns`.
+    namespaces: Vec<(String, String)>,
+    keep_managed_fields: bool,
+}
+
+fn ordinal(seen: &mut Vec<String>, value: &str) -> usize {
+    match seen.iter().position(|s| s == value) {
+        Some(i) => i + 1,
+        None => {
+            seen.push(value.to_owned());
+            seen.len()
+        }
+    }
+}
+
+impl Normalizer {
+    pub fn new(namespaces: &[(String, String)], keep_managed_fields: bool) -> Self {
+        let mut namespaces = namespaces.to_vec();
+        namespaces.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+        Normalizer {
+            uids: Vec::new(),
+            rvs: Vec::new(),
+            continues: Vec::new(),
+            generated: Vec::new(),
+            namespaces,
+            keep_managed_fields,
+        }
+    }
+
+    /// A name the server generated from `generateName`: written `<generated:N>` from now on.
+    pub fn note_generated(&mut self, name: &str) {
+        if !self.generated.iter().any(|g| g == name) {
+            self.generated.push(name.to_owned());
+        }
+    }
+
+    pub fn value(&mut self, value: &Value) -> Value {
+        let mut v = value.clone();
+        self.walk(None, &mut v);
+        v
+    }
+
+    fn walk(&mut self, key: Option<&str>, v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                if key == Some("metadata") && !self.keep_managed_fields {
+                    map.remove("managedFields");
+                }
+                self.walk_map(map);
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.walk(None, item);
+                }
+            }
+            Value::String(s) => {
+                let replaced = match key {
+                    Some("resourceVersion") if !s.is_empty() => {
+                        format!("<rv:{}>", ordinal(&mut self.rvs, s))
+                    }
+                    Some("continue") if !s.is_empty() => {
+                        format!("<continue:{}>", ordinal(&mut self.continues, s))
+                    }
+                    Some("serverAddress") => "<address>".into(),
+                    Some("message") => {
+                        let s = self.text(s);
+                        self.message_versions(&s)
+                    }
+                    _ => self.text(s),
+                };
+                *s = replaced;
+            }
+            _ => {}
+        }
+    }
+
+    fn walk_map(&mut self, map: &mut Map<String, Value>) {
+        for (k, child) in map.iter_mut() {
+            self.walk(Some(k), child);
+        }
+    }
+
+    /// Any string: a whole timestamp, uids, generated names and namespaces inside it.
+    fn text(&mut self, s: &str) -> String {
+        if is_timestamp(s) {
+            return "<time>".into();
+        }
+        let mut out = self.uids_in(s);
+        let generated = self.generated.clone();
+        for (i, name) in generated.iter().enumerate() {
+            out = out.replace(name.as_str(), &format!("<generated:{}>", i + 1));
+        }
+        for (value, var) in &self.namespaces {
+            out = out.replace(value.as_str(), &format!("${{{var}}}"));
+        }
+        out
+    }
+
+    fn uids_in(&mut self, s: &str) -> String {
+        let bytes = s.as_bytes();
+        let mut out = String::new();
+        let mut i = 0;
+        let mut copied = 0;
+        while i + 36 <= bytes.len() {
+            if is_uuid(&bytes[i..i + 36])
+                && (i == 0 || !bytes[i - 1].is_ascii_hexdigit())
+                && bytes.get(i + 36).is_none_or(|b| !b.is_ascii_hexdigit())
+            {
+                out.push_str(&s[copied..i]);
+                let n = ordinal(&mut self.uids, &s[i..i + 36]);
+                out.push_str(&format!("<uid:{n}>"));
+                i += 36;
+                copied = i;
+            } else {
+                i += 1;
+            }
+        }
+        out.push_str(&s[copied..]);
+        out
+    }
+
+    /// resourceVersions quoted in messages: "too old resource version: 5 (9)", "Too large
+    /// resource version: 9, current: 5", "the ResourceVersion in the precondition (5) does not
+    /// match the ResourceVersion in record (6)". Other numbers (a storage error's `Code: 4`)
+    /// stay.
+    fn message_versions(&mut self, s: &str) -> String {
+        const MARKERS: [&str; 7] = [
+            "resource version: ",
+            "resourceversion: ",
+            "resourceversion in precondition: ",
+            "resourceversion in object meta: ",
+            "current: ",
+            "resourceversion in the precondition (",
+            "resourceversion in record (",
+        ];
+        let lower = s.to_ascii_lowercase();
+        if !lower.contains("resource version") && !lower.contains("resourceversion") {
+            return s.to_owned();
+        }
+        let too_old = lower.contains("too old resource version");
+        let bytes = s.as_bytes();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let end = (i..bytes.len())
+                .find(|&j| !bytes[j].is_ascii_digit())
+                .unwrap_or(bytes.len());
+            if end == i {
+                let next = (i + 1..bytes.len())
+                    .find(|&j| bytes[j].is_ascii_digit())
+                    .unwrap_or(bytes.len());
+                out.push_str(&s[i..next]);
+                i = next;
+                continue;
+            }
+            let before = &lower[..i];
+            let marked = MARKERS.iter().any(|m| before.ends_with(m))
+                || (too_old && before.ends_with('(') && bytes.get(end) == Some(&b')'));
+            if marked {
+                out.push_str(&format!("<rv:{}>", ordinal(&mut self.rvs, &s[i..end])));
+            } else {
+                out.push_str(&s[i..end]);
+            }
+            i = end;
+        }
+        out
+    }
+}
+
+fn is_uuid(b: &[u8]) -> bool {
+    b.iter().enumerate().all(|(i, c)| match i {
+        8 | 13 | 18 | 23 => *c == b'-',
+        _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+    })
+}
+
+/// RFC 3339 as Kubernetes writes it: `2024-01-01T00:00:00Z`, with optional fraction or offset.
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if b.len() < 20
+        || !digits(0..4)
+        || b[4] != b'-'
+        || !digits(5..7)
+        || b[7] != b'-'
+        || !digits(8..10)
+        || b[10] != b'T'
+        || !digits(11..13)
+        || b[13] != b':'
+        || !digits(14..16)
+        || b[16] != b':'
+        || !digits(17..19)
+    {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    rest == "Z"
+        || (rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identities_become_ordinals_and_relations_stay() {
+        let mut n = Normalizer::new(&[("cf-x".into(), "ns".into())], false);
+        let a = n.value(
+            &json!({"metadata": {"uid": "3a633f18-fb55-44ed-b324-af53ee3e9f3f",
+            "resourceVersion": "11", "namespace": "cf-x",
+            "creationTimestamp": "2026-11-21T07:22:44Z",
+            "managedFields": []}}),
+        );
+        assert_eq!(
+            a,
+            json!({"metadata": {"uid": "<uid:1>", "resourceVersion": "<rv:1>", "namespace": "${ns}",
+                "creationTimestamp": "<time>"}})
+        );
+        let b = n.value(&json!({"message": "too old resource version: 11 (12)", "code": 410}));
+        assert_eq!(
+            b,
+            json!({"message": "too old resource version: <rv:1> (<rv:2>)", "code": 410})
+        );
+        assert_eq!(
+            n.value(&json!("2024-01-01T00:00:00.123456Z")),
+            json!("<time>")
+        );
+        assert_eq!(
+            n.value(&json!({"message": "v1 has 10 items"})),
+            json!({"message": "v1 has 10 items"})
+        );
+    }
+}

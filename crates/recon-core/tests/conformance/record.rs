@@ -1,0 +1,158 @@
+//! Record mode: the scenario runs against a real API server and its `response`s are rewritten.
+//!
+//! Scenarios share the real server, so they run one at a time, each between two clean-ups of
+//! every object of this suite's group; the CRDs are applied once per run and waited for.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::fixture::{self, API, Scenario};
+use super::runner;
+use super::transport::{Curl, HttpRequest, Transport};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static CRDS_APPLIED: AtomicBool = AtomicBool::new(false);
+
+/// Held (outside the async runtime) while a scenario is recorded.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn enabled() -> bool {
+    std::env::var("RECON_CONFORMANCE").is_ok_and(|v| v == "record")
+}
+
+/// Records `scenario`; the caller holds [`one_at_a_time`].
+pub async fn record(scenario: &Scenario) -> Result<(), String> {
+    let curl = Curl::from_env()?;
+    if !CRDS_APPLIED.load(Ordering::SeqCst) {
+        install_all_crds(&curl)?;
+        CRDS_APPLIED.store(true, Ordering::SeqCst);
+    }
+    let transport = Transport::Real(curl);
+    clean(&transport).await?;
+    let mode = runner::Mode {
+        compare: false,
+        quiet_scale: 1.0,
+    };
+    let outcome = runner::run(scenario, &transport, &mode).await;
+    clean(&transport).await?;
+    if let Some(why) = &outcome.stopped {
+        return Err(format!("{}: {why}", scenario.path.display()));
+    }
+    let responses: Vec<Value> = outcome.observed.into_iter().flatten().collect();
+    fixture::write_responses(&scenario.path, &responses).map_err(|e| e.to_string())
+}
+
+fn crd_files() -> Result<Vec<(String, Value)>, String> {
+    let dir = Path::new(fixture::ROOT).join("crds");
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let crd: Value =
+                serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            out.push((
+                crd["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                crd,
+            ));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Applies every CRD of `crds/` (creating or updating it) and waits until each is Established
+/// and its resource answers a list.
+fn install_all_crds(curl: &Curl) -> Result<(), String> {
+    for (name, crd) in crd_files()? {
+        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}");
+        let applied = curl.send(&HttpRequest {
+            method: "PATCH".into(),
+            uri: format!("{path}?fieldManager=recon-conformance&force=true"),
+            content_type: Some("application/apply-patch+yaml".into()),
+            body: serde_json::to_vec(&crd).map_err(|e| e.to_string())?,
+        })?;
+        if !matches!(applied.code, 200 | 201) {
+            return Err(format!(
+                "applying the CRD {name} answered {}: {}",
+                applied.code,
+                String::from_utf8_lossy(&applied.body)
+            ));
+        }
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let got = curl.send(&get(&path))?;
+            let stored: Value = serde_json::from_slice(&got.body).unwrap_or_default();
+            let established = stored["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established && curl.send(&get(&format!("{API}/{plural}")))?.code == 200 {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("the CRD {name} was not served within 30 s"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
+
+fn get(uri: &str) -> HttpRequest {
+    HttpRequest {
+        method: "GET".into(),
+        uri: uri.into(),
+        content_type: None,
+        body: Vec::new(),
+    }
+}
+
+/// Deletes every object of the suite's kinds, in every namespace, finalizers removed first.
+async fn clean(transport: &Transport) -> Result<(), String> {
+    for (_, crd) in crd_files()? {
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+        let listed = transport.send(&get(&format!("{API}/{plural}"))).await?;
+        let list: Value = serde_json::from_slice(&listed.body).unwrap_or_default();
+        for item in list["items"].as_array().into_iter().flatten() {
+            let meta = &item["metadata"];
+            let name = meta["name"].as_str().unwrap_or_default();
+            let path = match meta["namespace"].as_str() {
+                Some(ns) => format!("{API}/namespaces/{ns}/{plural}/{name}"),
+                None => format!("{API}/{plural}/{name}"),
+            };
+            if meta["finalizers"].is_array() {
+                transport
+                    .send(&HttpRequest {
+                        method: "PATCH".into(),
+                        uri: path.clone(),
+                        content_type: Some("application/merge-patch+json".into()),
+                        body: br#"{"metadata":{"finalizers":null}}"#.to_vec(),
+                    })
+                    .await?;
+            }
+            transport
+                .send(&HttpRequest {
+                    method: "DELETE".into(),
+                    uri: path,
+                    content_type: None,
+                    body: Vec::new(),
+                })
+                .await?;
+        }
+    }
+    Ok(())
+}
