@@ -210,7 +210,7 @@ pub fn apply(
                 StrategicErrorKind::BadRequest,
                 format!(
                     "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_kind(other)
+                    super::object::json_type(other)
                 ),
             ));
         }
@@ -224,7 +224,7 @@ pub fn apply(
                 StrategicErrorKind::Internal,
                 format!(
                     "stored object is a JSON {}, not an object",
-                    json_kind(other)
+                    super::object::json_type(other)
                 ),
             ));
         }
@@ -233,18 +233,6 @@ pub fn apply(
     let mut merged = Value::Object(merged);
     strip_directive_keys(&mut merged);
     Ok(merged)
-}
-
-/// The name `encoding/json` uses for a JSON value in `UnmarshalTypeError`.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Whether a key is one of the SMP directive keys.
