@@ -43,10 +43,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "discovery/group-version-lists-installed-resources",
         DISCOVERY,
     ),
-    (
-        "pagination/bad-continue-token-is-400",
-        "bug: tokens not read as unpadded URL-safe base64 (Go's decodes, then fails on JSON)",
-    ),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::alphabet::URL_SAFE;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, Reason, StatusCause, StatusDetails};
@@ -16,6 +17,16 @@ use super::read::ListQuery;
 use super::resource::GroupResource;
 use super::state::{Call, State};
 use super::store::Stored;
+
+/// Go's `base64.RawURLEncoding`: URL-safe, unpadded, and lenient about the unused bits of the
+/// last character.
+const RAW_URL: GeneralPurpose = GeneralPurpose::new(
+    &URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(true),
+);
 
 /// The version every continue token carries.
 const TOKEN_VERSION: &str = "meta.k8s.io/v1";
@@ -91,7 +102,7 @@ fn go_char(b: u8) -> String {
 
 /// `storage.DecodeContinue`: the revision and the absolute start key of a token.
 fn decode_token(token: &str, prefix: &str) -> Result<(u64, String), ApiError> {
-    let data = URL_SAFE_NO_PAD.decode(token).map_err(|e| {
+    let data = RAW_URL.decode(token).map_err(|e| {
         let at = match e {
             base64::DecodeError::InvalidByte(i, _)
             | base64::DecodeError::InvalidLastSymbol(i, _) => i,
@@ -132,7 +143,7 @@ fn encode_token(revision: u64, last_key: &str, prefix: &str) -> String {
         rv: i64::try_from(revision).unwrap_or(i64::MAX),
         start: format!("/{relative}\u{0}"),
     };
-    URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
+    RAW_URL.encode(serde_json::to_vec(&token).unwrap_or_default())
 }
 
 /// `Too large resource version`: the revision is in the future (the real server waits three
