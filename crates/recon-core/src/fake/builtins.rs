@@ -200,7 +200,15 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
         versions: vec![ServedVersion {
             name: version.to_owned(),
             status: false,
-            schema: None,
+            // Built once per type: every write's field management reads it.
+            schema: Some(std::sync::Arc::new(super::apply::Schema::builtin(
+                &if group.is_empty() {
+                    version.to_owned()
+                } else {
+                    format!("{group}/{version}")
+                },
+                kind,
+            ))),
         }],
         kind: kind.to_owned(),
         list_kind: format!("{kind}List"),

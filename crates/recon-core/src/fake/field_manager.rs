@@ -26,18 +26,15 @@ impl Call<'_> {
         }
     }
 
-    /// The structural schema field management follows for this request's version.
+    /// The structural schema field management follows for this request's version: the CRD's,
+    /// or the built-in type's table; untyped when a CRD's schema does not convert.
     pub(crate) fn field_schema(&self) -> Arc<Schema> {
-        if self.rt.custom {
-            self.rt
-                .versions
-                .iter()
-                .find(|v| v.name == self.path.version)
-                .and_then(|v| v.schema.clone())
-                .unwrap_or_else(|| Arc::new(Schema::untyped()))
-        } else {
-            Arc::new(Schema::builtin(&self.api_version(), &self.rt.kind))
-        }
+        self.rt
+            .versions
+            .iter()
+            .find(|v| v.name == self.path.version)
+            .and_then(|v| v.schema.clone())
+            .unwrap_or_else(|| Arc::new(Schema::untyped()))
     }
 }
 

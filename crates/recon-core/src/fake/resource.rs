@@ -221,7 +221,8 @@ pub(crate) struct ServedVersion {
     pub(crate) name: String,
     /// Whether this version serves the `status` subresource.
     pub(crate) status: bool,
-    /// The CRD's structural schema, for field management (list and map types).
+    /// The structural schema field management follows (list and map types): a CRD's, or a
+    /// built-in type's table.
     pub(crate) schema: Option<std::sync::Arc<super::apply::Schema>>,
 }
 
