@@ -77,7 +77,21 @@ const TASKS: &[Task] = &[
             ]),
             run(&["cargo", "bench", "-p", "recon-testing", "--bench", "cases"]),
         ],
-        options: &[],
+        options: &[TaskOption {
+            flag: "--real",
+            about: "also measure a real API server in the same run (xtask/real-apiserver.sh), for the ratio",
+            steps: &[run(&[
+                "bash",
+                "xtask/real-apiserver.sh",
+                "run",
+                "cargo",
+                "bench",
+                "-p",
+                "recon-core",
+                "--bench",
+                "fake_apiserver",
+            ])],
+        }],
     },
     Task {
         name: "fixtures",

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::apply::{
     self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
-    conflict_causes, reset_fields, restore_unchanged_times,
+    conflict_causes, reset_fields,
 };
 use super::error::{ApiError, Reason, StatusCause, StatusDetails};
 use super::object::Object;
@@ -73,20 +73,24 @@ impl<'c> FieldManager<'c> {
     }
 
     /// A non-apply write: `new` (the request's object) gets the managedFields it will be stored
-    /// with; `old` is the stored object (`None` on create).
-    pub(crate) fn record_update(&self, old: Option<&Object>, new: &mut Object) {
-        let old = old.map(|o| Value::Object(o.clone()));
-        let mut doc = Value::Object(std::mem::take(new));
+    /// with; `old` is the stored object (`None` on create), borrowed mutably only to be read
+    /// as a JSON value without copying it.
+    pub(crate) fn record_update(&self, old: Option<&mut Object>, new: &mut Object) {
         let rules = RequestRules {
             subresource: !self.subresource.is_empty(),
             empty_list_resets: !self.call.rt.custom,
         };
-        let start = ManagedFields::from_request(&doc, old.as_ref(), rules);
-        apply::record_update(&start, old.as_ref(), &doc, &self.request(), &self.schema)
-            .write_to(&mut doc);
-        if let Value::Object(map) = doc {
-            *new = map;
-        }
+        with_value(new, |doc| {
+            let record = |old: Option<&Value>| {
+                let start = ManagedFields::from_request(doc, old, rules);
+                apply::record_update(&start, old, doc, &self.request(), &self.schema)
+            };
+            let managed = match old {
+                Some(old) => with_value(old, |old| record(Some(&*old))),
+                None => record(None),
+            };
+            managed.write_to(doc);
+        });
     }
 
     /// A server-side apply of `applied` onto `live` (`None` creates).
@@ -121,14 +125,14 @@ impl<'c> FieldManager<'c> {
     }
 }
 
-/// The managedFields of `new` back to `old`'s times where its entries did not change, so that
-/// a write changing nothing else stays a no-op (`IgnoreManagedFieldsTimestampsTransformer`).
-pub(crate) fn restore_times(new: &mut Object, old: &Object) {
-    let mut doc = Value::Object(std::mem::take(new));
-    restore_unchanged_times(&mut doc, &Value::Object(old.clone()));
+/// Runs `f` on `obj` as a JSON value: the map is moved in and back out, not copied.
+fn with_value<R>(obj: &mut Object, f: impl FnOnce(&mut Value) -> R) -> R {
+    let mut doc = Value::Object(std::mem::take(obj));
+    let out = f(&mut doc);
     if let Value::Object(map) = doc {
-        *new = map;
+        *obj = map;
     }
+    out
 }
 
 fn apply_error(err: ApplyError) -> ApiError {

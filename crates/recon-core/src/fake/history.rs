@@ -117,7 +117,7 @@ mod tests {
             object: Stored {
                 body: Bytes::new(),
                 revision,
-                labels: Vec::new(),
+                labels: std::sync::Arc::from([]),
             },
             previous: None,
             removed: false,

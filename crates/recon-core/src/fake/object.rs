@@ -104,7 +104,10 @@ pub(crate) fn encode_body(obj: &Object) -> Bytes {
         map: obj,
         skip: &["apiVersion", "kind"],
     };
-    Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+    let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
+    // The writer doubles its buffer as it goes; stored bodies live long, so they keep no slack.
+    bytes.shrink_to_fit();
+    Bytes::from(bytes)
 }
 
 /// A map serialised with its keys in order, without copying it: serde_json's default map already
@@ -118,13 +121,18 @@ impl serde::Serialize for Sorted<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let kept = |(k, _): &(&String, &Value)| !self.skip.contains(&k.as_str());
-        let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
-        if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+        let len = self.map.iter().filter(kept).count();
+        let mut map = serializer.serialize_map(Some(len))?;
+        if self.map.keys().is_sorted() {
+            for (key, value) in self.map.iter().filter(kept) {
+                map.serialize_entry(key, &SortedValue(value))?;
+            }
+        } else {
+            let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
             entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        }
-        let mut map = serializer.serialize_map(Some(entries.len()))?;
-        for (key, value) in entries {
-            map.serialize_entry(key, &SortedValue(value))?;
+            for (key, value) in entries {
+                map.serialize_entry(key, &SortedValue(value))?;
+            }
         }
         map.end()
     }

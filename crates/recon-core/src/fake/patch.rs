@@ -76,9 +76,17 @@ impl State {
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
         }
-        let snapshot = Value::Object(object.clone());
-        let warnings = normalize_metadata(&mut object)
-            .map_err(|why| patched_object_invalid(&snapshot, &why))?;
+        // Only metadata is kept aside for the error message: normalising consumes it.
+        let patched_metadata = object.get("metadata").cloned();
+        let warnings = match normalize_metadata(&mut object) {
+            Ok(warnings) => warnings,
+            Err(why) => {
+                if let Some(metadata) = patched_metadata {
+                    object.insert("metadata".to_owned(), metadata);
+                }
+                return Err(patched_object_invalid(&Value::Object(object), &why));
+            }
+        };
         check_name(call, &object)?;
         ensure_namespace(call, &mut object)?;
         self.update(

@@ -2,6 +2,7 @@
 //! storage key, each kept as the JSON bytes it is served as.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -17,8 +18,8 @@ pub(crate) struct Stored {
     pub(crate) body: Bytes,
     /// `metadata.resourceVersion`, as a number.
     pub(crate) revision: u64,
-    /// `metadata.labels`, kept decoded for selectors.
-    pub(crate) labels: Vec<(String, String)>,
+    /// `metadata.labels`, kept decoded for selectors; shared with the history's copies.
+    pub(crate) labels: Arc<[(String, String)]>,
 }
 
 impl Stored {
@@ -150,10 +151,10 @@ impl Store {
         let stored = Stored {
             body: encode_body(&obj),
             revision,
-            labels: labels(&obj),
+            labels: labels(&obj).into(),
         };
         let collection = self.collections.entry(resource.clone()).or_default();
-        for pair in &stored.labels {
+        for pair in stored.labels.iter() {
             collection
                 .by_label
                 .entry(pair.clone())

@@ -3,13 +3,14 @@
 
 use serde_json::Value;
 
+use super::apply::restore_unchanged_times;
 use super::create::before_create;
 use super::decode::{
     check_dry_run, check_name, custom_type_meta_error, decode_request, ensure_namespace,
 };
 use super::error::{ApiError, go_quote};
 use super::field_error::{BadValue, ErrorType, FieldError};
-use super::field_manager::{FieldManager, restore_times};
+use super::field_manager::FieldManager;
 use super::object::{
     Object, deletion_grace, encode_body, finalizers, is_terminating, meta_mut, meta_str,
     meta_value, set_meta,
@@ -89,7 +90,7 @@ impl State {
             current,
             fields_managed,
         } = request;
-        let Some((old, stored)) = current.or_else(|| self.load_typed(call)) else {
+        let Some((mut old, stored)) = current.or_else(|| self.load_typed(call)) else {
             if rt.create_on_update && endpoint == Endpoint::Main {
                 FieldManager::new(call, self.clock.now()).record_update(None, &mut new);
                 return self.create_on_update(call, new, warnings);
@@ -143,14 +144,14 @@ impl State {
             return Err(ApiError::optimistic_lock(&gr, call.name()));
         }
         if !fields_managed {
-            FieldManager::new(call, self.clock.now()).record_update(Some(&old), &mut new);
+            FieldManager::new(call, self.clock.now()).record_update(Some(&mut old), &mut new);
         }
         // The strategy may start from the stored object (status writes); the write's
         // managedFields are kept either way.
         let managed = meta_value(&new, "managedFields").cloned();
         let mut new = before_update(call, endpoint, new, &old)?;
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
-        restore_times(&mut new, &old);
+        restore_unchanged_times(&mut new, &old);
 
         let finalizers_done = finalizers(&new).is_empty()
             && is_terminating(&old)

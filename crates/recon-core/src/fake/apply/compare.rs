@@ -36,7 +36,8 @@ impl Comparison {
     }
 }
 
-/// Compares `old` with `new`.
+/// Compares `old` with `new`. `metadata.managedFields` is left out: upstream compares the
+/// objects with them removed (`RemoveObjectManagedFields`), and skipping them avoids a copy.
 pub fn compare(old: &Value, new: &Value, schema: &Schema) -> Comparison {
     let mut w = Walker {
         out: Comparison::default(),
@@ -52,6 +53,12 @@ struct Walker {
 }
 
 impl Walker {
+    /// Whether `key` of the map at the current path is `metadata.managedFields`.
+    fn is_managed_fields(&self, key: &str) -> bool {
+        key == "managedFields"
+            && matches!(self.path.as_slice(), [PathElement::Field(f)] if &**f == "metadata")
+    }
+
     fn walk(&mut self, t: &Type, lhs: Option<&Value>, rhs: Option<&Value>) {
         let mut in_leaf = false;
         match (lhs, rhs) {
@@ -115,7 +122,10 @@ impl Walker {
         keys.sort();
         keys.dedup();
         for k in keys {
-            self.path.push(PathElement::field(k.clone()));
+            if self.is_managed_fields(k) {
+                continue;
+            }
+            self.path.push(PathElement::field(k));
             self.walk(
                 field_type(m, k),
                 lm.and_then(|o| o.get(k)),
@@ -182,6 +192,21 @@ mod tests {
     /// Whether nothing changed.
     fn is_same(c: &Comparison) -> bool {
         c.removed.is_empty() && c.modified.is_empty() && c.added.is_empty()
+    }
+
+    #[test]
+    fn managed_fields_are_not_compared() {
+        let s = Schema::untyped();
+        let c = compare(
+            &json!({"metadata": {"managedFields": [{"manager": "a"}]}, "spec": {"managedFields": 1}}),
+            &json!({"metadata": {"managedFields": [{"manager": "b"}]}, "spec": {"managedFields": 2}}),
+            &s,
+        );
+        assert!(c.added.is_empty() && c.removed.is_empty());
+        assert_eq!(
+            c.modified.to_fields_v1(),
+            json!({"f:spec": {"f:managedFields": {}}})
+        );
     }
 
     #[test]

@@ -54,7 +54,9 @@ impl ManagerId {
                 if key.len() > 1 {
                     key.push(',');
                 }
-                key.push_str(&format!("\"{name}\":"));
+                key.push('"');
+                key.push_str(name);
+                key.push_str("\":");
                 write_go_string(&mut key, value);
             }
         };
@@ -365,57 +367,66 @@ fn is_zero_entry(v: &Value) -> bool {
 /// Keeps the stored times when a write changes nothing but managedFields times
 /// (`IgnoreManagedFieldsTimestampsTransformer`), so that the no-op check (U6) sees equal
 /// objects. Call it on the final object, after the strategy's resets, before comparing.
-pub fn restore_unchanged_times(new: &mut Value, old: &Value) {
-    let times = |v: &Value| -> Vec<Value> {
-        match v.pointer("/metadata/managedFields") {
-            Some(Value::Array(items)) => items.clone(),
-            _ => Vec::new(),
-        }
-    };
-    let (new_mf, old_mf) = (times(new), times(old));
+pub fn restore_unchanged_times(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let (new_mf, old_mf) = (managed_entries(new), managed_entries(old));
     if new_mf.len() != old_mf.len() || new_mf.is_empty() {
         return;
     }
-    let without_time = |e: &Value| {
-        let mut e = e.clone();
-        if let Value::Object(m) = &mut e {
-            m.remove("time");
-        }
-        e
-    };
     if new_mf
         .iter()
-        .zip(&old_mf)
+        .zip(old_mf)
         .all(|(n, o)| n.get("time") == o.get("time"))
     {
         return;
     }
-    if !new_mf
-        .iter()
-        .zip(&old_mf)
-        .all(|(n, o)| without_time(n) == without_time(o))
+    let same_but_time = new_mf.iter().zip(old_mf).all(|(n, o)| match (n, o) {
+        (Value::Object(n), Value::Object(o)) => equal_except(n, o, "time"),
+        _ => n == o,
+    });
+    if !same_but_time || !equal_except_managed_fields(new, old) {
+        return;
+    }
+    let old_times: Vec<Option<Value>> = old_mf.iter().map(|o| o.get("time").cloned()).collect();
+    if let Some(Value::Array(items)) = new
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("managedFields"))
     {
-        return;
-    }
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(Value::Object(meta)) = v.get_mut("metadata") {
-            meta.remove("managedFields");
-        }
-        v
-    };
-    if strip(new) != strip(old) {
-        return;
-    }
-    if let Some(Value::Array(items)) = new.pointer_mut("/metadata/managedFields") {
-        for (n, o) in items.iter_mut().zip(&old_mf) {
+        for (n, time) in items.iter_mut().zip(old_times) {
             if let Value::Object(m) = n {
-                match o.get("time") {
-                    Some(t) => m.insert("time".to_owned(), t.clone()),
+                match time {
+                    Some(t) => m.insert("time".to_owned(), t),
                     None => m.remove("time"),
                 };
             }
         }
+    }
+}
+
+/// The `metadata.managedFields` items of an object.
+fn managed_entries(obj: &Map<String, Value>) -> &[Value] {
+    match obj.get("metadata").and_then(|m| m.get("managedFields")) {
+        Some(Value::Array(items)) => items,
+        _ => &[],
+    }
+}
+
+/// Whether two maps are equal once `key` is ignored on both sides.
+fn equal_except(a: &Map<String, Value>, b: &Map<String, Value>, key: &str) -> bool {
+    let kept = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(key));
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| *k != key)
+            .all(|(k, v)| b.get(k) == Some(v))
+}
+
+/// Whether two objects are equal once `metadata.managedFields` is ignored on both sides.
+fn equal_except_managed_fields(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    if !equal_except(a, b, "metadata") {
+        return false;
+    }
+    match (a.get("metadata"), b.get("metadata")) {
+        (Some(Value::Object(ma)), Some(Value::Object(mb))) => equal_except(ma, mb, "managedFields"),
+        (ma, mb) => ma == mb,
     }
 }
 
@@ -569,7 +580,10 @@ mod tests {
 
     #[test]
     fn unchanged_objects_keep_their_times() {
-        let old = json!({"metadata": {"managedFields": [entry("a", "Apply", Some("2020-01-01T00:00:00Z"), json!({"f:x": {}}))]}, "spec": {"x": 1}});
+        let map = |v: Value| v.as_object().cloned().unwrap();
+        let old = map(
+            json!({"metadata": {"managedFields": [entry("a", "Apply", Some("2020-01-01T00:00:00Z"), json!({"f:x": {}}))]}, "spec": {"x": 1}}),
+        );
         let mut new = old.clone();
         new["metadata"]["managedFields"][0]["time"] = json!("2021-01-01T00:00:00Z");
         restore_unchanged_times(&mut new, &old);
@@ -580,5 +594,12 @@ mod tests {
         let before = changed.clone();
         restore_unchanged_times(&mut changed, &old);
         assert_eq!(changed, before);
+        // Another metadata field changed: the new time stays too.
+        let mut relabelled = new.clone();
+        relabelled["metadata"]["managedFields"][0]["time"] = json!("2021-01-01T00:00:00Z");
+        relabelled["metadata"]["labels"] = json!({"a": "b"});
+        let before = relabelled.clone();
+        restore_unchanged_times(&mut relabelled, &old);
+        assert_eq!(relabelled, before);
     }
 }

@@ -196,7 +196,7 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
             }
             let mut out = Map::new();
             for (k, val) in obj {
-                let pe = PathElement::field(k.clone());
+                let pe = PathElement::field(k);
                 if to_remove.members().contains(&pe) {
                     continue;
                 }

@@ -25,7 +25,7 @@
 //! let start = ManagedFields::from_request(&new, live.as_ref(), rules);
 //! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
-//! restore_unchanged_times(&mut new, &live);   // then skip the write if new == live
+//! restore_unchanged_times(new_map, live_map);  // then skip the write if new == live
 //!
 //! // server-side apply:
 //! let managed = ManagedFields::from_object(&live)?;          // 500 on error
@@ -138,21 +138,21 @@ pub fn record_update(
     if m.is_empty() && old.is_some() {
         return m;
     }
-    let without_managed = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(Value::Object(meta)) = v.get_mut("metadata") {
-            meta.remove("managedFields");
+    let empty;
+    let old = match old {
+        Some(o) => o,
+        None => {
+            empty = req.empty_object();
+            &empty
         }
-        v
     };
-    let old = old.map_or_else(|| req.empty_object(), without_managed);
     let id = ManagerId::new(
         req.manager(),
         Operation::Update,
         req.api_version,
         req.subresource,
     );
-    updater::record(&mut m, &old, &without_managed(new), &id, &req.ctx(schema));
+    updater::record(&mut m, old, new, &id, &req.ctx(schema));
     updater::cap_update_managers(&mut m, MAX_UPDATE_MANAGERS);
     m
 }

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -11,8 +12,9 @@ use super::value::{compare, go_json, to_display};
 /// One step of a field path.
 #[derive(Debug, Clone)]
 pub enum PathElement {
-    /// A map key (struct field): `f:<name>`, printed `.name`.
-    Field(String),
+    /// A map key (struct field): `f:<name>`, printed `.name`. Shared, not copied, as field
+    /// sets are combined.
+    Field(Arc<str>),
     /// An associative-list item selected by its key fields, sorted by name:
     /// `k:{"name":"a"}`, printed `[name="a"]`.
     Key(Vec<(String, Value)>),
@@ -24,8 +26,8 @@ pub enum PathElement {
 
 impl PathElement {
     /// A field element.
-    pub fn field(name: impl Into<String>) -> Self {
-        PathElement::Field(name.into())
+    pub fn field(name: impl AsRef<str>) -> Self {
+        PathElement::Field(Arc::from(name.as_ref()))
     }
 
     /// A key element from name/value pairs, sorted by name as upstream stores them.
@@ -86,7 +88,7 @@ impl PathElement {
             serde_json::from_str::<Value>(text).map_err(|e| format!("parsing {s:?}: {e}"))
         };
         Ok(Some(match bytes[0] {
-            b'f' => PathElement::Field(rest.to_owned()),
+            b'f' => PathElement::Field(Arc::from(rest)),
             b'v' => PathElement::Value(parse(rest)?),
             b'k' => match parse(rest)? {
                 Value::Object(m) => PathElement::key(m),

@@ -84,12 +84,12 @@ pub(super) fn strip_paths(obj: &mut Value, reset: &FieldSet) {
 fn strip_map(map: &mut Map<String, Value>, reset: &FieldSet) {
     for pe in reset.members() {
         if let PathElement::Field(name) = pe {
-            map.remove(name);
+            map.remove(&**name);
         }
     }
     for (pe, sub) in reset.children() {
         if let PathElement::Field(name) = pe
-            && let Some(Value::Object(child)) = map.get_mut(name)
+            && let Some(Value::Object(child)) = map.get_mut(&**name)
         {
             strip_map(child, sub);
         }
@@ -174,7 +174,9 @@ impl Server {
 
     /// Stores `new` unless it equals the stored object once managedFields times are ignored.
     fn store(&mut self, mut new: Value) -> &Value {
-        restore_unchanged_times(&mut new, &self.object);
+        if let (Value::Object(n), Value::Object(o)) = (&mut new, &self.object) {
+            restore_unchanged_times(n, o);
+        }
         if new != self.object {
             self.object = new;
             self.writes += 1;

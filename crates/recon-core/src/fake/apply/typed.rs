@@ -154,7 +154,7 @@ fn to_set(t: &Type, v: &Value, path: &mut Vec<PathElement>, out: &mut FieldSet) 
         Node::Map(m) => {
             let Value::Object(obj) = v else { return };
             for (k, val) in obj {
-                path.push(PathElement::field(k.clone()));
+                path.push(PathElement::field(k));
                 to_set(field_type(m, k), val, path, out);
                 let empty = matches!(val, Value::Object(o) if o.is_empty());
                 if val.is_null() || empty || !m.declares(k) {

@@ -3,6 +3,7 @@
 //! `capmanagers.go`).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ use super::typed::{ensure_named, fields_of};
 pub const MAX_UPDATE_MANAGERS: usize = 10;
 
 /// Fields nobody owns: the apiserver sets them (`stripMeta`).
-fn strip_set() -> FieldSet {
+static STRIPPED: LazyLock<FieldSet> = LazyLock::new(|| {
     let mut s = FieldSet::from_paths([
         Path::fields(&["apiVersion"]),
         Path::fields(&["kind"]),
@@ -40,12 +41,12 @@ fn strip_set() -> FieldSet {
         s.insert(&Path::fields(&["metadata", f]).0);
     }
     s
-}
+});
 
 /// Removes the server-owned fields from `id`'s set, dropping the entry if it empties.
 fn strip_meta(m: &mut ManagedFields, id: &ManagerId) {
     if let Some(vs) = m.sets.get_mut(id) {
-        vs.set = vs.set.difference(&strip_set());
+        vs.set = vs.set.difference(&STRIPPED);
         if vs.set.is_empty() {
             m.sets.remove(id);
         }
@@ -134,7 +135,7 @@ pub(super) fn record(
         .modified
         .union(&cmp.added)
         .recursive_difference(reset)
-        .difference(&strip_set());
+        .difference(&STRIPPED);
     if gained.is_empty() {
         return;
     }
