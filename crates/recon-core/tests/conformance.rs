@@ -26,24 +26,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use recon_core::fake::ApiServer;
 use rstest::rstest;
 
-// Reasons shared by several scenarios.
-const DISCOVERY: &str = "discovery is not served (404 page not found)";
-
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "apply/malformed-yaml-is-400",
-        "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
-    ),
-    ("discovery/apis-lists-the-group", DISCOVERY),
-    ("discovery/group-lists-its-versions", DISCOVERY),
-    (
-        "discovery/group-version-lists-installed-resources",
-        DISCOVERY,
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "apply/malformed-yaml-is-400",
+    "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
+)];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

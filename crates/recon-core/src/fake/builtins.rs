@@ -1,6 +1,7 @@
 //! The built-in kinds the server knows without a CRD, with the rules of their registry
 //! strategies (kubernetes `pkg/registry/<group>/<resource>/strategy.go` and `storage/storage.go`,
-//! as of Kubernetes 1.35).
+//! as of Kubernetes 1.35), and what discovery lists about them (verbs, short names, categories,
+//! storage version).
 //!
 //! Not modelled: API defaulting of built-in specs (`SetDefaults_*`), type-specific spec
 //! validation, Service IP allocation, and events.k8s.io/v1 Events sharing storage with core/v1
@@ -8,18 +9,19 @@
 
 use serde_json::{Map, Value, json};
 
+use super::discovery::storage_version_hash;
 use super::object::{meta_mut, meta_str};
 use super::resource::{
-    DeleteBehavior, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType, ServedVersion,
-    StatusWrite, TypeHooks, UnsupportedField,
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType,
+    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
 
-/// Every built-in type, in the order discovery lists them.
+/// Every built-in type (discovery sorts them its own way).
 pub(crate) fn builtin_types() -> Vec<ResourceType> {
     vec![
         ResourceType {
             field_labels: FieldLabels::default_conversion(),
-            ..builtin("", "v1", "ConfigMap", "configmaps", true)
+            ..builtin("", "v1", "ConfigMap", "configmaps", true).short_names(&["cm"])
         },
         ResourceType {
             field_labels: FieldLabels::with(&[("type", &["type"])]),
@@ -41,11 +43,13 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ..TypeHooks::default()
             },
             ..with_status(builtin("", "v1", "Service", "services", true))
+                .short_names(&["svc"])
+                .categories(&["all"])
         },
         ResourceType {
             delete_returns_object: true,
             field_labels: FieldLabels::default_conversion(),
-            ..builtin("", "v1", "ServiceAccount", "serviceaccounts", true)
+            ..builtin("", "v1", "ServiceAccount", "serviceaccounts", true).short_names(&["sa"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -73,6 +77,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ..TypeHooks::default()
             },
             ..with_status(builtin("", "v1", "Namespace", "namespaces", false))
+                .short_names(&["ns"])
+                .verbs(NAMESPACE_VERBS)
         },
         ResourceType {
             status_write: reset(&["spec"], &["ownerReferences"]),
@@ -100,13 +106,15 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ..TypeHooks::default()
             },
             ..with_status(builtin("", "v1", "Pod", "pods", true))
+                .short_names(&["po"])
+                .categories(&["all"])
         },
         ResourceType {
             create_on_update: true,
             name_rule: NameRule::PathSegment,
             gc: GcPolicy::Unsupported,
             field_labels: FieldLabels::with(&event_fields()),
-            ..builtin("", "v1", "Event", "events", true)
+            ..builtin("", "v1", "Event", "events", true).short_names(&["ev"])
         },
         ResourceType {
             status_write: reset(&["spec"], &["labels"]),
@@ -114,6 +122,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             field_labels: FieldLabels::default_conversion(),
             hooks: reset_status_on_create(),
             ..with_status(builtin("apps", "v1", "Deployment", "deployments", true))
+                .short_names(&["deploy"])
+                .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -122,6 +132,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             field_labels: FieldLabels::default_conversion(),
             hooks: reset_status_on_create(),
             ..with_status(builtin("apps", "v1", "StatefulSet", "statefulsets", true))
+                .short_names(&["sts"])
+                .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -141,6 +153,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ..TypeHooks::default()
             },
             ..with_status(builtin("apps", "v1", "DaemonSet", "daemonsets", true))
+                .short_names(&["ds"])
+                .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -157,12 +171,15 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 }),
                 ..TypeHooks::default()
             },
-            ..with_status(builtin("batch", "v1", "Job", "jobs", true))
+            ..with_status(builtin("batch", "v1", "Job", "jobs", true)).categories(&["all"])
         },
         ResourceType {
             create_on_update: true,
             field_labels: FieldLabels::with(&events_v1_fields()),
             ..builtin("events.k8s.io", "v1", "Event", "events", true)
+                .short_names(&["ev"])
+                // Stored with core/v1 Events (cohabitating resources): it hashes as `/v1/Event`.
+                .stored_as("", "v1", "Event")
         },
         ResourceType {
             create_on_update: true,
@@ -189,6 +206,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 "customresourcedefinitions",
                 false,
             ))
+            .short_names(&["crd", "crds"])
+            .categories(&["api-extensions"])
         },
     ]
 }
@@ -209,6 +228,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
                 },
                 kind,
             ))),
+            scale: false,
         }],
         kind: kind.to_owned(),
         list_kind: format!("{kind}List"),
@@ -226,6 +246,54 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
         delete: DeleteBehavior::Standard,
         field_labels: FieldLabels::default(),
         hooks: TypeHooks::default(),
+        discovery: DiscoveryInfo {
+            verbs: BUILTIN_VERBS,
+            storage_version_hash: Some(storage_version_hash(group, version, kind)),
+            ..DiscoveryInfo::default()
+        },
+    }
+}
+
+/// The verbs discovery lists for a built-in resource with the full generic store: the
+/// installer's verbs, sorted.
+const BUILTIN_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Namespace storage has no `DeleteCollection`, so discovery lists no `deletecollection`.
+const NAMESPACE_VERBS: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// What discovery lists about a built-in beyond its names (the `ShortNamesProvider`,
+/// `CategoriesProvider` and storage version of its REST storage).
+impl ResourceType {
+    fn short_names(mut self, names: &[&str]) -> Self {
+        self.discovery.short_names = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    fn categories(mut self, categories: &[&str]) -> Self {
+        self.discovery.categories = categories.iter().map(|c| (*c).to_owned()).collect();
+        self
+    }
+
+    fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.discovery.verbs = verbs;
+        self
+    }
+
+    /// The kind is stored as another group/version/kind, which its storage version hash names.
+    fn stored_as(mut self, group: &str, version: &str, kind: &str) -> Self {
+        self.discovery.storage_version_hash = Some(storage_version_hash(group, version, kind));
+        self
     }
 }
 

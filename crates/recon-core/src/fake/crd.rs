@@ -9,12 +9,13 @@ use serde_json::{Map, Value, json};
 
 use super::apply::Schema;
 use super::delete::DeleteOptions;
+use super::discovery::storage_version_hash;
 use super::error::go_quote;
 use super::field_error::{BadValue, ErrorType, FieldError};
 use super::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
 use super::resource::{
-    DeleteBehavior, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType, ServedVersion,
-    StatusWrite, TypeHooks, UnsupportedField,
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType,
+    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
 use super::state::State;
 
@@ -222,6 +223,10 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
                     .and_then(|s| s.get("openAPIV3Schema"))
                     .and_then(|s| Schema::from_openapi_v3(s).ok())
                     .map(Arc::new),
+                scale: v
+                    .get("subresources")
+                    .and_then(|s| s.get("scale"))
+                    .is_some_and(|s| !s.is_null()),
             })
         })
         .collect();
@@ -245,8 +250,13 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
     if served.is_empty() || names("plural").is_empty() || names("kind").is_empty() {
         return None;
     }
+    let group = spec_str(obj, &["group"]);
+    // The discovery controller hashes the storage version only when it is served.
+    let storage_version_hash = storage_version(obj)
+        .filter(|v| served.iter().any(|s| &s.name == v))
+        .map(|v| storage_version_hash(group, &v, &names("kind")));
     Some(ResourceType {
-        group: spec_str(obj, &["group"]).to_owned(),
+        group: group.to_owned(),
         versions: served,
         kind: names("kind"),
         list_kind: names("listKind"),
@@ -268,7 +278,41 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
             unsupported: UnsupportedField::NotSupported,
         },
         hooks: TypeHooks::default(),
+        discovery: DiscoveryInfo {
+            verbs: CUSTOM_RESOURCE_VERBS,
+            short_names: name_list(obj, "shortNames"),
+            categories: name_list(obj, "categories"),
+            storage_version_hash,
+        },
     })
+}
+
+/// The verbs the discovery controller lists for a custom resource, in its order.
+const CUSTOM_RESOURCE_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+
+/// `spec.names.shortNames` or `spec.names.categories` (the discovery controller reads them from
+/// `status.acceptedNames`, equal to these once the CRD is established).
+fn name_list(obj: &Object, field: &str) -> Vec<String> {
+    spec(obj)
+        .and_then(|s| s.get("names"))
+        .and_then(|n| n.get(field))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when

@@ -16,9 +16,10 @@
 //! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
 //! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
 //! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
-//! through the API.
+//! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
+//! group-version documents, aggregated discovery), so `kube::discovery` works against it.
 //!
-//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, admission, discovery.
+//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, admission.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -49,6 +50,7 @@ mod crd;
 mod create;
 mod decode;
 mod delete;
+mod discovery;
 mod error;
 mod field_error;
 mod field_manager;

@@ -25,6 +25,11 @@ impl Registry {
         }
     }
 
+    /// Every served type, in no particular order.
+    pub(crate) fn types(&self) -> impl Iterator<Item = &Arc<ResourceType>> + '_ {
+        self.types.values()
+    }
+
     /// The type serving `plural` in `group` at `version`.
     pub(crate) fn find(
         &self,

@@ -224,6 +224,19 @@ pub(crate) struct ServedVersion {
     /// The structural schema field management follows (list and map types): a CRD's, or a
     /// built-in type's table.
     pub(crate) schema: Option<std::sync::Arc<super::apply::Schema>>,
+    /// Whether discovery lists the `scale` subresource at this version (a CRD that declares it).
+    pub(crate) scale: bool,
+}
+
+/// What discovery says about a type beyond its names and scope (R4).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiscoveryInfo {
+    /// The verbs of the resource itself, in the order the real server lists them.
+    pub(crate) verbs: &'static [&'static str],
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    /// `storageVersionHash`: set when the storage version is served.
+    pub(crate) storage_version_hash: Option<String>,
 }
 
 /// Everything the server needs to serve one resource type.
@@ -251,6 +264,7 @@ pub(crate) struct ResourceType {
     pub(crate) delete: DeleteBehavior,
     pub(crate) field_labels: FieldLabels,
     pub(crate) hooks: TypeHooks,
+    pub(crate) discovery: DiscoveryInfo,
 }
 
 impl ResourceType {
@@ -277,6 +291,11 @@ impl ResourceType {
     /// Whether `version` has the status subresource.
     pub(crate) fn has_status(&self, version: &str) -> bool {
         self.versions.iter().any(|v| v.name == version && v.status)
+    }
+
+    /// Whether discovery lists the scale subresource at `version`.
+    pub(crate) fn has_scale(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v.name == version && v.scale)
     }
 
     /// The etcd key kube-apiserver would use, as it appears in storage error messages.

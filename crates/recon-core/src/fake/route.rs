@@ -1,6 +1,6 @@
 //! Request routing: the URL layout of kube-apiserver (core group under `/api/v1`, named groups
-//! under `/apis/{group}/{version}`, namespaced paths under `namespaces/{ns}/`), and the verb a
-//! method plus path shape stands for.
+//! under `/apis/{group}/{version}`, namespaced paths under `namespaces/{ns}/`, discovery documents
+//! at the top of each), and the verb a method plus path shape stands for.
 
 use std::fmt;
 
@@ -11,8 +11,33 @@ use http::Method;
 pub(crate) enum Route {
     /// A request on a resource collection, object or subresource.
     Resource(ResourcePath),
+    /// A discovery document, or the server's version (R4).
+    Discovery(DiscoveryPath),
     /// A path the server does not serve: answered with Go's plain-text `404 page not found`.
     Unknown,
+}
+
+/// The documents clients read to learn what the server serves (R4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DiscoveryPath {
+    /// `/version`: the server's `version.Info`.
+    ServerVersion,
+    /// `/api`: the core group's versions (`APIVersions`).
+    CoreVersions,
+    /// `/apis`: the named groups (`APIGroupList`).
+    Groups,
+    /// `/apis/{group}`: one named group (`APIGroup`).
+    Group(String),
+    /// `/api/{version}` (group `""`) or `/apis/{group}/{version}`: the resources served at one
+    /// group version (`APIResourceList`).
+    Resources { group: String, version: String },
+}
+
+impl DiscoveryPath {
+    /// The documents at `/api` and `/apis`, the only ones with an aggregated form.
+    pub(crate) fn is_root(&self) -> bool {
+        matches!(self, DiscoveryPath::CoreVersions | DiscoveryPath::Groups)
+    }
 }
 
 /// The parts of a resource URL.
@@ -84,6 +109,16 @@ impl Verb {
             _ => Verb::Other,
         }
     }
+
+    /// The verb of `method` on a path that names no resource (`/version`, discovery):
+    /// `RequestInfo` takes the lower-cased method, which is `get` for a GET.
+    pub(crate) fn of_non_resource(method: &Method) -> Verb {
+        if method == Method::GET {
+            Verb::Get
+        } else {
+            Verb::Other
+        }
+    }
 }
 
 impl std::str::FromStr for Verb {
@@ -120,6 +155,9 @@ pub(crate) fn parse_path(path: &str) -> Route {
     if segments.iter().any(|s| s.is_empty()) {
         return Route::Unknown;
     }
+    if let Some(document) = discovery_path(&segments) {
+        return Route::Discovery(document);
+    }
     let (group, version, rest) = match segments.as_slice() {
         ["api", version, rest @ ..] => ("", *version, rest),
         ["apis", group, version, rest @ ..] => (*group, *version, rest),
@@ -152,6 +190,23 @@ pub(crate) fn parse_path(path: &str) -> Route {
         plural: plural.to_owned(),
         name,
         subresource,
+    })
+}
+
+/// The discovery document a path names, if it names one.
+fn discovery_path(segments: &[&str]) -> Option<DiscoveryPath> {
+    let resources = |group: &str, version: &str| DiscoveryPath::Resources {
+        group: group.to_owned(),
+        version: version.to_owned(),
+    };
+    Some(match segments {
+        ["version"] => DiscoveryPath::ServerVersion,
+        ["api"] => DiscoveryPath::CoreVersions,
+        ["api", version] => resources("", version),
+        ["apis"] => DiscoveryPath::Groups,
+        ["apis", group] => DiscoveryPath::Group((*group).to_owned()),
+        ["apis", group, version] => resources(group, version),
+        _ => return None,
     })
 }
 
@@ -228,7 +283,7 @@ mod tests {
     fn resource(path: &str) -> ResourcePath {
         match parse_path(path) {
             Route::Resource(r) => r,
-            Route::Unknown => panic!("{path} should route to a resource"),
+            other => panic!("{path} should route to a resource, not {other:?}"),
         }
     }
 
@@ -275,6 +330,44 @@ mod tests {
         assert_eq!(parse_path("/healthz"), Route::Unknown);
         assert_eq!(parse_path("/api/v1/namespaces/a/b/c/d/e"), Route::Unknown);
         assert_eq!(parse_path("/api/v1//x"), Route::Unknown);
+    }
+
+    #[test]
+    fn discovery_documents_route_by_depth() {
+        let doc = |path| match parse_path(path) {
+            Route::Discovery(d) => d,
+            other => panic!("{path} should route to a discovery document, not {other:?}"),
+        };
+        assert_eq!(doc("/version"), DiscoveryPath::ServerVersion);
+        assert_eq!(doc("/api"), DiscoveryPath::CoreVersions);
+        assert_eq!(doc("/apis"), DiscoveryPath::Groups);
+        assert_eq!(doc("/apis/apps"), DiscoveryPath::Group("apps".into()));
+        assert_eq!(
+            doc("/api/v1"),
+            DiscoveryPath::Resources {
+                group: String::new(),
+                version: "v1".into()
+            }
+        );
+        assert_eq!(
+            doc("/apis/example.com/v1"),
+            DiscoveryPath::Resources {
+                group: "example.com".into(),
+                version: "v1".into()
+            }
+        );
+        // One segment deeper is a resource collection.
+        assert!(matches!(
+            parse_path("/apis/example.com/v1/widgets"),
+            Route::Resource(_)
+        ));
+        assert_eq!(parse_path("/version/x"), Route::Unknown);
+    }
+
+    #[test]
+    fn non_resource_gets_are_get() {
+        assert_eq!(Verb::of_non_resource(&Method::GET), Verb::Get);
+        assert_eq!(Verb::of_non_resource(&Method::POST), Verb::Other);
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl Incoming {
     fn resource(&self) -> Option<&ResourcePath> {
         match &self.route {
             Route::Resource(r) => Some(r),
-            Route::Unknown => None,
+            Route::Discovery(_) | Route::Unknown => None,
         }
     }
 
@@ -153,8 +153,12 @@ impl FakeService {
         let query_string = parts.uri.query().unwrap_or("").to_owned();
         let query = Query::parse(&query_string);
         let has_name = matches!(&route, Route::Resource(r) if r.name.is_some());
+        let verb = match &route {
+            Route::Discovery(_) => Verb::of_non_resource(&parts.method),
+            _ => Verb::of(&parts.method, has_name, query.flag("watch")),
+        };
         let incoming = Incoming {
-            verb: Verb::of(&parts.method, has_name, query.flag("watch")),
+            verb,
             method: parts.method.clone(),
             path: parts.uri.path().to_owned(),
             query_string,
@@ -187,7 +191,7 @@ impl FakeService {
         drop(state);
         match reply.stream {
             Some(stream) => watch_response(stream),
-            None => into_response(reply.status, body, reply.warnings),
+            None => into_response(reply.status, body, reply.warnings, reply.content_type),
         }
     }
 
@@ -228,11 +232,16 @@ fn watch_response(stream: WatchStream) -> Response<ResponseBody> {
     response
 }
 
-fn into_response(status: u16, body: Bytes, warnings: Vec<String>) -> Response<ResponseBody> {
-    let content_type = if body.first() == Some(&b'{') {
-        "application/json"
-    } else {
-        "text/plain; charset=utf-8"
+fn into_response(
+    status: u16,
+    body: Bytes,
+    warnings: Vec<String>,
+    content_type: Option<&'static str>,
+) -> Response<ResponseBody> {
+    let content_type = match content_type {
+        Some(declared) => declared,
+        None if body.first() == Some(&b'{') => "application/json",
+        None => "text/plain; charset=utf-8",
     };
     let mut response = Response::new(Full::new(body).boxed_unsync());
     *response.status_mut() =
@@ -257,8 +266,12 @@ impl State {
 
     /// Routes a request to its handler.
     fn route(&mut self, incoming: &Incoming) -> Reply {
-        let Route::Resource(path) = &incoming.route else {
-            return self.not_found(&incoming.path);
+        let path = match &incoming.route {
+            Route::Resource(path) => path,
+            Route::Discovery(document) => {
+                return self.discover(document, &incoming.method, &incoming.accept, &incoming.path);
+            }
+            Route::Unknown => return self.not_found(&incoming.path),
         };
         let Some(rt) = self.registry.find(&path.group, &path.version, &path.plural) else {
             return self.not_found(&incoming.path);
@@ -294,7 +307,7 @@ impl State {
 
     /// A path nothing serves: kube-apiserver's router answers a `Status` under `/api` and the
     /// compiled-in groups; everything else falls through to Go's plain-text `404 page not found`.
-    fn not_found(&self, path: &str) -> Reply {
+    pub(crate) fn not_found(&self, path: &str) -> Reply {
         let mut segments = path.trim_start_matches('/').split('/');
         let routed = match (segments.next(), segments.next()) {
             (Some("api"), _) => true,

@@ -98,6 +98,8 @@ pub(crate) struct Reply {
     pub(crate) warnings: Vec<String>,
     /// The events of a watch, which follow the (empty) body.
     pub(crate) stream: Option<WatchStream>,
+    /// The `Content-Type` when it is not the one the body implies (JSON, or Go's plain text).
+    pub(crate) content_type: Option<&'static str>,
 }
 
 impl Reply {
@@ -107,6 +109,15 @@ impl Reply {
             body,
             warnings: Vec::new(),
             stream: None,
+            content_type: None,
+        }
+    }
+
+    /// A body of a media type of its own, such as aggregated discovery's.
+    pub(crate) fn typed(content_type: &'static str, body: Vec<u8>) -> Self {
+        Reply {
+            content_type: Some(content_type),
+            ..Reply::json(200, body)
         }
     }
 
