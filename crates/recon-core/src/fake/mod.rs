@@ -16,9 +16,11 @@
 //! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
 //! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
 //! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
-//! through the API.
+//! through the API. Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
+//! [`ApiServerBuilder::strict_namespaces`]).
 //!
-//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, admission, discovery.
+//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, other admission plugins,
+//! discovery.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -58,6 +60,7 @@ mod inspect;
 mod list_options;
 // Also the tracker's reference validation.
 pub(crate) mod names;
+mod namespace_lifecycle;
 mod object;
 mod paging;
 mod patch;

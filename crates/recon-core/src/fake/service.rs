@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Full};
 use super::error::{ApiError, go_quote};
 use super::reactor::{Target, react};
 use super::record::{RecordedRequest, RequestOrigin};
-use super::resource::ResourceType;
+use super::resource::{DeleteBehavior, ResourceType};
 use super::route::{Query, ResourcePath, Route, Verb, parse_path};
 use super::state::{Call, Reply, State};
 use super::watch::WatchStream;
@@ -340,6 +340,13 @@ fn check_route(
         return Err(not_found());
     }
     let has_name = path.name.is_some();
+    if path.subresource.as_deref() == Some("finalize") && rt.delete == DeleteBehavior::Namespace {
+        // `namespaces/{name}/finalize` is registered for PUT only (`FinalizeREST`).
+        return match verb {
+            Verb::Update => Ok(()),
+            _ => Err(ApiError::method_not_routed().into()),
+        };
+    }
     if let Some(sub) = path.subresource.as_deref() {
         if sub != "status" || !rt.has_status(&path.version) {
             // The CRD handler answers that the object is not found; the built-in router has no route.
