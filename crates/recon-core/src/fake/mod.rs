@@ -17,7 +17,9 @@
 //! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
 //! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
 //! through the API. Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
-//! [`ApiServerBuilder::strict_namespaces`]).
+//! [`ApiServerBuilder::strict_namespaces`]) and a garbage-collection step that runs what the
+//! garbage collector and namespace controller of kube-controller-manager would
+//! ([`ApiServer::collect_garbage`]).
 //!
 //! Not modelled yet: OpenAPI schema validation, pruning and defaulting, other admission plugins,
 //! discovery.
@@ -47,6 +49,8 @@ mod apply;
 mod apply_patch;
 mod builtins;
 mod clock;
+mod collect;
+mod controller_client;
 mod crd;
 mod create;
 mod decode;
@@ -54,12 +58,14 @@ mod delete;
 mod error;
 mod field_error;
 mod field_manager;
+mod garbage_collector;
 mod history;
 mod ids;
 mod inspect;
 mod list_options;
 // Also the tracker's reference validation.
 pub(crate) mod names;
+mod namespace_controller;
 mod namespace_lifecycle;
 mod object;
 mod paging;
@@ -83,6 +89,7 @@ mod validation;
 mod watch;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use collect::{GarbageCollection, GcAction, ObjectId, Propagation};
 pub use error::{ApiError, Reason, StatusCause, StatusDetails};
 pub use reactor::{Failure, ReactorBuilder};
 pub use record::{RecordedRequest, RequestOrigin};
