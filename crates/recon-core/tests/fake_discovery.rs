@@ -172,7 +172,7 @@ fn assert_discovers_builtins_and_crds(discovery: &Discovery) {
             strings(&[
                 "create", "delete", "get", "list", "patch", "update", "watch"
             ]),
-            strings(&["status"])
+            strings(&["finalize", "status"])
         )
     );
     assert_eq!(
@@ -521,6 +521,7 @@ async fn core_group_documents() {
             "configmaps",
             "events",
             "namespaces",
+            "namespaces/finalize",
             "namespaces/status",
             "pods",
             "pods/status",
@@ -554,6 +555,11 @@ async fn core_group_documents() {
     assert_eq!(
         resource_entry(&list, "namespaces/status")["namespaced"],
         false
+    );
+    assert_eq!(
+        resource_entry(&list, "namespaces/finalize"),
+        &json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false, "kind": "Namespace",
+            "verbs": ["update"]})
     );
 }
 

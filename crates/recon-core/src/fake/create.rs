@@ -45,6 +45,8 @@ impl State {
         }
         ensure_namespace(call, &mut obj)?;
         FieldManager::new(call, self.clock.now()).record_update(None, &mut obj);
+        // Mutating admission runs before the store's `BeforeCreate` (names are generated later).
+        self.admit_create(call, &obj)?;
         let generated =
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
         let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };

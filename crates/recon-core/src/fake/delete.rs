@@ -112,6 +112,7 @@ impl State {
     pub(crate) fn delete(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         let options = DeleteOptions::from_call(call)?;
         options.validate()?;
+        self.admit_delete(call)?;
         let outcome = self.delete_one(&call.rt, call.namespace(), call.name(), &options)?;
         Ok(self.delete_reply(&call.rt, call, outcome, &options))
     }

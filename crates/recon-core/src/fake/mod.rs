@@ -18,8 +18,12 @@
 //! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
 //! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
 //! group-version documents, aggregated discovery), so `kube::discovery` works against it.
+//! Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
+//! [`ApiServerBuilder::strict_namespaces`]) and a garbage-collection step that runs what the
+//! garbage collector and namespace controller of kube-controller-manager would
+//! ([`ApiServer::collect_garbage`]).
 //!
-//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, admission.
+//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, other admission plugins.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -46,6 +50,8 @@ mod apply;
 mod apply_patch;
 mod builtins;
 mod clock;
+mod collect;
+mod controller_client;
 mod crd;
 mod create;
 mod decode;
@@ -54,12 +60,15 @@ mod discovery;
 mod error;
 mod field_error;
 mod field_manager;
+mod garbage_collector;
 mod history;
 mod ids;
 mod inspect;
 mod list_options;
 // Also the tracker's reference validation.
 pub(crate) mod names;
+mod namespace_controller;
+mod namespace_lifecycle;
 mod object;
 mod paging;
 mod patch;
@@ -82,6 +91,7 @@ mod validation;
 mod watch;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use collect::{GarbageCollection, GcAction, ObjectId, Propagation};
 pub use error::{ApiError, Reason, StatusCause, StatusDetails};
 pub use reactor::{Failure, ReactorBuilder};
 pub use record::{RecordedRequest, RequestOrigin};

@@ -18,6 +18,9 @@ pub enum RequestOrigin {
     Reactor,
     /// The server's own set-up helpers, such as [`ApiServer::install_crd`](super::ApiServer::install_crd).
     Setup,
+    /// The controllers [`ApiServer::collect_garbage`](super::ApiServer::collect_garbage) runs:
+    /// the garbage collector and the namespace controller of kube-controller-manager.
+    Controller,
 }
 
 /// One request as the server received it, and what it answered.

@@ -53,6 +53,13 @@ impl Registry {
             .cloned()
     }
 
+    /// Every served type, ordered by group and plural (a stable order for controllers' passes).
+    pub(crate) fn all(&self) -> Vec<Arc<ResourceType>> {
+        let mut types: Vec<Arc<ResourceType>> = self.types.values().cloned().collect();
+        types.sort_by(|a, b| (&a.group, &a.plural).cmp(&(&b.group, &b.plural)));
+        types
+    }
+
     /// The type of `plural` in `group`, whatever versions it serves.
     pub(crate) fn get(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
         self.types

@@ -40,6 +40,12 @@ pub enum SeedError {
     /// An object of that name already exists.
     #[error("{0}")]
     AlreadyExists(String),
+    /// With [strict namespaces](super::ApiServerBuilder::strict_namespaces), the object's
+    /// namespace does not exist: seed the Namespace first.
+    #[error(
+        "namespaces {0:?} not found: with strict namespaces, seed the Namespace before objects in it"
+    )]
+    NamespaceNotFound(String),
 }
 
 impl ApiServer {
@@ -110,6 +116,8 @@ impl State {
                 "{kind} {name:?} has a deletionTimestamp and no finalizers: a real server would already have deleted it"
             )));
         }
+        self.admit_seed(&rt, &obj)
+            .map_err(SeedError::NamespaceNotFound)?;
         let namespace = rt
             .namespaced
             .then(|| meta_str(&obj, "namespace").to_owned());

@@ -207,6 +207,7 @@ pub struct ApiServerBuilder {
     seed: Option<u64>,
     record_requests: bool,
     history: usize,
+    strict_namespaces: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -216,6 +217,7 @@ impl Default for ApiServerBuilder {
             seed: None,
             record_requests: true,
             history: DEFAULT_HISTORY,
+            strict_namespaces: false,
         }
     }
 }
@@ -248,6 +250,38 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Whether namespaces are enforced as kube-apiserver's `NamespaceLifecycle` admission plugin
+    /// enforces them; off by default, so objects can be created in any namespace.
+    ///
+    /// When on: creating a namespaced object (POST, a server-side apply or PUT that creates,
+    /// `dryRun` included) in a namespace that does not exist is `404 namespaces "x" not found`,
+    /// and in a namespace being terminated `403 Forbidden` (`unable to create new content in
+    /// namespace x because it is being terminated`, cause `NamespaceTerminating`); updating an
+    /// object whose namespace is gone is that 404 too. Deletes and reads are never refused,
+    /// except that the immortal namespaces `default`, `kube-system` and `kube-public` (which
+    /// the server creates, with `kube-node-lease`) cannot be deleted. Seeding
+    /// ([`ApiServer::seed`]) an object into a missing namespace is an error.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_core::fake::ApiServer;
+    ///
+    /// let server = ApiServer::builder().strict_namespaces(true).build();
+    /// let api: Api<ConfigMap> = Api::namespaced(server.client(), "missing");
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// let err = api.create(&PostParams::default(), &cm).await.unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 404 && s.message == r#"namespaces "missing" not found"#));
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
+    /// ```
+    pub fn strict_namespaces(mut self, strict: bool) -> Self {
+        self.strict_namespaces = strict;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ApiServer {
         let ids = match self.seed {
@@ -257,6 +291,7 @@ impl ApiServerBuilder {
         let mut state = State::new(self.clock, ids);
         state.recording = self.record_requests;
         state.store.history = History::new(self.history);
+        state.strict_namespaces = self.strict_namespaces;
         for name in INITIAL_NAMESPACES {
             state.create_namespace(name);
         }

@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Full};
 use super::error::{ApiError, go_quote};
 use super::reactor::{Target, react};
 use super::record::{RecordedRequest, RequestOrigin};
-use super::resource::ResourceType;
+use super::resource::{DeleteBehavior, ResourceType};
 use super::route::{Query, ResourcePath, Route, Verb, parse_path};
 use super::state::{Call, Reply, State};
 use super::watch::WatchStream;
@@ -66,6 +66,13 @@ impl tower::Service<Request<kube::client::Body>> for FakeService {
     }
 }
 
+/// The request headers the server reads.
+struct Headers {
+    content_type: Option<String>,
+    accept: String,
+    user_agent: String,
+}
+
 /// A request, read and routed.
 struct Incoming {
     method: Method,
@@ -81,6 +88,28 @@ struct Incoming {
 }
 
 impl Incoming {
+    fn new(method: Method, path: &str, query_string: &str, headers: Headers, body: Bytes) -> Self {
+        let route = parse_path(path);
+        let query = Query::parse(query_string);
+        let has_name = matches!(&route, Route::Resource(r) if r.name.is_some());
+        let verb = match &route {
+            Route::Discovery(_) => Verb::of_non_resource(&method),
+            _ => Verb::of(&method, has_name, query.flag("watch")),
+        };
+        Incoming {
+            verb,
+            method,
+            path: path.to_owned(),
+            query_string: query_string.to_owned(),
+            query,
+            content_type: headers.content_type,
+            accept: headers.accept,
+            user_agent: headers.user_agent,
+            body,
+            route,
+        }
+    }
+
     fn resource(&self) -> Option<&ResourcePath> {
         match &self.route {
             Route::Resource(r) => Some(r),
@@ -149,45 +178,28 @@ impl FakeService {
         let (parts, body) = request.into_parts();
         // kube's request bodies are in memory: collecting them cannot fail.
         let body = body.collect_bytes().await.unwrap_or_default();
-        let route = parse_path(parts.uri.path());
-        let query_string = parts.uri.query().unwrap_or("").to_owned();
-        let query = Query::parse(&query_string);
-        let has_name = matches!(&route, Route::Resource(r) if r.name.is_some());
-        let verb = match &route {
-            Route::Discovery(_) => Verb::of_non_resource(&parts.method),
-            _ => Verb::of(&parts.method, has_name, query.flag("watch")),
-        };
-        let incoming = Incoming {
-            verb,
-            method: parts.method.clone(),
-            path: parts.uri.path().to_owned(),
-            query_string,
-            query,
-            content_type: header_str(&parts, header::CONTENT_TYPE),
-            accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
-            user_agent: header_str(&parts, header::USER_AGENT).unwrap_or_default(),
+        let incoming = Incoming::new(
+            parts.method.clone(),
+            parts.uri.path(),
+            parts.uri.query().unwrap_or(""),
+            Headers {
+                content_type: header_str(&parts, header::CONTENT_TYPE),
+                accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
+                user_agent: header_str(&parts, header::USER_AGENT).unwrap_or_default(),
+            },
             body,
-            route,
-        };
+        );
 
         let injected = match self.origin {
             RequestOrigin::Client => self.run_reactors(&incoming).await,
             _ => None,
         };
         let mut state = self.shared.lock();
-        // Resolved before serving: deleting a CRD can take its type away.
-        let kind = incoming
-            .resource()
-            .and_then(|r| state.registry.get(&r.group, &r.plural))
-            .map(|t| t.kind.clone())
-            .unwrap_or_default();
+        let kind = state.kind_of(&incoming);
         let reply = injected.unwrap_or_else(|| state.serve(&incoming));
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
-        if state.recording {
-            let record = incoming.record(self.origin, kind, reply.status, body.clone());
-            state.log.push(record);
-        }
+        state.log_request(self.origin, &incoming, kind, reply.status, body.clone());
         drop(state);
         match reply.stream {
             Some(stream) => watch_response(stream),
@@ -353,6 +365,13 @@ fn check_route(
         return Err(not_found());
     }
     let has_name = path.name.is_some();
+    if path.subresource.as_deref() == Some("finalize") && rt.delete == DeleteBehavior::Namespace {
+        // `namespaces/{name}/finalize` is registered for PUT only (`FinalizeREST`).
+        return match verb {
+            Verb::Update => Ok(()),
+            _ => Err(ApiError::method_not_routed().into()),
+        };
+    }
     if let Some(sub) = path.subresource.as_deref() {
         if sub != "status" || !rt.has_status(&path.version) {
             // The CRD handler answers that the object is not found; the built-in router has no route.
@@ -382,23 +401,83 @@ fn check_route(
     }
 }
 
+/// A request the server sends itself (set-up, its controllers): served by the same handlers as
+/// a client's, without reactors.
+pub(crate) struct InternalRequest<'a> {
+    pub(crate) method: Method,
+    pub(crate) path: &'a str,
+    pub(crate) query: &'a str,
+    pub(crate) content_type: &'a str,
+    pub(crate) user_agent: &'a str,
+    pub(crate) body: Vec<u8>,
+}
+
 impl State {
+    /// Serves `request` as if it had come over the wire (so watches, history and managedFields
+    /// see an ordinary write); logs it under `origin` when given.
+    pub(crate) fn serve_internal(
+        &mut self,
+        origin: Option<RequestOrigin>,
+        request: InternalRequest<'_>,
+    ) -> Reply {
+        let incoming = Incoming::new(
+            request.method,
+            request.path,
+            request.query,
+            Headers {
+                content_type: Some(request.content_type.to_owned()),
+                accept: "application/json".to_owned(),
+                user_agent: request.user_agent.to_owned(),
+            },
+            Bytes::from(request.body),
+        );
+        let kind = self.kind_of(&incoming);
+        let mut reply = self.serve(&incoming);
+        if let Some(origin) = origin {
+            let body = Bytes::from(std::mem::take(&mut reply.body));
+            self.log_request(origin, &incoming, kind, reply.status, body.clone());
+            reply.body = body.to_vec();
+        }
+        reply
+    }
+
+    /// The kind a request's resource serves, resolved before serving: deleting a CRD can take
+    /// its type away.
+    fn kind_of(&self, incoming: &Incoming) -> String {
+        incoming
+            .resource()
+            .and_then(|r| self.registry.get(&r.group, &r.plural))
+            .map(|t| t.kind.clone())
+            .unwrap_or_default()
+    }
+
+    fn log_request(
+        &mut self,
+        origin: RequestOrigin,
+        incoming: &Incoming,
+        kind: String,
+        status: u16,
+        response: Bytes,
+    ) {
+        if self.recording {
+            let record = incoming.record(origin, kind, status, response);
+            self.log.push(record);
+        }
+    }
+
     /// Creates a namespace as a POST would, without logging it: the namespaces a cluster starts with.
     pub(crate) fn create_namespace(&mut self, name: &str) {
-        let path = "/api/v1/namespaces";
         let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        let incoming = Incoming {
-            method: Method::POST,
-            path: path.to_owned(),
-            query_string: String::new(),
-            query: Query::default(),
-            content_type: Some("application/json".to_owned()),
-            accept: String::new(),
-            user_agent: String::new(),
-            body: Bytes::from(body.to_string()),
-            route: parse_path(path),
-            verb: Verb::Create,
-        };
-        self.serve(&incoming);
+        self.serve_internal(
+            None,
+            InternalRequest {
+                method: Method::POST,
+                path: "/api/v1/namespaces",
+                query: "",
+                content_type: "application/json",
+                user_agent: "",
+                body: body.to_string().into_bytes(),
+            },
+        );
     }
 }

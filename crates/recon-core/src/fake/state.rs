@@ -32,6 +32,8 @@ pub(crate) struct State {
     pub(crate) watchers: Vec<Watcher>,
     /// The revision up to which changes have been sent to watchers.
     pub(crate) notified: u64,
+    /// Whether the `NamespaceLifecycle` admission plugin runs (C11).
+    pub(crate) strict_namespaces: bool,
 }
 
 /// One resource request, routed and typed.
@@ -153,6 +155,7 @@ impl State {
             in_controllers: false,
             watchers: Vec::new(),
             notified: 0,
+            strict_namespaces: false,
         }
     }
 

@@ -19,7 +19,8 @@ use super::resource::{DeleteBehavior, GenerationRule, GroupKind, NameRule, Statu
 use super::state::{Call, Reply, State};
 use super::store::Stored;
 use super::validation::{
-    validate_builtin_finalizer_names, validate_object_meta, validate_object_meta_update,
+    validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
+    validate_object_meta_update,
 };
 
 /// Which endpoint a write came through.
@@ -29,12 +30,15 @@ pub(crate) enum Endpoint {
     Main,
     /// Its `/status` subresource.
     Status,
+    /// A Namespace's `/finalize` subresource: the only way to change `spec.finalizers`.
+    Finalize,
 }
 
 impl Endpoint {
     pub(crate) fn of(call: &Call<'_>) -> Endpoint {
         match call.path.subresource.as_deref() {
             Some("status") => Endpoint::Status,
+            Some("finalize") => Endpoint::Finalize,
             _ => Endpoint::Main,
         }
     }
@@ -97,6 +101,8 @@ impl State {
             }
             return Err(ApiError::not_found(&gr, call.name()));
         };
+        // The storage's uid precondition, then admission (`UpdatedObject`), then the
+        // resourceVersion checks: `Store.Update`'s order.
         if uid_precondition {
             let (want, have) = (meta_str(&new, "uid"), meta_str(&old, "uid"));
             if !want.is_empty() && want != have {
@@ -110,6 +116,7 @@ impl State {
                 ));
             }
         }
+        self.admit_update(call)?;
         let rv_text = meta_str(&new, "resourceVersion");
         let rv: u64 = if rv_text.is_empty() {
             0
@@ -197,6 +204,8 @@ impl State {
         ] {
             set_meta(&mut obj, field, Value::Null);
         }
+        // A PUT that creates is admitted as a create.
+        self.admit_create(call, &obj)?;
         let uid = self.ids.uid();
         set_meta(&mut obj, "uid", Value::String(uid));
         set_meta(&mut obj, "creationTimestamp", self.now());
@@ -239,6 +248,7 @@ fn before_update(
     match endpoint {
         Endpoint::Main => prepare_main_update(call, &mut new, old),
         Endpoint::Status => new = prepare_status_update(rt.status_write, new, old),
+        Endpoint::Finalize => prepare_finalize_update(&mut new, old),
     }
     if meta_str(&new, "uid").is_empty() {
         set_meta(
@@ -273,6 +283,9 @@ fn before_update(
         errors.extend(validate_builtin_finalizer_names(&new));
         if let Some(validate) = rt.hooks.validate {
             errors.extend(validate(&new));
+        }
+        if endpoint == Endpoint::Finalize {
+            errors.extend(validate_namespace_finalizer_names(&new));
         }
     }
     if !errors.is_empty() {
@@ -330,6 +343,15 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
         let generation = super::object::generation(old) + 1;
         meta_mut(new).insert("generation".into(), Value::from(generation));
     }
+}
+
+/// `namespaceFinalizeStrategy.PrepareForUpdate`: the status stays the stored one; the rest,
+/// `spec.finalizers` included, comes from the request.
+fn prepare_finalize_update(new: &mut Object, old: &Object) {
+    match old.get("status") {
+        Some(status) => new.insert("status".into(), status.clone()),
+        None => new.remove("status"),
+    };
 }
 
 /// `PrepareForUpdate` of `/status`: custom resources take only `.status` from the request;

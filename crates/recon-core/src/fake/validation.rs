@@ -160,6 +160,28 @@ pub(crate) fn validate_builtin_finalizer_names(obj: &Object) -> Vec<FieldError> 
         .collect()
 }
 
+/// `ValidateNamespaceFinalizeUpdate`'s finalizer-name rule on `spec.finalizers`.
+pub(crate) fn validate_namespace_finalizer_names(obj: &Object) -> Vec<FieldError> {
+    let names = obj
+        .get("spec")
+        .and_then(|s| s.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+        .unwrap_or_default();
+    names
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.contains('/') && !STANDARD_FINALIZERS.contains(f))
+        .map(|(i, f)| {
+            FieldError::invalid(
+                format!("spec.finalizers[{i}]"),
+                f,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            )
+        })
+        .collect()
+}
+
 /// The `Warning` texts for finalizer names on custom resources (`validateKubeFinalizerName` in
 /// apiextensions: advice, not an error).
 pub(crate) fn custom_finalizer_warnings(obj: &Object) -> Vec<String> {

@@ -115,6 +115,8 @@ pub fn reset_fields(subresource: &str, has_status_subresource: bool) -> FieldSet
     let paths: &[&str] = match (subresource, has_status_subresource) {
         ("", true) => &["status"],
         ("status", _) => &["metadata", "spec"],
+        // Namespace `/finalize` (`FinalizeREST.GetResetFields`).
+        ("finalize", _) => &["status"],
         _ => &[],
     };
     FieldSet::from_paths(paths.iter().map(|p| Path::fields(&[p])))

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::super::registry::Registry;
-use super::super::resource::ResourceType;
+use super::super::resource::{DeleteBehavior, ResourceType};
 use super::version_order;
 
 /// The named groups kube-apiserver knows, in the order it lists them (kube-aggregator's group
@@ -42,6 +42,9 @@ const TERMINATING_VERBS: &[&str] = &["delete", "deletecollection", "get", "list"
 
 /// The verbs of the `status` and `scale` subresources.
 const SUBRESOURCE_VERBS: &[&str] = &["get", "patch", "update"];
+
+/// The verbs of `namespaces/finalize`.
+const FINALIZE_VERBS: &[&str] = &["update"];
 
 /// Every group the server serves, core group included.
 pub(crate) struct Catalog<'r> {
@@ -171,6 +174,12 @@ impl<'r> Entry<'r> {
             rt.discovery.verbs
         };
         let subresources = [
+            // Only the namespace controller's `/finalize` may change `spec.finalizers`.
+            (rt.delete == DeleteBehavior::Namespace).then_some(Subresource {
+                name: "finalize",
+                scale: false,
+                verbs: FINALIZE_VERBS,
+            }),
             rt.has_status(version).then_some(Subresource {
                 name: "status",
                 scale: false,
