@@ -283,14 +283,18 @@ impl ApiError {
         .with_details(details)
     }
 
-    /// `NewForbidden`: 403 `<resource> "<name>" is forbidden: <why>`.
+    /// `NewForbidden`: 403 `<resource> "<name>" is forbidden: <why>`; without a name
+    /// `<resource> is forbidden: <why>`, without a resource `forbidden: <why>`.
     pub fn forbidden(resource: &GroupResource, name: &str, why: &str) -> Self {
-        Self::new(
-            403,
-            Reason::Forbidden,
-            format!("{resource} {} is forbidden: {why}", go_quote(name)),
-        )
-        .with_details(resource_details(resource, name))
+        let message = match (
+            resource.resource.is_empty() && resource.group.is_empty(),
+            name,
+        ) {
+            (true, _) => format!("forbidden: {why}"),
+            (false, "") => format!("{resource} is forbidden: {why}"),
+            (false, name) => format!("{resource} {} is forbidden: {why}", go_quote(name)),
+        };
+        Self::new(403, Reason::Forbidden, message).with_details(resource_details(resource, name))
     }
 
     /// What kube-apiserver's router answers for a path it has no route for, inside a
@@ -481,6 +485,23 @@ mod tests {
         assert_eq!(go_quote("a\"b\\c\n"), r#""a\"b\\c\n""#);
         assert_eq!(go_quote("\u{1}"), r#""\x01""#);
         assert_eq!(go_quote("ünï"), "\"ünï\"");
+    }
+
+    #[test]
+    fn forbidden_leaves_out_an_empty_name_as_new_forbidden_does() {
+        let widgets = GroupResource::new("example.com", "widgets");
+        let message = |name: &str| {
+            ApiError::forbidden(&widgets, name, "no")
+                .message()
+                .to_owned()
+        };
+        assert_eq!(message("w"), r#"widgets.example.com "w" is forbidden: no"#);
+        assert_eq!(message(""), "widgets.example.com is forbidden: no");
+        let nothing = GroupResource::new("", "");
+        assert_eq!(
+            ApiError::forbidden(&nothing, "", "no").message(),
+            "forbidden: no"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::collect::GcAction;
 use super::controller_client::{Controller, Target, refusal};
-use super::object::{Object, finalizers, is_terminating, meta_str};
+use super::object::{Object, finalizers, is_terminating, meta_str, strings};
 use super::resource::ResourceType;
 use super::state::{Reply, State};
 
@@ -157,16 +157,7 @@ fn phase(obj: &Object) -> &str {
 }
 
 fn spec_finalizers(obj: &Object) -> Vec<String> {
-    obj.get("spec")
-        .and_then(|s| s.get("finalizers"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    strings(obj.get("spec").and_then(|s| s.get("finalizers")))
 }
 
 fn timestamp(obj: &Object, field: &str) -> Option<Timestamp> {

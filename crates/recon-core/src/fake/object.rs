@@ -53,8 +53,12 @@ pub(crate) fn meta_value<'a>(obj: &'a Object, key: &str) -> Option<&'a Value> {
 
 /// `metadata.finalizers`.
 pub(crate) fn finalizers(obj: &Object) -> Vec<String> {
-    meta_value(obj, "finalizers")
-        .and_then(Value::as_array)
+    strings(meta_value(obj, "finalizers"))
+}
+
+/// The strings of a JSON list (none when absent or not a list).
+pub(crate) fn strings(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(Value::as_str)
