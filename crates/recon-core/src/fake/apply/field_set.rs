@@ -85,6 +85,12 @@ impl FieldSet {
 
     /// Paths in either set.
     pub fn union(&self, other: &FieldSet) -> FieldSet {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
         let members = self.members.union(&other.members).cloned().collect();
         let mut children = self.children.clone();
         for (pe, c) in &other.children {
@@ -99,6 +105,9 @@ impl FieldSet {
 
     /// Paths in both sets.
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+        if self.is_empty() || other.is_empty() {
+            return FieldSet::new();
+        }
         let members = self.members.intersection(&other.members).cloned().collect();
         let children = self
             .children
@@ -116,6 +125,9 @@ impl FieldSet {
     /// Paths in `self` but not in `other`. Paths are compared exactly: removing `a` keeps
     /// `a.b` (upstream `Set.Difference`).
     pub fn difference(&self, other: &FieldSet) -> FieldSet {
+        if self.is_empty() || other.is_empty() {
+            return self.clone();
+        }
         let members = self.members.difference(&other.members).cloned().collect();
         let children = self
             .children
@@ -131,6 +143,9 @@ impl FieldSet {
     /// Paths in `self` that neither are in `other` nor lie under a path of `other`: removing
     /// `a` also removes `a.b` (upstream `Set.RecursiveDifference`, used for reset fields).
     pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
+        if self.is_empty() || other.is_empty() {
+            return self.clone();
+        }
         let members = self.members.difference(&other.members).cloned().collect();
         let children = self
             .children
