@@ -11,6 +11,7 @@ use super::route::Verb;
 
 /// Who sent a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RequestOrigin {
     /// A client from [`ApiServer::client`](super::ApiServer::client): the code under test.
     Client,
