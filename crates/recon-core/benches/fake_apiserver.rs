@@ -170,12 +170,7 @@ async fn configmaps_once(settings: &Settings, measure_memory: bool) -> Figures {
         .zip(resident_bytes())
         .map(|(b, a)| a.saturating_sub(b) / n as u64);
 
-    timed(&mut figures, settings, "get", async {
-        for i in 0..n {
-            api.get(&name(i)).await.expect("get");
-        }
-    })
-    .await;
+    timed(&mut figures, settings, "get", get_each(&api, n)).await;
     timed(&mut figures, settings, "patch", async {
         for i in 0..n {
             let patch = json!({"data": {"round": i.to_string()}});
@@ -185,23 +180,45 @@ async fn configmaps_once(settings: &Settings, measure_memory: bool) -> Figures {
         }
     })
     .await;
-    timed(&mut figures, settings, "apply", async {
-        let params = PatchParams::apply("bench").force();
-        for i in 0..n {
-            let applied = json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": name(i)},
-                "data": {"applied": i.to_string()},
-            });
-            api.patch(&name(i), &params, &Patch::Apply(&applied))
-                .await
-                .expect("apply");
-        }
-    })
+    let applied = |i: usize| {
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name(i)},
+            "data": {"applied": i.to_string()},
+        })
+    };
+    timed(
+        &mut figures,
+        settings,
+        "apply",
+        apply_each(&api, n, applied),
+    )
     .await;
     timed(&mut figures, settings, "list", list_rounds(&api, n)).await;
     figures
+}
+
+async fn get_each<K>(api: &Api<K>, objects: usize)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    for i in 0..objects {
+        api.get(&name(i)).await.expect("get");
+    }
+}
+
+/// Applies `applied(i)` to every object, as the manager `bench`, forcing conflicts.
+async fn apply_each<K>(api: &Api<K>, objects: usize, applied: impl Fn(usize) -> serde_json::Value)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = PatchParams::apply("bench").force();
+    for i in 0..objects {
+        api.patch(&name(i), &params, &Patch::Apply(&applied(i)))
+            .await
+            .expect("apply");
+    }
 }
 
 async fn list_rounds<K>(api: &Api<K>, objects: usize)
@@ -299,12 +316,7 @@ async fn samples_once(client: Client, settings: &Settings, namespace: &str) -> F
         }
     })
     .await;
-    timed(&mut figures, settings, "get", async {
-        for i in 0..n {
-            api.get(&name(i)).await.expect("get");
-        }
-    })
-    .await;
+    timed(&mut figures, settings, "get", get_each(&api, n)).await;
     timed(&mut figures, settings, "patch", async {
         for i in 0..n {
             let patch = json!({"status": {"round": i}});
@@ -314,20 +326,20 @@ async fn samples_once(client: Client, settings: &Settings, namespace: &str) -> F
         }
     })
     .await;
-    timed(&mut figures, settings, "apply", async {
-        let params = PatchParams::apply("bench").force();
-        for i in 0..n {
-            let applied = json!({
-                "apiVersion": format!("{GROUP}/v1"),
-                "kind": "Sample",
-                "metadata": {"name": name(i)},
-                "spec": {"applied": i},
-            });
-            api.patch(&name(i), &params, &Patch::Apply(&applied))
-                .await
-                .expect("apply");
-        }
-    })
+    let applied = |i: usize| {
+        json!({
+            "apiVersion": format!("{GROUP}/v1"),
+            "kind": "Sample",
+            "metadata": {"name": name(i)},
+            "spec": {"applied": i},
+        })
+    };
+    timed(
+        &mut figures,
+        settings,
+        "apply",
+        apply_each(&api, n, applied),
+    )
     .await;
     timed(&mut figures, settings, "list", list_rounds(&api, n)).await;
     api.delete_collection(&DeleteParams::default(), &ListParams::default())
