@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
+use crate::setup::Setup;
 use crate::sub_reconciler::{BoxSubReconciler, ReconcileFuture, SubReconciler};
 
 /// Runs every step, in order, even after errors; the errors are joined (quiet only if all are)
@@ -32,6 +33,12 @@ impl<R> Always<R> {
 impl<R: Send + Sync> SubReconciler<R> for Always<R> {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        for step in &self.steps {
+            step.setup(setup);
+        }
     }
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {

@@ -1,6 +1,8 @@
 //! The request context every hook receives: the config, the request, a stash, and the request
 //! time, all fixed for one reconcile.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde::{Deserialize, Serialize};
@@ -65,7 +67,7 @@ impl std::fmt::Display for Request {
 pub struct Context {
     config: Config,
     original_config: Config,
-    stash: Stash,
+    stash: Arc<Stash>,
     now: Timestamp,
     request: Request,
 }
@@ -76,7 +78,7 @@ impl Context {
         Context {
             original_config: config.clone(),
             config,
-            stash: Stash::default(),
+            stash: Arc::default(),
             now: Timestamp::now(),
             request,
         }
@@ -87,6 +89,32 @@ impl Context {
     pub fn at(mut self, now: Timestamp) -> Self {
         self.now = now;
         self
+    }
+
+    /// A context for a sub-tree that works with `config` (another cluster, other credentials):
+    /// the same request, request time and stash; [`Context::original_config`] stays the config
+    /// the reconcile started with.
+    ///
+    /// ```
+    /// use recon_core::{Config, Context, Request, Stasher};
+    ///
+    /// # async fn demo(main: kube::Client, remote: kube::Client) {
+    /// let ctx = Context::new(Config::new(main, "demo"), Request::namespaced("default", "w"));
+    /// let remote_ctx = ctx.with_config(Config::new(remote, "demo"));
+    /// const SEEN: Stasher<bool> = Stasher::new("seen");
+    /// SEEN.store(&remote_ctx, true);
+    /// assert_eq!(SEEN.retrieve(&ctx), Ok(true), "one stash");
+    /// assert_eq!(remote_ctx.now(), ctx.now());
+    /// # }
+    /// ```
+    pub fn with_config(&self, config: Config) -> Context {
+        Context {
+            config,
+            original_config: self.original_config.clone(),
+            stash: Arc::clone(&self.stash),
+            now: self.now,
+            request: self.request.clone(),
+        }
     }
 
     /// The config in effect.

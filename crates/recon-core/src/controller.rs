@@ -1,13 +1,20 @@
 //! Running a [`ResourceReconciler`] under `kube::runtime::Controller`.
 
+use std::fmt::Debug;
+use std::hash::Hash;
 use std::sync::Arc;
 
+use jiff::Timestamp;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{Controller, watcher};
 
 use crate::context::Request;
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::resource::{Reconciled, ResourceReconciler};
+use crate::setup::{Setup, Trigger};
 
 /// The error a [`ResourceReconciler`] hands `kube::runtime::Controller` (which wants a
 /// `std::error::Error`).
@@ -16,7 +23,7 @@ pub struct ReconcileFailed(pub Error);
 
 impl std::fmt::Display for ReconcileFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        std::fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -29,6 +36,62 @@ impl std::error::Error for ReconcileFailed {
 }
 
 impl<R: Reconciled> ResourceReconciler<R> {
+    /// The watches the tree declares (see [`SubReconciler::setup`](crate::SubReconciler::setup)).
+    pub fn setup(&self) -> Setup {
+        let mut setup = Setup::default();
+        self.reconciler.setup(&mut setup);
+        setup
+    }
+
+    /// A `kube::runtime::Controller` for the resources `api` reaches, also watching what the
+    /// tree declares: objects it owns (a change reconciles their controller owner) and objects
+    /// it tracks (a change reconciles whoever the config's [`Tracker`](crate::Tracker) says
+    /// observes them). Those watches cover every namespace.
+    ///
+    /// ```no_run
+    /// # async fn demo(reconciler: recon_core::ResourceReconciler<k8s_openapi::api::apps::v1::Deployment>, client: kube::Client) {
+    /// use std::sync::Arc;
+    /// use futures::StreamExt;
+    /// use kube::runtime::watcher;
+    /// use recon_core::ResourceReconciler;
+    ///
+    /// reconciler
+    ///     .controller(kube::Api::all(client), watcher::Config::default())
+    ///     .run(ResourceReconciler::reconcile_object, ResourceReconciler::error_policy, Arc::new(reconciler))
+    ///     .for_each(|_| async {})
+    ///     .await;
+    /// # }
+    /// ```
+    pub fn controller(&self, api: Api<R>, wc: watcher::Config) -> Controller<R>
+    where
+        R::DynamicType: Eq + Hash + Debug + Unpin,
+    {
+        let client = self.config.client().clone();
+        let mut controller = Controller::new_with(api, wc.clone(), self.dyntype.clone());
+        for watch in self.setup().watches() {
+            let resource = watch.resource.clone();
+            let others: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+            controller = match watch.trigger {
+                Trigger::Owner => controller.owns_with(others, resource, wc.clone()),
+                Trigger::Tracked => {
+                    let tracker = self.config.tracker().clone();
+                    let dyntype = self.dyntype.clone();
+                    let kind = resource.clone();
+                    controller.watches_with(others, resource, wc.clone(), move |object| {
+                        let observers = tracker.observers(&object, &kind, Timestamp::now());
+                        let dyntype = dyntype.clone();
+                        observers.into_iter().map(move |request| {
+                            let mut reference = ObjectRef::new_with(&request.name, dyntype.clone());
+                            reference.namespace = request.namespace;
+                            reference
+                        })
+                    })
+                }
+            };
+        }
+        controller
+    }
+
     /// The reconcile function for `Controller::run`: reconciles the object the controller
     /// hands over (read again, fresh) and turns the [`Outcome`] into an `Action`.
     ///

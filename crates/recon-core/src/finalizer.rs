@@ -11,6 +11,7 @@ use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
 use crate::resource::Reconciled;
+use crate::setup::Setup;
 use crate::sub_reconciler::{BoxSubReconciler, ReconcileFuture, SubReconciler};
 
 /// Adds `finalizer` to `resource` (no request if it is already there).
@@ -139,6 +140,10 @@ impl<R: Reconciled> WithFinalizer<R> {
 impl<R: Reconciled> SubReconciler<R> for WithFinalizer<R> {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        self.reconciler.setup(setup);
     }
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {

@@ -63,9 +63,9 @@ struct StatusAccess<R> {
 /// See the [crate documentation](crate) for a complete example.
 pub struct ResourceReconciler<R: Reconciled> {
     name: String,
-    config: Config,
-    dyntype: R::DynamicType,
-    reconciler: BoxSubReconciler<R>,
+    pub(crate) config: Config,
+    pub(crate) dyntype: R::DynamicType,
+    pub(crate) reconciler: BoxSubReconciler<R>,
     status: Option<StatusAccess<R>>,
     strategy: StatusStrategy,
     conflicts: ConflictPolicy,

@@ -2,6 +2,7 @@
 
 use crate::context::Context;
 use crate::outcome::Outcome;
+use crate::setup::Setup;
 use crate::sub_reconciler::{BoxSubReconciler, ReconcileFuture, SubReconciler};
 
 /// Runs its steps in order and aggregates their outcomes. The first error stops the sequence;
@@ -47,6 +48,12 @@ impl<R> Sequence<R> {
 impl<R: Send + Sync> SubReconciler<R> for Sequence<R> {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        for step in &self.steps {
+            step.setup(setup);
+        }
     }
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {

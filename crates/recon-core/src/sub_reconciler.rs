@@ -5,6 +5,7 @@ use futures::future::BoxFuture;
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
+use crate::setup::Setup;
 
 /// The future a sub-reconciler or async hook returns.
 pub type ReconcileFuture<'a> = BoxFuture<'a, Result<Outcome, Error>>;
@@ -18,6 +19,10 @@ pub trait SubReconciler<R>: Send + Sync {
 
     /// Reconciles `resource`.
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a>;
+
+    /// Declares what the controller must watch for this step (the kinds it owns or tracks).
+    /// Steps that hold other steps declare theirs too. None by default.
+    fn setup(&self, _setup: &mut Setup) {}
 }
 
 impl<R, S: SubReconciler<R> + ?Sized> SubReconciler<R> for Box<S> {
@@ -27,6 +32,10 @@ impl<R, S: SubReconciler<R> + ?Sized> SubReconciler<R> for Box<S> {
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
         (**self).reconcile(ctx, resource)
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        (**self).setup(setup);
     }
 }
 
