@@ -76,6 +76,8 @@
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
 mod always;
+mod child;
+mod children;
 pub mod conditions;
 mod config;
 mod context;
@@ -98,8 +100,11 @@ mod sub_reconciler;
 mod sync;
 mod tracker;
 mod tracking;
+mod updating_object_manager;
 
 pub use always::Always;
+pub use child::ChildReconciler;
+pub use children::{ChildListOptions, OnlyReconcileChildStatus, OwnerReferenceError};
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
 pub use config::Config;
 pub use context::{Context, Request};
@@ -118,3 +123,4 @@ pub use status::{ConflictPolicy, StatusStrategy};
 pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
 pub use sync::SyncReconciler;
 pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};
+pub use updating_object_manager::UpdatingObjectManager;

@@ -243,12 +243,17 @@ impl<R: Reconciled> ResourceReconciler<R> {
         if skip {
             return finish(result);
         }
+        // The tree's own writes of the resource (a finalizer patch) moved its resourceVersion and
+        // left its status alone: the status write builds on the version the tree last saw, or
+        // it would conflict with itself.
+        let mut base = original.clone();
+        base.meta_mut().resource_version = resource.meta().resource_version.clone();
         let written = write_status(
             ctx.original_config().client(),
             &self.dyntype,
             &self.strategy,
             self.conflicts,
-            &original,
+            &base,
             &resource,
         )
         .await;

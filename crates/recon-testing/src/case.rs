@@ -502,6 +502,18 @@ impl PatchRef {
     }
 }
 
+impl DeleteRef {
+    /// A delete of `name` (in `namespace`) of `kind`, in any group.
+    pub fn new(kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        DeleteRef {
+            kind: kind.to_owned(),
+            group: None,
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        }
+    }
+}
+
 impl EventRef {
     /// A Normal event with `reason` and `note`.
     pub fn normal(reason: &str, note: &str) -> Self {

@@ -64,6 +64,41 @@ pub enum FailureSpec {
 }
 
 impl ReactorSpec {
+    /// Every `verb` request on `resource` (a plural, such as `configmaps`) fails with `fail`.
+    ///
+    /// ```
+    /// use recon_testing::{FailureSpec, ReactorSpec};
+    ///
+    /// let once = ReactorSpec::new("create", "configmaps", FailureSpec::AlreadyExists).times(1);
+    /// assert_eq!(once.times, Some(1));
+    /// ```
+    pub fn new(verb: &str, resource: &str, fail: FailureSpec) -> Self {
+        ReactorSpec {
+            verb: verb.to_owned(),
+            resource: resource.to_owned(),
+            group: None,
+            subresource: None,
+            namespace: None,
+            name: None,
+            times: None,
+            fail,
+        }
+    }
+
+    /// Only the first `n` matching requests fail.
+    #[must_use]
+    pub fn times(mut self, n: usize) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    /// Only requests about the object `name` fail.
+    #[must_use]
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
     /// Registers the reactor on `server`.
     pub(crate) fn install(&self, server: &ApiServer) -> Result<(), String> {
         let verb: Verb = self.verb.parse()?;

@@ -25,6 +25,7 @@ impl State {
             let mut object = fields.apply(None, &applied, force)?;
             let mut warnings = prepare(call, &mut object)?;
             // `applyAdmission`: an apply that creates is admitted as a create.
+            self.mutate(&mut object)?;
             self.admit_create(call, &object)?;
             // A resourceVersion in the body means nothing to a create.
             set_meta(&mut object, "resourceVersion", Value::Null);

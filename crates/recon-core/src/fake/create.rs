@@ -46,6 +46,7 @@ impl State {
         ensure_namespace(call, &mut obj)?;
         FieldManager::new(call, self.clock.now()).record_update(None, &mut obj);
         // Mutating admission runs before the store's `BeforeCreate` (names are generated later).
+        self.mutate(&mut obj)?;
         self.admit_create(call, &obj)?;
         let generated =
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();

@@ -46,6 +46,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod admission;
 mod apply;
 mod apply_patch;
 mod builtins;

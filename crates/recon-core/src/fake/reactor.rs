@@ -41,10 +41,14 @@ impl Failure {
 
 pub(crate) type BeforeHook = Arc<dyn Fn(kube::Client) -> BoxFuture<'static, ()> + Send + Sync>;
 
+/// A mutating admission hook: changes the object a create or update is about to store.
+pub(crate) type MutateHook = Arc<dyn Fn(&mut serde_json::Value) + Send + Sync>;
+
 #[derive(Clone)]
 pub(crate) enum Action {
     Fail(Failure),
     Before(BeforeHook),
+    Mutate(MutateHook),
 }
 
 /// Which requests a reactor applies to.
@@ -98,6 +102,7 @@ pub(crate) struct Reactor {
 #[derive(Default)]
 pub(crate) struct Reactions {
     pub(crate) before: Vec<BeforeHook>,
+    pub(crate) mutate: Vec<MutateHook>,
     pub(crate) failure: Option<ApiError>,
 }
 
@@ -111,6 +116,7 @@ pub(crate) fn react(reactors: &mut Vec<Reactor>, target: &Target<'_>) -> Reactio
         }
         match &reactor.action {
             Action::Before(hook) => reactions.before.push(hook.clone()),
+            Action::Mutate(hook) => reactions.mutate.push(hook.clone()),
             Action::Fail(failure) if reactions.failure.is_none() => {
                 let resource = GroupResource::new(target.group, target.resource);
                 reactions.failure =
@@ -201,6 +207,34 @@ impl<'a> ReactorBuilder<'a> {
     {
         let hook: BeforeHook = Arc::new(move |client| Box::pin(hook(client)));
         self.register(Action::Before(hook));
+    }
+
+    /// Changes the object each matching create or update is about to store, as a mutating
+    /// admission webhook does (defaults a webhook fills in, say): the hook runs on the decoded
+    /// object after the patch is applied and before validation, and what it changes is stored
+    /// and answered. Register it for `Verb::Create`, `Verb::Update` and `Verb::Patch` as
+    /// needed: each is its own target, as for any reactor.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_core::fake::{ApiServer, Verb};
+    ///
+    /// let server = ApiServer::new();
+    /// server.on(Verb::Create, "configmaps").mutate(|object| {
+    ///     object["data"]["defaulted"] = "yes".into();
+    /// });
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("c".into());
+    /// cm.data = Some(Default::default());
+    /// let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    /// assert_eq!(created.data.unwrap()["defaulted"], "yes");
+    /// # });
+    /// ```
+    pub fn mutate(self, hook: impl Fn(&mut serde_json::Value) + Send + Sync + 'static) {
+        self.register(Action::Mutate(Arc::new(hook)));
     }
 
     fn register(self, action: Action) {

@@ -14,7 +14,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 
 use super::error::{ApiError, go_quote};
-use super::reactor::{Target, react};
+use super::reactor::{MutateHook, Target, react};
 use super::record::{RecordedRequest, RequestOrigin};
 use super::resource::{DeleteBehavior, ResourceType};
 use super::route::{Query, ResourcePath, Route, Verb, parse_path};
@@ -190,13 +190,15 @@ impl FakeService {
             body,
         );
 
-        let injected = match self.origin {
+        let (injected, mutations) = match self.origin {
             RequestOrigin::Client => self.run_reactors(&incoming).await,
-            _ => None,
+            _ => (None, Vec::new()),
         };
         let mut state = self.shared.lock();
         let kind = state.kind_of(&incoming);
+        state.mutations = mutations;
         let reply = injected.unwrap_or_else(|| state.serve(&incoming));
+        state.mutations.clear();
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
         state.log_request(self.origin, &incoming, kind, reply.status, body.clone());
@@ -207,12 +209,15 @@ impl FakeService {
         }
     }
 
-    /// Runs the `before` hooks of matching reactors; returns the injected failure, if any.
-    async fn run_reactors(&self, incoming: &Incoming) -> Option<Reply> {
+    /// Runs the `before` hooks of matching reactors; returns the injected failure, if any, and
+    /// the mutating admission hooks for the request.
+    async fn run_reactors(&self, incoming: &Incoming) -> (Option<Reply>, Vec<MutateHook>) {
         if self.shared.lock().reactors.is_empty() {
-            return None;
+            return (None, Vec::new());
         }
-        let target = incoming.target()?;
+        let Some(target) = incoming.target() else {
+            return (None, Vec::new());
+        };
         let reactions = react(&mut self.shared.lock().reactors, &target);
         for hook in reactions.before {
             let client = kube::Client::new(
@@ -223,10 +228,11 @@ impl FakeService {
                 "default",
             );
             if AssertUnwindSafe(hook(client)).catch_unwind().await.is_err() {
-                return Some(ApiError::internal("a reactor's before hook panicked").into());
+                let failed = ApiError::internal("a reactor's before hook panicked").into();
+                return (Some(failed), Vec::new());
             }
         }
-        reactions.failure.map(Reply::from)
+        (reactions.failure.map(Reply::from), reactions.mutate)
     }
 }
 

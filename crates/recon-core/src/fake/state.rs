@@ -8,7 +8,7 @@ use super::clock::{Clock, format_time};
 use super::error::ApiError;
 use super::ids::IdGenerator;
 use super::object::{DecodeContext, Object, decode_body, with_type_meta};
-use super::reactor::Reactor;
+use super::reactor::{MutateHook, Reactor};
 use super::record::RecordedRequest;
 use super::registry::Registry;
 use super::resource::ResourceType;
@@ -27,6 +27,8 @@ pub(crate) struct State {
     /// Whether requests are appended to `log`.
     pub(crate) recording: bool,
     pub(crate) reactors: Vec<Reactor>,
+    /// The mutating admission hooks of the request being served.
+    pub(crate) mutations: Vec<MutateHook>,
     /// Set while the CRD controllers run, so their own writes do not re-enter them.
     pub(crate) in_controllers: bool,
     pub(crate) watchers: Vec<Watcher>,
@@ -152,6 +154,7 @@ impl State {
             log: Vec::new(),
             recording: true,
             reactors: Vec::new(),
+            mutations: Vec::new(),
             in_controllers: false,
             watchers: Vec::new(),
             notified: 0,

@@ -116,6 +116,7 @@ impl State {
                 ));
             }
         }
+        self.mutate(&mut new)?;
         self.admit_update(call)?;
         let rv_text = meta_str(&new, "resourceVersion");
         let rv: u64 = if rv_text.is_empty() {
@@ -205,6 +206,7 @@ impl State {
             set_meta(&mut obj, field, Value::Null);
         }
         // A PUT that creates is admitted as a create.
+        self.mutate(&mut obj)?;
         self.admit_create(call, &obj)?;
         let uid = self.ids.uid();
         set_meta(&mut obj, "uid", Value::String(uid));

@@ -1,0 +1,37 @@
+//! Mutating admission: the hooks registered with
+//! [`ReactorBuilder::mutate`](super::ReactorBuilder::mutate) change the object a create or
+//! update is about to store, as a mutating admission webhook would.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::object::Object;
+use super::state::State;
+
+impl State {
+    /// Runs the request's mutating hooks on `obj`. A hook that panics, or leaves something
+    /// other than an object, fails the request with a 500, as a broken webhook would; `obj`
+    /// is then left as it was.
+    pub(crate) fn mutate(&self, obj: &mut Object) -> Result<(), ApiError> {
+        if self.mutations.is_empty() {
+            return Ok(());
+        }
+        let mut value = Value::Object(obj.clone());
+        for hook in &self.mutations {
+            if catch_unwind(AssertUnwindSafe(|| hook(&mut value))).is_err() {
+                return Err(ApiError::internal("a reactor's mutate hook panicked"));
+            }
+        }
+        match value {
+            Value::Object(mutated) => {
+                *obj = mutated;
+                Ok(())
+            }
+            _ => Err(ApiError::internal(
+                "a reactor's mutate hook replaced the object with a non-object",
+            )),
+        }
+    }
+}
