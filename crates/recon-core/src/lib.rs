@@ -77,6 +77,7 @@
 
 mod always;
 mod child;
+mod child_set;
 mod children;
 pub mod conditions;
 mod config;
@@ -104,6 +105,7 @@ mod updating_object_manager;
 
 pub use always::Always;
 pub use child::ChildReconciler;
+pub use child_set::{ChildSetError, ChildSetItem, ChildSetReconciler, ChildSetResult};
 pub use children::{ChildListOptions, OnlyReconcileChildStatus, OwnerReferenceError};
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
 pub use config::Config;
