@@ -75,6 +75,7 @@
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+mod aggregate;
 mod always;
 mod child;
 mod child_set;
@@ -103,6 +104,7 @@ mod tracker;
 mod tracking;
 mod updating_object_manager;
 
+pub use aggregate::AggregateReconciler;
 pub use always::Always;
 pub use child::ChildReconciler;
 pub use child_set::{ChildSetError, ChildSetItem, ChildSetReconciler, ChildSetResult};

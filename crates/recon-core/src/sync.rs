@@ -6,6 +6,7 @@ use kube::Resource;
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
+use crate::setup::Setup;
 use crate::sub_reconciler::{ReconcileFuture, SubReconciler};
 
 type Hook<R> = Box<dyn for<'a> Fn(&'a Context, &'a mut R) -> ReconcileFuture<'a> + Send + Sync>;
@@ -53,6 +54,7 @@ pub struct SyncReconciler<R> {
     sync: Option<Hook<R>>,
     finalize: Option<Hook<R>>,
     sync_during_finalization: bool,
+    declare: Option<Box<dyn Fn(&mut Setup) + Send + Sync>>,
 }
 
 impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
@@ -63,6 +65,7 @@ impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
             sync: None,
             finalize: None,
             sync_during_finalization: false,
+            declare: None,
         }
     }
 
@@ -112,6 +115,29 @@ impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
         self
     }
 
+    /// Declares the watches the hooks need: the kinds they track (a change to a tracked
+    /// object re-reconciles the resource only if its kind is watched).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::{Setup, SubReconciler, SyncReconciler};
+    ///
+    /// let settings = SyncReconciler::<ConfigMap>::new("Settings")
+    ///     .sync(|ctx, _| Box::pin(async move {
+    ///         let _settings: Option<ConfigMap> = ctx.track_and_get(Some("default"), "settings").await?;
+    ///         Ok(())
+    ///     }))
+    ///     .with_setup(|setup| setup.tracks::<ConfigMap>());
+    /// let mut setup = Setup::default();
+    /// settings.setup(&mut setup);
+    /// assert_eq!(setup.watches().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn with_setup(mut self, declare: impl Fn(&mut Setup) + Send + Sync + 'static) -> Self {
+        self.declare = Some(Box::new(declare));
+        self
+    }
+
     /// Also run `sync` (before `finalize`) while the resource is being deleted.
     #[must_use]
     pub fn sync_during_finalization(mut self, yes: bool) -> Self {
@@ -123,6 +149,12 @@ impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
 impl<R: Resource + Send + Sync + 'static> SubReconciler<R> for SyncReconciler<R> {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        if let Some(declare) = &self.declare {
+            declare(setup);
+        }
     }
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {

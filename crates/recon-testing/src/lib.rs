@@ -117,7 +117,8 @@ pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
 pub use tables::{
-    ReconcilerTestSuite, ReconcilerTests, SubReconcilerTestSuite, SubReconcilerTests,
+    ReconcilerTestSuite, ReconcilerTests, RootReconciler, SubReconcilerTestSuite,
+    SubReconcilerTests,
 };
 pub use yaml::FixtureError;
 

@@ -9,7 +9,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
 
-use recon_core::{Context, Reconciled, Request, ResourceReconciler, Stash, Stasher, SubReconciler};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use recon_core::{
+    AggregateReconciler, Context, Outcome, Reconciled, Request, ResourceReconciler, Stash, Stasher,
+    SubReconciler,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -208,9 +213,9 @@ macro_rules! reconciler_table {
     ($table:ident) => {
         impl $table {
             /// Runs every case; the report says which failed and why.
-            pub async fn check<R: Reconciled>(
+            pub async fn check<T: RootReconciler>(
                 &self,
-                factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+                factory: impl Fn(&TestEnv) -> T,
             ) -> Report {
                 run_reconciler_cases(&self.common, &self.cases(), factory).await
             }
@@ -218,15 +223,12 @@ macro_rules! reconciler_table {
             /// Runs every case and panics with the report unless they all pass. Needs no
             /// runtime.
             #[track_caller]
-            pub fn run<R: Reconciled>(&self, factory: impl Fn(&TestEnv) -> ResourceReconciler<R>) {
+            pub fn run<T: RootReconciler>(&self, factory: impl Fn(&TestEnv) -> T) {
                 block_on(self.check(factory)).assert_passed();
             }
 
             /// `run` inside an async test.
-            pub async fn run_async<R: Reconciled>(
-                &self,
-                factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
-            ) {
+            pub async fn run_async<T: RootReconciler>(&self, factory: impl Fn(&TestEnv) -> T) {
                 self.check(factory).await.assert_passed();
             }
         }
@@ -236,10 +238,44 @@ macro_rules! reconciler_table {
 reconciler_table!(ReconcilerTests);
 reconciler_table!(ReconcilerTestSuite);
 
-async fn run_reconciler_cases<R: Reconciled>(
+/// What a reconciler table runs: a [`ResourceReconciler`] or an [`AggregateReconciler`]
+/// (which ignores requests other than its own).
+pub trait RootReconciler {
+    /// Reconciles `request` with the request time fixed at `now`.
+    fn reconcile_request<'a>(
+        &'a self,
+        request: &'a Request,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Outcome, recon_core::Error>>;
+}
+
+impl<R: Reconciled> RootReconciler for ResourceReconciler<R> {
+    fn reconcile_request<'a>(
+        &'a self,
+        request: &'a Request,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Outcome, recon_core::Error>> {
+        Box::pin(self.reconcile_at(request, now))
+    }
+}
+
+impl<R: Reconciled> RootReconciler for AggregateReconciler<R> {
+    fn reconcile_request<'a>(
+        &'a self,
+        request: &'a Request,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Outcome, recon_core::Error>> {
+        Box::pin(async move {
+            let ctx = Context::new(self.config().clone(), request.clone()).at(now);
+            self.reconcile_in(&ctx).await
+        })
+    }
+}
+
+async fn run_reconciler_cases<T: RootReconciler>(
     common: &Common,
     cases: &[TestCase],
-    factory: impl Fn(&TestEnv) -> ResourceReconciler<R>,
+    factory: impl Fn(&TestEnv) -> T,
 ) -> Report {
     let table = Table {
         kind: TableKind::Reconciler,
@@ -255,7 +291,7 @@ async fn run_reconciler_cases<R: Reconciled>(
             async move {
                 match built {
                     Ok(reconciler) => {
-                        Executed::catching(reconciler.reconcile_at(&request, now)).await
+                        Executed::catching(reconciler.reconcile_request(&request, now)).await
                     }
                     Err(payload) => Executed::factory_panicked(payload),
                 }
