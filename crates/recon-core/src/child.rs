@@ -12,7 +12,7 @@ use crate::sub_reconciler::{ReconcileFuture, SubReconciler};
 
 type DesiredHook<R, C> = Box<dyn Fn(&Context, &R) -> Result<Option<C>, Error> + Send + Sync>;
 type ReflectHook<R, C> =
-    Box<dyn Fn(&Context, &mut R, Result<Option<&C>, &Error>) -> Result<(), Error> + Send + Sync>;
+    Box<dyn Fn(&Context, &mut R, Result<Option<&C>, Error>) -> Result<(), Error> + Send + Sync>;
 
 /// Keeps one child object as the resource wants it.
 ///
@@ -28,7 +28,7 @@ type ReflectHook<R, C> =
 ///    [`UpdatingObjectManager`](crate::UpdatingObjectManager) sends nothing when it is in sync);
 /// 5. hands `reflect` the child as it now is, or the failure when its reason is one the
 ///    reconciler reflects (`AlreadyExists`, `Forbidden`, `Invalid` by default): the hook sets
-///    the resource's conditions and may swallow the failure (`Ok(())`) or return it. An
+///    the resource's conditions and may swallow the failure (`Ok(())`) or return it (`child?`). An
 ///    `AlreadyExists` for an object the resource does not control is tracked, so its removal
 ///    re-reconciles the resource; the reconciler never fights over a foreign object. One for a
 ///    child of its own (not yet visible when listed) is returned, to retry.
@@ -81,7 +81,7 @@ where
     pub fn new(
         manager: impl ObjectManager<R, C> + 'static,
         desired_child: impl Fn(&Context, &R) -> Result<Option<C>, Error> + Send + Sync + 'static,
-        reflect: impl Fn(&Context, &mut R, Result<Option<&C>, &Error>) -> Result<(), Error>
+        reflect: impl Fn(&Context, &mut R, Result<Option<&C>, Error>) -> Result<(), Error>
         + Send
         + Sync
         + 'static,
@@ -103,7 +103,7 @@ impl<R: Reconciled, C: Reconciled> ChildReconciler<R, C> {
         child_type: C::DynamicType,
         manager: impl ObjectManager<R, C> + 'static,
         desired_child: impl Fn(&Context, &R) -> Result<Option<C>, Error> + Send + Sync + 'static,
-        reflect: impl Fn(&Context, &mut R, Result<Option<&C>, &Error>) -> Result<(), Error>
+        reflect: impl Fn(&Context, &mut R, Result<Option<&C>, Error>) -> Result<(), Error>
         + Send
         + Sync
         + 'static,
@@ -197,7 +197,7 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildReconciler<R, C> {
             match result {
                 Ok(child) => (self.reflect)(ctx, resource, Ok(child.as_ref()))?,
                 Err(err) => match self.children.triage(ctx, resource, err).await {
-                    Triage::Reflect(err) => (self.reflect)(ctx, resource, Err(&err))?,
+                    Triage::Reflect(err) => (self.reflect)(ctx, resource, Err(err))?,
                     Triage::Fail(err) => return Err(err),
                 },
             }

@@ -1,7 +1,7 @@
 //! Tracking from a reconcile: the request being reconciled observes what it reads.
 
 use kube::Resource;
-use kube::api::ListParams;
+use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::core::ObjectList;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -72,5 +72,54 @@ impl Context {
             .map_err(kube::Error::BuildRequest)?;
         let list: ObjectList<K> = self.config().client().request(request).await?;
         Ok(list.items)
+    }
+
+    /// [`Context::track_and_get`] for a kind known at runtime.
+    ///
+    /// ```no_run
+    /// # async fn demo(ctx: &recon_core::Context) -> Result<(), recon_core::Error> {
+    /// use kube::api::{ApiResource, GroupVersionKind};
+    ///
+    /// let gizmos = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Gizmo"));
+    /// let gizmo = ctx.track_and_get_with(&gizmos, None, "g1").await?;
+    /// # let _ = gizmo; Ok(()) }
+    /// ```
+    pub async fn track_and_get_with(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, Error> {
+        self.track(Reference::named(
+            &resource.group,
+            &resource.kind,
+            namespace,
+            name,
+        ))?;
+        match ObjectApi::<DynamicObject>::new(self.config().client(), resource, namespace, name)
+            .get()
+            .await
+        {
+            Ok(object) => Ok(Some(object)),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// [`Context::track_and_list`] for a kind known at runtime.
+    pub async fn track_and_list_with(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        selector: &str,
+    ) -> Result<Vec<DynamicObject>, Error> {
+        self.track(Reference::selected(
+            &resource.group,
+            &resource.kind,
+            namespace,
+            selector,
+        ))?;
+        let api = ObjectApi::<DynamicObject>::new(self.config().client(), resource, namespace, "");
+        Ok(api.list(&ListParams::default().labels(selector)).await?)
     }
 }

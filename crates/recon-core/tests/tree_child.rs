@@ -8,14 +8,15 @@ use common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResourceExt;
-use kube::api::ListParams;
+use kube::api::{DynamicObject, ListParams};
 use recon_core::fake::RequestOrigin;
 use recon_core::{
     ChildListOptions, ChildReconciler, Error, OnlyReconcileChildStatus, Reference, Request,
     ResourceReconciler, Setup, SubReconciler, Trigger, UpdatingObjectManager,
 };
 use recon_testing::{
-    DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase, TestEnv,
+    DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, SubReconcilerTests,
+    TestCase, TestEnv,
 };
 use serde_json::{Value, json};
 
@@ -73,7 +74,7 @@ fn manager() -> UpdatingObjectManager<ConfigMap> {
 }
 
 /// Sets `status.ready` from the child, or a `Ready: False` condition naming the failure.
-fn reflect(w: &mut Widget, child: Result<Option<&ConfigMap>, &Error>) -> Result<(), Error> {
+fn reflect(w: &mut Widget, child: Result<Option<&ConfigMap>, Error>) -> Result<(), Error> {
     let status = w.status.get_or_insert_default();
     match child {
         Ok(child) => {
@@ -589,4 +590,47 @@ async fn remembered_admission_mutations_stop_an_endless_update_loop() {
         reconciler.reconcile(&request).await.unwrap();
     }
     assert_eq!(puts(&server), 2);
+}
+
+/// A cluster-scoped `Gizmo`, known only at runtime (a `DynamicObject`), owns a ConfigMap in
+/// `default` (a namespaced child may have a cluster-scoped owner).
+#[test]
+fn child_reconciler_with_a_dynamic_parent() {
+    const GIZMO_UID: &str = "0b5e7a4c-0000-4000-8000-00000000000a";
+    let gizmo = json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+                       "metadata": {"name": "g", "uid": GIZMO_UID}, "spec": {"size": 3}});
+    let mut reflected = gizmo.clone();
+    reflected["status"] = json!({"child": "g-child"});
+    SubReconcilerTests::new()
+        .crd(&gizmo_crd())
+        .case(
+            "the child gets a controller reference to the dynamic parent",
+            TestCase::sub_reconcile(&gizmo)
+                .expect_create(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "g-child", "namespace": "default", "ownerReferences": [{
+                        "apiVersion": "example.com/v1", "kind": "Gizmo", "name": "g", "uid": GIZMO_UID,
+                        "controller": true, "blockOwnerDeletion": true}]},
+                    "data": {"size": "3"}}))
+                .expect_event(EventRef::normal("Created", "Created ConfigMap \"g-child\""))
+                .expect_resource(&reflected),
+        )
+        .run(|_| {
+            ChildReconciler::<DynamicObject, ConfigMap>::new_with(
+                gizmo_resource(),
+                (),
+                manager(),
+                |_, gizmo| {
+                    let mut child = ConfigMap::default();
+                    child.metadata.name = Some(format!("{}-child", gizmo.metadata.name.as_deref().unwrap_or_default()));
+                    child.metadata.namespace = Some("default".to_owned());
+                    child.data = Some([("size".to_owned(), gizmo.data["spec"]["size"].to_string())].into());
+                    Ok(Some(child))
+                },
+                |_, gizmo, child| {
+                    let name = child?.and_then(|c| c.metadata.name.clone());
+                    gizmo.data["status"] = json!({"child": name});
+                    Ok(())
+                },
+            )
+        });
 }
