@@ -11,6 +11,8 @@ use crate::sub_reconciler::{ReconcileFuture, SubReconciler};
 
 type Hook<R> = Box<dyn for<'a> Fn(&'a Context, &'a mut R) -> ReconcileFuture<'a> + Send + Sync>;
 
+type SetupHook = Box<dyn Fn(&mut Setup) + Send + Sync>;
+
 fn hook<R, F>(f: F) -> Hook<R>
 where
     F: for<'a> Fn(&'a Context, &'a mut R) -> ReconcileFuture<'a> + Send + Sync + 'static,
@@ -54,7 +56,7 @@ pub struct SyncReconciler<R> {
     sync: Option<Hook<R>>,
     finalize: Option<Hook<R>>,
     sync_during_finalization: bool,
-    declare: Option<Box<dyn Fn(&mut Setup) + Send + Sync>>,
+    declare: Option<SetupHook>,
 }
 
 impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
