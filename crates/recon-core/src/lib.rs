@@ -76,6 +76,8 @@
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
 mod always;
+mod apply_object_manager;
+mod cast;
 pub mod conditions;
 mod config;
 mod context;
@@ -100,6 +102,8 @@ mod tracker;
 mod tracking;
 
 pub use always::Always;
+pub use apply_object_manager::ApplyObjectManager;
+pub use cast::CastResource;
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
 pub use config::Config;
 pub use context::{Context, Request};
