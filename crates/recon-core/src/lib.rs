@@ -77,6 +77,8 @@
 
 mod aggregate;
 mod always;
+mod apply_object_manager;
+mod cast;
 mod child;
 mod child_set;
 mod children;
@@ -106,6 +108,8 @@ mod updating_object_manager;
 
 pub use aggregate::AggregateReconciler;
 pub use always::Always;
+pub use apply_object_manager::ApplyObjectManager;
+pub use cast::CastResource;
 pub use child::ChildReconciler;
 pub use child_set::{ChildSetError, ChildSetItem, ChildSetReconciler, ChildSetResult};
 pub use children::{ChildListOptions, OnlyReconcileChildStatus, OwnerReferenceError};
