@@ -95,6 +95,7 @@ mod setup;
 mod stash;
 mod status;
 mod sub_reconciler;
+mod suppress_transient_errors;
 mod sync;
 mod tracker;
 mod tracking;
@@ -116,5 +117,8 @@ pub use setup::{Setup, Trigger, Watch};
 pub use stash::{Stash, StashError, Stasher};
 pub use status::{ConflictPolicy, StatusStrategy};
 pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
+pub use suppress_transient_errors::{
+    DEFAULT_FORGET_AFTER, DEFAULT_THRESHOLD, SuppressTransientErrors,
+};
 pub use sync::SyncReconciler;
 pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};
