@@ -75,6 +75,7 @@
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+mod advice;
 mod always;
 pub mod conditions;
 mod config;
@@ -84,10 +85,13 @@ mod error;
 mod events;
 pub mod fake;
 mod finalizer;
+mod for_each;
+mod if_then;
 mod json_merge;
 mod object_api;
 mod object_manager;
 mod outcome;
+mod override_setup;
 mod patch_status;
 mod resource;
 mod sequence;
@@ -99,7 +103,11 @@ mod suppress_transient_errors;
 mod sync;
 mod tracker;
 mod tracking;
+mod try_catch;
+mod while_loop;
+mod with_config;
 
+pub use advice::Advice;
 pub use always::Always;
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
 pub use config::Config;
@@ -108,8 +116,11 @@ pub use controller::ReconcileFailed;
 pub use error::{BoxError, Error, ErrorKind};
 pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent};
 pub use finalizer::{WithFinalizer, add_finalizer, clear_finalizer};
+pub use for_each::{Cursor, ForEach};
+pub use if_then::IfThen;
 pub use object_manager::{ManageFuture, ObjectManager, Parent};
 pub use outcome::Outcome;
+pub use override_setup::OverrideSetup;
 pub use patch_status::{patch_status, patch_status_locked};
 pub use resource::{Reconciled, ResourceReconciler};
 pub use sequence::Sequence;
@@ -122,3 +133,6 @@ pub use suppress_transient_errors::{
 };
 pub use sync::SyncReconciler;
 pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};
+pub use try_catch::TryCatch;
+pub use while_loop::{DEFAULT_MAX_ITERATIONS, MaxIterationsExceeded, WHILE_ITERATION, While};
+pub use with_config::WithConfig;
