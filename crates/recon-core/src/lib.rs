@@ -75,6 +75,7 @@
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+mod advice;
 mod aggregate;
 mod always;
 mod apply_object_manager;
@@ -90,10 +91,13 @@ mod error;
 mod events;
 pub mod fake;
 mod finalizer;
+mod for_each;
+mod if_then;
 mod json_merge;
 mod object_api;
 mod object_manager;
 mod outcome;
+mod override_setup;
 mod patch_status;
 mod resource;
 mod sequence;
@@ -101,12 +105,18 @@ mod setup;
 mod stash;
 mod status;
 mod sub_reconciler;
+mod suppress_transient_errors;
 mod sync;
 mod tracker;
 mod tracking;
 mod updating_object_manager;
 
 pub use aggregate::AggregateReconciler;
+mod try_catch;
+mod while_loop;
+mod with_config;
+
+pub use advice::Advice;
 pub use always::Always;
 pub use apply_object_manager::ApplyObjectManager;
 pub use cast::CastResource;
@@ -120,8 +130,11 @@ pub use controller::ReconcileFailed;
 pub use error::{BoxError, Error, ErrorKind};
 pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent};
 pub use finalizer::{WithFinalizer, add_finalizer, clear_finalizer};
+pub use for_each::{Cursor, ForEach};
+pub use if_then::IfThen;
 pub use object_manager::{ManageFuture, ObjectManager, Parent};
 pub use outcome::Outcome;
+pub use override_setup::OverrideSetup;
 pub use patch_status::{patch_status, patch_status_locked};
 pub use resource::{Reconciled, ResourceReconciler};
 pub use sequence::Sequence;
@@ -129,6 +142,12 @@ pub use setup::{Setup, Trigger, Watch};
 pub use stash::{Stash, StashError, Stasher};
 pub use status::{ConflictPolicy, StatusStrategy};
 pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
+pub use suppress_transient_errors::{
+    DEFAULT_FORGET_AFTER, DEFAULT_THRESHOLD, SuppressTransientErrors,
+};
 pub use sync::SyncReconciler;
 pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};
+pub use try_catch::TryCatch;
 pub use updating_object_manager::UpdatingObjectManager;
+pub use while_loop::{DEFAULT_MAX_ITERATIONS, MaxIterationsExceeded, WHILE_ITERATION, While};
+pub use with_config::WithConfig;
