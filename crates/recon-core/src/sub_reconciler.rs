@@ -39,6 +39,23 @@ impl<R, S: SubReconciler<R> + ?Sized> SubReconciler<R> for Box<S> {
     }
 }
 
+/// A shared sub-reconciler, for state kept across reconciles (as
+/// [`SuppressTransientErrors`](crate::SuppressTransientErrors) keeps) that more than one owner
+/// must see.
+impl<R, S: SubReconciler<R> + ?Sized> SubReconciler<R> for std::sync::Arc<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
+        (**self).reconcile(ctx, resource)
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        (**self).setup(setup);
+    }
+}
+
 /// A type-erased sub-reconciler.
 pub type BoxSubReconciler<R> = Box<dyn SubReconciler<R>>;
 

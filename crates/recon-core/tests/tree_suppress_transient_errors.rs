@@ -15,32 +15,14 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
 use kube::api::Api;
 use recon_core::{
-    Config, Context, Error, ErrorKind, Outcome, ReconcileFuture, Request, ResourceReconciler,
-    Setup, SubReconciler, SuppressTransientErrors, SyncReconciler,
+    Config, Context, Error, ErrorKind, Outcome, Request, ResourceReconciler, SubReconciler,
+    SuppressTransientErrors, SyncReconciler,
 };
 use recon_testing::{EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite, TestCase};
 use serde_json::json;
 
 const UID: &str = "0f0e0d0c-0000-4000-8000-000000000001";
 const CAUSE: &str = "etcd is down";
-
-/// One instance for every case of a suite (a `ResourceReconciler` owns its tree, so the tree
-/// holds the instance through an `Arc`).
-struct Shared(Arc<SuppressTransientErrors<Widget>>);
-
-impl SubReconciler<Widget> for Shared {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut Widget) -> ReconcileFuture<'a> {
-        self.0.reconcile(ctx, resource)
-    }
-
-    fn setup(&self, setup: &mut Setup) {
-        self.0.setup(setup);
-    }
-}
 
 /// Marks the widget ready, then creates the ConfigMap `w-child`. A negative size is a durable
 /// error (reported before anything changes).
@@ -166,7 +148,7 @@ fn suppress_transient_errors_across_reconciles() {
             )
             .at(a_day_later),
         )
-        .run(|env| ResourceReconciler::new(env.config(), Shared(shared.clone())));
+        .run(|env| ResourceReconciler::new(env.config(), shared.clone()));
     assert_eq!(shared.tracked_resources(), 1, "one widget failing");
 }
 
