@@ -46,7 +46,9 @@ type DesiredHook<R> = Box<dyn Fn(&Context, R) -> Result<Option<R>, Error> + Send
 /// let aggregate = AggregateReconciler::<ConfigMap>::new(
 ///     Config::new(client, "inventory"),
 ///     Request::namespaced("default", "inventory"),
-///     UpdatingObjectManager::new(|current, desired| current.data = desired.data.clone()),
+///     UpdatingObjectManager::new(|current: &mut ConfigMap, desired: &ConfigMap| {
+///         current.data = desired.data.clone()
+///     }),
 /// )
 /// .desired_resource(|_ctx, mut inventory| {
 ///     inventory.data = Some([("owner".to_owned(), "inventory-controller".to_owned())].into());

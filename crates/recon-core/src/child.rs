@@ -49,7 +49,9 @@ type ReflectHook<R, C> =
 ///
 /// // The child of a ConfigMap `x` is a ConfigMap `x-copy` holding the same data.
 /// let copy = ChildReconciler::<ConfigMap, ConfigMap>::new(
-///     UpdatingObjectManager::new(|current, desired| current.data = desired.data.clone()),
+///     UpdatingObjectManager::new(|current: &mut ConfigMap, desired: &ConfigMap| {
+///         current.data = desired.data.clone()
+///     }),
 ///     |_ctx, parent| {
 ///         let mut child = ConfigMap::default();
 ///         child.metadata.name = Some(format!("{}-copy", parent.metadata.name.as_deref().unwrap_or_default()));

@@ -84,7 +84,9 @@ pub enum ChildSetError {
 ///
 /// // A ConfigMap `x` wants one child per key of its data, named `x-<key>`.
 /// let per_key = ChildSetReconciler::<ConfigMap, ConfigMap>::new(
-///     UpdatingObjectManager::new(|current, desired| current.data = desired.data.clone()),
+///     UpdatingObjectManager::new(|current: &mut ConfigMap, desired: &ConfigMap| {
+///         current.data = desired.data.clone()
+///     }),
 ///     |_ctx, parent| {
 ///         let name = parent.metadata.name.clone().unwrap_or_default();
 ///         Ok(parent.data.iter().flatten().map(|(key, value)| {
