@@ -257,14 +257,7 @@ impl<C: Reconciled> ApplyObjectManager<C> {
         if !self.track_desired {
             return Ok(());
         }
-        let meta = object.meta();
-        let reference = Reference::named(
-            &C::group(&self.dyntype),
-            &C::kind(&self.dyntype),
-            meta.namespace.as_deref(),
-            meta.name.as_deref().unwrap_or_default(),
-        );
-        ctx.track(reference)?;
+        ctx.track(Reference::to_object(&self.dyntype, object))?;
         Ok(())
     }
 

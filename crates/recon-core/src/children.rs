@@ -343,14 +343,7 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                 if self.is_ours(parent, &existing) {
                     return Triage::Fail(err);
                 }
-                let meta = existing.meta();
-                let reference = Reference::named(
-                    &C::group(&self.child_type),
-                    &C::kind(&self.child_type),
-                    meta.namespace.as_deref(),
-                    &name,
-                );
-                if let Err(track) = ctx.track(reference) {
+                if let Err(track) = ctx.track(Reference::to_object(&self.child_type, &existing)) {
                     return Triage::Fail(track.into());
                 }
             }

@@ -83,6 +83,17 @@ impl Reference {
         Self::named(&K::group(&()), &K::kind(&()), namespace, name)
     }
 
+    /// The object `object` is, of a kind known at runtime (`dyntype`) or not (`&()`).
+    pub fn to_object<K: Resource>(dyntype: &K::DynamicType, object: &K) -> Self {
+        let meta = object.meta();
+        Self::named(
+            &K::group(dyntype),
+            &K::kind(dyntype),
+            meta.namespace.as_deref(),
+            meta.name.as_deref().unwrap_or_default(),
+        )
+    }
+
     /// The objects of the type `K` matching `selector`.
     pub fn selecting<K: Resource<DynamicType = ()>>(
         namespace: Option<&str>,

@@ -162,13 +162,7 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
         if !self.track_desired {
             return Ok(());
         }
-        let meta = object.meta();
-        ctx.track(Reference::named(
-            &C::group(&self.dyntype),
-            &C::kind(&self.dyntype),
-            meta.namespace.as_deref(),
-            meta.name.as_deref().unwrap_or_default(),
-        ))?;
+        ctx.track(Reference::to_object(&self.dyntype, object))?;
         Ok(())
     }
 
