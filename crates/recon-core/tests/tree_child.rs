@@ -634,3 +634,64 @@ fn child_reconciler_with_a_dynamic_parent() {
             )
         });
 }
+
+/// A child's `created-at` label is set once: `harmonize_immutable_fields` copies it from the
+/// actual child onto the desired one, so an update never changes it.
+#[test]
+fn immutable_fields_are_harmonized_before_an_update() {
+    let labelled = |size: &str, created_at: &str| {
+        let mut child = owned("w-child", size);
+        child["metadata"]["labels"] = json!({"created-at": created_at});
+        child
+    };
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "the update keeps the actual child's immutable label",
+            reconcile_w()
+                .given(&parent(1, Some(true)))
+                .given(&labelled("7", "monday"))
+                .expect_update(&labelled("1", "monday"))
+                .expect_event(EventRef::normal("Updated", "Updated ConfigMap \"w-child\"")),
+        )
+        .case(
+            "a child differing only in the immutable label is in sync",
+            reconcile_w()
+                .given(&parent(1, Some(true)))
+                .given(&labelled("1", "monday")),
+        )
+        .run(|env| {
+            let manager =
+                UpdatingObjectManager::new(|current: &mut ConfigMap, desired: &ConfigMap| {
+                    current.data = desired.data.clone();
+                    current.metadata.labels = desired.metadata.labels.clone();
+                })
+                .harmonize_immutable_fields(
+                    |actual: &ConfigMap, desired: &mut ConfigMap| {
+                        let created = actual
+                            .metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get("created-at"));
+                        if let Some(created) = created {
+                            desired
+                                .metadata
+                                .labels
+                                .get_or_insert_default()
+                                .insert("created-at".into(), created.clone());
+                        }
+                    },
+                );
+            let child = ChildReconciler::new(
+                manager,
+                |_, w: &Widget| {
+                    let mut child = desired(w);
+                    child.metadata.labels =
+                        Some([("created-at".to_owned(), "today".to_owned())].into());
+                    Ok(Some(child))
+                },
+                |_, w, child| reflect(w, child),
+            );
+            ResourceReconciler::new(env.config(), child)
+        });
+}
