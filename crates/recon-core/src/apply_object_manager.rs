@@ -9,16 +9,17 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::object_manager::{
-    ManageFuture, ObjectManager, Parent, WriteEvents, delete_unwanted, describe,
+    ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
 use crate::resource::Reconciled;
 use crate::setup::Setup;
-use crate::tracker::Reference;
 
 /// The `metadata` fields an apply body carries: the object's identity and the metadata a
 /// writer sets. Everything the server sets (uid, resourceVersion, creationTimestamp,
 /// generation, managedFields, deletionTimestamp, ...) is left out, and so is `generateName`:
 /// an apply names its object.
+type SanitizeHook<C> = Box<dyn Fn(&C) -> Value + Send + Sync>;
+
 const APPLIED_METADATA: [&str; 6] = [
     "name",
     "namespace",
@@ -117,7 +118,7 @@ pub struct ApplyObjectManager<C: Reconciled> {
     force: bool,
     finalizer: Option<String>,
     track_desired: bool,
-    sanitize: Option<fn(&C) -> Value>,
+    sanitize: Option<SanitizeHook<C>>,
 }
 
 impl<C: Reconciled> ApplyObjectManager<C>
@@ -172,8 +173,8 @@ impl<C: Reconciled> ApplyObjectManager<C> {
     /// What debug logs show of an object applied (by default, only its kind and name): leave
     /// out what must not be logged, such as a Secret's data.
     #[must_use]
-    pub fn sanitize(mut self, sanitize: fn(&C) -> Value) -> Self {
-        self.sanitize = Some(sanitize);
+    pub fn sanitize(mut self, sanitize: impl Fn(&C) -> Value + Send + Sync + 'static) -> Self {
+        self.sanitize = Some(Box::new(sanitize));
         self
     }
 
@@ -253,16 +254,8 @@ impl<C: Reconciled> ApplyObjectManager<C> {
         owned == comparable(intent)
     }
 
-    fn track(&self, ctx: &Context, object: &C) -> Result<(), Error> {
-        if !self.track_desired {
-            return Ok(());
-        }
-        ctx.track(Reference::to_object(&self.dyntype, object))?;
-        Ok(())
-    }
-
     fn log_applied(&self, what: &str, desired: &C) {
-        match self.sanitize {
+        match &self.sanitize {
             Some(sanitize) => tracing::debug!(
                 field_manager = %self.field_manager,
                 object = %what,
@@ -285,10 +278,8 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for ApplyObjectManager<C>
         Box::pin(async move {
             let finalizer = self.finalizer.as_deref();
             let Some(desired) = desired else {
-                if let Some(actual) = &actual {
-                    delete_unwanted(ctx, &parent, &self.dyntype, actual).await?;
-                }
-                parent.clear_finalizer(ctx, finalizer).await?;
+                remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer)
+                    .await?;
                 return Ok(None);
             };
             // A desired object that cannot be applied fails before anything is written.
@@ -299,7 +290,7 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for ApplyObjectManager<C>
                 && self.in_sync(&actual, &intent)
             {
                 tracing::debug!(field_manager = %self.field_manager, object = %what, "in sync; nothing to apply");
-                self.track(ctx, &actual)?;
+                track_managed(ctx, self.track_desired, &self.dyntype, &actual)?;
                 return Ok(Some(actual));
             }
             let api = ObjectApi::<C>::of(ctx.config().client(), &self.dyntype, &desired);
@@ -311,7 +302,7 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for ApplyObjectManager<C>
                 .await;
             let applied = result?;
             self.log_applied(&what, &desired);
-            self.track(ctx, &applied)?;
+            track_managed(ctx, self.track_desired, &self.dyntype, &applied)?;
             Ok(Some(applied))
         })
     }

@@ -1,7 +1,9 @@
 //! `ChildReconciler`: one child object the resource wants (or not), kept as desired through an
 //! [`ObjectManager`], with the child's state reflected on the resource's status.
 
-use crate::children::{ChildListOptions, Children, OnlyReconcileChildStatus, Triage};
+use crate::children::{
+    ChildListOptions, Children, OnlyReconcileChildStatus, Triage, child_options,
+};
 use crate::context::Context;
 use crate::error::Error;
 use crate::object_manager::ObjectManager;
@@ -118,44 +120,6 @@ impl<R: Reconciled, C: Reconciled> ChildReconciler<R, C> {
         }
     }
 
-    /// The same reconciler under another name (for logs).
-    #[must_use]
-    pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// Only objects `our_child(resource, object)` accepts are the resource's children.
-    #[must_use]
-    pub fn our_child(mut self, our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static) -> Self {
-        self.children.set_our_child(our_child);
-        self
-    }
-
-    /// Children get no owner reference: they are the objects `list` finds that `our_child`
-    /// accepts (for children in another namespace, or cluster-scoped ones, which an owner
-    /// reference cannot reach; pair it with a finalizer on the manager).
-    #[must_use]
-    pub fn without_owner_reference(
-        mut self,
-        our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static,
-        list: impl Fn(&Context, &R) -> ChildListOptions + Send + Sync + 'static,
-    ) -> Self {
-        self.children.set_without_owner_reference(our_child, list);
-        self
-    }
-
-    /// The reasons of API failures handed to `reflect` instead of returned (default
-    /// `AlreadyExists`, `Forbidden`, `Invalid`).
-    #[must_use]
-    pub fn reflected_error_reasons<S: Into<String>>(
-        mut self,
-        reasons: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.children.reflected_reasons = reasons.into_iter().map(Into::into).collect();
-        self
-    }
-
     /// The child as it is after this reconcile, or why not.
     async fn reconcile_child(&self, ctx: &Context, resource: &mut R) -> Result<Option<C>, Error> {
         let mut found = self.children.list(ctx, resource).await?;
@@ -207,3 +171,5 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildReconciler<R, C> {
         })
     }
 }
+
+child_options!(ChildReconciler);

@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::children::{ChildListOptions, Children, OnlyReconcileChildStatus, Triage};
+use crate::children::{
+    ChildListOptions, Children, OnlyReconcileChildStatus, Triage, child_options,
+};
 use crate::context::Context;
 use crate::error::Error;
 use crate::object_manager::ObjectManager;
@@ -163,43 +165,6 @@ impl<R: Reconciled, C: Reconciled> ChildSetReconciler<R, C> {
         }
     }
 
-    /// The same reconciler under another name (for logs).
-    #[must_use]
-    pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// Only objects `our_child(resource, object)` accepts are the resource's children.
-    #[must_use]
-    pub fn our_child(mut self, our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static) -> Self {
-        self.children.set_our_child(our_child);
-        self
-    }
-
-    /// Children get no owner reference; see
-    /// [`ChildReconciler::without_owner_reference`](crate::ChildReconciler::without_owner_reference).
-    #[must_use]
-    pub fn without_owner_reference(
-        mut self,
-        our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static,
-        list: impl Fn(&Context, &R) -> ChildListOptions + Send + Sync + 'static,
-    ) -> Self {
-        self.children.set_without_owner_reference(our_child, list);
-        self
-    }
-
-    /// The reasons of API failures left to `reflect` instead of returned (default
-    /// `AlreadyExists`, `Forbidden`, `Invalid`).
-    #[must_use]
-    pub fn reflected_error_reasons<S: Into<String>>(
-        mut self,
-        reasons: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.children.reflected_reasons = reasons.into_iter().map(Into::into).collect();
-        self
-    }
-
     /// The desired children by id (`None`: only reflect the children as they are).
     fn desired(&self, ctx: &Context, resource: &R) -> Result<Option<BTreeMap<String, C>>, Error> {
         if resource.meta().deletion_timestamp.is_some() {
@@ -302,3 +267,5 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildSetReconciler<R, C>
         })
     }
 }
+
+child_options!(ChildSetReconciler);

@@ -14,6 +14,56 @@ use crate::resource::Reconciled;
 use crate::setup::Setup;
 use crate::tracker::Reference;
 
+/// The builder methods both child reconcilers share (each has a `name` and `children`).
+macro_rules! child_options {
+    ($reconciler:ident) => {
+        impl<R: Reconciled, C: Reconciled> $reconciler<R, C> {
+            /// The same reconciler under another name (for logs).
+            #[must_use]
+            pub fn named(mut self, name: impl Into<String>) -> Self {
+                self.name = name.into();
+                self
+            }
+
+            /// Only objects `our_child(resource, object)` accepts are the resource's children.
+            #[must_use]
+            pub fn our_child(
+                mut self,
+                our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static,
+            ) -> Self {
+                self.children.set_our_child(our_child);
+                self
+            }
+
+            /// Children get no owner reference: they are the objects `list` finds that
+            /// `our_child` accepts (for children in another namespace, or cluster-scoped ones,
+            /// which an owner reference cannot reach; pair it with a finalizer on the
+            /// manager).
+            #[must_use]
+            pub fn without_owner_reference(
+                mut self,
+                our_child: impl Fn(&R, &C) -> bool + Send + Sync + 'static,
+                list: impl Fn(&Context, &R) -> ChildListOptions + Send + Sync + 'static,
+            ) -> Self {
+                self.children.set_without_owner_reference(our_child, list);
+                self
+            }
+
+            /// The reasons of API failures handed to the reflect hook instead of returned
+            /// (default `AlreadyExists`, `Forbidden`, `Invalid`).
+            #[must_use]
+            pub fn reflected_error_reasons<S: Into<String>>(
+                mut self,
+                reasons: impl IntoIterator<Item = S>,
+            ) -> Self {
+                self.children.reflected_reasons = reasons.into_iter().map(Into::into).collect();
+                self
+            }
+        }
+    };
+}
+pub(crate) use child_options;
+
 /// Where a reconciler looks for children when owner references do not identify them.
 ///
 /// ```
@@ -248,19 +298,21 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                 && o.kind == reference.kind
                 && o.name == reference.name
         };
-        let described = crate::object_manager::describe(&self.child_type, &*child);
-        let owners = child.meta_mut().owner_references.get_or_insert_default();
-        if let Some(other) = owners
+        let other_controller = child
+            .meta()
+            .owner_references
             .iter()
-            .find(|o| o.controller == Some(true) && !same_object(o))
-        {
+            .flatten()
+            .find(|o| o.controller == Some(true) && !same_object(o));
+        if let Some(other) = other_controller {
             return Err(OwnerReferenceError::AlreadyOwned {
-                child: described,
+                child: crate::object_manager::describe(&self.child_type, &*child),
                 owner_kind: other.kind.clone(),
                 owner_name: other.name.clone(),
             }
             .into());
         }
+        let owners = child.meta_mut().owner_references.get_or_insert_default();
         match owners.iter_mut().find(|o| same_object(o)) {
             Some(existing) => *existing = reference,
             None => owners.push(reference),

@@ -14,6 +14,7 @@ use crate::finalizer::{add_finalizer, clear_finalizer};
 use crate::object_api::ObjectApi;
 use crate::resource::Reconciled;
 use crate::setup::Setup;
+use crate::tracker::Reference;
 
 /// The resource being reconciled, on whose behalf a manager writes: events are about it, and a
 /// manager's finalizer goes on it.
@@ -142,6 +143,34 @@ fn capitalised(verb: &str) -> String {
         .next()
         .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
         .unwrap_or_default()
+}
+
+/// What a manager does when nothing is desired: deletes `actual` (if any), then clears its
+/// finalizer from the parent at once (the delete is accepted: nothing is left to protect).
+pub(crate) async fn remove_unwanted<R: Reconciled, C: Reconciled>(
+    ctx: &Context,
+    parent: &mut Parent<'_, R>,
+    dyntype: &C::DynamicType,
+    actual: Option<&C>,
+    finalizer: Option<&str>,
+) -> Result<(), Error> {
+    if let Some(actual) = actual {
+        delete_unwanted(ctx, parent, dyntype, actual).await?;
+    }
+    parent.clear_finalizer(ctx, finalizer).await
+}
+
+/// Has the request track `object`, when the manager tracks what it manages.
+pub(crate) fn track_managed<C: Reconciled>(
+    ctx: &Context,
+    enabled: bool,
+    dyntype: &C::DynamicType,
+    object: &C,
+) -> Result<(), Error> {
+    if enabled {
+        ctx.track(Reference::to_object(dyntype, object))?;
+    }
+    Ok(())
 }
 
 /// Deletes `actual`, unless it is already being deleted; an object already gone is not an

@@ -1,14 +1,12 @@
 //! Tracking from a reconcile: the request being reconciled observes what it reads.
 
 use kube::Resource;
-use kube::api::{ApiResource, DynamicObject, ListParams};
+use kube::api::{ApiResource, DynamicObject, GetParams, ListParams};
 use kube::core::ObjectList;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::context::Context;
 use crate::error::Error;
-use crate::object_api::ObjectApi;
 use crate::tracker::{Reference, TrackError};
 
 impl Context {
@@ -35,17 +33,9 @@ impl Context {
         name: &str,
     ) -> Result<Option<K>, Error>
     where
-        K: Resource<DynamicType = ()> + Serialize + DeserializeOwned,
+        K: Resource<DynamicType = ()> + DeserializeOwned,
     {
-        self.track(Reference::of::<K>(namespace, name))?;
-        match ObjectApi::<K>::new(self.config().client(), &(), namespace, name)
-            .get()
-            .await
-        {
-            Ok(object) => Ok(Some(object)),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(err) => Err(err.into()),
-        }
+        self.get_tracked(&(), namespace, name).await
     }
 
     /// Tracks the objects of type `K` matching `selector` (in `namespace`, or in every
@@ -66,12 +56,7 @@ impl Context {
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned,
     {
-        self.track(Reference::selecting::<K>(namespace, selector))?;
-        let request = kube::core::Request::new(K::url_path(&(), namespace))
-            .list(&ListParams::default().labels(selector))
-            .map_err(kube::Error::BuildRequest)?;
-        let list: ObjectList<K> = self.config().client().request(request).await?;
-        Ok(list.items)
+        self.list_tracked(&(), namespace, selector).await
     }
 
     /// [`Context::track_and_get`] for a kind known at runtime.
@@ -90,20 +75,7 @@ impl Context {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<DynamicObject>, Error> {
-        self.track(Reference::named(
-            &resource.group,
-            &resource.kind,
-            namespace,
-            name,
-        ))?;
-        match ObjectApi::<DynamicObject>::new(self.config().client(), resource, namespace, name)
-            .get()
-            .await
-        {
-            Ok(object) => Ok(Some(object)),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(err) => Err(err.into()),
-        }
+        self.get_tracked(resource, namespace, name).await
     }
 
     /// [`Context::track_and_list`] for a kind known at runtime.
@@ -113,13 +85,47 @@ impl Context {
         namespace: Option<&str>,
         selector: &str,
     ) -> Result<Vec<DynamicObject>, Error> {
+        self.list_tracked(resource, namespace, selector).await
+    }
+
+    async fn get_tracked<K: Resource + DeserializeOwned>(
+        &self,
+        dyntype: &K::DynamicType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<K>, Error> {
+        self.track(Reference::named(
+            &K::group(dyntype),
+            &K::kind(dyntype),
+            namespace,
+            name,
+        ))?;
+        let request = kube::core::Request::new(K::url_path(dyntype, namespace))
+            .get(name, &GetParams::default())
+            .map_err(kube::Error::BuildRequest)?;
+        match self.config().client().request::<K>(request).await {
+            Ok(object) => Ok(Some(object)),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    async fn list_tracked<K: Resource + Clone + DeserializeOwned>(
+        &self,
+        dyntype: &K::DynamicType,
+        namespace: Option<&str>,
+        selector: &str,
+    ) -> Result<Vec<K>, Error> {
         self.track(Reference::selected(
-            &resource.group,
-            &resource.kind,
+            &K::group(dyntype),
+            &K::kind(dyntype),
             namespace,
             selector,
         ))?;
-        let api = ObjectApi::<DynamicObject>::new(self.config().client(), resource, namespace, "");
-        Ok(api.list(&ListParams::default().labels(selector)).await?)
+        let request = kube::core::Request::new(K::url_path(dyntype, namespace))
+            .list(&ListParams::default().labels(selector))
+            .map_err(kube::Error::BuildRequest)?;
+        let list: ObjectList<K> = self.config().client().request(request).await?;
+        Ok(list.items)
     }
 }

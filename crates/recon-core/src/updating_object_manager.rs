@@ -13,11 +13,10 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::object_manager::{
-    ManageFuture, ObjectManager, Parent, WriteEvents, delete_unwanted, describe,
+    ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
 use crate::resource::Reconciled;
 use crate::setup::Setup;
-use crate::tracker::Reference;
 
 type MergeHook<C> = Box<dyn Fn(&mut C, &C) + Send + Sync>;
 type HarmonizeHook<C> = Box<dyn Fn(&C, &mut C) + Send + Sync>;
@@ -158,14 +157,6 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
         }
     }
 
-    fn track(&self, ctx: &Context, object: &C) -> Result<(), Error> {
-        if !self.track_desired {
-            return Ok(());
-        }
-        ctx.track(Reference::to_object(&self.dyntype, object))?;
-        Ok(())
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Mutation>> {
         // Each change is one insert or remove: the map is consistent whatever panicked.
         self.mutations
@@ -251,7 +242,7 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
             .await;
         let created = created?;
         // Tracked after the create: a generated name is only known now.
-        self.track(ctx, &created)?;
+        track_managed(ctx, self.track_desired, &self.dyntype, &created)?;
         Ok(created)
     }
 
@@ -267,7 +258,7 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
         }
         let expected = self.with_remembered_mutations(ctx, &actual, &desired);
         let mut current = actual.clone();
-        self.track(ctx, &current)?;
+        track_managed(ctx, self.track_desired, &self.dyntype, &current)?;
         (self.merge_before_update)(&mut current, &expected);
         let unchanged = serde_json::to_value(&current).ok() == serde_json::to_value(&actual).ok();
         if unchanged {
@@ -306,11 +297,8 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for UpdatingObjectManager
         Box::pin(async move {
             let finalizer = self.finalizer.as_deref();
             let Some(desired) = desired else {
-                if let Some(actual) = &actual {
-                    delete_unwanted(ctx, &parent, &self.dyntype, actual).await?;
-                }
-                // Cleared as soon as the delete is accepted: nothing is left to protect.
-                parent.clear_finalizer(ctx, finalizer).await?;
+                remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer)
+                    .await?;
                 return Ok(None);
             };
             parent.add_finalizer(ctx, finalizer).await?;
