@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde::{Deserialize, Serialize};
 
+use crate::admission::Admission;
 use crate::config::Config;
 use crate::events::Event;
 use crate::stash::Stash;
@@ -70,6 +71,7 @@ pub struct Context {
     stash: Arc<Stash>,
     now: Timestamp,
     request: Request,
+    admission: Option<Arc<Admission>>,
 }
 
 impl Context {
@@ -81,6 +83,7 @@ impl Context {
             stash: Arc::default(),
             now: Timestamp::now(),
             request,
+            admission: None,
         }
     }
 
@@ -114,7 +117,22 @@ impl Context {
             stash: Arc::clone(&self.stash),
             now: self.now,
             request: self.request.clone(),
+            admission: self.admission.clone(),
         }
+    }
+
+    /// The same context handling the admission exchange `admission` (what
+    /// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) builds).
+    #[must_use]
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Self {
+        self.admission = Some(admission);
+        self
+    }
+
+    /// The admission exchange, when the tree runs in an admission webhook: the request being
+    /// admitted and the response being built. `None` in a reconcile.
+    pub fn admission(&self) -> Option<&Admission> {
+        self.admission.as_deref()
     }
 
     /// The config in effect.

@@ -162,6 +162,32 @@ impl Error {
         }
     }
 
+    /// The first error of type `T` underneath: the cause, what the cause was caused by, and
+    /// so on, through every part of a join.
+    ///
+    /// ```
+    /// use recon_core::Error;
+    ///
+    /// let err = Error::join([Error::msg("first"), std::io::Error::other("disk").into()]);
+    /// assert_eq!(err.find::<std::io::Error>().map(|e| e.to_string()).as_deref(), Some("disk"));
+    /// ```
+    pub fn find<T: StdError + 'static>(&self) -> Option<&T> {
+        match &self.inner.cause {
+            Cause::None => None,
+            Cause::Many(errors) => errors.iter().find_map(Error::find),
+            Cause::One(cause) => {
+                let mut next: Option<&(dyn StdError + 'static)> = Some(cause.as_ref());
+                while let Some(err) = next {
+                    if let Some(found) = err.downcast_ref::<T>() {
+                        return Some(found);
+                    }
+                    next = err.source();
+                }
+                None
+            }
+        }
+    }
+
     /// The Kubernetes API error underneath, if that is what failed.
     pub fn as_api_error(&self) -> Option<&kube::core::Status> {
         match self.cause()?.downcast_ref::<kube::Error>()? {

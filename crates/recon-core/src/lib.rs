@@ -75,10 +75,12 @@
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+pub mod admission;
 mod advice;
 mod aggregate;
 mod always;
 mod apply_object_manager;
+mod carry_changes;
 mod cast;
 mod child;
 mod child_set;
@@ -116,6 +118,7 @@ mod try_catch;
 mod while_loop;
 mod with_config;
 
+pub use admission::AdmissionWebhookAdapter;
 pub use advice::Advice;
 pub use always::Always;
 pub use apply_object_manager::ApplyObjectManager;

@@ -1,0 +1,211 @@
+//! From HTTP to an admission decision and back: what a webhook server does with each request,
+//! whatever the resource type of the adapter behind it.
+
+use std::panic::AssertUnwindSafe;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::exchange::Admission;
+use super::review::{
+    ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview, AdmissionStatus,
+};
+
+/// Something that decides admission requests: an
+/// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type, as a
+/// server holds several behind one type.
+pub trait AdmissionHandler: Send + Sync {
+    /// A name for logs.
+    fn name(&self) -> &str;
+
+    /// Decides the exchange `admission` with the request time fixed at `now`.
+    fn handle_at<'a>(
+        &'a self,
+        admission: Admission,
+        now: Timestamp,
+    ) -> BoxFuture<'a, AdmissionResponse>;
+}
+
+/// Answers one HTTP request to a webhook: `handler` decides the `AdmissionReview` in its body.
+///
+/// - A review is answered `200 OK` with a review carrying the response, as kube-apiserver
+///   expects. A review whose request cannot be read but has a `uid` is answered with a refusal
+///   (400 `BadRequest`) naming what is wrong; a handler that panics, with a refusal (500).
+/// - Anything else is answered with an HTTP error and a `Status` body: a method other than
+///   `POST` (405), a body that is not `application/json` (415), not JSON, not an
+///   `admission.k8s.io/v1` `AdmissionReview`, or without a request (400).
+///
+/// ```
+/// use bytes::Bytes;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::admission::respond;
+/// use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # let server = recon_core::fake::ApiServer::new();
+/// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let webhook = AdmissionWebhookAdapter::new(Config::new(server.client(), "demo"), noop);
+/// let request = http::Request::post("/validate")
+///     .header("content-type", "application/json")
+///     .body(Bytes::from_static(b"not json"))
+///     .unwrap();
+/// let response = respond(&webhook, request).await;
+/// assert_eq!(response.status(), http::StatusCode::BAD_REQUEST);
+/// # });
+/// ```
+pub async fn respond(
+    handler: &dyn AdmissionHandler,
+    request: http::Request<Bytes>,
+) -> http::Response<Bytes> {
+    let (parts, body) = request.into_parts();
+    if parts.method != http::Method::POST {
+        let mut response = failure(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!("{} takes POST, not {}", parts.uri.path(), parts.method),
+        );
+        response
+            .headers_mut()
+            .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
+        return response;
+    }
+    if !is_json(&parts.headers) {
+        let given = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none");
+        return failure(
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!("the body must be application/json, not {given}"),
+        );
+    }
+    let request = match read_request(&body) {
+        Ok(request) => request,
+        Err(Unreadable::Refuse { uid, why }) => {
+            let refusal = AdmissionResponse::deny(uid, bad_request(why));
+            return ok(refusal);
+        }
+        Err(Unreadable::Reject(why)) => {
+            return failure(http::StatusCode::BAD_REQUEST, "BadRequest", why);
+        }
+    };
+    let uid = request.uid.clone();
+    let admission = Admission::with_http_request(request, http::Request::from_parts(parts, ()));
+    let decided = AssertUnwindSafe(handler.handle_at(admission, Timestamp::now()))
+        .catch_unwind()
+        .await;
+    let response = decided.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        tracing::error!(webhook = handler.name(), %message, "the webhook panicked");
+        AdmissionResponse::deny(
+            uid,
+            AdmissionStatus {
+                code: Some(500),
+                message: Some(format!(
+                    "the webhook {} panicked: {message}",
+                    handler.name()
+                )),
+                reason: Some("InternalError".to_owned()),
+                status: Some("Failure".to_owned()),
+                details: None,
+            },
+        )
+    });
+    ok(response)
+}
+
+/// Why a body is not a request to decide.
+enum Unreadable {
+    /// It names a request (a uid) that cannot be read: refuse that request.
+    Refuse { uid: String, why: String },
+    /// It is not a review at all.
+    Reject(String),
+}
+
+fn read_request(body: &[u8]) -> Result<AdmissionRequest, Unreadable> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Unreadable::Reject(format!("the body is not JSON: {e}")))?;
+    let api_version = value.get("apiVersion").and_then(Value::as_str);
+    let kind = value.get("kind").and_then(Value::as_str);
+    if api_version != Some(ADMISSION_API_VERSION) || kind != Some("AdmissionReview") {
+        return Err(Unreadable::Reject(format!(
+            "the body is not an {ADMISSION_API_VERSION} AdmissionReview (apiVersion {}, kind {})",
+            api_version.unwrap_or("missing"),
+            kind.unwrap_or("missing")
+        )));
+    }
+    let Some(request) = value.get("request").filter(|r| !r.is_null()) else {
+        return Err(Unreadable::Reject(
+            "the AdmissionReview has no request".to_owned(),
+        ));
+    };
+    serde_json::from_value::<AdmissionRequest>(request.clone()).map_err(|e| {
+        let why = format!("the AdmissionReview's request is malformed: {e}");
+        match request.get("uid").and_then(Value::as_str) {
+            Some(uid) if !uid.is_empty() => Unreadable::Refuse {
+                uid: uid.to_owned(),
+                why,
+            },
+            _ => Unreadable::Reject(why),
+        }
+    })
+}
+
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn bad_request(message: String) -> AdmissionStatus {
+    AdmissionStatus {
+        code: Some(400),
+        message: Some(message),
+        reason: Some("BadRequest".to_owned()),
+        status: Some("Failure".to_owned()),
+        details: None,
+    }
+}
+
+/// `200 OK` with `response` in a review.
+fn ok(response: AdmissionResponse) -> http::Response<Bytes> {
+    let body = serde_json::to_vec(&AdmissionReview::of_response(response)).unwrap_or_else(|e| {
+        // An AdmissionResponse always serialises; say so if it ever does not.
+        format!(r#"{{"error":"cannot serialise the response: {e}"}}"#).into_bytes()
+    });
+    json_response(http::StatusCode::OK, body)
+}
+
+/// An HTTP error with a `metav1.Status` body.
+fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Bytes> {
+    let status = json!({
+        "apiVersion": "v1",
+        "kind": "Status",
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code.as_u16(),
+    });
+    json_response(code, status.to_string().into_bytes())
+}
+
+fn json_response(code: http::StatusCode, body: Vec<u8>) -> http::Response<Bytes> {
+    let mut response = http::Response::new(Bytes::from(body));
+    *response.status_mut() = code;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}

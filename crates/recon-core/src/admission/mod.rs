@@ -1,0 +1,27 @@
+//! Admission webhooks: the sub-reconcilers of a controller, run on the objects kube-apiserver
+//! asks a webhook to admit.
+//!
+//! - [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) runs a tree on each request's
+//!   object and answers allowed, refused, or allowed with a JSON Patch of what the tree changed.
+//! - [`Admission`] is the exchange the tree reaches through
+//!   [`Context::admission`](crate::Context::admission); [`AdmissionDenied`] is the error that
+//!   refuses a request with a status of its own.
+//! - [`respond`] turns an HTTP request into the answer, for any HTTP server; with the
+//!   `webhook-server` feature, `WebhookServer` is an HTTPS server for one or more webhooks.
+//! - The wire types ([`AdmissionReview`], [`AdmissionRequest`], [`AdmissionResponse`]) write
+//!   the patch as kube-apiserver reads it: base64, with `patchType: JSONPatch`.
+
+mod adapter;
+mod denied;
+mod exchange;
+mod handler;
+mod review;
+
+pub use adapter::AdmissionWebhookAdapter;
+pub use denied::AdmissionDenied;
+pub use exchange::Admission;
+pub use handler::{AdmissionHandler, respond};
+pub use review::{
+    ADMISSION_API_VERSION, AdmissionKind, AdmissionRequest, AdmissionResource, AdmissionResponse,
+    AdmissionReview, AdmissionStatus, Operation,
+};
