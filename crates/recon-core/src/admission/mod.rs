@@ -1,7 +1,7 @@
 //! Admission webhooks: the sub-reconcilers of a controller, run on the objects kube-apiserver
 //! asks a webhook to admit.
 //!
-//! - [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) runs a tree on each request's
+//! - [`AdmissionWebhookAdapter`] runs a tree on each request's
 //!   object and answers allowed, refused, or allowed with a JSON Patch of what the tree changed.
 //! - [`Admission`] is the exchange the tree reaches through
 //!   [`Context::admission`](crate::Context::admission); [`AdmissionDenied`] is the error that
