@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use recon_core::admission::AdmissionRequest;
 use recon_core::{Outcome, Reference, Request, TrackRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,10 +63,11 @@ pub struct ExpectConfig {
     pub expect: Expectations,
 }
 
-/// One case of a reconciler or sub-reconciler table.
+/// One case of a reconciler, sub-reconciler or admission webhook table.
 ///
 /// Reconciler cases name a `request`; sub-reconciler cases give the `resource` the
-/// sub-reconciler receives (it is stored in the cluster too, so requests about it work). Every
+/// sub-reconciler receives (it is stored in the cluster too, so requests about it work);
+/// admission webhook cases give the `admissionRequest` the webhook decides. Every
 /// case runs against fresh in-memory API servers holding `given` (and `apiGiven`, which only the
 /// API reader sees), at the fixed time `now`, with seeded identifiers: two runs give the same
 /// output.
@@ -103,6 +105,12 @@ pub struct TestCase {
     /// Sub-reconciler cases: the resource the sub-reconciler receives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<Value>,
+    /// Admission webhook cases: the `admission.k8s.io/v1` `AdmissionRequest` the webhook
+    /// decides. `operation` is required; `uid`, `kind`, `resource`, `name` and `namespace` may
+    /// be left out and are filled in from the subject (`oldObject` for a `DELETE`, else
+    /// `object`) and the cluster's discovery (see the crate docs, "Admission webhook tables").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_request: Option<Value>,
     /// Objects stored in the cluster before the reconcile.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub given: Vec<Value>,
@@ -159,6 +167,49 @@ impl TestCase {
         let mut case = TestCase::default();
         case.resource = case.json("resource", resource);
         case
+    }
+
+    /// An admission webhook case deciding `request` (complete, as
+    /// [`AdmissionRequest::create`] and its siblings build it: nothing is filled in).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::admission::AdmissionRequest;
+    /// use recon_testing::{ResponseSpec, TestCase};
+    ///
+    /// let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "settings", "namespace": "default"},
+    /// })).unwrap();
+    /// let case = TestCase::admit(AdmissionRequest::create(&cm).by_user("alice"))
+    ///     .expect_response(ResponseSpec::allowed());
+    /// assert_eq!(case.admission_request.unwrap()["operation"], "CREATE");
+    /// ```
+    pub fn admit(request: AdmissionRequest) -> Self {
+        let mut case = TestCase::default();
+        case.admission_request = case.json("admissionRequest", &request);
+        case
+    }
+
+    /// An admission webhook case deciding `request`, written as in YAML: `operation` is
+    /// required, and `uid`, `kind`, `resource`, `name` and `namespace` are filled in when left
+    /// out.
+    ///
+    /// ```
+    /// use recon_testing::TestCase;
+    /// use serde_json::json;
+    ///
+    /// let case = TestCase::admit_json(json!({
+    ///     "operation": "DELETE",
+    ///     "oldObject": {"apiVersion": "v1", "kind": "ConfigMap",
+    ///                   "metadata": {"name": "settings", "namespace": "default"}},
+    /// }));
+    /// assert!(case.admission_request.is_some());
+    /// ```
+    pub fn admit_json(request: Value) -> Self {
+        TestCase {
+            admission_request: Some(request),
+            ..TestCase::default()
+        }
     }
 
     fn json(&mut self, what: &str, value: &impl Serialize) -> Option<Value> {
@@ -405,6 +456,24 @@ impl TestCase {
     #[must_use]
     pub fn expect_resource(mut self, resource: &impl Serialize) -> Self {
         self.expect.resource = self.json("expect.resource", resource);
+        self
+    }
+
+    /// Admission webhooks: expects this response (a [`ResponseSpec`](crate::ResponseSpec) or its written form as
+    /// JSON). Without one, the webhook must allow the request without a patch.
+    ///
+    /// ```
+    /// use recon_testing::{ResponseSpec, TestCase};
+    /// use serde_json::json;
+    ///
+    /// let case = TestCase::admit_json(json!({"operation": "CREATE", "object": {
+    ///         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}}))
+    ///     .expect_response(ResponseSpec::denied(403, "Forbidden", "not today"));
+    /// assert_eq!(case.expect.response.unwrap()["status"]["code"], 403);
+    /// ```
+    #[must_use]
+    pub fn expect_response(mut self, response: impl Into<Value>) -> Self {
+        self.expect.response = Some(response.into());
         self
     }
 

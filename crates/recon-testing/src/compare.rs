@@ -153,8 +153,9 @@ fn compare_patches(
     }
 }
 
-/// Every difference between `expected` and `observed` writes, events, tracks, result and (for
-/// sub-reconcilers) resource and stash. Errors are compared by the runner, which has them.
+/// Every difference between `expected` and `observed` writes, events, tracks, result, (for
+/// sub-reconcilers) resource and stash, and (for admission webhooks) response. Errors are
+/// compared by the runner, which has them.
 pub(crate) fn compare(
     expected: &Expectations,
     observed: &Expectations,
@@ -264,6 +265,24 @@ pub(crate) fn compare(
             "expect.resource",
             format!("differs (-expected, +actual):\n{diff}"),
         ));
+    }
+    match (&expected.response, &observed.response) {
+        (Some(e), Some(o)) => {
+            if let Some(diff) = json_diff(e, o, false) {
+                out.push(Mismatch::new(
+                    "expect.response",
+                    format!("differs (-expected, +actual):\n{diff}"),
+                ));
+            }
+        }
+        (Some(e), None) => out.push(Mismatch::new(
+            "expect.response",
+            format!(
+                "the webhook gave no response (it did not run to the end); expected:\n{}",
+                pretty(e)
+            ),
+        )),
+        (None, _) => {}
     }
     for (key, e) in &expected.stashed {
         match observed.stashed.get(key) {

@@ -1,6 +1,7 @@
 //! What a test case expects a reconcile to do, in the same shape as what is observed: the
 //! writes it sent (read from the in-memory API server's request log), the events it published,
-//! its result or error, and for sub-reconcilers the resulting resource and stash.
+//! its result or error, for sub-reconcilers the resulting resource and stash, and for admission
+//! webhooks the response.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -66,6 +67,12 @@ pub struct Expectations {
     /// Sub-reconcilers only: stashed values, by key (only the keys listed are checked).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stashed: BTreeMap<String, Value>,
+    /// Admission webhooks only: the response, as written in a case — `allowed`, and when
+    /// present `status`, `patch` (the RFC 6902 operations, decoded), `warnings` and
+    /// `auditAnnotations`; no `uid` (the runner checks it against the request's). Absent, the
+    /// webhook must allow the request without a patch (see [`ResponseSpec`](crate::ResponseSpec)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
 }
 
 /// The kind of a patch, from its `Content-Type`.

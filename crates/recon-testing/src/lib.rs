@@ -4,9 +4,10 @@
 //! A table is a list of [`TestCase`]s. Each case starts fresh in-memory API servers holding its
 //! `given` objects, runs the reconciler (a [`ReconcilerTests`] / [`ReconcilerTestSuite`] runs a
 //! `ResourceReconciler` for the case's `request`; a [`SubReconcilerTests`] /
-//! [`SubReconcilerTestSuite`] runs a sub-reconciler on the case's `resource`), reads the writes
-//! it sent from the server's request log, the events it published and the tracks it made, and
-//! compares them with the case's [`Expectations`]. Every mismatch of every case is reported,
+//! [`SubReconcilerTestSuite`] runs a sub-reconciler on the case's `resource`; an
+//! [`AdmissionWebhookTests`] / [`AdmissionWebhookTestSuite`] runs an admission webhook on the
+//! case's `admissionRequest`), reads the writes it sent from the server's request log, the events
+//! it published and the tracks it made, and compares them with the case's [`Expectations`]. Every mismatch of every case is reported,
 //! each with a unified diff, coloured when stderr is a terminal (plain when `NO_COLOR` is set or
 //! stderr is redirected, as in a CI log).
 //!
@@ -80,16 +81,82 @@
 //!
 //! `RECON_FIXTURES=overwrite cargo test` (what `cargo xtask fixtures` runs) rewrites each suite
 //! file's expectations with what its cases observed, for review as a diff: without the fields
-//! the server sets, byte-exact bodies only where the file had them, and the comment lines
-//! heading the file kept (other comments are not).
+//! the server sets, byte-exact bodies only where the file had them, an admission case's
+//! `response` included (left out where the file had none and the webhook allowed the request
+//! unchanged), and the comment lines heading the file kept (other comments are not).
+//!
+//! # Admission webhook tables
+//!
+//! An [`AdmissionWebhookTests`] / [`AdmissionWebhookTestSuite`] tests an admission webhook: any
+//! `recon_core::admission::AdmissionHandler`, such as an `AdmissionWebhookAdapter`, built by the
+//! table's factory once per case. A case gives the request the webhook decides and expects its
+//! response, along with the writes, events and tracks the webhook's tree makes, compared as in
+//! reconciler tables.
+//!
+//! - `admissionRequest` is an `admission.k8s.io/v1` `AdmissionRequest`; `operation` is required.
+//!   Left out, `uid` is [`DEFAULT_ADMISSION_UID`]; `kind` is the `apiVersion` and `kind` of the
+//!   subject (`oldObject` for a `DELETE`, else `object`); `resource` is the plural the case's
+//!   cluster serves that kind as, read from its discovery (built-in kinds and the table's CRDs;
+//!   a kind it does not serve fails the case); `name` and `namespace` are the subject's. The
+//!   discovery reads are in the server's request log, before the webhook's own requests.
+//! - `expect.response` is the response as written: `allowed`, and what the webhook sets of
+//!   `status`, `patch` (its RFC 6902 operations, decoded), `warnings` and `auditAnnotations`;
+//!   never `uid`. It is compared as JSON. **Without `response`, the webhook must allow the
+//!   request without a patch** (`{allowed: true}`). In Rust, write it with [`ResponseSpec`].
+//! - The response is first checked as kube-apiserver reads it: sent in an `admission.k8s.io/v1`
+//!   `AdmissionReview`, with the request's `uid`, a `patch` if and only if `patchType` is
+//!   `JSONPatch`, and that patch base64 of a JSON array of RFC 6902 operations. A response
+//!   kube-apiserver would refuse fails the case (`response.uid`, `response.patch`, ...), and
+//!   rewriting fixtures does not settle it.
+//! - An admission case has no `request`, `resource`, `stashed`, `result` or `error`: a webhook
+//!   answers every request, and an error in its tree is a refusal (`allowed: false` with the
+//!   status the error gives). `shouldPanic`, hooks, reactors, `additionalConfigs` and snapshots
+//!   work as in the other tables.
+//!
+//! ```yaml
+//! crds:
+//!   - ../crds/widgets.example.com.yaml
+//! cases:
+//!   - name: a widget of size 0 is given size 1
+//!     admissionRequest:
+//!       operation: CREATE
+//!       userInfo: {username: alice}
+//!       object:
+//!         apiVersion: example.com/v1
+//!         kind: Widget
+//!         metadata: {name: w, namespace: default}
+//!         spec: {size: 0}
+//!     expect:
+//!       response:
+//!         allowed: true
+//!         patch:
+//!           - {op: replace, path: /spec/size, value: 1}
+//!         warnings: [size defaulted to 1 for alice]
+//!   - name: a negative size is refused
+//!     admissionRequest:
+//!       operation: UPDATE
+//!       object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: -1}}
+//!       oldObject: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+//!     expect:
+//!       response:
+//!         allowed: false
+//!         status: {code: 422, reason: Invalid, message: "spec.size: must not be negative", status: Failure}
+//! ```
+//!
+//! ```ignore
+//! AdmissionWebhookTestSuite::from_yaml_file("tests/fixtures/admission/widgets.yaml")
+//!     .unwrap()
+//!     .run(|env| AdmissionWebhookAdapter::new(env.config(), widget_defaults()));
+//! ```
 //!
 //! # Snapshots
 //!
 //! A case with `snapshot` set hands what it observed to the table's snapshot sink instead of
 //! comparing `expect`, written as a regenerated fixture would be (without the fields the server
-//! sets, unless the case compares them); with [`snapshot!`] that is an insta snapshot, approved
+//! sets, unless the case compares them; an admission case's `response` included); with [`snapshot!`] that is an insta snapshot, approved
 //! with `cargo insta review`.
 
+mod admission;
 mod case;
 mod compare;
 pub mod diff;
@@ -104,6 +171,7 @@ mod runner;
 mod tables;
 mod yaml;
 
+pub use admission::{DEFAULT_ADMISSION_UID, ResponseSpec};
 pub use case::{ExpectConfig, Hook, Hooks, TestCase, VerifyHook};
 pub use compare::Mismatch;
 pub use diff::{assert_json_eq, json_diff};
@@ -117,8 +185,8 @@ pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
 pub use tables::{
-    ReconcilerTestSuite, ReconcilerTests, RootReconciler, SubReconcilerTestSuite,
-    SubReconcilerTests,
+    AdmissionWebhookTestSuite, AdmissionWebhookTests, ReconcilerTestSuite, ReconcilerTests,
+    RootReconciler, SubReconcilerTestSuite, SubReconcilerTests,
 };
 pub use yaml::FixtureError;
 

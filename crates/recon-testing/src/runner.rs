@@ -9,8 +9,10 @@ use std::sync::Arc;
 use futures::FutureExt;
 use jiff::Timestamp;
 use recon_core::Outcome;
+use recon_core::admission::AdmissionRequest;
 use serde_json::Value;
 
+use crate::admission;
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
 use crate::env::{Cluster, Givens, TestEnv};
@@ -51,6 +53,21 @@ pub(crate) struct Executed {
     /// Sub-reconcilers that ran: the resource to compare with (the expected one, or the given
     /// one when the case expects it unchanged), as the resource's Rust type writes it.
     pub(crate) expected_resource: Option<Value>,
+    /// Admission webhooks that answered: the response, as a case writes it.
+    pub(crate) response: Option<Value>,
+    /// What the run found wrong beyond the expectations (a response kube-apiserver would
+    /// refuse); these fail the case and are not settled by rewriting its expectations.
+    pub(crate) problems: Vec<Mismatch>,
+}
+
+/// What the runner prepared for a case before its run.
+pub(crate) enum Input {
+    /// Reconciler cases: nothing.
+    Nothing,
+    /// Sub-reconciler cases: the resource, as stored in the cluster.
+    Resource(Value),
+    /// Admission webhook cases: the request, its left-out fields filled in.
+    Request(Box<AdmissionRequest>),
 }
 
 impl Executed {
@@ -85,6 +102,8 @@ impl Executed {
             resource: None,
             stashed: BTreeMap::new(),
             expected_resource: None,
+            response: None,
+            problems: Vec::new(),
         }
     }
 
@@ -115,10 +134,37 @@ fn rewritable(mismatch: &Mismatch) -> bool {
 pub(crate) enum TableKind {
     Reconciler,
     SubReconciler,
+    AdmissionWebhook,
+}
+
+impl TableKind {
+    /// What runs, in messages.
+    fn what_runs(self) -> &'static str {
+        match self {
+            TableKind::Reconciler | TableKind::SubReconciler => "the reconcile",
+            TableKind::AdmissionWebhook => "the webhook",
+        }
+    }
 }
 
 fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
     let mut errors = case.setup_errors.clone();
+    if kind != TableKind::AdmissionWebhook {
+        if case.admission_request.is_some() {
+            errors.push("`admissionRequest` belongs to admission webhook cases".to_owned());
+        }
+        if case.expect.response.is_some() {
+            errors.push("`response` belongs to admission webhook cases".to_owned());
+        }
+    }
+    for (name, config) in &case.additional_configs {
+        if config.expect.response.is_some() {
+            errors.push(format!(
+                "`additionalConfigs.{name}.expect.response`: the response is the case's; expect \
+                 it in `expect.response`"
+            ));
+        }
+    }
     match kind {
         TableKind::Reconciler => {
             if case.request.is_none() {
@@ -152,6 +198,47 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
                 );
             }
         }
+        TableKind::AdmissionWebhook => {
+            match &case.admission_request {
+                None => {
+                    errors.push("an admission webhook case needs an `admissionRequest`".to_owned())
+                }
+                Some(request) => errors.extend(admission::request_problems(request)),
+            }
+            if case.request.is_some() {
+                errors.push(
+                    "`request` belongs to reconciler cases; an admission case's object is in \
+                     `admissionRequest`"
+                        .to_owned(),
+                );
+            }
+            if case.resource.is_some() || case.expect.resource.is_some() {
+                errors.push(
+                    "`resource` belongs to sub-reconciler cases; an admission case's object is \
+                     in `admissionRequest`, and what the webhook changes is its `patch`"
+                        .to_owned(),
+                );
+            }
+            if !case.stashed.is_empty() || !case.expect.stashed.is_empty() {
+                errors.push("`stashed` belongs to sub-reconciler cases".to_owned());
+            }
+            if case.expect.result != OutcomeSpec::default() {
+                errors.push(
+                    "`result` belongs to reconciler cases; a webhook answers with a `response`"
+                        .to_owned(),
+                );
+            }
+            if case.expect.error.is_some() {
+                errors.push(
+                    "`error`: a webhook answers every request, and an error is a refusal; \
+                     expect it in `response` (allowed: false, with its status)"
+                        .to_owned(),
+                );
+            }
+            if let Some(response) = &case.expect.response {
+                errors.extend(admission::response_problems(response, "expect.response"));
+            }
+        }
     }
     if let Err(e) = case.expect.result.outcome() {
         errors.push(e);
@@ -172,7 +259,7 @@ impl Table<'_> {
     /// each case observed.
     pub(crate) async fn run<F, Fut>(&self, exec: F) -> (Report, Vec<Option<Observed>>)
     where
-        F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
+        F: Fn(TestEnv, &TestCase, Input) -> Fut,
         Fut: Future<Output = Executed>,
     {
         let focused = self.cases.iter().filter(|c| c.focus).count();
@@ -203,7 +290,7 @@ impl Table<'_> {
 
     async fn run_case<F, Fut>(&self, case: &TestCase, exec: &F) -> (CaseStatus, Option<Observed>)
     where
-        F: Fn(TestEnv, &TestCase, Option<Value>) -> Fut,
+        F: Fn(TestEnv, &TestCase, Input) -> Fut,
         Fut: Future<Output = Executed>,
     {
         let problems = validate(case, self.kind);
@@ -226,10 +313,10 @@ impl Table<'_> {
                 );
             }
         };
-        let seeded = match &case.resource {
-            None => None,
+        let mut input = match &case.resource {
+            None => Input::Nothing,
             Some(resource) => match env.server().seed(resource) {
-                Ok(v) => Some(v),
+                Ok(v) => Input::Resource(v),
                 Err(e) => {
                     return (
                         CaseStatus::Failed(vec![Mismatch::new("resource", e.to_string())]),
@@ -244,8 +331,25 @@ impl Table<'_> {
         {
             return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
         }
+        if self.kind == TableKind::AdmissionWebhook
+            && let Some(written) = &case.admission_request
+        {
+            // After `prepare`, so that a CRD it installs serves the request's kind.
+            match admission::complete_request(written, env.server()).await {
+                Ok(request) => input = Input::Request(Box::new(request)),
+                Err(e) => {
+                    let mut mismatches = vec![Mismatch::new("admissionRequest", e)];
+                    if let Some(cleanup) = &case.hooks.cleanup
+                        && let Err(e) = cleanup(&env)
+                    {
+                        mismatches.push(Mismatch::new("cleanup", e));
+                    }
+                    return (CaseStatus::Failed(mismatches), None);
+                }
+            }
+        }
 
-        let executed = exec(env.clone(), case, seeded).await;
+        let executed = exec(env.clone(), case, input).await;
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
@@ -260,8 +364,10 @@ impl Table<'_> {
         }
         seen.resource = executed.resource.clone();
         seen.stashed = executed.stashed.clone();
+        seen.response = executed.response.clone();
 
-        check_error(case, &executed, &mut mismatches);
+        check_error(case, &executed, self.kind, &mut mismatches);
+        mismatches.extend(executed.problems.iter().cloned());
         let options = Options {
             server_fields: case.compare_server_fields,
             result_on_error: self.kind == TableKind::SubReconciler,
@@ -274,6 +380,11 @@ impl Table<'_> {
                 // The sub-reconciler ran: compare with what its runner says (the expected
                 // resource, or the one given when the case expects it unchanged).
                 expected.resource = Some(resource.clone());
+            }
+            if executed.response.is_some() && expected.response.is_none() {
+                // The webhook answered; a case that expects no response expects it allowed,
+                // unchanged.
+                expected.response = Some(admission::default_response());
             }
             mismatches.extend(compare(&expected, &seen, options));
         }
@@ -350,16 +461,20 @@ fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv,
 }
 
 /// The error and panic expectations.
-fn check_error(case: &TestCase, executed: &Executed, out: &mut Vec<Mismatch>) {
+fn check_error(case: &TestCase, executed: &Executed, kind: TableKind, out: &mut Vec<Mismatch>) {
+    let what = kind.what_runs();
     match (&executed.panic, case.should_panic) {
         (Some(message), false) => {
             out.push(Mismatch::new(
                 "shouldPanic",
-                format!("the reconcile panicked: {message}"),
+                format!("{what} panicked: {message}"),
             ));
             return;
         }
-        (None, true) => out.push(Mismatch::new("shouldPanic", "the reconcile did not panic")),
+        (None, true) => out.push(Mismatch::new(
+            "shouldPanic",
+            format!("{what} did not panic"),
+        )),
         _ => {}
     }
     if executed.panic.is_some() {

@@ -1,7 +1,8 @@
-//! The tables: `ReconcilerTests` / `ReconcilerTestSuite` for `ResourceReconciler`s, and
-//! `SubReconcilerTests` / `SubReconcilerTestSuite` for sub-reconcilers. A `*Tests` table is named
-//! cases run in name order; a `*TestSuite` is cases run in the order written, and can be read
-//! from a YAML file.
+//! The tables: `ReconcilerTests` / `ReconcilerTestSuite` for `ResourceReconciler`s,
+//! `SubReconcilerTests` / `SubReconcilerTestSuite` for sub-reconcilers, and
+//! `AdmissionWebhookTests` / `AdmissionWebhookTestSuite` for admission webhooks. A `*Tests` table
+//! is named cases run in name order; a `*TestSuite` is cases run in the order written, and can be
+//! read from a YAML file.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use recon_core::admission::{Admission, AdmissionHandler};
 use recon_core::{
     AggregateReconciler, Context, Outcome, Reconciled, Request, ResourceReconciler, Stash, Stasher,
     SubReconciler,
@@ -22,7 +24,9 @@ use serde_json::Value;
 use crate::case::TestCase;
 use crate::env::TestEnv;
 use crate::report::{CaseStatus, Report};
-use crate::runner::{Executed, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode};
+use crate::runner::{
+    Executed, Input, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode,
+};
 use crate::yaml::{FixtureError, LoadedSuite, load, overwrite, parse_str};
 
 fn to_json(what: &str, value: &impl Serialize) -> Value {
@@ -453,7 +457,7 @@ where
         sink: common.sink.as_ref(),
     };
     let (report, observed) = table
-        .run(|env, case, seeded| {
+        .run(|env, case, input| {
             let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
             let stashed = case.stashed.clone();
             let expected_resource = case.expect.resource.clone();
@@ -462,7 +466,10 @@ where
                     Ok(sub) => sub,
                     Err(payload) => return Executed::factory_panicked(payload),
                 };
-                let seeded = seeded.unwrap_or(Value::Null);
+                let seeded = match input {
+                    Input::Resource(seeded) => seeded,
+                    Input::Nothing | Input::Request(_) => Value::Null,
+                };
                 let mut resource: R = match serde_json::from_value(seeded) {
                     Ok(r) => r,
                     Err(e) => {
@@ -514,6 +521,211 @@ where
                     if let Some(value) = value {
                         executed.stashed.insert(key, value);
                     }
+                }
+                executed
+            }
+        })
+        .await;
+    common.finish(report, &observed)
+}
+
+/// Named cases for an admission webhook, run in name order.
+///
+/// The factory builds the webhook, an [`AdmissionHandler`] such as an
+/// [`AdmissionWebhookAdapter`](recon_core::AdmissionWebhookAdapter), once per case. Each case
+/// gives the `admissionRequest` it decides and the `response` it expects (by default: allowed,
+/// no patch), with any writes, events and tracks the webhook's tree makes, as reconciler cases
+/// do. See the crate docs, "Admission webhook tables".
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::admission::AdmissionDenied;
+/// use recon_core::{AdmissionWebhookAdapter, SyncReconciler};
+/// use recon_testing::{AdmissionWebhookTests, ResponseSpec, TestCase};
+/// use serde_json::json;
+///
+/// let team_label = || SyncReconciler::<ConfigMap>::new("TeamLabel").sync(|_ctx, cm| {
+///     Box::pin(async move {
+///         let labels = cm.metadata.labels.get_or_insert_default();
+///         if labels.get("team").is_some_and(|t| t == "nobody") {
+///             return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
+///         }
+///         labels.entry("team".into()).or_insert_with(|| "platform".into());
+///         Ok(())
+///     })
+/// });
+/// let config_map = |labels: serde_json::Value| json!({
+///     "apiVersion": "v1", "kind": "ConfigMap",
+///     "metadata": {"name": "settings", "namespace": "default", "labels": labels},
+/// });
+/// AdmissionWebhookTests::new()
+///     .case("a config map without a team gets the platform team", TestCase::admit_json(
+///             json!({"operation": "CREATE", "object": config_map(json!({}))}))
+///         .expect_response(ResponseSpec::allowed().patch(json!([
+///             {"op": "add", "path": "/metadata/labels/team", "value": "platform"},
+///         ]))))
+///     .case("team nobody is refused", TestCase::admit_json(
+///             json!({"operation": "CREATE", "object": config_map(json!({"team": "nobody"}))}))
+///         .expect_response(ResponseSpec::denied(403, "Forbidden", "team nobody does not exist")))
+///     .case("a team is kept", TestCase::admit_json(
+///             json!({"operation": "CREATE", "object": config_map(json!({"team": "a"}))})))
+///     .run(|env| AdmissionWebhookAdapter::new(env.config(), team_label()));
+/// ```
+#[derive(Default)]
+pub struct AdmissionWebhookTests {
+    common: Common,
+    cases: Vec<TestCase>,
+}
+
+table_common!(AdmissionWebhookTests);
+
+impl AdmissionWebhookTests {
+    /// Adds the case `name`. A second case of the same name fails the table.
+    #[must_use]
+    pub fn case(mut self, name: &str, case: TestCase) -> Self {
+        self.cases.push(case.named(name));
+        self
+    }
+
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Owned(by_name(&self.cases))
+    }
+}
+
+/// Cases for an admission webhook, run in order; readable from YAML (see the crate docs,
+/// "Admission webhook tables").
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::{AdmissionWebhookAdapter, SyncReconciler};
+/// use recon_testing::AdmissionWebhookTestSuite;
+///
+/// let suite = AdmissionWebhookTestSuite::from_yaml_str("inline.yaml", r#"
+/// cases:
+///   - name: a config map gets a data key
+///     admissionRequest:
+///       operation: CREATE
+///       object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+///     expect:
+///       response:
+///         allowed: true
+///         patch:
+///           - {op: add, path: /data, value: {seen: "yes"}}
+/// "#).unwrap();
+/// let mark = || SyncReconciler::<ConfigMap>::new("Mark").sync(|_ctx, cm| {
+///     Box::pin(async move {
+///         cm.data.get_or_insert_default().insert("seen".into(), "yes".into());
+///         Ok(())
+///     })
+/// });
+/// suite.run(|env| AdmissionWebhookAdapter::new(env.config(), mark()));
+/// ```
+#[derive(Default)]
+pub struct AdmissionWebhookTestSuite {
+    common: Common,
+    cases: Vec<TestCase>,
+}
+
+table_common!(AdmissionWebhookTestSuite);
+
+impl AdmissionWebhookTestSuite {
+    /// Adds a case (it needs a name).
+    #[must_use]
+    pub fn case(mut self, case: TestCase) -> Self {
+        self.cases.push(case);
+        self
+    }
+
+    /// The suite in a YAML file (see the crate docs for the format).
+    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
+        let (common, cases) = Common::from_file(path.as_ref())?;
+        Ok(AdmissionWebhookTestSuite { common, cases })
+    }
+
+    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
+    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
+        let (cases, crds) = parse_str(origin, text)?;
+        Ok(AdmissionWebhookTestSuite {
+            common: Common {
+                crds,
+                ..Common::default()
+            },
+            cases,
+        })
+    }
+
+    fn cases(&self) -> Cow<'_, [TestCase]> {
+        Cow::Borrowed(&self.cases)
+    }
+}
+
+macro_rules! admission_table {
+    ($table:ident) => {
+        impl $table {
+            /// Runs every case; the report says which failed and why.
+            pub async fn check<H: AdmissionHandler>(
+                &self,
+                factory: impl Fn(&TestEnv) -> H,
+            ) -> Report {
+                run_admission_cases(&self.common, &self.cases(), factory).await
+            }
+
+            /// Runs every case and panics with the report unless they all pass. Needs no
+            /// runtime.
+            #[track_caller]
+            pub fn run<H: AdmissionHandler>(&self, factory: impl Fn(&TestEnv) -> H) {
+                block_on(self.check(factory)).assert_passed();
+            }
+
+            /// `run` inside an async test.
+            pub async fn run_async<H: AdmissionHandler>(&self, factory: impl Fn(&TestEnv) -> H) {
+                self.check(factory).await.assert_passed();
+            }
+        }
+    };
+}
+
+admission_table!(AdmissionWebhookTests);
+admission_table!(AdmissionWebhookTestSuite);
+
+async fn run_admission_cases<H: AdmissionHandler>(
+    common: &Common,
+    cases: &[TestCase],
+    factory: impl Fn(&TestEnv) -> H,
+) -> Report {
+    let table = Table {
+        kind: TableKind::AdmissionWebhook,
+        crds: &common.crds,
+        cases,
+        sink: common.sink.as_ref(),
+    };
+    let (report, observed) = table
+        .run(|env, _case, input| {
+            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
+            let now = env.now();
+            async move {
+                let handler = match built {
+                    Ok(handler) => handler,
+                    Err(payload) => return Executed::factory_panicked(payload),
+                };
+                let Input::Request(request) = input else {
+                    // The runner completes the request of every admission case it runs.
+                    return Executed::catching(async {
+                        Err(recon_core::Error::msg("the case has no admission request"))
+                    })
+                    .await;
+                };
+                let uid = request.uid.clone();
+                let mut answer = None;
+                let mut executed = Executed::catching(async {
+                    answer = Some(handler.handle_at(Admission::new(*request), now).await);
+                    Ok(Outcome::done())
+                })
+                .await;
+                if let Some(response) = &answer {
+                    let (written, problems) = crate::admission::read_response(response, &uid);
+                    executed.response = written;
+                    executed.problems = problems;
                 }
                 executed
             }

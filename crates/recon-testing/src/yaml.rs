@@ -155,6 +155,12 @@ pub(crate) fn overwrite(
         if case.resource.is_none() {
             expect.resource = None;
         }
+        if case.expect.response.is_none()
+            && expect.response == Some(crate::admission::default_response())
+        {
+            // What a case without `response` expects: left unwritten, as the author had it.
+            expect.response = None;
+        }
         case.expect = expect;
         for (name, config) in &mut case.additional_configs {
             if let Some(theirs) = seen.configs.get(name) {
@@ -162,6 +168,7 @@ pub(crate) fn overwrite(
                 // A config's result and error are the case's, written once, there.
                 expect.result = Default::default();
                 expect.error = None;
+                expect.response = None;
                 config.expect = expect;
             }
         }
