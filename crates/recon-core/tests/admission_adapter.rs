@@ -239,6 +239,22 @@ async fn a_validating_webhook_never_patches() {
 }
 
 #[tokio::test]
+async fn a_validating_webhook_drops_a_patch_a_step_set() {
+    let own = SyncReconciler::<Widget>::new("Own").sync(|ctx, _w| {
+        Box::pin(async move {
+            let patch = serde_json::from_value(json!([{"op": "remove", "path": "/spec"}]))?;
+            ctx.admission()
+                .expect("in a webhook")
+                .update_response(|r| r.patch = Some(patch));
+            Ok(())
+        })
+    });
+    let webhook = AdmissionWebhookAdapter::new(config(), own).validating();
+    let response = webhook.handle(create_request(sent_widget())).await;
+    assert_eq!(response, AdmissionResponse::allow("uid-1"));
+}
+
+#[tokio::test]
 async fn a_delete_judges_the_old_object_and_is_never_patched() {
     let seen = Arc::new(std::sync::Mutex::new(None));
     let record = {

@@ -105,7 +105,8 @@
 //!   request without a patch** (`{allowed: true}`). In Rust, write it with [`ResponseSpec`].
 //! - The response is first checked as kube-apiserver reads it: sent in an `admission.k8s.io/v1`
 //!   `AdmissionReview`, with the request's `uid`, a `patch` if and only if `patchType` is
-//!   `JSONPatch`, and that patch base64 of a JSON array of RFC 6902 operations. A response
+//!   `JSONPatch`, that patch base64 of a JSON array of RFC 6902 operations, and no patch at all
+//!   from a validating webhook (`AdmissionHandler::is_mutating`). A response
 //!   kube-apiserver would refuse fails the case (`response.uid`, `response.patch`, ...), and
 //!   rewriting fixtures does not settle it.
 //! - An admission case has no `request`, `resource`, `stashed`, `result` or `error`: a webhook

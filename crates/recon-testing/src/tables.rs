@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::case::TestCase;
+use crate::compare::Mismatch;
 use crate::env::TestEnv;
 use crate::report::{CaseStatus, Report};
 use crate::runner::{
@@ -723,7 +724,13 @@ async fn run_admission_cases<H: AdmissionHandler>(
                 })
                 .await;
                 if let Some(response) = &answer {
-                    let (written, problems) = crate::admission::read_response(response, &uid);
+                    let (written, mut problems) = crate::admission::read_response(response, &uid);
+                    if !handler.is_mutating() && response.patch.is_some() {
+                        problems.push(Mismatch::new(
+                            "response.patch",
+                            "a validating webhook answered with a patch, which kube-apiserver refuses (\"validating webhook may not return response.patch\")",
+                        ));
+                    }
                     executed.response = written;
                     executed.problems = problems;
                 }

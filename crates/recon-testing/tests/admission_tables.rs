@@ -300,6 +300,10 @@ impl<H: AdmissionHandler> AdmissionHandler for Recording<H> {
         self.inner.name()
     }
 
+    fn is_mutating(&self) -> bool {
+        self.inner.is_mutating()
+    }
+
     fn handle_at<'a>(
         &'a self,
         admission: Admission,
@@ -312,12 +316,17 @@ impl<H: AdmissionHandler> AdmissionHandler for Recording<H> {
     }
 }
 
-/// A handler that answers every request with `response` as it is (its uid included).
-struct Answers(AdmissionResponse);
+/// A handler that answers every request with `response` as it is (its uid included); a
+/// mutating one unless it says it validates.
+struct Answers(AdmissionResponse, bool);
 
 impl AdmissionHandler for Answers {
     fn name(&self) -> &str {
         "answers"
+    }
+
+    fn is_mutating(&self) -> bool {
+        self.1
     }
 
     fn handle_at<'a>(&'a self, _: Admission, _: Timestamp) -> BoxFuture<'a, AdmissionResponse> {
@@ -858,7 +867,7 @@ async fn an_expected_response_must_be_written_as_a_case_writes_it() {
         &[
             "case: `expect.response.uid`: leave it out; the runner checks the response's uid against the request's",
             "case: `expect.response.allowed` is required: true or false",
-            "case: `expect.response.patch`: [0].op is \"merge\", not add, remove, replace, move, copy or test",
+            "case: `expect.response.patch`: [{\"op\":\"merge\",\"path\":\"/a\"}] is not a list of RFC 6902 operations: unknown variant `merge`",
             "case: `additionalConfigs.other.expect.response`: the response is the case's",
         ],
     );
@@ -924,13 +933,37 @@ async fn a_case_without_a_response_expects_the_request_allowed_unchanged() {
 }
 
 #[tokio::test]
+async fn a_validating_handler_that_patches_is_a_wire_mismatch() {
+    let patch = serde_json::from_value(json!([{"op": "remove", "path": "/spec"}])).unwrap();
+    let answer = AdmissionResponse::allow(DEFAULT_ADMISSION_UID).with_patch(patch);
+    let report = table()
+        .case(
+            "a validating patch",
+            TestCase::admit(AdmissionRequest::create(&widget(2)).with_uid(DEFAULT_ADMISSION_UID))
+                .expect_response(
+                    ResponseSpec::allowed().patch(json!([{"op": "remove", "path": "/spec"}])),
+                ),
+        )
+        .check(|_| Answers(answer.clone(), false))
+        .await;
+    assert_eq!(
+        mismatches(&report, "a validating patch"),
+        ["response.patch"]
+    );
+    assert_contains(
+        &failure(&report),
+        &["validating webhook may not return response.patch"],
+    );
+}
+
+#[tokio::test]
 async fn a_response_to_another_request_is_a_wire_mismatch() {
     let report = table()
         .case(
             "answers for another uid",
             TestCase::admit(AdmissionRequest::create(&widget(2)).with_uid("u-1")),
         )
-        .check(|_| Answers(AdmissionResponse::allow("u-2")))
+        .check(|_| Answers(AdmissionResponse::allow("u-2"), true))
         .await;
     assert_eq!(
         mismatches(&report, "answers for another uid"),

@@ -37,8 +37,8 @@ type HandleHook = Box<dyn Fn(&Context, &Admission) + Send + Sync>;
 ///   are left alone, and defaults `R` fills in are not written unless the tree changed them.
 ///   A step that set a patch itself keeps it. Deletes and connects are never patched.
 /// - A [`validating`](Self::validating) webhook never answers with a patch (kube-apiserver
-///   refuses a validating webhook's response that carries one); what the tree changes is
-///   dropped.
+///   refuses a validating webhook's response that carries one); what the tree changes, and a
+///   patch a step sets on the response, are dropped.
 /// - An object of another kind than `R`, or one that does not read as an `R`, is refused
 ///   with 400 `BadRequest` before the tree runs.
 ///
@@ -214,6 +214,13 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
         if let Some(after) = &self.after {
             after(&ctx, &admission);
         }
+        if !self.mutating {
+            admission.update_response(|response| {
+                if response.patch.take().is_some() {
+                    tracing::warn!(webhook = %self.name, "a validating webhook cannot patch: dropping the patch a step set");
+                }
+            });
+        }
         drop(ctx);
         match Arc::try_unwrap(admission) {
             Ok(admission) => admission.into_response(),
@@ -302,6 +309,10 @@ fn refusal(err: &Error) -> AdmissionStatus {
 impl<R: Reconciled> AdmissionHandler for AdmissionWebhookAdapter<R> {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn is_mutating(&self) -> bool {
+        self.mutating
     }
 
     fn handle_at<'a>(

@@ -21,6 +21,10 @@ pub trait AdmissionHandler: Send + Sync {
     /// A name for logs.
     fn name(&self) -> &str;
 
+    /// Whether it may answer with a patch (kube-apiserver refuses a patch from a validating
+    /// webhook).
+    fn is_mutating(&self) -> bool;
+
     /// Decides the exchange `admission` with the request time fixed at `now`.
     fn handle_at<'a>(
         &'a self,
