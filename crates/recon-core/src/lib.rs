@@ -75,6 +75,9 @@
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
 //! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
 
+// docs.rs (`--cfg docsrs`, nightly) marks what a feature gates, such as `webhook-server`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod admission;
 mod advice;
 mod aggregate;

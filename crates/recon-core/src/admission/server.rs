@@ -1,0 +1,917 @@
+//! `WebhookServer`: an HTTPS server (hyper over rustls) for one or more admission webhooks,
+//! with a health endpoint, a request size limit and graceful shutdown.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
+
+use super::handler::{AdmissionHandler, respond};
+use super::tls::TlsConfig;
+
+/// The path of the health endpoint: `GET /healthz` answers `200 OK` with the body `ok` while
+/// the server accepts connections (for a readiness or liveness probe with `scheme: HTTPS`).
+///
+/// ```
+/// assert_eq!(recon_core::admission::HEALTH_PATH, "/healthz");
+/// ```
+pub const HEALTH_PATH: &str = "/healthz";
+
+/// The largest request body a [`WebhookServer`] reads unless told otherwise: 8 MiB. A larger
+/// one is answered `413 Payload Too Large`. (kube-apiserver's own limit on a request is 3 MiB,
+/// and a review carries the object twice on an update.)
+///
+/// ```
+/// assert_eq!(recon_core::admission::DEFAULT_MAX_BODY_SIZE, 8 << 20);
+/// ```
+pub const DEFAULT_MAX_BODY_SIZE: usize = 8 * 1024 * 1024;
+
+/// How long a client has to complete the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has to send a request's headers once it started.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the accept loop rests after failing to accept (out of file descriptors, say).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Why a [`WebhookServer`] cannot start.
+///
+/// ```
+/// use recon_core::admission::WebhookServerError;
+///
+/// let err = WebhookServerError::DuplicateRoute { path: "/mutate".into() };
+/// assert_eq!(err.to_string(), "the path /mutate is routed twice");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookServerError {
+    /// No webhook was routed.
+    #[error("no webhook is routed: add one with WebhookServer::route")]
+    NoRoutes,
+    /// A route's path is not an absolute path.
+    #[error("cannot route {path:?}: {reason}")]
+    InvalidPath {
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Two webhooks were routed at the same path.
+    #[error("the path {path} is routed twice")]
+    DuplicateRoute {
+        /// The path.
+        path: String,
+    },
+    /// A webhook was routed at [`HEALTH_PATH`].
+    #[error("cannot route {path}: it is the health endpoint")]
+    ReservedPath {
+        /// The path.
+        path: String,
+    },
+    /// The address cannot be listened on.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+}
+
+/// An HTTPS server for admission webhooks: each route is a path kube-apiserver posts
+/// `AdmissionReview`s to (the `path` of the webhook configuration's `clientConfig`), answered
+/// by an [`AdmissionHandler`], such as an
+/// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type.
+///
+/// - A request to a route is answered by [`respond`]: `POST` with an `application/json`
+///   `AdmissionReview`, or an HTTP error with a `Status` body.
+/// - `GET` [`HEALTH_PATH`] (`/healthz`) answers `200 OK` with `ok`.
+/// - Any other path answers `404 Not Found` with a `Status` body; a body larger than the
+///   limit ([`DEFAULT_MAX_BODY_SIZE`] unless [`max_body_size`](Self::max_body_size) says
+///   otherwise), `413 Payload Too Large`.
+/// - It speaks HTTP/1.1 over TLS, each connection in a task of its own. A failed handshake
+///   or a broken connection is logged and the server carries on.
+/// - [`start`](Self::start) binds and serves in the background, and
+///   [`RunningWebhookServer::shutdown`] stops it gracefully: no new connections, requests
+///   under way are answered, then it returns. [`serve_with_shutdown`](Self::serve_with_shutdown)
+///   does both around a signal.
+///
+/// Routes are checked when the server starts: each path starts with `/`, has no query or
+/// fragment, is not [`HEALTH_PATH`], and is routed once; otherwise starting fails with a
+/// [`WebhookServerError`].
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+/// use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # let client = recon_core::fake::ApiServer::new().client();
+/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let defaulter = AdmissionWebhookAdapter::new(Config::new(client.clone(), "defaulter"), noop());
+/// let validator = AdmissionWebhookAdapter::new(Config::new(client, "validator"), noop()).validating();
+///
+/// let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
+/// let server = WebhookServer::new(tls)
+///     .route("/mutate", defaulter)
+///     .route("/validate", validator)
+///     .start("127.0.0.1:0".parse().unwrap())
+///     .await
+///     .unwrap();
+/// assert_ne!(server.local_addr().port(), 0);
+/// server.shutdown().await;
+/// # });
+/// ```
+pub struct WebhookServer {
+    tls: TlsConfig,
+    routes: Vec<(String, Arc<dyn AdmissionHandler>)>,
+    max_body_size: usize,
+}
+
+impl WebhookServer {
+    /// A server with no routes yet, serving HTTPS with `tls`.
+    ///
+    /// ```
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// let tls = SelfSignedCertificate::generate(&["webhook.default.svc"]).unwrap().tls_config().unwrap();
+    /// let server = WebhookServer::new(tls);
+    /// # let _ = server;
+    /// ```
+    pub fn new(tls: TlsConfig) -> Self {
+        WebhookServer {
+            tls,
+            routes: Vec::new(),
+            max_body_size: DEFAULT_MAX_BODY_SIZE,
+        }
+    }
+
+    /// The same server, answering requests to `path` with `handler`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// let server = WebhookServer::new(tls)
+    ///     .route("/mutate-configmaps", AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
+    /// # let _ = server;
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn route(self, path: impl Into<String>, handler: impl AdmissionHandler + 'static) -> Self {
+        self.route_shared(path, Arc::new(handler))
+    }
+
+    /// The same server, answering requests to `path` with a handler shared with others (served
+    /// at two paths, say).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{AdmissionHandler, SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// let webhook: Arc<dyn AdmissionHandler> =
+    ///     Arc::new(AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
+    /// let server = WebhookServer::new(tls)
+    ///     .route_shared("/v1/mutate", Arc::clone(&webhook))
+    ///     .route_shared("/v2/mutate", webhook);
+    /// # let _ = server;
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn route_shared(
+        mut self,
+        path: impl Into<String>,
+        handler: Arc<dyn AdmissionHandler>,
+    ) -> Self {
+        self.routes.push((path.into(), handler));
+        self
+    }
+
+    /// The same server, answering bodies larger than `bytes` with `413 Payload Too Large`.
+    ///
+    /// ```
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let server = WebhookServer::new(tls).max_body_size(1024 * 1024);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn max_body_size(mut self, bytes: usize) -> Self {
+        self.max_body_size = bytes;
+        self
+    }
+
+    /// Listens on `addr` (port 0 picks a free port: see
+    /// [`RunningWebhookServer::local_addr`]) and serves in a background task until
+    /// [`RunningWebhookServer::shutdown`], or until the handle is dropped. Needs a Tokio
+    /// runtime.
+    ///
+    /// ```
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer, WebhookServerError};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let err = WebhookServer::new(tls).start("127.0.0.1:0".parse().unwrap()).await.unwrap_err();
+    /// assert!(matches!(err, WebhookServerError::NoRoutes));
+    /// # });
+    /// ```
+    pub async fn start(self, addr: SocketAddr) -> Result<RunningWebhookServer, WebhookServerError> {
+        let routes = checked_routes(self.routes)?;
+        let bind_error = |source| WebhookServerError::Bind { addr, source };
+        let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let mut paths: Vec<&str> = routes.keys().map(String::as_str).collect();
+        paths.sort_unstable();
+        tracing::info!(%local_addr, routes = ?paths, "the webhook server listens");
+        let router = Arc::new(Router {
+            routes,
+            max_body_size: self.max_body_size,
+        });
+        let (stop, stopping) = watch::channel(false);
+        let acceptor = TlsAcceptor::from(self.tls.server_config());
+        let task = tokio::spawn(accept_loop(listener, acceptor, router, stopping));
+        Ok(RunningWebhookServer {
+            local_addr,
+            stop,
+            task,
+        })
+    }
+
+    /// Listens on `addr` and serves until `signal` completes, then shuts down gracefully
+    /// (see [`RunningWebhookServer::shutdown`]) and returns.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let serving = tokio::spawn(
+    ///     WebhookServer::new(tls)
+    ///         .route("/mutate", webhook)
+    ///         .serve_with_shutdown("127.0.0.1:0".parse().unwrap(), async {
+    ///             let _ = stopped.await; // or tokio::signal::ctrl_c()
+    ///         }),
+    /// );
+    /// stop.send(()).unwrap();
+    /// serving.await.unwrap().unwrap();
+    /// # });
+    /// ```
+    pub async fn serve_with_shutdown(
+        self,
+        addr: SocketAddr,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), WebhookServerError> {
+        let running = self.start(addr).await?;
+        signal.await;
+        running.shutdown().await;
+        Ok(())
+    }
+}
+
+impl fmt::Debug for WebhookServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let routes: Vec<(&str, &str)> = self
+            .routes
+            .iter()
+            .map(|(path, handler)| (path.as_str(), handler.name()))
+            .collect();
+        f.debug_struct("WebhookServer")
+            .field("routes", &routes)
+            .field("max_body_size", &self.max_body_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`WebhookServer`] serving in the background, from [`WebhookServer::start`].
+///
+/// Dropping it stops the server as [`shutdown`](Self::shutdown) does, without waiting.
+///
+/// ```
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+/// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
+/// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
+/// let server = WebhookServer::new(tls)
+///     .route("/mutate", webhook)
+///     .start("127.0.0.1:0".parse().unwrap())
+///     .await
+///     .unwrap();
+/// println!("serving on https://{}/mutate", server.local_addr());
+/// server.shutdown().await;
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct RunningWebhookServer {
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl RunningWebhookServer {
+    /// The address the server listens on (with the port picked, if asked for port 0).
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
+    /// let server = WebhookServer::new(tls).route("/mutate", webhook)
+    ///     .start("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    /// assert!(server.local_addr().ip().is_loopback());
+    /// # server.shutdown().await;
+    /// # });
+    /// ```
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops the server gracefully: it stops accepting connections (and closes the idle
+    /// ones), lets the requests under way be answered, and returns once every connection is
+    /// closed. The stop is signalled when the returned future is first polled.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
+    /// let server = WebhookServer::new(tls).route("/mutate", webhook)
+    ///     .start("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    /// let addr = server.local_addr();
+    /// server.shutdown().await;
+    /// assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "no longer listening");
+    /// # });
+    /// ```
+    pub async fn shutdown(self) {
+        self.stop.send_replace(true);
+        if let Err(e) = self.task.await {
+            tracing::error!(error = %e, "the webhook server's accept loop failed");
+        }
+    }
+}
+
+/// The routes by path, checked.
+fn checked_routes(
+    routes: Vec<(String, Arc<dyn AdmissionHandler>)>,
+) -> Result<HashMap<String, Arc<dyn AdmissionHandler>>, WebhookServerError> {
+    if routes.is_empty() {
+        return Err(WebhookServerError::NoRoutes);
+    }
+    let mut checked = HashMap::with_capacity(routes.len());
+    for (path, handler) in routes {
+        let invalid = |reason| WebhookServerError::InvalidPath {
+            path: path.clone(),
+            reason,
+        };
+        if !path.starts_with('/') {
+            return Err(invalid("a path starts with '/'"));
+        }
+        if path.contains(['?', '#']) {
+            return Err(invalid("a path has no query or fragment"));
+        }
+        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(invalid("a path has no spaces or control characters"));
+        }
+        if path == HEALTH_PATH {
+            return Err(WebhookServerError::ReservedPath { path });
+        }
+        if checked.contains_key(&path) {
+            return Err(WebhookServerError::DuplicateRoute { path });
+        }
+        checked.insert(path, handler);
+    }
+    Ok(checked)
+}
+
+/// What a connection needs to answer requests.
+struct Router {
+    routes: HashMap<String, Arc<dyn AdmissionHandler>>,
+    max_body_size: usize,
+}
+
+impl Router {
+    /// Answers one request.
+    async fn answer<B>(&self, request: http::Request<B>) -> http::Response<Full<Bytes>>
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let path = request.uri().path();
+        if path == HEALTH_PATH {
+            return health(request.method());
+        }
+        let Some(handler) = self.routes.get(path) else {
+            return failure(
+                http::StatusCode::NOT_FOUND,
+                "NotFound",
+                format!("no webhook at {path}"),
+            );
+        };
+        let handler = Arc::clone(handler);
+        let (parts, body) = request.into_parts();
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body_size as u64) {
+            return self.too_large();
+        }
+        let body = match Limited::new(body, self.max_body_size).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return self.too_large(),
+            Err(e) => {
+                return failure(
+                    http::StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    format!("cannot read the body: {e}"),
+                );
+            }
+        };
+        let response = respond(handler.as_ref(), http::Request::from_parts(parts, body)).await;
+        response.map(Full::new)
+    }
+
+    fn too_large(&self) -> http::Response<Full<Bytes>> {
+        failure(
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestEntityTooLarge",
+            format!("the body is larger than {} bytes", self.max_body_size),
+        )
+    }
+}
+
+fn health(method: &http::Method) -> http::Response<Full<Bytes>> {
+    if method == http::Method::GET || method == http::Method::HEAD {
+        let mut response = http::Response::new(Full::new(Bytes::from_static(b"ok")));
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        return response;
+    }
+    let mut response = failure(
+        http::StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        format!("{HEALTH_PATH} takes GET, not {method}"),
+    );
+    response.headers_mut().insert(
+        http::header::ALLOW,
+        http::HeaderValue::from_static("GET, HEAD"),
+    );
+    response
+}
+
+/// An HTTP error with a `metav1.Status` body, as [`respond`] writes them.
+fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Full<Bytes>> {
+    let status = json!({
+        "apiVersion": "v1",
+        "kind": "Status",
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code.as_u16(),
+    });
+    let mut response = http::Response::new(Full::new(Bytes::from(status.to_string())));
+    *response.status_mut() = code;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Completes once the server is told to stop (or its handle is gone).
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    // An error means the handle was dropped: stop as well.
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// Accepts connections until told to stop, then waits for the open ones to close.
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    router: Arc<Router>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = stopped(&mut stopping) => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    let serve = serve_connection(
+                        tcp,
+                        peer,
+                        acceptor.clone(),
+                        Arc::clone(&router),
+                        stopping.clone(),
+                    );
+                    connections.spawn(serve);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            },
+            Some(done) = connections.join_next(), if !connections.is_empty() => {
+                log_panic(done);
+            }
+        }
+    }
+    drop(listener);
+    tracing::info!(
+        open_connections = connections.len(),
+        "the webhook server stopped accepting connections"
+    );
+    while let Some(done) = connections.join_next().await {
+        log_panic(done);
+    }
+    tracing::info!("the webhook server stopped");
+}
+
+fn log_panic(done: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = done {
+        tracing::error!(error = %e, "a webhook connection task failed");
+    }
+}
+
+/// Serves one connection: the TLS handshake, then HTTP/1.1 requests until the client closes
+/// it or the server stops.
+async fn serve_connection(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    acceptor: TlsAcceptor,
+    router: Arc<Router>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(%peer, error = %e, "cannot set TCP_NODELAY");
+    }
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
+    let tls = tokio::select! {
+        () = stopped(&mut stopping) => return,
+        shaken = handshake => match shaken {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => {
+                tracing::warn!(%peer, error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(%peer, "TLS handshake timed out");
+                return;
+            }
+        },
+    };
+    let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        let router = Arc::clone(&router);
+        async move {
+            let method = request.method().clone();
+            let path = request.uri().path().to_owned();
+            let response = router.answer(request).await;
+            tracing::debug!(%peer, %method, %path, status = response.status().as_u16(), "answered");
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let connection = builder.serve_connection(TokioIo::new(tls), service);
+    let mut connection = std::pin::pin!(connection);
+    let served = tokio::select! {
+        served = connection.as_mut() => served,
+        () = stopped(&mut stopping) => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = served {
+        tracing::debug!(%peer, error = %e, "the connection ended with an error");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::future::BoxFuture;
+    use jiff::Timestamp;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::admission::{Admission, AdmissionResponse, SelfSignedCertificate};
+
+    /// Allows everything, and says so in a warning naming itself.
+    struct Allow(&'static str);
+
+    impl AdmissionHandler for Allow {
+        fn name(&self) -> &str {
+            self.0
+        }
+
+        fn is_mutating(&self) -> bool {
+            false
+        }
+
+        fn handle_at<'a>(
+            &'a self,
+            admission: Admission,
+            _now: Timestamp,
+        ) -> BoxFuture<'a, AdmissionResponse> {
+            let response = AdmissionResponse::allow(admission.request().uid.clone())
+                .with_warning(format!("allowed by {}", self.0));
+            Box::pin(async move { response })
+        }
+    }
+
+    fn allow(name: &'static str) -> Arc<dyn AdmissionHandler> {
+        Arc::new(Allow(name))
+    }
+
+    fn router(max_body_size: usize) -> Router {
+        let routes = checked_routes(vec![
+            ("/mutate".to_owned(), allow("mutate")),
+            ("/validate".to_owned(), allow("validate")),
+        ])
+        .unwrap();
+        Router {
+            routes,
+            max_body_size,
+        }
+    }
+
+    fn tls() -> TlsConfig {
+        SelfSignedCertificate::generate(&["127.0.0.1"])
+            .unwrap()
+            .tls_config()
+            .unwrap()
+    }
+
+    fn review() -> Value {
+        json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u-1",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "name": "c", "namespace": "default", "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+            }
+        })
+    }
+
+    fn post(path: &str, body: impl Into<Bytes>) -> http::Request<Full<Bytes>> {
+        http::Request::post(path)
+            .header("content-type", "application/json")
+            .body(Full::new(body.into()))
+            .unwrap()
+    }
+
+    async fn body_json(response: http::Response<Full<Bytes>>) -> Value {
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    fn check(paths: &[&str]) -> Result<(), WebhookServerError> {
+        let routes = paths
+            .iter()
+            .map(|p| ((*p).to_owned(), allow("x")))
+            .collect();
+        checked_routes(routes).map(|_| ())
+    }
+
+    #[test]
+    fn a_path_routed_twice_is_an_error() {
+        let err = check(&["/mutate", "/validate", "/mutate"]).unwrap_err();
+        assert!(
+            matches!(&err, WebhookServerError::DuplicateRoute { path } if path == "/mutate"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_path_must_be_absolute_without_query() {
+        for (path, reason) in [
+            ("mutate", "a path starts with '/'"),
+            ("", "a path starts with '/'"),
+            ("/mutate?x=1", "a path has no query or fragment"),
+            ("/mu tate", "a path has no spaces or control characters"),
+        ] {
+            match check(&[path]) {
+                Err(WebhookServerError::InvalidPath { path: p, reason: r }) => {
+                    assert_eq!((p.as_str(), r), (path, reason));
+                }
+                other => panic!("{path:?}: expected InvalidPath, got {other:?}"),
+            }
+        }
+        check(&["/", "/a/b-c_d.e"]).unwrap();
+    }
+
+    #[test]
+    fn the_health_path_and_no_routes_are_errors() {
+        assert!(matches!(
+            check(&["/healthz"]),
+            Err(WebhookServerError::ReservedPath { .. })
+        ));
+        assert!(matches!(check(&[]), Err(WebhookServerError::NoRoutes)));
+    }
+
+    #[tokio::test]
+    async fn a_route_error_is_reported_by_start_before_binding() {
+        let err = WebhookServer::new(tls())
+            .route("/a", Allow("a"))
+            .route("b", Allow("b"))
+            .start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot route \"b\": a path starts with '/'"
+        );
+    }
+
+    #[tokio::test]
+    async fn requests_are_routed_by_path() {
+        let router = router(DEFAULT_MAX_BODY_SIZE);
+        for path in ["/mutate", "/validate"] {
+            let response = router.answer(post(path, review().to_string())).await;
+            assert_eq!(response.status(), http::StatusCode::OK);
+            let body = body_json(response).await;
+            assert_eq!(body["response"]["uid"], "u-1");
+            assert_eq!(
+                body["response"]["warnings"],
+                json!([format!("allowed by {}", &path[1..])])
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_route_answers_as_respond_does() {
+        let router = router(DEFAULT_MAX_BODY_SIZE);
+        let get = http::Request::get("/mutate")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = router.answer(get).await;
+        assert_eq!(response.status(), http::StatusCode::METHOD_NOT_ALLOWED);
+        let response = router.answer(post("/mutate", "{")).await;
+        assert_eq!(response.status(), http::StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn healthz_answers_ok() {
+        let router = router(DEFAULT_MAX_BODY_SIZE);
+        let get = http::Request::get(HEALTH_PATH)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = router.answer(get).await;
+        assert_eq!(response.status(), http::StatusCode::OK);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body, "ok");
+        let response = router.answer(post(HEALTH_PATH, "{}")).await;
+        assert_eq!(response.status(), http::StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(response.headers()[http::header::ALLOW], "GET, HEAD");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_path_is_a_not_found_status() {
+        let router = router(DEFAULT_MAX_BODY_SIZE);
+        let response = router.answer(post("/other", review().to_string())).await;
+        assert_eq!(response.status(), http::StatusCode::NOT_FOUND);
+        assert_eq!(
+            response.headers()[http::header::CONTENT_TYPE],
+            "application/json"
+        );
+        assert_eq!(
+            body_json(response).await,
+            json!({
+                "apiVersion": "v1", "kind": "Status", "status": "Failure",
+                "message": "no webhook at /other", "reason": "NotFound", "code": 404,
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_too_large() {
+        let body = review().to_string();
+        let router = router(body.len() - 1);
+        // Declared too large up front.
+        let mut declared = post("/mutate", body.clone());
+        declared.headers_mut().insert(
+            http::header::CONTENT_LENGTH,
+            http::HeaderValue::from(body.len()),
+        );
+        let response = router.answer(declared).await;
+        assert_eq!(response.status(), http::StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(body_json(response).await["code"], 413);
+        // Found too large while reading (no content-length).
+        let stream = futures::stream::iter(
+            body.as_bytes()
+                .chunks(64)
+                .map(|c| Ok::<_, Infallible>(http_body::Frame::data(Bytes::copy_from_slice(c))))
+                .collect::<Vec<_>>(),
+        );
+        let request = http::Request::post("/mutate")
+            .header("content-type", "application/json")
+            .body(http_body_util::StreamBody::new(stream))
+            .unwrap();
+        let response = router.answer(request).await;
+        assert_eq!(response.status(), http::StatusCode::PAYLOAD_TOO_LARGE);
+        // At the limit is fine.
+        let router = self::router(body.len());
+        let response = router.answer(post("/mutate", body)).await;
+        assert_eq!(response.status(), http::StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn serve_with_shutdown_returns_once_signalled() {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(
+            WebhookServer::new(tls())
+                .route("/mutate", Allow("mutate"))
+                .serve_with_shutdown("127.0.0.1:0".parse().unwrap(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        stop.send(()).unwrap();
+        serving.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_busy_port_is_a_bind_error() {
+        let taken = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = taken.local_addr().unwrap();
+        let err = WebhookServer::new(tls())
+            .route("/mutate", Allow("mutate"))
+            .start(addr)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, WebhookServerError::Bind { addr: a, .. } if *a == addr),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn shutdown_closes_the_listener_and_ignores_a_plain_tcp_client() {
+        let server = WebhookServer::new(tls())
+            .route("/mutate", Allow("mutate"))
+            .start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let addr = server.local_addr();
+        // Not TLS: the handshake fails, and the server carries on.
+        let mut plain = TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut plain, b"GET /healthz HTTP/1.1\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut plain, &mut answer)
+            .await
+            .ok();
+        assert!(
+            !answer.starts_with(b"HTTP/1.1 200"),
+            "answered over plain TCP"
+        );
+        server.shutdown().await;
+        assert!(TcpStream::connect(addr).await.is_err());
+    }
+}
