@@ -139,6 +139,67 @@ macro_rules! table_common {
     };
 }
 
+/// `case(name, case)` and name order, for a table of named cases.
+macro_rules! named_cases {
+    ($table:ident) => {
+        impl $table {
+            /// Adds the case `name`. A second case of the same name fails the table.
+            #[must_use]
+            pub fn case(mut self, name: &str, case: TestCase) -> Self {
+                self.cases.push(case.named(name));
+                self
+            }
+
+            fn cases(&self) -> Cow<'_, [TestCase]> {
+                Cow::Owned(by_name(&self.cases))
+            }
+        }
+    };
+}
+
+/// `case(case)`, the order written, and reading from YAML, for a suite. (Suites with fields
+/// of their own take them from `Default`; for the others that update is needless.)
+macro_rules! ordered_cases {
+    ($table:ident) => {
+        #[allow(clippy::needless_update)]
+        impl $table {
+            /// Adds a case (it needs a name).
+            #[must_use]
+            pub fn case(mut self, case: TestCase) -> Self {
+                self.cases.push(case);
+                self
+            }
+
+            /// The suite in a YAML file (see the crate docs for the format).
+            pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
+                let (common, cases) = Common::from_file(path.as_ref())?;
+                Ok($table {
+                    common,
+                    cases,
+                    ..$table::default()
+                })
+            }
+
+            /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
+            pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
+                let (cases, crds) = parse_str(origin, text)?;
+                Ok($table {
+                    common: Common {
+                        crds,
+                        ..Common::default()
+                    },
+                    cases,
+                    ..$table::default()
+                })
+            }
+
+            fn cases(&self) -> Cow<'_, [TestCase]> {
+                Cow::Borrowed(&self.cases)
+            }
+        }
+    };
+}
+
 /// Named cases for a [`ResourceReconciler`], run in name order.
 ///
 /// ```
@@ -161,18 +222,7 @@ pub struct ReconcilerTests {
 
 table_common!(ReconcilerTests);
 
-impl ReconcilerTests {
-    /// Adds the case `name`. A second case of the same name fails the table.
-    #[must_use]
-    pub fn case(mut self, name: &str, case: TestCase) -> Self {
-        self.cases.push(case.named(name));
-        self
-    }
-
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Owned(by_name(&self.cases))
-    }
-}
+named_cases!(ReconcilerTests);
 
 /// Cases for a [`ResourceReconciler`], run in order; readable from YAML.
 #[derive(Default)]
@@ -183,36 +233,7 @@ pub struct ReconcilerTestSuite {
 
 table_common!(ReconcilerTestSuite);
 
-impl ReconcilerTestSuite {
-    /// Adds a case (it needs a name).
-    #[must_use]
-    pub fn case(mut self, case: TestCase) -> Self {
-        self.cases.push(case);
-        self
-    }
-
-    /// The suite in a YAML file (see the crate docs for the format).
-    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
-        let (common, cases) = Common::from_file(path.as_ref())?;
-        Ok(ReconcilerTestSuite { common, cases })
-    }
-
-    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
-    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
-        let (cases, crds) = parse_str(origin, text)?;
-        Ok(ReconcilerTestSuite {
-            common: Common {
-                crds,
-                ..Common::default()
-            },
-            cases,
-        })
-    }
-
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Borrowed(&self.cases)
-    }
-}
+ordered_cases!(ReconcilerTestSuite);
 
 macro_rules! reconciler_table {
     ($table:ident) => {
@@ -392,54 +413,9 @@ macro_rules! sub_table {
 sub_table!(SubReconcilerTests);
 sub_table!(SubReconcilerTestSuite);
 
-impl SubReconcilerTests {
-    /// Adds the case `name`. A second case of the same name fails the table.
-    #[must_use]
-    pub fn case(mut self, name: &str, case: TestCase) -> Self {
-        self.cases.push(case.named(name));
-        self
-    }
+named_cases!(SubReconcilerTests);
 
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Owned(by_name(&self.cases))
-    }
-}
-
-impl SubReconcilerTestSuite {
-    /// Adds a case (it needs a name).
-    #[must_use]
-    pub fn case(mut self, case: TestCase) -> Self {
-        self.cases.push(case);
-        self
-    }
-
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Borrowed(&self.cases)
-    }
-
-    /// The suite in a YAML file (see the crate docs for the format).
-    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
-        let (common, cases) = Common::from_file(path.as_ref())?;
-        Ok(SubReconcilerTestSuite {
-            common,
-            codecs: BTreeMap::new(),
-            cases,
-        })
-    }
-
-    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
-    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
-        let (cases, crds) = parse_str(origin, text)?;
-        Ok(SubReconcilerTestSuite {
-            common: Common {
-                crds,
-                ..Common::default()
-            },
-            codecs: BTreeMap::new(),
-            cases,
-        })
-    }
-}
+ordered_cases!(SubReconcilerTestSuite);
 
 async fn run_sub_cases<R, S>(
     common: &Common,
@@ -580,18 +556,7 @@ pub struct AdmissionWebhookTests {
 
 table_common!(AdmissionWebhookTests);
 
-impl AdmissionWebhookTests {
-    /// Adds the case `name`. A second case of the same name fails the table.
-    #[must_use]
-    pub fn case(mut self, name: &str, case: TestCase) -> Self {
-        self.cases.push(case.named(name));
-        self
-    }
-
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Owned(by_name(&self.cases))
-    }
-}
+named_cases!(AdmissionWebhookTests);
 
 /// Cases for an admission webhook, run in order; readable from YAML (see the crate docs,
 /// "Admission webhook tables").
@@ -629,36 +594,7 @@ pub struct AdmissionWebhookTestSuite {
 
 table_common!(AdmissionWebhookTestSuite);
 
-impl AdmissionWebhookTestSuite {
-    /// Adds a case (it needs a name).
-    #[must_use]
-    pub fn case(mut self, case: TestCase) -> Self {
-        self.cases.push(case);
-        self
-    }
-
-    /// The suite in a YAML file (see the crate docs for the format).
-    pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
-        let (common, cases) = Common::from_file(path.as_ref())?;
-        Ok(AdmissionWebhookTestSuite { common, cases })
-    }
-
-    /// The suite in a YAML string (CRDs inline); `origin` names it in errors.
-    pub fn from_yaml_str(origin: &str, text: &str) -> Result<Self, FixtureError> {
-        let (cases, crds) = parse_str(origin, text)?;
-        Ok(AdmissionWebhookTestSuite {
-            common: Common {
-                crds,
-                ..Common::default()
-            },
-            cases,
-        })
-    }
-
-    fn cases(&self) -> Cow<'_, [TestCase]> {
-        Cow::Borrowed(&self.cases)
-    }
-}
+ordered_cases!(AdmissionWebhookTestSuite);
 
 macro_rules! admission_table {
     ($table:ident) => {

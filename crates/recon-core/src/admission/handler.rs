@@ -192,7 +192,11 @@ fn ok(response: AdmissionResponse) -> http::Response<Bytes> {
 }
 
 /// An HTTP error with a `metav1.Status` body.
-fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Bytes> {
+pub(crate) fn failure(
+    code: http::StatusCode,
+    reason: &str,
+    message: String,
+) -> http::Response<Bytes> {
     let status = json!({
         "apiVersion": "v1",
         "kind": "Status",

@@ -14,7 +14,6 @@ use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -502,21 +501,7 @@ fn health(method: &http::Method) -> http::Response<Full<Bytes>> {
 
 /// An HTTP error with a `metav1.Status` body, as [`respond`] writes them.
 fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Full<Bytes>> {
-    let status = json!({
-        "apiVersion": "v1",
-        "kind": "Status",
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code.as_u16(),
-    });
-    let mut response = http::Response::new(Full::new(Bytes::from(status.to_string())));
-    *response.status_mut() = code;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
+    super::handler::failure(code, reason, message).map(Full::new)
 }
 
 /// Completes once the server is told to stop (or its handle is gone).
