@@ -618,7 +618,7 @@ async fn serve_connection(
 mod tests {
     use futures::future::BoxFuture;
     use jiff::Timestamp;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::admission::{Admission, AdmissionResponse, SelfSignedCertificate};
