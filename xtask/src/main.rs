@@ -108,6 +108,32 @@ const TASKS: &[Task] = &[
         options: &[],
     },
     Task {
+        name: "crds",
+        about: "write the examples' CRD manifests to fixtures/crds/ (from their Rust types)",
+        steps: &[
+            Step {
+                env: &[("RECON_FIXTURES", "overwrite")],
+                command: &["cargo", "test", "--workspace", "crd_manifest"],
+            },
+            run(&["git", "status", "--short", "--", "fixtures/crds"]),
+        ],
+        options: &[],
+    },
+    Task {
+        name: "package",
+        about: "package the publishable crates (recon-core, recon-testing) as crates.io would take them",
+        steps: &[run(&[
+            "cargo",
+            "package",
+            "-p",
+            "recon-core",
+            "-p",
+            "recon-testing",
+            "--no-verify",
+        ])],
+        options: &[],
+    },
+    Task {
         name: "tour",
         about: "run the in-memory API server tour (the README's run command)",
         steps: &[run(&["cargo", "run", "-p", "fake-apiserver-tour"])],

@@ -96,3 +96,10 @@ fn widget_suites(#[files("tests/suites/*.yaml")] path: PathBuf) {
         .crd(&Widget::crd())
         .run(webhook);
 }
+
+// The Widget CRD manifest, kept current (`cargo xtask crds` rewrites it).
+#[test]
+fn crd_manifest_is_current() {
+    let manifest = serde_saphyr::to_string(&Widget::crd()).unwrap();
+    recon_testing::assert_generated_file("../../fixtures/crds/widgets.example.com.yaml", &manifest);
+}
