@@ -17,7 +17,8 @@ pub enum RequestOrigin {
     Client,
     /// The client a reactor's `before` hook was given: a simulated concurrent writer.
     Reactor,
-    /// The server's own set-up helpers, such as [`ApiServer::install_crd`](super::ApiServer::install_crd).
+    /// The server's own set-up helpers, such as [`ApiServer::install_crd`](super::ApiServer::install_crd),
+    /// and [`ApiServer::setup_client`](super::ApiServer::setup_client).
     Setup,
     /// The controllers [`ApiServer::collect_garbage`](super::ApiServer::collect_garbage) runs:
     /// the garbage collector and the namespace controller of kube-controller-manager.

@@ -78,6 +78,28 @@ impl ApiServer {
         self.client_as(RequestOrigin::Client)
     }
 
+    /// A client for arranging a scenario (what a test or a demo does as the cluster's user or
+    /// its other controllers): its requests are served like any other and recorded with
+    /// [`RequestOrigin::Setup`], apart from those of the code under test.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_core::fake::{ApiServer, RequestOrigin};
+    ///
+    /// let server = ApiServer::new();
+    /// let user: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// user.create(&PostParams::default(), &cm).await.unwrap();
+    /// assert_eq!(server.requests()[0].origin, RequestOrigin::Setup);
+    /// # });
+    /// ```
+    pub fn setup_client(&self) -> kube::Client {
+        self.client_as(RequestOrigin::Setup)
+    }
+
     fn client_as(&self, origin: RequestOrigin) -> kube::Client {
         kube::Client::new(
             FakeService {
