@@ -229,7 +229,8 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
         parent: &Parent<'_, impl Reconciled>,
         desired: &C,
     ) -> Result<C, Error> {
-        tracing::info!(object = %self.for_log(desired), "creating");
+        tracing::info!(object = %describe(&self.dyntype, desired), "creating");
+        tracing::debug!(body = %self.for_log(desired), "creating");
         let api = ObjectApi::<C>::of(ctx.config().client(), &self.dyntype, desired);
         let created = api.create(desired).await;
         WriteEvents::CREATE
@@ -265,11 +266,11 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
             tracing::debug!("in sync; no update");
             return Ok(actual);
         }
-        tracing::info!(
-            from = %self.for_log(&actual),
-            to = %self.for_log(&current),
-            "updating"
-        );
+        let (from, to) = (self.for_log(&actual), self.for_log(&current));
+        // The change in a line at info (as a JSON Patch of the logged views), both views at debug.
+        let change = serde_json::to_string(&json_patch::diff(&from, &to)).unwrap_or_default();
+        tracing::info!(object = %describe(&self.dyntype, &current), %change, "updating");
+        tracing::debug!(%from, %to, "updating");
         let api = ObjectApi::<C>::of(ctx.config().client(), &self.dyntype, &current);
         let updated = api.replace(&current).await;
         WriteEvents::UPDATE

@@ -1,0 +1,57 @@
+//! recon's demo: the example operators ([`function_operator`], [`gateway_operator`]) under
+//! kube's `Controller`, and the [`admission_webhook`]s over HTTPS, against recon's in-memory
+//! API server or a real cluster. [`run`] plays a scenario (create, edit, delete), printing what
+//! happens through `tracing` as it happens, and returns a [`Summary`].
+
+mod observe;
+mod scenario;
+mod summary;
+mod target;
+
+use std::time::Duration;
+
+pub use scenario::{NAMESPACE, run};
+pub use summary::{StepReport, Summary};
+pub use target::Target;
+
+/// How long the demo waits for a cluster to get where a step wants it.
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
+
+/// Why the demo stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// A request failed.
+    #[error("{step}: {source}")]
+    Kube {
+        /// What the demo was doing.
+        step: String,
+        /// The failure.
+        source: kube::Error,
+    },
+    /// A step did not reach its state in time.
+    #[error("gave up waiting for {what} after {}s", WAIT.as_secs())]
+    Timeout {
+        /// What was awaited.
+        what: String,
+    },
+    /// Waiting failed.
+    #[error("{what}: {message}")]
+    Wait {
+        /// What was awaited.
+        what: String,
+        /// Why it failed.
+        message: String,
+    },
+    /// The webhook server failed.
+    #[error("the admission webhooks: {0}")]
+    Webhook(String),
+}
+
+impl DemoError {
+    pub(crate) fn kube(step: &str, source: kube::Error) -> Self {
+        DemoError::Kube {
+            step: step.to_owned(),
+            source,
+        }
+    }
+}

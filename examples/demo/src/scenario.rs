@@ -1,0 +1,566 @@
+//! The scenario: install the CRDs, start the operators, create a Gateway and a Function, edit
+//! what they depend on, ask the admission webhooks, delete, stop.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+
+use admission_webhook::{MUTATE_PATH, VALIDATE_PATH, WebhookClient, webhook_server, widget_review};
+use function_operator::{Function, FunctionSpec};
+use futures::StreamExt;
+use gateway_operator::{Gateway, GatewaySpec, SETTINGS_HASH_ANNOTATION};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use kube::{Api, CustomResourceExt, Resource};
+use recon_core::admission::SelfSignedCertificate;
+use recon_core::fake::Verb;
+use recon_core::{Config, Reconciled, ResourceReconciler};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::observe::{Observer, describe_conditions, lock};
+use crate::summary::{StepReport, Summary};
+use crate::target::Target;
+use crate::{DemoError, WAIT};
+
+/// The namespace the demo's objects live in.
+pub const NAMESPACE: &str = "recon-demo";
+
+/// The scenario as it runs.
+struct Demo<'a> {
+    target: &'a Target,
+    user: kube::Client,
+    /// The first request of the step under way, in the in-memory server's log.
+    mark: usize,
+    summary: Summary,
+}
+
+/// Plays the scenario on `target`; what happens is printed as it happens (through
+/// `tracing`), and the summary returned.
+pub async fn run(target: &Target) -> Result<Summary, DemoError> {
+    let mut demo = Demo {
+        target,
+        user: target.user_client(),
+        mark: 0,
+        summary: Summary {
+            target: if target.is_in_memory() {
+                "the in-memory API server".to_owned()
+            } else {
+                "a cluster".to_owned()
+            },
+            ..Summary::default()
+        },
+    };
+    let mut observer = Observer::new();
+    let (stop, stopping) = watch::channel(false);
+
+    demo.announce("install the CRDs and the namespace");
+    for crd in [
+        function_operator::crd(),
+        gateway_operator::crd(),
+        admission_webhook::Widget::crd(),
+    ] {
+        target.install_crd(&crd).await?;
+    }
+    demo.ensure_namespace().await?;
+    demo.end_step("install the CRDs and the namespace");
+
+    demo.announce("start the operators under kube's Controller");
+    let client = target.client();
+    let controllers = [
+        spawn_controller(
+            function_operator::reconciler(Config::new(client.clone(), "function-operator")),
+            Api::namespaced(client.clone(), NAMESPACE),
+            stopping.clone(),
+        ),
+        spawn_controller(
+            gateway_operator::reconciler(Config::new(client.clone(), "gateway-operator")),
+            Api::namespaced(client.clone(), NAMESPACE),
+            stopping.clone(),
+        ),
+    ];
+    observer.events(demo.user.clone(), NAMESPACE);
+    observer.conditions::<Function>(Api::namespaced(demo.user.clone(), NAMESPACE));
+    observer.conditions::<Gateway>(Api::namespaced(demo.user.clone(), NAMESPACE));
+    demo.end_step("start the operators under kube's Controller");
+
+    demo.gateway().await?;
+    demo.function().await?;
+    demo.webhooks().await?;
+    demo.delete_function().await?;
+
+    demo.announce("stop the operators");
+    let _ = stop.send(true);
+    for controller in controllers {
+        let _ = controller.await;
+    }
+    demo.end_step("stop the operators");
+    demo.summary.events = lock(&observer.seen).events.clone();
+    Ok(demo.summary)
+}
+
+impl Demo<'_> {
+    fn announce(&self, step: &str) {
+        tracing::info!("== {step}");
+    }
+
+    /// Ends the step `name`: prints the requests the operators sent in it (in memory) and
+    /// counts their writes for the summary.
+    fn end_step(&mut self, name: &str) {
+        let (sent, next) = self.target.requests_since(self.mark);
+        self.mark = next;
+        let writes = self.target.is_in_memory().then(|| {
+            let mut writes = BTreeMap::new();
+            for request in &sent {
+                let write = matches!(
+                    request.verb,
+                    Verb::Create
+                        | Verb::Update
+                        | Verb::Patch
+                        | Verb::Delete
+                        | Verb::DeleteCollection
+                );
+                let what = match &request.subresource {
+                    Some(sub) => format!("{} {}/{sub}", request.method, request.resource),
+                    None => format!("{} {}", request.method, request.resource),
+                };
+                // A create names its object in the body.
+                let name = request.name.clone().or_else(|| {
+                    serde_json::from_slice::<Value>(&request.body)
+                        .ok()
+                        .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
+                });
+                let line = format!(
+                    "sent    {what} {} → {}",
+                    name.as_deref().unwrap_or(""),
+                    request.status
+                );
+                if write {
+                    tracing::info!("{line}");
+                    *writes.entry(what).or_insert(0) += 1;
+                } else {
+                    tracing::debug!("{line}");
+                }
+            }
+            writes
+        });
+        self.summary.steps.push(StepReport {
+            name: name.to_owned(),
+            writes,
+        });
+    }
+
+    async fn ensure_namespace(&self) -> Result<(), DemoError> {
+        let namespaces: Api<Namespace> = Api::all(self.user.clone());
+        let namespace: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).unwrap_or_default();
+        let params = PatchParams::apply("recon-demo");
+        namespaces
+            .patch(NAMESPACE, &params, &Patch::Apply(&namespace))
+            .await
+            .map_err(|e| DemoError::kube("creating the namespace", e))?;
+        Ok(())
+    }
+
+    /// A Gateway and its settings; then the settings change and its Deployment rolls.
+    async fn gateway(&mut self) -> Result<(), DemoError> {
+        let step = "create the gateway's settings and a Gateway";
+        self.announce(step);
+        let configmaps: Api<ConfigMap> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let gateways: Api<Gateway> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let settings: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": "edge-settings"},
+            "data": {"listen": ":8443", "upstream": "http://hello.recon-demo.svc", "timeout": "5s"},
+        }))
+        .unwrap_or_default();
+        configmaps
+            .create(&PostParams::default(), &settings)
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        let mut gateway = Gateway::new(
+            "edge",
+            GatewaySpec {
+                settings: "edge-settings".to_owned(),
+                replicas: Some(2),
+                image: None,
+            },
+        );
+        gateway.metadata.namespace = Some(NAMESPACE.to_owned());
+        gateways
+            .create(&PostParams::default(), &gateway)
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        let first = self.gateway_rollout(None).await?;
+        self.end_step(step);
+
+        let step = "change the gateway's settings: its Deployment rolls";
+        self.announce(step);
+        configmaps
+            .patch(
+                "edge-settings",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"data": {"timeout": "30s"}})),
+            )
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        let second = self.gateway_rollout(Some(&first)).await?;
+        self.end_step(step);
+        self.summary.state.push(format!(
+            "Gateway edge: {} (settings hash changed: {})",
+            conditions_of(&gateways, "edge").await?,
+            first != second
+        ));
+        Ok(())
+    }
+
+    /// Waits until the Gateway's Deployment carries a settings hash other than `previous`, makes
+    /// it available (in memory), and waits for the Gateway to be ready; returns the hash.
+    async fn gateway_rollout(&self, previous: Option<&str>) -> Result<String, DemoError> {
+        let gateways: Api<Gateway> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let deployments: Api<Deployment> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let name = wait_for("the Gateway to name its Deployment", || async {
+            gateways
+                .get_opt("edge")
+                .await
+                .ok()
+                .flatten()
+                .and_then(|g| g.status.and_then(|s| s.deployment_name))
+        })
+        .await?;
+        let hash = wait_for(
+            "the gateway's Deployment to carry the settings hash",
+            || async {
+                deployments
+                    .get_opt(&name)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|d| template_annotation(&d, SETTINGS_HASH_ANNOTATION))
+                    .filter(|hash| Some(hash.as_str()) != previous)
+            },
+        )
+        .await?;
+        tracing::info!("rollout Deployment {name}: settings hash {hash}");
+        self.play_deployment_controller(&name).await?;
+        wait_for("the Gateway to be ready", || async {
+            let gateway = gateways.get_opt("edge").await.ok().flatten()?;
+            is_ready(&gateway).then_some(())
+        })
+        .await?;
+        Ok(hash)
+    }
+
+    /// A Function: its children and its readiness; then a new image.
+    async fn function(&mut self) -> Result<(), DemoError> {
+        let step = "create a Function";
+        self.announce(step);
+        let functions: Api<Function> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let mut function = Function::new(
+            "hello",
+            FunctionSpec {
+                image: "example/hello:1.0".to_owned(),
+                replicas: Some(1),
+                port: None,
+                env: [("GREETING".to_owned(), "hello".to_owned())].into(),
+                configs: [(
+                    "routes".to_owned(),
+                    [("default".to_owned(), "/ -> hello".to_owned())].into(),
+                )]
+                .into(),
+            },
+        );
+        function.metadata.namespace = Some(NAMESPACE.to_owned());
+        functions
+            .create(&PostParams::default(), &function)
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        self.function_rollout("docker.io/example/hello:1.0").await?;
+        self.end_step(step);
+
+        let step = "change the Function's image";
+        self.announce(step);
+        functions
+            .patch(
+                "hello",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"image": "example/hello:2.0"}})),
+            )
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        self.function_rollout("docker.io/example/hello:2.0").await?;
+        self.end_step(step);
+        let function = functions
+            .get("hello")
+            .await
+            .map_err(|e| DemoError::kube("reading the Function", e))?;
+        let status = function.status.clone().unwrap_or_default();
+        self.summary.state.push(format!(
+            "Function hello: {}; image {}; url {}",
+            describe_conditions(&serde_json::to_value(&function).unwrap_or_default()),
+            status.resolved_image.unwrap_or_default(),
+            status.url.unwrap_or_default()
+        ));
+        Ok(())
+    }
+
+    /// Waits until the Function's Deployment runs `image`, makes it available (in memory), and
+    /// waits for the Function to be ready.
+    async fn function_rollout(&self, image: &str) -> Result<(), DemoError> {
+        let functions: Api<Function> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let deployments: Api<Deployment> = Api::namespaced(self.user.clone(), NAMESPACE);
+        wait_for("the Function's Deployment to run its image", || async {
+            let deployment = deployments.get_opt("hello").await.ok().flatten()?;
+            let value = serde_json::to_value(&deployment).ok()?;
+            (value.pointer("/spec/template/spec/containers/0/image")? == image).then_some(())
+        })
+        .await?;
+        tracing::info!("rollout Deployment hello: image {image}");
+        self.play_deployment_controller("hello").await?;
+        wait_for("the Function to be ready", || async {
+            let function = functions.get_opt("hello").await.ok().flatten()?;
+            let ready = is_ready(&function);
+            let current = function
+                .status
+                .as_ref()
+                .and_then(|s| s.resolved_image.as_deref())
+                == Some(image);
+            (ready && current).then_some(())
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// In memory, reports the Deployment `name` available, as kube-controller-manager's
+    /// Deployment controller would once its pods run. On a cluster, the cluster does it.
+    async fn play_deployment_controller(&self, name: &str) -> Result<(), DemoError> {
+        if !self.target.is_in_memory() {
+            return Ok(());
+        }
+        let deployments: Api<Deployment> = Api::namespaced(self.user.clone(), NAMESPACE);
+        let step = format!("reporting the Deployment {name} available");
+        let deployment = deployments
+            .get(name)
+            .await
+            .map_err(|e| DemoError::kube(&step, e))?;
+        // Read through JSON: `Deployment.spec` is optional or not depending on the Kubernetes
+        // version k8s-openapi is built for.
+        let replicas = serde_json::to_value(&deployment)
+            .ok()
+            .and_then(|d| d.pointer("/spec/replicas").and_then(Value::as_i64))
+            .unwrap_or(1);
+        let status = json!({"status": {
+            "observedGeneration": deployment.metadata.generation,
+            "replicas": replicas, "updatedReplicas": replicas,
+            "readyReplicas": replicas, "availableReplicas": replicas,
+            "conditions": [{"type": "Available", "status": "True",
+                            "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."}],
+        }});
+        deployments
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+            .await
+            .map_err(|e| DemoError::kube(&step, e))?;
+        tracing::info!(
+            "(playing the Deployment controller) Deployment {name}: {replicas} available"
+        );
+        Ok(())
+    }
+
+    /// Starts the admission webhooks over HTTPS and asks them about two widgets.
+    async fn webhooks(&mut self) -> Result<(), DemoError> {
+        let step = "ask the admission webhooks over HTTPS";
+        self.announce(step);
+        let webhook_error = |e: &dyn std::fmt::Display| DemoError::Webhook(e.to_string());
+        let certificate =
+            SelfSignedCertificate::generate(&["127.0.0.1"]).map_err(|e| webhook_error(&e))?;
+        let tls = certificate.tls_config().map_err(|e| webhook_error(&e))?;
+        let server = webhook_server(tls, self.target.client())
+            .start(([127, 0, 0, 1], 0).into())
+            .await
+            .map_err(|e| webhook_error(&e))?;
+        let client = WebhookClient::trusting(server.local_addr(), certificate.cert_pem())
+            .map_err(|e| webhook_error(&*e))?;
+        for (path, spec) in [
+            (MUTATE_PATH, json!({"team": "blue"})),
+            (VALIDATE_PATH, json!({"size": 50})),
+        ] {
+            let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                                "metadata": {"name": "widget", "namespace": NAMESPACE}, "spec": spec});
+            let review = widget_review("demo-1", "CREATE", Some(widget), None);
+            let answer = client
+                .post_json(path, review.to_string())
+                .await
+                .map_err(|e| webhook_error(&*e))?;
+            let answer: Value =
+                serde_json::from_slice(answer.body()).map_err(|e| webhook_error(&e))?;
+            let line = describe_answer(path, &spec, &answer);
+            tracing::info!("webhook {line}");
+            self.summary.webhooks.push(line);
+        }
+        server.shutdown().await;
+        self.end_step(step);
+        Ok(())
+    }
+
+    /// Deletes the Function: its children go with it (their owner references).
+    async fn delete_function(&mut self) -> Result<(), DemoError> {
+        let step = "delete the Function: its children are garbage collected";
+        self.announce(step);
+        let functions: Api<Function> = Api::namespaced(self.user.clone(), NAMESPACE);
+        functions
+            .delete("hello", &DeleteParams::default())
+            .await
+            .map_err(|e| DemoError::kube(step, e))?;
+        if let Target::InMemory(server) = self.target {
+            // kube-controller-manager's garbage collector, played on request.
+            let collected = server.collect_garbage();
+            tracing::info!(
+                "(playing the garbage collector) removed {} objects",
+                collected.removed().len()
+            );
+        }
+        let deployments: Api<Deployment> = Api::namespaced(self.user.clone(), NAMESPACE);
+        wait_for("the Function's Deployment to be collected", || async {
+            matches!(deployments.get_opt("hello").await, Ok(None)).then_some(())
+        })
+        .await?;
+        self.end_step(step);
+        self.summary.state.push(
+            "Function hello: deleted; its Deployment, Service and ConfigMaps collected".to_owned(),
+        );
+        Ok(())
+    }
+}
+
+/// Runs `reconciler`'s controller for `api` until `stopping` turns true, printing each
+/// reconcile.
+fn spawn_controller<R>(
+    reconciler: ResourceReconciler<R>,
+    api: Api<R>,
+    mut stopping: watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()>
+where
+    R: Reconciled + Resource<DynamicType = ()> + Debug + Unpin,
+{
+    let reconciler = Arc::new(reconciler);
+    let controller = reconciler
+        .controller(api, watcher::Config::default())
+        .graceful_shutdown_on(async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        });
+    tokio::spawn(
+        controller
+            .run(
+                ResourceReconciler::reconcile_object,
+                ResourceReconciler::error_policy,
+                reconciler,
+            )
+            .for_each(|result| async move {
+                match result {
+                    Ok((object, _)) => {
+                        tracing::info!("reconciled {} {}", R::kind(&()), object.name)
+                    }
+                    Err(err) => tracing::debug!("controller: {err}"),
+                }
+            }),
+    )
+}
+
+/// Polls `check` until it gives a value, for at most [`WAIT`].
+async fn wait_for<T, F, Fut>(what: &str, check: F) -> Result<T, DemoError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let poll = async {
+        loop {
+            if let Some(value) = check().await {
+                return value;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, poll)
+        .await
+        .map_err(|_| DemoError::Timeout {
+            what: what.to_owned(),
+        })
+}
+
+fn template_annotation(deployment: &Deployment, key: &str) -> Option<String> {
+    let value = serde_json::to_value(deployment).ok()?;
+    value
+        .pointer("/spec/template/metadata/annotations")?
+        .get(key)?
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn is_ready<K: serde::Serialize>(object: &K) -> bool {
+    let value = serde_json::to_value(object).unwrap_or_default();
+    value
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}
+
+async fn conditions_of<K>(api: &Api<K>, name: &str) -> Result<String, DemoError>
+where
+    K: Resource + Clone + Debug + serde::de::DeserializeOwned + serde::Serialize,
+{
+    let object = api
+        .get(name)
+        .await
+        .map_err(|e| DemoError::kube(&format!("reading {name}"), e))?;
+    Ok(describe_conditions(
+        &serde_json::to_value(&object).unwrap_or_default(),
+    ))
+}
+
+/// `/mutate {"team":"blue"}: allowed, patch add /metadata/labels, add /spec/size`.
+fn describe_answer(path: &str, spec: &Value, answer: &Value) -> String {
+    let response = &answer["response"];
+    let decision = if response["allowed"] == true {
+        "allowed".to_owned()
+    } else {
+        format!(
+            "refused {} ({})",
+            response["status"]["code"],
+            response["status"]["message"].as_str().unwrap_or("")
+        )
+    };
+    let patch = match response.get("patch").and_then(Value::as_str) {
+        None => String::new(),
+        Some(encoded) => decode_patch(encoded)
+            .map(|ops| {
+                let ops: Vec<String> = ops
+                    .iter()
+                    .map(|op| {
+                        format!(
+                            "{} {}",
+                            op["op"].as_str().unwrap_or("?"),
+                            op["path"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .collect();
+                format!(", patch {}", ops.join(", "))
+            })
+            .unwrap_or_else(|e| format!(", a patch that does not decode: {e}")),
+    };
+    format!("{path} spec {spec}: {decision}{patch}")
+}
+
+/// The RFC 6902 operations of a base64 `patch`, as kube-apiserver reads it.
+fn decode_patch(encoded: &str) -> Result<Vec<Value>, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+}
