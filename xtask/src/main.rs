@@ -134,8 +134,25 @@ const TASKS: &[Task] = &[
         options: &[],
     },
     Task {
+        name: "demo",
+        about: "run the demo: the example operators against the in-memory API server (the README's run command)",
+        steps: &[run(&["cargo", "run", "-p", "recon-demo"])],
+        options: &[TaskOption {
+            flag: "--cluster",
+            about: "run it against the cluster of the current kubeconfig context",
+            steps: &[run(&[
+                "cargo",
+                "run",
+                "-p",
+                "recon-demo",
+                "--",
+                "--cluster",
+            ])],
+        }],
+    },
+    Task {
         name: "tour",
-        about: "run the in-memory API server tour (the README's run command)",
+        about: "run the in-memory API server tour: kube::Api calls and what the server records",
         steps: &[run(&["cargo", "run", "-p", "fake-apiserver-tour"])],
         options: &[],
     },
