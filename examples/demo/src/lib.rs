@@ -21,7 +21,7 @@ pub(crate) const WAIT: Duration = Duration::from_secs(60);
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
     /// A request failed.
-    #[error("{step}: {source}")]
+    #[error("{step}: {}", explain(.source))]
     Kube {
         /// What the demo was doing.
         step: String,
@@ -53,5 +53,19 @@ impl DemoError {
             step: step.to_owned(),
             source,
         }
+    }
+}
+
+/// A failed request as the API server worded it; kube's own text dumps the whole `Status`.
+fn explain(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
+        // No Status in the answer: a server that does not serve the API at all (an
+        // apiextensions-apiserver has no namespaces or Deployments, say).
+        kube::Error::Api(_) => {
+            "the API server answered with an error and no Status: does it serve this API?"
+                .to_owned()
+        }
+        other => other.to_string(),
     }
 }
