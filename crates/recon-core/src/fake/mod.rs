@@ -79,6 +79,7 @@ mod record;
 mod registry;
 mod resource;
 mod route;
+mod schema;
 mod seed;
 // Also the tracker's label selectors: one parser with the apiserver's rules.
 pub(crate) mod selector;
