@@ -190,13 +190,11 @@ impl Node {
             })
     }
 
-    /// Whether pruning keeps a key this node does not declare.
+    /// Whether pruning keeps a key this node does not declare: any `additionalProperties`
+    /// (even `false`: the real server then reports the key as forbidden) or
+    /// `x-kubernetes-preserve-unknown-fields`.
     pub(crate) fn keeps_unknown(&self) -> bool {
-        self.preserve_unknown_fields
-            || matches!(
-                self.additional_properties,
-                Some(Additional::Schema(_) | Additional::Allows(true))
-            )
+        self.preserve_unknown_fields || self.additional_properties.is_some()
     }
 
     /// Whether a JSON null here is dropped before validation
