@@ -152,6 +152,17 @@ mod tests {
     }
 
     #[test]
+    fn a_null_never_matches_an_enum_even_when_nullable() {
+        // Confirmed against kube-apiserver 1.36: `spec.ne: Unsupported value: null: ...`.
+        let s = spec_schema(json!({"type": "object", "properties": {
+            "ne": {"type": "string", "nullable": true, "enum": ["a"]}}}));
+        assert_eq!(
+            aggregate(&s.validate_create(&obj(json!({"spec": {"ne": null}})))),
+            r#"spec.ne: Unsupported value: null: supported values: "a""#
+        );
+    }
+
+    #[test]
     fn a_required_field_with_a_default_is_left_to_defaulting() {
         let s = spec_schema(json!({"type": "object", "required": ["a"], "properties": {
             "a": {"type": "integer", "default": 1}}}));
