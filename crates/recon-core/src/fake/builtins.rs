@@ -229,6 +229,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
                 kind,
             ))),
             scale: false,
+            validation: None,
         }],
         kind: kind.to_owned(),
         list_kind: format!("{kind}List"),

@@ -17,6 +17,7 @@ use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType,
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
+use super::schema::CustomResourceSchema;
 use super::state::State;
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
@@ -227,6 +228,11 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
                     .get("subresources")
                     .and_then(|s| s.get("scale"))
                     .is_some_and(|s| !s.is_null()),
+                validation: v
+                    .get("schema")
+                    .and_then(|s| s.get("openAPIV3Schema"))
+                    .filter(|s| s.is_object())
+                    .map(|s| Arc::new(CustomResourceSchema::from_openapi_v3(s))),
             })
         })
         .collect();

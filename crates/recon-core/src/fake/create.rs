@@ -133,7 +133,11 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
         if let Some(err) = custom_type_meta_error(call, obj) {
             return Err(err);
         }
-        let errors = validate_object_meta(obj, rt.namespaced, NameRule::DnsSubdomain);
+        // `customResourceValidator.Validate`: metadata, then the version's schema.
+        let mut errors = validate_object_meta(obj, rt.namespaced, NameRule::DnsSubdomain);
+        if let Some(schema) = rt.validation(&call.path.version) {
+            errors.extend(schema.validate_create(obj));
+        }
         if !errors.is_empty() {
             return Err(ApiError::invalid(
                 &rt.group_kind(),

@@ -11,6 +11,10 @@ pub(crate) enum ErrorType {
     NotSupported,
     Forbidden,
     TooLong,
+    /// `field.TypeInvalid`: printed as `Invalid value`, its own cause reason.
+    TypeInvalid,
+    Duplicate,
+    TooMany,
 }
 
 impl ErrorType {
@@ -21,6 +25,9 @@ impl ErrorType {
             ErrorType::NotSupported => "Unsupported value",
             ErrorType::Forbidden => "Forbidden",
             ErrorType::TooLong => "Too long",
+            ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::TooMany => "Too many",
         }
     }
 
@@ -31,6 +38,9 @@ impl ErrorType {
             ErrorType::NotSupported => "FieldValueNotSupported",
             ErrorType::Forbidden => "FieldValueForbidden",
             ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::TooMany => "FieldValueTooMany",
         }
     }
 }

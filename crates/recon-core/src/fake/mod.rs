@@ -23,7 +23,22 @@
 //! garbage collector and namespace controller of kube-controller-manager would
 //! ([`ApiServer::collect_garbage`]).
 //!
-//! Not modelled yet: OpenAPI schema validation, pruning and defaulting, other admission plugins.
+//! Custom resources are validated against the structural OpenAPI v3 schema of the CRD version
+//! a request names, on create, update, every kind of patch (the patched or applied result) and
+//! `/status` writes (which check `.status` against the status schema), with the real server's
+//! 422 messages and causes: `type` (and `x-kubernetes-int-or-string`), `nullable`, `required`,
+//! `enum`, `minimum`/`maximum` (exclusive or not), `multipleOf`, `minLength`/`maxLength`,
+//! `pattern`, the formats a CRD keeps (`date-time`, `date`, `byte`, `uuid*`, `ipv4`, `ipv6`,
+//! `cidr`, `hexcolor`, `k8s-short-name`, `int32`, `float`; other kept formats accept any string
+//! for now), `minItems`/`maxItems`, `minProperties`/`maxProperties`, `properties`, `items`,
+//! `additionalProperties`, `x-kubernetes-embedded-resource` (`apiVersion` and `kind`),
+//! `x-kubernetes-list-type` `set` and `map` duplicates; an update ratchets, as the real server
+//! does: errors within a value left unchanged are dropped.
+//!
+//! Not modelled yet: pruning of unknown fields (they are kept, and never an error),
+//! defaulting (a missing field with a `default` is not reported as required), CEL rules
+//! (`x-kubernetes-validations`), `allOf`/`anyOf`/`oneOf`/`not`, validation of an embedded
+//! resource's `metadata`, other admission plugins.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
@@ -79,6 +94,7 @@ mod record;
 mod registry;
 mod resource;
 mod route;
+mod schema;
 mod seed;
 // Also the tracker's label selectors: one parser with the apiserver's rules.
 pub(crate) mod selector;

@@ -226,6 +226,8 @@ pub(crate) struct ServedVersion {
     pub(crate) schema: Option<std::sync::Arc<super::apply::Schema>>,
     /// Whether discovery lists the `scale` subresource at this version (a CRD that declares it).
     pub(crate) scale: bool,
+    /// The schema custom resources of this version are validated against (a CRD's).
+    pub(crate) validation: Option<std::sync::Arc<super::schema::CustomResourceSchema>>,
 }
 
 /// What discovery says about a type beyond its names and scope (R4).
@@ -291,6 +293,14 @@ impl ResourceType {
     /// Whether `version` has the status subresource.
     pub(crate) fn has_status(&self, version: &str) -> bool {
         self.versions.iter().any(|v| v.name == version && v.status)
+    }
+
+    /// The validation schema of `version`, for custom resources.
+    pub(crate) fn validation(&self, version: &str) -> Option<&super::schema::CustomResourceSchema> {
+        self.versions
+            .iter()
+            .find(|v| v.name == version)
+            .and_then(|v| v.validation.as_deref())
     }
 
     /// Whether discovery lists the scale subresource at `version`.

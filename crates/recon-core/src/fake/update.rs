@@ -279,6 +279,13 @@ fn before_update(
             return Err(err);
         }
         errors.extend(validate_object_meta_update(&new, old));
+        // The schema: the whole object from the main endpoint, `.status` from `/status`.
+        if let Some(schema) = rt.validation(&call.path.version) {
+            errors.extend(match endpoint {
+                Endpoint::Status => schema.validate_status_update(&new, old),
+                _ => schema.validate_update(&new, old),
+            });
+        }
     } else {
         errors.extend(validate_object_meta_update(&new, old));
         errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));

@@ -1,0 +1,568 @@
+//! The value validator: kube-openapi `validate.SchemaValidator` as apiextensions-apiserver runs
+//! it on a custom resource (`validation.ValidateCustomResource`), with update ratcheting
+//! (`RatchetingSchemaValidator`, feature `CRDValidationRatcheting`, on by default): errors found
+//! in a part of the object that is unchanged from the stored one are dropped.
+//!
+//! Each node runs kube-openapi's validators in their order: type, string, format, number,
+//! slice, enum, object. Errors become field errors as `kubeOpenAPIResultToFieldErrors` turns
+//! them into a `field.ErrorList`. Sibling properties are visited in name order (the real server
+//! walks a Go map, in no fixed order).
+
+use serde_json::{Map, Value};
+
+use super::super::error::go_quote;
+use super::super::field_error::{BadValue, ErrorType, FieldError};
+use super::format::Format;
+use super::model::{Additional, JsonType, ListType, Node, Pattern};
+use super::number::{self, MultipleOf, Num};
+
+/// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
+/// anything else as JSON.
+pub(crate) fn bad_value(v: &Value) -> BadValue {
+    match v {
+        Value::String(s) => BadValue::Str(s.clone()),
+        Value::Number(n) => BadValue::Raw(Num::of(n).go()),
+        other => BadValue::Raw(other.to_string()),
+    }
+}
+
+/// Where the validator's errors are reported: `None` for the object (`ValidateCustomResource(nil,
+/// ...)`), `Some("status")` for a status write (its schema is rooted at `.status`).
+pub(crate) struct Validator<'a> {
+    pub(crate) field_root: Option<&'a str>,
+    /// Whether the value validated is a whole resource: `apiVersion`, `kind` and `metadata`
+    /// survive pruning there.
+    pub(crate) resource_root: bool,
+}
+
+impl Validator<'_> {
+    /// Validates `new` (and ratchets against `old` when given).
+    pub(crate) fn run(&self, node: &Node, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut out = Vec::new();
+        self.node(node, "", new, old, self.resource_root, &mut out);
+        out
+    }
+
+    /// `errPath`: the validator's name for the value, under the field root.
+    fn field(&self, name: &str) -> String {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        match (self.field_root, name) {
+            (None, "") => "<nil>".to_owned(),
+            (Some(root), "") => root.to_owned(),
+            (None, n) => n.to_owned(),
+            (Some(root), n) => format!("{root}.{n}"),
+        }
+    }
+
+    /// A plain (non-`Validation`) error: `field.Invalid(fldPath, "", err.Error())`.
+    fn plain(&self, message: String) -> FieldError {
+        FieldError::new(
+            ErrorType::Invalid,
+            self.field_root.unwrap_or("<nil>"),
+            BadValue::Str(String::new()),
+            message,
+        )
+    }
+
+    fn invalid(&self, path: &str, value: BadValue, message: String) -> FieldError {
+        FieldError::new(ErrorType::Invalid, self.field(path), value, message)
+    }
+
+    fn type_invalid(&self, path: &str, value: &str, expected: &str) -> FieldError {
+        FieldError::new(
+            ErrorType::TypeInvalid,
+            self.field(path),
+            BadValue::Str(value.to_owned()),
+            format!(
+                "{path} in body must be of type {expected}: {}",
+                go_quote(value)
+            ),
+        )
+    }
+
+    fn node(
+        &self,
+        node: &Node,
+        path: &str,
+        new: &Value,
+        old: Option<&Value>,
+        resource: bool,
+        out: &mut Vec<FieldError>,
+    ) {
+        let mut errors = Vec::new();
+        self.check(node, path, new, old, resource, &mut errors);
+        // Ratcheting: an unchanged value keeps its errors to itself.
+        if !errors.is_empty() && old == Some(new) {
+            return;
+        }
+        out.extend(errors);
+    }
+
+    fn check(
+        &self,
+        node: &Node,
+        path: &str,
+        new: &Value,
+        old: Option<&Value>,
+        resource: bool,
+        out: &mut Vec<FieldError>,
+    ) {
+        let type_names = || {
+            node.types
+                .iter()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if new.is_null() {
+            // Only the type and enum validators see a null.
+            if !node.types.is_empty() && !node.nullable {
+                out.push(self.type_invalid(path, "null", &type_names()));
+            }
+            self.check_enum(node, path, new, out);
+            return;
+        }
+        self.check_type(node, path, new, &type_names(), out);
+        if let Value::String(s) = new {
+            self.check_string(node, path, s, out);
+            if Format::is_string_format(&node.format) && !Format::validates(&node.format, s) {
+                out.push(FieldError::new(
+                    ErrorType::TypeInvalid,
+                    self.field(path),
+                    BadValue::Str(s.clone()),
+                    format!(
+                        "{path} in body must be of type {}: {}",
+                        node.format,
+                        go_quote(s)
+                    ),
+                ));
+            }
+        }
+        if let Value::Number(n) = new {
+            self.check_number(node, path, Num::of(n), out);
+        }
+        if let Value::Array(items) = new {
+            self.check_array(node, path, items, old, out);
+        }
+        self.check_enum(node, path, new, out);
+        if let Value::Object(map) = new {
+            self.check_object(node, path, map, old, resource, out);
+        }
+    }
+
+    /// `typeValidator`.
+    fn check_type(
+        &self,
+        node: &Node,
+        path: &str,
+        new: &Value,
+        type_names: &str,
+        out: &mut Vec<FieldError>,
+    ) {
+        if node.types.is_empty() && node.format.is_empty() {
+            return;
+        }
+        let (data_type, data_format, float) = match new {
+            Value::Bool(_) => ("boolean", "", None),
+            Value::String(_) => ("string", "", None),
+            Value::Number(n) => match Num::of(n) {
+                Num::Int(_) => ("integer", "int64", None),
+                Num::Float(f) => ("number", "float64", Some(f)),
+            },
+            Value::Array(_) => ("array", "", None),
+            _ => ("object", "", None),
+        };
+        let has = |t: JsonType| node.types.contains(&t);
+        let contains = node.types.iter().any(|t| t.name() == data_type);
+        let float_int = float.is_some_and(number::is_json_integer) && has(JsonType::Integer);
+        let int_float = data_type == "integer" && has(JsonType::Number);
+        let stringish = matches!(new, Value::String(_) | Value::Array(_));
+        let format_matches = contains || data_format == node.format || float_int || int_float;
+        if !(stringish || node.format.is_empty() || format_matches) {
+            out.push(self.type_invalid(path, data_format, &node.format));
+            return;
+        }
+        let numeric = has(JsonType::Number) || has(JsonType::Integer);
+        if stringish && !(numeric || node.format.is_empty()) {
+            return;
+        }
+        if !(contains || float_int || int_float) {
+            out.push(self.type_invalid(path, data_type, type_names));
+        }
+    }
+
+    /// `stringValidator`: the first failing check only.
+    fn check_string(&self, node: &Node, path: &str, s: &str, out: &mut Vec<FieldError>) {
+        let chars = i64::try_from(s.chars().count()).unwrap_or(i64::MAX);
+        if let Some(max) = node.max_length
+            && chars > max
+        {
+            // `field.TooLong(errPath, "", max)`: the real server says bytes, counts characters.
+            out.push(FieldError::new(
+                ErrorType::TooLong,
+                self.field(path),
+                BadValue::Omit,
+                format!("may not be more than {max} bytes"),
+            ));
+            return;
+        }
+        if let Some(min) = node.min_length
+            && chars < min
+        {
+            out.push(self.invalid(
+                path,
+                BadValue::Str(s.to_owned()),
+                format!("{path} in body should be at least {min} chars long"),
+            ));
+            return;
+        }
+        match &node.pattern {
+            Some(Pattern::Compiled(re)) if !re.is_match(s) => {
+                out.push(self.invalid(
+                    path,
+                    BadValue::Str(s.to_owned()),
+                    format!("{path} in body should match '{}'", re.as_str()),
+                ));
+            }
+            Some(Pattern::Invalid { source, error }) => out.push(self.invalid(
+                path,
+                BadValue::Str(s.to_owned()),
+                format!("{path} in body should match '{source}, but pattern is invalid: {error}'"),
+            )),
+            _ => {}
+        }
+    }
+
+    /// `numberValidator`: the range of the type, then multipleOf, minimum, maximum.
+    fn check_number(&self, node: &Node, path: &str, val: Num, out: &mut Vec<FieldError>) {
+        let (type_name, format) = match node.types.as_slice() {
+            [JsonType::Integer] => (
+                "integer",
+                if matches!(node.format.as_str(), "int32" | "int64") {
+                    node.format.as_str()
+                } else {
+                    ""
+                },
+            ),
+            [JsonType::Number] => (
+                "number",
+                if matches!(node.format.as_str(), "float" | "double") {
+                    node.format.as_str()
+                } else {
+                    ""
+                },
+            ),
+            _ => ("", ""),
+        };
+        if let Some(e) = number::range_error(val, type_name, format, "Checked", path) {
+            out.push(self.plain(e));
+        }
+        let data = bad_value(&Value::from(match val {
+            Num::Int(i) => serde_json::Number::from(i),
+            Num::Float(f) => {
+                serde_json::Number::from_f64(f).unwrap_or_else(|| serde_json::Number::from(0))
+            }
+        }));
+        let bound_fits =
+            |bound: f64, prefix: &str, out: &mut Vec<FieldError>| match number::range_error(
+                Num::Float(bound),
+                type_name,
+                format,
+                prefix,
+                path,
+            ) {
+                Some(e) => {
+                    out.push(self.plain(e));
+                    false
+                }
+                None => true,
+            };
+        if let Some(factor) = node.multiple_of {
+            let failed = if bound_fits(factor, "MultipleOf", out) {
+                number::multiple_of_error(val, factor)
+            } else {
+                number::multiple_of_float(val.as_f64(), factor)
+            };
+            match failed {
+                Some(MultipleOf::Not(f)) => out.push(self.invalid(
+                    path,
+                    data.clone(),
+                    format!("{path} in body should be a multiple of {f}"),
+                )),
+                Some(MultipleOf::NotPositive(f)) => out.push(self.invalid(
+                    path,
+                    BadValue::Raw(f.clone()),
+                    format!("factor MultipleOf declared for {path} must be positive: {f}"),
+                )),
+                None => {}
+            }
+        }
+        if let Some(min) = node.minimum {
+            let native = bound_fits(min, "Minimum boundary", out);
+            let excl = node.exclusive_minimum;
+            let failed = match val {
+                Num::Int(i) if native => {
+                    let m = number::truncate(min);
+                    (i < m || (excl && i == m)).then(|| m.to_string())
+                }
+                _ => {
+                    let d = val.as_f64();
+                    (d < min || (excl && d <= min)).then(|| number::go_float(min))
+                }
+            };
+            if let Some(m) = failed {
+                let rel = if excl {
+                    "greater than"
+                } else {
+                    "greater than or equal to"
+                };
+                out.push(self.invalid(
+                    path,
+                    data.clone(),
+                    format!("{path} in body should be {rel} {m}"),
+                ));
+            }
+        }
+        if let Some(max) = node.maximum {
+            let native = bound_fits(max, "Maximum boundary", out);
+            let excl = node.exclusive_maximum;
+            let failed = match val {
+                Num::Int(i) if native => {
+                    let m = number::truncate(max);
+                    (i > m || (excl && i == m)).then(|| m.to_string())
+                }
+                _ => {
+                    let d = val.as_f64();
+                    (d > max || (excl && d >= max)).then(|| number::go_float(max))
+                }
+            };
+            if let Some(m) = failed {
+                let rel = if excl {
+                    "less than"
+                } else {
+                    "less than or equal to"
+                };
+                out.push(self.invalid(path, data, format!("{path} in body should be {rel} {m}")));
+            }
+        }
+    }
+
+    /// `schemaSliceValidator`: the items, then minItems and maxItems.
+    fn check_array(
+        &self,
+        node: &Node,
+        path: &str,
+        items: &[Value],
+        old: Option<&Value>,
+        out: &mut Vec<FieldError>,
+    ) {
+        if let Some(item_schema) = &node.items {
+            let old_items = old.and_then(Value::as_array);
+            for (i, item) in items.iter().enumerate() {
+                let old_item = old_items.and_then(|o| correlate(node, item, o));
+                self.node(
+                    item_schema,
+                    &format!("{path}[{i}]"),
+                    item,
+                    old_item,
+                    item_schema.embedded_resource,
+                    out,
+                );
+            }
+        }
+        let size = i64::try_from(items.len()).unwrap_or(i64::MAX);
+        if let Some(min) = node.min_items
+            && size < min
+        {
+            out.push(self.invalid(
+                path,
+                BadValue::Raw(size.to_string()),
+                format!("{path} in body should have at least {min} items"),
+            ));
+        }
+        if let Some(max) = node.max_items
+            && size > max
+        {
+            out.push(FieldError::new(
+                ErrorType::TooMany,
+                self.field(path),
+                BadValue::Raw(size.to_string()),
+                format!("must have at most {max} items"),
+            ));
+        }
+    }
+
+    /// `basicCommonValidator`: `enum`.
+    fn check_enum(&self, node: &Node, path: &str, new: &Value, out: &mut Vec<FieldError>) {
+        let Some(values) = node.enumeration.as_ref().filter(|v| !v.is_empty()) else {
+            return;
+        };
+        if values.iter().any(|e| enum_matches(new, e)) {
+            return;
+        }
+        let supported: Vec<String> = values
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => go_quote(s),
+                other => go_quote(&other.to_string()),
+            })
+            .collect();
+        out.push(FieldError::new(
+            ErrorType::NotSupported,
+            self.field(path),
+            bad_value(new),
+            format!("supported values: {}", supported.join(", ")),
+        ));
+    }
+
+    /// `objectValidator`: property counts, forbidden or additional properties, properties,
+    /// required.
+    fn check_object(
+        &self,
+        node: &Node,
+        path: &str,
+        map: &Map<String, Value>,
+        old: Option<&Value>,
+        resource: bool,
+        out: &mut Vec<FieldError>,
+    ) {
+        let present = present_keys(node, map, resource);
+        let count = i64::try_from(present.len()).unwrap_or(i64::MAX);
+        if let Some(min) = node.min_properties
+            && count < min
+        {
+            out.push(self.invalid(
+                path,
+                BadValue::Raw(count.to_string()),
+                format!("{path} in body should have at least {min} properties"),
+            ));
+        }
+        if let Some(max) = node.max_properties
+            && count > max
+        {
+            out.push(FieldError::new(
+                ErrorType::TooMany,
+                self.field(path),
+                BadValue::Raw(count.to_string()),
+                format!("must have at most {max} items"),
+            ));
+        }
+        let old_map = old.and_then(Value::as_object);
+        match &node.additional_properties {
+            Some(Additional::Allows(false)) => {
+                for key in present
+                    .iter()
+                    .filter(|k| !node.properties.contains_key(**k))
+                {
+                    out.push(self.invalid(
+                        path,
+                        BadValue::Str((*key).to_owned()),
+                        format!("{path}.{key} in body is a forbidden property"),
+                    ));
+                }
+            }
+            Some(Additional::Schema(schema)) => {
+                for key in present
+                    .iter()
+                    .filter(|k| !node.properties.contains_key(**k))
+                {
+                    let (Some(value), child_path) = (map.get(*key), format!("{path}.{key}")) else {
+                        continue;
+                    };
+                    let old_value = old_map.and_then(|o| o.get(*key));
+                    self.node(
+                        schema,
+                        &child_path,
+                        value,
+                        old_value,
+                        schema.embedded_resource,
+                        out,
+                    );
+                }
+            }
+            _ => {}
+        }
+        for (name, schema) in &node.properties {
+            if !present.contains(&name.as_str()) {
+                continue;
+            }
+            let Some(value) = map.get(name) else { continue };
+            let child_path = if path.is_empty() {
+                name.clone()
+            } else {
+                format!("{path}.{name}")
+            };
+            // `kind` and `apiVersion` of the resource are never ratcheted.
+            let old_value = old_map
+                .filter(|_| !(path.is_empty() && matches!(name.as_str(), "kind" | "apiVersion")))
+                .and_then(|o| o.get(name));
+            self.node(
+                schema,
+                &child_path,
+                value,
+                old_value,
+                schema.embedded_resource,
+                out,
+            );
+        }
+        for name in &node.required {
+            let defaulted = node
+                .properties
+                .get(name)
+                .is_some_and(|p| p.default.is_some());
+            if !present.contains(&name.as_str()) && !defaulted {
+                out.push(FieldError::new(
+                    ErrorType::Required,
+                    self.field(&format!("{path}.{name}")),
+                    BadValue::Omit,
+                    "",
+                ));
+            }
+        }
+    }
+}
+
+/// The keys of `map` the validator sees: pruning drops fields the schema does not know, and
+/// nulls where the schema does not allow them are dropped (or defaulted) before validation.
+fn present_keys<'m>(node: &Node, map: &'m Map<String, Value>, resource: bool) -> Vec<&'m str> {
+    map.iter()
+        .filter(|(k, v)| {
+            let known = node.properties.contains_key(*k)
+                || node.keeps_unknown()
+                || ((resource || node.embedded_resource)
+                    && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
+            let dropped_null = v.is_null() && node.child(k).is_some_and(Node::null_is_absent);
+            known && !dropped_null
+        })
+        .map(|(k, _)| k.as_str())
+        .collect()
+}
+
+/// The stored item an item of a new list corresponds to, for ratcheting: by key in a
+/// `map` list, by value in a `set`; items of atomic lists correspond to nothing.
+fn correlate<'o>(node: &Node, item: &Value, old: &'o [Value]) -> Option<&'o Value> {
+    match node.list_type.as_ref()? {
+        ListType::Set => old.iter().find(|o| *o == item),
+        ListType::Map(keys) => {
+            let key_of = |v: &Value| -> Vec<Option<Value>> {
+                keys.iter().map(|k| v.get(k).cloned()).collect()
+            };
+            let wanted = key_of(item);
+            old.iter().find(|o| key_of(o) == wanted)
+        }
+        ListType::Atomic => None,
+    }
+}
+
+/// Whether a value equals an enum member, after Go's conversion of the value to the member's
+/// type (an integer member truncates a float value; numbers compare across int and float).
+fn enum_matches(value: &Value, member: &Value) -> bool {
+    match (value, member) {
+        (Value::Number(v), Value::Number(m)) => match (Num::of(v), Num::of(m)) {
+            (Num::Int(a), Num::Int(b)) => a == b,
+            (Num::Float(a), Num::Int(b)) => number::truncate(a) == b,
+            (a, Num::Float(b)) => a.as_f64() == b,
+        },
+        (a, b) => a == b,
+    }
+}
