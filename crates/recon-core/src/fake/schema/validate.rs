@@ -370,23 +370,42 @@ impl Validator<'_> {
                 );
             }
         }
-        let size = i64::try_from(items.len()).unwrap_or(i64::MAX);
-        if let Some(min) = node.min_items
-            && size < min
+        self.check_count(
+            path,
+            items.len(),
+            (node.min_items, node.max_items),
+            "items",
+            out,
+        );
+    }
+
+    /// `minItems` / `maxItems` and `minProperties` / `maxProperties`: the same two checks
+    /// (the maximum reads "items" for both, as the real server words it).
+    fn check_count(
+        &self,
+        path: &str,
+        count: usize,
+        (min, max): (Option<i64>, Option<i64>),
+        noun: &str,
+        out: &mut Vec<FieldError>,
+    ) {
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        if let Some(min) = min
+            && count < min
         {
             out.push(self.invalid(
                 path,
-                BadValue::Raw(size.to_string()),
-                format!("{path} in body should have at least {min} items"),
+                BadValue::Raw(count.to_string()),
+                format!("{path} in body should have at least {min} {noun}"),
             ));
         }
-        if let Some(max) = node.max_items
-            && size > max
+        if let Some(max) = max
+            && count > max
         {
             out.push(FieldError::new(
                 ErrorType::TooMany,
                 self.field(path),
-                BadValue::Raw(size.to_string()),
+                BadValue::Raw(count.to_string()),
                 format!("must have at most {max} items"),
             ));
         }
@@ -427,26 +446,13 @@ impl Validator<'_> {
         out: &mut Vec<FieldError>,
     ) {
         let present = present_keys(node, map, resource);
-        let count = i64::try_from(present.len()).unwrap_or(i64::MAX);
-        if let Some(min) = node.min_properties
-            && count < min
-        {
-            out.push(self.invalid(
-                path,
-                BadValue::Raw(count.to_string()),
-                format!("{path} in body should have at least {min} properties"),
-            ));
-        }
-        if let Some(max) = node.max_properties
-            && count > max
-        {
-            out.push(FieldError::new(
-                ErrorType::TooMany,
-                self.field(path),
-                BadValue::Raw(count.to_string()),
-                format!("must have at most {max} items"),
-            ));
-        }
+        self.check_count(
+            path,
+            present.len(),
+            (node.min_properties, node.max_properties),
+            "properties",
+            out,
+        );
         let old_map = old.and_then(Value::as_object);
         match &node.additional_properties {
             Some(Additional::Allows(false)) => {
