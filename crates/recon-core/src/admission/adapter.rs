@@ -296,13 +296,7 @@ fn as_json<R: Reconciled>(resource: &R) -> Result<Value, Error> {
 fn refusal(err: &Error) -> AdmissionStatus {
     match err.find::<AdmissionDenied>() {
         Some(denied) => denied.status(),
-        None => AdmissionStatus {
-            code: Some(500),
-            message: Some(err.to_string()),
-            reason: Some("InternalError".to_owned()),
-            status: Some("Failure".to_owned()),
-            details: None,
-        },
+        None => AdmissionDenied::internal(err.to_string()).status(),
     }
 }
 

@@ -50,6 +50,12 @@ impl AdmissionDenied {
         Self::new(400, "BadRequest", message)
     }
 
+    /// Refused because the webhook failed: 500 `InternalError` (what any error other than an
+    /// `AdmissionDenied` becomes).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(500, "InternalError", message)
+    }
+
     /// The HTTP status code the refusal reads as.
     pub fn code(&self) -> u16 {
         self.code

@@ -9,10 +9,9 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use super::denied::AdmissionDenied;
 use super::exchange::Admission;
-use super::review::{
-    ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview, AdmissionStatus,
-};
+use super::review::{ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview};
 
 /// Something that decides admission requests: an
 /// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type, as a
@@ -91,7 +90,7 @@ pub async fn respond(
     let request = match read_request(&body) {
         Ok(request) => request,
         Err(Unreadable::Refuse { uid, why }) => {
-            let refusal = AdmissionResponse::deny(uid, bad_request(why));
+            let refusal = AdmissionResponse::deny(uid, AdmissionDenied::bad_request(why).status());
             return ok(refusal);
         }
         Err(Unreadable::Reject(why)) => {
@@ -110,19 +109,8 @@ pub async fn respond(
             .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
             .unwrap_or_default();
         tracing::error!(webhook = handler.name(), %message, "the webhook panicked");
-        AdmissionResponse::deny(
-            uid,
-            AdmissionStatus {
-                code: Some(500),
-                message: Some(format!(
-                    "the webhook {} panicked: {message}",
-                    handler.name()
-                )),
-                reason: Some("InternalError".to_owned()),
-                status: Some("Failure".to_owned()),
-                details: None,
-            },
-        )
+        let why = format!("the webhook {} panicked: {message}", handler.name());
+        AdmissionResponse::deny(uid, AdmissionDenied::internal(why).status())
     });
     ok(response)
 }
@@ -170,16 +158,6 @@ fn is_json(headers: &http::HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
-fn bad_request(message: String) -> AdmissionStatus {
-    AdmissionStatus {
-        code: Some(400),
-        message: Some(message),
-        reason: Some("BadRequest".to_owned()),
-        status: Some("Failure".to_owned()),
-        details: None,
-    }
 }
 
 /// `200 OK` with `response` in a review.
