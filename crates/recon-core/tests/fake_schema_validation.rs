@@ -133,7 +133,7 @@ const TYPE: &str = "FieldValueTypeInvalid";
 const INVALID: &str = "FieldValueInvalid";
 
 #[tokio::test]
-async fn a_valid_object_is_stored_with_its_unknown_fields_untouched_by_validation() {
+async fn a_valid_object_is_stored_with_its_unknown_fields_pruned() {
     let (_server, api) = server().await;
     let spec = json!({"size": 1, "replicas": 10, "exMin": 9, "mult": 5.0, "imult": 9,
         "color": "blue", "num": 2.5, "name": "äöüß", "pat": "abc", "nul": null,
@@ -143,7 +143,9 @@ async fn a_valid_object_is_stored_with_its_unknown_fields_untouched_by_validatio
         "emb": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "A_B"}},
         "set": ["a", "b"], "map": [{"name": "a", "port": 1}, {"name": "a", "port": 2}],
         "unknown": 5});
-    api.create(&pp(), &gadget("ok", spec)).await.expect("valid");
+    let stored = api.create(&pp(), &gadget("ok", spec)).await.expect("valid");
+    assert_eq!(stored.data["spec"].get("unknown"), None);
+    assert_eq!(stored.data["spec"]["free"], json!({"x": {"y": 1}}));
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResourceExt;
 use kube::api::DynamicObject;
@@ -205,6 +206,21 @@ impl SubReconciler<StrictDuck> for NeverRuns {
     }
 }
 
+/// The Widget CRD with a `spec` that keeps fields its schema does not declare, so that the
+/// server stores one the Widget type does not know (it would prune it otherwise).
+fn widget_crd_keeping_unknown_spec_fields() -> CustomResourceDefinition {
+    let mut crd = Widget::crd();
+    let spec = crd.spec.versions[0]
+        .schema
+        .as_mut()
+        .and_then(|s| s.open_api_v3_schema.as_mut())
+        .and_then(|s| s.properties.as_mut())
+        .and_then(|p| p.get_mut("spec"))
+        .expect("the derived schema has spec");
+    spec.x_kubernetes_preserve_unknown_fields = Some(true);
+    crd
+}
+
 /// A Widget held as a `DynamicObject`, with a field the Widget type does not know.
 fn dynamic_widget() -> Value {
     json!({
@@ -227,7 +243,7 @@ fn cast_a_dynamic_object_to_its_type() {
         })
     };
     SubReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&widget_crd_keeping_unknown_spec_fields())
         .case(
             "the typed view's changes go back, the field it does not know stays",
             TestCase::sub_reconcile(&dynamic_widget()).expect_resource(&{

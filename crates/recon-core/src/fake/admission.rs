@@ -6,15 +6,18 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
+use super::decode::decode_custom_resource;
 use super::error::ApiError;
 use super::object::Object;
-use super::state::State;
+use super::state::{Call, State};
 
 impl State {
     /// Runs the request's mutating hooks on `obj`. A hook that panics, or leaves something
     /// other than an object, fails the request with a 500, as a broken webhook would; `obj`
-    /// is then left as it was.
-    pub(crate) fn mutate(&self, obj: &mut Object) -> Result<(), ApiError> {
+    /// is then left as it was. A custom resource is pruned and defaulted again after the hooks,
+    /// as the real server defaults an object a webhook patched (what it stores is pruned on
+    /// every read, so pruning here answers the same).
+    pub(crate) fn mutate(&self, call: &Call<'_>, obj: &mut Object) -> Result<(), ApiError> {
         if self.mutations.is_empty() {
             return Ok(());
         }
@@ -25,7 +28,10 @@ impl State {
             }
         }
         match value {
-            Value::Object(mutated) => {
+            Value::Object(mut mutated) => {
+                decode_custom_resource(call, &mut mutated).map_err(|why| {
+                    ApiError::internal(&format!("a reactor's mutate hook broke the object: {why}"))
+                })?;
                 *obj = mutated;
                 Ok(())
             }

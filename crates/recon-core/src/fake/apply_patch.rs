@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 
-use super::decode::{check_name, ensure_namespace};
+use super::decode::{check_name, decode_custom_resource, ensure_namespace};
 use super::error::ApiError;
 use super::field_manager::FieldManager;
+use super::field_validation::FieldValidation;
 use super::object::{Object, meta_str, normalize_metadata, set_meta};
 use super::state::{Call, Reply, State};
 use super::update::UpdateRequest;
@@ -25,7 +26,7 @@ impl State {
             let mut object = fields.apply(None, &applied, force)?;
             let mut warnings = prepare(call, &mut object)?;
             // `applyAdmission`: an apply that creates is admitted as a create.
-            self.mutate(&mut object)?;
+            self.mutate(call, &mut object)?;
             self.admit_create(call, &object)?;
             // A resourceVersion in the body means nothing to a create.
             set_meta(&mut object, "resourceVersion", Value::Null);
@@ -48,11 +49,16 @@ impl State {
     }
 }
 
-/// What the patch handler checks on every patched object: metadata decoding, the URL's name and
-/// namespace.
+/// What the patch handler does with every applied object: metadata decoding, a custom
+/// resource's defaults (the typed merge already refused fields the schema does not declare),
+/// the URL's name and namespace.
 fn prepare(call: &Call<'_>, object: &mut Object) -> Result<Vec<String>, ApiError> {
-    let warnings =
-        normalize_metadata(object).map_err(|why| call.decode_context().cannot_handle(&why))?;
+    let warnings = normalize_metadata(object)
+        .and_then(|mut unknown| {
+            unknown.extend(decode_custom_resource(call, object)?);
+            FieldValidation::of(call).unknown_fields(&unknown)
+        })
+        .map_err(|why| call.decode_context().cannot_handle(&why))?;
     if meta_str(object, "name").is_empty() {
         set_meta(object, "name", Value::String(call.name().to_owned()));
     }

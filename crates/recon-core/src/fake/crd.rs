@@ -17,7 +17,7 @@ use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType,
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use super::schema::CustomResourceSchema;
+use super::schema::{CustomResourceSchema, definition};
 use super::state::State;
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
@@ -154,16 +154,30 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
         ));
     }
     let list = versions(obj);
-    for (i, v) in list.iter().enumerate() {
-        let has_schema = v
-            .get("schema")
-            .and_then(|s| s.get("openAPIV3Schema"))
-            .is_some_and(|s| !s.is_null());
-        if !has_schema {
-            errors.push(FieldError::required(
+    let schemas: Vec<Option<&Value>> = list
+        .iter()
+        .map(|v| {
+            v.get("schema")
+                .and_then(|s| s.get("openAPIV3Schema"))
+                .filter(|s| !s.is_null())
+        })
+        .collect();
+    for (i, schema) in schemas.iter().enumerate() {
+        match schema {
+            None => errors.push(FieldError::required(
                 format!("spec.versions[{i}].schema.openAPIV3Schema"),
                 "",
-            ));
+            )),
+            // A schema all versions share is checked once, as the internal version holds it.
+            Some(_)
+                if i > 0 && definition::schema_path(&schemas, i).starts_with("spec.validation") => {
+            }
+            Some(schema) => {
+                errors.extend(definition::validate(
+                    schema,
+                    &definition::schema_path(&schemas, i),
+                ));
+            }
         }
     }
     if storage_version(obj).is_none() {

@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::decode::{check_dry_run, custom_type_meta_error, decode_request, ensure_namespace};
+use super::decode::{
+    check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
+};
 use super::error::ApiError;
 use super::field_manager::FieldManager;
 use super::object::{Object, is_terminating, meta_str, set_meta};
@@ -27,7 +29,7 @@ const SYSTEM_FIELDS: [&str; 5] = [
 
 impl State {
     pub(crate) fn create(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
-        check_dry_run(call, "CreateOptions")?;
+        check_write_options(call, "CreateOptions")?;
         let (mut obj, mut warnings) = decode_request(call)?;
         if call.rt.custom
             && self
@@ -46,7 +48,7 @@ impl State {
         ensure_namespace(call, &mut obj)?;
         FieldManager::new(call, self.clock.now()).record_update(None, &mut obj);
         // Mutating admission runs before the store's `BeforeCreate` (names are generated later).
-        self.mutate(&mut obj)?;
+        self.mutate(call, &mut obj)?;
         self.admit_create(call, &obj)?;
         let generated =
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::error::{ApiError, go_quote};
 use super::field_error::FieldError;
+use super::field_validation::{self, FieldValidation};
 use super::object::{Object, meta_str, normalize_metadata, set_meta};
 use super::resource::GroupKind;
 use super::state::Call;
@@ -46,7 +47,7 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
         ));
     };
     check_type_meta(call, &mut obj)?;
-    let warnings = normalize_metadata(&mut obj).map_err(|why| ctx.cannot_handle(&why))?;
+    let warnings = coerce(call, &mut obj).map_err(|why| ctx.cannot_handle(&why))?;
     Ok((obj, warnings))
 }
 
@@ -67,8 +68,38 @@ fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiErro
         ));
     };
     check_type_meta(call, &mut obj)?;
-    let warnings = normalize_metadata(&mut obj).map_err(|why| ctx.cannot_handle(&why))?;
+    let warnings = coerce(call, &mut obj).map_err(|why| ctx.cannot_handle(&why))?;
     Ok((obj, warnings))
+}
+
+/// What decoding into the type does after the JSON is read: `ObjectMeta` normalised, and a custom
+/// resource pruned and defaulted; the unknown fields dropped are then warned about or refused as
+/// the request's `fieldValidation` says. Returns the `Warning`s; `Err` is the decoding error.
+fn coerce(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
+    let mut unknown = normalize_metadata(obj)?;
+    unknown.extend(decode_custom_resource(call, obj)?);
+    FieldValidation::of(call).unknown_fields(&unknown)
+}
+
+/// The custom resource codec's part of decoding (`schemaCoercingDecoder`): the request
+/// version's schema prunes and defaults an object of the resource's own group and kind (another
+/// kind is left for validation to refuse). Returns the paths of the unknown fields dropped.
+pub(crate) fn decode_custom_resource(
+    call: &Call<'_>,
+    obj: &mut Object,
+) -> Result<Vec<String>, String> {
+    if !call.rt.custom || string_field(obj, "kind") != call.rt.kind {
+        return Ok(Vec::new());
+    }
+    let api_version = string_field(obj, "apiVersion");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    if group != call.rt.group {
+        return Ok(Vec::new());
+    }
+    let Some(schema) = call.rt.validation(version) else {
+        return Ok(Vec::new());
+    };
+    schema.decode(obj).map_err(|e| e.to_string())
 }
 
 fn string_field<'a>(obj: &'a Object, key: &str) -> &'a str {
@@ -189,21 +220,26 @@ pub(crate) fn check_name(call: &Call<'_>, obj: &Object) -> Result<(), ApiError> 
     Ok(())
 }
 
-/// `dryRun` must be `All` when present (`ValidateDryRun`), for every write verb.
-pub(crate) fn check_dry_run(call: &Call<'_>, options_kind: &str) -> Result<(), ApiError> {
+/// The options every write verb validates before reading its body: `dryRun` must be `All` when
+/// present (`ValidateDryRun`), `fieldValidation` one of its values (`ValidateFieldValidation`).
+pub(crate) fn check_write_options(call: &Call<'_>, options_kind: &str) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
     let values: Vec<&str> = call.query.all("dryRun").collect();
-    if values.iter().all(|v| *v == "All") {
+    if !values.iter().all(|v| *v == "All") {
+        errors.push(FieldError::new(
+            super::field_error::ErrorType::NotSupported,
+            "dryRun",
+            super::field_error::BadValue::Raw(Value::from(values).to_string()),
+            "supported values: \"All\"",
+        ));
+    }
+    errors.extend(field_validation::option_error(call));
+    if errors.is_empty() {
         return Ok(());
     }
-    let rendered = Value::from(values).to_string();
     Err(ApiError::invalid(
         &GroupKind::new("meta.k8s.io", options_kind),
         "",
-        &[FieldError::new(
-            super::field_error::ErrorType::NotSupported,
-            "dryRun",
-            super::field_error::BadValue::Raw(rendered),
-            "supported values: \"All\"",
-        )],
+        &errors,
     ))
 }

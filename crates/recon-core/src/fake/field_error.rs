@@ -115,6 +115,19 @@ impl FieldError {
         )
     }
 
+    /// Whether CEL rules are skipped because of this error (apiextensions `hasBlockingErr`):
+    /// a value that is missing, of the wrong type, not allowed, or too long or large.
+    pub(crate) fn blocks_rules(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorType::NotSupported
+                | ErrorType::Required
+                | ErrorType::TooLong
+                | ErrorType::TooMany
+                | ErrorType::TypeInvalid
+        )
+    }
+
     /// The part after `field: ` (`field.Error.ErrorBody`), also the cause's message.
     pub(crate) fn body(&self) -> String {
         let mut s = match (&self.kind, &self.value) {

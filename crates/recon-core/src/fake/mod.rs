@@ -76,6 +76,7 @@ mod discovery;
 mod error;
 mod field_error;
 mod field_manager;
+mod field_validation;
 mod garbage_collector;
 mod history;
 mod ids;

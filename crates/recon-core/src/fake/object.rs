@@ -288,17 +288,17 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
 ];
 
 /// Normalises `metadata` as decoding into `metav1.ObjectMeta` and encoding again would: drops
-/// unknown fields (returning the `unknown field` warnings the real server sends), nulls and empty
+/// unknown fields (returning their paths, `metadata.clusterName`, for `fieldValidation`), nulls and empty
 /// `omitempty` values, and rejects wrong JSON types with Go's decoding message (the `Err`).
 pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String> {
-    let mut warnings = Vec::new();
+    let mut unknown = Vec::new();
     let Some(raw) = obj.get_mut("metadata") else {
-        return Ok(warnings);
+        return Ok(unknown);
     };
     let meta = match raw {
         Value::Null => {
             obj.remove("metadata");
-            return Ok(warnings);
+            return Ok(unknown);
         }
         Value::Object(m) => m,
         other => {
@@ -311,7 +311,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
     let mut keep = Map::new();
     for (key, value) in std::mem::take(meta) {
         let Some(field) = meta_field(&key) else {
-            warnings.push(format!("unknown field \"metadata.{key}\""));
+            unknown.push(format!("metadata.{key}"));
             continue;
         };
         let type_error = |what: &Value, go_type: &str| {
@@ -398,7 +398,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                 Value::Object(m.into_iter().filter(|(_, v)| v.is_string()).collect())
             }
             (MetaField::OwnerRefs, Value::Array(refs)) => {
-                Value::Array(normalize_owner_refs(refs, &mut warnings)?)
+                Value::Array(normalize_owner_refs(refs, &mut unknown)?)
             }
             (MetaField::ManagedFields, Value::Array(entries)) => Value::Array(
                 entries
@@ -414,9 +414,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                                 .filter(|(k, v)| {
                                     let known = MANAGED_FIELDS_ENTRY.contains(&k.as_str());
                                     if !known {
-                                        warnings.push(format!(
-                                            "unknown field \"metadata.managedFields[{i}].{k}\""
-                                        ));
+                                        unknown.push(format!("metadata.managedFields[{i}].{k}"));
                                     }
                                     known && !v.is_null() && v.as_str() != Some("")
                                 })
@@ -433,22 +431,17 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
     if meta.is_empty() {
         obj.remove("metadata");
     }
-    Ok(warnings)
+    Ok(unknown)
 }
 
-fn normalize_owner_refs(
-    refs: Vec<Value>,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Value>, String> {
+fn normalize_owner_refs(refs: Vec<Value>, unknown: &mut Vec<String>) -> Result<Vec<Value>, String> {
     let mut out = Vec::with_capacity(refs.len());
     for (i, r) in refs.into_iter().enumerate() {
         let Value::Object(r) = r else { continue };
         let mut keep = Map::new();
         for (k, v) in r {
             match OWNER_REF_FIELDS.iter().find(|(name, _)| *name == k) {
-                None => warnings.push(format!(
-                    "unknown field \"metadata.ownerReferences[{i}].{k}\""
-                )),
+                None => unknown.push(format!("metadata.ownerReferences[{i}].{k}")),
                 Some(_) if v.is_null() => {}
                 Some((_, true)) => match v {
                     Value::Bool(_) => {
@@ -508,13 +501,10 @@ mod tests {
     }
 
     #[test]
-    fn unknown_metadata_fields_are_dropped_with_a_warning() {
+    fn unknown_metadata_fields_are_dropped_and_reported() {
         let mut o = obj(json!({"metadata": {"name": "a", "clusterName": "x"}}));
-        let warnings = normalize_metadata(&mut o).unwrap();
-        assert_eq!(
-            warnings,
-            vec!["unknown field \"metadata.clusterName\"".to_owned()]
-        );
+        let unknown = normalize_metadata(&mut o).unwrap();
+        assert_eq!(unknown, vec!["metadata.clusterName".to_owned()]);
         assert_eq!(Value::Object(o), json!({"metadata": {"name": "a"}}));
     }
 

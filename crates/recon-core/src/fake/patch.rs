@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
-use super::decode::{check_dry_run, check_name, ensure_namespace};
+use super::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
 use super::error::{ApiError, Reason};
 use super::field_error::{BadValue, ErrorType, FieldError};
+use super::field_validation::FieldValidation;
 use super::object::{Object, json_type, normalize_metadata};
 use super::resource::GroupKind;
 use super::state::{Call, Reply, State};
@@ -76,15 +77,29 @@ impl State {
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
         }
-        // Only metadata is kept aside for the error message: normalising consumes it.
+        // The patched object is decoded as a body is; its errors quote it as patched. For a
+        // custom resource, which decoding prunes, all of it is kept aside; otherwise only the
+        // metadata normalising consumes.
+        let patched = if call.rt.custom {
+            Some(object.clone())
+        } else {
+            None
+        };
         let patched_metadata = object.get("metadata").cloned();
-        let warnings = match normalize_metadata(&mut object) {
+        let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
+            unknown.extend(decode_custom_resource(call, &mut object)?);
+            FieldValidation::of(call).unknown_fields(&unknown)
+        });
+        let warnings = match decoded {
             Ok(warnings) => warnings,
             Err(why) => {
-                if let Some(metadata) = patched_metadata {
-                    object.insert("metadata".to_owned(), metadata);
-                }
-                return Err(patched_object_invalid(&Value::Object(object), &why));
+                let quoted = patched.unwrap_or_else(|| {
+                    if let Some(metadata) = patched_metadata {
+                        object.insert("metadata".to_owned(), metadata);
+                    }
+                    object
+                });
+                return Err(patched_object_invalid(&Value::Object(quoted), &why));
             }
         };
         check_name(call, &object)?;
@@ -117,7 +132,7 @@ fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
 
 /// `ValidatePatchOptions`: a field manager for apply, `force` only with apply, `dryRun` values.
 fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), ApiError> {
-    check_dry_run(call, "PatchOptions")?;
+    check_write_options(call, "PatchOptions")?;
     let mut errors = Vec::new();
     let manager = call.query.get("fieldManager").unwrap_or("");
     if manager.len() > 128 {

@@ -81,6 +81,9 @@ pub struct RecordedRequest {
     pub status: u16,
     /// The response body, byte for byte.
     pub response: Bytes,
+    /// The `Warning` headers of the response, as their text: `unknown field "spec.colour"`
+    /// for a field the schema does not declare, which the server dropped.
+    pub warnings: Vec<String>,
 }
 
 impl RecordedRequest {

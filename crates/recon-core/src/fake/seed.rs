@@ -52,7 +52,10 @@ impl ApiServer {
     /// Stores `object` as given, as if it had been written before the test: its status,
     /// finalizers, labels and `deletionTimestamp` are kept. The server fills what a server sets
     /// and the object lacks (uid, creationTimestamp, generation for types that keep one) and
-    /// always assigns a new resourceVersion. Nothing is recorded in the request log.
+    /// always assigns a new resourceVersion. A custom resource is pruned and defaulted by its
+    /// CRD's schema, as every write and read through the API would, but not validated against
+    /// it (a cluster may hold objects a newer schema refuses). Nothing is recorded in the
+    /// request log.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -99,6 +102,13 @@ impl State {
                 kind: kind.clone(),
             })?;
         normalize_metadata(&mut obj).map_err(|why| SeedError::Invalid(format!("{kind}: {why}")))?;
+        // A custom resource is stored as the API would have stored it: pruned and defaulted
+        // (not validated: a cluster may hold objects its current schema refuses).
+        if let Some(schema) = rt.validation(&version) {
+            schema
+                .decode(&mut obj)
+                .map_err(|why| SeedError::Invalid(format!("{kind}: {why}")))?;
+        }
         let name = meta_str(&obj, "name").to_owned();
         if !rt.namespaced {
             set_meta(&mut obj, "namespace", Value::Null);

@@ -161,6 +161,7 @@ impl Incoming {
             body: self.body.clone(),
             status,
             response,
+            warnings: Vec::new(),
         }
     }
 }
@@ -201,7 +202,12 @@ impl FakeService {
         state.mutations.clear();
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
-        state.log_request(self.origin, &incoming, kind, reply.status, body.clone());
+        state.log_request(
+            self.origin,
+            &incoming,
+            kind,
+            (reply.status, body.clone(), &reply.warnings),
+        );
         drop(state);
         match reply.stream {
             Some(stream) => watch_response(stream),
@@ -441,7 +447,12 @@ impl State {
         let mut reply = self.serve(&incoming);
         if let Some(origin) = origin {
             let body = Bytes::from(std::mem::take(&mut reply.body));
-            self.log_request(origin, &incoming, kind, reply.status, body.clone());
+            self.log_request(
+                origin,
+                &incoming,
+                kind,
+                (reply.status, body.clone(), &reply.warnings),
+            );
             reply.body = body.to_vec();
         }
         reply
@@ -457,16 +468,17 @@ impl State {
             .unwrap_or_default()
     }
 
+    /// Logs a request with its answer: status, body and `Warning`s.
     fn log_request(
         &mut self,
         origin: RequestOrigin,
         incoming: &Incoming,
         kind: String,
-        status: u16,
-        response: Bytes,
+        (status, response, warnings): (u16, Bytes, &[String]),
     ) {
         if self.recording {
-            let record = incoming.record(origin, kind, status, response);
+            let mut record = incoming.record(origin, kind, status, response);
+            record.warnings = warnings.to_vec();
             self.log.push(record);
         }
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::apply::restore_unchanged_times;
 use super::create::before_create;
 use super::decode::{
-    check_dry_run, check_name, custom_type_meta_error, decode_request, ensure_namespace,
+    check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
 use super::error::{ApiError, go_quote};
 use super::field_error::{BadValue, ErrorType, FieldError};
@@ -60,7 +60,7 @@ pub(crate) struct UpdateRequest {
 impl State {
     /// PUT of an object or its `/status`.
     pub(crate) fn replace(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
-        check_dry_run(call, "UpdateOptions")?;
+        check_write_options(call, "UpdateOptions")?;
         let (mut object, warnings) = decode_request(call)?;
         ensure_namespace(call, &mut object)?;
         check_name(call, &object)?;
@@ -116,7 +116,7 @@ impl State {
                 ));
             }
         }
-        self.mutate(&mut new)?;
+        self.mutate(call, &mut new)?;
         self.admit_update(call)?;
         let rv_text = meta_str(&new, "resourceVersion");
         let rv: u64 = if rv_text.is_empty() {
@@ -206,7 +206,7 @@ impl State {
             set_meta(&mut obj, field, Value::Null);
         }
         // A PUT that creates is admitted as a create.
-        self.mutate(&mut obj)?;
+        self.mutate(call, &mut obj)?;
         self.admit_create(call, &obj)?;
         let uid = self.ids.uid();
         set_meta(&mut obj, "uid", Value::String(uid));

@@ -33,7 +33,17 @@ pub struct WidgetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<serde_json::Value>,
+}
+
+/// Conditions as untyped objects: a structural schema needs the items' type, and keeping their
+/// fields needs `x-kubernetes-preserve-unknown-fields` (the fake prunes, as a real server does).
+fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+    })
 }
 
 pub fn widget(name: &str, size: i32) -> Widget {

@@ -1,7 +1,12 @@
-//! Custom resource validation against the structural OpenAPI v3 schema of the CRD version
-//! served, as apiextensions-apiserver's custom resource strategy runs it on every write:
+//! Custom resources against the structural OpenAPI v3 schema of the CRD version served, as
+//! apiextensions-apiserver handles them. Decoding a body (or a patched object) prunes unknown
+//! fields, drops disallowed nulls, coerces embedded object metadata and applies defaults
+//! ([`CustomResourceSchema::decode`]); the custom resource strategy then validates every write:
 //!
 //! - [`model`]: the schema, read from `openAPIV3Schema`;
+//! - [`definition`]: what a CRD's schema may not say, checked when the CRD is written;
+//! - [`prune`]: structural pruning;
+//! - [`default`]: null handling and `default`;
 //! - [`validate`]: kube-openapi's value validator (types, nullable, enum, bounds, lengths,
 //!   patterns, formats, item and property counts, required, additional properties), with
 //!   update ratcheting;
@@ -10,22 +15,21 @@
 //! - [`embedded`]: `x-kubernetes-embedded-resource` objects;
 //! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants.
 //!
-//! Pruning, defaulting and CEL (`x-kubernetes-validations`) are not modelled yet. Where they
-//! change what validation sees it is accounted for here: fields the schema does not know are not
-//! errors (the real server prunes them first, so they also do not count for `maxProperties`),
-//! a null where the schema does not allow one is treated as absent (the real server drops it or
-//! applies the default), and a required field with a `default` is not reported missing.
+//! Validation always sees a decoded object: pruned and defaulted.
 
+mod default;
+pub(crate) mod definition;
 mod embedded;
 mod format;
 mod list_type;
 mod model;
 mod number;
+mod prune;
 mod validate;
 
 use serde_json::Value;
 
-use super::field_error::FieldError;
+use super::field_error::{BadValue, ErrorType, FieldError};
 use super::object::Object;
 use model::Node;
 use validate::Validator;
@@ -36,6 +40,10 @@ pub(crate) struct CustomResourceSchema {
     /// The schema as the CRD gives it (two schemas are equal when their sources are).
     source: Value,
     root: Node,
+    /// Whether any node has a `default` (most schemas have none: defaulting is skipped).
+    defaults: bool,
+    /// Whether any node has `x-kubernetes-validations`.
+    has_rules: bool,
 }
 
 impl PartialEq for CustomResourceSchema {
@@ -47,37 +55,64 @@ impl PartialEq for CustomResourceSchema {
 impl CustomResourceSchema {
     /// Reads a version's `schema.openAPIV3Schema`.
     pub(crate) fn from_openapi_v3(schema: &Value) -> Self {
+        let root = Node::parse(schema);
         CustomResourceSchema {
             source: schema.clone(),
-            root: Node::parse(schema),
+            defaults: default::has_defaults(&root),
+            has_rules: has_key(schema, "x-kubernetes-validations"),
+            root,
         }
     }
 
+    /// What the custom resource codec does to a decoded object of this version
+    /// (`unstructuredSchemaCoercer.apply`, then `unstructuredDefaulter`): prunes fields the
+    /// schema does not know, drops nulls it does not allow, coerces the `metadata` of embedded
+    /// resources, then applies defaults. Returns the paths of the unknown fields dropped (for
+    /// `fieldValidation`), sorted; `Err` is a coercion failure, a decoding error.
+    ///
+    /// The resource's own `metadata` is normalised by the caller, as for any type.
+    pub(crate) fn decode(&self, obj: &mut Object) -> Result<Vec<String>, FieldError> {
+        let mut unknown = prune::prune_resource(&self.root, obj);
+        let mut value = Value::Object(std::mem::take(obj));
+        default::drop_disallowed_nulls(Some(&self.root), &mut value);
+        let mut embedded_unknown = Vec::new();
+        let coerced = embedded::coerce(&self.root, "", &mut value, &mut embedded_unknown);
+        if coerced.is_ok() && self.defaults {
+            default::apply(&self.root, &mut value);
+        }
+        if let Value::Object(map) = value {
+            *obj = map;
+        }
+        coerced?;
+        embedded_unknown.sort();
+        unknown.extend(embedded_unknown);
+        Ok(unknown)
+    }
+
     /// `customResourceStrategy.Validate`'s schema part: the value validator, embedded
-    /// resources, list invariants.
+    /// resources, list invariants, then the rules.
     pub(crate) fn validate_create(&self, obj: &Object) -> Vec<FieldError> {
         let value = Value::Object(obj.clone());
-        let mut errors = self.resource_validator().run(&self.root, &value, None);
+        let mut errors = Validator { field_root: None }.run(&self.root, &value, None);
         errors.extend(embedded::validate(&self.root, obj));
         errors.extend(list_type::validate(&self.root, obj));
-        errors
+        self.with_rules(errors, &value, None)
     }
 
     /// `customResourceStrategy.ValidateUpdate`'s schema part: as on create, with ratcheting
     /// against the stored object, and list invariants only when the stored object kept them.
     pub(crate) fn validate_update(&self, new: &Object, old: &Object) -> Vec<FieldError> {
         let (new_value, old_value) = (Value::Object(new.clone()), Value::Object(old.clone()));
-        let mut errors = self
-            .resource_validator()
-            .run(&self.root, &new_value, Some(&old_value));
+        let mut errors =
+            Validator { field_root: None }.run(&self.root, &new_value, Some(&old_value));
         errors.extend(embedded::validate(&self.root, new));
         errors.extend(self.list_types_ratcheted(new, old));
-        errors
+        self.with_rules(errors, &new_value, Some(&old_value))
     }
 
     /// `statusStrategy.ValidateUpdate`'s schema part: `.status` against the status schema (its
     /// messages name paths from `.status`, its fields are under `status`), ratcheted, then the
-    /// whole object's list invariants.
+    /// whole object's list invariants and rules.
     pub(crate) fn validate_status_update(&self, new: &Object, old: &Object) -> Vec<FieldError> {
         let mut errors = Vec::new();
         if let (Some(status), Some(schema)) = (
@@ -86,19 +121,39 @@ impl CustomResourceSchema {
         ) {
             let validator = Validator {
                 field_root: Some("status"),
-                resource_root: false,
             };
             errors.extend(validator.run(schema, status, old.get("status")));
         }
         errors.extend(self.list_types_ratcheted(new, old));
-        errors
+        if !self.has_rules {
+            return errors;
+        }
+        let (new_value, old_value) = (Value::Object(new.clone()), Value::Object(old.clone()));
+        self.with_rules(errors, &new_value, Some(&old_value))
     }
 
-    fn resource_validator(&self) -> Validator<'static> {
-        Validator {
-            field_root: None,
-            resource_root: true,
+    /// The strategies' last step when the schema has `x-kubernetes-validations`: the rules run
+    /// only on an object without a blocking error (`hasBlockingErr`); otherwise one error says
+    /// they did not.
+    fn with_rules(
+        &self,
+        mut errors: Vec<FieldError>,
+        _new: &Value,
+        _old: Option<&Value>,
+    ) -> Vec<FieldError> {
+        if !self.has_rules {
+            return errors;
         }
+        if errors.iter().any(FieldError::blocks_rules) {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                "<nil>",
+                BadValue::Raw("null".to_owned()),
+                "some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ));
+        }
+        errors
     }
 
     fn list_types_ratcheted(&self, new: &Object, old: &Object) -> Vec<FieldError> {
@@ -107,6 +162,15 @@ impl CustomResourceSchema {
         } else {
             Vec::new()
         }
+    }
+}
+
+/// Whether `key` appears in an object anywhere within `v`.
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|v| has_key(v, key)),
+        Value::Array(items) => items.iter().any(|v| has_key(v, key)),
+        _ => false,
     }
 }
 
@@ -129,14 +193,24 @@ mod tests {
         schema(json!({"type": "object", "properties": {"spec": spec}}))
     }
 
+    /// Decodes `v` as a request body is, then validates it as a create.
+    fn create(s: &CustomResourceSchema, v: Value) -> (Object, Vec<FieldError>) {
+        let mut o = obj(v);
+        s.decode(&mut o).expect("decodes");
+        let errors = s.validate_create(&o);
+        (o, errors)
+    }
+
     #[test]
-    fn the_resource_root_keeps_type_and_object_meta_out_of_property_counts() {
+    fn property_counts_at_the_root_see_type_and_object_meta_but_not_pruned_fields() {
         let s = schema(json!({"type": "object", "maxProperties": 1,
             "properties": {"spec": {"type": "object"}}}));
-        let o = obj(json!({"apiVersion": "a/v1", "kind": "K", "metadata": {},
-            "spec": {}, "unknown": 1}));
+        let (_, errors) = create(
+            &s,
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {}, "spec": {}, "unknown": 1}),
+        );
         assert_eq!(
-            aggregate(&s.validate_create(&o)),
+            aggregate(&errors),
             "<nil>: Too many: 4: must have at most 1 items"
         );
     }
@@ -147,7 +221,8 @@ mod tests {
             json!({"type": "object", "required": ["a", "b"], "properties": {
             "a": {"type": "string", "nullable": true}, "b": {"type": "string"}}}),
         );
-        let errors = s.validate_create(&obj(json!({"spec": {"a": null, "b": null}})));
+        let (decoded, errors) = create(&s, json!({"spec": {"a": null, "b": null}}));
+        assert_eq!(Value::Object(decoded), json!({"spec": {"a": null}}));
         assert_eq!(aggregate(&errors), "spec.b: Required value");
     }
 
@@ -163,10 +238,65 @@ mod tests {
     }
 
     #[test]
-    fn a_required_field_with_a_default_is_left_to_defaulting() {
+    fn a_required_field_with_a_default_is_defaulted_before_validation() {
         let s = spec_schema(json!({"type": "object", "required": ["a"], "properties": {
             "a": {"type": "integer", "default": 1}}}));
-        assert!(s.validate_create(&obj(json!({"spec": {}}))).is_empty());
+        let (decoded, errors) = create(&s, json!({"spec": {}}));
+        assert_eq!(Value::Object(decoded), json!({"spec": {"a": 1}}));
+        assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn decoding_reports_pruned_fields_then_unknown_embedded_metadata() {
+        let s = spec_schema(
+            json!({"type": "object", "properties": {"t": {"type": "object",
+            "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}}),
+        );
+        let mut o = obj(
+            json!({"zz": 1, "spec": {"bogus": 2, "t": {"apiVersion": "v1",
+            "kind": "Pod", "metadata": {"name": "p", "bogus": 3}, "spec": {"kept": true}}}}),
+        );
+        assert_eq!(
+            s.decode(&mut o).expect("decodes"),
+            ["spec.bogus", "zz", "spec.t.metadata.bogus"]
+        );
+        assert_eq!(
+            Value::Object(o),
+            json!({"spec": {"t": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"kept": true}}}})
+        );
+    }
+
+    #[test]
+    fn an_embedded_kind_that_is_not_a_string_fails_decoding() {
+        let s = spec_schema(
+            json!({"type": "object", "properties": {"t": {"type": "object",
+            "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}}),
+        );
+        let mut o = obj(json!({"spec": {"t": {"apiVersion": "v1", "kind": 7}}}));
+        assert_eq!(
+            s.decode(&mut o).map_err(|e| e.to_string()),
+            Err("spec.t.kind: Invalid value: 7: must be a string".to_owned())
+        );
+    }
+
+    #[test]
+    fn rules_are_skipped_after_a_blocking_error_and_one_error_says_so() {
+        let s = spec_schema(json!({"type": "object",
+            "x-kubernetes-validations": [{"rule": "true"}],
+            "properties": {"n": {"type": "integer", "maximum": 3}, "c": {"enum": ["a"]}}}));
+        let (_, errors) = create(&s, json!({"spec": {"n": 4}}));
+        assert_eq!(
+            aggregate(&errors),
+            "spec.n: Invalid value: 4: spec.n in body should be less than or equal to 3"
+        );
+        let (_, errors) = create(&s, json!({"spec": {"c": "b"}}));
+        assert_eq!(
+            aggregate(&errors),
+            "[spec.c: Unsupported value: \"b\": supported values: \"a\", <nil>: Invalid value: null: \
+             some validation rules were not checked because the object was invalid; correct the \
+             existing errors to complete validation]"
+        );
     }
 
     #[test]

@@ -4,8 +4,7 @@
 //! `StripUnsupportedFormatsPostProcessorForVersion`): one node per schema object, with the
 //! value validations kube-openapi's validator reads and the `x-kubernetes-*` extensions.
 //!
-//! `default` is kept (as the value) so that defaulting can slot in; validation only uses it to
-//! know that a missing or null field would be filled in by the real server.
+//! `default` is kept as the value defaulting copies in.
 
 use std::collections::BTreeMap;
 
@@ -188,19 +187,6 @@ impl Node {
                 Some(Additional::Schema(s)) => Some(s),
                 _ => None,
             })
-    }
-
-    /// Whether pruning keeps a key this node does not declare: any `additionalProperties`
-    /// (even `false`: the real server then reports the key as forbidden) or
-    /// `x-kubernetes-preserve-unknown-fields`.
-    pub(crate) fn keeps_unknown(&self) -> bool {
-        self.preserve_unknown_fields || self.additional_properties.is_some()
-    }
-
-    /// Whether a JSON null here is dropped before validation
-    /// (`structuraldefaulting.PruneNonNullableNullsWithoutDefaults`) or replaced by the default.
-    pub(crate) fn null_is_absent(&self) -> bool {
-        !self.nullable
     }
 }
 

@@ -30,16 +30,13 @@ pub(crate) fn bad_value(v: &Value) -> BadValue {
 /// ...)`), `Some("status")` for a status write (its schema is rooted at `.status`).
 pub(crate) struct Validator<'a> {
     pub(crate) field_root: Option<&'a str>,
-    /// Whether the value validated is a whole resource: `apiVersion`, `kind` and `metadata`
-    /// survive pruning there.
-    pub(crate) resource_root: bool,
 }
 
 impl Validator<'_> {
     /// Validates `new` (and ratchets against `old` when given).
     pub(crate) fn run(&self, node: &Node, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut out = Vec::new();
-        self.node(node, "", new, old, self.resource_root, &mut out);
+        self.node(node, "", new, old, &mut out);
         out
     }
 
@@ -86,11 +83,10 @@ impl Validator<'_> {
         path: &str,
         new: &Value,
         old: Option<&Value>,
-        resource: bool,
         out: &mut Vec<FieldError>,
     ) {
         let mut errors = Vec::new();
-        self.check(node, path, new, old, resource, &mut errors);
+        self.check(node, path, new, old, &mut errors);
         // Ratcheting: an unchanged value keeps its errors to itself.
         if !errors.is_empty() && old == Some(new) {
             return;
@@ -104,7 +100,6 @@ impl Validator<'_> {
         path: &str,
         new: &Value,
         old: Option<&Value>,
-        resource: bool,
         out: &mut Vec<FieldError>,
     ) {
         let type_names = || {
@@ -146,7 +141,7 @@ impl Validator<'_> {
         }
         self.check_enum(node, path, new, out);
         if let Value::Object(map) = new {
-            self.check_object(node, path, map, old, resource, out);
+            self.check_object(node, path, map, old, out);
         }
     }
 
@@ -360,14 +355,7 @@ impl Validator<'_> {
             let old_items = old.and_then(Value::as_array);
             for (i, item) in items.iter().enumerate() {
                 let old_item = old_items.and_then(|o| correlate(node, item, o));
-                self.node(
-                    item_schema,
-                    &format!("{path}[{i}]"),
-                    item,
-                    old_item,
-                    item_schema.embedded_resource,
-                    out,
-                );
+                self.node(item_schema, &format!("{path}[{i}]"), item, old_item, out);
             }
         }
         self.check_count(
@@ -442,10 +430,9 @@ impl Validator<'_> {
         path: &str,
         map: &Map<String, Value>,
         old: Option<&Value>,
-        resource: bool,
         out: &mut Vec<FieldError>,
     ) {
-        let present = present_keys(node, map, resource);
+        let present: Vec<&str> = map.keys().map(String::as_str).collect();
         self.check_count(
             path,
             present.len(),
@@ -476,14 +463,7 @@ impl Validator<'_> {
                         continue;
                     };
                     let old_value = old_map.and_then(|o| o.get(*key));
-                    self.node(
-                        schema,
-                        &child_path,
-                        value,
-                        old_value,
-                        schema.embedded_resource,
-                        out,
-                    );
+                    self.node(schema, &child_path, value, old_value, out);
                 }
             }
             _ => {}
@@ -502,21 +482,10 @@ impl Validator<'_> {
             let old_value = old_map
                 .filter(|_| !(path.is_empty() && matches!(name.as_str(), "kind" | "apiVersion")))
                 .and_then(|o| o.get(name));
-            self.node(
-                schema,
-                &child_path,
-                value,
-                old_value,
-                schema.embedded_resource,
-                out,
-            );
+            self.node(schema, &child_path, value, old_value, out);
         }
         for name in &node.required {
-            let defaulted = node
-                .properties
-                .get(name)
-                .is_some_and(|p| p.default.is_some());
-            if !present.contains(&name.as_str()) && !defaulted {
+            if !present.contains(&name.as_str()) {
                 out.push(FieldError::new(
                     ErrorType::Required,
                     self.field(&format!("{path}.{name}")),
@@ -526,22 +495,6 @@ impl Validator<'_> {
             }
         }
     }
-}
-
-/// The keys of `map` the validator sees: pruning drops fields the schema does not know, and
-/// nulls where the schema does not allow them are dropped (or defaulted) before validation.
-fn present_keys<'m>(node: &Node, map: &'m Map<String, Value>, resource: bool) -> Vec<&'m str> {
-    map.iter()
-        .filter(|(k, v)| {
-            let known = node.properties.contains_key(*k)
-                || node.keeps_unknown()
-                || ((resource || node.embedded_resource)
-                    && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
-            let dropped_null = v.is_null() && node.child(k).is_some_and(Node::null_is_absent);
-            known && !dropped_null
-        })
-        .map(|(k, _)| k.as_str())
-        .collect()
 }
 
 /// The stored item an item of a new list corresponds to, for ratcheting: by key in a

@@ -1,0 +1,157 @@
+//! Defaulting (apiextensions `structuraldefaulting`): nulls the schema does not allow are
+//! dropped unless a default replaces them, then every missing field with a `default` gets it,
+//! at every depth, including inside defaults just written (an object default `{}` whose own
+//! properties have defaults is filled in).
+
+use serde_json::Value;
+
+use super::model::{Additional, Node};
+
+/// `PruneNonNullableNullsWithoutDefaults`: removes each null whose schema is not `nullable` and
+/// has no `default` (those with a default are left for [`apply`] to replace).
+pub(crate) fn drop_disallowed_nulls(node: Option<&Node>, v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.retain(|k, v| {
+                let child = node.and_then(|n| n.child(k));
+                !(v.is_null() && child.is_some_and(|c| !c.nullable && c.default.is_none()))
+            });
+            for (k, v) in map.iter_mut() {
+                drop_disallowed_nulls(node.and_then(|n| n.child(k)), v);
+            }
+        }
+        Value::Array(items) => {
+            let items_node = node.and_then(|n| n.items.as_deref());
+            for item in items {
+                drop_disallowed_nulls(items_node, item);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `structuraldefaulting.Default`: fills in defaults below `node`. A missing property, or a
+/// null one whose schema is not nullable, takes its default (a copy), and so does a null
+/// array item or map value.
+pub(crate) fn apply(node: &Node, v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, prop) in &node.properties {
+                let Some(default) = &prop.default else {
+                    continue;
+                };
+                match map.get(k) {
+                    Some(value) if !value.is_null() || prop.nullable => {}
+                    _ => {
+                        map.insert(k.clone(), default.clone());
+                    }
+                }
+            }
+            for (k, value) in map.iter_mut() {
+                if let Some(prop) = node.properties.get(k) {
+                    apply(prop, value);
+                } else if let Some(Additional::Schema(s)) = &node.additional_properties {
+                    replace_null(s, value);
+                    apply(s, value);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(items_node) = node.items.as_deref() {
+                for item in items {
+                    replace_null(items_node, item);
+                    apply(items_node, item);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn replace_null(node: &Node, v: &mut Value) {
+    if let (Value::Null, false, Some(default)) = (&*v, node.nullable, &node.default) {
+        *v = default.clone();
+    }
+}
+
+/// Whether any node of the schema has a `default` (a schema without one skips the walk).
+pub(crate) fn has_defaults(node: &Node) -> bool {
+    node.default.is_some()
+        || node.properties.values().any(has_defaults)
+        || node.items.as_deref().is_some_and(has_defaults)
+        || matches!(&node.additional_properties, Some(Additional::Schema(s)) if has_defaults(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn node(schema: Value) -> Node {
+        Node::parse(&schema)
+    }
+
+    #[test]
+    fn defaults_fill_missing_fields_and_the_insides_of_object_defaults() {
+        let n = node(json!({"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "strategy": {"type": "object", "default": {}, "properties": {
+                "type": {"type": "string", "default": "Rolling"},
+                "maxSurge": {"type": "integer", "default": 1}}},
+            "ports": {"type": "array", "items": {"type": "object", "properties": {
+                "protocol": {"type": "string", "default": "TCP"}}}}}}));
+        let mut v = json!({"replicas": 3, "ports": [{"name": "a"}, {"protocol": "UDP"}]});
+        apply(&n, &mut v);
+        assert_eq!(
+            v,
+            json!({"replicas": 3, "strategy": {"type": "Rolling", "maxSurge": 1},
+                "ports": [{"name": "a", "protocol": "TCP"}, {"protocol": "UDP"}]})
+        );
+    }
+
+    #[test]
+    fn a_null_takes_the_default_unless_the_field_is_nullable() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": "x"},
+            "b": {"type": "string", "nullable": true, "default": "y"},
+            "m": {"type": "object", "additionalProperties": {"type": "string", "default": "z"}},
+            "l": {"type": "array", "items": {"type": "string", "default": "w"}}}}));
+        let mut v = json!({"a": null, "b": null, "m": {"k": null}, "l": [null, "v"]});
+        apply(&n, &mut v);
+        assert_eq!(
+            v,
+            json!({"a": "x", "b": null, "m": {"k": "z"}, "l": ["w", "v"]})
+        );
+    }
+
+    #[test]
+    fn nulls_without_a_default_are_dropped_where_the_schema_does_not_allow_them() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "string", "nullable": true},
+            "c": {"type": "string", "default": "x"},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}},
+            "l": {"type": "array", "items": {"type": "object", "properties": {
+                "d": {"type": "string"}}}}}}));
+        let mut v = json!({"a": null, "b": null, "c": null, "m": {"k": null},
+            "l": [{"d": null}], "unknown": null});
+        drop_disallowed_nulls(Some(&n), &mut v);
+        assert_eq!(
+            v,
+            json!({"b": null, "c": null, "m": {}, "l": [{}], "unknown": null})
+        );
+    }
+
+    #[test]
+    fn has_defaults_looks_at_every_depth() {
+        assert!(!has_defaults(&node(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}})
+        )));
+        assert!(has_defaults(&node(
+            json!({"type": "object", "properties": {
+            "l": {"type": "array", "items": {"type": "object", "properties": {
+                "p": {"type": "string", "default": "x"}}}}}})
+        )));
+    }
+}

@@ -1,0 +1,244 @@
+//! Structural pruning (apiextensions `structuralpruning.PruneWithOptions`): fields the schema
+//! does not declare are dropped from a custom resource, silently unless the request asked for
+//! `fieldValidation=Strict` or `Warn`, which is why the paths of what was dropped are returned.
+//!
+//! - A node with `x-kubernetes-preserve-unknown-fields` keeps its unknown fields, but fields it
+//!   declares are still pruned inside.
+//! - `additionalProperties` declares every key.
+//! - The resource root and every `x-kubernetes-embedded-resource` keep `apiVersion`, `kind` and
+//!   `metadata` (ObjectMeta has rules of its own, see [`super::embedded::coerce`]).
+
+use serde_json::{Map, Value};
+
+use super::model::{Additional, Node};
+
+const TYPE_AND_OBJECT_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+/// Prunes a whole resource; returns the paths of the dropped fields, sorted (the real server
+/// sorts them too), as `spec.ports[0].bogus`.
+pub(crate) fn prune_resource(root: &Node, obj: &mut Map<String, Value>) -> Vec<String> {
+    let mut pruner = Pruner::default();
+    if root.preserve_unknown_fields {
+        pruner.keep_unknown_in_object(root, obj, true);
+    } else {
+        pruner.object(root, obj, true);
+    }
+    pruner.dropped.sort();
+    pruner.dropped
+}
+
+#[derive(Default)]
+struct Pruner {
+    /// The path of the value being visited, as the unknown-field paths print it.
+    path: String,
+    dropped: Vec<String>,
+}
+
+impl Pruner {
+    fn value(&mut self, node: Option<&Node>, v: &mut Value) {
+        match node {
+            Some(n) if n.preserve_unknown_fields => self.keep_unknown(n, v),
+            _ => match v {
+                Value::Object(map) => match node {
+                    Some(n) => self.object(n, map, n.embedded_resource),
+                    None => {
+                        for (k, _) in std::mem::take(map) {
+                            self.record(&k);
+                        }
+                    }
+                },
+                Value::Array(items) => {
+                    let items_node = node.and_then(|n| n.items.as_deref());
+                    for (i, item) in items.iter_mut().enumerate() {
+                        self.within_index(i, |p| p.value(items_node, item));
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+
+    /// `prune` of an object with a schema: declared keys recurse, others go.
+    fn object(&mut self, node: &Node, map: &mut Map<String, Value>, embedded: bool) {
+        let mut unknown = Vec::new();
+        for (k, v) in map.iter_mut() {
+            if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
+                continue;
+            }
+            match child_schema(node, k) {
+                Some(child) => self.within_key(k, |p| p.value(child, v)),
+                None => unknown.push(k.clone()),
+            }
+        }
+        for k in unknown {
+            map.remove(&k);
+            self.record(&k);
+        }
+    }
+
+    /// `skipPrune`: nothing is dropped here, declared children are pruned as usual.
+    fn keep_unknown(&mut self, node: &Node, v: &mut Value) {
+        match v {
+            Value::Object(map) => self.keep_unknown_in_object(node, map, node.embedded_resource),
+            Value::Array(items) => {
+                if let Some(items_node) = node.items.as_deref() {
+                    for (i, item) in items.iter_mut().enumerate() {
+                        self.within_index(i, |p| p.keep_unknown(items_node, item));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn keep_unknown_in_object(
+        &mut self,
+        node: &Node,
+        map: &mut Map<String, Value>,
+        embedded: bool,
+    ) {
+        for (k, v) in map.iter_mut() {
+            if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
+                continue;
+            }
+            if let Some(child) = child_schema(node, k) {
+                self.within_key(k, |p| p.value(child, v));
+            }
+        }
+    }
+
+    fn record(&mut self, key: &str) {
+        self.dropped.push(if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        });
+    }
+
+    fn within_key(&mut self, key: &str, f: impl FnOnce(&mut Self)) {
+        let len = self.path.len();
+        if !self.path.is_empty() {
+            self.path.push('.');
+        }
+        self.path.push_str(key);
+        f(self);
+        self.path.truncate(len);
+    }
+
+    fn within_index(&mut self, i: usize, f: impl FnOnce(&mut Self)) {
+        let len = self.path.len();
+        self.path.push_str(&format!("[{i}]"));
+        f(self);
+        self.path.truncate(len);
+    }
+}
+
+/// What a key's value is pruned with: `Some(schema)` for a declared key, `None` when it is
+/// unknown. A boolean `additionalProperties` declares every key without a schema
+/// (`Some(None)`), so the key stays and everything inside it goes; with `false` the validator
+/// then reports the key as forbidden.
+fn child_schema<'n>(node: &'n Node, key: &str) -> Option<Option<&'n Node>> {
+    if let Some(child) = node.properties.get(key) {
+        return Some(Some(child));
+    }
+    match &node.additional_properties {
+        Some(Additional::Schema(s)) => Some(Some(s)),
+        Some(Additional::Allows(_)) => Some(None),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn prune(schema: Value, obj: Value) -> (Value, Vec<String>) {
+        let node = Node::parse(&schema);
+        let mut map = obj.as_object().cloned().unwrap_or_default();
+        let dropped = prune_resource(&node, &mut map);
+        (Value::Object(map), dropped)
+    }
+
+    #[test]
+    fn unknown_fields_go_at_every_depth_and_their_paths_are_sorted() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"ports": {"type": "array", "items": {"type": "object",
+                "properties": {"name": {"type": "string"}}}}}}}});
+        let (obj, dropped) = prune(
+            schema,
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "zed": 1,
+                "spec": {"ports": [{"name": "a", "bogus": 1}], "extra": {"deep": 1}}}),
+        );
+        assert_eq!(
+            obj,
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"},
+                "spec": {"ports": [{"name": "a"}]}})
+        );
+        assert_eq!(dropped, ["spec.extra", "spec.ports[0].bogus", "zed"]);
+    }
+
+    #[test]
+    fn preserved_subtrees_keep_unknown_fields_but_prune_declared_ones() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"known": {"type": "object", "properties": {"a": {"type": "string"}}}}}}});
+        let (obj, dropped) = prune(
+            schema,
+            json!({"spec": {"anything": {"x": 1}, "known": {"a": "y", "b": 2}}}),
+        );
+        assert_eq!(
+            obj,
+            json!({"spec": {"anything": {"x": 1}, "known": {"a": "y"}}})
+        );
+        assert_eq!(dropped, ["spec.known.b"]);
+    }
+
+    #[test]
+    fn an_embedded_resource_keeps_its_type_and_object_meta() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                "properties": {"spec": {"type": "object"}}}}}}});
+        let (obj, dropped) = prune(
+            schema,
+            json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p"}, "spec": {"x": 1}, "status": {}}}}),
+        );
+        assert_eq!(
+            obj,
+            json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p"}, "spec": {}}}})
+        );
+        assert_eq!(dropped, ["spec.template.spec.x", "spec.template.status"]);
+    }
+
+    #[test]
+    fn a_root_that_preserves_unknown_fields_keeps_them() {
+        let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}});
+        let (obj, dropped) = prune(
+            schema,
+            json!({"metadata": {"name": "x"}, "status": {"phase": "new"}, "spec": {"a": "1", "b": 2}}),
+        );
+        assert_eq!(
+            obj,
+            json!({"metadata": {"name": "x"}, "status": {"phase": "new"}, "spec": {"a": "1"}})
+        );
+        assert_eq!(dropped, ["spec.b"]);
+    }
+
+    #[test]
+    fn additional_properties_declare_every_key() {
+        let schema = json!({"type": "object", "properties": {
+            "labels": {"type": "object", "additionalProperties": {"type": "object",
+                "properties": {"v": {"type": "string"}}}},
+            "any": {"type": "object", "additionalProperties": true}}});
+        let (obj, dropped) = prune(
+            schema,
+            json!({"labels": {"a": {"v": "1", "w": 2}}, "any": {"b": {"c": 3}}}),
+        );
+        assert_eq!(obj, json!({"labels": {"a": {"v": "1"}}, "any": {"b": {}}}));
+        assert_eq!(dropped, ["any.b.c", "labels.a.w"]);
+    }
+}
