@@ -342,3 +342,58 @@ async fn a_crd_with_unique_items_is_refused() {
         )
     );
 }
+
+/// Replaces the Schemed CRD's `spec.properties` entry `field` (or removes it, with `None`).
+async fn change_spec_field(server: &ApiServer, field: &str, schema: Option<Value>) {
+    let crds: Api<CustomResourceDefinition> = Api::all(server.setup_client());
+    let mut crd = crds.get("schemeds.conformance.example.com").await.unwrap();
+    let mut raw = serde_json::to_value(&crd).unwrap();
+    let properties = &mut raw["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"];
+    match schema {
+        Some(s) => properties[field] = s,
+        None => {
+            properties.as_object_mut().unwrap().remove(field);
+        }
+    }
+    crd = from_json(raw);
+    crds.replace("schemeds.conformance.example.com", &pp(), &crd)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn reads_prune_and_default_with_the_schema_of_now_without_a_write() {
+    // Defaults apply "when reading from etcd using the storage version defaults"
+    // (Kubernetes docs, CRD defaulting); pruning happens on that decode too.
+    let (server, api) = server().await;
+    let created = api
+        .create(
+            &pp(),
+            &schemed("s1", json!({"spec": {"title": "abc", "color": "red"}})),
+        )
+        .await
+        .unwrap();
+    let rv = created.metadata.resource_version.clone();
+
+    change_spec_field(
+        &server,
+        "tier",
+        Some(json!({"type": "string", "default": "gold"})),
+    )
+    .await;
+    change_spec_field(&server, "color", None).await;
+    let read = api.get("s1").await.unwrap();
+    let mut spec = defaulted_spec();
+    spec["tier"] = json!("gold");
+    assert_eq!(read.data, json!({"spec": spec}));
+    assert_eq!(read.metadata.resource_version, rv, "nothing was written");
+
+    // What was written is still what storage holds: a schema declaring it again reads it again,
+    // and a default removed before any write is gone again.
+    change_spec_field(&server, "color", Some(json!({"type": "string"}))).await;
+    change_spec_field(&server, "tier", None).await;
+    let mut spec = defaulted_spec();
+    spec["color"] = json!("red");
+    assert_eq!(api.get("s1").await.unwrap().data, json!({"spec": spec}));
+}

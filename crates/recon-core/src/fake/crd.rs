@@ -14,8 +14,8 @@ use super::error::go_quote;
 use super::field_error::{BadValue, ErrorType, FieldError};
 use super::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
 use super::resource::{
-    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, NameRule, ResourceType,
-    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, GroupResource, NameRule,
+    ResourceType, ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
 use super::schema::{CustomResourceSchema, definition};
 use super::state::State;
@@ -307,6 +307,18 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
     })
 }
 
+/// The schema of the CRD's storage version, which reads from storage decode with.
+fn storage_schema(obj: &Object) -> Option<Arc<CustomResourceSchema>> {
+    let storage = storage_version(obj)?;
+    versions(obj)
+        .into_iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(storage.as_str()))?
+        .get("schema")?
+        .get("openAPIV3Schema")
+        .filter(|s| s.is_object())
+        .map(|s| Arc::new(CustomResourceSchema::from_openapi_v3(s)))
+}
+
 /// The verbs the discovery controller lists for a custom resource, in its order.
 const CUSTOM_RESOURCE_VERBS: &[&str] = &[
     "delete",
@@ -521,6 +533,7 @@ impl State {
         }
         let served = t.group_resource();
         self.registry.serve_custom(t);
+        self.reread_on_schema_change(&served, storage_schema(&crd));
         let wrote = condition_status(&crd, "Established") != Some("True");
         if wrote {
             set_condition(
@@ -537,6 +550,36 @@ impl State {
         let revision = self.store.revision();
         self.store.history.start(&served, revision);
         wrote
+    }
+
+    /// Storage decodes custom resources with the storage version's schema, pruning and
+    /// defaulting what it reads. When that schema changes, every stored object is served as
+    /// reading it now gives (objects written before a `default` was added show it), without a
+    /// write. The real server rebuilds the resource's storage and watch cache then.
+    fn reread_on_schema_change(
+        &mut self,
+        resource: &GroupResource,
+        schema: Option<Arc<CustomResourceSchema>>,
+    ) {
+        if self.read_schemas.get(resource) == schema.as_ref() {
+            return;
+        }
+        match &schema {
+            Some(s) => {
+                self.read_schemas.insert(resource.clone(), s.clone());
+            }
+            None => {
+                self.read_schemas.remove(resource);
+            }
+        }
+        self.store.reread(resource, |mut obj| {
+            if let Some(schema) = &schema {
+                // What cannot be coerced is served as written, as the real server's storage
+                // decoder drops only what it cannot read.
+                let _ = schema.decode(&mut obj);
+            }
+            obj
+        });
     }
 
     /// The CRD finalizer: delete every instance, then drop the cleanup finalizer (which deletes

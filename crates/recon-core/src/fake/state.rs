@@ -1,5 +1,6 @@
 //! The server's state behind its lock, and the request/reply shapes the verb handlers share.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,8 +12,9 @@ use super::object::{DecodeContext, Object, decode_body, with_type_meta};
 use super::reactor::{MutateHook, Reactor};
 use super::record::RecordedRequest;
 use super::registry::Registry;
-use super::resource::ResourceType;
+use super::resource::{GroupResource, ResourceType};
 use super::route::{Query, ResourcePath};
+use super::schema::CustomResourceSchema;
 use super::store::{Store, Stored, object_key};
 use super::watch::{WatchStream, Watcher};
 
@@ -36,6 +38,8 @@ pub(crate) struct State {
     pub(crate) notified: u64,
     /// Whether the `NamespaceLifecycle` admission plugin runs (C11).
     pub(crate) strict_namespaces: bool,
+    /// The schema each custom resource is read from storage with: its CRD's storage version's.
+    pub(crate) read_schemas: HashMap<GroupResource, Arc<CustomResourceSchema>>,
 }
 
 /// One resource request, routed and typed.
@@ -159,6 +163,7 @@ impl State {
             watchers: Vec::new(),
             notified: 0,
             strict_namespaces: false,
+            read_schemas: HashMap::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Storage: one global revision counter (etcd's), and per resource the objects ordered by their
-//! storage key, each kept as the JSON bytes it is served as.
+//! storage key, each kept as the JSON bytes it is served as (and, when reading them now serves
+//! something else, as they were written: see [`Store::reread`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -47,6 +48,9 @@ struct Collection {
     /// `(label key, label value)` to the storage keys carrying it: a selector with an equality
     /// reads only those keys instead of every object.
     by_label: HashMap<(String, String), BTreeSet<String>>,
+    /// The bodies as written, of the objects whose served body differs from them (a custom
+    /// resource read through a schema that changed since the write).
+    written: HashMap<String, Bytes>,
 }
 
 impl Collection {
@@ -161,6 +165,7 @@ impl Store {
                 .or_default()
                 .insert(key.clone());
         }
+        collection.written.remove(&key);
         let previous = collection.objects.insert(key.clone(), stored.clone());
         if let Some(previous) = &previous {
             let gone: Vec<(String, String)> = previous
@@ -180,6 +185,30 @@ impl Store {
             removed: false,
         });
         (revision, stored)
+    }
+
+    /// Serves every object of `resource` as `read` makes of its body as written, in place: the
+    /// revision stays and no watch event is sent, since nothing was written. This is what
+    /// decoding from etcd does after a CRD's schema changed (pruning and defaults of the new
+    /// schema apply on read); the bytes as written are kept, so a later change reads them again.
+    pub(crate) fn reread(&mut self, resource: &GroupResource, read: impl Fn(Object) -> Object) {
+        let Some(collection) = self.collections.get_mut(resource) else {
+            return;
+        };
+        for (key, stored) in collection.objects.iter_mut() {
+            let written = collection
+                .written
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| stored.body.clone());
+            let served = encode_body(&read(decode_body(&written)));
+            if served == written {
+                collection.written.remove(key);
+            } else {
+                collection.written.insert(key.clone(), written);
+            }
+            stored.body = served;
+        }
     }
 
     /// Like [`list`](Self::list), restricted to objects carrying every `(key, value)` label of
@@ -215,6 +244,7 @@ impl Store {
         let collection = self.collections.get_mut(resource)?;
         let removed = collection.objects.remove(key)?;
         collection.unindex(key, &removed.labels);
+        collection.written.remove(key);
         self.revision += 1;
         let mut last = decode_body(&removed.body);
         set_meta(
