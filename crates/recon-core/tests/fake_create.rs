@@ -790,3 +790,41 @@ async fn create_on_a_namespaced_type_without_a_namespace_is_404() {
     assert_eq!(&last.response[..], b"404 page not found\n");
     assert!(widgets(&server).get_opt("x").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn a_null_config_map_value_is_stored_as_the_empty_string() {
+    // ConfigMap.data is a Go map[string]string: decoding a JSON null leaves "".
+    let server = ApiServer::new();
+    raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": null, "b": "x"}}"#,
+    )
+    .await
+    .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let data = api
+        .get("c")
+        .await
+        .expect("a typed client reads it")
+        .data
+        .unwrap();
+    assert_eq!((data["a"].as_str(), data["b"].as_str()), ("", "x"));
+
+    let merge = serde_json::json!({"data": {"b": null, "c": null}});
+    let raw_patch = api
+        .patch(
+            "c",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&merge),
+        )
+        .await
+        .unwrap();
+    let data = raw_patch.data.unwrap();
+    assert_eq!(
+        data.keys().collect::<Vec<_>>(),
+        ["a"],
+        "a merge patch's null removes the key before decoding"
+    );
+}

@@ -21,6 +21,11 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
     vec![
         ResourceType {
             field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(empty_null_data),
+                prepare_update: Some(|new, _| empty_null_data(new)),
+                ..TypeHooks::default()
+            },
             ..builtin("", "v1", "ConfigMap", "configmaps", true).short_names(&["cm"])
         },
         ResourceType {
@@ -396,6 +401,16 @@ fn events_v1_fields() -> Vec<(&'static str, &'static [&'static str])> {
 
 /// Namespace `PrepareForCreate` (+ `Canonicalize`): phase Active, the `kubernetes` finalizer,
 /// and the name label.
+/// A ConfigMap's `data` is a Go `map[string]string`: a null value decodes as the empty string
+/// (Go's JSON decoder leaves the zero value), so a typed client can read it back.
+fn empty_null_data(obj: &mut Map<String, Value>) {
+    if let Some(Value::Object(data)) = obj.get_mut("data") {
+        for v in data.values_mut().filter(|v| v.is_null()) {
+            *v = Value::String(String::new());
+        }
+    }
+}
+
 fn prepare_namespace(obj: &mut Map<String, Value>) {
     obj.insert("status".into(), json!({"phase": "Active"}));
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
