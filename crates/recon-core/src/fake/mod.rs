@@ -23,22 +23,29 @@
 //! garbage collector and namespace controller of kube-controller-manager would
 //! ([`ApiServer::collect_garbage`]).
 //!
-//! Custom resources are validated against the structural OpenAPI v3 schema of the CRD version
-//! a request names, on create, update, every kind of patch (the patched or applied result) and
-//! `/status` writes (which check `.status` against the status schema), with the real server's
-//! 422 messages and causes: `type` (and `x-kubernetes-int-or-string`), `nullable`, `required`,
-//! `enum`, `minimum`/`maximum` (exclusive or not), `multipleOf`, `minLength`/`maxLength`,
-//! `pattern`, the formats a CRD keeps (`date-time`, `date`, `byte`, `uuid*`, `ipv4`, `ipv6`,
-//! `cidr`, `hexcolor`, `k8s-short-name`, `int32`, `float`; other kept formats accept any string
-//! for now), `minItems`/`maxItems`, `minProperties`/`maxProperties`, `properties`, `items`,
-//! `additionalProperties`, `x-kubernetes-embedded-resource` (`apiVersion` and `kind`),
-//! `x-kubernetes-list-type` `set` and `map` duplicates; an update ratchets, as the real server
-//! does: errors within a value left unchanged are dropped.
+//! Custom resources are decoded as apiextensions-apiserver decodes them, with the structural
+//! OpenAPI v3 schema of the CRD version a request names: fields the schema does not declare are
+//! pruned (unless `x-kubernetes-preserve-unknown-fields`), nulls it does not allow are dropped
+//! and `default`s are filled in, on every write and on [`ApiServer::seed`]; reads serve what
+//! the storage version's schema makes of the stored object, so changing a CRD's defaults shows
+//! on objects written before. The request's `fieldValidation` decides what a dropped field
+//! costs: a `Warning` (`Warn`, the default; see [`RecordedRequest::warnings`]), a 400 or 422
+//! (`Strict`), nothing (`Ignore`).
 //!
-//! Not modelled yet: pruning of unknown fields (they are kept, and never an error),
-//! defaulting (a missing field with a `default` is not reported as required), CEL rules
-//! (`x-kubernetes-validations`), `allOf`/`anyOf`/`oneOf`/`not`, validation of an embedded
-//! resource's `metadata`, other admission plugins.
+//! They are then validated on create, update, every kind of patch (the patched or applied
+//! result) and `/status` writes (which check `.status` against the status schema), with the
+//! real server's 422 messages and causes: `type` (and `x-kubernetes-int-or-string`),
+//! `nullable`, `required`, `enum`, `minimum`/`maximum` (exclusive or not), `multipleOf`,
+//! `minLength`/`maxLength`, `pattern`, the formats a CRD keeps (`date-time`, `date`, `byte`,
+//! `uuid*`, `ipv4`, `ipv6`, `cidr`, `hexcolor`, `k8s-short-name`, `int32`, `float`; other kept
+//! formats accept any string for now), `minItems`/`maxItems`, `minProperties`/`maxProperties`,
+//! `properties`, `items`, `additionalProperties`, `x-kubernetes-embedded-resource`
+//! (`apiVersion` and `kind`), `x-kubernetes-list-type` `set` and `map` duplicates; an update
+//! ratchets, as the real server does: errors within a value left unchanged are dropped.
+//!
+//! Not modelled yet: CEL rules (`x-kubernetes-validations`), `allOf`/`anyOf`/`oneOf`/`not`,
+//! validation of an embedded resource's `metadata`, conversion between a CRD's versions
+//! (an object reads the same through each), other admission plugins.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
