@@ -96,6 +96,7 @@ mod namespace_lifecycle;
 mod object;
 mod paging;
 mod patch;
+mod patched_text;
 mod reactor;
 mod read;
 mod record;

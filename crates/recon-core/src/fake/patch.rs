@@ -9,6 +9,7 @@ use super::error::{ApiError, Reason};
 use super::field_error::{BadValue, ErrorType, FieldError};
 use super::field_validation::FieldValidation;
 use super::object::{Object, json_type, normalize_metadata};
+use super::patched_text;
 use super::resource::GroupKind;
 use super::state::{Call, Reply, State};
 use super::strategic;
@@ -59,8 +60,9 @@ impl State {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let mut doc = Value::Object(current.clone());
+        let mut merge_patch = None;
         match (patch_type, strategic) {
-            (PatchType::Merge, _) => apply_merge_patch(&mut doc, call.body)?,
+            (PatchType::Merge, _) => merge_patch = Some(apply_merge_patch(&mut doc, call.body)?),
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
                     .unwrap_or_else(strategic::metadata_only);
@@ -70,16 +72,21 @@ impl State {
         }
         let Value::Object(mut object) = doc else {
             return Err(patched_object_invalid(
-                &doc,
+                &doc.to_string(),
                 "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
             ));
         };
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
         }
-        // The patched object is decoded as a body is; its errors quote it as patched. For a
-        // custom resource, which decoding prunes, all of it is kept aside; otherwise only the
-        // metadata normalising consumes.
+        // The patched object is decoded as a body is; its errors quote it as patched: a merge
+        // patch's result in the patch library's key order, any other as encoded.
+        let quote = |patched: &Object| match &merge_patch {
+            Some(patch) => patched_text::merge_patched(&Value::Object(current.clone()), patch),
+            None => Value::Object(patched.clone()).to_string(),
+        };
+        // Decoding consumes what it prunes and normalises: a custom resource is kept aside
+        // whole, another object only its metadata.
         let patched = if call.rt.custom {
             Some(object.clone())
         } else {
@@ -93,13 +100,13 @@ impl State {
         let warnings = match decoded {
             Ok(warnings) => warnings,
             Err(why) => {
-                let quoted = patched.unwrap_or_else(|| {
+                let patched = patched.unwrap_or_else(|| {
                     if let Some(metadata) = patched_metadata {
                         object.insert("metadata".to_owned(), metadata);
                     }
                     object
                 });
-                return Err(patched_object_invalid(&Value::Object(quoted), &why));
+                return Err(patched_object_invalid(&quote(&patched), &why));
             }
         };
         check_name(call, &object)?;
@@ -166,7 +173,8 @@ fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), Api
 }
 
 /// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
-fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
+/// Returns the patch.
+fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
     let patch: Value = serde_json::from_slice(body).map_err(decode_error)?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
@@ -175,7 +183,7 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
         )));
     }
     json_patch::merge(doc, &patch);
-    Ok(())
+    Ok(patch)
 }
 
 /// RFC 6902 as the apiserver's json-patch library applies it: all operations or none; any
@@ -279,11 +287,11 @@ fn decode_error(e: serde_json::Error) -> ApiError {
 }
 
 /// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.
-fn patched_object_invalid(patched: &Value, why: &str) -> ApiError {
+fn patched_object_invalid(patched: &str, why: &str) -> ApiError {
     ApiError::invalid(
         &GroupKind::new("", ""),
         "",
-        &[FieldError::invalid("patch", &patched.to_string(), why)],
+        &[FieldError::invalid("patch", patched, why)],
     )
 }
 
@@ -298,7 +306,7 @@ fn check_builtin_type_meta(call: &Call<'_>, object: &Object) -> Result<(), ApiEr
         return Ok(());
     }
     Err(patched_object_invalid(
-        &Value::Object(object.clone()),
+        &Value::Object(object.clone()).to_string(),
         &format!(
             "Object 'Kind' is not {} in version {}",
             call.rt.kind,

@@ -99,7 +99,7 @@ impl Normalizer {
         if is_timestamp(s) {
             return "<time>".into();
         }
-        let mut out = self.uids_in(s);
+        let mut out = timestamps_in(&self.uids_in(s));
         let generated = self.generated.clone();
         for (i, name) in generated.iter().enumerate() {
             out = out.replace(name.as_str(), &format!("<generated:{}>", i + 1));
@@ -138,7 +138,9 @@ impl Normalizer {
     /// match the ResourceVersion in record (6)". Other numbers (a storage error's `Code: 4`)
     /// stay.
     fn message_versions(&mut self, s: &str) -> String {
-        const MARKERS: [&str; 7] = [
+        const MARKERS: [&str; 8] = [
+            // An object quoted as JSON in a message: `\"resourceVersion\":\"5\"`.
+            "resourceversion\\\":\\\"",
             "resource version: ",
             "resourceversion: ",
             "resourceversion in precondition: ",
@@ -181,6 +183,32 @@ impl Normalizer {
     }
 }
 
+/// Timestamps that are values of an object quoted as JSON in a text (`\"time\":\"2024-...\"`)
+/// become `<time>`; a timestamp a message quotes by itself is the request's, and stays.
+fn timestamps_in(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        match timestamp_len(rest).filter(|_| out.ends_with(":\\\"")) {
+            Some(n) => {
+                out.push_str("<time>");
+                rest = &rest[n..];
+            }
+            None => {
+                let n = rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len());
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn is_uuid(b: &[u8]) -> bool {
     b.iter().enumerate().all(|(i, c)| match i {
         8 | 13 | 18 | 23 => *c == b'-',
@@ -190,42 +218,67 @@ fn is_uuid(b: &[u8]) -> bool {
 
 /// RFC 3339 as Kubernetes writes it: `2024-01-01T00:00:00Z`, with optional fraction or offset.
 fn is_timestamp(s: &str) -> bool {
+    timestamp_len(s) == Some(s.len())
+}
+
+/// The length of the RFC 3339 timestamp `s` starts with, if it starts with one.
+fn timestamp_len(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let digits =
         |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
-    if b.len() < 20
-        || !digits(0..4)
-        || b[4] != b'-'
-        || !digits(5..7)
-        || b[7] != b'-'
-        || !digits(8..10)
-        || b[10] != b'T'
-        || !digits(11..13)
-        || b[13] != b':'
-        || !digits(14..16)
-        || b[16] != b':'
-        || !digits(17..19)
-    {
-        return false;
+    let shape = b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return None;
     }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+    let mut end = 19;
+    if b[end] == b'.' {
+        let n = b[end + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         if n == 0 {
-            return false;
+            return None;
         }
-        rest = &frac[n..];
+        end += 1 + n;
     }
-    rest == "Z"
-        || (rest.len() == 6
-            && matches!(rest.as_bytes()[0], b'+' | b'-')
-            && rest.as_bytes()[3] == b':')
+    match b.get(end) {
+        Some(b'Z') => Some(end + 1),
+        Some(b'+' | b'-')
+            if b.get(end + 3) == Some(&b':')
+                && digits(end + 1..end + 3)
+                && digits(end + 4..end + 6) =>
+        {
+            Some(end + 6)
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn times_and_versions_of_an_object_quoted_in_a_message_are_normalised() {
+        let mut n = Normalizer::new(&[], false);
+        let message = r#"patch: Invalid value: "{\"metadata\":{\"creationTimestamp\":\"2026-11-21T11:05:10Z\",\"resourceVersion\":\"120\"}}": at 2030-01-01T00:00:00Z"#;
+        assert_eq!(
+            n.value(&json!({"message": message})),
+            json!({"message": r#"patch: Invalid value: "{\"metadata\":{\"creationTimestamp\":\"<time>\",\"resourceVersion\":\"<rv:1>\"}}": at 2030-01-01T00:00:00Z"#})
+        );
+    }
 
     #[test]
     fn identities_become_ordinals_and_relations_stay() {
