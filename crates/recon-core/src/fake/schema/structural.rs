@@ -1394,6 +1394,8 @@ mod tests {
         let schema = spec(json!({"type": "object", "properties": {
             "port": {"x-kubernetes-int-or-string": true},
             "any": {"x-kubernetes-preserve-unknown-fields": true},
+            // Accepted with a type too: nothing checks the two agree.
+            "typed": {"type": "string", "x-kubernetes-int-or-string": true},
             "ios": {"x-kubernetes-int-or-string": true,
                 "anyOf": [{"type": "integer"}, {"type": "string"}]},
             "all": {"x-kubernetes-int-or-string": true, "allOf": [
