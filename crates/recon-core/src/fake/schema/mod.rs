@@ -25,6 +25,7 @@ mod list_type;
 mod model;
 mod number;
 mod prune;
+pub(crate) mod structural;
 mod validate;
 
 use serde_json::Value;
