@@ -17,7 +17,7 @@ use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, GroupResource, NameRule,
     ResourceType, ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use super::schema::{CustomResourceSchema, definition};
+use super::schema::{CustomResourceSchema, structural};
 use super::state::State;
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
@@ -162,20 +162,20 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
                 .filter(|s| !s.is_null())
         })
         .collect();
+    let shared = schemas.len() > 1 && schemas.windows(2).all(|w| w[0] == w[1]);
     for (i, schema) in schemas.iter().enumerate() {
         match schema {
             None => errors.push(FieldError::required(
                 format!("spec.versions[{i}].schema.openAPIV3Schema"),
                 "",
             )),
-            // A schema all versions share is checked once, as the internal version holds it.
-            Some(_)
-                if i > 0 && definition::schema_path(&schemas, i).starts_with("spec.validation") => {
-            }
+            // A schema all versions share is the internal version's `spec.validation`,
+            // checked after the versions and names.
+            Some(_) if shared || schemas.len() == 1 => {}
             Some(schema) => {
-                errors.extend(definition::validate(
+                errors.extend(structural::validate(
                     schema,
-                    &definition::schema_path(&schemas, i),
+                    &structural::schema_path(&schemas, i),
                 ));
             }
         }
@@ -192,6 +192,12 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
         if spec_str(obj, &["names", field]).is_empty() {
             errors.push(FieldError::required(format!("spec.names.{field}"), ""));
         }
+    }
+    if let (true, Some(Some(schema))) = (shared || schemas.len() == 1, schemas.first()) {
+        errors.extend(structural::validate(
+            schema,
+            &structural::schema_path(&schemas, 0),
+        ));
     }
     errors
 }

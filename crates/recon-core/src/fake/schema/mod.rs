@@ -4,7 +4,7 @@
 //! ([`CustomResourceSchema::decode`]); the custom resource strategy then validates every write:
 //!
 //! - [`model`]: the schema, read from `openAPIV3Schema`;
-//! - [`definition`]: what a CRD's schema may not say, checked when the CRD is written;
+//! - [`structural`]: whether a CRD's schema is structural, checked when the CRD is written;
 //! - [`prune`]: structural pruning;
 //! - [`default`]: null handling and `default`;
 //! - [`validate`]: kube-openapi's value validator (types, nullable, enum, bounds, lengths,
@@ -18,7 +18,6 @@
 //! Validation always sees a decoded object: pruned and defaulted.
 
 mod default;
-pub(crate) mod definition;
 mod embedded;
 mod format;
 mod list_type;

@@ -9,13 +9,12 @@
 //!    validation invariants, `validateStructuralCompleteness`), errors sorted by their text as
 //!    Go sorts them; skipped when `NewStructural` cannot read the schema;
 //! 3. the parts of `ValidateCustomResourceDefinitionOpenAPISchema` about structure, in its walk
-//!    order (unsupported keywords and types, `additionalProperties` beside `properties`,
-//!    `x-kubernetes-preserve-unknown-fields: false`, defaults in `metadata`, the list and map
-//!    types and the keys of map lists);
+//!    order (unsupported keywords and types, `uniqueItems: true` (quadratic to check),
+//!    `additionalProperties` beside `properties`, `x-kubernetes-preserve-unknown-fields: false`,
+//!    defaults in `metadata`, the list and map types and the keys of map lists);
 //! 4. only when nothing else is wrong, why `NewStructural` could not read the schema.
 //!
-//! `uniqueItems: true`, also part of step 3, is reported by [`super::definition`]. Not modelled:
-//! the restrictions on the root when the status subresource is on, the defaults' own validation
+//! Not modelled: the restrictions on the root when the status subresource is on, the defaults' own validation
 //! (`structuraldefaulting.ValidateDefaults`) and the checks of `x-kubernetes-validations` rules.
 
 use serde_json::{Map, Value};
@@ -24,12 +23,18 @@ use super::super::field_error::{BadValue, ErrorType, FieldError};
 
 type Schema = Map<String, Value>;
 
-/// The structural-schema errors of one version's `openAPIV3Schema`, reported under `path`
-/// (`spec.validation.openAPIV3Schema` or `spec.versions[i].schema.openAPIV3Schema`, see
-/// [`super::definition::schema_path`]), in the real server's order. The `uniqueItems` errors of
-/// [`super::definition::validate`] follow them; the real server interleaves those with the
-/// errors of step 3 (they differ only for a schema that has both).
-#[allow(dead_code)] // Until the CRD strategy calls it.
+/// Where the errors of each version's schema are reported: the internal API version of the
+/// CRD, which hoists a schema shared by every version to `spec.validation`.
+pub(crate) fn schema_path(versions: &[Option<&Value>], index: usize) -> String {
+    if versions.windows(2).all(|w| w[0] == w[1]) {
+        "spec.validation.openAPIV3Schema".to_owned()
+    } else {
+        format!("spec.versions[{index}].schema.openAPIV3Schema")
+    }
+}
+
+/// The errors of one version's `openAPIV3Schema`, reported under `path` (see [`schema_path`]),
+/// in the real server's order.
 pub(crate) fn validate(schema: &Value, path: &str) -> Vec<FieldError> {
     // Anything else is a decoding error, refused before validation.
     let Some(root) = schema.as_object() else {
@@ -621,14 +626,21 @@ impl Context {
 #[derive(Default)]
 struct Walk {
     errors: Vec<FieldError>,
-    /// Whether any node has `uniqueItems: true` (reported by `definition`).
+    /// Whether any node has `uniqueItems: true`.
     unique_items: bool,
 }
 
 impl Walk {
     fn node(&mut self, s: &Schema, path: &str, cx: &Context) {
         self.keywords(s, path, cx);
-        self.unique_items |= flag(s, "uniqueItems");
+        if flag(s, "uniqueItems") {
+            self.unique_items = true;
+            self.forbidden(
+                path,
+                "uniqueItems",
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            );
+        }
 
         let has_properties = object(s, "properties").is_some_and(|p| !p.is_empty());
         match additional(s) {
@@ -1671,10 +1683,45 @@ mod tests {
             errors(schema.clone()),
             format!("{ROOT}: Invalid value: \"\": OpenAPIV3Schema 'schema' is not supported")
         );
-        // uniqueItems (reported by `definition`) is something else.
+        // uniqueItems is reported in its stead.
         let mut unique = schema;
         unique["uniqueItems"] = json!(true);
-        assert_eq!(errors(unique), "");
+        assert_eq!(
+            errors(unique),
+            format!(
+                "{ROOT}.uniqueItems: Forbidden: uniqueItems cannot be set to true since the \
+                 runtime complexity becomes quadratic"
+            )
+        );
+    }
+
+    #[test]
+    fn unique_items_is_refused_wherever_it_is() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"tags": {"type": "array", "uniqueItems": true,
+                "items": {"type": "array", "uniqueItems": true, "items": {"type": "string"}}}}}}});
+        let quadratic = "Forbidden: uniqueItems cannot be set to true since the runtime \
+                         complexity becomes quadratic";
+        assert_eq!(
+            errors(schema),
+            format!(
+                "[{ROOT}.properties[spec].properties[tags].uniqueItems: {quadratic}, \
+                 {ROOT}.properties[spec].properties[tags].items.uniqueItems: {quadratic}]"
+            )
+        );
+    }
+
+    #[test]
+    fn a_schema_every_version_shares_is_reported_at_spec_validation() {
+        let (a, b) = (json!({"type": "object"}), json!({"type": "string"}));
+        assert_eq!(
+            schema_path(&[Some(&a), Some(&a)], 1),
+            "spec.validation.openAPIV3Schema"
+        );
+        assert_eq!(
+            schema_path(&[Some(&a), Some(&b)], 1),
+            "spec.versions[1].schema.openAPIV3Schema"
+        );
     }
 
     #[test]
