@@ -16,6 +16,7 @@
 //! a null where the schema does not allow one is treated as absent (the real server drops it or
 //! applies the default), and a required field with a `default` is not reported missing.
 
+mod cel;
 mod embedded;
 mod format;
 mod list_type;
