@@ -660,67 +660,80 @@ impl Checker {
         let types: Vec<Type> = args.iter_mut().map(|a| self.check(a)).collect();
         self.vars.truncate(scope);
         let positions: Vec<usize> = args.iter().map(|a| a.pos).collect();
-        let bool_arg = |c: &mut Checker, i: usize, ternary: bool| {
-            let t = types.get(i).cloned().unwrap_or(Type::Dyn);
+        // The predicate is the condition of `&&`/`||` (all, exists) or of a `?:` whose
+        // branches are the accumulator (the other macros).
+        let predicate = |c: &mut Checker, accu: Option<&Type>| {
+            let t = types.first().cloned().unwrap_or(Type::Dyn);
             if c.assignable(&t, &Type::Bool) {
                 return;
             }
-            if ternary {
-                c.error(
-                    pos,
-                    format!("found no matching overload for '_?_:_' applied to '({t}, dyn, dyn)'"),
-                );
-            } else {
-                let at = positions.get(i).copied().unwrap_or(pos);
-                c.error(at, format!("expected type 'bool' but found '{t}'"));
+            let t = substitute(&c.mappings, &t, true);
+            match accu {
+                Some(a) => {
+                    let a = substitute(&c.mappings, a, true);
+                    c.error(
+                        pos,
+                        format!(
+                            "found no matching overload for '_?_:_' applied to '({t}, {a}, {a})'"
+                        ),
+                    );
+                }
+                None => {
+                    let at = positions.first().copied().unwrap_or(pos);
+                    c.error(at, format!("expected type 'bool' but found '{t}'"));
+                }
             }
         };
         let last = types.last().cloned().unwrap_or(Type::Dyn);
         let filtered = types.len() > 1;
         match kind {
             Macro::All | Macro::Exists => {
-                bool_arg(self, 0, false);
+                predicate(self, None);
                 Type::Bool
             }
             Macro::ExistsOne => {
-                bool_arg(self, 0, true);
+                predicate(self, Some(&Type::Int));
                 Type::Bool
             }
             Macro::Map | Macro::TransformList => {
+                let result = Type::list(last);
                 if filtered {
-                    bool_arg(self, 0, true);
+                    predicate(self, Some(&result));
                 }
-                Type::list(last)
+                result
             }
             Macro::Filter => {
-                bool_arg(self, 0, true);
-                Type::list(var_type)
+                let result = Type::list(var_type);
+                predicate(self, Some(&result));
+                result
             }
             Macro::SortBy => Type::list(var_type),
             Macro::TransformMap => {
-                if filtered {
-                    bool_arg(self, 0, true);
-                }
                 let key = match &range_type {
                     Type::Map(k, _) => (**k).clone(),
                     Type::List(_) => Type::Int,
                     _ => Type::Dyn,
                 };
-                Type::map(key, last)
+                let result = Type::map(key, last);
+                if filtered {
+                    predicate(self, Some(&result));
+                }
+                result
             }
             Macro::TransformMapEntry => {
-                if filtered {
-                    bool_arg(self, 0, true);
-                }
-                match substitute(&self.mappings, &last, false) {
+                let result = match substitute(&self.mappings, &last, false) {
                     t @ Type::Map(..) => t,
                     t if t.is_dyn_or_error() => Type::map(Type::Dyn, Type::Dyn),
                     t => {
                         let at = positions.last().copied().unwrap_or(pos);
                         self.error(at, format!("expected type 'map(dyn, dyn)' but found '{t}'"));
-                        Type::Error
+                        return Type::Error;
                     }
+                };
+                if filtered {
+                    predicate(self, Some(&result));
                 }
+                result
             }
             Macro::OptMap | Macro::OptFlatMap => Type::Error,
         }

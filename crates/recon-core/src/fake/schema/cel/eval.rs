@@ -109,18 +109,12 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
                     (true, Value::Optional(Some(inner))) => (*inner).clone(),
                     (_, v) => v,
                 };
-                if value::position(
-                    &out.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-                    &key,
-                )?
-                .is_some()
-                {
-                    return Err(EvalError::new(format!(
-                        "insert failed: key {} already exists",
-                        stdlib::display(&key)
-                    )));
+                // A repeated key takes the later value (a Go map).
+                let keys: Vec<Value<'a>> = out.iter().map(|(k, _)| k.clone()).collect();
+                match value::position(&keys, &key)?.and_then(|i| out.get_mut(i)) {
+                    Some(entry) => entry.1 = value,
+                    None => out.push((key, value)),
                 }
-                out.push((key, value));
             }
             Ok(Value::Map(MapVal::Owned(Rc::new(out))))
         }

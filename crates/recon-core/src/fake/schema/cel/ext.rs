@@ -24,6 +24,49 @@ thread_local! {
 /// Calls a Kubernetes library function on evaluated arguments (the receiver first when
 /// `member`).
 pub(super) fn call<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
+    // `format.named` is optional in Kubernetes (none for an unknown name).
+    if let ("format.named", [Value::String(name)]) = (func, all) {
+        if !super::decls::FORMATS.contains(&&**name) {
+            return Ok(Value::Optional(None));
+        }
+        let format = call(&format!("format.{name}"), false, &[])?;
+        return Ok(Value::Optional(Some(Rc::new(format))));
+    }
+    invoke(func, member, all).map_err(|e| EvalError::new(kubernetes_error(func, all, e.message)))
+}
+
+/// The error Kubernetes' library gives where `kube-cel` words it otherwise.
+fn kubernetes_error(func: &str, all: &[Value<'_>], message: String) -> String {
+    let Some(Value::String(arg)) = all.first() else {
+        return message;
+    };
+    let quoted = super::super::super::error::go_quote(arg);
+    match func {
+        "quantity" => {
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                .to_owned()
+        }
+        "url" => format!(
+            "URL parse error during conversion from string: parse {quoted}: invalid URI for request"
+        ),
+        "ip" => format!(
+            "IP Address {quoted} parse error during conversion from string: ParseAddr({quoted}): {message}"
+        ),
+        "cidr" => {
+            let detail = if arg.contains('/') { message } else { "no '/'".to_owned() };
+            format!(
+                "network address parse error during conversion from string: network address parse \
+                 error during conversion from string: netip.ParsePrefix({quoted}): {detail}"
+            )
+        }
+        "semver" if arg.trim_start_matches('v').split('.').count() != 3 => {
+            "No Major.Minor.Patch elements found".to_owned()
+        }
+        _ => message,
+    }
+}
+
+fn invoke<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
     let mut vars = Vec::with_capacity(all.len());
     for (i, v) in all.iter().enumerate() {
         let name = if member && i == 0 {

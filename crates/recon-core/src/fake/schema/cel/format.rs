@@ -241,7 +241,8 @@ fn fixed(f: f64, precision: usize) -> String {
     }
 }
 
-/// `%.Ne`: Go's exponent has a sign and at least two digits.
+/// `%.Ne` as `en_US` prints it: `1.234568×10⁰⁴` (the exponent in superscript digits, at
+/// least two, with a superscript minus when negative).
 fn scientific(f: f64, precision: usize) -> String {
     if !f.is_finite() {
         return go_float(f);
@@ -250,9 +251,21 @@ fn scientific(f: f64, precision: usize) -> String {
     let Some((mantissa, exp)) = text.split_once('e') else {
         return text;
     };
-    let (sign, digits) = match exp.strip_prefix('-') {
-        Some(d) => ('-', d),
-        None => ('+', exp),
+    let (negative, digits) = match exp.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, exp),
     };
-    format!("{mantissa}e{sign}{digits:0>2}")
+    let superscript = |c: char| match c {
+        '0' => '\u{2070}',
+        '1' => '\u{b9}',
+        '2' => '\u{b2}',
+        '3' => '\u{b3}',
+        d => char::from_u32(0x2070 + d.to_digit(10).unwrap_or(0)).unwrap_or(d),
+    };
+    let mut out = format!("{mantissa}\u{d7}10");
+    if negative {
+        out.push('\u{207b}');
+    }
+    out.extend(format!("{digits:0>2}").chars().map(superscript));
+    out
 }

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use super::super::super::field_error::{BadValue, ErrorType, FieldError};
 use super::check;
+use super::eval::{self, Env};
 use super::field_path::{self, Path};
 use super::gojson;
-use super::syntax::{self, Expr};
+use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
 
@@ -150,6 +151,12 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
         }
         Ok((expr, checked.ty, checked.uses_old_self))
     };
+    // cel-go folds conversions of constants when it plans the program.
+    let instantiate = |expr: &Expr| -> Option<String> {
+        let mut failure = None;
+        constant_conversions(expr, &mut failure);
+        failure
+    };
     match compile(&raw.rule) {
         Err(issues) => {
             out.error = Some(format!("compilation failed: {issues}"));
@@ -160,6 +167,10 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
             return out;
         }
         Ok((expr, _, uses_old_self)) => {
+            if let Some(e) = instantiate(&expr) {
+                out.error = Some(format!("program instantiation failed: {e}"));
+                return out;
+            }
             out.program = Some(expr);
             out.uses_old_self = uses_old_self;
         }
@@ -174,7 +185,13 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
                 out.message_expression_error =
                     Some("messageExpression must evaluate to a string".to_owned());
             }
-            Ok((expr, ..)) => out.message_expression = Some(expr),
+            Ok((expr, ..)) => match instantiate(&expr) {
+                Some(e) => {
+                    out.message_expression_error =
+                        Some(format!("messageExpression instantiation failed: {e}"));
+                }
+                None => out.message_expression = Some(expr),
+            },
         }
     }
     if !raw.field_path.is_empty()
@@ -183,6 +200,53 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
         out.field_path = normalized;
     }
     out
+}
+
+/// The first error of a conversion of a constant (`uint(-1)`) in `e`.
+fn constant_conversions(e: &Expr, failure: &mut Option<String>) {
+    if failure.is_some() {
+        return;
+    }
+    match &e.kind {
+        Kind::Call { func, target, args } => {
+            let conversion = matches!(
+                func.as_str(),
+                "int" | "uint" | "double" | "string" | "bytes" | "bool" | "timestamp" | "duration"
+            );
+            if conversion
+                && target.is_none()
+                && let [
+                    arg @ Expr {
+                        kind: Kind::Lit(_), ..
+                    },
+                ] = args.as_slice()
+            {
+                let mut env = Env::new(Vec::new());
+                if let Err(err) = eval::eval(e, &mut env) {
+                    *failure = Some(err.message);
+                }
+                let _ = arg;
+                return;
+            }
+            if let Some(t) = target {
+                constant_conversions(t, failure);
+            }
+            args.iter().for_each(|a| constant_conversions(a, failure));
+        }
+        Kind::Select { operand, .. } => constant_conversions(operand, failure),
+        Kind::List(elems) => elems
+            .iter()
+            .for_each(|(x, _)| constant_conversions(x, failure)),
+        Kind::Map(entries) => entries.iter().for_each(|(k, v, _)| {
+            constant_conversions(k, failure);
+            constant_conversions(v, failure);
+        }),
+        Kind::Comprehension { range, args, .. } => {
+            constant_conversions(range, failure);
+            args.iter().for_each(|a| constant_conversions(a, failure));
+        }
+        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => {}
+    }
 }
 
 /// Errors of CRD validation: those of the rules' fields first, then those of their

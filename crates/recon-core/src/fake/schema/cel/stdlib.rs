@@ -777,9 +777,14 @@ fn convert<'a>(to: &str, v: &Value<'a>) -> Result<Value<'a>> {
         ("timestamp", V::Int(i)) => Timestamp::checked(i128::from(*i) * 1_000_000_000)
             .map(V::Timestamp)
             .ok_or_else(|| EvalError::new("timestamp overflow")),
-        ("timestamp", V::String(s)) => time::parse_timestamp(s)
-            .map(V::Timestamp)
-            .ok_or_else(|| conversion_error(v)),
+        ("timestamp", V::String(s)) => {
+            time::parse_timestamp(s).map(V::Timestamp).ok_or_else(|| {
+                EvalError::new(format!(
+                    "invalid RFC 3339 timestamp {}",
+                    super::super::super::error::go_quote(s)
+                ))
+            })
+        }
         ("duration", V::String(s)) => time::parse_duration(s)
             .map(V::Duration)
             .ok_or_else(|| conversion_error(v)),

@@ -69,24 +69,37 @@ impl Timestamp {
         let t = self.jiff().ok_or_else(|| "timestamp overflow".to_owned())?;
         let zone = match tz {
             None => TimeZone::UTC,
-            Some(name) => zone(name).ok_or_else(|| format!("unknown time zone {name}"))?,
+            Some(name) => zone(name)?,
         };
         Ok(t.to_zoned(zone).datetime())
     }
 }
 
-fn zone(name: &str) -> Option<TimeZone> {
+/// A time zone by IANA name, or a fixed `±HH:MM` offset.
+fn zone(name: &str) -> Result<TimeZone, String> {
     let b = name.as_bytes();
     if let [sign @ (b'+' | b'-'), ..] = b {
-        let (h, m) = name[1..].split_once(':')?;
-        let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
+        let (h, m) = name[1..].split_once(':').unwrap_or((&name[1..], "0"));
+        let (h, m): (i32, i32) = (h.parse().unwrap_or(99), m.parse().unwrap_or(99));
+        if !(0..=23).contains(&h) {
+            return Err(format!(
+                "timezone offset hours out of range [-23, 23]: {name}"
+            ));
+        }
+        if !(0..=59).contains(&m) {
+            return Err(format!(
+                "timezone offset minutes out of range [0, 59]: {name}"
+            ));
+        }
         let secs = (h * 3600 + m * 60) * if *sign == b'-' { -1 } else { 1 };
-        return Offset::from_seconds(secs).ok().map(TimeZone::fixed);
+        return Offset::from_seconds(secs)
+            .map(TimeZone::fixed)
+            .map_err(|e| e.to_string());
     }
     if name == "UTC" || name.is_empty() {
-        return Some(TimeZone::UTC);
+        return Ok(TimeZone::UTC);
     }
-    TimeZone::get(name).ok()
+    TimeZone::get(name).map_err(|_| format!("unknown time zone {name}"))
 }
 
 /// A timestamp from a date and time of day at a UTC offset (in seconds), if all are valid.
