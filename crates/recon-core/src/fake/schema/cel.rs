@@ -2,11 +2,13 @@
 //! CRD is written and evaluated on every write of a custom resource, as
 //! apiextensions-apiserver does (`pkg/apiserver/schema/cel`, Kubernetes 1.36).
 //!
-//! - [`syntax`]: source to tree (syntax errors worded by the ANTLR parser cel-go uses);
-//! - [`check`], [`decls`], [`types`]: cel-go's type checker, the functions of the CRD rule
-//!   environment, the types of schema values;
-//! - [`eval`], [`value`], [`stdlib`], [`format`], [`time`], [`ext`]: the interpreter, values
-//!   read through the schema, the functions (the Kubernetes library types by `kube-cel`);
+//! - [`syntax`], [`lex`], [`parser`]: source to tree (syntax errors worded by the ANTLR
+//!   parser cel-go uses);
+//! - [`check`], [`unify`], [`decls`], [`types`]: cel-go's type checker, the functions of the
+//!   CRD rule environment, the types of schema values;
+//! - [`eval`], [`value`], [`stdlib`], [`strings`], [`lists`], [`format`], [`time`], [`ext`]:
+//!   the interpreter, values read through the schema, the functions (the Kubernetes library
+//!   types by `kube-cel`);
 //! - [`tree`], [`rules`], [`field_path`]: the schema's rules compiled, and what CRD
 //!   validation reports about them;
 //! - [`walk`], [`gojson`]: evaluation over an object, with ratcheting, and the field errors.
@@ -25,12 +27,17 @@ mod ext;
 mod field_path;
 mod format;
 mod gojson;
+mod lex;
+mod lists;
+mod parser;
 mod rules;
 mod stdlib;
+mod strings;
 mod syntax;
 mod time;
 mod tree;
 mod types;
+mod unify;
 mod value;
 mod walk;
 

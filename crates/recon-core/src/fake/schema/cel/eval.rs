@@ -411,7 +411,7 @@ fn comprehension<'a>(
                 keyed.push((key?, first.clone()?));
             }
             let keys: Vec<Value<'a>> = keyed.iter().map(|(k, _)| k.clone()).collect();
-            let order = stdlib::sort_order(&keys)?;
+            let order = super::lists::sort_order(&keys)?;
             Ok(Value::list(
                 order
                     .into_iter()
