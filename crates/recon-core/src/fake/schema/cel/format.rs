@@ -40,11 +40,7 @@ pub(super) fn format(template: &str, args: &[Value<'_>]) -> Result<String> {
                     "error while parsing precision: could not find end of precision specifier",
                 ));
             }
-            precision = Some(digits.parse().map_err(|_| {
-                clause_error(
-                    "error while parsing precision: error while converting precision to integer",
-                )
-            })?);
+            precision = Some(digits.parse().map_err(|_| clause_error(EMPTY_PRECISION))?);
         }
         let Some((_, verb)) = chars.next() else {
             return Err(EvalError::new("unexpected end of string"));
@@ -145,6 +141,10 @@ pub(super) fn format(template: &str, args: &[Value<'_>]) -> Result<String> {
     }
     Ok(out)
 }
+
+/// Go's error for a `%.` with no digits.
+pub(super) const EMPTY_PRECISION: &str = "error while parsing precision: error while converting \
+     precision to integer: strconv.Atoi: parsing \"\": invalid syntax";
 
 fn clause_error(message: &str) -> EvalError {
     EvalError::new(format!("could not parse formatting clause: {message}"))

@@ -44,7 +44,13 @@ pub(super) fn lex(source: &str) -> Result<Vec<Token>, Issue> {
         let prefix_len = string_prefix(&source[i..]);
         if let Some(plen) = prefix_len {
             let prefix = source[i..i + plen].to_ascii_lowercase();
-            let (lit, len) = lex_string(source, i + plen, prefix.contains('r'), start)?;
+            let (lit, len) = lex_string(
+                source,
+                i + plen,
+                prefix.contains('r'),
+                prefix.contains('b'),
+                start,
+            )?;
             let tok = if prefix.contains('b') {
                 Tok::Lit(Lit::Bytes(lit))
             } else {
@@ -114,7 +120,13 @@ fn string_prefix(rest: &str) -> Option<usize> {
 }
 
 /// A quoted literal at `at` (the opening quote): its bytes and its length.
-fn lex_string(source: &str, at: usize, raw: bool, start: usize) -> Result<(Vec<u8>, usize), Issue> {
+fn lex_string(
+    source: &str,
+    at: usize,
+    raw: bool,
+    bytes: bool,
+    start: usize,
+) -> Result<(Vec<u8>, usize), Issue> {
     let bad = |message: &str| Issue {
         pos: start,
         message: format!("Syntax error: {message}"),
@@ -168,7 +180,7 @@ fn lex_string(source: &str, at: usize, raw: bool, start: usize) -> Result<(Vec<u
                         .ok_or_else(|| bad("invalid escape"))?;
                     v = v * 16 + d;
                 }
-                if matches!(e, 'x' | 'X') {
+                if bytes && matches!(e, 'x' | 'X') {
                     out.push(u8::try_from(v).unwrap_or(0));
                 } else {
                     let ch = char::from_u32(v).ok_or_else(|| bad("invalid unicode code point"))?;
@@ -185,7 +197,14 @@ fn lex_string(source: &str, at: usize, raw: bool, start: usize) -> Result<(Vec<u
                         .ok_or_else(|| bad("invalid escape"))?;
                     v = v * 8 + d;
                 }
-                out.push(u8::try_from(v).unwrap_or(0));
+                // A byte in a bytes literal, a code point in a string.
+                if bytes {
+                    out.push(u8::try_from(v).unwrap_or(0));
+                } else {
+                    let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                    let mut buf = [0; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
             }
             _ => return Err(bad("invalid escape")),
         }

@@ -273,16 +273,8 @@ fn arith<'a>(a: &Value<'a>, b: &Value<'a>, op: char) -> Result<Value<'a>> {
 
 fn index<'a>(c: &Value<'a>, i: &Value<'a>) -> Result<Value<'a>> {
     match c {
-        Value::List(List::Json(items, _)) => {
-            let Value::Int(n) = i else {
-                return err(format!("unsupported index: {}", display(i)));
-            };
-            match usize::try_from(*n).ok().filter(|n| *n < items.len()) {
-                Some(n) => c_list(c).and_then(|l| l.get(n)).unwrap_or_else(no_overload),
-                None => err(format!("index out of bounds: {n}")),
-            }
-        }
-        Value::List(l @ List::Owned(_)) => {
+        Value::List(l) => {
+            // `types.IndexOrError`: an int, a uint, or a whole double.
             let n = match i {
                 Value::Int(n) => *n,
                 Value::Uint(u) => i64::try_from(*u).unwrap_or(i64::MAX),
@@ -310,13 +302,6 @@ fn index<'a>(c: &Value<'a>, i: &Value<'a>) -> Result<Value<'a>> {
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => opt_index(inner, i),
         _ => no_overload(),
-    }
-}
-
-fn c_list<'b, 'a>(c: &'b Value<'a>) -> Option<&'b List<'a>> {
-    match c {
-        Value::List(l) => Some(l),
-        _ => None,
     }
 }
 
@@ -491,16 +476,16 @@ fn timestamp_part<'a>(func: &str, t: Timestamp, rest: &[Value<'a>]) -> Result<Va
     };
     let dt = t.civil(tz).map_err(EvalError::new)?;
     let v = match func {
-        "getFullYear" => i64::from(dt.year()),
-        "getMonth" => i64::from(dt.month()) - 1,
-        "getDayOfYear" => i64::from(dt.day_of_year()) - 1,
-        "getDayOfMonth" => i64::from(dt.day()) - 1,
-        "getDate" => i64::from(dt.day()),
-        "getDayOfWeek" => i64::from(dt.weekday().to_sunday_zero_offset()),
-        "getHours" => i64::from(dt.hour()),
-        "getMinutes" => i64::from(dt.minute()),
-        "getSeconds" => i64::from(dt.second()),
-        _ => i64::from(dt.subsec_nanosecond()) / 1_000_000,
+        "getFullYear" => dt.year,
+        "getMonth" => dt.month - 1,
+        "getDayOfYear" => dt.day_of_year,
+        "getDayOfMonth" => dt.day - 1,
+        "getDate" => dt.day,
+        "getDayOfWeek" => dt.weekday,
+        "getHours" => dt.hour,
+        "getMinutes" => dt.minute,
+        "getSeconds" => dt.second,
+        _ => dt.nanos / 1_000_000,
     };
     Ok(Value::Int(v))
 }

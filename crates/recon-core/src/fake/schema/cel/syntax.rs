@@ -233,6 +233,22 @@ fn antlr_errors(source: &str) -> Option<String> {
     match outcome {
         Some(Ok(Ok(()))) => None,
         Some(Ok(Err(errors))) => {
+            // The `cel` crate adds errors of its own while visiting a broken tree (`Incomplete
+            // ExprContext ...`); cel-go reports the syntax errors only.
+            let internal = |m: &str| {
+                m.starts_with("Incomplete ")
+                    || m.starts_with("No `")
+                    || m.starts_with("Unknown `")
+                    || m == "UNKNOWN"
+            };
+            let errors: Vec<_> = if errors.iter().all(|(_, _, m)| internal(m)) {
+                errors
+            } else {
+                errors
+                    .into_iter()
+                    .filter(|(_, _, m)| !internal(m))
+                    .collect()
+            };
             let issues: Vec<Issue> = errors
                 .into_iter()
                 .map(|(line, col, message)| Issue {

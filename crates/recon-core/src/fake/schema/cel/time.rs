@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use jiff::civil::DateTime;
 use jiff::tz::{Offset, TimeZone};
 
 /// A point in time, in nanoseconds since the Unix epoch.
@@ -19,6 +18,61 @@ const NANOS: i128 = 1_000_000_000;
 const MIN_SECONDS: i128 = -62_135_596_800;
 const MAX_SECONDS: i128 = 253_402_300_799;
 
+/// A date and time of day, as a clock in some zone shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Civil {
+    pub(super) year: i64,
+    pub(super) month: i64,
+    pub(super) day: i64,
+    pub(super) hour: i64,
+    pub(super) minute: i64,
+    pub(super) second: i64,
+    pub(super) nanos: i64,
+    /// Days since January 1st.
+    pub(super) day_of_year: i64,
+    /// 0 for Sunday.
+    pub(super) weekday: i64,
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn is_leap(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(year) => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
 impl Timestamp {
     /// The timestamp if it is within CEL's range.
     pub(super) fn checked(nanos: i128) -> Option<Timestamp> {
@@ -32,46 +86,60 @@ impl Timestamp {
         i64::try_from(self.0.div_euclid(NANOS)).unwrap_or(0)
     }
 
-    fn subsec(self) -> i32 {
-        i32::try_from(self.0.rem_euclid(NANOS)).unwrap_or(0)
+    fn subsec(self) -> i64 {
+        i64::try_from(self.0.rem_euclid(NANOS)).unwrap_or(0)
     }
 
-    fn jiff(self) -> Option<jiff::Timestamp> {
-        jiff::Timestamp::new(self.seconds(), self.subsec()).ok()
+    /// The clock at UTC offset `offset` (seconds).
+    fn at_offset(self, offset: i64) -> Civil {
+        let secs = self.seconds() + offset;
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (year, month, day) = civil_from_days(days);
+        Civil {
+            year,
+            month,
+            day,
+            hour: sod / 3600,
+            minute: sod % 3600 / 60,
+            second: sod % 60,
+            nanos: self.subsec(),
+            day_of_year: days - days_from_civil(year, 1, 1),
+            weekday: (days + 4).rem_euclid(7),
+        }
     }
 
     /// Go's `Format(time.RFC3339Nano)` in UTC.
     pub(super) fn rfc3339(self) -> String {
-        let Some(t) = self.jiff() else {
-            return String::new();
-        };
-        let dt = t.to_zoned(TimeZone::UTC).datetime();
+        let c = self.at_offset(0);
         let mut out = format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            dt.year(),
-            dt.month(),
-            dt.day(),
-            dt.hour(),
-            dt.minute(),
-            dt.second()
+            c.year, c.month, c.day, c.hour, c.minute, c.second
         );
-        let nanos = self.subsec();
-        if nanos != 0 {
-            let frac = format!("{nanos:09}");
+        if c.nanos != 0 {
+            let frac = format!("{:09}", c.nanos);
             let _ = write!(out, ".{}", frac.trim_end_matches('0'));
         }
         out.push('Z');
         out
     }
 
-    /// The civil date and time in a time zone: an IANA name, or `[+-]HH:MM`; UTC by default.
-    pub(super) fn civil(self, tz: Option<&str>) -> Result<DateTime, String> {
-        let t = self.jiff().ok_or_else(|| "timestamp overflow".to_owned())?;
-        let zone = match tz {
-            None => TimeZone::UTC,
-            Some(name) => zone(name)?,
+    /// The clock in a time zone: an IANA name, or `[+-]HH:MM`; UTC by default.
+    pub(super) fn civil(self, tz: Option<&str>) -> Result<Civil, String> {
+        let offset = match tz {
+            None => 0,
+            Some(name) => {
+                let zone = zone(name)?;
+                // jiff's timestamps stop a day short of CEL's range.
+                let secs = self.seconds().clamp(
+                    jiff::Timestamp::MIN.as_second(),
+                    jiff::Timestamp::MAX.as_second(),
+                );
+                let at = jiff::Timestamp::from_second(secs).map_err(|e| e.to_string())?;
+                i64::from(zone.to_offset(at).seconds())
+            }
         };
-        Ok(t.to_zoned(zone).datetime())
+        Ok(self.at_offset(offset))
     }
 }
 
@@ -108,12 +176,19 @@ fn timestamp_of(
     (hour, minute, second, nanos): (i8, i8, i8, i32),
     offset: i32,
 ) -> Option<Timestamp> {
-    let dt = DateTime::new(year, month, day, hour, minute, second, nanos).ok()?;
-    let zoned = dt
-        .to_zoned(TimeZone::fixed(Offset::from_seconds(offset).ok()?))
-        .ok()?;
-    let ts = zoned.timestamp();
-    Timestamp::checked(i128::from(ts.as_second()) * NANOS + i128::from(ts.subsec_nanosecond()))
+    let (year, month, day) = (i64::from(year), i64::from(month), i64::from(day));
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    if !(0..24).contains(&hour) || !(0..60).contains(&minute) || !(0..60).contains(&second) {
+        return None;
+    }
+    let secs = days_from_civil(year, month, day) * 86_400
+        + i64::from(hour) * 3600
+        + i64::from(minute) * 60
+        + i64::from(second)
+        - i64::from(offset);
+    Timestamp::checked(i128::from(secs) * NANOS + i128::from(nanos))
 }
 
 /// `timestamp(string)`: Go's `time.Parse(time.RFC3339, s)`.

@@ -92,14 +92,19 @@ impl Checker {
             };
             if chars.peek() == Some(&'.') {
                 chars.next();
+                let mut digits = 0;
                 while chars.peek().is_some_and(char::is_ascii_digit) {
                     chars.next();
+                    digits += 1;
                 }
                 if chars.peek().is_none() {
                     return Err(clause(
                         "error while parsing precision: could not find end of precision specifier"
                             .to_owned(),
                     ));
+                }
+                if digits == 0 {
+                    return Err(clause(super::super::format::EMPTY_PRECISION.to_owned()));
                 }
             }
             let Some(verb) = chars.next() else {
