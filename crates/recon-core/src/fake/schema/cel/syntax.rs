@@ -174,8 +174,30 @@ const MAX_CODE_POINTS: usize = 100_000;
 /// unoptimised build needs tens of megabytes for an expression nested 250 deep).
 const PARSER_STACK: usize = 256 << 20;
 
+thread_local! {
+    /// Sources parsed lately: a CRD's rules are compiled twice (checked, then kept), and the
+    /// ANTLR parse is the costly part.
+    static PARSED: std::cell::RefCell<std::collections::HashMap<String, Result<Expr, String>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// Parses `source`: the syntax errors (worded by the ANTLR parser cel-go also uses) or the tree.
 pub(super) fn parse(source: &str) -> Result<Expr, String> {
+    if let Some(done) = PARSED.with(|p| p.borrow().get(source).cloned()) {
+        return done;
+    }
+    let result = parse_uncached(source);
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= 256 {
+            p.clear();
+        }
+        p.insert(source.to_owned(), result.clone());
+    });
+    result
+}
+
+fn parse_uncached(source: &str) -> Result<Expr, String> {
     let issue = |pos, message: String| render_issues(source, &[Issue { pos, message }]);
     let size = source.chars().count();
     if size > MAX_CODE_POINTS {
