@@ -163,3 +163,9 @@ fn a_schema_without_rules_compiles_to_nothing() {
     let s = spec_schema(json!({"type": "object", "properties": {"a": {"type": "string"}}}));
     assert!(matches!(CelRules::compile(&s), Ok(None)));
 }
+
+#[test]
+fn compiled_rules_can_be_shared_across_threads() {
+    fn shared<T: Send + Sync + Clone>() {}
+    shared::<CelRules>();
+}

@@ -219,3 +219,12 @@ fn library_errors_are_worded_as_kubernetes_words_them() {
         );
     }
 }
+
+#[test]
+fn regex_classes_are_ascii_as_in_re2() {
+    let schema = spec_schema(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "!'\u{661}\u{662}'.matches('^\\\\d+$')"},
+        {"rule": "'a_1'.matches('^\\\\w+$') && 'a b'.matches('a\\\\sb') && 'x9'.matches('[\\\\dx]+')"},
+        {"rule": "!'\u{e9}'.matches('^\\\\w$') && 'ab'.find('\\\\bb') == ''"}]}));
+    assert_eq!(validate(&schema, &spec(json!({})), None), "");
+}
