@@ -67,8 +67,11 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
         Kind::Lit(lit) => Ok(literal(lit)),
         Kind::Ident(name) => match env.lookup(name) {
             Some(v) => v,
-            // A type name (the checker let no other identifier through).
-            None => Ok(Value::Type(Rc::from(name.as_str()))),
+            // A type name, or a declared variable with no value here (`oldSelf` on create).
+            None if super::decls::type_ident(name).is_some() => {
+                Ok(Value::Type(Rc::from(name.as_str())))
+            }
+            None => Err(EvalError::new(format!("no such attribute(s): {name}"))),
         },
         Kind::Select {
             operand,

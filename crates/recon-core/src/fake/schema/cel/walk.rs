@@ -314,6 +314,7 @@ impl Run {
             Value::of_json(new, view),
             old.map(|o| Value::of_json(o, view)),
         );
+        let node_uses_old_self = node.rules.iter().any(|r| r.uses_old_self);
         for rule in &node.rules {
             if let Some(e) = &rule.error {
                 self.outcome
@@ -340,7 +341,13 @@ impl Run {
                     continue;
                 }
             }
-            let old_self = match (&old_value, optional_old_self) {
+            // `oldSelf` exists for the rules of a node only when one of them uses it.
+            let old_value = if node_uses_old_self {
+                old_value.as_ref()
+            } else {
+                None
+            };
+            let old_self = match (old_value, optional_old_self && node_uses_old_self) {
                 (Some(Ok(v)), false) => Some(v.clone()),
                 (Some(Ok(v)), true) => Some(Value::Optional(Some(std::rc::Rc::new(v.clone())))),
                 (None, true) => Some(Value::Optional(None)),

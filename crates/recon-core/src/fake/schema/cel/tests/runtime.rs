@@ -428,3 +428,28 @@ fn optional_old_self_transition_rules_and_embedded_items() {
         "spec: Invalid value: gt cannot be removed"
     );
 }
+
+#[test]
+fn old_self_exists_only_where_a_rule_of_the_node_uses_it() {
+    let mx = json!({"rule": "self.x != \"bad\"", "messageExpression": "\"old was \" + oldSelf.x"});
+    let s = spec_schema(json!({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"x": {"type": "string"}},
+            "x-kubernetes-validations": [mx]},
+        "b": {"type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule": "self.y == oldSelf.y", "message": "y immutable"}, mx]}}}));
+    let failed = "Invalid value: failed rule: self.x != \"bad\"";
+    assert_eq!(
+        validate(
+            &s,
+            &spec(json!({"a": {"x": "bad"}, "b": {"x": "bad", "y": "1"}})),
+            None
+        ),
+        format!("[spec.a: {failed}, spec.b: {failed}]")
+    );
+    let stored = spec(json!({"a": {"x": "ok"}, "b": {"x": "ok", "y": "1"}}));
+    let new = spec(json!({"a": {"x": "bad"}, "b": {"x": "bad", "y": "1"}}));
+    assert_eq!(
+        validate(&s, &new, Some(&stored)),
+        format!("[spec.a: {failed}, spec.b: Invalid value: old was ok]")
+    );
+}
