@@ -6,16 +6,24 @@
 //!   parser cel-go uses);
 //! - [`check`], [`unify`], [`decls`], [`types`]: cel-go's type checker, the functions of the
 //!   CRD rule environment, the types of schema values;
-//! - [`eval`], [`value`], [`stdlib`], [`strings`], [`lists`], [`format`], [`time`], [`ext`]:
-//!   the interpreter, values read through the schema, the functions (the Kubernetes library
-//!   types by `kube-cel`);
+//! - [`eval`], [`value`], [`stdlib`], [`strings`], [`lists`], [`format`](mod@format),
+//!   [`time`], [`ext`]: the interpreter, values read through the schema, the functions (the
+//!   Kubernetes library types by `kube-cel`);
 //! - [`tree`], [`rules`], [`field_path`]: the schema's rules compiled, and what CRD
 //!   validation reports about them;
 //! - [`walk`], [`gojson`]: evaluation over an object, with ratcheting, and the field errors.
 //!
-//! Not modelled: cel-go's cost estimation (a CRD whose rules the real server refuses as too
-//! expensive is accepted here) and its exact runtime cost (each evaluation step costs one
-//! against the per-call and per-request limits).
+//! Where it differs from the real server:
+//! - cel-go's cost estimation is not modelled: a CRD whose rules the real server refuses as
+//!   too expensive (`estimated rule cost exceeds budget`) is accepted; at run time each
+//!   evaluation step costs one against the per-call and per-request limits;
+//! - the type of `self` is named `selfType0` in messages (the real name has the clock's
+//!   nanoseconds in it);
+//! - regular expressions run on Rust's `regex` (RE2 syntax, ASCII Perl classes), so a pattern
+//!   error is worded by it; the Kubernetes library types are `kube-cel`'s ports, whose error
+//!   details (after Kubernetes' own prefixes) and corner cases (URL normalization) are theirs;
+//! - sibling properties are visited in name order (the real server walks Go maps, in no fixed
+//!   order).
 
 // Nothing outside the tests calls it until the write paths do.
 #![cfg_attr(not(test), allow(dead_code))]
