@@ -401,3 +401,53 @@ fn macro_predicates_must_be_bool() {
          spec: Invalid value: failed rule: self.o == null]"
     );
 }
+
+#[test]
+fn the_fields_of_a_rule_are_checked() {
+    let spec: Value = serde_json::from_str(RULE_FIELDS).unwrap_or(Value::Null);
+    let at = |i: usize| format!("{P}.x-kubernetes-validations[{i}]");
+    assert_eq!(
+        crd_error_lines(&spec_schema(spec)),
+        [
+            format!(
+                "{}.message: Required value: message must be specified if rule contains line breaks",
+                at(0)
+            ),
+            format!(
+                "{}.message: Invalid value: \"a\\nb\": must not contain line breaks",
+                at(1)
+            ),
+            format!(
+                "{}.messageExpression: Required value: messageExpression must be non-empty if specified",
+                at(2)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \" \": must be non-empty if specified",
+                at(3)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \" \": must be a valid path",
+                at(3)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \".a\\n\": must not contain line breaks",
+                at(4)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \".a\\n\": must be a valid path",
+                at(4)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \"a\": must be a valid path",
+                at(5)
+            ),
+            format!(
+                "{}.fieldPath: Invalid value: \".m[\\\"k\\\"]\": must be a valid path",
+                at(6)
+            ),
+        ]
+    );
+}
+
+/// Recorded from a 1.36 server: rules whose fields are refused.
+const RULE_FIELDS: &str = r#"{"type": "object", "x-kubernetes-validations": [{"rule": "self.a\n== \"x\""}, {"rule": "true", "message": "a\nb"}, {"rule": "true", "messageExpression": " "}, {"rule": "true", "fieldPath": " "}, {"rule": "true", "fieldPath": ".a\n"}, {"rule": "self.a == \"x\"", "fieldPath": "a"}, {"rule": "self.a == \"x\"", "fieldPath": ".m[\"k\"]"}, {"rule": "self.a == \"x\"", "fieldPath": ".m['k']"}, {"rule": "self.a == \"x\"", "fieldPath": "['a']"}], "properties": {"a": {"type": "string"}, "m": {"type": "object", "additionalProperties": {"type": "string"}}}}"#;
