@@ -29,21 +29,10 @@ use rstest::rstest;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const SCHEMA_CEL: &str = "schema: no CEL (`x-kubernetes-validations`) yet";
-
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "apply/malformed-yaml-is-400",
-        "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
-    ),
-    ("schema/cel-message-expression", SCHEMA_CEL),
-    ("schema/cel-rule-fails", SCHEMA_CEL),
-    ("schema/cel-transition-rule-oldself", SCHEMA_CEL),
-    ("schema/merge-patch-result-is-validated", SCHEMA_CEL),
-    ("schema/several-errors-are-one-422-with-causes", SCHEMA_CEL),
-    ("schema/status-write-is-validated", SCHEMA_CEL),
-    ("schema/update-is-validated", SCHEMA_CEL),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "apply/malformed-yaml-is-400",
+    "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
+)];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

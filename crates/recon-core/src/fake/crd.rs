@@ -17,7 +17,7 @@ use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, GroupResource, NameRule,
     ResourceType, ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use super::schema::{CustomResourceSchema, structural};
+use super::schema::{CelRules, CustomResourceSchema, structural};
 use super::state::State;
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
@@ -173,10 +173,7 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
             // checked after the versions and names.
             Some(_) if shared || schemas.len() == 1 => {}
             Some(schema) => {
-                errors.extend(structural::validate(
-                    schema,
-                    &structural::schema_path(&schemas, i),
-                ));
+                errors.extend(schema_errors(schema, &structural::schema_path(&schemas, i)));
             }
         }
     }
@@ -194,12 +191,19 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
         }
     }
     if let (true, Some(Some(schema))) = (shared || schemas.len() == 1, schemas.first()) {
-        errors.extend(structural::validate(
-            schema,
-            &structural::schema_path(&schemas, 0),
-        ));
+        errors.extend(schema_errors(schema, &structural::schema_path(&schemas, 0)));
     }
     errors
+}
+
+/// The errors of one version's schema, reported at `path`: not structural, or else rules that
+/// do not compile (the real server compiles rules only in a schema it can build).
+fn schema_errors(schema: &Value, path: &str) -> Vec<FieldError> {
+    let errors = structural::validate(schema, path);
+    if !errors.is_empty() {
+        return errors;
+    }
+    CelRules::compile_at(schema, path).err().unwrap_or_default()
 }
 
 /// The versions as the validator prints them: Go's internal type, encoded without JSON tags.

@@ -138,7 +138,8 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
         // `customResourceValidator.Validate`: metadata, then the version's schema.
         let mut errors = validate_object_meta(obj, rt.namespaced, NameRule::DnsSubdomain);
         if let Some(schema) = rt.validation(&call.path.version) {
-            errors.extend(schema.validate_create(obj));
+            // No stored value, nothing to ratchet: rules warn only on updates.
+            errors.extend(schema.validate_create(obj).errors);
         }
         if !errors.is_empty() {
             return Err(ApiError::invalid(

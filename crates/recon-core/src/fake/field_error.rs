@@ -15,6 +15,8 @@ pub(crate) enum ErrorType {
     TypeInvalid,
     Duplicate,
     TooMany,
+    /// `field.InternalError`: never prints a value.
+    Internal,
 }
 
 impl ErrorType {
@@ -28,6 +30,7 @@ impl ErrorType {
             ErrorType::TypeInvalid => "Invalid value",
             ErrorType::Duplicate => "Duplicate value",
             ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
         }
     }
 
@@ -41,6 +44,7 @@ impl ErrorType {
             ErrorType::TypeInvalid => "FieldValueTypeInvalid",
             ErrorType::Duplicate => "FieldValueDuplicate",
             ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
         }
     }
 }
@@ -131,7 +135,13 @@ impl FieldError {
     /// The part after `field: ` (`field.Error.ErrorBody`), also the cause's message.
     pub(crate) fn body(&self) -> String {
         let mut s = match (&self.kind, &self.value) {
-            (ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong, _)
+            (
+                ErrorType::Required
+                | ErrorType::Forbidden
+                | ErrorType::TooLong
+                | ErrorType::Internal,
+                _,
+            )
             | (_, BadValue::Omit) => self.kind.text().to_owned(),
             (kind, BadValue::Str(v)) => format!("{}: {}", kind.text(), go_quote(v)),
             (kind, BadValue::Raw(v)) => format!("{}: {v}", kind.text()),

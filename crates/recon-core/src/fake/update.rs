@@ -90,7 +90,7 @@ impl State {
         let UpdateRequest {
             object: mut new,
             uid_precondition,
-            warnings,
+            mut warnings,
             current,
             fields_managed,
         } = request;
@@ -157,7 +157,8 @@ impl State {
         // The strategy may start from the stored object (status writes); the write's
         // managedFields are kept either way.
         let managed = meta_value(&new, "managedFields").cloned();
-        let mut new = before_update(call, endpoint, new, &old)?;
+        let (mut new, validation_warnings) = before_update(call, endpoint, new, &old)?;
+        warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
         restore_unchanged_times(&mut new, &old);
 
@@ -232,13 +233,14 @@ fn namespace_finalizers_empty(obj: &Object) -> bool {
 }
 
 /// `rest.BeforeUpdate`: server-owned metadata carried over, the strategy's `PrepareForUpdate`
-/// (status and generation rules), then validation.
+/// (status and generation rules), then validation. Returns the object to store and the
+/// validation's `Warning`s.
 fn before_update(
     call: &Call<'_>,
     endpoint: Endpoint,
     mut new: Object,
     old: &Object,
-) -> Result<Object, ApiError> {
+) -> Result<(Object, Vec<String>), ApiError> {
     let rt = &call.rt;
     set_meta(
         &mut new,
@@ -274,6 +276,7 @@ fn before_update(
     // `validateCommonFields` (path-segment names), then the strategy's `ValidateUpdate`.
     let mut errors = validate_object_meta(&new, rt.namespaced, NameRule::PathSegment);
     errors.extend(validate_object_meta_update(&new, old));
+    let mut warnings = Vec::new();
     if rt.custom {
         if let Some(err) = custom_type_meta_error(call, &new) {
             return Err(err);
@@ -281,10 +284,12 @@ fn before_update(
         errors.extend(validate_object_meta_update(&new, old));
         // The schema: the whole object from the main endpoint, `.status` from `/status`.
         if let Some(schema) = rt.validation(&call.path.version) {
-            errors.extend(match endpoint {
+            let verdict = match endpoint {
                 Endpoint::Status => schema.validate_status_update(&new, old),
                 _ => schema.validate_update(&new, old),
-            });
+            };
+            errors.extend(verdict.errors);
+            warnings = verdict.warnings;
         }
     } else {
         errors.extend(validate_object_meta_update(&new, old));
@@ -305,7 +310,7 @@ fn before_update(
         };
         return Err(ApiError::invalid(&kind, meta_str(&new, "name"), &errors));
     }
-    Ok(new)
+    Ok((new, warnings))
 }
 
 fn meta_kind(obj: &Object, default: &str) -> String {

@@ -4,6 +4,7 @@
 //! ([`CustomResourceSchema::decode`]); the custom resource strategy then validates every write:
 //!
 //! - [`model`]: the schema, read from `openAPIV3Schema`;
+//! - [`cel`]: `x-kubernetes-validations` rules, compiled when the CRD is written;
 //! - [`structural`]: whether a CRD's schema is structural, checked when the CRD is written;
 //! - [`prune`]: structural pruning;
 //! - [`default`]: null handling and `default`;
@@ -17,6 +18,9 @@
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
 
+pub(crate) use cel::CelRules;
+
+mod cel;
 mod default;
 mod embedded;
 mod format;
@@ -42,8 +46,17 @@ pub(crate) struct CustomResourceSchema {
     root: Node,
     /// Whether any node has a `default` (most schemas have none: defaulting is skipped).
     defaults: bool,
-    /// Whether any node has `x-kubernetes-validations`.
-    has_rules: bool,
+    /// The `x-kubernetes-validations` rules, compiled (`None` without rules, or with rules the
+    /// CRD's validation refuses, so never served).
+    rules: Option<CelRules>,
+}
+
+/// What validating one write found: its errors, and the `Warning`s of rule failures that
+/// ratcheting let through (a value the update left as it was).
+#[derive(Debug, Default)]
+pub(crate) struct Verdict {
+    pub(crate) errors: Vec<FieldError>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl PartialEq for CustomResourceSchema {
@@ -59,7 +72,7 @@ impl CustomResourceSchema {
         CustomResourceSchema {
             source: schema.clone(),
             defaults: default::has_defaults(&root),
-            has_rules: has_key(schema, "x-kubernetes-validations"),
+            rules: CelRules::compile(schema).ok().flatten(),
             root,
         }
     }
@@ -91,7 +104,7 @@ impl CustomResourceSchema {
 
     /// `customResourceStrategy.Validate`'s schema part: the value validator, embedded
     /// resources, list invariants, then the rules.
-    pub(crate) fn validate_create(&self, obj: &Object) -> Vec<FieldError> {
+    pub(crate) fn validate_create(&self, obj: &Object) -> Verdict {
         let value = Value::Object(obj.clone());
         let mut errors = Validator { field_root: None }.run(&self.root, &value, None);
         errors.extend(embedded::validate(&self.root, obj));
@@ -101,7 +114,7 @@ impl CustomResourceSchema {
 
     /// `customResourceStrategy.ValidateUpdate`'s schema part: as on create, with ratcheting
     /// against the stored object, and list invariants only when the stored object kept them.
-    pub(crate) fn validate_update(&self, new: &Object, old: &Object) -> Vec<FieldError> {
+    pub(crate) fn validate_update(&self, new: &Object, old: &Object) -> Verdict {
         let (new_value, old_value) = (Value::Object(new.clone()), Value::Object(old.clone()));
         let mut errors =
             Validator { field_root: None }.run(&self.root, &new_value, Some(&old_value));
@@ -113,7 +126,7 @@ impl CustomResourceSchema {
     /// `statusStrategy.ValidateUpdate`'s schema part: `.status` against the status schema (its
     /// messages name paths from `.status`, its fields are under `status`), ratcheted, then the
     /// whole object's list invariants and rules.
-    pub(crate) fn validate_status_update(&self, new: &Object, old: &Object) -> Vec<FieldError> {
+    pub(crate) fn validate_status_update(&self, new: &Object, old: &Object) -> Verdict {
         let mut errors = Vec::new();
         if let (Some(status), Some(schema)) = (
             new.get("status").filter(|s| !s.is_null()),
@@ -125,8 +138,11 @@ impl CustomResourceSchema {
             errors.extend(validator.run(schema, status, old.get("status")));
         }
         errors.extend(self.list_types_ratcheted(new, old));
-        if !self.has_rules {
-            return errors;
+        if self.rules.is_none() {
+            return Verdict {
+                errors,
+                warnings: Vec::new(),
+            };
         }
         let (new_value, old_value) = (Value::Object(new.clone()), Value::Object(old.clone()));
         self.with_rules(errors, &new_value, Some(&old_value))
@@ -135,15 +151,13 @@ impl CustomResourceSchema {
     /// The strategies' last step when the schema has `x-kubernetes-validations`: the rules run
     /// only on an object without a blocking error (`hasBlockingErr`); otherwise one error says
     /// they did not.
-    fn with_rules(
-        &self,
-        mut errors: Vec<FieldError>,
-        _new: &Value,
-        _old: Option<&Value>,
-    ) -> Vec<FieldError> {
-        if !self.has_rules {
-            return errors;
-        }
+    fn with_rules(&self, mut errors: Vec<FieldError>, new: &Value, old: Option<&Value>) -> Verdict {
+        let Some(rules) = &self.rules else {
+            return Verdict {
+                errors,
+                warnings: Vec::new(),
+            };
+        };
         if errors.iter().any(FieldError::blocks_rules) {
             errors.push(FieldError::new(
                 ErrorType::Invalid,
@@ -152,8 +166,17 @@ impl CustomResourceSchema {
                 "some validation rules were not checked because the object was invalid; \
                  correct the existing errors to complete validation",
             ));
+            return Verdict {
+                errors,
+                warnings: Vec::new(),
+            };
         }
-        errors
+        let outcome = rules.evaluate(new, old);
+        errors.extend(outcome.errors);
+        Verdict {
+            errors,
+            warnings: outcome.warnings,
+        }
     }
 
     fn list_types_ratcheted(&self, new: &Object, old: &Object) -> Vec<FieldError> {
@@ -162,15 +185,6 @@ impl CustomResourceSchema {
         } else {
             Vec::new()
         }
-    }
-}
-
-/// Whether `key` appears in an object anywhere within `v`.
-fn has_key(v: &Value, key: &str) -> bool {
-    match v {
-        Value::Object(m) => m.contains_key(key) || m.values().any(|v| has_key(v, key)),
-        Value::Array(items) => items.iter().any(|v| has_key(v, key)),
-        _ => false,
     }
 }
 
@@ -197,7 +211,7 @@ mod tests {
     fn create(s: &CustomResourceSchema, v: Value) -> (Object, Vec<FieldError>) {
         let mut o = obj(v);
         s.decode(&mut o).expect("decodes");
-        let errors = s.validate_create(&o);
+        let errors = s.validate_create(&o).errors;
         (o, errors)
     }
 
@@ -232,7 +246,10 @@ mod tests {
         let s = spec_schema(json!({"type": "object", "properties": {
             "ne": {"type": "string", "nullable": true, "enum": ["a"]}}}));
         assert_eq!(
-            aggregate(&s.validate_create(&obj(json!({"spec": {"ne": null}})))),
+            aggregate(
+                &s.validate_create(&obj(json!({"spec": {"ne": null}})))
+                    .errors
+            ),
             r#"spec.ne: Unsupported value: null: supported values: "a""#
         );
     }
@@ -305,10 +322,11 @@ mod tests {
             "n": {"type": "number", "enum": [2]}}}));
         assert!(
             s.validate_create(&obj(json!({"spec": {"n": 2.5}})))
+                .errors
                 .is_empty()
         );
         assert_eq!(
-            aggregate(&s.validate_create(&obj(json!({"spec": {"n": 3.5}})))),
+            aggregate(&s.validate_create(&obj(json!({"spec": {"n": 3.5}}))).errors),
             r#"spec.n: Unsupported value: 3.5: supported values: "2""#
         );
     }
@@ -318,7 +336,7 @@ mod tests {
         let s = spec_schema(json!({"type": "object", "properties": {
             "n": {"type": "number", "maximum": 1.5, "multipleOf": 0.5}}}));
         assert_eq!(
-            aggregate(&s.validate_create(&obj(json!({"spec": {"n": 1.75}})))),
+            aggregate(&s.validate_create(&obj(json!({"spec": {"n": 1.75}}))).errors),
             "[spec.n: Invalid value: 1.75: spec.n in body should be a multiple of 0.5, \
              spec.n: Invalid value: 1.75: spec.n in body should be less than or equal to 1.5]"
         );
@@ -334,10 +352,10 @@ mod tests {
         // Reordered and extended, the stored item is still the same item.
         let new =
             obj(json!({"spec": {"ports": [{"name": "b", "port": 1}, {"name": "a", "port": 99}]}}));
-        assert!(s.validate_update(&new, &old).is_empty());
+        assert!(s.validate_update(&new, &old).errors.is_empty());
         let changed = obj(json!({"spec": {"ports": [{"name": "a", "port": 98}]}}));
         assert_eq!(
-            aggregate(&s.validate_update(&changed, &old)),
+            aggregate(&s.validate_update(&changed, &old).errors),
             "spec.ports[0].port: Invalid value: 98: spec.ports[0].port in body should be less than or equal to 10"
         );
     }
@@ -348,9 +366,9 @@ mod tests {
             "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}}));
         let old = obj(json!({"spec": {"s": ["a", "a"]}}));
         let new = obj(json!({"spec": {"s": ["b", "b"]}}));
-        assert!(s.validate_update(&new, &old).is_empty());
+        assert!(s.validate_update(&new, &old).errors.is_empty());
         assert_eq!(
-            aggregate(&s.validate_create(&new)),
+            aggregate(&s.validate_create(&new).errors),
             r#"spec.s[1]: Duplicate value: "b""#
         );
     }
@@ -361,9 +379,11 @@ mod tests {
             json!({"type": "object", "properties": {"t": {"type": "object",
             "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}}),
         );
-        let errors = s.validate_create(&obj(
-            json!({"spec": {"t": {"apiVersion": "a/b/c", "kind": "My_Kind"}}}),
-        ));
+        let errors = s
+            .validate_create(&obj(
+                json!({"spec": {"t": {"apiVersion": "a/b/c", "kind": "My_Kind"}}}),
+            ))
+            .errors;
         assert_eq!(
             aggregate(&errors),
             "[spec.t.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c, \

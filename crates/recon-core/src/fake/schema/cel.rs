@@ -1,0 +1,135 @@
+//! `x-kubernetes-validations`: the CEL rules of a custom resource's schema, compiled when the
+//! CRD is written and evaluated on every write of a custom resource, as
+//! apiextensions-apiserver does (`pkg/apiserver/schema/cel`, Kubernetes 1.36).
+//!
+//! - [`syntax`], [`lex`], [`parser`]: source to tree (syntax errors worded by the ANTLR
+//!   parser cel-go uses);
+//! - [`check`], [`unify`], [`decls`], [`types`]: cel-go's type checker, the functions of the
+//!   CRD rule environment, the types of schema values;
+//! - [`eval`], [`value`], [`stdlib`], [`strings`], [`lists`], [`format`](mod@format),
+//!   [`time`], [`ext`]: the interpreter, values read through the schema, the functions (the
+//!   Kubernetes library types by `kube-cel`);
+//! - [`tree`], [`rules`], [`field_path`]: the schema's rules compiled, and what CRD
+//!   validation reports about them;
+//! - [`walk`], [`gojson`]: evaluation over an object, with ratcheting, and the field errors.
+//!
+//! Where it differs from the real server:
+//! - cel-go's cost estimation is not modelled: a CRD whose rules the real server refuses as
+//!   too expensive (`estimated rule cost exceeds budget`) is accepted; at run time each
+//!   evaluation step costs one against the per-call and per-request limits;
+//! - the type of `self` is named `selfType0` in messages (the real name has the clock's
+//!   nanoseconds in it);
+//! - regular expressions run on Rust's `regex` (RE2 syntax, ASCII Perl classes), so a pattern
+//!   error is worded by it; the Kubernetes library types are `kube-cel`'s ports, whose error
+//!   details (after Kubernetes' own prefixes) and corner cases (URL normalization) are theirs;
+//! - sibling properties are visited in name order (the real server walks Go maps, in no fixed
+//!   order).
+
+mod check;
+mod decls;
+mod eval;
+mod ext;
+mod field_path;
+mod format;
+mod gojson;
+mod lex;
+mod lists;
+mod parser;
+mod rules;
+mod stdlib;
+mod strings;
+mod syntax;
+mod time;
+mod tree;
+mod types;
+mod unify;
+mod value;
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::Value;
+
+use super::super::field_error::FieldError;
+use field_path::Path;
+use rules::RuleNode;
+use tree::SNode;
+
+/// Every `x-kubernetes-validations` rule of one version's `openAPIV3Schema`, compiled once so
+/// that validating an object only evaluates.
+#[derive(Debug, Clone)]
+pub(crate) struct CelRules {
+    schema: SNode,
+    rules: RuleNode,
+}
+
+/// What the rules say about one write: the errors, and the failures ratcheting turned into
+/// warnings (the real server returns them as `Warning` headers).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct CelOutcome {
+    pub(crate) errors: Vec<FieldError>,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl CelRules {
+    /// `None` when the schema has no rules. `Err`: the CRD-time errors (a rule that does not
+    /// compile, a transition rule where `oldSelf` can never exist, a bad `message`, `reason`
+    /// or `fieldPath`, ...) at paths relative to the schema, e.g.
+    /// `properties[spec].x-kubernetes-validations[0].rule`: use [`CelRules::compile_at`] to
+    /// have them under the schema's own path (which some messages repeat).
+    ///
+    /// Only the rules are checked: call this once the rest of the schema is valid and
+    /// structural (the real server does not compile rules otherwise).
+    pub(crate) fn compile(open_api_v3_schema: &Value) -> Result<Option<CelRules>, Vec<FieldError>> {
+        Self::compile_at(open_api_v3_schema, "")
+    }
+
+    /// As [`CelRules::compile`], with errors under `root`, the path of the schema in the CRD:
+    /// `spec.validation.openAPIV3Schema` when every version has the same schema (the real
+    /// server then validates the one schema of its internal form), else
+    /// `spec.versions[i].schema.openAPIV3Schema`. Field errors come first, then
+    /// compilation errors, each in schema order (properties sorted by name).
+    pub(crate) fn compile_at(
+        open_api_v3_schema: &Value,
+        root: &str,
+    ) -> Result<Option<CelRules>, Vec<FieldError>> {
+        let schema = SNode::resource(open_api_v3_schema);
+        if !schema.has_rules() {
+            return Ok(None);
+        }
+        let root_path = if root.is_empty() {
+            Path::default()
+        } else {
+            Path::default().child(root)
+        };
+        let errors = rules::crd_errors(&schema, &root_path);
+        if !errors.schema.is_empty() || !errors.cel.is_empty() {
+            let mut all = errors.schema;
+            all.extend(errors.cel);
+            return Err(all);
+        }
+        let rules = rules::build(&schema, &schema, true).unwrap_or_default();
+        Ok(Some(CelRules { schema, rules }))
+    }
+
+    /// Evaluates the rules against a whole custom resource `new` (after defaulting), with
+    /// the stored object `old` on an update: transition rules run only where an old value
+    /// corresponds, and a failure on a value equal to its stored value is ratcheted away.
+    ///
+    /// The caller runs this after the schema validation and only when none of its errors is
+    /// `Required`, `NotSupported`, `TooLong`, `TooMany` or `TypeInvalid` (the real server
+    /// then reports `<nil>: Invalid value: null: some validation rules were not checked ...`
+    /// instead). A `/status` write is validated the same way, the whole object (its spec taken
+    /// from the stored one) against the stored one: `statusStrategy.ValidateUpdate` runs the
+    /// same validator with the same ratcheting. Failures ratcheting let through come back as
+    /// warnings.
+    pub(crate) fn evaluate(&self, new: &Value, old: Option<&Value>) -> CelOutcome {
+        let mut run = walk::Run::new();
+        run.resource(&self.rules, &self.schema, new, old);
+        CelOutcome {
+            errors: run.outcome.errors,
+            warnings: run.outcome.warnings,
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! The interpreter: a checked tree evaluated against `self` (and `oldSelf`), with cel-go's
+//! semantics for errors (`&&`, `||` and the `all`/`exists` macros absorb an error when the
+//! other side decides the result; everything else propagates the first error) and a cost
+//! limit standing in for cel-go's per-call cost limit.
+
+use std::rc::Rc;
+
+use super::stdlib;
+use super::syntax::{Expr, Kind, Lit, Macro};
+use super::value::{self, EvalError, MapVal, Result, Value};
+
+/// cel-go's per-call limit is a cost; here each evaluation step costs one.
+pub(super) const STEP_LIMIT: u64 = 1_000_000;
+
+/// What an interrupted evaluation reports (cel-go's message).
+pub(super) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+
+/// Variables in scope and the steps left.
+pub(super) struct Env<'a> {
+    vars: Vec<(Rc<str>, Result<Value<'a>>)>,
+    pub(super) steps: u64,
+}
+
+impl<'a> Env<'a> {
+    pub(super) fn new(vars: Vec<(&str, Value<'a>)>) -> Env<'a> {
+        Env {
+            vars: vars
+                .into_iter()
+                .map(|(n, v)| (Rc::from(n), Ok(v)))
+                .collect(),
+            steps: STEP_LIMIT,
+        }
+    }
+
+    /// Charges `n` steps.
+    pub(super) fn charge(&mut self, n: u64) -> Result<()> {
+        if self.steps < n {
+            self.steps = 0;
+            return Err(EvalError::new(COST_EXCEEDED));
+        }
+        self.steps -= n;
+        Ok(())
+    }
+
+    fn lookup(&self, name: &str) -> Option<Result<Value<'a>>> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn push(&mut self, name: &str, v: Result<Value<'a>>) {
+        self.vars.push((Rc::from(name), v));
+    }
+
+    fn pop(&mut self, n: usize) {
+        let keep = self.vars.len().saturating_sub(n);
+        self.vars.truncate(keep);
+    }
+}
+
+/// Evaluates `e`.
+pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
+    env.charge(1)?;
+    match &e.kind {
+        Kind::Lit(lit) => Ok(literal(lit)),
+        Kind::Ident(name) => match env.lookup(name) {
+            Some(v) => v,
+            // A type name, or a declared variable with no value here (`oldSelf` on create).
+            None if super::decls::type_ident(name).is_some() => {
+                Ok(Value::Type(Rc::from(name.as_str())))
+            }
+            None => Err(EvalError::new(format!("no such attribute(s): {name}"))),
+        },
+        Kind::Select {
+            operand,
+            field,
+            test,
+        } => {
+            let target = eval(operand, env)?;
+            select(target, field, *test)
+        }
+        Kind::Call { func, target, args } => call(func, target.as_deref(), args, env),
+        Kind::List(elems) => {
+            let mut out = Vec::with_capacity(elems.len());
+            for (elem, optional) in elems {
+                let v = eval(elem, env)?;
+                match (optional, v) {
+                    (true, Value::Optional(None)) => {}
+                    (true, Value::Optional(Some(inner))) => out.push((*inner).clone()),
+                    (_, v) => out.push(v),
+                }
+            }
+            Ok(Value::list(out))
+        }
+        Kind::Map(entries) => {
+            let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::with_capacity(entries.len());
+            for (k, v, optional) in entries {
+                let key = eval(k, env)?;
+                if !matches!(
+                    key,
+                    Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_)
+                ) {
+                    return Err(EvalError::new(format!(
+                        "unsupported key type: {}",
+                        key.type_name()
+                    )));
+                }
+                let value = match (optional, eval(v, env)?) {
+                    (true, Value::Optional(None)) => continue,
+                    (true, Value::Optional(Some(inner))) => (*inner).clone(),
+                    (_, v) => v,
+                };
+                // A repeated key takes the later value (a Go map).
+                let keys: Vec<Value<'a>> = out.iter().map(|(k, _)| k.clone()).collect();
+                match value::position(&keys, &key)?.and_then(|i| out.get_mut(i)) {
+                    Some(entry) => entry.1 = value,
+                    None => out.push((key, value)),
+                }
+            }
+            Ok(Value::Map(MapVal::Owned(Rc::new(out))))
+        }
+        Kind::Struct(name) => Err(EvalError::new(format!("unknown type: {name}"))),
+        Kind::Comprehension {
+            kind,
+            range,
+            var,
+            var2,
+            args,
+        } => comprehension(*kind, range, var, var2.as_deref(), args, env),
+    }
+}
+
+fn literal<'a>(lit: &Lit) -> Value<'a> {
+    match lit {
+        Lit::Null => Value::Null,
+        Lit::Bool(b) => Value::Bool(*b),
+        Lit::Int(i) => Value::Int(*i),
+        Lit::Uint(u) => Value::Uint(*u),
+        Lit::Double(d) => Value::Double(*d),
+        Lit::String(s) => Value::string(s),
+        Lit::Bytes(b) => Value::Bytes(Rc::from(b.as_slice())),
+    }
+}
+
+/// Field selection, or a presence test (`has()`).
+fn select<'a>(target: Value<'a>, field: &str, test: bool) -> Result<Value<'a>> {
+    match target {
+        Value::Map(m) => match m.find(&Value::string(field)) {
+            Some(v) => {
+                let v = v?;
+                Ok(if test { Value::Bool(true) } else { v })
+            }
+            None if test => Ok(Value::Bool(false)),
+            None => Err(EvalError::new(format!("no such key: {field}"))),
+        },
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => {
+            let v = select((*inner).clone(), field, test)?;
+            Ok(Value::Optional(Some(Rc::new(v))))
+        }
+        _ => Err(EvalError::no_overload()),
+    }
+}
+
+/// `a.?b`: the field as an optional.
+fn opt_select<'a>(target: Value<'a>, field: &str) -> Result<Value<'a>> {
+    let target = match target {
+        Value::Optional(None) => return Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => (*inner).clone(),
+        v => v,
+    };
+    match target {
+        Value::Map(m) => match m.find(&Value::string(field)) {
+            Some(v) => Ok(Value::Optional(Some(Rc::new(v?)))),
+            None => Ok(Value::Optional(None)),
+        },
+        _ => Err(EvalError::no_overload()),
+    }
+}
+
+fn call<'a>(
+    func: &str,
+    target: Option<&Expr>,
+    args: &[Expr],
+    env: &mut Env<'a>,
+) -> Result<Value<'a>> {
+    match (func, args) {
+        ("_&&_", [a, b]) => return logic(a, b, false, env),
+        ("_||_", [a, b]) => return logic(a, b, true, env),
+        ("_?_:_", [c, t, f]) => {
+            return match eval(c, env)? {
+                Value::Bool(true) => eval(t, env),
+                Value::Bool(false) => eval(f, env),
+                _ => Err(EvalError::no_overload()),
+            };
+        }
+        ("_?._", [operand, field]) => {
+            let Kind::Lit(Lit::String(name)) = &field.kind else {
+                return Err(EvalError::no_overload());
+            };
+            let target = eval(operand, env)?;
+            return opt_select(target, name);
+        }
+        _ => {}
+    }
+    let receiver = match target {
+        Some(t) => Some(eval(t, env)?),
+        None => None,
+    };
+    let mut values = Vec::with_capacity(args.len());
+    for a in args {
+        values.push(eval(a, env)?);
+    }
+    stdlib::call(func, receiver, values, env)
+}
+
+/// `a && b` (`or`: `a || b`): the deciding value wins over an error on the other side.
+fn logic<'a>(a: &Expr, b: &Expr, or: bool, env: &mut Env<'a>) -> Result<Value<'a>> {
+    let decisive = or;
+    let left = eval(a, env);
+    if let Ok(Value::Bool(v)) = left
+        && v == decisive
+    {
+        return Ok(Value::Bool(v));
+    }
+    // The cost limit is not an error the other side can absorb.
+    if matches!(&left, Err(e) if e.message == COST_EXCEEDED) {
+        return left;
+    }
+    let right = eval(b, env);
+    combine(left, right, or)
+}
+
+/// The logical operator on two evaluated operands.
+fn combine<'a>(left: Result<Value<'a>>, right: Result<Value<'a>>, or: bool) -> Result<Value<'a>> {
+    let decisive = or;
+    if let Ok(Value::Bool(v)) = right
+        && v == decisive
+    {
+        return Ok(Value::Bool(v));
+    }
+    match (left, right) {
+        (Ok(Value::Bool(_)), Ok(Value::Bool(_))) => Ok(Value::Bool(!decisive)),
+        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        _ => Err(EvalError::no_overload()),
+    }
+}
+
+/// What a comprehension iterates over: (first variable, second variable) pairs.
+fn iteration<'a>(
+    range: Value<'a>,
+    two: bool,
+) -> Result<Vec<(Result<Value<'a>>, Result<Value<'a>>)>> {
+    match range {
+        Value::List(l) => Ok(l
+            .items()
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if two {
+                    (Ok(Value::Int(i64::try_from(i).unwrap_or(i64::MAX))), v)
+                } else {
+                    (v, Ok(Value::Null))
+                }
+            })
+            .collect()),
+        Value::Map(m) => Ok(m
+            .keys()
+            .into_iter()
+            .map(|k| {
+                let v = if two {
+                    m.find(&k).unwrap_or_else(|| Err(EvalError::no_overload()))
+                } else {
+                    Ok(Value::Null)
+                };
+                (Ok(k), v)
+            })
+            .collect()),
+        _ => Err(EvalError::no_overload()),
+    }
+}
+
+fn comprehension<'a>(
+    kind: Macro,
+    range: &Expr,
+    var: &str,
+    var2: Option<&str>,
+    args: &[Expr],
+    env: &mut Env<'a>,
+) -> Result<Value<'a>> {
+    let range_value = eval(range, env)?;
+    if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
+        return opt_map(kind, range_value, var, args, env);
+    }
+    let items = iteration(range_value, var2.is_some())?;
+    let bind = |env: &mut Env<'a>, first: &Result<Value<'a>>, second: &Result<Value<'a>>| {
+        env.push(var, first.clone());
+        if let Some(v2) = var2 {
+            env.push(v2, second.clone());
+        }
+    };
+    let scope = if var2.is_some() { 2 } else { 1 };
+    let body = |env: &mut Env<'a>, i: usize| -> Result<Value<'a>> {
+        match args.get(i) {
+            Some(e) => eval(e, env),
+            None => Err(EvalError::no_overload()),
+        }
+    };
+    match kind {
+        Macro::All | Macro::Exists => {
+            let or = kind == Macro::Exists;
+            let mut accu: Result<Value<'a>> = Ok(Value::Bool(!or));
+            for (first, second) in &items {
+                // The loop stops once the result is decided.
+                if matches!(accu, Ok(Value::Bool(v)) if v == or) {
+                    break;
+                }
+                env.charge(1)?;
+                bind(env, first, second);
+                let r = body(env, 0);
+                env.pop(scope);
+                if matches!(&r, Err(e) if e.message == COST_EXCEEDED) {
+                    return r;
+                }
+                accu = combine(accu, r, or);
+            }
+            accu
+        }
+        Macro::ExistsOne => {
+            let mut count = 0;
+            for (first, second) in &items {
+                env.charge(1)?;
+                bind(env, first, second);
+                let r = body(env, 0);
+                env.pop(scope);
+                match r? {
+                    Value::Bool(true) => count += 1,
+                    Value::Bool(false) => {}
+                    _ => return Err(EvalError::no_overload()),
+                }
+            }
+            Ok(Value::Bool(count == 1))
+        }
+        Macro::Map | Macro::Filter | Macro::TransformList => {
+            let filtered = args.len() > 1;
+            let mut out = Vec::new();
+            for (first, second) in &items {
+                env.charge(1)?;
+                bind(env, first, second);
+                let r = (|| {
+                    if (filtered || kind == Macro::Filter) && !truth(body(env, 0)?)? {
+                        return Ok(None);
+                    }
+                    if kind == Macro::Filter {
+                        return first.clone().map(Some);
+                    }
+                    body(env, args.len() - 1).map(Some)
+                })();
+                env.pop(scope);
+                if let Some(v) = r? {
+                    out.push(v);
+                }
+            }
+            Ok(Value::list(out))
+        }
+        Macro::TransformMap | Macro::TransformMapEntry => {
+            let filtered = args.len() > 1;
+            let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
+            for (first, second) in &items {
+                env.charge(1)?;
+                bind(env, first, second);
+                let r = (|| {
+                    if filtered && !truth(body(env, 0)?)? {
+                        return Ok(None);
+                    }
+                    body(env, args.len() - 1).map(Some)
+                })();
+                env.pop(scope);
+                let Some(v) = r? else { continue };
+                if kind == Macro::TransformMap {
+                    out.push((first.clone()?, v));
+                    continue;
+                }
+                let Value::Map(entry) = v else {
+                    return Err(EvalError::no_overload());
+                };
+                for k in entry.keys() {
+                    let ev = entry
+                        .find(&k)
+                        .unwrap_or_else(|| Err(EvalError::no_overload()))?;
+                    if out
+                        .iter()
+                        .any(|(x, _)| value::equal(x, &k).unwrap_or(false))
+                    {
+                        return Err(EvalError::new(format!(
+                            "insert failed: key {} already exists",
+                            stdlib::display(&k)
+                        )));
+                    }
+                    out.push((k, ev));
+                }
+            }
+            Ok(Value::Map(MapVal::Owned(Rc::new(out))))
+        }
+        Macro::SortBy => {
+            let mut keyed = Vec::with_capacity(items.len());
+            for (first, second) in &items {
+                env.charge(1)?;
+                bind(env, first, second);
+                let key = body(env, 0);
+                env.pop(scope);
+                keyed.push((key?, first.clone()?));
+            }
+            let keys: Vec<Value<'a>> = keyed.iter().map(|(k, _)| k.clone()).collect();
+            let order = super::lists::sort_order(&keys)?;
+            Ok(Value::list(
+                order
+                    .into_iter()
+                    .filter_map(|i| keyed.get(i).map(|(_, v)| v.clone()))
+                    .collect(),
+            ))
+        }
+        Macro::OptMap | Macro::OptFlatMap => Err(EvalError::no_overload()),
+    }
+}
+
+/// A boolean, or the "no such overload" of a non-boolean.
+fn truth(v: Value<'_>) -> Result<bool> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        _ => Err(EvalError::no_overload()),
+    }
+}
+
+fn opt_map<'a>(
+    kind: Macro,
+    target: Value<'a>,
+    var: &str,
+    args: &[Expr],
+    env: &mut Env<'a>,
+) -> Result<Value<'a>> {
+    let Value::Optional(inner) = target else {
+        return Err(EvalError::no_overload());
+    };
+    let Some(inner) = inner else {
+        return Ok(Value::Optional(None));
+    };
+    env.push(var, Ok((*inner).clone()));
+    let r = match args.first() {
+        Some(e) => eval(e, env),
+        None => Err(EvalError::no_overload()),
+    };
+    env.pop(1);
+    let v = r?;
+    if kind == Macro::OptMap {
+        return Ok(Value::Optional(Some(Rc::new(v))));
+    }
+    match v {
+        o @ Value::Optional(_) => Ok(o),
+        _ => Err(EvalError::no_overload()),
+    }
+}

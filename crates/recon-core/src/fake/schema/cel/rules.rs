@@ -1,0 +1,455 @@
+//! Compiling the rules of a schema: the tree of compiled rules `cel.NewValidator` builds (only
+//! the parts of the schema with rules, each node's rules checked against the type of its
+//! values), and the errors CRD validation reports for them.
+
+use std::collections::BTreeMap;
+
+use super::super::super::field_error::{BadValue, ErrorType, FieldError};
+use super::check;
+use super::eval::{self, Env};
+use super::field_path::{self, Path};
+use super::gojson;
+use super::syntax::{self, Expr, Kind};
+use super::tree::{ListType, RawRule, SNode};
+use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
+
+/// One rule, compiled.
+#[derive(Debug, Clone)]
+pub(super) struct CompiledRule {
+    pub(super) raw: RawRule,
+    /// `None` for an empty rule (skipped).
+    pub(super) program: Option<Expr>,
+    /// Why the rule does not compile.
+    pub(super) error: Option<String>,
+    pub(super) uses_old_self: bool,
+    pub(super) message_expression: Option<Expr>,
+    pub(super) message_expression_error: Option<String>,
+    /// The rule's `fieldPath`, normalized; empty when unset or invalid.
+    pub(super) field_path: String,
+}
+
+/// The compiled rules of one schema node and of the nodes below it that have rules.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RuleNode {
+    pub(super) rules: Vec<CompiledRule>,
+    /// The node's values have no CEL type, so its rules cannot be compiled.
+    pub(super) compile_error: Option<String>,
+    /// A resource root (the custom resource or an embedded resource).
+    pub(super) resource_root: bool,
+    pub(super) items: Option<Box<RuleNode>>,
+    pub(super) properties: BTreeMap<String, RuleNode>,
+    pub(super) additional: Option<Box<RuleNode>>,
+    pub(super) all_of: Vec<RuleNode>,
+}
+
+/// The reasons a rule may give.
+const REASONS: [&str; 4] = [
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+];
+
+/// `validator(validationSchema, nodeSchema, isResourceRoot, ...)`: the rules of `validation`
+/// compiled against the values of `node`.
+pub(super) fn build(validation: &SNode, node: &SNode, resource_root: bool) -> Option<RuleNode> {
+    let decl = decl_type(node, resource_root, SELF_TYPE_NAME);
+    let (rules, compile_error) = compile_rules(&validation.rules, node, decl.as_ref());
+    let items = match (validation.items.as_deref(), node.items.as_deref()) {
+        (Some(v), Some(n)) => build(v, n, n.embedded).map(Box::new),
+        _ => None,
+    };
+    let mut properties = BTreeMap::new();
+    for (name, v) in &validation.properties {
+        let Some(n) = node.properties.get(name) else {
+            continue;
+        };
+        let typed = match escape(name) {
+            Some(escaped) => {
+                matches!(&decl, Some(Type::Object(o)) if o.fields.contains_key(&escaped))
+            }
+            None => decl_type(n, n.embedded, SELF_TYPE_NAME).is_some(),
+        };
+        if !typed {
+            continue;
+        }
+        if let Some(p) = build(v, n, n.embedded) {
+            properties.insert(name.clone(), p);
+        }
+    }
+    let additional = match (validation.additional.as_deref(), node.additional.as_deref()) {
+        (Some(v), Some(n)) => build(v, n, n.embedded).map(Box::new),
+        _ => None,
+    };
+    let all_of: Vec<RuleNode> = validation
+        .all_of
+        .iter()
+        .filter_map(|a| build(a, node, resource_root))
+        .collect();
+    let any = !rules.is_empty()
+        || compile_error.is_some()
+        || items.is_some()
+        || additional.is_some()
+        || !properties.is_empty()
+        || !all_of.is_empty();
+    any.then_some(RuleNode {
+        rules,
+        compile_error,
+        resource_root,
+        items,
+        properties,
+        additional,
+        all_of,
+    })
+}
+
+/// `cel.Compile`: each rule of a node whose values have type `decl`.
+fn compile_rules(
+    rules: &[RawRule],
+    node: &SNode,
+    decl: Option<&Type>,
+) -> (Vec<CompiledRule>, Option<String>) {
+    if rules.is_empty() {
+        return (Vec::new(), None);
+    }
+    let Some(self_type) = decl else {
+        return (
+            Vec::new(),
+            Some("failed to convert to declType for CEL validation rules".to_owned()),
+        );
+    };
+    let compiled = rules
+        .iter()
+        .map(|r| compile_rule(r, node, self_type))
+        .collect();
+    (compiled, None)
+}
+
+fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
+    let mut out = CompiledRule {
+        raw: raw.clone(),
+        program: None,
+        error: None,
+        uses_old_self: false,
+        message_expression: None,
+        message_expression_error: None,
+        field_path: String::new(),
+    };
+    if raw.rule.trim().is_empty() {
+        return out;
+    }
+    let old_self_type = if raw.optional_old_self == Some(true) {
+        Type::optional(self_type.clone())
+    } else {
+        self_type.clone()
+    };
+    let compile = |source: &str| -> Result<(Expr, Type, bool), String> {
+        let mut expr = syntax::parse(source)?;
+        let checked = check::check(&mut expr, self_type, Some(&old_self_type));
+        if !checked.issues.is_empty() {
+            return Err(syntax::render_issues(source, &checked.issues));
+        }
+        Ok((expr, checked.ty, checked.uses_old_self))
+    };
+    // cel-go folds conversions of constants when it plans the program.
+    let instantiate = |expr: &Expr| -> Option<String> {
+        let mut failure = None;
+        constant_conversions(expr, &mut failure);
+        failure
+    };
+    match compile(&raw.rule) {
+        Err(issues) => {
+            out.error = Some(format!("compilation failed: {issues}"));
+            return out;
+        }
+        Ok((_, ty, _)) if ty != Type::Bool => {
+            out.error = Some("cel expression must evaluate to a bool".to_owned());
+            return out;
+        }
+        Ok((expr, _, uses_old_self)) => {
+            if let Some(e) = instantiate(&expr) {
+                out.error = Some(format!("program instantiation failed: {e}"));
+                return out;
+            }
+            out.program = Some(expr);
+            out.uses_old_self = uses_old_self;
+        }
+    }
+    if !raw.message_expression.is_empty() {
+        match compile(&raw.message_expression) {
+            Err(issues) => {
+                out.message_expression_error =
+                    Some(format!("messageExpression compilation failed: {issues}"));
+            }
+            Ok((_, ty, _)) if ty != Type::String => {
+                out.message_expression_error =
+                    Some("messageExpression must evaluate to a string".to_owned());
+            }
+            Ok((expr, ..)) => match instantiate(&expr) {
+                Some(e) => {
+                    out.message_expression_error =
+                        Some(format!("messageExpression instantiation failed: {e}"));
+                }
+                None => out.message_expression = Some(expr),
+            },
+        }
+    }
+    if !raw.field_path.is_empty()
+        && let Ok(normalized) = field_path::normalize(&raw.field_path, node)
+    {
+        out.field_path = normalized;
+    }
+    out
+}
+
+/// The first error of a conversion of a constant (`uint(-1)`) in `e`.
+fn constant_conversions(e: &Expr, failure: &mut Option<String>) {
+    if failure.is_some() {
+        return;
+    }
+    match &e.kind {
+        Kind::Call { func, target, args } => {
+            let conversion = matches!(
+                func.as_str(),
+                "int" | "uint" | "double" | "string" | "bytes" | "bool" | "timestamp" | "duration"
+            );
+            if conversion
+                && target.is_none()
+                && let [
+                    arg @ Expr {
+                        kind: Kind::Lit(_), ..
+                    },
+                ] = args.as_slice()
+            {
+                let mut env = Env::new(Vec::new());
+                if let Err(err) = eval::eval(e, &mut env) {
+                    *failure = Some(err.message);
+                }
+                let _ = arg;
+                return;
+            }
+            if let Some(t) = target {
+                constant_conversions(t, failure);
+            }
+            args.iter().for_each(|a| constant_conversions(a, failure));
+        }
+        Kind::Select { operand, .. } => constant_conversions(operand, failure),
+        Kind::List(elems) => elems
+            .iter()
+            .for_each(|(x, _)| constant_conversions(x, failure)),
+        Kind::Map(entries) => entries.iter().for_each(|(k, v, _)| {
+            constant_conversions(k, failure);
+            constant_conversions(v, failure);
+        }),
+        Kind::Comprehension { range, args, .. } => {
+            constant_conversions(range, failure);
+            args.iter().for_each(|a| constant_conversions(a, failure));
+        }
+        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => {}
+    }
+}
+
+/// Errors of CRD validation: those of the rules' fields first, then those of their
+/// compilation.
+#[derive(Default)]
+pub(super) struct CrdErrors {
+    pub(super) schema: Vec<FieldError>,
+    pub(super) cel: Vec<FieldError>,
+}
+
+/// How a node's rules see `oldSelf` and their types, while walking the schema.
+struct Context {
+    /// The first ancestor below which old values cannot be correlated.
+    uncorrelatable: Option<Path>,
+    /// Whether the rules here are compiled (not under `allOf`).
+    compiled: bool,
+    resource_root: bool,
+}
+
+/// The errors CRD validation (`ValidateCustomResourceDefinitionOpenAPISchema`) reports about
+/// the `x-kubernetes-validations` of `schema`, a CRD version's `openAPIV3Schema` at `root`.
+pub(super) fn crd_errors(schema: &SNode, root: &Path) -> CrdErrors {
+    let mut errors = CrdErrors::default();
+    let ctx = Context {
+        uncorrelatable: None,
+        compiled: true,
+        resource_root: true,
+    };
+    walk(schema, root, &ctx, &mut errors);
+    errors
+}
+
+/// Visits a node; returns whether it or a node below it has errors of the first kind.
+fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
+    let before = out.schema.len();
+    if let Some(additional) = s.additional.as_deref() {
+        let child = Context {
+            uncorrelatable: ctx.uncorrelatable.clone(),
+            compiled: ctx.compiled,
+            resource_root: additional.embedded,
+        };
+        walk(additional, &path.child("additionalProperties"), &child, out);
+    }
+    let correlatable_map = matches!(s.map_type.as_deref(), None | Some("granular" | "atomic"));
+    for (name, prop) in &s.properties {
+        let uncorrelatable = match (&ctx.uncorrelatable, correlatable_map) {
+            (Some(p), _) => Some(p.clone()),
+            (None, false) => Some(path.clone()),
+            (None, true) => None,
+        };
+        let child = Context {
+            uncorrelatable,
+            compiled: ctx.compiled,
+            resource_root: prop.embedded,
+        };
+        walk(prop, &path.child("properties").key(name), &child, out);
+    }
+    for (i, branch) in s.all_of.iter().enumerate() {
+        let child = Context {
+            uncorrelatable: ctx.uncorrelatable.clone(),
+            compiled: false,
+            resource_root: false,
+        };
+        walk(branch, &path.child("allOf").index(i), &child, out);
+    }
+    if let Some(items) = s.items.as_deref() {
+        let uncorrelatable = match (&ctx.uncorrelatable, &s.list_type) {
+            (Some(p), _) => Some(p.clone()),
+            (None, ListType::Map(_)) => None,
+            (None, _) => Some(path.clone()),
+        };
+        let child = Context {
+            uncorrelatable,
+            compiled: ctx.compiled,
+            resource_root: items.embedded,
+        };
+        walk(items, &path.child("items"), &child, out);
+    }
+    if s.rules.is_empty() {
+        return out.schema.len() > before;
+    }
+    let rules_path = path.child("x-kubernetes-validations");
+    for (i, rule) in s.rules.iter().enumerate() {
+        out.schema
+            .extend(rule_field_errors(rule, s, &rules_path.index(i)));
+    }
+    if out.schema.len() == before && ctx.compiled {
+        compile_errors(s, &rules_path, ctx, out);
+    }
+    out.schema.len() > before
+}
+
+/// The checks of a rule's own fields.
+fn rule_field_errors(rule: &RawRule, s: &SNode, at: &Path) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    let field = |name: &str| at.child(name).render();
+    let has_newlines = |t: &str| t.contains(['\n', '\r']);
+    let (rule_text, message) = (rule.rule.trim(), rule.message.trim());
+    if rule_text.is_empty() {
+        out.push(FieldError::required(field("rule"), "rule is not specified"));
+    } else if !rule.message.is_empty() && message.is_empty() {
+        out.push(FieldError::invalid(
+            field("message"),
+            &rule.message,
+            "must be non-empty if specified",
+        ));
+    } else if has_newlines(message) {
+        out.push(FieldError::invalid(
+            field("message"),
+            &rule.message,
+            "must not contain line breaks",
+        ));
+    } else if has_newlines(rule_text) && message.is_empty() {
+        out.push(FieldError::required(
+            field("message"),
+            "message must be specified if rule contains line breaks",
+        ));
+    }
+    if !rule.message_expression.is_empty() && rule.message_expression.trim().is_empty() {
+        out.push(FieldError::required(
+            field("messageExpression"),
+            "messageExpression must be non-empty if specified",
+        ));
+    }
+    if let Some(reason) = &rule.reason
+        && !REASONS.contains(&reason.as_str())
+    {
+        out.push(FieldError::not_supported(field("reason"), reason, &REASONS));
+    }
+    if !rule.field_path.is_empty() && rule.field_path.trim().is_empty() {
+        out.push(FieldError::invalid(
+            field("fieldPath"),
+            &rule.field_path,
+            "must be non-empty if specified",
+        ));
+    }
+    if has_newlines(&rule.field_path) {
+        out.push(FieldError::invalid(
+            field("fieldPath"),
+            &rule.field_path,
+            "must not contain line breaks",
+        ));
+    }
+    if !rule.field_path.is_empty() && field_path::normalize(&rule.field_path, s).is_err() {
+        out.push(FieldError::invalid(
+            field("fieldPath"),
+            &rule.field_path,
+            "must be a valid path",
+        ));
+    }
+    out
+}
+
+/// Compiles a node's rules as CRD validation does and reports what fails.
+fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErrors) {
+    let Some(self_type) = decl_type(s, ctx.resource_root, SELF_TYPE_NAME) else {
+        out.cel.push(FieldError::new(
+            ErrorType::Internal,
+            rules_path.render(),
+            BadValue::Omit,
+            "internal error: failed to construct type information for x-kubernetes-validations \
+             rules: unable to convert structural schema to CEL declarations",
+        ));
+        return;
+    };
+    for (i, raw) in s.rules.iter().enumerate() {
+        let at = rules_path.index(i);
+        let compiled = compile_rule(raw, s, &self_type);
+        let rule_value = || BadValue::Raw(gojson::rule(raw));
+        if let Some(detail) = &compiled.error {
+            out.cel.push(FieldError::new(
+                ErrorType::Invalid,
+                at.child("rule").render(),
+                rule_value(),
+                detail,
+            ));
+        }
+        if let Some(detail) = &compiled.message_expression_error {
+            out.cel.push(FieldError::new(
+                ErrorType::Invalid,
+                at.child("messageExpression").render(),
+                rule_value(),
+                detail,
+            ));
+        }
+        if compiled.uses_old_self {
+            if let Some(uncorrelatable) = &ctx.uncorrelatable {
+                out.cel.push(FieldError::invalid(
+                    at.child("rule").render(),
+                    &raw.rule,
+                    format!(
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
+                        uncorrelatable.render()
+                    ),
+                ));
+            }
+        } else if let Some(optional) = raw.optional_old_self {
+            out.cel.push(FieldError::new(
+                ErrorType::Invalid,
+                at.child("optionalOldSelf").render(),
+                BadValue::Raw(optional.to_string()),
+                "may not be set if oldSelf is not used in rule",
+            ));
+        }
+    }
+}

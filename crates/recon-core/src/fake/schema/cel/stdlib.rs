@@ -1,0 +1,577 @@
+//! The functions: cel-go's standard library (operators, conversions, strings, timestamps),
+//! optionals, and the strings, lists, sets and regex extensions, with cel-go's results and
+//! error messages. The Kubernetes library types (quantity, IP, CIDR, URL, semver, named
+//! formats) are left to [`super::ext`].
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use regex::Regex;
+
+use super::super::number::go_float;
+use super::eval::Env;
+use super::lists::items;
+use super::time::{self, Duration, Timestamp};
+use super::tree::ListType;
+use super::types::escape;
+use super::value::{self, EvalError, List, MapVal, Result, Value, equal, numeric_cmp};
+
+/// A regular expression as Go's `regexp` (RE2) would accept it.
+pub(super) fn compile_regex(pattern: &str) -> std::result::Result<Regex, String> {
+    regex::RegexBuilder::new(&ascii_classes(pattern))
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| format!("error parsing regexp: {e}"))
+}
+
+/// RE2's Perl classes are ASCII (`\d` is `[0-9]`), the `regex` crate's Unicode: spell them
+/// out, inside brackets too.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut in_class = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let (inside, outside) = match next {
+                    'd' => ("0-9", "[0-9]"),
+                    'D' => ("", "[^0-9]"),
+                    'w' => ("0-9A-Za-z_", "[0-9A-Za-z_]"),
+                    'W' => ("", "[^0-9A-Za-z_]"),
+                    's' => ("\\t\\n\\f\\r ", "[\\t\\n\\f\\r ]"),
+                    'S' => ("", "[^\\t\\n\\f\\r ]"),
+                    'b' if !in_class => ("", "(?-u:\\b)"),
+                    'B' if !in_class => ("", "(?-u:\\B)"),
+                    _ => ("", ""),
+                };
+                match (in_class, inside, outside) {
+                    (true, i, _) if !i.is_empty() => out.push_str(i),
+                    (false, _, o) if !o.is_empty() => out.push_str(o),
+                    _ => {
+                        out.push('\\');
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` or `^]` right after the bracket is a literal.
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `%v` of a value in an error message (`no such key: a`).
+pub(super) fn display(v: &Value<'_>) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Uint(u) => u.to_string(),
+        Value::Double(d) => go_float(*d),
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Duration(d) => d.seconds_text(),
+        Value::Timestamp(t) => t.rfc3339(),
+        Value::Type(t) => t.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+fn no_overload<T>() -> Result<T> {
+    Err(EvalError::no_overload())
+}
+
+pub(super) fn err<T>(message: impl Into<String>) -> Result<T> {
+    Err(EvalError::new(message))
+}
+
+/// Calls `func` (resolved by the checker) on evaluated arguments.
+pub(super) fn call<'a>(
+    func: &str,
+    target: Option<Value<'a>>,
+    args: Vec<Value<'a>>,
+    env: &mut Env<'a>,
+) -> Result<Value<'a>> {
+    use Value as V;
+    let member = target.is_some();
+    let mut all: Vec<Value<'a>> = target.into_iter().collect();
+    all.extend(args);
+    match (func, all.as_slice()) {
+        ("_==_", [a, b]) => Ok(V::Bool(equal(a, b)?)),
+        ("_!=_", [a, b]) => Ok(V::Bool(!equal(a, b)?)),
+        ("!_", [V::Bool(b)]) => Ok(V::Bool(!b)),
+        ("_<_", [a, b]) => Ok(V::Bool(compare(a, b)? == Ordering::Less)),
+        ("_<=_", [a, b]) => Ok(V::Bool(compare(a, b)? != Ordering::Greater)),
+        ("_>_", [a, b]) => Ok(V::Bool(compare(a, b)? == Ordering::Greater)),
+        ("_>=_", [a, b]) => Ok(V::Bool(compare(a, b)? != Ordering::Less)),
+        ("_+_", [a, b]) => add(a, b, env),
+        ("_-_", [a, b]) => sub(a, b),
+        ("_*_", [a, b]) => arith(a, b, '*'),
+        ("_/_", [a, b]) => arith(a, b, '/'),
+        ("_%_", [a, b]) => arith(a, b, '%'),
+        ("-_", [V::Int(i)]) => i.checked_neg().map(V::Int).ok_or_else(overflow),
+        ("-_", [V::Double(d)]) => Ok(V::Double(-d)),
+        ("_[_]", [c, i]) => index(c, i),
+        ("_[?_]", [c, i]) => opt_index(c, i),
+        ("@in", [x, c]) => contains_value(c, x).map(V::Bool),
+        ("size", [v]) => size(v).map(V::Int),
+        ("type", [v]) => Ok(V::Type(v.type_name())),
+        ("dyn", [v]) => Ok(v.clone()),
+        (
+            "int" | "uint" | "double" | "string" | "bytes" | "bool" | "timestamp" | "duration",
+            [v],
+        ) if !matches!(v, V::Ext(_)) => convert(func, v),
+        ("contains", [V::String(s), V::String(t)]) => Ok(V::Bool(s.contains(&**t))),
+        ("startsWith", [V::String(s), V::String(t)]) => Ok(V::Bool(s.starts_with(&**t))),
+        ("endsWith", [V::String(s), V::String(t)]) => Ok(V::Bool(s.ends_with(&**t))),
+        ("matches", [V::String(s), V::String(re)]) => {
+            let re = compile_regex(re).map_err(EvalError::new)?;
+            env.charge(u64::try_from(s.len() / 10).unwrap_or(u64::MAX))?;
+            Ok(V::Bool(re.is_match(s)))
+        }
+        (
+            "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate"
+            | "getDayOfWeek" | "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds",
+            [V::Timestamp(t), rest @ ..],
+        ) => timestamp_part(func, *t, rest),
+        ("getHours", [V::Duration(d)]) => Ok(V::Int(d.0 / 3_600_000_000_000)),
+        ("getMinutes", [V::Duration(d)]) => Ok(V::Int(d.0 / 60_000_000_000)),
+        ("getSeconds", [V::Duration(d)]) => Ok(V::Int(d.0 / 1_000_000_000)),
+        ("getMilliseconds", [V::Duration(d)]) => Ok(V::Int(d.0 / 1_000_000)),
+        ("optional.of", [v]) => Ok(V::Optional(Some(Rc::new(v.clone())))),
+        ("optional.ofNonZeroValue", [v]) => {
+            Ok(V::Optional((!is_zero(v)?).then(|| Rc::new(v.clone()))))
+        }
+        ("optional.none", []) => Ok(V::Optional(None)),
+        ("hasValue", [V::Optional(o)]) => Ok(V::Bool(o.is_some())),
+        ("value", [V::Optional(o)]) => match o {
+            Some(v) => Ok((**v).clone()),
+            None => err("optional.none() dereference"),
+        },
+        ("or", [V::Optional(o), other @ V::Optional(_)]) => Ok(match o {
+            Some(_) => V::Optional(o.clone()),
+            None => other.clone(),
+        }),
+        ("orValue", [V::Optional(o), other]) => Ok(match o {
+            Some(v) => (**v).clone(),
+            None => other.clone(),
+        }),
+        _ => super::strings::extensions(func, member, &all, env),
+    }
+}
+
+fn overflow() -> EvalError {
+    EvalError::new("integer overflow")
+}
+
+/// The ordering operators: numbers across types, strings (by bytes), bytes, bools,
+/// timestamps and durations.
+pub(super) fn compare(a: &Value<'_>, b: &Value<'_>) -> Result<Ordering> {
+    use Value as V;
+    match (a, b) {
+        (V::Int(_) | V::Uint(_) | V::Double(_), V::Int(_) | V::Uint(_) | V::Double(_)) => {
+            numeric_cmp(a, b).ok_or_else(|| EvalError::new("NaN values cannot be ordered"))
+        }
+        (V::String(x), V::String(y)) => Ok(x.as_bytes().cmp(y.as_bytes())),
+        (V::Bytes(x), V::Bytes(y)) => Ok(x.cmp(y)),
+        (V::Bool(x), V::Bool(y)) => Ok(x.cmp(y)),
+        (V::Timestamp(x), V::Timestamp(y)) => Ok(x.cmp(y)),
+        (V::Duration(x), V::Duration(y)) => Ok(x.cmp(y)),
+        _ => no_overload(),
+    }
+}
+
+pub(super) fn add<'a>(a: &Value<'a>, b: &Value<'a>, env: &mut Env<'a>) -> Result<Value<'a>> {
+    use Value as V;
+    match (a, b) {
+        (V::Int(x), V::Int(y)) => x.checked_add(*y).map(V::Int).ok_or_else(overflow),
+        (V::Uint(x), V::Uint(y)) => x
+            .checked_add(*y)
+            .map(V::Uint)
+            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
+        (V::Double(x), V::Double(y)) => Ok(V::Double(x + y)),
+        (V::String(x), V::String(y)) => {
+            env.charge(u64::try_from((x.len() + y.len()) / 10).unwrap_or(u64::MAX))?;
+            Ok(V::string(&format!("{x}{y}")))
+        }
+        (V::Bytes(x), V::Bytes(y)) => Ok(V::Bytes(Rc::from([&x[..], &y[..]].concat()))),
+        (V::List(x), V::List(y)) => {
+            env.charge(u64::try_from(x.len() + y.len()).unwrap_or(u64::MAX))?;
+            concat(x, y).map(V::list)
+        }
+        (V::Timestamp(t), V::Duration(d)) | (V::Duration(d), V::Timestamp(t)) => {
+            Timestamp::checked(t.0 + i128::from(d.0))
+                .map(V::Timestamp)
+                .ok_or_else(|| EvalError::new("timestamp overflow"))
+        }
+        (V::Duration(x), V::Duration(y)) => {
+            x.0.checked_add(y.0)
+                .map(|d| V::Duration(Duration(d)))
+                .ok_or_else(overflow)
+        }
+        _ => no_overload(),
+    }
+}
+
+/// `+` on lists: a `set` list on the left takes the new elements of the right, a `map` list
+/// takes the right's items by key (replacing or appending), any other list appends.
+fn concat<'a>(x: &List<'a>, y: &List<'a>) -> Result<Vec<Value<'a>>> {
+    let mut out = items(x)?;
+    match x.list_type() {
+        Some(ListType::Set) => {
+            for v in y.items() {
+                let v = v?;
+                if value::position(&out, &v)?.is_none() {
+                    out.push(v);
+                }
+            }
+        }
+        Some(ListType::Map(keys)) => {
+            let escaped: Vec<Value<'_>> = keys
+                .iter()
+                .map(|k| Value::string(&escape(k).unwrap_or_else(|| k.clone())))
+                .collect();
+            let key_of = |v: &Value<'a>| -> Vec<Option<Value<'a>>> {
+                match v {
+                    Value::Map(m) => escaped
+                        .iter()
+                        .map(|k| m.find(k).and_then(std::result::Result::ok))
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            };
+            for v in y.items() {
+                let v = v?;
+                let wanted = key_of(&v);
+                let same = |o: &Value<'a>| {
+                    let k = key_of(o);
+                    k.len() == wanted.len()
+                        && k.iter().zip(&wanted).all(|(a, b)| match (a, b) {
+                            (Some(a), Some(b)) => equal(a, b).unwrap_or(false),
+                            (None, None) => true,
+                            _ => false,
+                        })
+                };
+                match out.iter().position(same) {
+                    Some(i) => out[i] = v,
+                    None => out.push(v),
+                }
+            }
+        }
+        _ => out.extend(items(y)?),
+    }
+    Ok(out)
+}
+
+fn sub<'a>(a: &Value<'a>, b: &Value<'a>) -> Result<Value<'a>> {
+    use Value as V;
+    match (a, b) {
+        (V::Int(x), V::Int(y)) => x.checked_sub(*y).map(V::Int).ok_or_else(overflow),
+        (V::Uint(x), V::Uint(y)) => x
+            .checked_sub(*y)
+            .map(V::Uint)
+            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
+        (V::Double(x), V::Double(y)) => Ok(V::Double(x - y)),
+        (V::Timestamp(x), V::Timestamp(y)) => i64::try_from(x.0 - y.0)
+            .map(|d| V::Duration(Duration(d)))
+            .map_err(|_| overflow()),
+        (V::Timestamp(t), V::Duration(d)) => Timestamp::checked(t.0 - i128::from(d.0))
+            .map(V::Timestamp)
+            .ok_or_else(|| EvalError::new("timestamp overflow")),
+        (V::Duration(x), V::Duration(y)) => {
+            x.0.checked_sub(y.0)
+                .map(|d| V::Duration(Duration(d)))
+                .ok_or_else(overflow)
+        }
+        _ => no_overload(),
+    }
+}
+
+fn arith<'a>(a: &Value<'a>, b: &Value<'a>, op: char) -> Result<Value<'a>> {
+    use Value as V;
+    match (a, b, op) {
+        (V::Int(_), V::Int(0), '/') | (V::Uint(_), V::Uint(0), '/') => err("division by zero"),
+        (V::Int(_), V::Int(0), '%') | (V::Uint(_), V::Uint(0), '%') => err("modulus by zero"),
+        (V::Int(x), V::Int(y), '*') => x.checked_mul(*y).map(V::Int).ok_or_else(overflow),
+        (V::Int(x), V::Int(y), '/') => x.checked_div(*y).map(V::Int).ok_or_else(overflow),
+        (V::Int(x), V::Int(y), _) => x.checked_rem(*y).map(V::Int).ok_or_else(overflow),
+        (V::Uint(x), V::Uint(y), '*') => x
+            .checked_mul(*y)
+            .map(V::Uint)
+            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
+        (V::Uint(x), V::Uint(y), '/') => Ok(V::Uint(x / y)),
+        (V::Uint(x), V::Uint(y), _) => Ok(V::Uint(x % y)),
+        (V::Double(x), V::Double(y), '*') => Ok(V::Double(x * y)),
+        (V::Double(x), V::Double(y), '/') => Ok(V::Double(x / y)),
+        _ => no_overload(),
+    }
+}
+
+fn index<'a>(c: &Value<'a>, i: &Value<'a>) -> Result<Value<'a>> {
+    match c {
+        Value::List(l) => {
+            // `types.IndexOrError`: an int, a uint, or a whole double.
+            let n = match i {
+                Value::Int(n) => *n,
+                Value::Uint(u) => i64::try_from(*u).unwrap_or(i64::MAX),
+                #[allow(clippy::cast_possible_truncation)]
+                Value::Double(d) if d.fract() == 0.0 && d.is_finite() => *d as i64,
+                Value::Double(d) => {
+                    return err(format!("unsupported index value {} in list", go_float(*d)));
+                }
+                other => {
+                    return err(format!(
+                        "unsupported index type '{}' in list",
+                        other.type_name()
+                    ));
+                }
+            };
+            match usize::try_from(n).ok().and_then(|n| l.get(n)) {
+                Some(v) => v,
+                None => err(format!("index out of bounds: {n}")),
+            }
+        }
+        Value::Map(m) => match m.find(i) {
+            Some(v) => v,
+            None => err(format!("no such key: {}", display(i))),
+        },
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => opt_index(inner, i),
+        _ => no_overload(),
+    }
+}
+
+fn opt_index<'a>(c: &Value<'a>, i: &Value<'a>) -> Result<Value<'a>> {
+    match c {
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => opt_index(inner, i),
+        Value::List(l) => {
+            let n = match i {
+                Value::Int(n) => usize::try_from(*n).ok(),
+                _ => return no_overload(),
+            };
+            match n.and_then(|n| l.get(n)) {
+                Some(v) => Ok(Value::Optional(Some(Rc::new(v?)))),
+                None => Ok(Value::Optional(None)),
+            }
+        }
+        Value::Map(m) => match m.find(i) {
+            Some(v) => Ok(Value::Optional(Some(Rc::new(v?)))),
+            None => Ok(Value::Optional(None)),
+        },
+        _ => no_overload(),
+    }
+}
+
+fn contains_value(c: &Value<'_>, x: &Value<'_>) -> Result<bool> {
+    match c {
+        Value::List(l) => {
+            for item in l.items() {
+                if equal(&item?, x)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        Value::Map(m) => match m.find(x) {
+            Some(v) => v.map(|_| true),
+            None => Ok(false),
+        },
+        _ => no_overload(),
+    }
+}
+
+fn size(v: &Value<'_>) -> Result<i64> {
+    let n = match v {
+        Value::String(s) => s.chars().count(),
+        Value::Bytes(b) => b.len(),
+        Value::List(l) => l.len(),
+        Value::Map(m) => m.len(),
+        _ => return no_overload(),
+    };
+    Ok(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// A conversion function (`int(x)`, `string(x)`, ...).
+fn convert<'a>(to: &str, v: &Value<'a>) -> Result<Value<'a>> {
+    use Value as V;
+    let conversion_error = |v: &Value<'_>| -> EvalError {
+        let target = match to {
+            "timestamp" => "google.protobuf.Timestamp",
+            "duration" => "google.protobuf.Duration",
+            other => other,
+        };
+        EvalError::new(format!(
+            "type conversion error from '{}' to '{target}'",
+            v.type_name()
+        ))
+    };
+    match (to, v) {
+        ("int", V::Int(_))
+        | ("uint", V::Uint(_))
+        | ("double", V::Double(_))
+        | ("string", V::String(_))
+        | ("bytes", V::Bytes(_))
+        | ("bool", V::Bool(_))
+        | ("timestamp", V::Timestamp(_))
+        | ("duration", V::Duration(_)) => Ok(v.clone()),
+        ("int", V::Uint(u)) => i64::try_from(*u).map(V::Int).map_err(|_| overflow()),
+        ("int", V::Double(d)) => double_to_int(*d).map(V::Int).ok_or_else(overflow),
+        ("int", V::String(s)) => s.parse().map(V::Int).map_err(|_| conversion_error(v)),
+        ("int", V::Timestamp(t)) => Ok(V::Int(t.seconds())),
+        ("int", V::Duration(d)) => Ok(V::Int(d.0)),
+        ("uint", V::Int(i)) => u64::try_from(*i)
+            .map(V::Uint)
+            .map_err(|_| EvalError::new("unsigned integer overflow")),
+        ("uint", V::Double(d)) => double_to_uint(*d)
+            .map(V::Uint)
+            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
+        ("uint", V::String(s)) => s.parse().map(V::Uint).map_err(|_| conversion_error(v)),
+        #[allow(clippy::cast_precision_loss)]
+        ("double", V::Int(i)) => Ok(V::Double(*i as f64)),
+        #[allow(clippy::cast_precision_loss)]
+        ("double", V::Uint(u)) => Ok(V::Double(*u as f64)),
+        ("double", V::String(s)) => parse_go_float(s)
+            .map(V::Double)
+            .ok_or_else(|| conversion_error(v)),
+        ("string", V::Bool(b)) => Ok(V::string(&b.to_string())),
+        ("string", V::Int(i)) => Ok(V::string(&i.to_string())),
+        ("string", V::Uint(u)) => Ok(V::string(&u.to_string())),
+        ("string", V::Double(d)) => Ok(V::string(&go_float(*d))),
+        ("string", V::Bytes(b)) => std::str::from_utf8(b)
+            .map(V::string)
+            .map_err(|_| EvalError::new("invalid UTF-8 in bytes, cannot convert to string")),
+        ("string", V::Timestamp(t)) => Ok(V::string(&t.rfc3339())),
+        ("string", V::Duration(d)) => Ok(V::string(&d.seconds_text())),
+        ("bytes", V::String(s)) => Ok(V::Bytes(Rc::from(s.as_bytes()))),
+        ("bool", V::String(s)) => match &**s {
+            "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(V::Bool(true)),
+            "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(V::Bool(false)),
+            _ => Err(conversion_error(v)),
+        },
+        ("timestamp", V::Int(i)) => Timestamp::checked(i128::from(*i) * 1_000_000_000)
+            .map(V::Timestamp)
+            .ok_or_else(|| EvalError::new("timestamp overflow")),
+        ("timestamp", V::String(s)) => {
+            time::parse_timestamp(s).map(V::Timestamp).ok_or_else(|| {
+                EvalError::new(format!(
+                    "invalid RFC 3339 timestamp {}",
+                    super::super::super::error::go_quote(s)
+                ))
+            })
+        }
+        ("duration", V::String(s)) => time::parse_duration(s)
+            .map(V::Duration)
+            .ok_or_else(|| conversion_error(v)),
+        _ => no_overload(),
+    }
+}
+
+/// Go's `strconv.ParseFloat` for the forms Rust also reads (plus Go's `Inf` spellings).
+fn parse_go_float(s: &str) -> Option<f64> {
+    match s {
+        "inf" | "+inf" | "Inf" | "+Inf" | "infinity" | "+infinity" | "Infinity" => {
+            Some(f64::INFINITY)
+        }
+        "-inf" | "-Inf" | "-infinity" | "-Infinity" => Some(f64::NEG_INFINITY),
+        "nan" | "NaN" => Some(f64::NAN),
+        _ if s
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) =>
+        {
+            s.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+fn double_to_int(d: f64) -> Option<i64> {
+    // The range a float64 can hold that fits in an int64 (`doubleToInt64Checked`).
+    #[allow(clippy::cast_precision_loss)]
+    if d.is_nan() || d <= i64::MIN as f64 || d >= i64::MAX as f64 {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    Some(d as i64)
+}
+
+fn double_to_uint(d: f64) -> Option<u64> {
+    #[allow(clippy::cast_precision_loss)]
+    if d.is_nan() || d < 0.0 || d >= u64::MAX as f64 {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Some(d as u64)
+}
+
+fn timestamp_part<'a>(func: &str, t: Timestamp, rest: &[Value<'a>]) -> Result<Value<'a>> {
+    let tz = match rest {
+        [Value::String(z)] => Some(&**z),
+        [] => None,
+        _ => return no_overload(),
+    };
+    let dt = t.civil(tz).map_err(EvalError::new)?;
+    let v = match func {
+        "getFullYear" => dt.year,
+        "getMonth" => dt.month - 1,
+        "getDayOfYear" => dt.day_of_year,
+        "getDayOfMonth" => dt.day - 1,
+        "getDate" => dt.day,
+        "getDayOfWeek" => dt.weekday,
+        "getHours" => dt.hour,
+        "getMinutes" => dt.minute,
+        "getSeconds" => dt.second,
+        _ => dt.nanos / 1_000_000,
+    };
+    Ok(Value::Int(v))
+}
+
+/// Whether a value is its type's zero value (`optional.ofNonZeroValue`).
+fn is_zero(v: &Value<'_>) -> Result<bool> {
+    Ok(match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Int(i) => *i == 0,
+        Value::Uint(u) => *u == 0,
+        Value::Double(d) => *d == 0.0,
+        Value::String(s) => s.is_empty(),
+        Value::Bytes(b) => b.is_empty(),
+        Value::Duration(d) => d.0 == 0,
+        Value::Timestamp(t) => t.0 == 0,
+        Value::List(l) => l.len() == 0,
+        Value::Map(m) => m.len() == 0,
+        Value::Optional(o) => o.is_none(),
+        _ => false,
+    })
+}
+
+/// The entries of a map value, for formatting.
+pub(super) fn entries<'a>(m: &MapVal<'a>) -> Result<Vec<(Value<'a>, Value<'a>)>> {
+    let mut out = Vec::new();
+    for k in m.keys() {
+        if let Some(v) = m.find(&k) {
+            out.push((k, v?));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,361 @@
+//! CEL source to syntax tree, with the source position of every node so that type errors can
+//! be reported where cel-go reports them (`ERROR: <input>:1:5: ...` and the caret snippet).
+//!
+//! The `cel` crate's ANTLR parser (the grammar cel-go uses) decides what is a syntax error and
+//! words it; a source it accepts is then parsed again by [`super::parser`], which keeps
+//! positions and shapes macros (`all`, `exists`, `map`, `has`, ...) as nodes of their own
+//! rather than as expanded comprehensions.
+
+use std::fmt::Write as _;
+
+/// Deepest nesting the parser follows (cel-go refuses deeper expressions too).
+pub(super) const MAX_DEPTH: usize = 250;
+
+/// A literal.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Lit {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    String(String),
+    Bytes(Vec<u8>),
+}
+
+/// A comprehension macro.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Macro {
+    All,
+    Exists,
+    ExistsOne,
+    /// `map(x, t)` or, with a filter, `map(x, p, t)`.
+    Map,
+    Filter,
+    /// `transformList(i, v, [p,] t)`.
+    TransformList,
+    /// `transformMap(k, v, [p,] t)`.
+    TransformMap,
+    /// `transformMapEntry(k, v, [p,] t)`.
+    TransformMapEntry,
+    /// `sortBy(x, key)`.
+    SortBy,
+    /// `optMap(x, t)` on an optional.
+    OptMap,
+    /// `optFlatMap(x, t)` on an optional.
+    OptFlatMap,
+}
+
+/// A node of the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Kind {
+    Lit(Lit),
+    Ident(String),
+    /// `operand.field`; `test` for `has(operand.field)`.
+    Select {
+        operand: Box<Expr>,
+        field: String,
+        test: bool,
+    },
+    /// A function or operator (`_+_`, `_[_]`, `_?._`, ...), with its receiver when called as a
+    /// method.
+    Call {
+        func: String,
+        target: Option<Box<Expr>>,
+        args: Vec<Expr>,
+    },
+    /// `[a, ?b]`: the flags mark optional elements.
+    List(Vec<(Expr, bool)>),
+    /// `{k: v, ?k2: v2}`.
+    Map(Vec<(Expr, Expr, bool)>),
+    /// `Name{field: value}`: never valid here (no message types), kept to be reported.
+    Struct(String),
+    /// A comprehension macro over `range`; `args` are its expressions after the variables.
+    Comprehension {
+        kind: Macro,
+        range: Box<Expr>,
+        var: String,
+        var2: Option<String>,
+        args: Vec<Expr>,
+    },
+}
+
+/// A node and the byte offset cel-go reports it at.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Expr {
+    pub(super) pos: usize,
+    pub(super) kind: Kind,
+}
+
+/// One compile error at a byte offset of the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Issue {
+    pub(super) pos: usize,
+    pub(super) message: String,
+}
+
+/// Errors of one expression, rendered as cel-go's `Issues.String()`: each
+/// `ERROR: <input>:LINE:COL: message` with the source line and a caret under the column,
+/// sorted by position.
+pub(super) fn render_issues(source: &str, issues: &[Issue]) -> String {
+    let mut sorted: Vec<(Option<(usize, usize)>, &str)> = issues
+        .iter()
+        .map(|i| {
+            let at = (i.pos != NO_POS).then(|| line_col(source, i.pos));
+            (at, i.message.as_str())
+        })
+        .collect();
+    sorted.sort_by_key(|&(at, _)| at);
+    let shown: Vec<String> = sorted
+        .iter()
+        .take(100)
+        .map(|&(at, message)| match at {
+            Some((line, col)) => render_one(source, line, col, message),
+            None => format!("ERROR: <input>:-1:0: {message}"),
+        })
+        .collect();
+    let mut out = shown.join("\n");
+    if sorted.len() > 100 {
+        let _ = write!(out, "\n{} more errors were truncated", sorted.len() - 100);
+    }
+    out
+}
+
+/// 1-based line and 0-based column in code points of a byte offset.
+fn line_col(source: &str, pos: usize) -> (usize, usize) {
+    let mut line = 1;
+    let mut col = 0;
+    for (i, c) in source.char_indices() {
+        if i >= pos {
+            break;
+        }
+        if c == '\n' {
+            line += 1;
+            col = 0;
+        } else {
+            col += 1;
+        }
+    }
+    (line, col)
+}
+
+fn render_one(source: &str, line: usize, col: usize, message: &str) -> String {
+    let mut out = format!("ERROR: <input>:{line}:{}: {message}", col + 1);
+    let Some(snippet) = source.split('\n').nth(line - 1) else {
+        return out;
+    };
+    if snippet.len() > 16384 {
+        return out;
+    }
+    let snippet = snippet.replace('\t', " ");
+    let _ = write!(out, "\n | {snippet}\n | ");
+    let mut chars = snippet.chars();
+    for _ in 0..col {
+        match chars.next() {
+            Some(c) if c.len_utf8() > 1 => out.push('\u{ff0e}'),
+            Some(_) => out.push('.'),
+            None => break,
+        }
+    }
+    match chars.next() {
+        Some(c) if c.len_utf8() > 1 => out.push('\u{ff3e}'),
+        _ => out.push('^'),
+    }
+    out
+}
+
+/// Where an error has no position (cel-go prints `<input>:-1:0` and no snippet).
+pub(super) const NO_POS: usize = usize::MAX;
+
+/// cel-go's limit on the length of an expression, in code points.
+const MAX_CODE_POINTS: usize = 100_000;
+
+/// Stack for the ANTLR parser's thread: its recursion is deep and its frames are large (an
+/// unoptimised build needs tens of megabytes for an expression nested 250 deep).
+const PARSER_STACK: usize = 256 << 20;
+
+thread_local! {
+    /// Sources parsed lately: a CRD's rules are compiled twice (checked, then kept), and the
+    /// ANTLR parse is the costly part.
+    static PARSED: std::cell::RefCell<std::collections::HashMap<String, Result<Expr, String>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Parses `source`: the syntax errors (worded by the ANTLR parser cel-go also uses) or the tree.
+pub(super) fn parse(source: &str) -> Result<Expr, String> {
+    if let Some(done) = PARSED.with(|p| p.borrow().get(source).cloned()) {
+        return done;
+    }
+    let result = parse_uncached(source);
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= 256 {
+            p.clear();
+        }
+        p.insert(source.to_owned(), result.clone());
+    });
+    result
+}
+
+fn parse_uncached(source: &str) -> Result<Expr, String> {
+    let issue = |pos, message: String| render_issues(source, &[Issue { pos, message }]);
+    let size = source.chars().count();
+    if size > MAX_CODE_POINTS {
+        return Err(issue(
+            NO_POS,
+            format!(
+                "expression code point size exceeds limit: size: {size}, limit {MAX_CODE_POINTS}"
+            ),
+        ));
+    }
+    if nesting(source) >= MAX_DEPTH {
+        return Err(issue(
+            NO_POS,
+            format!("expression recursion limit exceeded: {MAX_DEPTH}"),
+        ));
+    }
+    if let Some(errors) = antlr_errors(source) {
+        return Err(errors);
+    }
+    let tokens = super::lex::lex(source).map_err(|issue| render_issues(source, &[issue]))?;
+    let expr = super::parser::parse(tokens, source.len())
+        .map_err(|issue| render_issues(source, &[issue]))?;
+    if depth(&expr) > MAX_DEPTH {
+        return Err(issue(NO_POS, "max recursion depth exceeded".to_owned()));
+    }
+    Ok(expr)
+}
+
+/// The syntax errors the ANTLR parser finds, rendered; `None` when it accepts the source.
+fn antlr_errors(source: &str) -> Option<String> {
+    let owned = source.to_owned();
+    // Third-party code fed arbitrary text, on a thread of its own with a large stack; a panic
+    // in it is a refusal, not a crash of the server.
+    let run = move || {
+        std::panic::catch_unwind(|| {
+            kube_cel::cel::parser::Parser::new()
+                .enable_optional_syntax(true)
+                .max_recursion_depth(u16::try_from(MAX_DEPTH).unwrap_or(u16::MAX))
+                .parse(&owned)
+                .map(|_| ())
+                .map_err(|e| {
+                    e.errors
+                        .iter()
+                        .map(|e| (e.pos.0, e.pos.1, e.msg.clone()))
+                        .collect::<Vec<_>>()
+                })
+        })
+    };
+    let outcome = std::thread::Builder::new()
+        .name("cel-parse".to_owned())
+        .stack_size(PARSER_STACK)
+        .spawn(run)
+        .ok()
+        .and_then(|handle| handle.join().ok());
+    match outcome {
+        Some(Ok(Ok(()))) => None,
+        Some(Ok(Err(errors))) => {
+            // The `cel` crate adds errors of its own while visiting a broken tree (`Incomplete
+            // ExprContext ...`); cel-go reports the syntax errors only.
+            let internal = |m: &str| {
+                m.starts_with("Incomplete ")
+                    || m.starts_with("No `")
+                    || m.starts_with("Unknown `")
+                    || m == "UNKNOWN"
+            };
+            let errors: Vec<_> = if errors.iter().all(|(_, _, m)| internal(m)) {
+                errors
+            } else {
+                errors
+                    .into_iter()
+                    .filter(|(_, _, m)| !internal(m))
+                    .collect()
+            };
+            let issues: Vec<Issue> = errors
+                .into_iter()
+                .map(|(line, col, message)| Issue {
+                    pos: if line < 1 {
+                        NO_POS
+                    } else {
+                        offset_of(source, line, col)
+                    },
+                    message,
+                })
+                .collect();
+            Some(render_issues(source, &issues))
+        }
+        // The parser panicked, or no thread could be started for it.
+        Some(Err(_)) | None => Some(render_issues(
+            source,
+            &[Issue {
+                pos: NO_POS,
+                message: "Syntax error: the expression could not be parsed".to_owned(),
+            }],
+        )),
+    }
+}
+
+/// The deepest nesting of brackets, which is how deep the ANTLR parser recurses.
+fn nesting(source: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in source.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The depth of a tree, as cel-go's parser counts its visits.
+fn depth(e: &Expr) -> usize {
+    let children = match &e.kind {
+        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 1,
+        Kind::Select { operand, .. } => vec![operand.as_ref()],
+        Kind::Call { target, args, .. } => target.iter().map(AsRef::as_ref).chain(args).collect(),
+        Kind::List(elems) => elems.iter().map(|(e, _)| e).collect(),
+        Kind::Map(entries) => entries.iter().flat_map(|(k, v, _)| [k, v]).collect(),
+        Kind::Comprehension { range, args, .. } => {
+            std::iter::once(range.as_ref()).chain(args).collect()
+        }
+    };
+    1 + children.into_iter().map(depth).max().unwrap_or(0)
+}
+
+/// The byte offset of a 1-based line and 1-based column (in code points), as the ANTLR parser
+/// reports positions.
+fn offset_of(source: &str, line: isize, col: isize) -> usize {
+    let mut current = 1;
+    let mut start = 0;
+    for (i, c) in source.char_indices() {
+        if current >= line {
+            break;
+        }
+        if c == '\n' {
+            current += 1;
+            start = i + 1;
+        }
+    }
+    let skip = usize::try_from(col - 1).unwrap_or(0);
+    source
+        .get(start..)
+        .and_then(|rest| rest.char_indices().nth(skip).map(|(i, _)| start + i))
+        .unwrap_or(source.len())
+}

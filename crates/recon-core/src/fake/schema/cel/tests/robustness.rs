@@ -1,0 +1,153 @@
+//! No rule and no object makes validation panic; and a tool to compare rules with a real
+//! server.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+#[test]
+fn no_input_makes_it_panic() {
+    let deep = format!("{}true{}", "(".repeat(300), ")".repeat(300));
+    let chain = format!("1{} > 0", "+1".repeat(1000));
+    let member_chain = format!("self{} == 1", ".a".repeat(400));
+    let mut rules: Vec<String> = [
+        "",
+        " ",
+        "(",
+        ")",
+        "[[[[",
+        "a.b.c.d(",
+        "'unterminated",
+        "\"\\u{zz}\"",
+        "1 +",
+        "self.",
+        ".",
+        "?",
+        "in",
+        "has()",
+        "has(self)",
+        "self.all()",
+        "self.l.all(1, 2)",
+        "self.l.map(x, y, z, w)",
+        "self[?'a']",
+        "[?1] == []",
+        "{?'a': 1} == {}",
+        "optional.none() == optional.none()",
+        "self.?a.?b == optional.none()",
+        "Foo.Bar{}",
+        "a.b.C{x: 1}",
+        "1.0 / 0.0 > 1.0",
+        "-9223372036854775808 - 1 > 0",
+        "9223372036854775807 + 1 > 0",
+        "0x7fffffffffffffff > 1",
+        "18446744073709551615u > 1u",
+        "18446744073709551616u > 1u",
+        "1e400 > 1.0",
+        "'\\xff' == ''",
+        "b'\\xff' == b''",
+        "string(b'\\xff') == ''",
+        "'é'.size() == 1",
+        "self.l.all(x, self.l.all(y, self.l.all(z, true)))",
+        "lists.range(100000000).size() > 0",
+        "'a'.format([1,2,3]) == ''",
+        "'%'.format([]) == ''",
+        "'%d'.format([]) == ''",
+        "'%.x'.format([1]) == ''",
+        "duration('-9223372036854775808ns') < duration('0s')",
+        "timestamp('9999-12-31T23:59:59Z') + duration('1s') > timestamp('2000-01-01T00:00:00Z')",
+        "timestamp('0001-01-01T00:00:00Z').getFullYear('America/New_York') > 0",
+        "url('http://[::1]:80').getHostname() == ''",
+        "quantity('1e1000').asInteger() > 0",
+        "semver('1.2.3-alpha+build').major() == 1",
+        "ip('::ffff:1.2.3.4').family() == 6",
+        "cidr('::/0').containsIP(ip('1.2.3.4'))",
+        "self.a.matches('(a+)+$')",
+        "self.a.substring(-1, 2) == ''",
+        "self.a.charAt(-1) == ''",
+        "self.a.indexOf('', -5) == 0",
+        "self.a.split('', -3).size() > 0",
+        "self.a.replace('', 'x', 3) == ''",
+        "self.l.slice(2, 1) == []",
+        "self.l.flatten(-1) == []",
+        "self.l.sort() == self.l",
+        "self.m.transformMapEntry(k, v, {v: k}) == {}",
+        "[1, 'a'].size() == 2",
+        "dyn([1, 'a']).sort() == []",
+        "dyn(self.l)[dyn('x')] == 1",
+        "dyn(self.m)[1] == 'a'",
+        "int(dyn(self.n)) > 0",
+        "uint(dyn(self.i)) > 0u",
+        "self.l.sum() > 0",
+        "self.l.max() > 0",
+        "self.n * 1e308 * 1e308 > 0.0",
+        "int(self.n * 1e300) > 0",
+        "timestamp(dyn(self.i)) > timestamp(0)",
+        "self.ts.getHours(self.a) > 0",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    rules.extend([deep, chain, member_chain]);
+    let objects = [
+        spec(json!({})),
+        spec(
+            json!({"a": "aaaaaaaaaaaaaaaaaaaaaaaaaaaa!", "l": [3, 1, 2], "m": {"x": "y"}, "n": 1.5,
+            "i": -9_223_372_036_854_775_807_i64, "ts": "2020-01-01T00:00:00Z"}),
+        ),
+        spec(json!({"a": 1, "l": "x", "m": [1], "n": "x", "i": 1.5, "ts": "never"})),
+        spec(json!({"a": null, "l": [null, "x"], "m": {"x": null}, "n": null})),
+        json!("not an object"),
+        json!({"spec": "string"}),
+        json!(null),
+    ];
+    for rule in &rules {
+        let schema = spec_schema(json!({"type": "object",
+            "x-kubernetes-validations": [{"rule": rule, "messageExpression": rule}],
+            "properties": {"a": {"type": "string"}, "l": {"type": "array", "items": {"type": "integer"}},
+                "m": {"type": "object", "additionalProperties": {"type": "string"}},
+                "n": {"type": "number"}, "i": {"type": "integer"},
+                "ts": {"type": "string", "format": "date-time"}}}));
+        let compiled = CelRules::compile(&schema);
+        if let Ok(Some(r)) = compiled {
+            for obj in &objects {
+                let _ = r.evaluate(obj, Some(obj));
+                let _ = r.evaluate(obj, None);
+            }
+        }
+    }
+}
+
+/// Prints what each rule of `CEL_PROBE_RULES` (a JSON list) compiles to and evaluates to, for
+/// comparing with a real server by hand.
+#[test]
+#[ignore = "a tool, not a test"]
+fn probe_rules() {
+    let Ok(text) = std::env::var("CEL_PROBE_RULES") else {
+        return;
+    };
+    let rules: Vec<String> = serde_json::from_str(&text).unwrap_or_default();
+    let object: Value = std::env::var("CEL_PROBE_OBJECT")
+        .ok()
+        .and_then(|o| serde_json::from_str(&o).ok())
+        .unwrap_or(json!({}));
+    let properties: Value = std::env::var("CEL_PROBE_PROPERTIES")
+        .ok()
+        .and_then(|o| serde_json::from_str(&o).ok())
+        .unwrap_or(json!({}));
+    for rule in rules {
+        let schema = spec_schema(json!({"type": "object", "properties": properties,
+            "x-kubernetes-validations": [{"rule": rule}]}));
+        let out = match CelRules::compile_at(&schema, "spec.validation.openAPIV3Schema") {
+            Err(e) => show(&e),
+            Ok(None) => "no rules".to_owned(),
+            Ok(Some(r)) => format!(
+                "OK: {}",
+                show(&r.evaluate(&spec(object.clone()), None).errors)
+            ),
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&json!([rule, out])).unwrap_or_default()
+        );
+    }
+}

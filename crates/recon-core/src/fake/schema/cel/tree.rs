@@ -1,0 +1,199 @@
+//! The parts of a structural schema that CEL reads, with the raw `x-kubernetes-validations` of
+//! every node (apiextensions `schema.Structural` as `cel.NewValidator` walks it).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json};
+
+/// `x-kubernetes-list-type`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum ListType {
+    /// Unset or `atomic`.
+    #[default]
+    Atomic,
+    Set,
+    Map(Vec<String>),
+    /// Anything else (refused by CRD validation; an error when read).
+    Other(String),
+}
+
+/// One `x-kubernetes-validations` entry, as the CRD gives it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RawRule {
+    pub(super) rule: String,
+    pub(super) message: String,
+    pub(super) message_expression: String,
+    pub(super) reason: Option<String>,
+    pub(super) field_path: String,
+    pub(super) optional_old_self: Option<bool>,
+}
+
+/// One schema node.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SNode {
+    /// `type`, empty when unset.
+    pub(super) ty: String,
+    pub(super) format: String,
+    pub(super) nullable: bool,
+    pub(super) int_or_string: bool,
+    pub(super) preserve_unknown: bool,
+    pub(super) embedded: bool,
+    pub(super) properties: BTreeMap<String, SNode>,
+    /// `additionalProperties` when it is a schema.
+    pub(super) additional: Option<Box<SNode>>,
+    pub(super) items: Option<Box<SNode>>,
+    pub(super) list_type: ListType,
+    /// `x-kubernetes-map-type`.
+    pub(super) map_type: Option<String>,
+    pub(super) rules: Vec<RawRule>,
+    pub(super) all_of: Vec<SNode>,
+    /// For the root of a resource (the custom resource, or an embedded one): the node as its
+    /// rules see it, with `apiVersion`, `kind` and `metadata.name`/`generateName` declared.
+    pub(super) resource_view: Option<Box<SNode>>,
+}
+
+impl SNode {
+    /// Reads the schema of a custom resource: its root is a resource root.
+    pub(super) fn resource(v: &Json) -> SNode {
+        let mut node = SNode::parse(v);
+        node.resource_view = Some(Box::new(node.with_type_and_object_meta()));
+        node
+    }
+
+    fn parse(v: &Json) -> SNode {
+        let Some(m) = v.as_object() else {
+            return SNode::default();
+        };
+        let s = |k: &str| m.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+        let flag = |k: &str| m.get(k).and_then(Json::as_bool).unwrap_or(false);
+        let list_type = match m.get("x-kubernetes-list-type").and_then(Json::as_str) {
+            None | Some("atomic") => ListType::Atomic,
+            Some("set") => ListType::Set,
+            Some("map") => ListType::Map(strings(m, "x-kubernetes-list-map-keys")),
+            Some(other) => ListType::Other(other.to_owned()),
+        };
+        let mut node = SNode {
+            ty: s("type"),
+            format: s("format"),
+            nullable: flag("nullable"),
+            int_or_string: flag("x-kubernetes-int-or-string"),
+            preserve_unknown: flag("x-kubernetes-preserve-unknown-fields"),
+            embedded: flag("x-kubernetes-embedded-resource"),
+            properties: m
+                .get("properties")
+                .and_then(Json::as_object)
+                .map(|p| {
+                    p.iter()
+                        .map(|(k, v)| (k.clone(), SNode::parse(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            additional: m
+                .get("additionalProperties")
+                .filter(|a| a.is_object())
+                .map(|a| Box::new(SNode::parse(a))),
+            items: m
+                .get("items")
+                .filter(|i| i.is_object())
+                .map(|i| Box::new(SNode::parse(i))),
+            list_type,
+            map_type: m
+                .get("x-kubernetes-map-type")
+                .and_then(Json::as_str)
+                .map(str::to_owned),
+            rules: m
+                .get("x-kubernetes-validations")
+                .and_then(Json::as_array)
+                .map(|rules| rules.iter().map(raw_rule).collect())
+                .unwrap_or_default(),
+            all_of: m
+                .get("allOf")
+                .and_then(Json::as_array)
+                .map(|all| all.iter().map(SNode::parse).collect())
+                .unwrap_or_default(),
+            resource_view: None,
+        };
+        if node.embedded {
+            node.resource_view = Some(Box::new(node.with_type_and_object_meta()));
+        }
+        node
+    }
+
+    /// The schema a resource root's rules see (`WithTypeAndObjectMeta`): `kind` and
+    /// `apiVersion` strings and a `metadata` with only `name` and `generateName`, unless the
+    /// schema already declares all four as strings.
+    fn with_type_and_object_meta(&self) -> SNode {
+        let is_string = |n: Option<&SNode>| n.is_some_and(|n| n.ty == "string");
+        let meta = self.properties.get("metadata");
+        if is_string(self.properties.get("kind"))
+            && is_string(self.properties.get("apiVersion"))
+            && meta.is_some_and(|m| {
+                m.ty == "object"
+                    && is_string(m.properties.get("name"))
+                    && is_string(m.properties.get("generateName"))
+            })
+        {
+            let mut same = self.clone();
+            same.resource_view = None;
+            return same;
+        }
+        let string = || SNode {
+            ty: "string".to_owned(),
+            ..SNode::default()
+        };
+        let mut view = self.clone();
+        view.resource_view = None;
+        view.properties.insert("kind".to_owned(), string());
+        view.properties.insert("apiVersion".to_owned(), string());
+        view.properties.insert(
+            "metadata".to_owned(),
+            SNode {
+                ty: "object".to_owned(),
+                properties: [("name", string()), ("generateName", string())]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+                ..SNode::default()
+            },
+        );
+        view
+    }
+
+    /// Whether this node or one below it (through properties, items and additional
+    /// properties) has rules.
+    pub(super) fn has_rules(&self) -> bool {
+        !self.rules.is_empty()
+            || self.items.as_deref().is_some_and(SNode::has_rules)
+            || self.additional.as_deref().is_some_and(SNode::has_rules)
+            || self.properties.values().any(SNode::has_rules)
+    }
+
+    /// The node whose shape a value of this node has in CEL (the resource view at a root).
+    pub(super) fn view(&self) -> &SNode {
+        self.resource_view.as_deref().unwrap_or(self)
+    }
+}
+
+fn strings(m: &Map<String, Json>, key: &str) -> Vec<String> {
+    m.get(key)
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn raw_rule(v: &Json) -> RawRule {
+    let s = |k: &str| v.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+    RawRule {
+        rule: s("rule"),
+        message: s("message"),
+        message_expression: s("messageExpression"),
+        reason: v.get("reason").and_then(Json::as_str).map(str::to_owned),
+        field_path: s("fieldPath"),
+        optional_old_self: v.get("optionalOldSelf").and_then(Json::as_bool),
+    }
+}
