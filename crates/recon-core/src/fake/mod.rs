@@ -43,9 +43,13 @@
 //! (`apiVersion` and `kind`), `x-kubernetes-list-type` `set` and `map` duplicates; an update
 //! ratchets, as the real server does: errors within a value left unchanged are dropped.
 //!
-//! Not modelled yet: CEL rules (`x-kubernetes-validations`), `allOf`/`anyOf`/`oneOf`/`not`,
-//! validation of an embedded resource's `metadata`, conversion between a CRD's versions
-//! (an object reads the same through each), other admission plugins.
+//! Last come the `x-kubernetes-validations` CEL rules, compiled when the CRD is written (a
+//! CRD whose rules do not compile, or whose schema is not structural, is refused with the real
+//! server's 422): `oldSelf` in transition rules, `messageExpression`, ratcheting.
+//!
+//! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
+//! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
+//! the same through each), other admission plugins.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {

@@ -11,7 +11,7 @@
 //! - [`validate`]: kube-openapi's value validator (types, nullable, enum, bounds, lengths,
 //!   patterns, formats, item and property counts, required, additional properties), with
 //!   update ratcheting;
-//! - [`format`]: the string formats a CRD keeps and how they are checked;
+//! - [`format`](mod@format): the string formats a CRD keeps and how they are checked;
 //! - [`number`]: JSON numbers as Go decodes and prints them;
 //! - [`embedded`]: `x-kubernetes-embedded-resource` objects;
 //! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants.
