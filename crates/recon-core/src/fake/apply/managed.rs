@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::super::go_json::write_go_string;
 use super::field_set::FieldSet;
 use super::time::Time;
-use super::value::{go_quote, write_go_string};
+use super::value::go_quote;
 
 /// The kind of write an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::value::{compare, go_json, to_display};
+use super::super::go_json::{go_json, write_go_string};
+use super::value::{compare, to_display};
 
 /// One step of a field path.
 #[derive(Debug, Clone)]
@@ -61,7 +62,7 @@ impl PathElement {
                     if i > 0 {
                         out.push(',');
                     }
-                    super::value::write_go_string(&mut out, name);
+                    write_go_string(&mut out, name);
                     out.push(':');
                     out.push_str(&go_json(value));
                 }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::super::civil::{civil_from_days, days_from_civil, days_in_month};
+
 /// A managedFields timestamp, in Unix seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub i64);
@@ -65,7 +67,7 @@ impl Time {
 impl fmt::Display for Time {
     /// `2024-05-01T10:00:00Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = i128::from(self.0.div_euclid(86_400));
+        let days = self.0.div_euclid(86_400);
         let secs = self.0.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
         write!(
@@ -76,51 +78,6 @@ impl fmt::Display for Time {
             secs % 60
         )
     }
-}
-
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a day count; i128 so that no `Time` can overflow it.
-fn civil_from_days(z: i128) -> (i128, i128, i128) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (
-        if m <= 2 {
-            yoe + era * 400 + 1
-        } else {
-            yoe + era * 400
-        },
-        m,
-        d,
-    )
 }
 
 #[cfg(test)]

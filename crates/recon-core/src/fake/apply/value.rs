@@ -5,33 +5,15 @@
 //! numerically (`value/value.go` `CompareUsing`, `EqualsUsing`).
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
-/// A number as Go's unstructured decoding sees it.
-enum Num {
-    Int(i64),
-    Float(f64),
-}
-
-fn num(n: &Number) -> Num {
-    match n.as_i64() {
-        Some(i) => Num::Int(i),
-        None => Num::Float(n.as_f64().unwrap_or(0.0)),
-    }
-}
-
-fn float_of(n: &Num) -> f64 {
-    match *n {
-        Num::Int(i) => i as f64,
-        Num::Float(f) => f,
-    }
-}
+use super::super::go_json::go_exponent;
+use super::super::schema::Num;
 
 fn rank(v: &Value) -> u8 {
     match v {
-        Value::Number(n) => match num(n) {
+        Value::Number(n) => match Num::of(n) {
             Num::Float(_) => 0,
             Num::Int(_) => 1,
         },
@@ -47,10 +29,11 @@ fn rank(v: &Value) -> u8 {
 /// strings, bools, lists, maps, null.
 pub(super) fn compare(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (num(x), num(y)) {
+        (Value::Number(x), Value::Number(y)) => match (Num::of(x), Num::of(y)) {
             (Num::Int(i), Num::Int(j)) => i.cmp(&j),
-            (x, y) => float_of(&x)
-                .partial_cmp(&float_of(&y))
+            (x, y) => x
+                .as_f64()
+                .partial_cmp(&y.as_f64())
                 .unwrap_or(Ordering::Equal),
         },
         (Value::String(x), Value::String(y)) => x.cmp(y),
@@ -107,9 +90,9 @@ fn compare_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
 /// `value.Equals`: numbers compare numerically, everything else structurally.
 pub(super) fn equals(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (num(x), num(y)) {
+        (Value::Number(x), Value::Number(y)) => match (Num::of(x), Num::of(y)) {
             (Num::Int(i), Num::Int(j)) => i == j,
-            (x, y) => float_of(&x) == float_of(&y),
+            (x, y) => x.as_f64() == y.as_f64(),
         },
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(l, r)| equals(l, r))
@@ -141,27 +124,12 @@ fn go_float_v(f: f64) -> String {
     }
 }
 
-/// Shortest exponent form with Go's sign and two-digit exponent (`1e+21`, `1.5e-07`).
-fn go_exponent(f: f64) -> String {
-    let s = format!("{f:e}");
-    match s.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => s,
-    }
-}
-
 /// `value.ToString`: how path elements print values in conflict messages.
 pub(super) fn to_display(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match num(n) {
+        Value::Number(n) => match Num::of(n) {
             Num::Int(i) => i.to_string(),
             Num::Float(f) => go_float_v(f),
         },
@@ -182,7 +150,7 @@ pub(super) fn go_v(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match num(n) {
+        Value::Number(n) => match Num::of(n) {
             Num::Int(i) => i.to_string(),
             Num::Float(f) => go_float_v(f),
         },
@@ -203,7 +171,7 @@ pub(super) fn go_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",
-        Value::Number(n) => match num(n) {
+        Value::Number(n) => match Num::of(n) {
             Num::Int(_) => "int64",
             Num::Float(_) => "float64",
         },
@@ -211,81 +179,6 @@ pub(super) fn go_type(v: &Value) -> &'static str {
         Value::Array(_) => "[]interface {}",
         Value::Object(_) => "map[string]interface {}",
     }
-}
-
-/// JSON the way Go's `encoding/json` writes it (HTML-safe escapes, Go float format): used
-/// for the `k:` and `v:` path elements so they match the keys the apiserver writes.
-pub(super) fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(&mut out, v);
-    out
-}
-
-fn write_go_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match num(n) {
-            Num::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Num::Float(f) => {
-                let abs = f.abs();
-                if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-                    // encoding/json: 'e' format, then `e-07` is shortened to `e-7`.
-                    let s = go_exponent(f);
-                    out.push_str(&s.replace("e-0", "e-"));
-                } else {
-                    let _ = write!(out, "{f}");
-                }
-            }
-        },
-        Value::String(s) => write_go_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, item)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(out, k);
-                out.push(':');
-                write_go_json(out, item);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A JSON string with Go's escapes: `<`, `>`, `&`, U+2028 and U+2029 as `\u` sequences.
-pub(super) fn write_go_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]
@@ -338,20 +231,13 @@ mod tests {
     }
 
     #[test]
-    fn display_and_json_match_go() {
+    fn display_matches_go() {
         assert_eq!(to_display(&json!("a\"b")), r#""a\"b""#);
         assert_eq!(to_display(&json!(80)), "80");
         assert_eq!(to_display(&json!(1.5)), "1.5");
         assert_eq!(to_display(&json!(1e21)), "1e+21");
         assert_eq!(to_display(&json!(1e6)), "1e+06");
         assert_eq!(to_display(&json!(123456.5)), "123456.5");
-        assert_eq!(
-            go_json(&json!({"b": "<x>", "a": 1})),
-            r#"{"a":1,"b":"\u003cx\u003e"}"#
-        );
-        assert_eq!(go_json(&json!(2.0)), "2");
-        assert_eq!(go_json(&json!(1e-7)), "1e-7");
-        assert_eq!(go_json(&json!(1e21)), "1e+21");
         assert_eq!(go_v(&json!([1])), "[1]");
         assert_eq!(go_type(&json!("x")), "string");
         assert_eq!(go_quote("tab\there\u{1}"), "\"tab\\there\\x01\"");

@@ -19,6 +19,7 @@
 //! Validation always sees a decoded object: pruned and defaulted.
 
 pub(crate) use cel::CelRules;
+pub(crate) use number::Num;
 
 mod cel;
 mod default;

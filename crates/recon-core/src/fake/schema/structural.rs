@@ -20,6 +20,7 @@
 use serde_json::{Map, Value};
 
 use super::super::field_error::{BadValue, ErrorType, FieldError};
+use super::super::go_json::go_json_string;
 
 type Schema = Map<String, Value>;
 
@@ -145,16 +146,6 @@ fn additional(s: &Schema) -> Additional<'_> {
 fn go_json_strings(list: &[&str]) -> String {
     let quoted: Vec<String> = list.iter().map(|s| go_json_string(s)).collect();
     format!("[{}]", quoted.join(","))
-}
-
-/// Go's `json.Marshal` of a string (it escapes HTML characters and the line separators).
-fn go_json_string(s: &str) -> String {
-    let json = serde_json::to_string(s).unwrap_or_default();
-    json.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
 }
 
 /// Whether `key: value` leaves its field of Go's `Structural` (or, with `nested`, of a

@@ -6,10 +6,10 @@
 use serde_json::Value as Json;
 
 use super::super::super::field_error::{BadValue, ErrorType, FieldError};
+use super::super::super::go_json::go_json;
 use super::super::number::Num;
 use super::eval::{self, COST_EXCEEDED, Env};
 use super::field_path::Path;
-use super::gojson;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
@@ -483,6 +483,6 @@ fn bad_value(v: &Json) -> BadValue {
         Json::String(s) => BadValue::Str(s.clone()),
         Json::Number(n) => BadValue::Raw(Num::of(n).go()),
         Json::Bool(b) => BadValue::Raw(b.to_string()),
-        other => BadValue::Raw(gojson::value(other)),
+        other => BadValue::Raw(go_json(other)),
     }
 }
