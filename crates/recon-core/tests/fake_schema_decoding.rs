@@ -39,6 +39,13 @@ fn schemed(name: &str, data: Value) -> DynamicObject {
     DynamicObject::new(name, &resource()).data(data)
 }
 
+/// Creates `s1` with `data`; it must be accepted.
+async fn create_s1(api: &Api<DynamicObject>, data: Value) -> DynamicObject {
+    api.create(&pp(), &schemed("s1", data))
+        .await
+        .expect("created")
+}
+
 /// `spec` as the CRD's defaults complete `{title: abc}`.
 fn defaulted_spec() -> Value {
     json!({"title": "abc", "replicas": 1, "minReplicas": 0, "maxReplicas": 10, "enabled": false,
@@ -74,17 +81,8 @@ fn last_warnings(server: &ApiServer) -> Vec<String> {
 async fn unknown_fields_are_pruned_at_every_depth_with_a_warning_each() {
     // Recorded: schema/unknown-fields-are-pruned.
     let (server, api) = server().await;
-    let created = api
-        .create(
-            &pp(),
-            &schemed(
-                "s1",
-                json!({"bogus": "top", "spec": {"title": "abc", "bogus": 1,
-                    "ports": [{"name": "http", "port": 80, "bogus": "x"}], "strategy": {"bogus": "y"}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    let created = create_s1(&api, json!({"bogus": "top", "spec": {"title": "abc", "bogus": 1,
+                    "ports": [{"name": "http", "port": 80, "bogus": "x"}], "strategy": {"bogus": "y"}}})).await;
     let mut spec = defaulted_spec();
     spec["ports"] = json!([{"name": "http", "port": 80, "protocol": "TCP"}]);
     assert_eq!(created.data, json!({"spec": spec}));
@@ -108,16 +106,11 @@ async fn preserved_subtrees_and_embedded_resources_keep_what_they_hold() {
     let extra = json!({"anything": {"deep": [1, {"x": "v"}]}, "count": 1});
     let template = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "x", "bogus": 1}, "spec": {"anything": [1, 2]}});
-    let created = api
-        .create(
-            &pp(),
-            &schemed(
-                "s1",
-                json!({"spec": {"title": "abc", "extra": extra, "template": template}}),
-            ),
-        )
-        .await
-        .unwrap();
+    let created = create_s1(
+        &api,
+        json!({"spec": {"title": "abc", "extra": extra, "template": template}}),
+    )
+    .await;
     assert_eq!(created.data["spec"]["extra"], extra);
     assert_eq!(
         created.data["spec"]["template"],
@@ -164,9 +157,7 @@ async fn a_strict_merge_patch_quotes_the_patched_object() {
     // Recorded: schema/field-validation-strict-merge-patch: the stored object's keys in order,
     // then the one the patch adds.
     let (_server, api) = server().await;
-    api.create(&pp(), &schemed("s1", json!({"spec": {"title": "abc"}})))
-        .await
-        .unwrap();
+    create_s1(&api, json!({"spec": {"title": "abc"}})).await;
     let params = PatchParams {
         field_validation: Some(kube::api::ValidationDirective::Strict),
         ..PatchParams::default()
@@ -195,16 +186,11 @@ async fn a_strict_merge_patch_quotes_the_patched_object() {
 async fn defaults_come_back_after_put_merge_patch_and_json_patch_remove_them() {
     // Recorded: schema/defaults-on-update-and-patch, null-for-a-defaulted-field-gets-the-default.
     let (_server, api) = server().await;
-    let created = api
-        .create(
-            &pp(),
-            &schemed(
-                "s1",
-                json!({"spec": {"title": "abc", "replicas": null, "strategy": {"type": null}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    let created = create_s1(
+        &api,
+        json!({"spec": {"title": "abc", "replicas": null, "strategy": {"type": null}}}),
+    )
+    .await;
     assert_eq!(created.data, json!({"spec": defaulted_spec()}));
 
     let mut put = created.clone();
@@ -238,16 +224,11 @@ async fn defaults_come_back_after_put_merge_patch_and_json_patch_remove_them() {
 async fn nullable_fields_keep_null_and_others_lose_it() {
     // Recorded: schema/nullable-keeps-null.
     let (_server, api) = server().await;
-    let created = api
-        .create(
-            &pp(),
-            &schemed(
-                "s1",
-                json!({"spec": {"title": "abc", "nickname": null, "color": null}}),
-            ),
-        )
-        .await
-        .unwrap();
+    let created = create_s1(
+        &api,
+        json!({"spec": {"title": "abc", "nickname": null, "color": null}}),
+    )
+    .await;
     let mut spec = defaulted_spec();
     spec["nickname"] = Value::Null;
     assert_eq!(created.data, json!({"spec": spec}));
@@ -310,10 +291,7 @@ async fn what_a_mutating_hook_adds_is_pruned_and_defaulted_too() {
         object["spec"]["injected"] = json!(true);
         object["spec"]["strategy"] = Value::Null;
     });
-    let created = api
-        .create(&pp(), &schemed("s1", json!({"spec": {"title": "abc"}})))
-        .await
-        .unwrap();
+    let created = create_s1(&api, json!({"spec": {"title": "abc"}})).await;
     assert_eq!(created.data, json!({"spec": defaulted_spec()}));
 }
 
@@ -367,13 +345,7 @@ async fn reads_prune_and_default_with_the_schema_of_now_without_a_write() {
     // Defaults apply "when reading from etcd using the storage version defaults"
     // (Kubernetes docs, CRD defaulting); pruning happens on that decode too.
     let (server, api) = server().await;
-    let created = api
-        .create(
-            &pp(),
-            &schemed("s1", json!({"spec": {"title": "abc", "color": "red"}})),
-        )
-        .await
-        .unwrap();
+    let created = create_s1(&api, json!({"spec": {"title": "abc", "color": "red"}})).await;
     let rv = created.metadata.resource_version.clone();
 
     change_spec_field(

@@ -317,9 +317,13 @@ fn resource_type(obj: &Object) -> Option<ResourceType> {
     })
 }
 
-/// The schema of the CRD's storage version, which reads from storage decode with.
-fn storage_schema(obj: &Object) -> Option<Arc<CustomResourceSchema>> {
+/// The schema of the CRD's storage version, which reads from storage decode with: the served
+/// type's, or read from the CRD when the storage version is not served.
+fn storage_schema(obj: &Object, served: &ResourceType) -> Option<Arc<CustomResourceSchema>> {
     let storage = storage_version(obj)?;
+    if let Some(v) = served.versions.iter().find(|v| v.name == storage) {
+        return v.validation.clone();
+    }
     versions(obj)
         .into_iter()
         .find(|v| v.get("name").and_then(Value::as_str) == Some(storage.as_str()))?
@@ -542,8 +546,9 @@ impl State {
             return true;
         }
         let served = t.group_resource();
+        let read_schema = storage_schema(&crd, &t);
         self.registry.serve_custom(t);
-        self.reread_on_schema_change(&served, storage_schema(&crd));
+        self.reread_on_schema_change(&served, read_schema);
         let wrote = condition_status(&crd, "Established") != Some("True");
         if wrote {
             set_condition(

@@ -85,9 +85,9 @@ impl State {
             Some(patch) => patched_text::merge_patched(&Value::Object(current.clone()), patch),
             None => Value::Object(patched.clone()).to_string(),
         };
-        // Decoding consumes what it prunes and normalises: a custom resource is kept aside
-        // whole, another object only its metadata.
-        let patched = if call.rt.custom {
+        // Decoding consumes what it prunes and normalises: a custom resource patched otherwise
+        // than by a merge patch is kept aside whole, another object only its metadata.
+        let patched = if call.rt.custom && merge_patch.is_none() {
             Some(object.clone())
         } else {
             None

@@ -47,6 +47,9 @@ pub(crate) struct CustomResourceSchema {
     root: Node,
     /// Whether any node has a `default` (most schemas have none: defaulting is skipped).
     defaults: bool,
+    /// Whether any node is an `x-kubernetes-embedded-resource` (whose metadata decoding
+    /// coerces; most schemas have none).
+    embedded: bool,
     /// The `x-kubernetes-validations` rules, compiled (`None` without rules, or with rules the
     /// CRD's validation refuses, so never served).
     rules: Option<CelRules>,
@@ -72,7 +75,8 @@ impl CustomResourceSchema {
         let root = Node::parse(schema);
         CustomResourceSchema {
             source: schema.clone(),
-            defaults: default::has_defaults(&root),
+            defaults: root.any(&|n| n.default.is_some()),
+            embedded: root.any(&|n| n.embedded_resource),
             rules: CelRules::compile(schema).ok().flatten(),
             root,
         }
@@ -90,7 +94,11 @@ impl CustomResourceSchema {
         let mut value = Value::Object(std::mem::take(obj));
         default::drop_disallowed_nulls(Some(&self.root), &mut value);
         let mut embedded_unknown = Vec::new();
-        let coerced = embedded::coerce(&self.root, "", &mut value, &mut embedded_unknown);
+        let coerced = if self.embedded {
+            embedded::coerce(&self.root, "", &mut value, &mut embedded_unknown)
+        } else {
+            Ok(())
+        };
         if coerced.is_ok() && self.defaults {
             default::apply(&self.root, &mut value);
         }

@@ -179,6 +179,15 @@ impl Node {
         }
     }
 
+    /// Whether this node or any below it (properties, items, `additionalProperties`) satisfies
+    /// `pred`.
+    pub(crate) fn any(&self, pred: &impl Fn(&Node) -> bool) -> bool {
+        pred(self)
+            || self.properties.values().any(|n| n.any(pred))
+            || self.items.as_deref().is_some_and(|n| n.any(pred))
+            || matches!(&self.additional_properties, Some(Additional::Schema(s)) if s.any(pred))
+    }
+
     /// The schema of a property, or of any key when `additionalProperties` is a schema.
     pub(crate) fn child(&self, key: &str) -> Option<&Node> {
         self.properties
