@@ -8,6 +8,8 @@
 //! - The resource root and every `x-kubernetes-embedded-resource` keep `apiVersion`, `kind` and
 //!   `metadata` (ObjectMeta has rules of its own, see [`super::embedded::coerce`]).
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
 use super::model::{Additional, Node};
@@ -127,7 +129,7 @@ impl Pruner {
 
     fn within_index(&mut self, i: usize, f: impl FnOnce(&mut Self)) {
         let len = self.path.len();
-        self.path.push_str(&format!("[{i}]"));
+        let _ = write!(self.path, "[{i}]");
         f(self);
         self.path.truncate(len);
     }
