@@ -57,7 +57,7 @@ type AfterHook<R> = Box<
 ///         Box::pin(async move { result.map(|o| o.merge(Outcome::requeue_after(Duration::from_secs(60)))) })
 ///     });
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// let outcome = advised.reconcile(&ctx, &mut cm).await.unwrap();

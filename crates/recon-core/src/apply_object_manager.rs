@@ -95,7 +95,7 @@ const APPLIED_METADATA: [&str; 6] = [
 /// }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # use recon_core::{Config, EventLog, Request, ResourceReconciler};
-/// # let server = recon_core::fake::ApiServer::new();
+/// # let server = recon_fake::ApiServer::new();
 /// # let api = kube::Api::<ConfigMap>::namespaced(server.client(), "default");
 /// # let mut cm = ConfigMap::default();
 /// # cm.metadata.name = Some("settings".into());

@@ -60,7 +60,7 @@ use crate::sub_reconciler::{BoxSubReconciler, ReconcileFuture, SubReconciler};
 /// let cast = CastResource::<Deployment, Scalable>::new(at_least_two).named("Scale");
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # use recon_core::{Config, Context, Request};
-/// # let server = recon_core::fake::ApiServer::new();
+/// # let server = recon_fake::ApiServer::new();
 /// # let ctx = Context::new(Config::new(server.client(), "demo"), Request::namespaced("default", "web"));
 /// let mut deployment: Deployment = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "web"},

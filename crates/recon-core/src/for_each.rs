@@ -66,7 +66,7 @@ impl<I: Any + Clone + Send + Sync> Cursor<I> {
 ///     record,
 /// );
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// cm.data = Some([("a".to_owned(), String::new()), ("b".to_owned(), String::new())].into());

@@ -28,7 +28,7 @@ type Condition<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 /// let branch = IfThen::new("HasData", |_ctx, cm: &ConfigMap| cm.data.is_some(), label("filled"))
 ///     .otherwise(label("empty"));
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// branch.reconcile(&ctx, &mut cm).await.unwrap();

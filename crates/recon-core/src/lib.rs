@@ -7,9 +7,11 @@
 //! [`Context`]: the [`Config`] (client, reader, event recorder), a [`Stash`], and a request time
 //! that stays fixed for the whole reconcile.
 //!
-//! [`fake`] is the in-memory API server: a real `kube::Client` backed by a store that answers
-//! like kube-apiserver, records every request, and lets tests inject failures and concurrent
-//! writes. The reconciler tree knows nothing of it; tests hand it the fake's client.
+//! `fake` (feature `fake`, off by default) re-exports the in-memory API server of the
+//! `recon-fake` crate: a real `kube::Client` backed by a store that answers like kube-apiserver,
+//! records every request, and lets tests inject failures and concurrent writes. The reconciler
+//! tree knows nothing of it, so a production build leaves it out; tests hand the tree the fake's
+//! client.
 //!
 //! # Example
 //!
@@ -59,7 +61,7 @@
 //! }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! # use kube::{Api, CustomResourceExt, api::PostParams};
-//! # let server = recon_core::fake::ApiServer::new();
+//! # let server = recon_fake::ApiServer::new();
 //! # server.install_crd(&Function::crd()).await.unwrap();
 //! # let functions: Api<Function> = Api::default_namespaced(server.client());
 //! # let f = Function::new("f", FunctionSpec { image: "app".into() });
@@ -94,7 +96,6 @@ mod context;
 mod controller;
 mod error;
 mod events;
-pub mod fake;
 mod finalizer;
 mod for_each;
 mod if_then;
@@ -120,6 +121,10 @@ pub use aggregate::AggregateReconciler;
 mod try_catch;
 mod while_loop;
 mod with_config;
+
+#[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
+pub use recon_fake as fake;
 
 pub use admission::AdmissionWebhookAdapter;
 pub use advice::Advice;

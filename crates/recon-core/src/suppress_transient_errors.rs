@@ -48,7 +48,7 @@ const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_hours(1);
 ///     .sync(|_, _| Box::pin(async { Err(Error::msg("upstream timed out")) }));
 /// let patient = SuppressTransientErrors::new("Patient", flaky).threshold(2);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// cm.metadata.uid = Some("1234".into());

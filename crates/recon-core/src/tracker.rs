@@ -16,8 +16,8 @@ use kube::Resource;
 use serde::{Deserialize, Serialize};
 
 use crate::context::Request;
-use crate::fake::names::{dns1123_label_errors, dns1123_subdomain_name_errors};
-use crate::fake::selector::LabelSelector;
+use recon_apimachinery::names::{dns1123_label_errors, dns1123_subdomain_name_errors};
+use recon_apimachinery::selector::LabelSelector;
 
 /// How long a track holds unless renewed: twice controller-runtime's default sync period of
 /// 10 hours, as reconciler.io derives its lease from the sync period.

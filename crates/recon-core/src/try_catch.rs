@@ -42,7 +42,7 @@ type CatchHook<R> =
 ///     })
 ///     .finally(cleanup);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// assert_eq!(guarded.reconcile(&ctx, &mut cm).await.unwrap(), Outcome::requeue());

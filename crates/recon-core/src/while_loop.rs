@@ -53,7 +53,7 @@ pub struct MaxIterationsExceeded {
 /// let fill = While::new("Fill", |_ctx, cm: &ConfigMap| cm.data.as_ref().map_or(0, |d| d.len()) < 3, add_key)
 ///     .max_iterations(Some(10));
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
 /// let mut cm = ConfigMap::default();
 /// fill.reconcile(&ctx, &mut cm).await.unwrap();

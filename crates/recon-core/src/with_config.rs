@@ -21,7 +21,7 @@ type ConfigHook = Box<dyn Fn(&Context) -> Result<Config, Error> + Send + Sync>;
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube::api::{Api, PostParams};
-/// use recon_core::fake::ApiServer;
+/// use recon_fake::ApiServer;
 /// use recon_core::{Config, Context, Request, SubReconciler, SyncReconciler, WithConfig};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{CustomResource, CustomResourceExt};
-use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
+use recon_fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -65,7 +65,7 @@ type HandleHook = Box<dyn Fn(&Context, &Admission) + Send + Sync>;
 ///     })
 /// });
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let server = recon_core::fake::ApiServer::new();
+/// # let server = recon_fake::ApiServer::new();
 /// let webhook = AdmissionWebhookAdapter::new(Config::new(server.client(), "defaulter"), labels);
 ///
 /// let cm: ConfigMap = serde_json::from_value(serde_json::json!({

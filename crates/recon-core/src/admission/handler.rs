@@ -48,7 +48,7 @@ pub trait AdmissionHandler: Send + Sync {
 /// use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let server = recon_core::fake::ApiServer::new();
+/// # let server = recon_fake::ApiServer::new();
 /// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
 /// let webhook = AdmissionWebhookAdapter::new(Config::new(server.client(), "demo"), noop);
 /// let request = http::Request::post("/validate")

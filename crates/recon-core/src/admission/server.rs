@@ -120,7 +120,7 @@ pub enum WebhookServerError {
 /// use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
 /// let defaulter = AdmissionWebhookAdapter::new(Config::new(client.clone(), "defaulter"), noop());
 /// let validator = AdmissionWebhookAdapter::new(Config::new(client, "validator"), noop()).validating();
@@ -166,7 +166,7 @@ impl WebhookServer {
     /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
     /// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
     /// let server = WebhookServer::new(tls)
@@ -188,7 +188,7 @@ impl WebhookServer {
     /// # use recon_core::admission::{AdmissionHandler, SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
     /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
     /// let webhook: Arc<dyn AdmissionHandler> =
@@ -266,7 +266,7 @@ impl WebhookServer {
     /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
     /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
@@ -317,7 +317,7 @@ impl fmt::Debug for WebhookServer {
 /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
 /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// # let client = recon_core::fake::ApiServer::new().client();
+/// # let client = recon_fake::ApiServer::new().client();
 /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
 /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
 /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
@@ -345,7 +345,7 @@ impl RunningWebhookServer {
     /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
     /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
@@ -368,7 +368,7 @@ impl RunningWebhookServer {
     /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// # let client = recon_core::fake::ApiServer::new().client();
+    /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
     /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);

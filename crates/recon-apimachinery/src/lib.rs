@@ -1,0 +1,27 @@
+//! The small part of Kubernetes' apimachinery that both halves of recon need, with the real
+//! apiserver's rules and error texts: the syntax of object names, label keys and values
+//! ([`names`]), label and field selectors ([`selector`]), and Go's `%q` quoting ([`go_quote`]).
+//!
+//! `recon-core`'s tracker validates references and matches selectors with it; the in-memory API
+//! server (`recon-fake`) answers list and watch requests and validates metadata with it. Neither
+//! reaches into the other for these rules.
+//!
+//! ```
+//! use recon_apimachinery::selector::LabelSelector;
+//!
+//! let selector = LabelSelector::parse("app=web,tier in (front,back)").unwrap();
+//! let labels = [("app", "web"), ("tier", "front")];
+//! assert!(selector.matches(|key| labels.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)));
+//!
+//! let err = LabelSelector::parse("tier in (front").unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "unable to parse requirement: found '', expected: ',' or ')'"
+//! );
+//! ```
+
+pub mod names;
+mod quote;
+pub mod selector;
+
+pub use quote::go_quote;

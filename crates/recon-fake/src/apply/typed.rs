@@ -1,0 +1,414 @@
+//! Walking a value with its type: which shape a node takes, list item identities, the field
+//! set a value sets, and upstream's validation of applied configurations
+//! (structured-merge-diff `typed/helpers.go`, `tofieldset.go`, `validate.go`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::field_set::FieldSet;
+use super::path::PathElement;
+use super::schema::{
+    ATOMIC_LIST, DEDUCED_MAP, ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, parts,
+};
+use super::value::{go_quote, go_type, go_v};
+
+/// The shape a type takes for a given value (`deduceAtom` + `handleAtom`).
+#[derive(Clone, Copy)]
+pub(super) enum Node<'a> {
+    /// A scalar or anything tracked as one value; `None` accepts any value.
+    Leaf(Option<Scalar>),
+    Map(&'a MapType),
+    List(&'a ListType),
+}
+
+impl Node<'_> {
+    pub(super) fn same_shape(&self, other: &Node<'_>) -> bool {
+        matches!(
+            (self, other),
+            (Node::Leaf(_), Node::Leaf(_))
+                | (Node::Map(_), Node::Map(_))
+                | (Node::List(_), Node::List(_))
+        )
+    }
+}
+
+/// Picks the shape of `t` for `v`. Upstream tries map, then scalar, then list when the value
+/// does not decide (absent or null), so null resolves to a map where a map is possible.
+pub(super) fn resolve<'a>(t: &'a Type, v: Option<&Value>) -> Node<'a> {
+    let deduced = |map: &'a MapType| match v {
+        Some(Value::Array(_)) => Node::List(&ATOMIC_LIST),
+        Some(Value::Object(_) | Value::Null) | None => Node::Map(map),
+        Some(_) => Node::Leaf(Some(Scalar::Untyped)),
+    };
+    match t {
+        Type::Scalar(s) => Node::Leaf(Some(*s)),
+        Type::Atomic => Node::Leaf(None),
+        Type::Deduced => deduced(&DEDUCED_MAP),
+        Type::Object => deduced(&OBJECT_MAP),
+        Type::Map(m) => Node::Map(m),
+        Type::List(l) => Node::List(l),
+        Type::Any(m, l) => match v {
+            Some(Value::Array(_)) => Node::List(l),
+            Some(Value::Object(_) | Value::Null) | None => Node::Map(m),
+            Some(_) => Node::Leaf(Some(Scalar::Untyped)),
+        },
+    }
+}
+
+/// The type of a map key; keys nobody declared are treated as deduced.
+pub(super) fn field_type<'a>(m: &'a MapType, key: &str) -> &'a Type {
+    m.field(key).map_or(&Type::Deduced, |(t, _)| t)
+}
+
+/// The identity of a list item (`listItemToPathElement`).
+pub(super) fn item_pe(list: &ListType, item: &Value) -> Result<PathElement, String> {
+    match &list.kind {
+        ListKind::Atomic => Err("invalid indexing of non-associative list".to_owned()),
+        ListKind::Map(keys) => {
+            let m = match item {
+                Value::Null => {
+                    return Err("associative list with keys may not have a null element".to_owned());
+                }
+                Value::Object(m) => m,
+                _ => {
+                    return Err(
+                        "associative list with keys may not have non-map elements".to_owned()
+                    );
+                }
+            };
+            let defaults = match &list.elem {
+                Type::Map(et) => Some(&et.defaults),
+                _ => None,
+            };
+            let mut fields = Vec::new();
+            for k in keys {
+                if let Some(v) = m.get(k) {
+                    fields.push((k.clone(), v.clone()));
+                } else if let Some(d) = defaults.and_then(|d| d.get(k)) {
+                    fields.push((k.clone(), d.clone()));
+                }
+            }
+            if !keys.is_empty() && fields.is_empty() {
+                let quoted: Vec<String> = keys.iter().map(|k| go_quote(k)).collect();
+                return Err(format!(
+                    "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+                    quoted.join(" ")
+                ));
+            }
+            Ok(PathElement::key(fields))
+        }
+        ListKind::Set => match item {
+            Value::Object(_) => {
+                Err("associative list without keys has an element that's a map type".to_owned())
+            }
+            Value::Array(_) => {
+                Err("not supported: associative list with lists as elements".to_owned())
+            }
+            Value::Null => Err(
+                "associative list without keys has an element that's an explicit null".to_owned(),
+            ),
+            v => Ok(PathElement::Value(v.clone())),
+        },
+    }
+}
+
+/// The fields a value sets, as an applied configuration owns them (`TypedValue.ToFieldSet`):
+/// scalars, atomic lists and maps, every list item, and map keys that are undeclared or
+/// hold `null` or `{}`.
+pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
+    let mut out = FieldSet::new();
+    to_set(&schema.root, value, &mut Vec::new(), &mut out);
+    out
+}
+
+fn to_set(t: &Type, v: &Value, path: &mut Vec<PathElement>, out: &mut FieldSet) {
+    match resolve(t, Some(v)) {
+        Node::Leaf(_) => out.insert(path),
+        Node::List(l) if l.kind == ListKind::Atomic => out.insert(path),
+        Node::List(l) => {
+            let Value::Array(items) = v else { return };
+            let pes: Vec<Option<PathElement>> = items.iter().map(|i| item_pe(l, i).ok()).collect();
+            // A duplicated item is owned once, as a whole.
+            let mut seen = BTreeSet::new();
+            let mut dups = BTreeSet::new();
+            for pe in pes.iter().flatten() {
+                if !seen.insert(pe.clone()) && dups.insert(pe.clone()) {
+                    path.push(pe.clone());
+                    out.insert(path);
+                    path.pop();
+                }
+            }
+            for (item, pe) in items.iter().zip(pes) {
+                let Some(pe) = pe else { continue };
+                if dups.contains(&pe) {
+                    continue;
+                }
+                path.push(pe);
+                to_set(&l.elem, item, path, out);
+                out.insert(path);
+                path.pop();
+            }
+        }
+        Node::Map(m) if m.atomic => out.insert(path),
+        Node::Map(m) => {
+            let Value::Object(obj) = v else { return };
+            for (k, val) in obj {
+                path.push(PathElement::field(k));
+                to_set(field_type(m, k), val, path, out);
+                let empty = matches!(val, Value::Object(o) if o.is_empty());
+                if val.is_null() || empty || !m.declares(k) {
+                    out.insert(path);
+                }
+                path.pop();
+            }
+        }
+    }
+}
+
+/// Adds every declared field that has children in `set` as a member itself
+/// (`Set.EnsureNamedFieldsAreMembers`), so that removing it removes the whole field.
+pub(super) fn ensure_named(set: &FieldSet, t: Option<&Type>) -> FieldSet {
+    let (map, list) = t.map_or((None, None), parts);
+    let mut members = set.members().clone();
+    let mut children = BTreeMap::new();
+    for (pe, child) in set.children() {
+        let child_type = match (pe, map, list) {
+            (PathElement::Field(name), Some(m), _) => {
+                if m.declares(name) {
+                    members.insert(pe.clone());
+                }
+                m.field(name).map(|(t, _)| t)
+            }
+            (PathElement::Key(_), _, Some(l)) => Some(&l.elem),
+            _ => None,
+        };
+        children.insert(pe.clone(), ensure_named(child, child_type));
+    }
+    FieldSet::from_parts(members, children)
+}
+
+/// Upstream's validation of a typed value (`validatingObjectWalker`); each error is
+/// `path: message` in upstream's words.
+pub(super) fn validate(value: &Value, schema: &Schema, allow_duplicates: bool) -> Vec<String> {
+    let mut errs = Vec::new();
+    check(&schema.root, value, "", allow_duplicates, &mut errs);
+    errs
+}
+
+/// `ValidationErrors.Error()`.
+pub(super) fn join_errors(errs: &[String]) -> String {
+    match errs {
+        [one] => one.clone(),
+        _ => {
+            let mut out = String::from("errors:");
+            for e in errs {
+                out.push_str("\n  ");
+                out.push_str(e);
+            }
+            out
+        }
+    }
+}
+
+fn err_at(path: &str, msg: String) -> String {
+    if path.is_empty() {
+        msg
+    } else {
+        format!("{path}: {msg}")
+    }
+}
+
+fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String>) {
+    match resolve(t, Some(v)) {
+        Node::Leaf(Some(kind)) => {
+            if let Some(msg) = check_scalar(kind, v) {
+                errs.push(err_at(path, msg));
+            }
+        }
+        Node::Leaf(None) => {}
+        Node::List(l) => match v {
+            Value::Null => {}
+            Value::Array(items) => {
+                let mut observed = BTreeSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    let pe = if l.kind == ListKind::Atomic {
+                        PathElement::Index(i as i64)
+                    } else {
+                        match item_pe(l, item) {
+                            Ok(pe) => pe,
+                            Err(e) => {
+                                errs.push(err_at(path, format!("element {i}: {e}")));
+                                return;
+                            }
+                        }
+                    };
+                    if l.kind != ListKind::Atomic && !observed.insert(pe.clone()) && !allow_dup {
+                        errs.push(err_at(path, format!("duplicate entries for key {pe}")));
+                    }
+                    check(&l.elem, item, &format!("{path}{pe}"), allow_dup, errs);
+                }
+            }
+            other => errs.push(err_at(
+                path,
+                format!("expected list, got &{{{}}}", go_v(other)),
+            )),
+        },
+        Node::Map(m) => match v {
+            Value::Null => {}
+            Value::Object(obj) => {
+                for (k, val) in obj {
+                    let child = format!("{path}.{k}");
+                    match m.field(k) {
+                        Some((ft, _)) => check(ft, val, &child, allow_dup, errs),
+                        None => {
+                            errs.push(err_at(&child, "field not declared in schema".to_owned()));
+                            return;
+                        }
+                    }
+                }
+            }
+            other => errs.push(err_at(
+                path,
+                format!("expected map, got &{{{}}}", go_v(other)),
+            )),
+        },
+    }
+}
+
+/// `validateScalar`; null is valid everywhere.
+fn check_scalar(kind: Scalar, v: &Value) -> Option<String> {
+    let ok = matches!(
+        (kind, v),
+        (_, Value::Null)
+            | (Scalar::Numeric, Value::Number(_))
+            | (Scalar::String, Value::String(_))
+            | (Scalar::Boolean, Value::Bool(_))
+            | (
+                Scalar::Untyped,
+                Value::Number(_) | Value::String(_) | Value::Bool(_)
+            )
+    );
+    if ok {
+        return None;
+    }
+    Some(match kind {
+        Scalar::Numeric => format!("expected numeric (int or float), got {}", go_type(v)),
+        Scalar::String => format!(
+            "expected string, got &value.valueUnstructured{{Value:{}}}",
+            go_v(v)
+        ),
+        Scalar::Boolean => format!("expected boolean, got &{{{}}}", go_v(v)),
+        Scalar::Untyped => format!("expected any scalar, got &{{{}}}", go_v(v)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::path::Path;
+    use serde_json::json;
+
+    fn lists_schema() -> Schema {
+        Schema::from_openapi_v3(&json!({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {
+            "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "items": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "v": {"type": "string"}}}},
+            "n": {"type": "integer"},
+            "obj": {"type": "object", "properties": {"a": {"type": "string"}}}
+        }}}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn field_set_of_keyed_lists_and_sets() {
+        let s = lists_schema();
+        let v = json!({"spec": {"set": ["a"], "items": [{"name": "x", "v": "1"}], "obj": {}}});
+        let set = fields_of(&v, &s);
+        assert_eq!(
+            set.to_fields_v1(),
+            json!({"f:spec": {
+                "f:items": {"k:{\"name\":\"x\"}": {".": {}, "f:name": {}, "f:v": {}}},
+                "f:obj": {},
+                "f:set": {"v:\"a\"": {}}
+            }})
+        );
+    }
+
+    #[test]
+    fn duplicates_are_owned_whole() {
+        let s = lists_schema();
+        let v = json!({"spec": {"items": [{"name": "x", "v": "1"}, {"name": "x", "v": "2"}, {"name": "y"}]}});
+        assert_eq!(
+            fields_of(&v, &s).to_fields_v1(),
+            json!({"f:spec": {"f:items": {
+                "k:{\"name\":\"x\"}": {},
+                "k:{\"name\":\"y\"}": {".": {}, "f:name": {}}
+            }}})
+        );
+    }
+
+    #[test]
+    fn validation_messages() {
+        let s = lists_schema();
+        let errs = validate(
+            &json!({"spec": {"items": [{"name": "x"}, {"name": "x"}], "set": ["a", "a"], "n": "x"}}),
+            &s,
+            false,
+        );
+        assert_eq!(
+            errs,
+            [
+                r#".spec.items: duplicate entries for key [name="x"]"#,
+                ".spec.n: expected numeric (int or float), got string",
+                r#".spec.set: duplicate entries for key [="a"]"#,
+            ]
+        );
+        assert!(
+            validate(
+                &json!({"spec": {"items": [{"name": "x"}, {"name": "x"}]}}),
+                &s,
+                true
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            validate(&json!({"spec": {"items": [{"v": "1"}]}}), &s, false),
+            [
+                r#".spec.items: element 0: associative list with keys has an element that omits all key fields ["name"] (and doesn't have default values for any key fields)"#
+            ]
+        );
+        assert_eq!(
+            validate(&json!({"spec": {"obj": [1]}}), &s, false),
+            [".spec.obj: expected map, got &{[1]}"]
+        );
+        assert_eq!(
+            validate(&json!({"metadata": {"bogus": 1}}), &s, false),
+            [".metadata.bogus: field not declared in schema"]
+        );
+        assert_eq!(join_errors(&["a".into(), "b".into()]), "errors:\n  a\n  b");
+    }
+
+    #[test]
+    fn ensure_named_marks_declared_parents() {
+        let s = lists_schema();
+        let set = FieldSet::from_paths([Path(vec![
+            PathElement::field("spec"),
+            PathElement::field("items"),
+            PathElement::key([("name", json!("x"))]),
+            PathElement::field("v"),
+        ])]);
+        let named = ensure_named(&set, Some(&s.root));
+        assert!(named.has(&Path::fields(&["spec"]).0));
+        assert!(named.has(&Path::fields(&["spec", "items"]).0));
+        // A list item is not a named field.
+        assert!(!named.has(&[
+            PathElement::field("spec"),
+            PathElement::field("items"),
+            PathElement::key([("name", json!("x"))])
+        ]));
+    }
+}

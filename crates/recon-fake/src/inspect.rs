@@ -1,0 +1,77 @@
+//! Reading what the server holds without a request: for assertions in tests, where a request
+//! would show up in the log (and an async client cannot be driven from a synchronous hook).
+
+use kube::Resource;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::object::with_type_meta;
+use super::server::ApiServer;
+use super::store::object_key;
+
+impl ApiServer {
+    /// The stored object of `kind` in `api_version` named `name` (in `namespace`, ignored for
+    /// cluster-scoped kinds), as a GET of that version would return it; `None` when there is no
+    /// such object or no such kind. Nothing is recorded in the request log and no reactor runs.
+    ///
+    /// ```
+    /// use recon_fake::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::new();
+    /// server
+    ///     .seed(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///                   "metadata": {"name": "settings", "namespace": "default"}}))
+    ///     .unwrap();
+    /// let stored = server.stored("v1", "ConfigMap", Some("default"), "settings").unwrap();
+    /// assert_eq!((&stored["kind"], &stored["metadata"]["name"]), (&json!("ConfigMap"), &json!("settings")));
+    /// assert!(stored["metadata"]["uid"].is_string(), "as the server stored it");
+    /// assert!(server.requests().is_empty());
+    /// assert_eq!(server.stored("v1", "ConfigMap", Some("default"), "other"), None);
+    /// ```
+    pub fn stored(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let state = self.shared.lock();
+        let rt = state.registry.find_kind(group, version, kind)?;
+        let key = object_key(namespace.filter(|_| rt.namespaced), name);
+        let stored = state.store.get(&rt.group_resource(), &key)?;
+        serde_json::from_slice(&with_type_meta(api_version, &rt.kind, &stored.body)).ok()
+    }
+
+    /// [`ApiServer::stored`] for a typed resource: `Ok(None)` when absent, an error when the
+    /// stored object does not deserialize as `K`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_fake::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::new();
+    /// server
+    ///     .seed(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///                   "metadata": {"name": "settings", "namespace": "default"},
+    ///                   "data": {"mode": "fast"}}))
+    ///     .unwrap();
+    /// let cm: ConfigMap = server.stored_as(Some("default"), "settings").unwrap().unwrap();
+    /// assert_eq!(cm.data.unwrap()["mode"], "fast");
+    /// ```
+    pub fn stored_as<K>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<K>, serde_json::Error>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned,
+    {
+        let (api_version, kind) = (K::api_version(&()), K::kind(&()));
+        self.stored(&api_version, &kind, namespace, name)
+            .map(serde_json::from_value)
+            .transpose()
+    }
+}

@@ -1,0 +1,129 @@
+//! An in-memory Kubernetes API server that behaves like kube-apiserver, behind a real
+//! `kube::Client`.
+//!
+//! [`ApiServer::new`] builds one and [`ApiServer::client`] hands out `kube::Client`s (built with
+//! `kube::Client::new` over a `tower::Service`), so code written against `kube::Api<K>` is
+//! tested with the exact requests it sends in production. Every request is recorded
+//! ([`ApiServer::requests`]), and reactors ([`ApiServer::on`]) inject failures or concurrent
+//! writes.
+//!
+//! What it models, row by row after kube-apiserver: one global resourceVersion, uid and
+//! creationTimestamp, generation rules per type, `generateName`, namespace defaulting,
+//! name and metadata validation, optimistic locking, the status subresource, JSON merge and
+//! JSON patches, finalizers and `deletionTimestamp`, propagation policies, delete preconditions,
+//! label and field selectors, pagination from a consistent snapshot, watch (initial events,
+//! selector transitions, bookmarks, streaming lists, the in-stream 410 after
+//! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
+//! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
+//! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
+//! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
+//! group-version documents, aggregated discovery), so `kube::discovery` works against it.
+//! Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
+//! [`ApiServerBuilder::strict_namespaces`]) and a garbage-collection step that runs what the
+//! garbage collector and namespace controller of kube-controller-manager would
+//! ([`ApiServer::collect_garbage`]).
+//!
+//! Custom resources are decoded as apiextensions-apiserver decodes them, with the structural
+//! OpenAPI v3 schema of the CRD version a request names: fields the schema does not declare are
+//! pruned (unless `x-kubernetes-preserve-unknown-fields`), nulls it does not allow are dropped
+//! and `default`s are filled in, on every write and on [`ApiServer::seed`]; reads serve what
+//! the storage version's schema makes of the stored object, so changing a CRD's defaults shows
+//! on objects written before. The request's `fieldValidation` decides what a dropped field
+//! costs: a `Warning` (`Warn`, the default; see [`RecordedRequest::warnings`]), a 400 or 422
+//! (`Strict`), nothing (`Ignore`).
+//!
+//! They are then validated on create, update, every kind of patch (the patched or applied
+//! result) and `/status` writes (which check `.status` against the status schema), with the
+//! real server's 422 messages and causes: `type` (and `x-kubernetes-int-or-string`),
+//! `nullable`, `required`, `enum`, `minimum`/`maximum` (exclusive or not), `multipleOf`,
+//! `minLength`/`maxLength`, `pattern`, the formats a CRD keeps (`date-time`, `date`, `byte`,
+//! `uuid*`, `ipv4`, `ipv6`, `cidr`, `hexcolor`, `k8s-short-name`, `int32`, `float`; other kept
+//! formats accept any string for now), `minItems`/`maxItems`, `minProperties`/`maxProperties`,
+//! `properties`, `items`, `additionalProperties`, `x-kubernetes-embedded-resource`
+//! (`apiVersion` and `kind`), `x-kubernetes-list-type` `set` and `map` duplicates; an update
+//! ratchets, as the real server does: errors within a value left unchanged are dropped.
+//!
+//! Last come the `x-kubernetes-validations` CEL rules, compiled when the CRD is written (a
+//! CRD whose rules do not compile, or whose schema is not structural, is refused with the real
+//! server's 422): `oldSelf` in transition rules, `messageExpression`, ratcheting.
+//!
+//! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
+//! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
+//! the same through each), other admission plugins.
+//!
+//! ```
+//! # async fn demo() -> Result<(), kube::Error> {
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, Patch, PatchParams, PostParams};
+//! use recon_fake::ApiServer;
+//!
+//! let server = ApiServer::new();
+//! let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! api.create(&PostParams::default(), &cm).await?;
+//!
+//! // A stale resourceVersion in a merge patch is an optimistic lock: 409.
+//! let stale = serde_json::json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "v"}});
+//! let err = api.patch("settings", &PatchParams::default(), &Patch::Merge(&stale)).await.unwrap_err();
+//! assert!(matches!(err, kube::Error::Api(s) if s.is_conflict()));
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+//! ```
+
+mod admission;
+mod apply;
+mod apply_patch;
+mod builtins;
+mod civil;
+mod clock;
+mod collect;
+mod controller_client;
+mod crd;
+mod create;
+mod decode;
+mod delete;
+mod discovery;
+mod error;
+mod field_error;
+mod field_manager;
+mod field_validation;
+mod garbage_collector;
+mod go_json;
+mod history;
+mod ids;
+mod inspect;
+mod list_options;
+mod namespace_controller;
+mod namespace_lifecycle;
+mod object;
+mod paging;
+mod patch;
+mod patched_text;
+mod reactor;
+mod read;
+mod record;
+mod registry;
+mod resource;
+mod route;
+mod schema;
+mod seed;
+mod server;
+mod service;
+mod state;
+mod store;
+mod strategic;
+mod update;
+mod validation;
+mod watch;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use collect::{GarbageCollection, GcAction, ObjectId, Propagation};
+pub use error::{ApiError, Reason, StatusCause, StatusDetails};
+pub use reactor::{Failure, ReactorBuilder};
+pub use record::{RecordedRequest, RequestOrigin};
+pub use resource::{GroupKind, GroupResource};
+pub use route::Verb;
+pub use seed::SeedError;
+pub use server::{ApiServer, ApiServerBuilder};

@@ -1,0 +1,247 @@
+//! Reactors: hooks on matching requests that inject a failure, or run a concurrent writer just
+//! before the request is served (the write that lands between a reconciler's GET and its PATCH).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::error::ApiError;
+use super::resource::GroupResource;
+use super::route::Verb;
+
+/// An error a reactor answers with. The common kinds carry the real message for the request's
+/// resource and name.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Failure {
+    /// 409 with the optimistic-lock message.
+    Conflict,
+    /// 404 `NotFound`.
+    NotFound,
+    /// 409 `AlreadyExists`.
+    AlreadyExists,
+    /// 500 `InternalError` with this cause.
+    Internal(String),
+    /// Exactly this error.
+    Api(ApiError),
+}
+
+impl Failure {
+    fn to_error(&self, resource: &GroupResource, name: &str) -> ApiError {
+        match self {
+            Failure::Conflict => ApiError::optimistic_lock(resource, name),
+            Failure::NotFound => ApiError::not_found(resource, name),
+            Failure::AlreadyExists => ApiError::already_exists(resource, name),
+            Failure::Internal(cause) => ApiError::internal(cause),
+            Failure::Api(err) => err.clone(),
+        }
+    }
+}
+
+pub(crate) type BeforeHook = Arc<dyn Fn(kube::Client) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// A mutating admission hook: changes the object a create or update is about to store.
+pub(crate) type MutateHook = Arc<dyn Fn(&mut serde_json::Value) + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) enum Action {
+    Fail(Failure),
+    Before(BeforeHook),
+    Mutate(MutateHook),
+}
+
+/// Which requests a reactor applies to.
+#[derive(Debug, Clone)]
+pub(crate) struct Matcher {
+    pub(crate) verb: Verb,
+    pub(crate) resource: String,
+    pub(crate) group: Option<String>,
+    /// `None` matches the object itself only, as a subresource is a distinct target.
+    pub(crate) subresource: Option<String>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: Option<String>,
+}
+
+/// What a request looks like to a reactor.
+pub(crate) struct Target<'a> {
+    pub(crate) verb: Verb,
+    pub(crate) group: &'a str,
+    pub(crate) resource: &'a str,
+    pub(crate) subresource: Option<&'a str>,
+    pub(crate) namespace: Option<&'a str>,
+    /// The URL's name, or for a create the name in the body.
+    pub(crate) name: Option<String>,
+}
+
+impl Matcher {
+    fn matches(&self, t: &Target<'_>) -> bool {
+        self.verb == t.verb
+            && self.resource == t.resource
+            && self.group.as_deref().is_none_or(|g| g == t.group)
+            && self.subresource.as_deref() == t.subresource
+            && self
+                .namespace
+                .as_deref()
+                .is_none_or(|n| Some(n) == t.namespace)
+            && self
+                .name
+                .as_deref()
+                .is_none_or(|n| Some(n) == t.name.as_deref())
+    }
+}
+
+pub(crate) struct Reactor {
+    pub(crate) matcher: Matcher,
+    pub(crate) action: Action,
+    /// How many more times it fires; `None` is always.
+    pub(crate) remaining: Option<usize>,
+}
+
+/// What the reactors matching one request ask for.
+#[derive(Default)]
+pub(crate) struct Reactions {
+    pub(crate) before: Vec<BeforeHook>,
+    pub(crate) mutate: Vec<MutateHook>,
+    pub(crate) failure: Option<ApiError>,
+}
+
+/// Fires the reactors that match `target`, in registration order: every `before` hook, and the
+/// first failure. Exhausted reactors are dropped.
+pub(crate) fn react(reactors: &mut Vec<Reactor>, target: &Target<'_>) -> Reactions {
+    let mut reactions = Reactions::default();
+    for reactor in reactors.iter_mut() {
+        if !reactor.matcher.matches(target) {
+            continue;
+        }
+        match &reactor.action {
+            Action::Before(hook) => reactions.before.push(hook.clone()),
+            Action::Mutate(hook) => reactions.mutate.push(hook.clone()),
+            Action::Fail(failure) if reactions.failure.is_none() => {
+                let resource = GroupResource::new(target.group, target.resource);
+                reactions.failure =
+                    Some(failure.to_error(&resource, target.name.as_deref().unwrap_or("")));
+            }
+            Action::Fail(_) => continue,
+        }
+        if let Some(n) = reactor.remaining.as_mut() {
+            *n = n.saturating_sub(1);
+        }
+    }
+    reactors.retain(|r| r.remaining != Some(0));
+    reactions
+}
+
+/// Builds a reactor; see [`ApiServer::on`](super::ApiServer::on).
+#[must_use = "a reactor is registered only by `fail` or `before`"]
+pub struct ReactorBuilder<'a> {
+    server: &'a super::ApiServer,
+    matcher: Matcher,
+    times: Option<usize>,
+}
+
+impl<'a> ReactorBuilder<'a> {
+    pub(crate) fn new(server: &'a super::ApiServer, verb: Verb, resource: &str) -> Self {
+        ReactorBuilder {
+            server,
+            matcher: Matcher {
+                verb,
+                resource: resource.to_owned(),
+                group: None,
+                subresource: None,
+                namespace: None,
+                name: None,
+            },
+            times: None,
+        }
+    }
+
+    /// Only requests in this API group (`""` for the core group).
+    pub fn group(mut self, group: &str) -> Self {
+        self.matcher.group = Some(group.to_owned());
+        self
+    }
+
+    /// Only requests on this subresource (`"status"`) instead of the object itself.
+    pub fn subresource(mut self, subresource: &str) -> Self {
+        self.matcher.subresource = Some(subresource.to_owned());
+        self
+    }
+
+    /// Only requests in this namespace.
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.matcher.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Only requests for the object of this name.
+    pub fn name(mut self, name: &str) -> Self {
+        self.matcher.name = Some(name.to_owned());
+        self
+    }
+
+    /// Fire for the first matching request only.
+    pub fn once(self) -> Self {
+        self.times(1)
+    }
+
+    /// Fire for the first `n` matching requests only.
+    pub fn times(mut self, n: usize) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    /// Answer matching requests with `failure` instead of serving them; nothing is stored.
+    pub fn fail(self, failure: Failure) {
+        self.register(Action::Fail(failure));
+    }
+
+    /// Run `hook` just before each matching request is served. The hook gets a client of the same
+    /// server: what it writes lands first, like a concurrent writer's request. Its requests are
+    /// recorded with [`RequestOrigin::Reactor`](super::RequestOrigin::Reactor) and do not trigger
+    /// reactors themselves.
+    pub fn before<F, Fut>(self, hook: F)
+    where
+        F: Fn(kube::Client) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let hook: BeforeHook = Arc::new(move |client| Box::pin(hook(client)));
+        self.register(Action::Before(hook));
+    }
+
+    /// Changes the object each matching create or update is about to store, as a mutating
+    /// admission webhook does (defaults a webhook fills in, say): the hook runs on the decoded
+    /// object after the patch is applied and before validation, and what it changes is stored
+    /// and answered. Register it for `Verb::Create`, `Verb::Update` and `Verb::Patch` as
+    /// needed: each is its own target, as for any reactor.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_fake::{ApiServer, Verb};
+    ///
+    /// let server = ApiServer::new();
+    /// server.on(Verb::Create, "configmaps").mutate(|object| {
+    ///     object["data"]["defaulted"] = "yes".into();
+    /// });
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("c".into());
+    /// cm.data = Some(Default::default());
+    /// let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    /// assert_eq!(created.data.unwrap()["defaulted"], "yes");
+    /// # });
+    /// ```
+    pub fn mutate(self, hook: impl Fn(&mut serde_json::Value) + Send + Sync + 'static) {
+        self.register(Action::Mutate(Arc::new(hook)));
+    }
+
+    fn register(self, action: Action) {
+        self.server.add_reactor(Reactor {
+            matcher: self.matcher,
+            action,
+            remaining: self.times,
+        });
+    }
+}

@@ -1,0 +1,171 @@
+//! `x-kubernetes-embedded-resource` objects, as apiextensions `schema/objectmeta` treats them:
+//!
+//! - [`coerce`], on decoding: `apiVersion` and `kind` must be strings, and `metadata` is decoded
+//!   as an `ObjectMeta` (unknown fields dropped, wrong types refused);
+//! - [`validate`]: both `apiVersion` and `kind` are needed, non-empty, with a parseable
+//!   group/version and a kind that is a DNS-1035 label once lowercased. (The real server
+//!   checks `metadata` with lenient path-segment name rules; not modelled yet.)
+
+use serde_json::{Map, Value};
+
+use super::super::field_error::{ErrorType, FieldError};
+use super::super::object::normalize_metadata;
+use super::model::{Additional, Node};
+use super::validate::bad_value;
+use recon_apimachinery::names::dns1035_label_errors;
+
+/// `CoerceWithOptions` below the resource root: every embedded resource in `v` (at field path
+/// `path`) gets its type and object metadata checked, and `metadata` normalised. The paths of
+/// unknown metadata fields dropped are added to `unknown`.
+pub(crate) fn coerce(
+    node: &Node,
+    path: &str,
+    v: &mut Value,
+    unknown: &mut Vec<String>,
+) -> Result<(), FieldError> {
+    match v {
+        Value::Object(map) => {
+            if node.embedded_resource {
+                coerce_type_and_object_meta(path, map, unknown)?;
+            }
+            for (k, v) in map.iter_mut() {
+                if let Some(schema) = node.properties.get(k) {
+                    coerce(schema, &join(path, k), v, unknown)?;
+                } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
+                    coerce(schema, &format!("{path}[{k}]"), v, unknown)?;
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(schema) = &node.items {
+                for (i, item) in items.iter_mut().enumerate() {
+                    coerce(schema, &format!("{path}[{i}]"), item, unknown)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn coerce_type_and_object_meta(
+    path: &str,
+    map: &mut Map<String, Value>,
+    unknown: &mut Vec<String>,
+) -> Result<(), FieldError> {
+    for key in ["apiVersion", "kind"] {
+        if let Some(v) = map.get(key).filter(|v| !v.is_string()) {
+            return Err(FieldError::new(
+                ErrorType::Invalid,
+                join(path, key),
+                bad_value(v),
+                "must be a string",
+            ));
+        }
+    }
+    let before = map.get("metadata").cloned();
+    match normalize_metadata(map) {
+        Ok(paths) => {
+            unknown.extend(paths.into_iter().map(|p| join(path, &p)));
+            Ok(())
+        }
+        Err(why) => Err(FieldError::new(
+            ErrorType::Invalid,
+            join(path, "metadata"),
+            before
+                .as_ref()
+                .map_or(super::super::field_error::BadValue::Omit, bad_value),
+            why,
+        )),
+    }
+}
+
+/// The errors of the embedded resources within `obj` (the resource itself is not one).
+pub(crate) fn validate(node: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    for (k, v) in obj {
+        if let Some(schema) = node.properties.get(k) {
+            value(schema, k, v, &mut out);
+        } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
+            value(schema, &format!("[{k}]"), v, &mut out);
+        }
+    }
+    out
+}
+
+fn value(node: &Node, path: &str, v: &Value, out: &mut Vec<FieldError>) {
+    match v {
+        Value::Object(map) => {
+            if node.embedded_resource {
+                embedded(path, map, out);
+            }
+            for (k, v) in map {
+                if let Some(schema) = node.properties.get(k) {
+                    value(schema, &format!("{path}.{k}"), v, out);
+                } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
+                    value(schema, &format!("{path}[{k}]"), v, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(schema) = &node.items {
+                for (i, item) in items.iter().enumerate() {
+                    value(schema, &format!("{path}[{i}]"), item, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `validateEmbeddedResource`.
+fn embedded(path: &str, map: &Map<String, Value>, out: &mut Vec<FieldError>) {
+    for key in ["apiVersion", "kind"] {
+        if !map.contains_key(key) {
+            out.push(FieldError::required(format!("{path}.{key}"), ""));
+        }
+    }
+    for key in ["apiVersion", "kind"] {
+        let Some(v) = map.get(key) else { continue };
+        let field = format!("{path}.{key}");
+        let Some(s) = v.as_str() else {
+            out.push(FieldError::new(
+                ErrorType::Invalid,
+                field,
+                bad_value(v),
+                "must be a string",
+            ));
+            continue;
+        };
+        if s.is_empty() {
+            out.push(FieldError::invalid(field, s, "must not be empty"));
+        } else if key == "apiVersion" && s.matches('/').count() > 1 {
+            // `schema.ParseGroupVersion`.
+            out.push(FieldError::invalid(
+                field,
+                s,
+                format!("unexpected GroupVersion string: {s}"),
+            ));
+        } else if key == "kind" {
+            let errors = dns1035_label_errors(&s.to_lowercase());
+            if !errors.is_empty() {
+                out.push(FieldError::invalid(
+                    field,
+                    s,
+                    format!(
+                        "may have mixed case, but should otherwise match: {}",
+                        errors.join(",")
+                    ),
+                ));
+            }
+        }
+    }
+}

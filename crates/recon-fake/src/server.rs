@@ -1,0 +1,324 @@
+//! `ApiServer`: the handle tests hold. It hands out `kube::Client`s, exposes the request log,
+//! and registers reactors.
+
+use std::sync::Arc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PostParams};
+
+use super::clock::{Clock, SystemClock};
+use super::history::{DEFAULT_HISTORY, History};
+use super::ids::IdGenerator;
+use super::reactor::{Reactor, ReactorBuilder};
+use super::record::{RecordedRequest, RequestOrigin};
+use super::route::Verb;
+use super::service::{FakeService, Shared};
+use super::state::State;
+
+/// Namespaces every cluster starts with.
+const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+/// An in-memory Kubernetes API server that behaves like kube-apiserver.
+///
+/// Clones share the same server. Clients from [`client`](Self::client) are real `kube::Client`s,
+/// so `Api<K>`, `kube::runtime` helpers and anything else built on kube-rs run unchanged.
+///
+/// ```
+/// # async fn demo() -> Result<(), kube::Error> {
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::{Api, PostParams};
+/// use recon_fake::ApiServer;
+///
+/// let server = ApiServer::new();
+/// let configmaps: Api<ConfigMap> = Api::default_namespaced(server.client());
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// let created = configmaps.create(&PostParams::default(), &cm).await?;
+/// assert!(created.metadata.uid.is_some());
+/// assert_eq!(created.metadata.resource_version, Some(server.resource_version().to_string()));
+/// # Ok(())
+/// # }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("resource_version", &self.resource_version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiServer {
+    /// A server with the built-in kinds, the four initial namespaces, the system clock and
+    /// random identifiers.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder, to make the clock and identifiers deterministic.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder::default()
+    }
+
+    /// A `kube::Client` talking to this server, with `default` as its default namespace.
+    ///
+    /// Must be called within a Tokio runtime (`kube::Client::new` spawns its request buffer).
+    pub fn client(&self) -> kube::Client {
+        self.client_as(RequestOrigin::Client)
+    }
+
+    /// A client for arranging a scenario (what a test or a demo does as the cluster's user or
+    /// its other controllers): its requests are served like any other and recorded with
+    /// [`RequestOrigin::Setup`], apart from those of the code under test.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_fake::{ApiServer, RequestOrigin};
+    ///
+    /// let server = ApiServer::new();
+    /// let user: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// user.create(&PostParams::default(), &cm).await.unwrap();
+    /// assert_eq!(server.requests()[0].origin, RequestOrigin::Setup);
+    /// # });
+    /// ```
+    pub fn setup_client(&self) -> kube::Client {
+        self.client_as(RequestOrigin::Setup)
+    }
+
+    fn client_as(&self, origin: RequestOrigin) -> kube::Client {
+        kube::Client::new(
+            FakeService {
+                shared: self.shared.clone(),
+                origin,
+            },
+            "default",
+        )
+    }
+
+    /// Every request served so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().log.clone()
+    }
+
+    /// Forgets the requests served so far (the stored objects stay).
+    pub fn clear_requests(&self) {
+        self.shared.lock().log.clear();
+    }
+
+    /// The current resourceVersion: the revision of the last write, of any object of any type.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().store.revision()
+    }
+
+    /// Forgets the change history up to now, as etcd's compaction does: a watch from an older
+    /// resourceVersion then gets the in-stream `410 Expired` error, and a continue token taken
+    /// before now gets `410 Expired`. `kube::runtime::watcher` answers the 410 by listing again.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, WatchEvent, WatchParams};
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::new();
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let before = server.resource_version().to_string();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// api.create(&Default::default(), &cm).await?;
+    /// server.compact_history();
+    /// let mut events = api.watch(&WatchParams::default(), &before).await?.boxed();
+    /// let Some(Ok(WatchEvent::Error(status))) = events.next().await else { panic!("expected an error event") };
+    /// assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn compact_history(&self) {
+        let mut state = self.shared.lock();
+        let revision = state.store.revision();
+        state.store.history.compact(revision);
+    }
+
+    /// Sends a BOOKMARK event at the current resourceVersion to every open watch that allows
+    /// bookmarks (`allowWatchBookmarks=true`, which `kube::runtime::watcher` always sends). A real
+    /// server sends them about once a minute; tests send them when they want them.
+    pub fn send_bookmarks(&self) {
+        self.shared.lock().send_bookmarks();
+    }
+
+    /// Ends every open watch stream, as an apiserver restart does; watchers reconnect from their
+    /// last resourceVersion.
+    pub fn close_watches(&self) {
+        self.shared.lock().close_watches();
+    }
+
+    /// Starts a reactor for `verb` requests on `resource` (a plural such as `"widgets"`).
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::Api;
+    /// use recon_fake::{ApiServer, Failure, Verb};
+    ///
+    /// let server = ApiServer::new();
+    /// server.on(Verb::Get, "configmaps").name("settings").once().fail(Failure::Internal("etcd is down".into()));
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let err = api.get("settings").await.unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 500));
+    /// assert!(api.get("settings").await.unwrap_err().to_string().contains("not found"));
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
+    /// ```
+    pub fn on(&self, verb: Verb, resource: &str) -> ReactorBuilder<'_> {
+        ReactorBuilder::new(self, verb, resource)
+    }
+
+    pub(crate) fn add_reactor(&self, reactor: Reactor) {
+        self.shared.lock().reactors.push(reactor);
+    }
+
+    /// Removes every reactor.
+    pub fn clear_reactors(&self) {
+        self.shared.lock().reactors.clear();
+    }
+
+    /// Installs a CRD the way a cluster does: by creating the `CustomResourceDefinition` through
+    /// the API. The type is served once this returns, and the CRD is returned as stored then
+    /// (Established). The request is logged with [`RequestOrigin::Setup`].
+    ///
+    /// With `#[derive(CustomResource)]`, pass `Widget::crd()`.
+    pub async fn install_crd(
+        &self,
+        crd: &CustomResourceDefinition,
+    ) -> Result<CustomResourceDefinition, kube::Error> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client_as(RequestOrigin::Setup));
+        let created = api.create(&PostParams::default(), crd).await?;
+        api.get(created.metadata.name.as_deref().unwrap_or_default())
+            .await
+    }
+}
+
+/// Configures an [`ApiServer`].
+///
+/// ```
+/// use recon_fake::{ApiServer, ManualClock};
+///
+/// let clock = ManualClock::new("2024-05-01T10:00:00Z".parse().unwrap());
+/// let server = ApiServer::builder().clock(clock.clone()).seed(42).build();
+/// # let _ = server;
+/// ```
+pub struct ApiServerBuilder {
+    clock: Arc<dyn Clock>,
+    seed: Option<u64>,
+    record_requests: bool,
+    history: usize,
+    strict_namespaces: bool,
+}
+
+impl Default for ApiServerBuilder {
+    fn default() -> Self {
+        ApiServerBuilder {
+            clock: Arc::new(SystemClock),
+            seed: None,
+            record_requests: true,
+            history: DEFAULT_HISTORY,
+            strict_namespaces: false,
+        }
+    }
+}
+
+impl ApiServerBuilder {
+    /// The clock for creation and deletion timestamps.
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Seeds uid and `generateName` generation: the same seed and requests give the same ids.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Whether to keep the request log ([`ApiServer::requests`]); on by default. Turn it off for
+    /// long-running servers whose requests nobody reads, so the log does not grow without bound.
+    pub fn record_requests(mut self, record: bool) -> Self {
+        self.record_requests = record;
+        self
+    }
+
+    /// How many changes the server keeps for watches and continue tokens (10,000 by default).
+    /// Older ones are forgotten, as etcd compacts its history: a watch from before them gets
+    /// `410 Expired`. See also [`ApiServer::compact_history`].
+    pub fn watch_history(mut self, changes: usize) -> Self {
+        self.history = changes;
+        self
+    }
+
+    /// Whether namespaces are enforced as kube-apiserver's `NamespaceLifecycle` admission plugin
+    /// enforces them; off by default, so objects can be created in any namespace.
+    ///
+    /// When on: creating a namespaced object (POST, a server-side apply or PUT that creates,
+    /// `dryRun` included) in a namespace that does not exist is `404 namespaces "x" not found`,
+    /// and in a namespace being terminated `403 Forbidden` (`unable to create new content in
+    /// namespace x because it is being terminated`, cause `NamespaceTerminating`); updating an
+    /// object whose namespace is gone is that 404 too. Deletes and reads are never refused,
+    /// except that the immortal namespaces `default`, `kube-system` and `kube-public` (which
+    /// the server creates, with `kube-node-lease`) cannot be deleted. Seeding
+    /// ([`ApiServer::seed`]) an object into a missing namespace is an error.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, PostParams};
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::builder().strict_namespaces(true).build();
+    /// let api: Api<ConfigMap> = Api::namespaced(server.client(), "missing");
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// let err = api.create(&PostParams::default(), &cm).await.unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 404 && s.message == r#"namespaces "missing" not found"#));
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
+    /// ```
+    pub fn strict_namespaces(mut self, strict: bool) -> Self {
+        self.strict_namespaces = strict;
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> ApiServer {
+        let ids = match self.seed {
+            Some(seed) => IdGenerator::from_seed(seed),
+            None => IdGenerator::from_entropy(),
+        };
+        let mut state = State::new(self.clock, ids);
+        state.recording = self.record_requests;
+        state.store.history = History::new(self.history);
+        state.strict_namespaces = self.strict_namespaces;
+        for name in INITIAL_NAMESPACES {
+            state.create_namespace(name);
+        }
+        ApiServer {
+            shared: Arc::new(Shared::new(state)),
+        }
+    }
+}

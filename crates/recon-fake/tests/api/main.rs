@@ -1,0 +1,21 @@
+//! The in-memory API server through `kube::Api` and raw requests, one module per area.
+
+#![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
+
+mod create;
+mod delete;
+mod discovery;
+mod gc;
+mod inspect;
+mod list;
+mod namespaces;
+mod paging;
+mod patch;
+mod reactors;
+mod routing;
+mod schema_cel;
+mod schema_decoding;
+mod schema_validation;
+mod status;
+mod update;
+mod watch;

@@ -1,0 +1,116 @@
+//! Differential conformance: every scenario under `fixtures/conformance/` was recorded from a
+//! real API server (apiextensions-apiserver 1.36, kube-apiserver's custom resource code, with
+//! etcd); here each one is replayed on a fresh in-memory `ApiServer` and must get the same
+//! answers, after normalising what differs only by identity (uids, resourceVersions,
+//! timestamps, generated names, namespaces).
+//!
+//! `RECON_CONFORMANCE=record` with the `REAL_APISERVER_*` variables set records them again
+//! instead (`cargo xtask conformance --record` does it all). The format is described in the
+//! README, section "Conformance".
+
+mod fixture;
+mod normalize;
+mod record;
+mod runner;
+mod transport;
+
+use std::path::PathBuf;
+
+use fixture::Scenario;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use recon_fake::ApiServer;
+use rstest::rstest;
+use runner::Outcome;
+use transport::Transport;
+
+/// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
+/// difference outside the features still to come). Each must still differ: once a gap is
+/// closed its test fails until the entry is removed.
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "apply/malformed-yaml-is-400",
+    "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
+)];
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("cannot build a Tokio runtime: {e}"))
+}
+
+async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
+    let server = ApiServer::new();
+    for (name, manifest) in &scenario.crds {
+        let crd: CustomResourceDefinition = serde_json::from_value(manifest.clone())
+            .map_err(|e| format!("crds/{name}.yaml is not a CustomResourceDefinition: {e}"))?;
+        server
+            .install_crd(&crd)
+            .await
+            .map_err(|e| format!("installing crds/{name}.yaml failed: {e}"))?;
+    }
+    let mode = runner::Mode {
+        compare: true,
+        quiet_scale: 0.2,
+    };
+    Ok(runner::run(scenario, &Transport::Fake(server.client()), &mode).await)
+}
+
+#[rstest]
+fn scenario(
+    #[files("../../fixtures/conformance/*/*.yaml")]
+    #[exclude("/crds/")]
+    path: PathBuf,
+) {
+    let scenario = fixture::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    if record::enabled() {
+        let _one = record::one_at_a_time();
+        runtime()
+            .block_on(record::record(&scenario))
+            .unwrap_or_else(|e| panic!("{e}"));
+        return;
+    }
+    let outcome = runtime()
+        .block_on(replay(&scenario))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let gap = KNOWN_GAPS.iter().find(|(id, _)| *id == scenario.id);
+    match (gap, outcome.differs()) {
+        (None, false) => {}
+        (None, true) => panic!(
+            "the in-memory server answers differently from the real one\n{}",
+            outcome.report(&scenario)
+        ),
+        (Some((_, why)), true) => {
+            eprintln!("known gap ({why}):\n{}", outcome.report(&scenario));
+        }
+        (Some((id, why)), false) => panic!(
+            "{id} is listed in KNOWN_GAPS ({why}) but now matches the real server: \
+             remove it from the list"
+        ),
+    }
+}
+
+#[test]
+fn known_gaps_name_scenarios_that_exist() {
+    let ids: Vec<String> = fixture::all_scenario_files()
+        .iter()
+        .map(|p| fixture::scenario_id(p))
+        .collect();
+    for (id, _) in KNOWN_GAPS {
+        assert!(
+            ids.iter().any(|s| s == id),
+            "KNOWN_GAPS names {id}, which is not a scenario under {}",
+            fixture::ROOT
+        );
+    }
+}
+
+#[test]
+fn every_scenario_file_parses() {
+    let files = fixture::all_scenario_files();
+    assert!(files.len() >= 75, "only {} scenarios", files.len());
+    for path in files {
+        if let Err(e) = fixture::load(&path) {
+            panic!("{e}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The table harness itself: reconciler, sub-reconciler and admission tables in Rust and YAML,
+//! generated suites, and the README's example (kept verbatim in the README).
+
+mod admission_tables;
+mod generated_cases;
+mod readme_example;
+mod readme_sync;
+mod reconciler_tables;
+mod yaml_fixtures;

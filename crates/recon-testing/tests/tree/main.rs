@@ -1,0 +1,18 @@
+//! recon-core's reconciler tree, tested with this crate's tables against the in-memory API server,
+//! one module per reconciler or concern.
+
+mod aggregate;
+mod apply_manager;
+mod cast;
+mod child;
+mod child_set;
+mod controller;
+mod finalizer;
+mod flow;
+mod outcomes;
+mod status;
+mod suppress_transient_errors;
+mod sync;
+mod task;
+mod tracking;
+mod yaml;

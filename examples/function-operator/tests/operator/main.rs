@@ -1,0 +1,7 @@
+//! The Function operator's tests: tables, YAML suites, the CRD manifest, and a real Controller.
+
+mod common;
+mod controller;
+mod manifests;
+mod suites;
+mod tables;

@@ -1,0 +1,6 @@
+//! The Gateway operator's tests: tables, YAML suites, and a real Controller.
+
+mod common;
+mod controller;
+mod suites;
+mod tables;
