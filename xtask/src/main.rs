@@ -1,6 +1,10 @@
 //! `cargo xtask <task>`: project automation. Run without a task to list the tasks.
 
+use std::path::Path;
 use std::process::{Command, ExitCode};
+
+mod layering;
+mod measure;
 
 /// A task: its name, what it does, and the commands it runs in order.
 struct Task {
@@ -40,6 +44,29 @@ impl Step {
     }
 }
 
+/// A task that inspects or measures instead of running fixed commands.
+struct Inspection {
+    name: &'static str,
+    about: &'static str,
+    usage: &'static str,
+    run: fn(&Path, &[String]) -> ExitCode,
+}
+
+const INSPECTIONS: &[Inspection] = &[
+    Inspection {
+        name: "measure",
+        about: "what a newcomer's first `cargo test --workspace` costs: cold and warm wall and CPU time, target size (fresh target/measure; --keep keeps it)",
+        usage: "cargo xtask measure [--keep]",
+        run: measure::run,
+    },
+    Inspection {
+        name: "layering",
+        about: "check that recon-core with default features neither compiles nor imports the in-memory API server",
+        usage: "cargo xtask layering",
+        run: layering::run,
+    },
+];
+
 const TASKS: &[Task] = &[
     Task {
         name: "check",
@@ -59,6 +86,7 @@ const TASKS: &[Task] = &[
                 env: &[("RUSTDOCFLAGS", "-D warnings")],
                 command: &["cargo", "doc", "--workspace", "--no-deps"],
             },
+            run(&["cargo", "xtask", "layering"]),
             run(&["cargo", "test", "--workspace"]),
         ],
         options: &[],
@@ -71,7 +99,7 @@ const TASKS: &[Task] = &[
                 "cargo",
                 "bench",
                 "-p",
-                "recon-core",
+                "recon-fake",
                 "--bench",
                 "fake_apiserver",
             ]),
@@ -87,7 +115,7 @@ const TASKS: &[Task] = &[
                 "cargo",
                 "bench",
                 "-p",
-                "recon-core",
+                "recon-fake",
                 "--bench",
                 "fake_apiserver",
             ])],
@@ -121,10 +149,14 @@ const TASKS: &[Task] = &[
     },
     Task {
         name: "package",
-        about: "package the publishable crates (recon-core, recon-testing) as crates.io would take them",
+        about: "package the publishable crates as crates.io would take them",
         steps: &[run(&[
             "cargo",
             "package",
+            "-p",
+            "recon-apimachinery",
+            "-p",
+            "recon-fake",
             "-p",
             "recon-core",
             "-p",
@@ -161,14 +193,14 @@ const TASKS: &[Task] = &[
         about: "replay the scenarios recorded from a real API server against the in-memory one",
         steps: &[
             // rstest lists the scenario files when it compiles: new ones need a rebuild.
-            run(&["touch", "crates/recon-core/tests/conformance.rs"]),
-            run(&["cargo", "test", "-p", "recon-core", "--test", "conformance"]),
+            run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
+            run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
         ],
         options: &[TaskOption {
             flag: "--record",
             about: "record them again from a real server (xtask/real-apiserver.sh), then replay",
             steps: &[
-                run(&["touch", "crates/recon-core/tests/conformance.rs"]),
+                run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
                 Step {
                     env: &[("RECON_CONFORMANCE", "record")],
                     command: &[
@@ -178,14 +210,14 @@ const TASKS: &[Task] = &[
                         "cargo",
                         "test",
                         "-p",
-                        "recon-core",
+                        "recon-fake",
                         "--test",
                         "conformance",
                         "scenario::",
                     ],
                 },
                 run(&["git", "status", "--short", "--", "fixtures/conformance"]),
-                run(&["cargo", "test", "-p", "recon-core", "--test", "conformance"]),
+                run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
             ],
         }],
     },
@@ -205,11 +237,21 @@ fn print_usage() {
             }
         }
     }
+    for inspection in INSPECTIONS {
+        eprintln!("  {:<12} {}", inspection.name, inspection.about);
+        eprintln!("  {:<12}   $ {}", "", inspection.usage);
+    }
 }
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let task = args.next();
+    // Steps name paths from the repository root, wherever cargo was started.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if let Some(inspection) = INSPECTIONS.iter().find(|i| Some(i.name) == task.as_deref()) {
+        let rest: Vec<String> = args.collect();
+        return (inspection.run)(&root, &rest);
+    }
     let flag = args.next();
     let Some(task) = task
         .as_deref()
@@ -232,8 +274,6 @@ fn main() -> ExitCode {
             }
         },
     };
-    // Steps name paths from the repository root, wherever cargo was started.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for step in steps {
         let line = step.line();
         eprintln!("$ {line}");

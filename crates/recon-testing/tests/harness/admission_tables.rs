@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::widget::{Widget, WidgetSpec};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
-use kube::{CustomResource, CustomResourceExt, ResourceExt};
+use kube::{CustomResourceExt, ResourceExt};
 use recon_core::admission::{
     Admission, AdmissionDenied, AdmissionHandler, AdmissionRequest, AdmissionResponse, Operation,
 };
@@ -23,32 +24,11 @@ use recon_testing::{
     ExpectConfig, Expectations, ReconcilerTests, Report, ResponseSpec, SnapshotSink, TestCase,
     TestEnv,
 };
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
 // The resource and the webhook under test.
 // ---------------------------------------------------------------------------------------------
-
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status = "WidgetStatus"
-)]
-pub struct WidgetSpec {
-    pub size: i32,
-}
-
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<bool>,
-}
 
 /// The annotation an update records the previous size in.
 const PREVIOUS_SIZE: &str = "example.com/previous-size";

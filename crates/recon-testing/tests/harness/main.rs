@@ -6,4 +6,5 @@ mod generated_cases;
 mod readme_example;
 mod readme_sync;
 mod reconciler_tables;
+mod widget;
 mod yaml_fixtures;

@@ -8,13 +8,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::widget::{WIDGET, Widget};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResource, CustomResourceExt, Resource};
 use recon_core::fake::{Failure, Verb};
 use recon_core::{
-    Condition, ConditionSet, Context, Error, Event, IntoBoxed, Outcome, Reference, Request,
-    ResourceReconciler, Sequence, Stasher, StatusStrategy, SyncReconciler, impl_conditioned_status,
+    Condition, Context, Error, Event, IntoBoxed, Outcome, Reference, Request, ResourceReconciler,
+    Sequence, Stasher, StatusStrategy, SyncReconciler,
 };
 use recon_testing::{
     CaseStatus, DeleteCollectionRef, DeleteRef, EventRef, ExpectConfig, Expectations, FailureSpec,
@@ -28,38 +29,6 @@ use serde_json::{Value, json};
 // ---------------------------------------------------------------------------------------------
 // The resource under test and small reconcilers, one write each.
 // ---------------------------------------------------------------------------------------------
-
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status = "WidgetStatus"
-)]
-pub struct WidgetSpec {
-    pub size: i32,
-}
-
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<bool>,
-    /// The name the server generated for the widget's config map.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_map: Option<String>,
-    /// The uid of that config map.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_map_uid: Option<String>,
-}
-
-const WIDGET: ConditionSet = ConditionSet::living(&["Sized"]);
-impl_conditioned_status!(WidgetStatus, WIDGET);
 
 /// A typed stash key.
 const SIZE: Stasher<i32> = Stasher::new("size");

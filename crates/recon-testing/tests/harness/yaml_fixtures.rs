@@ -5,40 +5,20 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{CustomResource, CustomResourceExt, ResourceExt};
+use kube::{CustomResourceExt, ResourceExt};
 use recon_core::{
     Config, Error, IntoBoxed, Outcome, ResourceReconciler, Sequence, Stasher, SyncReconciler,
 };
 use recon_testing::{CaseStatus, ReconcilerTestSuite, Report, SubReconcilerTestSuite, TestEnv};
 use rstest::rstest;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
 // The resource and the reconcilers the suites describe.
 // ---------------------------------------------------------------------------------------------
-
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
-#[kube(
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    namespaced,
-    status = "WidgetStatus"
-)]
-pub struct WidgetSpec {
-    pub size: i32,
-}
-
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WidgetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<bool>,
-}
 
 /// The size, stashed as an `i32`.
 const SIZE: Stasher<i32> = Stasher::new("size");
