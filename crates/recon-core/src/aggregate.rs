@@ -11,11 +11,12 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use crate::config::Config;
-use crate::context::{Context, Request};
+use crate::context::Context;
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::object_manager::{ObjectManager, Parent};
 use crate::outcome::Outcome;
+use crate::request::Request;
 use crate::resource::Reconciled;
 use crate::sequence::Sequence;
 use crate::setup::{Setup, Trigger};

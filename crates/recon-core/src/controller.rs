@@ -10,9 +10,9 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, watcher};
 
-use crate::context::Request;
 use crate::error::Error;
 use crate::outcome::Outcome;
+use crate::request::Request;
 use crate::resource::{Reconciled, ResourceReconciler};
 use crate::setup::{Setup, Trigger};
 

@@ -11,11 +11,12 @@ use serde::de::DeserializeOwned;
 
 use crate::conditions::{ConditionedStatus, keep_transition_times};
 use crate::config::Config;
-use crate::context::{Context, Request};
+use crate::context::Context;
 use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
+use crate::request::Request;
 use crate::status::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
 use crate::sub_reconciler::{BoxSubReconciler, SubReconciler};
 

@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use kube::Resource;
 use serde::{Deserialize, Serialize};
 
-use crate::context::Request;
+use crate::request::Request;
 use recon_apimachinery::names::{dns1123_label_errors, dns1123_subdomain_name_errors};
 use recon_apimachinery::selector::LabelSelector;
 

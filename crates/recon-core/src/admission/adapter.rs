@@ -16,8 +16,9 @@ use super::review::{
 };
 use crate::carry_changes::carry_changes;
 use crate::config::Config;
-use crate::context::{Context, Request};
+use crate::context::Context;
 use crate::error::Error;
+use crate::request::Request;
 use crate::resource::Reconciled;
 use crate::sub_reconciler::{BoxSubReconciler, SubReconciler};
 
