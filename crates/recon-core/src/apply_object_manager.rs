@@ -11,7 +11,7 @@ use crate::object_api::ObjectApi;
 use crate::object_manager::{
     ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 
 /// The `metadata` fields an apply body carries: the object's identity and the metadata a

@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::object_manager::ObjectManager;
 use crate::outcome::Outcome;
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 use crate::sub_reconciler::{ReconcileFuture, SubReconciler};
 

@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::object_manager::{ObjectManager, Parent, delete_unwanted};
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 use crate::tracker::Reference;
 

@@ -12,8 +12,9 @@ use kube::runtime::{Controller, watcher};
 
 use crate::error::Error;
 use crate::outcome::Outcome;
+use crate::reconciled::Reconciled;
 use crate::request::Request;
-use crate::resource::{Reconciled, ResourceReconciler};
+use crate::resource::ResourceReconciler;
 use crate::setup::{Setup, Trigger};
 
 /// The error a [`ResourceReconciler`] hands `kube::runtime::Controller` (which wants a

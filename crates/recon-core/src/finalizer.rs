@@ -10,7 +10,7 @@ use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 use crate::sub_reconciler::{BoxSubReconciler, ReconcileFuture, SubReconciler};
 

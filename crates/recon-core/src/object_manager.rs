@@ -12,7 +12,7 @@ use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::finalizer::{add_finalizer, clear_finalizer};
 use crate::object_api::ObjectApi;
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 use crate::tracker::Reference;
 

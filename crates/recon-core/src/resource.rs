@@ -1,13 +1,8 @@
 //! `ResourceReconciler`: the root of a reconciler tree for one resource type. It reads the
 //! resource, runs the tree, and persists status at most once per reconcile.
 
-use std::fmt::Debug;
-
 use jiff::Timestamp;
-use kube::Resource;
 use kube::core::object::HasStatus;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::conditions::{ConditionedStatus, keep_transition_times};
 use crate::config::Config;
@@ -16,36 +11,10 @@ use crate::error::{Error, describe_failure};
 use crate::events::Event;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
+use crate::reconciled::Reconciled;
 use crate::request::Request;
 use crate::status::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
 use crate::sub_reconciler::{BoxSubReconciler, SubReconciler};
-
-/// What a reconciled resource type must be: a kube `Resource` that serde reads and writes,
-/// cloneable and shareable. Every k8s-openapi type, every `#[derive(CustomResource)]` type and
-/// `DynamicObject` is one.
-pub trait Reconciled:
-    Resource<DynamicType: Clone + Send + Sync + 'static>
-    + Clone
-    + Serialize
-    + DeserializeOwned
-    + Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<T> Reconciled for T where
-    T: Resource<DynamicType: Clone + Send + Sync + 'static>
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
 
 /// How the reconciler reaches a resource's [`ConditionedStatus`].
 struct StatusAccess<R> {

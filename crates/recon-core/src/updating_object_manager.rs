@@ -15,7 +15,7 @@ use crate::object_api::ObjectApi;
 use crate::object_manager::{
     ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
-use crate::resource::Reconciled;
+use crate::reconciled::Reconciled;
 use crate::setup::Setup;
 
 type MergeHook<C> = Box<dyn Fn(&mut C, &C) + Send + Sync>;

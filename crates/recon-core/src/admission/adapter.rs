@@ -18,8 +18,8 @@ use crate::carry_changes::carry_changes;
 use crate::config::Config;
 use crate::context::Context;
 use crate::error::Error;
+use crate::reconciled::Reconciled;
 use crate::request::Request;
-use crate::resource::Reconciled;
 use crate::sub_reconciler::{BoxSubReconciler, SubReconciler};
 
 /// A hook run before or after the tree, with the exchange (the request, and the response it
