@@ -5,7 +5,8 @@
 //! [`ResourceReconciler`] that reads the resource, runs the steps, and writes status once, only
 //! when it changed, with the [`StatusStrategy`] you choose. Steps share a per-request
 //! [`Context`]: the [`Config`] (client, reader, event recorder), a [`Stash`], and a request time
-//! that stays fixed for the whole reconcile.
+//! that stays fixed for the whole reconcile. [`prelude`] brings in what nearly every reconciler
+//! names.
 //!
 //! `fake` (feature `fake`, off by default) re-exports the in-memory API server of the
 //! `recon-fake` crate: a real `kube::Client` backed by a store that answers like kube-apiserver,
@@ -20,10 +21,7 @@
 //!
 //! ```
 //! use kube::CustomResource;
-//! use recon_core::{
-//!     Condition, ConditionSet, Config, IntoBoxed, ResourceReconciler, Sequence, SyncReconciler,
-//!     impl_conditioned_status,
-//! };
+//! use recon_core::prelude::*;
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -134,3 +132,58 @@ pub use context::{
 // Admission and conditions are public modules; what most trees name is at the root too.
 pub use admission::AdmissionWebhookAdapter;
 pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
+
+/// What nearly every reconciler names: the root, the tree's nodes and what they return, the
+/// context, conditions, and the child reconcilers with their usual object manager.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::prelude::*;
+///
+/// const KEYS: Stasher<usize> = Stasher::new("keys");
+///
+/// fn count_keys() -> SyncReconciler<ConfigMap> {
+///     SyncReconciler::<ConfigMap>::new("CountKeys").sync(|ctx, cm| {
+///         Box::pin(async move {
+///             KEYS.store(ctx, cm.data.as_ref().map_or(0, |d| d.len()));
+///             Ok(())
+///         })
+///     })
+/// }
+///
+/// fn recheck_when_empty() -> SyncReconciler<ConfigMap> {
+///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync_with_outcome(|ctx, _| {
+///         Box::pin(async move {
+///             Ok(match KEYS.retrieve(ctx)? {
+///                 0 => Outcome::requeue_after(Duration::from_secs(60)),
+///                 _ => Outcome::done(),
+///             })
+///         })
+///     })
+/// }
+///
+/// // A ConfigMap has no status to write.
+/// fn reconciler(config: Config) -> ResourceReconciler<ConfigMap> {
+///     let steps = Sequence::new([count_keys().boxed(), recheck_when_empty().boxed()]);
+///     ResourceReconciler::new(config, steps).skip_status_update(true)
+/// }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # use kube::{Api, api::PostParams};
+/// # let server = recon_fake::ApiServer::new();
+/// # let mut empty = ConfigMap::default();
+/// # empty.metadata.name = Some("empty".into());
+/// # Api::<ConfigMap>::default_namespaced(server.client()).create(&PostParams::default(), &empty).await.unwrap();
+/// # let config = Config::new(server.client(), "demo").with_recorder(recon_core::EventLog::default());
+/// # let outcome = reconciler(config).reconcile(&Request::namespaced("default", "empty")).await.unwrap();
+/// # assert_eq!(outcome, Outcome::requeue_after(Duration::from_secs(60)));
+/// # });
+/// ```
+pub mod prelude {
+    pub use crate::impl_conditioned_status;
+    pub use crate::{
+        ChildReconciler, ChildSetReconciler, Condition, ConditionSet, Config, Context, Error,
+        ErrorKind, IntoBoxed, Outcome, Request, ResourceReconciler, Sequence, Stasher,
+        StatusStrategy, SubReconciler, SyncReconciler, UpdatingObjectManager,
+    };
+}
