@@ -5,7 +5,8 @@
 //! [`ResourceReconciler`] that reads the resource, runs the steps, and writes status once, only
 //! when it changed, with the [`StatusStrategy`] you choose. Steps share a per-request
 //! [`Context`]: the [`Config`] (client, reader, event recorder), a [`Stash`], and a request time
-//! that stays fixed for the whole reconcile.
+//! that stays fixed for the whole reconcile. [`prelude`] brings in what nearly every reconciler
+//! names.
 //!
 //! `fake` (feature `fake`, off by default) re-exports the in-memory API server of the
 //! `recon-fake` crate: a real `kube::Client` backed by a store that answers like kube-apiserver,
@@ -20,10 +21,7 @@
 //!
 //! ```
 //! use kube::CustomResource;
-//! use recon_core::{
-//!     Condition, ConditionSet, Config, IntoBoxed, ResourceReconciler, Sequence, SyncReconciler,
-//!     impl_conditioned_status,
-//! };
+//! use recon_core::prelude::*;
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -81,84 +79,111 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod admission;
-mod advice;
-mod aggregate;
-mod always;
-mod apply_object_manager;
-mod carry_changes;
-mod cast;
-mod child;
-mod child_set;
 mod children;
+mod combinators;
 pub mod conditions;
-mod config;
 mod context;
-mod controller;
 mod error;
-mod events;
-mod finalizer;
-mod for_each;
-mod if_then;
-mod json_merge;
+mod json;
 mod object_api;
-mod object_manager;
 mod outcome;
-mod override_setup;
-mod patch_status;
-mod resource;
-mod sequence;
-mod setup;
-mod stash;
-mod status;
-mod sub_reconciler;
-mod suppress_transient_errors;
-mod sync;
-mod tracker;
-mod tracking;
-mod updating_object_manager;
-
-pub use aggregate::AggregateReconciler;
-mod try_catch;
-mod while_loop;
-mod with_config;
+mod root;
+mod tree;
 
 #[cfg(feature = "fake")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub use recon_fake as fake;
 
-pub use admission::AdmissionWebhookAdapter;
-pub use advice::Advice;
-pub use always::Always;
-pub use apply_object_manager::ApplyObjectManager;
-pub use cast::CastResource;
-pub use child::ChildReconciler;
-pub use child_set::{ChildSetError, ChildSetItem, ChildSetReconciler, ChildSetResult};
-pub use children::{ChildListOptions, OnlyReconcileChildStatus, OwnerReferenceError};
-pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
-pub use config::Config;
-pub use context::{Context, Request};
-pub use controller::ReconcileFailed;
-pub use error::{BoxError, Error, ErrorKind};
-pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent};
-pub use finalizer::{WithFinalizer, add_finalizer, clear_finalizer};
-pub use for_each::{Cursor, ForEach};
-pub use if_then::IfThen;
-pub use object_manager::{ManageFuture, ObjectManager, Parent};
-pub use outcome::Outcome;
-pub use override_setup::OverrideSetup;
-pub use patch_status::{patch_status, patch_status_locked};
-pub use resource::{Reconciled, ResourceReconciler};
-pub use sequence::Sequence;
-pub use setup::{Setup, Trigger, Watch};
-pub use stash::{Stash, StashError, Stasher};
-pub use status::{ConflictPolicy, StatusStrategy};
-pub use sub_reconciler::{BoxSubReconciler, IntoBoxed, ReconcileFuture, SubReconciler};
-pub use suppress_transient_errors::{
-    DEFAULT_FORGET_AFTER, DEFAULT_THRESHOLD, SuppressTransientErrors,
+// The roots: a resource's reconciler and its status writes, an aggregate's reconciler.
+pub use root::{
+    AggregateReconciler, ConflictPolicy, ReconcileFailed, ResourceReconciler, StatusStrategy,
+    patch_status, patch_status_locked,
 };
-pub use sync::SyncReconciler;
-pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};
-pub use try_catch::TryCatch;
-pub use updating_object_manager::UpdatingObjectManager;
-pub use while_loop::{DEFAULT_MAX_ITERATIONS, MaxIterationsExceeded, WHILE_ITERATION, While};
-pub use with_config::WithConfig;
+
+// A node of the tree, what it returns, and the watches it declares.
+pub use error::{BoxError, Error, ErrorKind};
+pub use outcome::Outcome;
+pub use tree::{
+    BoxSubReconciler, IntoBoxed, ReconcileFuture, Reconciled, Setup, SubReconciler, SyncReconciler,
+    Trigger, Watch,
+};
+
+// Nodes made of other nodes.
+pub use combinators::{
+    Advice, Always, CastResource, Cursor, DEFAULT_FORGET_AFTER, DEFAULT_MAX_ITERATIONS,
+    DEFAULT_THRESHOLD, ForEach, IfThen, MaxIterationsExceeded, OverrideSetup, Sequence,
+    SuppressTransientErrors, TryCatch, WHILE_ITERATION, While, WithConfig, WithFinalizer,
+    add_finalizer, clear_finalizer,
+};
+
+// Children, and the object managers that write them.
+pub use children::{
+    ApplyObjectManager, ChildListOptions, ChildReconciler, ChildSetError, ChildSetItem,
+    ChildSetReconciler, ChildSetResult, ManageFuture, ObjectManager, OnlyReconcileChildStatus,
+    OwnerReferenceError, Parent, UpdatingObjectManager,
+};
+
+// What a reconcile works with: its context, config, stash, events and tracker.
+pub use context::{
+    Config, Context, DEFAULT_LEASE, Event, EventLog, EventRecorder, EventType, RecordedEvent,
+    Reference, Request, Stash, StashError, Stasher, TrackError, TrackRequest, Tracker,
+};
+
+// Admission and conditions are public modules; what most trees name is at the root too.
+pub use admission::AdmissionWebhookAdapter;
+pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatus};
+
+/// What nearly every reconciler names: the root, the tree's nodes and what they return, the
+/// context, conditions, and the child reconcilers with their usual object manager.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::prelude::*;
+///
+/// const KEYS: Stasher<usize> = Stasher::new("keys");
+///
+/// fn count_keys() -> SyncReconciler<ConfigMap> {
+///     SyncReconciler::<ConfigMap>::new("CountKeys").sync(|ctx, cm| {
+///         Box::pin(async move {
+///             KEYS.store(ctx, cm.data.as_ref().map_or(0, |d| d.len()));
+///             Ok(())
+///         })
+///     })
+/// }
+///
+/// fn recheck_when_empty() -> SyncReconciler<ConfigMap> {
+///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync_with_outcome(|ctx, _| {
+///         Box::pin(async move {
+///             Ok(match KEYS.retrieve(ctx)? {
+///                 0 => Outcome::requeue_after(Duration::from_secs(60)),
+///                 _ => Outcome::done(),
+///             })
+///         })
+///     })
+/// }
+///
+/// // A ConfigMap has no status to write.
+/// fn reconciler(config: Config) -> ResourceReconciler<ConfigMap> {
+///     let steps = Sequence::new([count_keys().boxed(), recheck_when_empty().boxed()]);
+///     ResourceReconciler::new(config, steps).skip_status_update(true)
+/// }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # use kube::{Api, api::PostParams};
+/// # let server = recon_fake::ApiServer::new();
+/// # let mut empty = ConfigMap::default();
+/// # empty.metadata.name = Some("empty".into());
+/// # Api::<ConfigMap>::default_namespaced(server.client()).create(&PostParams::default(), &empty).await.unwrap();
+/// # let config = Config::new(server.client(), "demo").with_recorder(recon_core::EventLog::default());
+/// # let outcome = reconciler(config).reconcile(&Request::namespaced("default", "empty")).await.unwrap();
+/// # assert_eq!(outcome, Outcome::requeue_after(Duration::from_secs(60)));
+/// # });
+/// ```
+pub mod prelude {
+    pub use crate::impl_conditioned_status;
+    pub use crate::{
+        ChildReconciler, ChildSetReconciler, Condition, ConditionSet, Config, Context, Error,
+        ErrorKind, IntoBoxed, Outcome, Request, ResourceReconciler, Sequence, Stasher,
+        StatusStrategy, SubReconciler, SyncReconciler, UpdatingObjectManager,
+    };
+}

@@ -14,12 +14,10 @@ use super::handler::AdmissionHandler;
 use super::review::{
     AdmissionKind, AdmissionRequest, AdmissionResponse, AdmissionStatus, Operation,
 };
-use crate::carry_changes::carry_changes;
-use crate::config::Config;
-use crate::context::{Context, Request};
+use crate::context::{Config, Context, Request};
 use crate::error::Error;
-use crate::resource::Reconciled;
-use crate::sub_reconciler::{BoxSubReconciler, SubReconciler};
+use crate::json::carry_changes;
+use crate::tree::{BoxSubReconciler, Reconciled, SubReconciler};
 
 /// A hook run before or after the tree, with the exchange (the request, and the response it
 /// may change).

@@ -1,0 +1,138 @@
+//! `TryCatch`: a sub-reconciler whose error a hook may handle, and one that always runs after.
+
+use crate::context::Context;
+use crate::error::Error;
+use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+
+type CatchHook<R> =
+    Box<dyn for<'a> Fn(&'a Context, &'a mut R, Error) -> ReconcileFuture<'a> + Send + Sync>;
+
+/// Runs `try`; if it fails, hands the error to the `catch` hook; then runs `finally`, whatever
+/// happened.
+///
+/// - `catch` (async) runs only when `try` fails. It receives the error (the outcome `try`
+///   gathered before failing is [`Error::outcome`]) and returns the result in its place:
+///   `Ok(outcome)` swallows the error (that outcome replaces what `try` gathered), `Err(..)`
+///   rethrows or replaces it (the error returned keeps what `try` gathered). Without `catch`
+///   the error is kept.
+/// - `finally` runs after `try` (and `catch`), even when they failed. Its outcome is merged
+///   with theirs; its error, if any, is returned instead of theirs.
+///
+/// [`SubReconciler::setup`] forwards to `try` and `finally`.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::{Config, Context, Error, Outcome, Request, SubReconciler, SyncReconciler, TryCatch};
+///
+/// let risky = SyncReconciler::<ConfigMap>::new("Risky")
+///     .sync(|_, _| Box::pin(async { Err(Error::msg("not yet")) }));
+/// let cleanup = SyncReconciler::<ConfigMap>::new("Cleanup").sync(|_, cm| {
+///     Box::pin(async move {
+///         cm.metadata.labels.get_or_insert_default().insert("cleaned".into(), "yes".into());
+///         Ok(())
+///     })
+/// });
+/// let guarded = TryCatch::new("Guarded", risky)
+///     .catch(|_ctx, _cm, err| {
+///         Box::pin(async move {
+///             // Not a failure: try again later, keeping what `try` asked for.
+///             Ok(err.outcome().merge(Outcome::requeue()))
+///         })
+///     })
+///     .finally(cleanup);
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # let client = recon_fake::ApiServer::new().client();
+/// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
+/// let mut cm = ConfigMap::default();
+/// assert_eq!(guarded.reconcile(&ctx, &mut cm).await.unwrap(), Outcome::requeue());
+/// assert!(cm.metadata.labels.is_some(), "finally ran");
+/// # });
+/// ```
+pub struct TryCatch<R> {
+    name: String,
+    try_: BoxSubReconciler<R>,
+    catch: Option<CatchHook<R>>,
+    finally: Option<BoxSubReconciler<R>>,
+}
+
+impl<R: Send + Sync + 'static> TryCatch<R> {
+    /// Runs `try_`, with no `catch` or `finally` yet.
+    pub fn new(name: impl Into<String>, try_: impl SubReconciler<R> + 'static) -> Self {
+        TryCatch {
+            name: name.into(),
+            try_: Box::new(try_),
+            catch: None,
+            finally: None,
+        }
+    }
+
+    /// The hook handling an error of `try`.
+    #[must_use]
+    pub fn catch<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context, &'a mut R, Error) -> ReconcileFuture<'a> + Send + Sync + 'static,
+    {
+        self.catch = Some(Box::new(f));
+        self
+    }
+
+    /// The sub-reconciler run last, whatever happened before.
+    #[must_use]
+    pub fn finally(mut self, finally: impl SubReconciler<R> + 'static) -> Self {
+        self.finally = Some(Box::new(finally));
+        self
+    }
+}
+
+impl<R: Send + Sync> SubReconciler<R> for TryCatch<R> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        self.try_.setup(setup);
+        if let Some(finally) = &self.finally {
+            finally.setup(setup);
+        }
+    }
+
+    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
+        Box::pin(async move {
+            let result = match (self.try_.reconcile(ctx, resource).await, &self.catch) {
+                (Err(err), Some(catch)) => {
+                    // What `try` asked for before failing still stands: a hook outside this
+                    // crate cannot attach an outcome to an error it makes.
+                    let gathered = err.outcome();
+                    catch(ctx, resource, err)
+                        .await
+                        .map_err(|e| e.with_outcome(gathered))
+                }
+                (result, _) => result,
+            };
+            let Some(finally) = &self.finally else {
+                return result;
+            };
+            let gathered = match &result {
+                Ok(outcome) => *outcome,
+                Err(err) => err.outcome(),
+            };
+            match finally.reconcile(ctx, resource).await {
+                Ok(last) => match result {
+                    Ok(outcome) => Ok(outcome.merge(last)),
+                    Err(err) => Err(err.with_outcome(last)),
+                },
+                Err(err) => {
+                    if let Err(overridden) = &result {
+                        // Only one error goes up; keep a trace of the one replaced.
+                        tracing::debug!(
+                            reconciler = %self.name,
+                            error = %overridden,
+                            "error replaced by the error of finally"
+                        );
+                    }
+                    Err(err.with_outcome(gathered))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,9 @@
+//! JSON diffs: the RFC 7396 merge patch and three-way merge that status writes send, and the
+//! RFC 6902 diff carried from one view of an object onto another (a cast resource, an admitted
+//! object).
+
+mod carry_changes;
+mod merge;
+
+pub(crate) use carry_changes::carry_changes;
+pub(crate) use merge::{Collision, merge_diff, three_way};

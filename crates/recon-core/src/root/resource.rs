@@ -1,0 +1,280 @@
+//! `ResourceReconciler`: the root of a reconciler tree for one resource type. It reads the
+//! resource, runs the tree, and persists status at most once per reconcile.
+
+use jiff::Timestamp;
+use kube::core::object::HasStatus;
+
+use super::status_strategy::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
+use crate::conditions::{ConditionedStatus, keep_transition_times};
+use crate::context::{Config, Context, Event, Request};
+use crate::error::{Error, describe_failure};
+use crate::object_api::ObjectApi;
+use crate::outcome::Outcome;
+use crate::tree::{BoxSubReconciler, Reconciled, SubReconciler};
+
+/// How the reconciler reaches a resource's [`ConditionedStatus`].
+struct StatusAccess<R> {
+    read: fn(&R) -> Option<&dyn ConditionedStatus>,
+    write: fn(&mut R) -> &mut dyn ConditionedStatus,
+}
+
+/// The root of a reconciler tree.
+///
+/// One reconcile: read the resource (NotFound ends quietly); initialise its conditions; run the
+/// sub-reconcilers (unless it is being deleted with no finalizer left); record
+/// `status.observedGeneration`; keep the `lastTransitionTime` of conditions that did not really
+/// change; then, if the status differs from what was read, write it once with the chosen
+/// [`StatusStrategy`]. A steady-state reconcile sends no write at all.
+///
+/// See the [crate documentation](crate) for a complete example.
+pub struct ResourceReconciler<R: Reconciled> {
+    name: String,
+    pub(crate) config: Config,
+    pub(crate) dyntype: R::DynamicType,
+    pub(crate) reconciler: BoxSubReconciler<R>,
+    status: Option<StatusAccess<R>>,
+    strategy: StatusStrategy,
+    conflicts: ConflictPolicy,
+    skip_status_update: bool,
+    sync_status_during_finalization: bool,
+    pub(crate) requeue_delay: std::time::Duration,
+    pub(crate) error_delay: std::time::Duration,
+}
+
+impl<R: Reconciled> ResourceReconciler<R>
+where
+    R::DynamicType: Default,
+{
+    /// A reconciler running `reconciler` for each resource, with `config`.
+    pub fn new(config: Config, reconciler: impl SubReconciler<R> + 'static) -> Self {
+        Self::new_with(config, R::DynamicType::default(), reconciler)
+    }
+}
+
+impl<R: Reconciled> ResourceReconciler<R> {
+    /// A reconciler for a resource type known at runtime (`DynamicObject` and its `ApiResource`).
+    pub fn new_with(
+        config: Config,
+        dyntype: R::DynamicType,
+        reconciler: impl SubReconciler<R> + 'static,
+    ) -> Self {
+        ResourceReconciler {
+            name: format!("{}ResourceReconciler", R::kind(&dyntype)),
+            config,
+            dyntype,
+            reconciler: Box::new(reconciler),
+            status: None,
+            strategy: StatusStrategy::default(),
+            conflicts: ConflictPolicy::default(),
+            skip_status_update: false,
+            sync_status_during_finalization: false,
+            requeue_delay: std::time::Duration::from_secs(1),
+            error_delay: std::time::Duration::from_secs(5),
+        }
+    }
+
+    /// The same reconciler under another name (for logs).
+    #[must_use]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Manage the resource's [`ConditionedStatus`]: initialise its conditions before the tree
+    /// runs, record `observedGeneration` after it, and keep unchanged conditions' transition times.
+    #[must_use]
+    pub fn manage_status(mut self) -> Self
+    where
+        R: HasStatus,
+        R::Status: ConditionedStatus + Default + 'static,
+    {
+        self.status = Some(StatusAccess {
+            read: |r| r.status().map(|s| s as &dyn ConditionedStatus),
+            write: |r| r.status_mut().get_or_insert_with(Default::default),
+        });
+        self
+    }
+
+    /// How status is written (default [`StatusStrategy::MergePatchWithLock`]).
+    #[must_use]
+    pub fn status_strategy(mut self, strategy: StatusStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// What to do when a status write conflicts (default: retry 3 times).
+    #[must_use]
+    pub fn on_conflict(mut self, policy: ConflictPolicy) -> Self {
+        self.conflicts = policy;
+        self
+    }
+
+    /// Never write status (some other component owns it).
+    #[must_use]
+    pub fn skip_status_update(mut self, yes: bool) -> Self {
+        self.skip_status_update = yes;
+        self
+    }
+
+    /// Write status while the resource is being deleted too (by default it is left alone then).
+    #[must_use]
+    pub fn sync_status_during_finalization(mut self, yes: bool) -> Self {
+        self.sync_status_during_finalization = yes;
+        self
+    }
+
+    /// The delay of a requeue the tree asks for without a delay of its own (default 1s), and of
+    /// a retry after a failure (default 5s), when run under `kube::runtime::Controller`.
+    #[must_use]
+    pub fn delays(
+        mut self,
+        requeue: std::time::Duration,
+        after_error: std::time::Duration,
+    ) -> Self {
+        self.requeue_delay = requeue;
+        self.error_delay = after_error;
+        self
+    }
+
+    /// The reconciler's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reconciles the resource `request` names, at the current time.
+    pub async fn reconcile(&self, request: &Request) -> Result<Outcome, Error> {
+        self.reconcile_in(&Context::new(self.config.clone(), request.clone()))
+            .await
+    }
+
+    /// Reconciles the resource `request` names with the request time fixed at `now`.
+    pub async fn reconcile_at(&self, request: &Request, now: Timestamp) -> Result<Outcome, Error> {
+        self.reconcile_in(&Context::new(self.config.clone(), request.clone()).at(now))
+            .await
+    }
+
+    /// Reconciles within an existing context (its request names the resource).
+    pub async fn reconcile_in(&self, ctx: &Context) -> Result<Outcome, Error> {
+        let request = ctx.request();
+        let reader = ObjectApi::<R>::new(
+            ctx.original_config().api_reader(),
+            &self.dyntype,
+            request.namespace.as_deref(),
+            &request.name,
+        );
+        let original = match reader.get().await {
+            Ok(resource) => resource,
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                tracing::debug!(reconciler = %self.name, %request, "resource not found");
+                return Ok(Outcome::done());
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let mut resource = original.clone();
+        if let Some(access) = &self.status {
+            let status = (access.write)(&mut resource);
+            let set = status.condition_set();
+            set.manage(status.conditions_mut(), ctx.now()).initialize();
+        }
+
+        let terminating = resource.meta().deletion_timestamp.is_some();
+        let finalized = terminating
+            && resource
+                .meta()
+                .finalizers
+                .as_ref()
+                .is_none_or(Vec::is_empty);
+        let result = if finalized {
+            Ok(Outcome::done())
+        } else {
+            self.reconciler.reconcile(ctx, &mut resource).await
+        };
+
+        if let Some(access) = &self.status {
+            if result.as_ref().map_or_else(Error::is_halt, |_| true) {
+                let generation = resource.meta().generation;
+                (access.write)(&mut resource).set_observed_generation(generation);
+            }
+            if let Some(before) = (access.read)(&original) {
+                keep_transition_times(
+                    (access.write)(&mut resource).conditions_mut(),
+                    before.conditions(),
+                );
+            }
+        }
+
+        let skip = self.skip_status_update
+            || result.as_ref().is_err_and(Error::is_skip_status_update)
+            || (terminating && !self.sync_status_during_finalization);
+        if skip {
+            return finish(result);
+        }
+        // The tree's own writes of the resource (a finalizer patch) moved its resourceVersion and
+        // left its status alone: the status write builds on the version the tree last saw, or
+        // it would conflict with itself.
+        let mut base = original.clone();
+        base.meta_mut().resource_version = resource.meta().resource_version.clone();
+        let written = write_status(
+            ctx.original_config().client(),
+            &self.dyntype,
+            &self.strategy,
+            self.conflicts,
+            &base,
+            &resource,
+        )
+        .await;
+        let regarding = original.object_ref(&self.dyntype);
+        let patching = !matches!(self.strategy, StatusStrategy::Update);
+        match written {
+            Ok(StatusWrite::Unchanged) => finish(result),
+            Ok(StatusWrite::Written(_)) => {
+                let event = if patching {
+                    Event::normal("StatusPatched", "PatchStatus", "Patched status")
+                } else {
+                    Event::normal("StatusUpdated", "UpdateStatus", "Updated status")
+                };
+                ctx.publish(&regarding, event).await;
+                finish(result)
+            }
+            Ok(StatusWrite::Requeue(collision)) => {
+                tracing::info!(
+                    reconciler = %self.name,
+                    %request,
+                    collision = collision.as_ref().map(|c| c.path.as_str()),
+                    "status write conflicted with a concurrent write; requeueing"
+                );
+                finish(result).map(|o| o.merge(Outcome::requeue()))
+            }
+            Err(err) => {
+                let event = if patching {
+                    Event::warning(
+                        "StatusPatchFailed",
+                        "PatchStatus",
+                        format!("Failed to patch status: {}", describe_failure(&err)),
+                    )
+                } else {
+                    Event::warning(
+                        "StatusUpdateFailed",
+                        "UpdateStatus",
+                        format!("Failed to update status: {}", describe_failure(&err)),
+                    )
+                };
+                ctx.publish(&regarding, event).await;
+                match result {
+                    Ok(_) => Err(err.into()),
+                    Err(sub) => Err(Error::join([sub, err.into()])),
+                }
+            }
+        }
+    }
+}
+
+/// What the root returns: a quiet error becomes a requeue (no failure to report), except a
+/// durable one, which waits for a change.
+fn finish(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
+    match result {
+        Err(err) if err.is_durable() => Ok(err.outcome()),
+        Err(err) if err.is_quiet() => Ok(err.outcome().merge(Outcome::requeue())),
+        other => other,
+    }
+}
