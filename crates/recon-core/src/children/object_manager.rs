@@ -83,8 +83,8 @@ pub(crate) fn describe<C: Resource>(dyntype: &C::DynamicType, object: &C) -> Str
     format!("{} {name:?}", C::kind(dyntype))
 }
 
-/// The event of a write a manager sent: `Normal <done>` "<Done> <Kind> "<name>"" on success,
-/// `Warning <failed>` "Failed to <verb> <Kind> "<name>": <why>" on failure.
+/// The event of a write a manager sent: `Normal <done>` with `<Done> <Kind> "<name>"` on
+/// success, `Warning <failed>` with `Failed to <verb> <Kind> "<name>": <why>` on failure.
 pub(crate) struct WriteEvents {
     pub(crate) done: &'static str,
     pub(crate) failed: &'static str,
