@@ -1,15 +1,15 @@
 //! Mutating admission: the hooks registered with
-//! [`ReactorBuilder::mutate`](super::ReactorBuilder::mutate) change the object a create or
+//! [`ReactorBuilder::mutate`](crate::ReactorBuilder::mutate) change the object a create or
 //! update is about to store, as a mutating admission webhook would.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use super::decode::decode_custom_resource;
-use super::error::ApiError;
-use super::object::Object;
-use super::state::{Call, State};
+use crate::decode::decode_custom_resource;
+use crate::state::{Call, State};
+use crate::wire::error::ApiError;
+use crate::wire::object::Object;
 
 impl State {
     /// Runs the request's mutating hooks on `obj`. A hook that panics, or leaves something

@@ -5,13 +5,13 @@
 
 use serde_json::Value;
 
-use super::decode::{check_name, decode_custom_resource, ensure_namespace};
-use super::error::ApiError;
-use super::field_manager::FieldManager;
-use super::field_validation::FieldValidation;
-use super::object::{Object, meta_str, normalize_metadata, set_meta};
-use super::state::{Call, Reply, State};
-use super::update::UpdateRequest;
+use crate::decode::{check_name, decode_custom_resource, ensure_namespace};
+use crate::field_manager::FieldManager;
+use crate::field_validation::FieldValidation;
+use crate::state::{Call, Reply, State};
+use crate::update::UpdateRequest;
+use crate::wire::error::ApiError;
+use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
 
 impl State {
     pub(crate) fn server_side_apply(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
@@ -77,7 +77,7 @@ fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
         Value::Object(_) => Ok(value),
         other => Err(ApiError::bad_request(format!(
             "error decoding YAML: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            super::object::json_type(&other)
+            json_type(&other)
         ))),
     }
 }

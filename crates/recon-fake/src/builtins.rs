@@ -7,16 +7,15 @@
 //! validation, Service IP allocation, and events.k8s.io/v1 Events sharing storage with core/v1
 //! Events (here they are two separate collections).
 
+use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
-use recon_apimachinery::names::NameRule;
-
-use super::discovery::storage_version_hash;
-use super::object::{meta_mut, meta_str};
-use super::resource::{
+use crate::discovery::storage_version_hash;
+use crate::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
+use crate::wire::object::{meta_mut, meta_str, meta_value};
 
 /// Every built-in type (discovery sorts them its own way).
 pub(crate) fn builtin_types() -> Vec<ResourceType> {
@@ -201,9 +200,9 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             delete: DeleteBehavior::CustomResourceDefinition,
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
-                prepare_create: Some(super::crd::prepare_create),
-                prepare_update: Some(super::crd::prepare_update),
-                validate: Some(super::crd::validate),
+                prepare_create: Some(crate::crd::prepare_create),
+                prepare_update: Some(crate::crd::prepare_update),
+                validate: Some(crate::crd::validate),
                 ..TypeHooks::default()
             },
             ..with_status(builtin(
@@ -227,7 +226,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
             name: version.to_owned(),
             status: false,
             // Built once per type: every write's field management reads it.
-            schema: Some(std::sync::Arc::new(super::apply::Schema::builtin(
+            schema: Some(std::sync::Arc::new(crate::apply::Schema::builtin(
                 &if group.is_empty() {
                     version.to_owned()
                 } else {
@@ -497,7 +496,7 @@ fn pod_grace_period(pod: &Map<String, Value>, requested: Option<i64>) -> i64 {
 const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
 fn template_generation(obj: &Map<String, Value>) -> i64 {
-    super::object::meta_value(obj, "annotations")
+    meta_value(obj, "annotations")
         .and_then(|a| a.get(TEMPLATE_GENERATION))
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())

@@ -9,9 +9,9 @@
 
 use std::fmt;
 
-use super::error::ApiError;
-use super::server::ApiServer;
-use super::state::State;
+use crate::server::ApiServer;
+use crate::state::State;
+use crate::wire::error::ApiError;
 
 /// Passes after which a collection stops even if the last one still changed something (each pass
 /// moves every chain of owners at least one step, so real object graphs finish far sooner).
@@ -65,7 +65,7 @@ impl Propagation {
 }
 
 /// One write of a garbage collection, in the order it was made. Each was an ordinary API
-/// request (logged with [`RequestOrigin::Controller`](super::RequestOrigin::Controller)).
+/// request (logged with [`RequestOrigin::Controller`](crate::RequestOrigin::Controller)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GcAction {
@@ -235,7 +235,7 @@ impl ApiServer {
     ///   removed from its `spec.finalizers`, which deletes it.
     ///
     /// Every write is an ordinary request (watch events, resourceVersions and managedFields as
-    /// for any client), logged with [`RequestOrigin::Controller`](super::RequestOrigin::Controller).
+    /// for any client), logged with [`RequestOrigin::Controller`](crate::RequestOrigin::Controller).
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use http::Method;
 use serde_json::{Value, json};
 
-use super::collect::ObjectId;
-use super::error::{ApiError, Reason};
-use super::object::{Object, meta_str};
-use super::record::RequestOrigin;
-use super::resource::ResourceType;
-use super::service::InternalRequest;
-use super::state::{Reply, State};
+use crate::collect::ObjectId;
+use crate::record::RequestOrigin;
+use crate::resource::ResourceType;
+use crate::service::InternalRequest;
+use crate::state::{Reply, State};
+use crate::wire::error::ApiError;
+use crate::wire::object::{Object, decode_body, meta_str};
+use crate::wire::status::Reason;
 
 /// One kube-controller-manager controller: its requests carry its User-Agent, whose first
 /// segment (`kube-controller-manager`) is the field manager of its writes.
@@ -145,7 +146,7 @@ impl State {
             .map(|(key, stored)| Target {
                 rt: rt.clone(),
                 key: key.clone(),
-                obj: super::object::decode_body(&stored.body),
+                obj: decode_body(&stored.body),
             })
             .collect()
     }

@@ -5,22 +5,22 @@
 
 use std::sync::Arc;
 
+use recon_apimachinery::go_quote;
+use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
-use recon_apimachinery::names::NameRule;
-
-use super::apply::Schema;
-use super::delete::DeleteOptions;
-use super::discovery::storage_version_hash;
-use super::error::go_quote;
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
-use super::resource::{
-    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, GroupResource,
-    ResourceType, ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+use crate::apply::Schema;
+use crate::delete::DeleteOptions;
+use crate::discovery::storage_version_hash;
+use crate::resource::{
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
+    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use super::schema::{CelRules, CustomResourceSchema, structural};
-use super::state::State;
+use crate::schema::{CelRules, CustomResourceSchema, structural};
+use crate::state::State;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
 /// instance is left.
@@ -646,7 +646,7 @@ impl State {
             for (ns, name) in instances {
                 let gone = matches!(
                     self.delete_one(served, ns.as_deref(), &name, &DeleteOptions::default()),
-                    Ok(super::delete::Deleted::Removed { .. }) | Err(_)
+                    Ok(crate::delete::Deleted::Removed { .. }) | Err(_)
                 );
                 if !gone {
                     remaining += 1;
@@ -724,7 +724,7 @@ mod tests {
         obj["metadata"]["name"] = json!("wrong.example.com");
         prepare_create(&mut obj);
         assert_eq!(
-            super::super::field_error::aggregate(&validate(&obj)),
+            crate::wire::field_error::aggregate(&validate(&obj)),
             r#"metadata.name: Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group"#
         );
     }

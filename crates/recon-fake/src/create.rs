@@ -1,21 +1,20 @@
 //! POST: create handler, `Store.Create` and `rest.BeforeCreate` of kube-apiserver.
 
+use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use super::decode::{
+use crate::decode::{
     check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use super::error::ApiError;
-use super::field_manager::FieldManager;
-use super::object::{Object, is_terminating, meta_str, set_meta};
-use recon_apimachinery::names::NameRule;
-
-use super::resource::GenerationRule;
-use super::state::{Call, Reply, State};
-use super::store::object_key;
-use super::validation::{
+use crate::field_manager::FieldManager;
+use crate::resource::GenerationRule;
+use crate::state::{Call, Reply, State};
+use crate::store::object_key;
+use crate::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
+use crate::wire::error::ApiError;
+use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 
 /// `maxNameGenerationCreateAttempts` of the generic store.
 const GENERATE_NAME_ATTEMPTS: usize = 8;
@@ -63,7 +62,7 @@ impl State {
                 obj.clone()
             };
             match self.create_once(call, candidate, generated, &mut warnings) {
-                Err(e) if generated && e.reason() == super::error::Reason::AlreadyExists => {
+                Err(e) if generated && e.reason() == crate::wire::status::Reason::AlreadyExists => {
                     last_error = Some(e);
                 }
                 other => return other.map(|r| r.with_warnings(warnings)),
@@ -113,10 +112,7 @@ impl State {
             });
         }
         if call.dry_run() {
-            return Ok(Reply::json(
-                201,
-                call.object_response(&super::object::encode_body(&obj)),
-            ));
+            return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
         }
         let (_, stored) = self.store.put(&call.rt.group_resource(), key, obj);
         let reply = Reply::json(201, call.object_response(&stored.body));

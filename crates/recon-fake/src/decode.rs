@@ -1,14 +1,15 @@
 //! Reading a request body into an object, with the checks the real handlers make before any
 //! storage logic: JSON, `apiVersion` / `kind`, `ObjectMeta` decoding, and the URL's namespace.
 
+use recon_apimachinery::go_quote;
 use serde_json::Value;
 
-use super::error::{ApiError, go_quote};
-use super::field_error::FieldError;
-use super::field_validation::{self, FieldValidation};
-use super::object::{Object, meta_str, normalize_metadata, set_meta};
-use super::resource::GroupKind;
-use super::state::Call;
+use crate::field_validation::{self, FieldValidation};
+use crate::state::Call;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::FieldError;
+use crate::wire::group::GroupKind;
+use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
 
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
 pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiError> {
@@ -41,7 +42,7 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
         return Err(ctx.unrecognized(
             &format!(
                 "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
-                super::object::json_type(&value)
+                json_type(&value)
             ),
             call.body,
         ));
@@ -227,9 +228,9 @@ pub(crate) fn check_write_options(call: &Call<'_>, options_kind: &str) -> Result
     let values: Vec<&str> = call.query.all("dryRun").collect();
     if !values.iter().all(|v| *v == "All") {
         errors.push(FieldError::new(
-            super::field_error::ErrorType::NotSupported,
+            crate::wire::field_error::ErrorType::NotSupported,
             "dryRun",
-            super::field_error::BadValue::Raw(Value::from(values).to_string()),
+            crate::wire::field_error::BadValue::Raw(Value::from(values).to_string()),
             "supported values: \"All\"",
         ));
     }

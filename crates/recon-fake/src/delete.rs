@@ -7,16 +7,18 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::clock::format_time;
-use super::error::{ApiError, StatusDetails};
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::object::{
-    Object, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
+use crate::clock::format_time;
+use crate::read::ListQuery;
+use crate::resource::{DeleteBehavior, GcPolicy, ResourceType};
+use crate::state::{Call, Reply, State};
+use crate::store::object_key;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::{GroupKind, GroupResource};
+use crate::wire::object::{
+    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
 };
-use super::read::ListQuery;
-use super::resource::{DeleteBehavior, GcPolicy, GroupKind, GroupResource, ResourceType};
-use super::state::{Call, Reply, State};
-use super::store::object_key;
+use crate::wire::status::StatusDetails;
 
 /// `metav1.DeleteOptions`, from the body or, when the body is empty, the query.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -192,11 +194,11 @@ impl State {
             DeleteBehavior::CustomResourceDefinition if first_delete => {
                 set_meta(&mut obj, "deletionTimestamp", self.now());
                 let mut list = finalizers(&obj);
-                if !list.iter().any(|f| f == super::crd::CLEANUP_FINALIZER) {
-                    list.push(super::crd::CLEANUP_FINALIZER.to_owned());
+                if !list.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
+                    list.push(crate::crd::CLEANUP_FINALIZER.to_owned());
                 }
                 set_meta(&mut obj, "finalizers", Value::from(list));
-                super::crd::set_condition(
+                crate::crd::set_condition(
                     &mut obj,
                     "Terminating",
                     "True",
@@ -229,7 +231,7 @@ impl State {
                     // Written as terminating first, then removed: watchers see both.
                     current = self.write_back(rt, key.clone(), obj.clone(), &current, options);
                 }
-            } else if super::object::deletion_grace(&obj).unwrap_or(0) > 0 {
+            } else if deletion_grace(&obj).unwrap_or(0) > 0 {
                 // A graceful deletion is already under way; this delete changes nothing.
                 return Ok(Deleted::Kept(current));
             }

@@ -15,14 +15,14 @@ mod server_version;
 mod storage_hash;
 mod version_order;
 
+use catalog::{Catalog, Group, GroupVersion};
+use http::Method;
 pub(crate) use storage_hash::storage_version_hash;
 
-use http::Method;
-
-use super::error::{ApiError, Reason};
-use super::route::DiscoveryPath;
-use super::state::{Reply, State};
-use catalog::{Catalog, Group, GroupVersion};
+use crate::route::DiscoveryPath;
+use crate::state::{Reply, State};
+use crate::wire::error::ApiError;
+use crate::wire::status::Reason;
 
 /// The media type of an aggregated discovery document, which the response declares.
 const AGGREGATED_MEDIA_TYPE: &str =

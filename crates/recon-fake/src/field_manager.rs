@@ -1,6 +1,6 @@
 //! `metadata.managedFields` on every write, as kube-apiserver's `FieldManager` keeps them: the
 //! writer of a create, update or merge / JSON / strategic patch gains an `Update` entry for the
-//! fields it set, and a server-side apply merges and takes ownership (see [`super::apply`]).
+//! fields it set, and a server-side apply merges and takes ownership (see [`crate::apply`]).
 //!
 //! The manager is the `fieldManager` parameter, else the User-Agent up to its first `/`, else
 //! `unknown` (kube-rs sends no User-Agent unless configured to).
@@ -9,13 +9,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::apply::{
+use crate::apply::{
     self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
     conflict_causes, reset_fields,
 };
-use super::error::{ApiError, Reason, StatusCause, StatusDetails};
-use super::object::Object;
-use super::state::Call;
+use crate::state::Call;
+use crate::wire::error::ApiError;
+use crate::wire::object::Object;
+use crate::wire::status::{Reason, StatusCause, StatusDetails};
 
 impl Call<'_> {
     /// `managerOrUserAgent`.

@@ -3,8 +3,8 @@
 //! since Kubernetes 1.27: one `Warning` header per field. `Ignore` says nothing. `Strict` fails
 //! the request with a strict decoding error naming every field.
 
-use super::field_error::FieldError;
-use super::state::Call;
+use crate::state::Call;
+use crate::wire::field_error::FieldError;
 
 /// One `fieldValidation` directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,12 +16,12 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::collect::{GcAction, Propagation};
-use super::controller_client::{Controller, Target, refusal};
-use super::object::{Object, finalizers, is_terminating, meta_value};
-use super::resource::ResourceType;
-use super::state::{Reply, State};
-use super::store::object_key;
+use crate::collect::{GcAction, Propagation};
+use crate::controller_client::{Controller, Target, refusal};
+use crate::resource::ResourceType;
+use crate::state::{Reply, State};
+use crate::store::object_key;
+use crate::wire::object::{Object, finalizers, is_terminating, meta_str, meta_value};
 
 /// `metav1.FinalizerOrphanDependents`.
 pub(crate) const ORPHAN: &str = "orphan";
@@ -251,7 +251,7 @@ impl State {
         let owner = self
             .load(&owner_rt, &object_key(namespace, &reference.name))
             .map(|(owner, _)| owner)
-            .filter(|owner| super::object::meta_str(owner, "uid") == reference.uid);
+            .filter(|owner| meta_str(owner, "uid") == reference.uid);
         Some(owner)
     }
 

@@ -4,8 +4,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::resource::GroupResource;
-use super::store::Stored;
+use crate::store::Stored;
+use crate::wire::group::GroupResource;
 
 /// How many changes a server keeps by default. etcd keeps about five minutes of history; a test
 /// that needs an old resourceVersion to expire calls `ApiServer::compact_history`.

@@ -3,10 +3,11 @@
 //! `ValidateListOptions` (k8s.io/apimachinery `pkg/apis/meta/internalversion/validation`) checks
 //! them. Messages were checked against a real apiserver.
 
-use super::error::{ApiError, Reason};
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::resource::GroupKind;
-use super::route::Query;
+use crate::route::Query;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+use crate::wire::status::Reason;
 
 /// How `resourceVersion` is to be matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,11 +15,11 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::collect::GcAction;
-use super::controller_client::{Controller, Target, refusal};
-use super::object::{Object, finalizers, is_terminating, meta_str, strings};
-use super::resource::ResourceType;
-use super::state::{Reply, State};
+use crate::collect::GcAction;
+use crate::controller_client::{Controller, Target, refusal};
+use crate::resource::ResourceType;
+use crate::state::{Reply, State};
+use crate::wire::object::{Object, finalizers, is_terminating, meta_str, strings};
 
 /// The namespace controller's finalizer token (`v1.FinalizerKubernetes`).
 const FINALIZER_TOKEN: &str = "kubernetes";

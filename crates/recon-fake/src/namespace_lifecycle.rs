@@ -1,5 +1,5 @@
 //! Strict namespaces: kube-apiserver's `NamespaceLifecycle` admission plugin (C11), on when the
-//! server is built with [`ApiServerBuilder::strict_namespaces`](super::ApiServerBuilder::strict_namespaces).
+//! server is built with [`ApiServerBuilder::strict_namespaces`](crate::ApiServerBuilder::strict_namespaces).
 //!
 //! As the plugin's `Admit` (k8s.io/apiserver `pkg/admission/plugin/namespace/lifecycle`):
 //! - Namespaces themselves, cluster-scoped objects and deletes of namespaced objects pass.
@@ -16,11 +16,13 @@
 
 use serde_json::Value;
 
-use super::error::{ApiError, StatusCause};
-use super::object::{Object, meta_str};
-use super::resource::{DeleteBehavior, GroupResource, ResourceType};
-use super::state::{Call, State};
-use super::store::object_key;
+use crate::resource::{DeleteBehavior, ResourceType};
+use crate::state::{Call, State};
+use crate::store::object_key;
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, meta_str};
+use crate::wire::status::StatusCause;
 
 /// The plugin's `immortalNamespaces`: `metav1.NamespaceDefault`, `NamespaceSystem`,
 /// `NamespacePublic`. The server creates them (with `kube-node-lease`) when it is built.

@@ -11,12 +11,13 @@ use base64::alphabet::URL_SAFE;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::{Deserialize, Serialize};
 
-use super::error::{ApiError, Reason, StatusCause, StatusDetails};
-use super::list_options::{ListOptions, Match, list_too_old};
-use super::read::ListQuery;
-use super::resource::GroupResource;
-use super::state::{Call, State};
-use super::store::Stored;
+use crate::list_options::{ListOptions, Match, list_too_old};
+use crate::read::ListQuery;
+use crate::state::{Call, State};
+use crate::store::Stored;
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
+use crate::wire::status::{Reason, StatusCause, StatusDetails};
 
 /// Go's `base64.RawURLEncoding`: URL-safe, unpadded, and lenient about the unused bits of the
 /// last character.

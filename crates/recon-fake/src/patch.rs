@@ -4,16 +4,17 @@
 
 use serde_json::Value;
 
-use super::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
-use super::error::{ApiError, Reason};
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::field_validation::FieldValidation;
-use super::object::{Object, json_type, normalize_metadata};
-use super::patched_text;
-use super::resource::GroupKind;
-use super::state::{Call, Reply, State};
-use super::strategic;
-use super::update::UpdateRequest;
+use crate::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
+use crate::field_validation::FieldValidation;
+use crate::patched_text;
+use crate::state::{Call, Reply, State};
+use crate::strategic;
+use crate::update::UpdateRequest;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+use crate::wire::object::{Object, json_type, normalize_metadata};
+use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,7 +260,7 @@ fn patch_rejected() -> ApiError {
         Reason::Invalid,
         "the server rejected our request due to an error in our request",
     )
-    .with_details(super::error::StatusDetails::default())
+    .with_details(crate::wire::status::StatusDetails::default())
 }
 
 /// The Status a failed strategic merge patch is answered with. A panic upstream is a plain-text
@@ -272,7 +273,7 @@ fn strategic_error(err: &strategic::StrategicError) -> ApiError {
     };
     let error = ApiError::new(err.code, reason, err.message.clone());
     if err.kind == strategic::StrategicErrorKind::Invalid {
-        error.with_details(super::error::StatusDetails::default())
+        error.with_details(crate::wire::status::StatusDetails::default())
     } else {
         error
     }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::error::ApiError;
-use super::resource::GroupResource;
-use super::route::Verb;
+use crate::route::Verb;
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
 
 /// An error a reactor answers with. The common kinds carry the real message for the request's
 /// resource and name.
@@ -132,16 +132,16 @@ pub(crate) fn react(reactors: &mut Vec<Reactor>, target: &Target<'_>) -> Reactio
     reactions
 }
 
-/// Builds a reactor; see [`ApiServer::on`](super::ApiServer::on).
+/// Builds a reactor; see [`ApiServer::on`](crate::ApiServer::on).
 #[must_use = "a reactor is registered only by `fail` or `before`"]
 pub struct ReactorBuilder<'a> {
-    server: &'a super::ApiServer,
+    server: &'a crate::ApiServer,
     matcher: Matcher,
     times: Option<usize>,
 }
 
 impl<'a> ReactorBuilder<'a> {
-    pub(crate) fn new(server: &'a super::ApiServer, verb: Verb, resource: &str) -> Self {
+    pub(crate) fn new(server: &'a crate::ApiServer, verb: Verb, resource: &str) -> Self {
         ReactorBuilder {
             server,
             matcher: Matcher {
@@ -198,7 +198,7 @@ impl<'a> ReactorBuilder<'a> {
 
     /// Run `hook` just before each matching request is served. The hook gets a client of the same
     /// server: what it writes lands first, like a concurrent writer's request. Its requests are
-    /// recorded with [`RequestOrigin::Reactor`](super::RequestOrigin::Reactor) and do not trigger
+    /// recorded with [`RequestOrigin::Reactor`](crate::RequestOrigin::Reactor) and do not trigger
     /// reactors themselves.
     pub fn before<F, Fut>(self, hook: F)
     where

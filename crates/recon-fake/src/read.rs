@@ -2,15 +2,16 @@
 //! (the current revision), and the response forms the real server writes (custom resource lists
 //! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
 
+use recon_apimachinery::selector::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
-use super::error::{ApiError, Reason};
-use super::list_options::ListOptions;
-use super::object::{decode_body, meta, with_type_meta};
-use super::resource::ResourceType;
-use super::state::{Call, Reply, State};
-use super::store::Stored;
-use recon_apimachinery::selector::{FieldSelector, LabelSelector};
+use crate::list_options::ListOptions;
+use crate::resource::ResourceType;
+use crate::state::{Call, Reply, State};
+use crate::store::Stored;
+use crate::wire::error::ApiError;
+use crate::wire::object::{decode_body, meta, with_type_meta};
+use crate::wire::status::Reason;
 
 /// The response form an `Accept` header asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::builtins::builtin_types;
-use super::resource::ResourceType;
+use crate::builtins::builtin_types;
+use crate::resource::ResourceType;
 
 #[derive(Debug)]
 pub(crate) struct Registry {

@@ -2,69 +2,11 @@
 //! kube-apiserver keeps in each registry strategy (status subresource, generation, unconditional
 //! update, create-on-update, name format, delete answer).
 
+use recon_apimachinery::go_quote;
 use recon_apimachinery::names::NameRule;
-use std::fmt;
-
 use serde_json::{Map, Value};
 
-/// A resource qualified by its API group, printed as kube-apiserver prints it in messages:
-/// `widgets.example.com`, or just `configmaps` in the core group.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GroupResource {
-    /// The API group; empty for the core group.
-    pub group: String,
-    /// The plural resource name.
-    pub resource: String,
-}
-
-impl GroupResource {
-    /// A group and a plural resource name.
-    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
-        GroupResource {
-            group: group.into(),
-            resource: resource.into(),
-        }
-    }
-}
-
-impl fmt::Display for GroupResource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() {
-            f.write_str(&self.resource)
-        } else {
-            write!(f, "{}.{}", self.resource, self.group)
-        }
-    }
-}
-
-/// A kind qualified by its API group, printed `Widget.example.com`, or `ConfigMap` in the core group.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct GroupKind {
-    /// The API group; empty for the core group.
-    pub group: String,
-    /// The kind.
-    pub kind: String,
-}
-
-impl GroupKind {
-    /// A group and a kind.
-    pub fn new(group: impl Into<String>, kind: impl Into<String>) -> Self {
-        GroupKind {
-            group: group.into(),
-            kind: kind.into(),
-        }
-    }
-}
-
-impl fmt::Display for GroupKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() {
-            f.write_str(&self.kind)
-        } else {
-            write!(f, "{}.{}", self.kind, self.group)
-        }
-    }
-}
+use crate::wire::group::{GroupKind, GroupResource};
 
 /// When `metadata.generation` is set and bumped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +39,7 @@ pub(crate) type Prepare = fn(&mut Map<String, Value>);
 /// `PrepareForUpdate`-style hook: edits `new` knowing `old`.
 pub(crate) type PrepareUpdate = fn(&mut Map<String, Value>, &Map<String, Value>);
 /// Type-specific validation.
-pub(crate) type Validate = fn(&Map<String, Value>) -> Vec<super::field_error::FieldError>;
+pub(crate) type Validate = fn(&Map<String, Value>) -> Vec<crate::wire::field_error::FieldError>;
 /// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
 pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
 
@@ -191,13 +133,10 @@ impl FieldLabels {
             UnsupportedField::NotSupported => format!("field label not supported: {label}"),
             UnsupportedField::DefaultConversion => format!(
                 "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                super::error::go_quote(label)
+                go_quote(label)
             ),
             UnsupportedField::NotSupportedForJob => {
-                format!(
-                    "field label {} not supported for Job",
-                    super::error::go_quote(label)
-                )
+                format!("field label {} not supported for Job", go_quote(label))
             }
         }
     }
@@ -211,11 +150,11 @@ pub(crate) struct ServedVersion {
     pub(crate) status: bool,
     /// The structural schema field management follows (list and map types): a CRD's, or a
     /// built-in type's table.
-    pub(crate) schema: Option<std::sync::Arc<super::apply::Schema>>,
+    pub(crate) schema: Option<std::sync::Arc<crate::apply::Schema>>,
     /// Whether discovery lists the `scale` subresource at this version (a CRD that declares it).
     pub(crate) scale: bool,
     /// The schema custom resources of this version are validated against (a CRD's).
-    pub(crate) validation: Option<std::sync::Arc<super::schema::CustomResourceSchema>>,
+    pub(crate) validation: Option<std::sync::Arc<crate::schema::CustomResourceSchema>>,
 }
 
 /// What discovery says about a type beyond its names and scope (R4).
@@ -284,7 +223,7 @@ impl ResourceType {
     }
 
     /// The validation schema of `version`, for custom resources.
-    pub(crate) fn validation(&self, version: &str) -> Option<&super::schema::CustomResourceSchema> {
+    pub(crate) fn validation(&self, version: &str) -> Option<&crate::schema::CustomResourceSchema> {
         self.versions
             .iter()
             .find(|v| v.name == version)
@@ -310,31 +249,5 @@ impl ResourceType {
             Some(ns) => format!("{prefix}/{ns}/{name}"),
             None => format!("{prefix}/{name}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn core_group_names_print_without_a_group() {
-        assert_eq!(
-            GroupResource::new("", "configmaps").to_string(),
-            "configmaps"
-        );
-        assert_eq!(GroupKind::new("", "ConfigMap").to_string(), "ConfigMap");
-    }
-
-    #[test]
-    fn named_group_names_print_with_the_group_suffix() {
-        assert_eq!(
-            GroupResource::new("apps", "deployments").to_string(),
-            "deployments.apps"
-        );
-        assert_eq!(
-            GroupKind::new("example.com", "Widget").to_string(),
-            "Widget.example.com"
-        );
     }
 }

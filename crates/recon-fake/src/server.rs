@@ -6,14 +6,14 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 
-use super::clock::{Clock, SystemClock};
-use super::history::{DEFAULT_HISTORY, History};
-use super::ids::IdGenerator;
-use super::reactor::{Reactor, ReactorBuilder};
-use super::record::{RecordedRequest, RequestOrigin};
-use super::route::Verb;
-use super::service::{FakeService, Shared};
-use super::state::State;
+use crate::clock::{Clock, SystemClock};
+use crate::history::{DEFAULT_HISTORY, History};
+use crate::ids::IdGenerator;
+use crate::reactor::{Reactor, ReactorBuilder};
+use crate::record::{RecordedRequest, RequestOrigin};
+use crate::route::Verb;
+use crate::service::{FakeService, Shared};
+use crate::state::State;
 
 /// Namespaces every cluster starts with.
 const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];

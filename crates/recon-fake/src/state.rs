@@ -5,18 +5,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::clock::{Clock, format_time};
-use super::error::ApiError;
-use super::ids::IdGenerator;
-use super::object::{DecodeContext, Object, decode_body, with_type_meta};
-use super::reactor::{MutateHook, Reactor};
-use super::record::RecordedRequest;
-use super::registry::Registry;
-use super::resource::{GroupResource, ResourceType};
-use super::route::{Query, ResourcePath};
-use super::schema::CustomResourceSchema;
-use super::store::{Store, Stored, object_key};
-use super::watch::{WatchStream, Watcher};
+use crate::clock::{Clock, format_time};
+use crate::ids::IdGenerator;
+use crate::reactor::{MutateHook, Reactor};
+use crate::record::RecordedRequest;
+use crate::registry::Registry;
+use crate::resource::ResourceType;
+use crate::route::{Query, ResourcePath};
+use crate::schema::CustomResourceSchema;
+use crate::store::{Store, Stored, object_key};
+use crate::watch::{WatchStream, Watcher};
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{DecodeContext, Object, decode_body, with_type_meta};
 
 /// Everything the server knows, guarded by one lock: requests are served one at a time, as etcd
 /// serialises writes.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::history::{Change, DEFAULT_HISTORY, History};
-use super::object::{Object, decode_body, encode_body, labels, set_meta};
-use super::resource::GroupResource;
+use crate::history::{Change, DEFAULT_HISTORY, History};
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, decode_body, encode_body, labels, set_meta};
 
 /// One stored object.
 #[derive(Debug, Clone)]

@@ -46,9 +46,10 @@ mod tests;
 
 use std::fmt;
 
+pub use schema::{PatchSchema, metadata_only, schema_for};
 use serde_json::Value;
 
-pub use schema::{PatchSchema, metadata_only, schema_for};
+use crate::wire::object::json_type;
 
 /// Which kind of answer the apiserver gives for a failed strategic merge patch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +211,7 @@ pub fn apply(
                 StrategicErrorKind::BadRequest,
                 format!(
                     "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    super::object::json_type(other)
+                    json_type(other)
                 ),
             ));
         }
@@ -224,7 +225,7 @@ pub fn apply(
                 StrategicErrorKind::Internal,
                 format!(
                     "stored object is a JSON {}, not an object",
-                    super::object::json_type(other)
+                    json_type(other)
                 ),
             ));
         }

@@ -1,28 +1,29 @@
 //! PUT, and the update path every write of an existing object takes: `Store.Update` and
 //! `rest.BeforeUpdate` of kube-apiserver, in their order (which decides which error wins).
 
+use recon_apimachinery::go_quote;
+use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use super::apply::restore_unchanged_times;
-use super::create::before_create;
-use super::decode::{
+use crate::apply::restore_unchanged_times;
+use crate::create::before_create;
+use crate::decode::{
     check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use super::error::{ApiError, go_quote};
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::field_manager::FieldManager;
-use super::object::{
-    Object, deletion_grace, encode_body, finalizers, is_terminating, meta_mut, meta_str,
-    meta_value, set_meta,
-};
-use recon_apimachinery::names::NameRule;
-
-use super::resource::{DeleteBehavior, GenerationRule, GroupKind, StatusWrite};
-use super::state::{Call, Reply, State};
-use super::store::Stored;
-use super::validation::{
+use crate::field_manager::FieldManager;
+use crate::resource::{DeleteBehavior, GenerationRule, StatusWrite};
+use crate::state::{Call, Reply, State};
+use crate::store::Stored;
+use crate::validation::{
     validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
     validate_object_meta_update,
+};
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+use crate::wire::object::{
+    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_mut,
+    meta_str, meta_value, set_meta,
 };
 
 /// Which endpoint a write came through.
@@ -356,7 +357,7 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
         }
     };
     if changed {
-        let generation = super::object::generation(old) + 1;
+        let generation = generation(old) + 1;
         meta_mut(new).insert("generation".into(), Value::from(generation));
     }
 }

@@ -2,14 +2,16 @@
 //! (`ValidateObjectMetaAccessor`, `ValidateObjectMetaAccessorUpdate`) plus the core-group
 //! finalizer-name rule, producing the same field errors in the same order as the real server.
 
-use serde_json::{Map, Value};
-
-use super::error::go_quote;
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::object::{OWNER_REF_FIELDS, Object, finalizers, meta, meta_str, meta_value};
+use recon_apimachinery::go_quote;
 use recon_apimachinery::names::NameRule;
 use recon_apimachinery::names::{
     dns1123_label_errors, label_key_errors, label_value_errors, name_errors,
+};
+use serde_json::{Map, Value};
+
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::object::{
+    OWNER_REF_FIELDS, Object, finalizers, generation, meta, meta_str, meta_value,
 };
 
 /// `TotalAnnotationSizeLimitB`.
@@ -109,10 +111,7 @@ pub(crate) fn validate_object_meta_update(new: &Object, old: &Object) -> Vec<Fie
             "must be specified for an update",
         ));
     }
-    let (new_gen, old_gen) = (
-        super::object::generation(new),
-        super::object::generation(old),
-    );
+    let (new_gen, old_gen) = (generation(new), generation(old));
     if new_gen < old_gen {
         errors.push(FieldError::new(
             ErrorType::Invalid,
@@ -366,7 +365,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::field_error::aggregate;
+    use crate::wire::field_error::aggregate;
 
     fn obj(v: Value) -> Object {
         v.as_object().cloned().unwrap_or_default()

@@ -22,15 +22,17 @@ use http_body_util::{BodyExt, StreamBody};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::error::{ApiError, Reason};
-use super::history::Change;
-use super::list_options::ListOptions;
-use super::object::{decode_body, encode_body, set_meta, with_type_meta};
-use super::read::{Format, ListQuery, negotiate, partial_metadata};
-use super::resource::{GroupResource, ResourceType};
-use super::service::ResponseBody;
-use super::state::{Call, Reply, State};
-use super::store::Stored;
+use crate::history::Change;
+use crate::list_options::ListOptions;
+use crate::read::{Format, ListQuery, negotiate, partial_metadata};
+use crate::resource::ResourceType;
+use crate::service::ResponseBody;
+use crate::state::{Call, Reply, State};
+use crate::store::Stored;
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{decode_body, encode_body, set_meta, with_type_meta};
+use crate::wire::status::Reason;
 
 /// What the apiserver uses when a watch names no `timeoutSeconds`: `--min-request-timeout`
 /// (1800 s; the real server picks at random up to twice that).

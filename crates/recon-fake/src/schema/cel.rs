@@ -49,12 +49,12 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-use serde_json::Value;
-
-use super::super::field_error::FieldError;
 use field_path::Path;
 use rules::RuleNode;
+use serde_json::Value;
 use tree::SNode;
+
+use crate::wire::field_error::FieldError;
 
 /// Every `x-kubernetes-validations` rule of one version's `openAPIV3Schema`, compiled once so
 /// that validating an object only evaluates.

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use super::super::super::field_error::{BadValue, ErrorType, FieldError};
 use super::check;
 use super::eval::{self, Env};
 use super::field_path::{self, Path};
@@ -12,6 +11,7 @@ use super::gojson;
 use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]

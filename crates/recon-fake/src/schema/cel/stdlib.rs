@@ -6,15 +6,16 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use recon_apimachinery::go_quote;
 use regex::Regex;
 
-use super::super::number::go_float;
 use super::eval::Env;
 use super::lists::items;
 use super::time::{self, Duration, Timestamp};
 use super::tree::ListType;
 use super::types::escape;
 use super::value::{self, EvalError, List, MapVal, Result, Value, equal, numeric_cmp};
+use crate::wire::number::go_float;
 
 /// A regular expression as Go's `regexp` (RE2) would accept it.
 pub(super) fn compile_regex(pattern: &str) -> std::result::Result<Regex, String> {
@@ -472,14 +473,9 @@ fn convert<'a>(to: &str, v: &Value<'a>) -> Result<Value<'a>> {
         ("timestamp", V::Int(i)) => Timestamp::checked(i128::from(*i) * 1_000_000_000)
             .map(V::Timestamp)
             .ok_or_else(|| EvalError::new("timestamp overflow")),
-        ("timestamp", V::String(s)) => {
-            time::parse_timestamp(s).map(V::Timestamp).ok_or_else(|| {
-                EvalError::new(format!(
-                    "invalid RFC 3339 timestamp {}",
-                    super::super::super::error::go_quote(s)
-                ))
-            })
-        }
+        ("timestamp", V::String(s)) => time::parse_timestamp(s)
+            .map(V::Timestamp)
+            .ok_or_else(|| EvalError::new(format!("invalid RFC 3339 timestamp {}", go_quote(s)))),
         ("duration", V::String(s)) => time::parse_duration(s)
             .map(V::Duration)
             .ok_or_else(|| conversion_error(v)),

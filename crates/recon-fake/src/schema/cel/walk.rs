@@ -5,14 +5,14 @@
 
 use serde_json::Value as Json;
 
-use super::super::super::field_error::{BadValue, ErrorType, FieldError};
-use super::super::super::go_json::go_json;
-use super::super::number::Num;
 use super::eval::{self, COST_EXCEEDED, Env};
 use super::field_path::Path;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json::go_json;
+use crate::wire::number::Num;
 
 /// The total cost all rules of one write may use (`RuntimeCELCostBudget`), in steps.
 const BUDGET: u64 = 10_000_000;

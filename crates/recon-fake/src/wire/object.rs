@@ -3,9 +3,10 @@
 //! `omitempty` fields dropped, wrong JSON types rejected with Go's decoding message).
 
 use bytes::Bytes;
+use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
-use super::error::ApiError;
+use crate::wire::error::ApiError;
 
 /// A decoded object.
 pub(crate) type Object = Map<String, Value>;
@@ -204,7 +205,7 @@ impl DecodeContext<'_> {
         ApiError::bad_request(format!(
             "{} in version {} cannot be handled as a {}: {why}",
             self.kind,
-            super::error::go_quote(self.version),
+            go_quote(self.version),
             self.kind
         ))
     }
@@ -344,8 +345,8 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                 Value::String(s) => {
                     return Err(format!(
                         "parsing time {} as \"2006-01-02T15:04:05Z07:00\": cannot parse {} as \"2006\"",
-                        super::error::go_quote(s),
-                        super::error::go_quote(s)
+                        go_quote(s),
+                        go_quote(s)
                     ));
                 }
                 other => return Err(type_error(other, "v1.Time")),

@@ -1,7 +1,9 @@
 //! Field validation errors, rendered as k8s.io/apimachinery `pkg/util/validation/field` renders
 //! them (`metadata.name: Invalid value: "X": detail`), with the matching `StatusCause`.
 
-use super::error::{StatusCause, go_quote};
+use recon_apimachinery::go_quote;
+
+use crate::wire::status::StatusCause;
 
 /// The `field.ErrorType` of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
