@@ -9,7 +9,7 @@ use crate::decode::{
 use crate::field_manager::FieldManager;
 use crate::resource::GenerationRule;
 use crate::state::{Call, Reply, State};
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };

@@ -11,7 +11,7 @@ use crate::clock::format_time;
 use crate::read::ListQuery;
 use crate::resource::{DeleteBehavior, GcPolicy, ResourceType};
 use crate::state::{Call, Reply, State};
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::{GroupKind, GroupResource};

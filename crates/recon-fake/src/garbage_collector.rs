@@ -20,7 +20,7 @@ use crate::collect::{GcAction, Propagation};
 use crate::controller_client::{Controller, Target, refusal};
 use crate::resource::ResourceType;
 use crate::state::{Reply, State};
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, meta_value};
 
 /// `metav1.FinalizerOrphanDependents`.

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::server::ApiServer;
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::wire::object::with_type_meta;
 
 impl ApiServer {

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::resource::{DeleteBehavior, ResourceType};
 use crate::state::{Call, State};
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, meta_str};

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::list_options::{ListOptions, Match, list_too_old};
 use crate::read::ListQuery;
 use crate::state::{Call, State};
-use crate::store::Stored;
+use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::status::{Reason, StatusCause, StatusDetails};

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::list_options::ListOptions;
 use crate::resource::ResourceType;
 use crate::state::{Call, Reply, State};
-use crate::store::Stored;
+use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::object::{decode_body, meta, with_type_meta};
 use crate::wire::status::Reason;

@@ -10,7 +10,7 @@ use crate::clock::format_time;
 use crate::resource::GenerationRule;
 use crate::server::ApiServer;
 use crate::state::State;
-use crate::store::object_key;
+use crate::storage::stored::object_key;
 use crate::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::wire::error::ApiError;
 use crate::wire::object::{

@@ -7,13 +7,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 
 use crate::clock::{Clock, SystemClock};
-use crate::history::{DEFAULT_HISTORY, History};
 use crate::ids::IdGenerator;
 use crate::reactor::{Reactor, ReactorBuilder};
 use crate::record::{RecordedRequest, RequestOrigin};
 use crate::route::Verb;
 use crate::service::{FakeService, Shared};
 use crate::state::State;
+use crate::storage::history::{DEFAULT_HISTORY, History};
 
 /// Namespaces every cluster starts with.
 const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];

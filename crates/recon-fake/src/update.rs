@@ -13,7 +13,7 @@ use crate::decode::{
 use crate::field_manager::FieldManager;
 use crate::resource::{DeleteBehavior, GenerationRule, StatusWrite};
 use crate::state::{Call, Reply, State};
-use crate::store::Stored;
+use crate::storage::stored::Stored;
 use crate::validation::{
     validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
     validate_object_meta_update,

@@ -22,13 +22,13 @@ use http_body_util::{BodyExt, StreamBody};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::history::Change;
 use crate::list_options::ListOptions;
 use crate::read::{Format, ListQuery, negotiate, partial_metadata};
 use crate::resource::ResourceType;
 use crate::service::ResponseBody;
 use crate::state::{Call, Reply, State};
-use crate::store::Stored;
+use crate::storage::history::Change;
+use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{decode_body, encode_body, set_meta, with_type_meta};

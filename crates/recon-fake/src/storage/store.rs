@@ -3,43 +3,14 @@
 //! something else, as they were written: see [`Store::reread`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::history::{Change, DEFAULT_HISTORY, History};
+use super::history::{Change, DEFAULT_HISTORY, History};
+use super::stored::Stored;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, decode_body, encode_body, labels, set_meta};
-
-/// One stored object.
-#[derive(Debug, Clone)]
-pub(crate) struct Stored {
-    /// The object's JSON without `apiVersion` and `kind`, keys sorted.
-    pub(crate) body: Bytes,
-    /// `metadata.resourceVersion`, as a number.
-    pub(crate) revision: u64,
-    /// `metadata.labels`, kept decoded for selectors; shared with the history's copies.
-    pub(crate) labels: Arc<[(String, String)]>,
-}
-
-impl Stored {
-    pub(crate) fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
-            .map(|i| self.labels[i].1.as_str())
-    }
-}
-
-/// The storage key of an object: `<namespace>/<name>`, or `<name>` when cluster-scoped. Listing
-/// in key order is the order etcd returns (byte order, so `a-b/x` sorts before `a/x`).
-pub(crate) fn object_key(namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) => format!("{ns}/{name}"),
-        None => name.to_owned(),
-    }
-}
 
 /// The objects of one resource, by storage key, with an index of their labels.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::store::Stored;
+use super::stored::Stored;
 use crate::wire::group::GroupResource;
 
 /// How many changes a server keeps by default. etcd keeps about five minutes of history; a test
