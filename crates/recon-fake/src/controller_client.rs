@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::collect::ObjectId;
 use crate::record::RequestOrigin;
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::service::InternalRequest;
 use crate::state::{Reply, State};
 use crate::wire::error::ApiError;

@@ -7,7 +7,7 @@ use crate::decode::{
     check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
 use crate::field_manager::FieldManager;
-use crate::resource::GenerationRule;
+use crate::registry::resource::GenerationRule;
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::object_key;
 use crate::validation::{

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::clock::format_time;
 use crate::read::ListQuery;
-use crate::resource::{DeleteBehavior, GcPolicy, ResourceType};
+use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};
+use crate::registry::resource::{DeleteBehavior, GcPolicy, ResourceType};
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
@@ -194,11 +195,11 @@ impl State {
             DeleteBehavior::CustomResourceDefinition if first_delete => {
                 set_meta(&mut obj, "deletionTimestamp", self.now());
                 let mut list = finalizers(&obj);
-                if !list.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
-                    list.push(crate::crd::CLEANUP_FINALIZER.to_owned());
+                if !list.iter().any(|f| f == CLEANUP_FINALIZER) {
+                    list.push(CLEANUP_FINALIZER.to_owned());
                 }
                 set_meta(&mut obj, "finalizers", Value::from(list));
-                crate::crd::set_condition(
+                set_condition(
                     &mut obj,
                     "Terminating",
                     "True",

@@ -12,17 +12,14 @@ mod aggregated;
 mod catalog;
 mod legacy;
 mod server_version;
-mod storage_hash;
 mod version_order;
-
-use catalog::{Catalog, Group, GroupVersion};
-use http::Method;
-pub(crate) use storage_hash::storage_version_hash;
 
 use crate::route::DiscoveryPath;
 use crate::state::{Reply, State};
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;
+use catalog::{Catalog, Group, GroupVersion};
+use http::Method;
 
 /// The media type of an aggregated discovery document, which the response declares.
 const AGGREGATED_MEDIA_TYPE: &str =

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::collect::{GcAction, Propagation};
 use crate::controller_client::{Controller, Target, refusal};
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::state::{Reply, State};
 use crate::storage::stored::object_key;
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, meta_value};

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::collect::GcAction;
 use crate::controller_client::{Controller, Target, refusal};
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::state::{Reply, State};
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, strings};
 

@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use crate::resource::{DeleteBehavior, ResourceType};
+use crate::registry::resource::{DeleteBehavior, ResourceType};
 use crate::state::{Call, State};
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;

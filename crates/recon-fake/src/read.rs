@@ -6,7 +6,7 @@ use recon_apimachinery::selector::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
 use crate::list_options::ListOptions;
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;

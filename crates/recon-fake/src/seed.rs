@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::format_time;
-use crate::resource::GenerationRule;
+use crate::registry::resource::GenerationRule;
 use crate::server::ApiServer;
 use crate::state::State;
 use crate::storage::stored::object_key;

@@ -16,7 +16,7 @@ use recon_apimachinery::go_quote;
 
 use crate::reactor::{MutateHook, Target, react};
 use crate::record::{RecordedRequest, RequestOrigin};
-use crate::resource::{DeleteBehavior, ResourceType};
+use crate::registry::resource::{DeleteBehavior, ResourceType};
 use crate::route::{Query, ResourcePath, Route, Verb, parse_path};
 use crate::state::{Call, Reply, State};
 use crate::watch::WatchStream;

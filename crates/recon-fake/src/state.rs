@@ -10,7 +10,7 @@ use crate::ids::IdGenerator;
 use crate::reactor::{MutateHook, Reactor};
 use crate::record::RecordedRequest;
 use crate::registry::Registry;
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::route::{Query, ResourcePath};
 use crate::schema::CustomResourceSchema;
 use crate::storage::store::Store;

@@ -11,7 +11,7 @@ use crate::decode::{
     check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
 use crate::field_manager::FieldManager;
-use crate::resource::{DeleteBehavior, GenerationRule, StatusWrite};
+use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::Stored;
 use crate::validation::{

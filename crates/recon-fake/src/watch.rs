@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 
 use crate::list_options::ListOptions;
 use crate::read::{Format, ListQuery, negotiate, partial_metadata};
-use crate::resource::ResourceType;
+use crate::registry::resource::ResourceType;
 use crate::service::ResponseBody;
 use crate::state::{Call, Reply, State};
 use crate::storage::history::Change;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::version_order;
 use crate::registry::Registry;
-use crate::resource::{DeleteBehavior, ResourceType};
+use crate::registry::resource::{DeleteBehavior, ResourceType};
 
 /// The named groups kube-apiserver knows, in the order it lists them (kube-aggregator's group
 /// priorities, highest first; the core group leads). Groups not listed here, every CRD group

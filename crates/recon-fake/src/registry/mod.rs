@@ -1,10 +1,21 @@
-//! The resource types the server serves: the built-ins, plus one per established CRD.
+//! The registry: the resource types the server serves, the built-ins plus one per established
+//! CRD, each with the rules of its registry strategy.
+//!
+//! - [`resource`]: what the server knows about one type;
+//! - [`builtins`]: the built-in types, from a table;
+//! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
+//! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
+
+pub(crate) mod builtins;
+pub(crate) mod crd;
+pub(crate) mod resource;
+pub(crate) mod storage_hash;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::builtins::builtin_types;
-use crate::resource::ResourceType;
+use builtins::builtin_types;
+use resource::ResourceType;
 
 #[derive(Debug)]
 pub(crate) struct Registry {

@@ -1,0 +1,6 @@
+//! The controllers: what a cluster runs beside kube-apiserver, here run by the server itself.
+//!
+//! - [`apiextensions`]: the CRD controllers, run right after each write as a real server's
+//!   would have caught up.
+
+pub(crate) mod apiextensions;
