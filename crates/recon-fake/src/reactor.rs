@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::route::Verb;
+use crate::request::route::Verb;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 

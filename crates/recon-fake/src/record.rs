@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
 
-use crate::route::Verb;
+use crate::request::route::Verb;
 
 /// Who sent a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,11 +7,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::format_time;
+use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::registry::resource::GenerationRule;
 use crate::server::ApiServer;
 use crate::state::State;
 use crate::storage::stored::object_key;
-use crate::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::wire::error::ApiError;
 use crate::wire::object::{
     Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,

@@ -10,7 +10,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::ids::IdGenerator;
 use crate::reactor::{Reactor, ReactorBuilder};
 use crate::record::{RecordedRequest, RequestOrigin};
-use crate::route::Verb;
+use crate::request::route::Verb;
 use crate::service::{FakeService, Shared};
 use crate::state::State;
 use crate::storage::history::{DEFAULT_HISTORY, History};

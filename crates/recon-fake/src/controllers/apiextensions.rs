@@ -7,7 +7,7 @@ use std::sync::Arc;
 use recon_apimachinery::go_quote;
 use serde_json::{Value, json};
 
-use crate::delete::{DeleteOptions, Deleted};
+use crate::handlers::delete::{DeleteOptions, Deleted};
 use crate::registry::crd::{CLEANUP_FINALIZER, resource_type, set_condition, spec, storage_schema};
 use crate::registry::resource::ResourceType;
 use crate::schema::CustomResourceSchema;

@@ -4,3 +4,7 @@
 //!   would have caught up.
 
 pub(crate) mod apiextensions;
+pub(crate) mod client;
+pub(crate) mod garbage_collector;
+pub(crate) mod namespace_controller;
+pub(crate) mod report;

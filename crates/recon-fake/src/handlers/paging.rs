@@ -11,8 +11,8 @@ use base64::alphabet::URL_SAFE;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::list_options::{ListOptions, Match, list_too_old};
-use crate::read::ListQuery;
+use crate::handlers::read::ListQuery;
+use crate::request::list_options::{ListOptions, Match, list_too_old};
 use crate::state::{Call, State};
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;

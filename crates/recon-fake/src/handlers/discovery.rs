@@ -14,7 +14,7 @@ mod legacy;
 mod server_version;
 mod version_order;
 
-use crate::route::DiscoveryPath;
+use crate::request::route::DiscoveryPath;
 use crate::state::{Reply, State};
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;

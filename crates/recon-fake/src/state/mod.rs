@@ -6,16 +6,16 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::clock::{Clock, format_time};
+use crate::handlers::watch::{WatchStream, Watcher};
 use crate::ids::IdGenerator;
 use crate::reactor::{MutateHook, Reactor};
 use crate::record::RecordedRequest;
 use crate::registry::Registry;
 use crate::registry::resource::ResourceType;
-use crate::route::{Query, ResourcePath};
+use crate::request::route::{Query, ResourcePath};
 use crate::schema::CustomResourceSchema;
 use crate::storage::store::Store;
 use crate::storage::stored::{Stored, object_key};
-use crate::watch::{WatchStream, Watcher};
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeContext, Object, decode_body, with_type_meta};

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::decode::decode_custom_resource;
+use crate::handlers::decode::decode_custom_resource;
 use crate::state::{Call, State};
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;

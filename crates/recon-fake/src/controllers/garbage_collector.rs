@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::collect::{GcAction, Propagation};
-use crate::controller_client::{Controller, Target, refusal};
+use crate::controllers::client::{Controller, Target, refusal};
+use crate::controllers::report::{GcAction, Propagation};
 use crate::registry::resource::ResourceType;
 use crate::state::{Reply, State};
 use crate::storage::stored::object_key;

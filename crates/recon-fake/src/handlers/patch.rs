@@ -2,14 +2,18 @@
 //! applied to the current object and the result goes through the ordinary update path, so a
 //! `metadata.resourceVersion` inside the patch acts as an optimistic lock.
 
+mod apply;
+mod patched_text;
+
 use serde_json::Value;
 
-use crate::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
-use crate::field_validation::FieldValidation;
-use crate::patched_text;
+use crate::handlers::decode::{
+    check_name, check_write_options, decode_custom_resource, ensure_namespace,
+};
+use crate::handlers::field_validation::FieldValidation;
+use crate::handlers::update::UpdateRequest;
 use crate::state::{Call, Reply, State};
 use crate::strategic;
-use crate::update::UpdateRequest;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::collect::GcAction;
-use crate::controller_client::{Controller, Target, refusal};
+use crate::controllers::client::{Controller, Target, refusal};
+use crate::controllers::report::GcAction;
 use crate::registry::resource::ResourceType;
 use crate::state::{Reply, State};
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, strings};

@@ -3,16 +3,16 @@
 use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use crate::decode::{
+use crate::handlers::decode::{
     check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use crate::field_manager::FieldManager;
+use crate::handlers::field_manager::FieldManager;
+use crate::handlers::validation::{
+    custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
+};
 use crate::registry::resource::GenerationRule;
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::object_key;
-use crate::validation::{
-    custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
-};
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 

@@ -22,9 +22,9 @@ use http_body_util::{BodyExt, StreamBody};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::list_options::ListOptions;
-use crate::read::{Format, ListQuery, negotiate, partial_metadata};
+use crate::handlers::read::{Format, ListQuery, negotiate, partial_metadata};
 use crate::registry::resource::ResourceType;
+use crate::request::list_options::ListOptions;
 use crate::service::ResponseBody;
 use crate::state::{Call, Reply, State};
 use crate::storage::history::Change;

@@ -5,8 +5,8 @@
 use recon_apimachinery::selector::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
-use crate::list_options::ListOptions;
 use crate::registry::resource::ResourceType;
+use crate::request::list_options::ListOptions;
 use crate::state::{Call, Reply, State};
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;

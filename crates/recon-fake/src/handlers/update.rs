@@ -6,18 +6,18 @@ use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
 use crate::apply::restore_unchanged_times;
-use crate::create::before_create;
-use crate::decode::{
+use crate::handlers::create::before_create;
+use crate::handlers::decode::{
     check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use crate::field_manager::FieldManager;
-use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
-use crate::state::{Call, Reply, State};
-use crate::storage::stored::Stored;
-use crate::validation::{
+use crate::handlers::field_manager::FieldManager;
+use crate::handlers::validation::{
     validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
     validate_object_meta_update,
 };
+use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
+use crate::state::{Call, Reply, State};
+use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;

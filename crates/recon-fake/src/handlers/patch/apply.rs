@@ -5,11 +5,11 @@
 
 use serde_json::Value;
 
-use crate::decode::{check_name, decode_custom_resource, ensure_namespace};
-use crate::field_manager::FieldManager;
-use crate::field_validation::FieldValidation;
+use crate::handlers::decode::{check_name, decode_custom_resource, ensure_namespace};
+use crate::handlers::field_manager::FieldManager;
+use crate::handlers::field_validation::FieldValidation;
+use crate::handlers::update::UpdateRequest;
 use crate::state::{Call, Reply, State};
-use crate::update::UpdateRequest;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::clock::format_time;
-use crate::read::ListQuery;
+use crate::handlers::read::ListQuery;
 use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};
 use crate::registry::resource::{DeleteBehavior, GcPolicy, ResourceType};
 use crate::state::{Call, Reply, State};
