@@ -14,12 +14,14 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
-use crate::handlers::watch::WatchStream;
 use crate::reactor::{MutateHook, Target, react};
 use crate::record::{RecordedRequest, RequestOrigin};
 use crate::registry::resource::{DeleteBehavior, ResourceType};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
 use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
-use crate::state::{Call, Reply, State};
+use crate::request::watch_stream::WatchStream;
+use crate::state::State;
 use crate::wire::error::ApiError;
 
 /// The response body type of the service.

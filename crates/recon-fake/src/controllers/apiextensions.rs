@@ -7,9 +7,10 @@ use std::sync::Arc;
 use recon_apimachinery::go_quote;
 use serde_json::{Value, json};
 
-use crate::handlers::delete::{DeleteOptions, Deleted};
+use crate::handlers::delete::Deleted;
 use crate::registry::crd::{CLEANUP_FINALIZER, resource_type, set_condition, spec, storage_schema};
 use crate::registry::resource::ResourceType;
+use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
 use crate::state::State;
 use crate::wire::group::GroupResource;

@@ -19,7 +19,8 @@ use serde_json::{Map, Value};
 use crate::controllers::client::{Controller, Target, refusal};
 use crate::controllers::report::{GcAction, Propagation};
 use crate::registry::resource::ResourceType;
-use crate::state::{Reply, State};
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, meta_value};
 

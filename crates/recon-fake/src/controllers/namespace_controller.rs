@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use crate::controllers::client::{Controller, Target, refusal};
 use crate::controllers::report::GcAction;
 use crate::registry::resource::ResourceType;
-use crate::state::{Reply, State};
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::wire::object::{Object, finalizers, is_terminating, meta_str, strings};
 
 /// The namespace controller's finalizer token (`v1.FinalizerKubernetes`).

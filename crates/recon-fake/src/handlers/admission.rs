@@ -7,7 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::Value;
 
 use crate::handlers::decode::decode_custom_resource;
-use crate::state::{Call, State};
+use crate::request::call::Call;
+use crate::state::State;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
 

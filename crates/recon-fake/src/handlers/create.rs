@@ -11,7 +11,9 @@ use crate::handlers::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
 use crate::registry::resource::GenerationRule;
-use crate::state::{Call, Reply, State};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};

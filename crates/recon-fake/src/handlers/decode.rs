@@ -5,7 +5,7 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use crate::handlers::field_validation::{self, FieldValidation};
-use crate::state::Call;
+use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
 use crate::wire::group::GroupKind;

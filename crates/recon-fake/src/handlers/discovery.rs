@@ -14,8 +14,9 @@ mod legacy;
 mod server_version;
 mod version_order;
 
+use crate::request::reply::Reply;
 use crate::request::route::DiscoveryPath;
-use crate::state::{Reply, State};
+use crate::state::State;
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;
 use catalog::{Catalog, Group, GroupVersion};

@@ -13,7 +13,7 @@ use crate::apply::{
     self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
     conflict_causes, reset_fields,
 };
-use crate::state::Call;
+use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
 use crate::wire::status::{Reason, StatusCause, StatusDetails};

@@ -1,5 +1,13 @@
 //! The verb handlers, each an `impl State` block, as kube-apiserver's REST handlers and registry
 //! stores serve a request: decode, admit, validate, store, answer.
+//!
+//! - [`create`], [`read`], [`update`], [`patch`], [`delete`], [`watch`]: the verbs; [`paging`]:
+//!   continued lists;
+//! - [`discovery`]: the discovery documents;
+//! - [`decode`], [`field_validation`]: request bodies and what their unknown fields cost;
+//! - [`field_manager`]: `managedFields` on every write;
+//! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
+//! - [`admission`], [`namespace_lifecycle`]: the admission steps.
 
 pub(crate) mod admission;
 pub(crate) mod create;

@@ -17,7 +17,8 @@
 use serde_json::Value;
 
 use crate::registry::resource::{DeleteBehavior, ResourceType};
-use crate::state::{Call, State};
+use crate::request::call::Call;
+use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;

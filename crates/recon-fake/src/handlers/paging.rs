@@ -11,9 +11,10 @@ use base64::alphabet::URL_SAFE;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::handlers::read::ListQuery;
+use crate::request::call::Call;
 use crate::request::list_options::{ListOptions, Match, list_too_old};
-use crate::state::{Call, State};
+use crate::request::list_query::ListQuery;
+use crate::state::State;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;

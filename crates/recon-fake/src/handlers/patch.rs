@@ -1,6 +1,10 @@
 //! PATCH: the patch handler of kube-apiserver (`pkg/endpoints/handlers/patch.go`). The patch is
 //! applied to the current object and the result goes through the ordinary update path, so a
 //! `metadata.resourceVersion` inside the patch acts as an optimistic lock.
+//!
+//! JSON merge, JSON and strategic merge patches are applied here; [`apply`] serves
+//! `application/apply-patch+yaml` (server-side apply), [`patched_text`] writes a merge-patched
+//! object as the real server quotes it in errors.
 
 mod apply;
 mod patched_text;
@@ -12,7 +16,9 @@ use crate::handlers::decode::{
 };
 use crate::handlers::field_validation::FieldValidation;
 use crate::handlers::update::UpdateRequest;
-use crate::state::{Call, Reply, State};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::strategic;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};

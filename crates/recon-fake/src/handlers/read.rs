@@ -2,104 +2,17 @@
 //! (the current revision), and the response forms the real server writes (custom resource lists
 //! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
 
-use recon_apimachinery::selector::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
-use crate::registry::resource::ResourceType;
+use crate::request::call::Call;
 use crate::request::list_options::ListOptions;
-use crate::state::{Call, Reply, State};
+use crate::request::list_query::{ListQuery, split_key};
+use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
-use crate::wire::object::{decode_body, meta, with_type_meta};
-use crate::wire::status::Reason;
-
-/// The response form an `Accept` header asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// The object (or list) itself.
-    Full,
-    /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
-    Metadata,
-}
-
-const PARTIAL: &str = "meta.k8s.io/v1";
-
-/// Content negotiation for reads: JSON, or the metadata-only forms kube's metadata API asks for.
-pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
-    if accept.trim().is_empty() {
-        return Ok(Format::Full);
-    }
-    let mut refusal = None;
-    for option in accept.split(',') {
-        let mut params = option.split(';').map(str::trim);
-        let media = params.next().unwrap_or("");
-        if !matches!(media, "application/json" | "application/*" | "*/*") {
-            continue;
-        }
-        let as_kind = params.find_map(|p| p.strip_prefix("as="));
-        match (as_kind, list) {
-            (None, _) => return Ok(Format::Full),
-            (Some("PartialObjectMetadata"), false) | (Some("PartialObjectMetadataList"), true) => {
-                return Ok(Format::Metadata);
-            }
-            (Some("PartialObjectMetadata"), true) => {
-                refusal =
-                    Some("you requested PartialObjectMetadata, but the requested object is a list");
-            }
-            _ => {}
-        }
-    }
-    Err(ApiError::new(
-        406,
-        Reason::NotAcceptable,
-        refusal.unwrap_or("only the following media types are accepted: application/json"),
-    ))
-}
-
-/// The `labelSelector` / `fieldSelector` of a list or delete-collection, parsed and checked
-/// against the type's supported field labels.
-pub(crate) struct ListQuery {
-    labels: LabelSelector,
-    fields: FieldSelector,
-}
-
-impl ListQuery {
-    pub(crate) fn parse(call: &Call<'_>) -> Result<Self, ApiError> {
-        let labels = LabelSelector::parse(call.query.get("labelSelector").unwrap_or(""))
-            .map_err(|e| ApiError::bad_request(e.0))?;
-        let fields = FieldSelector::parse(call.query.get("fieldSelector").unwrap_or(""))
-            .map_err(|e| ApiError::bad_request(e.0))?;
-        for requirement in fields.requirements() {
-            call.rt
-                .field_labels
-                .value(&requirement.field, &serde_json::Map::new())
-                .map_err(ApiError::bad_request)?;
-        }
-        Ok(ListQuery { labels, fields })
-    }
-
-    pub(crate) fn matches(&self, rt: &ResourceType, key: &str, stored: &Stored) -> bool {
-        if !self.labels.matches(|k| stored.label(k)) {
-            return false;
-        }
-        // Name and namespace come from the storage key; other fields need the object, once.
-        let (namespace, name) = split_key(key);
-        let decoded = std::cell::OnceCell::new();
-        self.fields.matches(|field| match field {
-            "metadata.name" => Some(name.to_owned()),
-            "metadata.namespace" if !rt.field_labels.no_namespace => Some(namespace.to_owned()),
-            _ => {
-                let obj = decoded.get_or_init(|| decode_body(&stored.body));
-                rt.field_labels.value(field, obj).ok()
-            }
-        })
-    }
-}
-
-/// `(namespace, name)` of a storage key (`<namespace>/<name>`, or `<name>` when cluster-scoped).
-fn split_key(key: &str) -> (&str, &str) {
-    key.rsplit_once('/').unwrap_or(("", key))
-}
+use crate::wire::object::with_type_meta;
 
 impl State {
     pub(crate) fn get(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
@@ -165,7 +78,7 @@ impl State {
         call: &'a Call<'_>,
         query: &'a ListQuery,
     ) -> impl Iterator<Item = (&'a String, &'a Stored)> + 'a {
-        let required: Vec<(&str, &str)> = query.labels.required_equalities().collect();
+        let required: Vec<(&str, &str)> = query.required_labels().collect();
         self.store
             .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
             .filter(move |(key, stored)| query.matches(&call.rt, key, stored))
@@ -265,45 +178,9 @@ fn list_body(
     .into_bytes()
 }
 
-/// `PartialObjectMetadata` of a stored body.
-pub(crate) fn partial_metadata(body: &[u8]) -> Vec<u8> {
-    let obj = decode_body(body);
-    let metadata = meta(&obj).cloned().unwrap_or_default();
-    let mut doc = serde_json::Map::new();
-    doc.insert("metadata".into(), Value::Object(metadata));
-    let inner = serde_json::to_vec(&doc).unwrap_or_default();
-    with_type_meta(PARTIAL, "PartialObjectMetadata", &inner)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kube_metadata_accept_headers_select_partial_metadata() {
-        let get = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-        let list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-        assert_eq!(negotiate(get, false).unwrap(), Format::Metadata);
-        assert_eq!(negotiate(list, true).unwrap(), Format::Metadata);
-        assert_eq!(negotiate("application/json", true).unwrap(), Format::Full);
-        assert_eq!(negotiate("", false).unwrap(), Format::Full);
-    }
-
-    #[test]
-    fn tables_and_protobuf_are_not_acceptable() {
-        assert_eq!(
-            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true)
-                .unwrap_err()
-                .code(),
-            406
-        );
-        assert_eq!(
-            negotiate("application/vnd.kubernetes.protobuf", false)
-                .unwrap_err()
-                .code(),
-            406
-        );
-    }
 
     #[test]
     fn list_documents_differ_for_typed_and_unstructured_lists() {

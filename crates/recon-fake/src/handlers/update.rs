@@ -16,7 +16,9 @@ use crate::handlers::validation::{
     validate_object_meta_update,
 };
 use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
-use crate::state::{Call, Reply, State};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};

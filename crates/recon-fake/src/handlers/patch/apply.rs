@@ -9,7 +9,9 @@ use crate::handlers::decode::{check_name, decode_custom_resource, ensure_namespa
 use crate::handlers::field_manager::FieldManager;
 use crate::handlers::field_validation::FieldValidation;
 use crate::handlers::update::UpdateRequest;
-use crate::state::{Call, Reply, State};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
 
