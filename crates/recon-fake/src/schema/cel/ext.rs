@@ -13,7 +13,7 @@ use kube_cel::cel::objects::{Key, Map, OptionalValue};
 use kube_cel::cel::{Context, ExecutionError, Program, Value as CelValue};
 use recon_apimachinery::go_quote;
 
-use super::value::{EvalError, List, MapVal, Result, Value};
+use super::value::{EvalError, List, MapVal, Result, Value, display};
 
 thread_local! {
     /// The functions, registered once per thread.
@@ -175,7 +175,7 @@ fn from_cel<'a>(v: &CelValue) -> Result<Value<'a>> {
                 };
                 entries.push((key, from_cel(v)?));
             }
-            entries.sort_by_key(|a| super::stdlib::display(&a.0));
+            entries.sort_by_key(|a| display(&a.0));
             Value::Map(MapVal::Owned(Rc::new(entries)))
         }
         CelValue::Opaque(o) => match o.downcast_ref::<OptionalValue>() {

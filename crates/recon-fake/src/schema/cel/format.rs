@@ -3,8 +3,7 @@
 
 use recon_apimachinery::go_quote;
 
-use super::stdlib::{display, entries};
-use super::value::{EvalError, Result, Value};
+use super::value::{EvalError, Result, Value, display, entries};
 use crate::wire::number::go_float;
 
 /// Formats `args` into `template`.

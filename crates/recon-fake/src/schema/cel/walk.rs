@@ -5,7 +5,8 @@
 
 use serde_json::Value as Json;
 
-use super::eval::{self, COST_EXCEEDED, Env};
+use super::env::{COST_EXCEEDED, Env, STEP_LIMIT};
+use super::eval;
 use super::field_path::Path;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
@@ -358,7 +359,7 @@ impl Run {
             }
             let mut env = Env::new(vars.clone());
             let result = eval::eval(program, &mut env);
-            let cost = eval::STEP_LIMIT - env.steps;
+            let cost = STEP_LIMIT - env.steps;
             if cost > self.budget {
                 self.outcome.errors.push(invalid(
                     "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -430,7 +431,7 @@ impl Run {
         let expr = rule.message_expression.as_ref()?;
         let mut env = Env::new(vars);
         let result = eval::eval(expr, &mut env);
-        let cost = eval::STEP_LIMIT - env.steps;
+        let cost = STEP_LIMIT - env.steps;
         self.budget = self.budget.saturating_sub(cost);
         let Ok(Value::String(s)) = result else {
             return None;
