@@ -80,6 +80,7 @@ mod handlers;
 mod ids;
 mod inspect;
 mod reactor;
+mod reactor_builder;
 mod record;
 mod registry;
 mod request;
@@ -94,7 +95,8 @@ mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use controllers::report::{GarbageCollection, GcAction, ObjectId, Propagation};
-pub use reactor::{Failure, ReactorBuilder};
+pub use reactor::Failure;
+pub use reactor_builder::ReactorBuilder;
 pub use record::{RecordedRequest, RequestOrigin};
 pub use request::route::Verb;
 pub use seed::SeedError;

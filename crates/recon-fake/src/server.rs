@@ -8,7 +8,7 @@ use kube::api::{Api, PostParams};
 
 use crate::clock::{Clock, SystemClock};
 use crate::ids::IdGenerator;
-use crate::reactor::{Reactor, ReactorBuilder};
+use crate::reactor_builder::ReactorBuilder;
 use crate::record::{RecordedRequest, RequestOrigin};
 use crate::request::route::Verb;
 use crate::service::{FakeService, Shared};
@@ -187,11 +187,7 @@ impl ApiServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
     /// ```
     pub fn on(&self, verb: Verb, resource: &str) -> ReactorBuilder<'_> {
-        ReactorBuilder::new(self, verb, resource)
-    }
-
-    pub(crate) fn add_reactor(&self, reactor: Reactor) {
-        self.shared.lock().reactors.push(reactor);
+        ReactorBuilder::new(&self.shared, verb, resource)
     }
 
     /// Removes every reactor.
