@@ -8,7 +8,7 @@ use std::sync::Arc;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::controllers::report::ObjectId;
+use super::report::ObjectId;
 use crate::record::RequestOrigin;
 use crate::registry::resource::ResourceType;
 use crate::request::reply::Reply;

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::controllers::client::{Controller, Target, refusal};
-use crate::controllers::report::{GcAction, Propagation};
+use super::client::{Controller, Target, refusal};
+use super::report::{GcAction, Propagation};
 use crate::registry::resource::ResourceType;
 use crate::request::reply::Reply;
 use crate::state::State;

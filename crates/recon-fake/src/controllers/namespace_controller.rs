@@ -15,8 +15,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::controllers::client::{Controller, Target, refusal};
-use crate::controllers::report::GcAction;
+use super::client::{Controller, Target, refusal};
+use super::report::GcAction;
 use crate::registry::resource::ResourceType;
 use crate::request::reply::Reply;
 use crate::state::State;

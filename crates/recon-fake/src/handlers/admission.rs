@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::handlers::decode::decode_custom_resource;
+use super::decode::decode_custom_resource;
 use crate::request::call::Call;
 use crate::state::State;
 use crate::wire::error::ApiError;

@@ -3,11 +3,11 @@
 use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use crate::handlers::decode::{
+use super::decode::{
     check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use crate::handlers::field_manager::FieldManager;
-use crate::handlers::validation::{
+use super::field_manager::FieldManager;
+use super::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
 use crate::registry::resource::GenerationRule;

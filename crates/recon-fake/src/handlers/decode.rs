@@ -4,7 +4,7 @@
 use recon_apimachinery::go_quote;
 use serde_json::Value;
 
-use crate::handlers::field_validation::{self, FieldValidation};
+use super::field_validation::{self, FieldValidation};
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;

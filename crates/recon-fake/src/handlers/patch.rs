@@ -11,11 +11,9 @@ mod patched_text;
 
 use serde_json::Value;
 
-use crate::handlers::decode::{
-    check_name, check_write_options, decode_custom_resource, ensure_namespace,
-};
-use crate::handlers::field_validation::FieldValidation;
-use crate::handlers::update::UpdateRequest;
+use super::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
+use super::field_validation::FieldValidation;
+use super::update::UpdateRequest;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;

@@ -5,16 +5,16 @@ use recon_apimachinery::go_quote;
 use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use crate::apply::restore_unchanged_times;
-use crate::handlers::create::before_create;
-use crate::handlers::decode::{
+use super::create::before_create;
+use super::decode::{
     check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
-use crate::handlers::field_manager::FieldManager;
-use crate::handlers::validation::{
+use super::field_manager::FieldManager;
+use super::validation::{
     validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
     validate_object_meta_update,
 };
+use crate::apply::restore_unchanged_times;
 use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
 use crate::request::call::Call;
 use crate::request::reply::Reply;

@@ -10,11 +10,11 @@
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
-use crate::registry::resource::{
+use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use crate::registry::storage_hash::storage_version_hash;
+use super::storage_hash::storage_version_hash;
 use crate::wire::object::{meta_mut, meta_str, meta_value};
 
 /// Every built-in type (discovery sorts them its own way).
@@ -200,9 +200,9 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             delete: DeleteBehavior::CustomResourceDefinition,
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
-                prepare_create: Some(crate::registry::crd::prepare_create),
-                prepare_update: Some(crate::registry::crd::prepare_update),
-                validate: Some(crate::registry::crd::validate),
+                prepare_create: Some(super::crd::prepare_create),
+                prepare_update: Some(super::crd::prepare_update),
+                validate: Some(super::crd::validate),
                 ..TypeHooks::default()
             },
             ..with_status(builtin(

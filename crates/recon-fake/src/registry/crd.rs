@@ -8,12 +8,12 @@ use std::sync::Arc;
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
-use crate::apply::Schema;
-use crate::registry::resource::{
+use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
-use crate::registry::storage_hash::storage_version_hash;
+use super::storage_hash::storage_version_hash;
+use crate::apply::Schema;
 use crate::schema::{CelRules, CustomResourceSchema, structural};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};

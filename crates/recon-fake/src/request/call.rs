@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use super::route::{Query, ResourcePath};
 use crate::registry::resource::ResourceType;
-use crate::request::route::{Query, ResourcePath};
 use crate::storage::stored::object_key;
 use crate::wire::object::{DecodeContext, with_type_meta};
 

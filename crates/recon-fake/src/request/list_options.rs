@@ -3,7 +3,7 @@
 //! `ValidateListOptions` (k8s.io/apimachinery `pkg/apis/meta/internalversion/validation`) checks
 //! them. Messages were checked against a real apiserver.
 
-use crate::request::route::Query;
+use super::route::Query;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;

@@ -3,7 +3,7 @@
 
 use recon_apimachinery::go_quote;
 
-use crate::wire::status::StatusCause;
+use super::status::StatusCause;
 
 /// The `field.ErrorType` of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::wire::number::Num;
+use super::number::Num;
 
 /// `json.Marshal` of a value.
 pub(crate) fn go_json(v: &Value) -> String {

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
-use crate::wire::error::ApiError;
+use super::error::ApiError;
 
 /// A decoded object.
 pub(crate) type Object = Map<String, Value>;
