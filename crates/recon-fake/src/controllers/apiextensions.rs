@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use recon_apimachinery::go_quote;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::handlers::delete::Deleted;
-use crate::registry::crd::{CLEANUP_FINALIZER, resource_type, set_condition, spec, storage_schema};
+use crate::registry::crd::{
+    CLEANUP_FINALIZER, requested_names, resource_type, set_condition, storage_schema,
+};
 use crate::registry::resource::ResourceType;
 use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
@@ -16,9 +18,11 @@ use crate::state::State;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
 
+/// The CustomResourceDefinition type, whose writes the controllers follow.
 const GROUP: &str = "apiextensions.k8s.io";
 const PLURAL: &str = "customresourcedefinitions";
 
+/// The status of a CRD's condition of type `kind`, if it has one.
 fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
     obj.get("status")?
         .get("conditions")?
@@ -27,20 +31,6 @@ fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
         .get("status")?
         .as_str()
-}
-
-/// The names a CRD asks for, as `status.acceptedNames` records them.
-fn requested_names(obj: &Object) -> Value {
-    let mut names = spec(obj)
-        .and_then(|s| s.get("names"))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    if let Some(n) = names.as_object_mut() {
-        n.retain(|_, v| {
-            !v.is_null() && v.as_str() != Some("") && v.as_array().is_none_or(|a| !a.is_empty())
-        });
-    }
-    names
 }
 
 impl State {

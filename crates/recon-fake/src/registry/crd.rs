@@ -22,7 +22,7 @@ use crate::wire::object::{Object, meta_str};
 /// instance is left.
 pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
-pub(crate) fn spec(obj: &Object) -> Option<&Map<String, Value>> {
+fn spec(obj: &Object) -> Option<&Map<String, Value>> {
     obj.get("spec").and_then(Value::as_object)
 }
 
@@ -358,6 +358,20 @@ fn name_list(obj: &Object, field: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The names a CRD asks for, as `status.acceptedNames` records them.
+pub(crate) fn requested_names(obj: &Object) -> Value {
+    let mut names = spec(obj)
+        .and_then(|s| s.get("names"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(n) = names.as_object_mut() {
+        n.retain(|_, v| {
+            !v.is_null() && v.as_str() != Some("") && v.as_array().is_none_or(|a| !a.is_empty())
+        });
+    }
+    names
 }
 
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when
