@@ -5,9 +5,9 @@ use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::object::with_type_meta;
-use super::server::ApiServer;
-use super::store::object_key;
+use crate::server::ApiServer;
+use crate::storage::stored::object_key;
+use crate::wire::object::with_type_meta;
 
 impl ApiServer {
     /// The stored object of `kind` in `api_version` named `name` (in `namespace`, ignored for

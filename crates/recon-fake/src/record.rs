@@ -7,20 +7,20 @@ use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
 
-use super::route::Verb;
+use crate::request::route::Verb;
 
 /// Who sent a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestOrigin {
-    /// A client from [`ApiServer::client`](super::ApiServer::client): the code under test.
+    /// A client from [`ApiServer::client`](crate::ApiServer::client): the code under test.
     Client,
     /// The client a reactor's `before` hook was given: a simulated concurrent writer.
     Reactor,
-    /// The server's own set-up helpers, such as [`ApiServer::install_crd`](super::ApiServer::install_crd),
-    /// and [`ApiServer::setup_client`](super::ApiServer::setup_client).
+    /// The server's own set-up helpers, such as [`ApiServer::install_crd`](crate::ApiServer::install_crd),
+    /// and [`ApiServer::setup_client`](crate::ApiServer::setup_client).
     Setup,
-    /// The controllers [`ApiServer::collect_garbage`](super::ApiServer::collect_garbage) runs:
+    /// The controllers [`ApiServer::collect_garbage`](crate::ApiServer::collect_garbage) runs:
     /// the garbage collector and the namespace controller of kube-controller-manager.
     Controller,
 }

@@ -6,16 +6,17 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::clock::format_time;
-use super::error::ApiError;
-use super::object::{
-    Object, finalizers, is_terminating, meta_str, normalize_metadata, set_meta, with_type_meta,
+use crate::clock::format_time;
+use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
+use crate::registry::resource::GenerationRule;
+use crate::server::ApiServer;
+use crate::state::State;
+use crate::storage::stored::object_key;
+use crate::wire::error::ApiError;
+use crate::wire::object::{
+    Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,
+    with_type_meta,
 };
-use super::resource::GenerationRule;
-use super::server::ApiServer;
-use super::state::State;
-use super::store::object_key;
-use super::validation::{validate_builtin_finalizer_names, validate_object_meta};
 
 /// Why an object could not be seeded.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +41,7 @@ pub enum SeedError {
     /// An object of that name already exists.
     #[error("{0}")]
     AlreadyExists(String),
-    /// With [strict namespaces](super::ApiServerBuilder::strict_namespaces), the object's
+    /// With [strict namespaces](crate::ApiServerBuilder::strict_namespaces), the object's
     /// namespace does not exist: seed the Namespace first.
     #[error(
         "namespaces {0:?} not found: with strict namespaces, seed the Namespace before objects in it"
@@ -148,7 +149,7 @@ impl State {
             );
         }
         let keeps_generation = rt.custom || rt.generation != GenerationRule::None;
-        if keeps_generation && super::object::generation(&obj) == 0 {
+        if keeps_generation && generation(&obj) == 0 {
             set_meta(&mut obj, "generation", Value::from(1));
         }
         let (_, stored) = self.store.put(&rt.group_resource(), key, obj);

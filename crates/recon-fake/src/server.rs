@@ -6,14 +6,14 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 
-use super::clock::{Clock, SystemClock};
-use super::history::{DEFAULT_HISTORY, History};
-use super::ids::IdGenerator;
-use super::reactor::{Reactor, ReactorBuilder};
-use super::record::{RecordedRequest, RequestOrigin};
-use super::route::Verb;
-use super::service::{FakeService, Shared};
-use super::state::State;
+use crate::clock::{Clock, SystemClock};
+use crate::ids::IdGenerator;
+use crate::reactor_builder::ReactorBuilder;
+use crate::record::{RecordedRequest, RequestOrigin};
+use crate::request::route::Verb;
+use crate::service::{FakeService, Shared};
+use crate::state::State;
+use crate::storage::history::{DEFAULT_HISTORY, History};
 
 /// Namespaces every cluster starts with.
 const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -187,11 +187,7 @@ impl ApiServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(demo());
     /// ```
     pub fn on(&self, verb: Verb, resource: &str) -> ReactorBuilder<'_> {
-        ReactorBuilder::new(self, verb, resource)
-    }
-
-    pub(crate) fn add_reactor(&self, reactor: Reactor) {
-        self.shared.lock().reactors.push(reactor);
+        ReactorBuilder::new(&self.shared, verb, resource)
     }
 
     /// Removes every reactor.

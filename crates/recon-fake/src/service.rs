@@ -12,14 +12,17 @@ use futures::future::BoxFuture;
 use http::{HeaderValue, Method, Request, Response, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
+use recon_apimachinery::go_quote;
 
-use super::error::{ApiError, go_quote};
-use super::reactor::{MutateHook, Target, react};
-use super::record::{RecordedRequest, RequestOrigin};
-use super::resource::{DeleteBehavior, ResourceType};
-use super::route::{Query, ResourcePath, Route, Verb, parse_path};
-use super::state::{Call, Reply, State};
-use super::watch::WatchStream;
+use crate::reactor::{MutateHook, Target, react};
+use crate::record::{RecordedRequest, RequestOrigin};
+use crate::registry::resource::{DeleteBehavior, ResourceType};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
+use crate::request::watch_stream::WatchStream;
+use crate::state::State;
+use crate::wire::error::ApiError;
 
 /// The response body type of the service.
 pub(crate) type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;

@@ -185,9 +185,10 @@ impl Walker {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    use super::*;
 
     /// Whether nothing changed.
     fn is_same(c: &Comparison) -> bool {

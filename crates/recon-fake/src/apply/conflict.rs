@@ -59,9 +59,10 @@ pub fn conflict_causes(conflicts: &[Conflict]) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests {
+    use pretty_assertions::assert_eq;
+
     use super::*;
     use crate::apply::managed::Operation;
-    use pretty_assertions::assert_eq;
 
     fn c(m: &str, op: Operation, path: &[&str]) -> Conflict {
         Conflict {

@@ -252,9 +252,10 @@ impl FieldSet {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    use super::*;
 
     fn p(s: &str) -> Path {
         Path::fields(&s.split('.').collect::<Vec<_>>())

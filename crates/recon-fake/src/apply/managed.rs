@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use recon_apimachinery::go_quote;
 use serde_json::{Map, Value, json};
 
-use super::super::go_json::write_go_string;
 use super::field_set::FieldSet;
 use super::time::Time;
-use super::value::go_quote;
+use crate::wire::go_json::write_go_string;
 
 /// The kind of write an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -433,8 +433,9 @@ fn equal_except_managed_fields(a: &Map<String, Value>, b: &Map<String, Value>) -
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use pretty_assertions::assert_eq;
+
+    use super::*;
 
     fn entry(manager: &str, op: &str, time: Option<&str>, fields: Value) -> Value {
         let mut e = json!({"manager": manager, "operation": op, "apiVersion": "g/v1",

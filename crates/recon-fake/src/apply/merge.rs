@@ -217,10 +217,11 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::apply::path::Path;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    use super::*;
+    use crate::apply::path::Path;
 
     /// `path` extended by one element.
     fn child(path: &Path, pe: PathElement) -> Path {

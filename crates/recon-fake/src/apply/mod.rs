@@ -53,16 +53,14 @@ mod tests;
 
 use std::fmt;
 
-use serde_json::{Value, json};
-
 pub use conflict::{Conflict, conflict_causes, conflict_message};
 pub use field_set::FieldSet;
 pub use managed::{ManagedFields, ManagerId, Operation, RequestRules, restore_unchanged_times};
 pub use path::Path;
 pub use schema::Schema;
+use serde_json::{Value, json};
 pub use time::Time;
 pub use updater::MAX_UPDATE_MANAGERS;
-
 use updater::{ApplyFailure, Ctx};
 
 /// Who writes, to what, and when.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::super::go_json::{go_json, write_go_string};
 use super::value::{compare, to_display};
+use crate::wire::go_json::{go_json, write_go_string};
 
 /// One step of a field path.
 #[derive(Debug, Clone)]
@@ -177,8 +177,9 @@ impl fmt::Display for Path {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn display_matches_conflict_messages() {

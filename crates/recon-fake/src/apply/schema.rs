@@ -340,8 +340,9 @@ fn convert_list(s: &Value, preserve: bool) -> Result<ListType, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn crd_schema_conversion() {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::super::civil::{civil_from_days, days_from_civil, days_in_month};
+use crate::civil::{civil_from_days, days_from_civil, days_in_month};
 
 /// A managedFields timestamp, in Unix seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

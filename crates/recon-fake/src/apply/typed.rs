@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::field_set::FieldSet;
@@ -11,7 +12,7 @@ use super::path::PathElement;
 use super::schema::{
     ATOMIC_LIST, DEDUCED_MAP, ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, parts,
 };
-use super::value::{go_quote, go_type, go_v};
+use super::value::{go_type, go_v};
 
 /// The shape a type takes for a given value (`deduceAtom` + `handleAtom`).
 #[derive(Clone, Copy)]
@@ -305,9 +306,10 @@ fn check_scalar(kind: Scalar, v: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::apply::path::Path;
-    use serde_json::json;
 
     fn lists_schema() -> Schema {
         Schema::from_openapi_v3(&json!({"type": "object", "properties": {"spec": {

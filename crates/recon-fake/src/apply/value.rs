@@ -6,10 +6,11 @@
 
 use std::cmp::Ordering;
 
+use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
-use super::super::go_json::go_exponent;
-use super::super::schema::Num;
+use crate::wire::go_json::go_exponent;
+use crate::wire::number::Num;
 
 fn rank(v: &Value) -> u8 {
     match v {
@@ -106,9 +107,6 @@ pub(super) fn equals(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Go's `strconv.Quote` (what `%q` prints): the server's one implementation.
-pub(super) use super::super::error::go_quote;
-
 /// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent
 /// form below 1e-4 and from 1e6 on (`1e+06`).
 fn go_float_v(f: f64) -> String {
@@ -183,8 +181,9 @@ pub(super) fn go_type(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn order_follows_upstream_type_ranking() {

@@ -6,12 +6,14 @@
 //!   parser cel-go uses);
 //! - [`check`], [`unify`], [`decls`], [`types`]: cel-go's type checker, the functions of the
 //!   CRD rule environment, the types of schema values;
-//! - [`eval`], [`value`], [`stdlib`], [`strings`], [`lists`], [`format`](mod@format),
-//!   [`time`], [`ext`]: the interpreter, values read through the schema, the functions (the
-//!   Kubernetes library types by `kube-cel`);
-//! - [`tree`], [`rules`], [`field_path`]: the schema's rules compiled, and what CRD
-//!   validation reports about them;
-//! - [`walk`], [`gojson`]: evaluation over an object, with ratcheting, and the field errors.
+//! - [`eval`], [`env`](mod@env), [`value`]: the interpreter, its variables and cost, values
+//!   read through the schema;
+//! - [`operators`], [`stdlib`], [`strings`], [`lists`], [`format`](mod@format), [`re2`],
+//!   [`time`], [`ext`]: the operators and functions (the Kubernetes library types by
+//!   `kube-cel`);
+//! - [`tree`], [`rules`], [`field_path`], [`rule_json`]: the schema's rules compiled, and what
+//!   CRD validation reports about them (a refused rule quoted as Go's JSON);
+//! - [`walk`]: evaluation over an object, with ratcheting, and the field errors.
 //!
 //! Where it differs from the real server:
 //! - cel-go's cost estimation is not modelled: a CRD whose rules the real server refuses as
@@ -27,14 +29,17 @@
 
 mod check;
 mod decls;
+mod env;
 mod eval;
 mod ext;
 mod field_path;
 mod format;
-mod gojson;
 mod lex;
 mod lists;
+mod operators;
 mod parser;
+mod re2;
+mod rule_json;
 mod rules;
 mod stdlib;
 mod strings;
@@ -49,12 +54,12 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-use serde_json::Value;
-
-use super::super::field_error::FieldError;
 use field_path::Path;
 use rules::RuleNode;
+use serde_json::Value;
 use tree::SNode;
+
+use crate::wire::field_error::FieldError;
 
 /// Every `x-kubernetes-validations` rule of one version's `openAPIV3Schema`, compiled once so
 /// that validating an object only evaluates.

@@ -6,13 +6,13 @@
 //!   group/version and a kind that is a DNS-1035 label once lowercased. (The real server
 //!   checks `metadata` with lenient path-segment name rules; not modelled yet.)
 
+use recon_apimachinery::names::dns1035_label_errors;
 use serde_json::{Map, Value};
 
-use super::super::field_error::{ErrorType, FieldError};
-use super::super::object::normalize_metadata;
 use super::model::{Additional, Node};
 use super::validate::bad_value;
-use recon_apimachinery::names::dns1035_label_errors;
+use crate::wire::field_error::{ErrorType, FieldError};
+use crate::wire::object::normalize_metadata;
 
 /// `CoerceWithOptions` below the resource root: every embedded resource in `v` (at field path
 /// `path`) gets its type and object metadata checked, and `metadata` normalised. The paths of
@@ -82,7 +82,7 @@ fn coerce_type_and_object_meta(
             join(path, "metadata"),
             before
                 .as_ref()
-                .map_or(super::super::field_error::BadValue::Omit, bad_value),
+                .map_or(crate::wire::field_error::BadValue::Omit, bad_value),
             why,
         )),
     }

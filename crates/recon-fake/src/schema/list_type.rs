@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::field_error::{ErrorType, FieldError};
 use super::model::{Additional, ListType, Node};
 use super::validate::bad_value;
+use crate::wire::field_error::{ErrorType, FieldError};
 
 /// The errors of `obj` (an object) against `node`.
 pub(crate) fn validate(node: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {

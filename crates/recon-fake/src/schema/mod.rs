@@ -12,14 +12,13 @@
 //!   patterns, formats, item and property counts, required, additional properties), with
 //!   update ratcheting;
 //! - [`format`](mod@format): the string formats a CRD keeps and how they are checked;
-//! - [`number`]: JSON numbers as Go decodes and prints them;
+//! - [`number_checks`]: the numeric checks that depend on how Go decoded a number;
 //! - [`embedded`]: `x-kubernetes-embedded-resource` objects;
 //! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants.
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
 
 pub(crate) use cel::CelRules;
-pub(crate) use number::Num;
 
 mod cel;
 mod default;
@@ -27,17 +26,17 @@ mod embedded;
 mod format;
 mod list_type;
 mod model;
-mod number;
+mod number_checks;
 mod prune;
 pub(crate) mod structural;
 mod validate;
 
-use serde_json::Value;
-
-use super::field_error::{BadValue, ErrorType, FieldError};
-use super::object::Object;
 use model::Node;
+use serde_json::Value;
 use validate::Validator;
+
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::object::Object;
 
 /// The validation schema of one served version of a custom resource.
 #[derive(Debug, Clone)]
@@ -201,8 +200,8 @@ impl CustomResourceSchema {
 mod tests {
     use serde_json::json;
 
-    use super::super::field_error::aggregate;
     use super::*;
+    use crate::wire::field_error::aggregate;
 
     fn schema(v: Value) -> CustomResourceSchema {
         CustomResourceSchema::from_openapi_v3(&v)

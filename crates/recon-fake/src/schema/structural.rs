@@ -19,8 +19,8 @@
 
 use serde_json::{Map, Value};
 
-use super::super::field_error::{BadValue, ErrorType, FieldError};
-use super::super::go_json::go_json_string;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json::go_json_string;
 
 type Schema = Map<String, Value>;
 
@@ -1342,8 +1342,8 @@ mod go_regexp {
 mod tests {
     use serde_json::json;
 
-    use super::super::super::field_error::aggregate;
     use super::*;
+    use crate::wire::field_error::aggregate;
 
     const ROOT: &str = "spec.validation.openAPIV3Schema";
 

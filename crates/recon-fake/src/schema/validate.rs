@@ -8,13 +8,14 @@
 //! them into a `field.ErrorList`. Sibling properties are visited in name order (the real server
 //! walks a Go map, in no fixed order).
 
+use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
-use super::super::error::go_quote;
-use super::super::field_error::{BadValue, ErrorType, FieldError};
 use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
-use super::number::{self, MultipleOf, Num};
+use super::number_checks::{self, MultipleOf};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::number::{Num, go_float};
 
 /// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
 /// anything else as JSON.
@@ -169,7 +170,7 @@ impl Validator<'_> {
         };
         let has = |t: JsonType| node.types.contains(&t);
         let contains = node.types.iter().any(|t| t.name() == data_type);
-        let float_int = float.is_some_and(number::is_json_integer) && has(JsonType::Integer);
+        let float_int = float.is_some_and(number_checks::is_json_integer) && has(JsonType::Integer);
         let int_float = data_type == "integer" && has(JsonType::Number);
         let stringish = matches!(new, Value::String(_) | Value::Array(_));
         let format_matches = contains || data_format == node.format || float_int || int_float;
@@ -249,7 +250,7 @@ impl Validator<'_> {
             ),
             _ => ("", ""),
         };
-        if let Some(e) = number::range_error(val, type_name, format, "Checked", path) {
+        if let Some(e) = number_checks::range_error(val, type_name, format, "Checked", path) {
             out.push(self.plain(e));
         }
         let data = bad_value(&Value::from(match val {
@@ -259,7 +260,7 @@ impl Validator<'_> {
             }
         }));
         let bound_fits =
-            |bound: f64, prefix: &str, out: &mut Vec<FieldError>| match number::range_error(
+            |bound: f64, prefix: &str, out: &mut Vec<FieldError>| match number_checks::range_error(
                 Num::Float(bound),
                 type_name,
                 format,
@@ -274,9 +275,9 @@ impl Validator<'_> {
             };
         if let Some(factor) = node.multiple_of {
             let failed = if bound_fits(factor, "MultipleOf", out) {
-                number::multiple_of_error(val, factor)
+                number_checks::multiple_of_error(val, factor)
             } else {
-                number::multiple_of_float(val.as_f64(), factor)
+                number_checks::multiple_of_float(val.as_f64(), factor)
             };
             match failed {
                 Some(MultipleOf::Not(f)) => out.push(self.invalid(
@@ -297,12 +298,12 @@ impl Validator<'_> {
             let excl = node.exclusive_minimum;
             let failed = match val {
                 Num::Int(i) if native => {
-                    let m = number::truncate(min);
+                    let m = number_checks::truncate(min);
                     (i < m || (excl && i == m)).then(|| m.to_string())
                 }
                 _ => {
                     let d = val.as_f64();
-                    (d < min || (excl && d <= min)).then(|| number::go_float(min))
+                    (d < min || (excl && d <= min)).then(|| go_float(min))
                 }
             };
             if let Some(m) = failed {
@@ -323,12 +324,12 @@ impl Validator<'_> {
             let excl = node.exclusive_maximum;
             let failed = match val {
                 Num::Int(i) if native => {
-                    let m = number::truncate(max);
+                    let m = number_checks::truncate(max);
                     (i > m || (excl && i == m)).then(|| m.to_string())
                 }
                 _ => {
                     let d = val.as_f64();
-                    (d > max || (excl && d >= max)).then(|| number::go_float(max))
+                    (d > max || (excl && d >= max)).then(|| go_float(max))
                 }
             };
             if let Some(m) = failed {
@@ -519,7 +520,7 @@ fn enum_matches(value: &Value, member: &Value) -> bool {
     match (value, member) {
         (Value::Number(v), Value::Number(m)) => match (Num::of(v), Num::of(m)) {
             (Num::Int(a), Num::Int(b)) => a == b,
-            (Num::Float(a), Num::Int(b)) => number::truncate(a) == b,
+            (Num::Float(a), Num::Int(b)) => number_checks::truncate(a) == b,
             (a, Num::Float(b)) => a.as_f64() == b,
         },
         (a, b) => a == b,

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Fault;
+use super::error::Fault;
 
 /// The dynamic Go type of a decoded JSON value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

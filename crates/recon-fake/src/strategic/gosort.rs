@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::Fault;
+use super::error::Fault;
 
 /// `sort.SliceStable(data, less)`: insertion sort on blocks of 20 elements,
 /// then SymMerge passes of doubling width.

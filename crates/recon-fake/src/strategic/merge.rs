@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Fault;
+use super::error::Fault;
 use super::gofmt::{GoSet, GoType, fmt_map_v, fmt_s, fmt_slice_v, go_eq, go_type, type_name};
 use super::gosort::go_stable_sort;
 use super::schema::{Cursor, PatchStrategy};

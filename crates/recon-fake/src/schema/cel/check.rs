@@ -9,11 +9,12 @@ mod validators;
 
 use std::collections::HashMap;
 
+use validators::{FormatCall, Literal};
+
 use super::decls::{self, Overload, Sig};
 use super::syntax::{Expr, Issue, Kind, Lit};
 use super::types::Type;
 use super::unify::{Mapping, is_assignable, most_general, substitute};
-use validators::{FormatCall, Literal};
 
 /// The outcome of checking one expression.
 pub(super) struct Checked {

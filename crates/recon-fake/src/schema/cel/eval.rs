@@ -5,60 +5,10 @@
 
 use std::rc::Rc;
 
+use super::env::{COST_EXCEEDED, Env};
 use super::stdlib;
 use super::syntax::{Expr, Kind, Lit, Macro};
 use super::value::{self, EvalError, MapVal, Result, Value};
-
-/// cel-go's per-call limit is a cost; here each evaluation step costs one.
-pub(super) const STEP_LIMIT: u64 = 1_000_000;
-
-/// What an interrupted evaluation reports (cel-go's message).
-pub(super) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
-
-/// Variables in scope and the steps left.
-pub(super) struct Env<'a> {
-    vars: Vec<(Rc<str>, Result<Value<'a>>)>,
-    pub(super) steps: u64,
-}
-
-impl<'a> Env<'a> {
-    pub(super) fn new(vars: Vec<(&str, Value<'a>)>) -> Env<'a> {
-        Env {
-            vars: vars
-                .into_iter()
-                .map(|(n, v)| (Rc::from(n), Ok(v)))
-                .collect(),
-            steps: STEP_LIMIT,
-        }
-    }
-
-    /// Charges `n` steps.
-    pub(super) fn charge(&mut self, n: u64) -> Result<()> {
-        if self.steps < n {
-            self.steps = 0;
-            return Err(EvalError::new(COST_EXCEEDED));
-        }
-        self.steps -= n;
-        Ok(())
-    }
-
-    fn lookup(&self, name: &str) -> Option<Result<Value<'a>>> {
-        self.vars
-            .iter()
-            .rev()
-            .find(|(n, _)| &**n == name)
-            .map(|(_, v)| v.clone())
-    }
-
-    fn push(&mut self, name: &str, v: Result<Value<'a>>) {
-        self.vars.push((Rc::from(name), v));
-    }
-
-    fn pop(&mut self, n: usize) {
-        let keep = self.vars.len().saturating_sub(n);
-        self.vars.truncate(keep);
-    }
-}
 
 /// Evaluates `e`.
 pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
@@ -396,7 +346,7 @@ fn comprehension<'a>(
                     {
                         return Err(EvalError::new(format!(
                             "insert failed: key {} already exists",
-                            stdlib::display(&k)
+                            value::display(&k)
                         )));
                     }
                     out.push((k, ev));

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use kube_cel::KubeCelExt as _;
 use kube_cel::cel::objects::{Key, Map, OptionalValue};
 use kube_cel::cel::{Context, ExecutionError, Program, Value as CelValue};
+use recon_apimachinery::go_quote;
 
-use super::value::{EvalError, List, MapVal, Result, Value};
+use super::value::{EvalError, List, MapVal, Result, Value, display};
 
 thread_local! {
     /// The functions, registered once per thread.
@@ -40,7 +41,7 @@ fn kubernetes_error(func: &str, all: &[Value<'_>], message: String) -> String {
     let Some(Value::String(arg)) = all.first() else {
         return message;
     };
-    let quoted = super::super::super::error::go_quote(arg);
+    let quoted = go_quote(arg);
     match func {
         "quantity" => {
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -174,7 +175,7 @@ fn from_cel<'a>(v: &CelValue) -> Result<Value<'a>> {
                 };
                 entries.push((key, from_cel(v)?));
             }
-            entries.sort_by_key(|a| super::stdlib::display(&a.0));
+            entries.sort_by_key(|a| display(&a.0));
             Value::Map(MapVal::Owned(Rc::new(entries)))
         }
         CelValue::Opaque(o) => match o.downcast_ref::<OptionalValue>() {

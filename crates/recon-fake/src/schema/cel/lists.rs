@@ -4,15 +4,11 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use super::eval::Env;
+use super::env::Env;
 use super::ext;
-use super::stdlib::{add, compare, err};
+use super::operators::{add, compare};
 use super::time::Duration;
-use super::value::{self, List, Result, Value, equal};
-
-pub(super) fn items<'a>(l: &List<'a>) -> Result<Vec<Value<'a>>> {
-    l.items().into_iter().collect()
-}
+use super::value::{self, List, Result, Value, equal, err, items};
 
 pub(super) fn set_contains(a: &List<'_>, b: &List<'_>) -> Result<bool> {
     let xs = items(a)?;

@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use super::super::super::field_error::{BadValue, ErrorType, FieldError};
 use super::check;
-use super::eval::{self, Env};
+use super::env::Env;
+use super::eval;
 use super::field_path::{self, Path};
-use super::gojson;
+use super::rule_json;
 use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]
@@ -415,7 +416,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
     for (i, raw) in s.rules.iter().enumerate() {
         let at = rules_path.index(i);
         let compiled = compile_rule(raw, s, &self_type);
-        let rule_value = || BadValue::Raw(gojson::rule(raw));
+        let rule_value = || BadValue::Raw(rule_json::rule(raw));
         if let Some(detail) = &compiled.error {
             out.cel.push(FieldError::new(
                 ErrorType::Invalid,

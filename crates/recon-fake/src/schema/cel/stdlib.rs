@@ -1,109 +1,19 @@
-//! The functions: cel-go's standard library (operators, conversions, strings, timestamps),
-//! optionals, and the strings, lists, sets and regex extensions, with cel-go's results and
-//! error messages. The Kubernetes library types (quantity, IP, CIDR, URL, semver, named
-//! formats) are left to [`super::ext`].
+//! The functions: cel-go's standard library (conversions, strings, timestamps; the arithmetic
+//! and ordering operators are [`super::operators`]), optionals, and the strings, lists, sets and
+//! regex extensions, with cel-go's results and error messages. The Kubernetes library types
+//! (quantity, IP, CIDR, URL, semver, named formats) are left to [`super::ext`].
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use regex::Regex;
+use recon_apimachinery::go_quote;
 
-use super::super::number::go_float;
-use super::eval::Env;
-use super::lists::items;
-use super::time::{self, Duration, Timestamp};
-use super::tree::ListType;
-use super::types::escape;
-use super::value::{self, EvalError, List, MapVal, Result, Value, equal, numeric_cmp};
-
-/// A regular expression as Go's `regexp` (RE2) would accept it.
-pub(super) fn compile_regex(pattern: &str) -> std::result::Result<Regex, String> {
-    regex::RegexBuilder::new(&ascii_classes(pattern))
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| format!("error parsing regexp: {e}"))
-}
-
-/// RE2's Perl classes are ASCII (`\d` is `[0-9]`), the `regex` crate's Unicode: spell them
-/// out, inside brackets too.
-fn ascii_classes(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut in_class = false;
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let Some(next) = chars.next() else {
-                    out.push(c);
-                    break;
-                };
-                let (inside, outside) = match next {
-                    'd' => ("0-9", "[0-9]"),
-                    'D' => ("", "[^0-9]"),
-                    'w' => ("0-9A-Za-z_", "[0-9A-Za-z_]"),
-                    'W' => ("", "[^0-9A-Za-z_]"),
-                    's' => ("\\t\\n\\f\\r ", "[\\t\\n\\f\\r ]"),
-                    'S' => ("", "[^\\t\\n\\f\\r ]"),
-                    'b' if !in_class => ("", "(?-u:\\b)"),
-                    'B' if !in_class => ("", "(?-u:\\B)"),
-                    _ => ("", ""),
-                };
-                match (in_class, inside, outside) {
-                    (true, i, _) if !i.is_empty() => out.push_str(i),
-                    (false, _, o) if !o.is_empty() => out.push_str(o),
-                    _ => {
-                        out.push('\\');
-                        out.push(next);
-                    }
-                }
-            }
-            '[' if !in_class => {
-                in_class = true;
-                out.push(c);
-                // A `]` or `^]` right after the bracket is a literal.
-                if chars.peek() == Some(&'^') {
-                    out.push('^');
-                    chars.next();
-                }
-                if chars.peek() == Some(&']') {
-                    out.push(']');
-                    chars.next();
-                }
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// `%v` of a value in an error message (`no such key: a`).
-pub(super) fn display(v: &Value<'_>) -> String {
-    match v {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Uint(u) => u.to_string(),
-        Value::Double(d) => go_float(*d),
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Duration(d) => d.seconds_text(),
-        Value::Timestamp(t) => t.rfc3339(),
-        Value::Type(t) => t.to_string(),
-        other => other.type_name().to_string(),
-    }
-}
-
-fn no_overload<T>() -> Result<T> {
-    Err(EvalError::no_overload())
-}
-
-pub(super) fn err<T>(message: impl Into<String>) -> Result<T> {
-    Err(EvalError::new(message))
-}
+use super::env::Env;
+use super::operators::{add, arith, compare, overflow, sub};
+use super::re2::compile_regex;
+use super::time::{self, Timestamp};
+use super::value::{EvalError, Result, Value, display, equal, err, no_overload};
+use crate::wire::number::go_float;
 
 /// Calls `func` (resolved by the checker) on evaluated arguments.
 pub(super) fn call<'a>(
@@ -177,153 +87,6 @@ pub(super) fn call<'a>(
             None => other.clone(),
         }),
         _ => super::strings::extensions(func, member, &all, env),
-    }
-}
-
-fn overflow() -> EvalError {
-    EvalError::new("integer overflow")
-}
-
-/// The ordering operators: numbers across types, strings (by bytes), bytes, bools,
-/// timestamps and durations.
-pub(super) fn compare(a: &Value<'_>, b: &Value<'_>) -> Result<Ordering> {
-    use Value as V;
-    match (a, b) {
-        (V::Int(_) | V::Uint(_) | V::Double(_), V::Int(_) | V::Uint(_) | V::Double(_)) => {
-            numeric_cmp(a, b).ok_or_else(|| EvalError::new("NaN values cannot be ordered"))
-        }
-        (V::String(x), V::String(y)) => Ok(x.as_bytes().cmp(y.as_bytes())),
-        (V::Bytes(x), V::Bytes(y)) => Ok(x.cmp(y)),
-        (V::Bool(x), V::Bool(y)) => Ok(x.cmp(y)),
-        (V::Timestamp(x), V::Timestamp(y)) => Ok(x.cmp(y)),
-        (V::Duration(x), V::Duration(y)) => Ok(x.cmp(y)),
-        _ => no_overload(),
-    }
-}
-
-pub(super) fn add<'a>(a: &Value<'a>, b: &Value<'a>, env: &mut Env<'a>) -> Result<Value<'a>> {
-    use Value as V;
-    match (a, b) {
-        (V::Int(x), V::Int(y)) => x.checked_add(*y).map(V::Int).ok_or_else(overflow),
-        (V::Uint(x), V::Uint(y)) => x
-            .checked_add(*y)
-            .map(V::Uint)
-            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
-        (V::Double(x), V::Double(y)) => Ok(V::Double(x + y)),
-        (V::String(x), V::String(y)) => {
-            env.charge(u64::try_from((x.len() + y.len()) / 10).unwrap_or(u64::MAX))?;
-            Ok(V::string(&format!("{x}{y}")))
-        }
-        (V::Bytes(x), V::Bytes(y)) => Ok(V::Bytes(Rc::from([&x[..], &y[..]].concat()))),
-        (V::List(x), V::List(y)) => {
-            env.charge(u64::try_from(x.len() + y.len()).unwrap_or(u64::MAX))?;
-            concat(x, y).map(V::list)
-        }
-        (V::Timestamp(t), V::Duration(d)) | (V::Duration(d), V::Timestamp(t)) => {
-            Timestamp::checked(t.0 + i128::from(d.0))
-                .map(V::Timestamp)
-                .ok_or_else(|| EvalError::new("timestamp overflow"))
-        }
-        (V::Duration(x), V::Duration(y)) => {
-            x.0.checked_add(y.0)
-                .map(|d| V::Duration(Duration(d)))
-                .ok_or_else(overflow)
-        }
-        _ => no_overload(),
-    }
-}
-
-/// `+` on lists: a `set` list on the left takes the new elements of the right, a `map` list
-/// takes the right's items by key (replacing or appending), any other list appends.
-fn concat<'a>(x: &List<'a>, y: &List<'a>) -> Result<Vec<Value<'a>>> {
-    let mut out = items(x)?;
-    match x.list_type() {
-        Some(ListType::Set) => {
-            for v in y.items() {
-                let v = v?;
-                if value::position(&out, &v)?.is_none() {
-                    out.push(v);
-                }
-            }
-        }
-        Some(ListType::Map(keys)) => {
-            let escaped: Vec<Value<'_>> = keys
-                .iter()
-                .map(|k| Value::string(&escape(k).unwrap_or_else(|| k.clone())))
-                .collect();
-            let key_of = |v: &Value<'a>| -> Vec<Option<Value<'a>>> {
-                match v {
-                    Value::Map(m) => escaped
-                        .iter()
-                        .map(|k| m.find(k).and_then(std::result::Result::ok))
-                        .collect(),
-                    _ => Vec::new(),
-                }
-            };
-            for v in y.items() {
-                let v = v?;
-                let wanted = key_of(&v);
-                let same = |o: &Value<'a>| {
-                    let k = key_of(o);
-                    k.len() == wanted.len()
-                        && k.iter().zip(&wanted).all(|(a, b)| match (a, b) {
-                            (Some(a), Some(b)) => equal(a, b).unwrap_or(false),
-                            (None, None) => true,
-                            _ => false,
-                        })
-                };
-                match out.iter().position(same) {
-                    Some(i) => out[i] = v,
-                    None => out.push(v),
-                }
-            }
-        }
-        _ => out.extend(items(y)?),
-    }
-    Ok(out)
-}
-
-fn sub<'a>(a: &Value<'a>, b: &Value<'a>) -> Result<Value<'a>> {
-    use Value as V;
-    match (a, b) {
-        (V::Int(x), V::Int(y)) => x.checked_sub(*y).map(V::Int).ok_or_else(overflow),
-        (V::Uint(x), V::Uint(y)) => x
-            .checked_sub(*y)
-            .map(V::Uint)
-            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
-        (V::Double(x), V::Double(y)) => Ok(V::Double(x - y)),
-        (V::Timestamp(x), V::Timestamp(y)) => i64::try_from(x.0 - y.0)
-            .map(|d| V::Duration(Duration(d)))
-            .map_err(|_| overflow()),
-        (V::Timestamp(t), V::Duration(d)) => Timestamp::checked(t.0 - i128::from(d.0))
-            .map(V::Timestamp)
-            .ok_or_else(|| EvalError::new("timestamp overflow")),
-        (V::Duration(x), V::Duration(y)) => {
-            x.0.checked_sub(y.0)
-                .map(|d| V::Duration(Duration(d)))
-                .ok_or_else(overflow)
-        }
-        _ => no_overload(),
-    }
-}
-
-fn arith<'a>(a: &Value<'a>, b: &Value<'a>, op: char) -> Result<Value<'a>> {
-    use Value as V;
-    match (a, b, op) {
-        (V::Int(_), V::Int(0), '/') | (V::Uint(_), V::Uint(0), '/') => err("division by zero"),
-        (V::Int(_), V::Int(0), '%') | (V::Uint(_), V::Uint(0), '%') => err("modulus by zero"),
-        (V::Int(x), V::Int(y), '*') => x.checked_mul(*y).map(V::Int).ok_or_else(overflow),
-        (V::Int(x), V::Int(y), '/') => x.checked_div(*y).map(V::Int).ok_or_else(overflow),
-        (V::Int(x), V::Int(y), _) => x.checked_rem(*y).map(V::Int).ok_or_else(overflow),
-        (V::Uint(x), V::Uint(y), '*') => x
-            .checked_mul(*y)
-            .map(V::Uint)
-            .ok_or_else(|| EvalError::new("unsigned integer overflow")),
-        (V::Uint(x), V::Uint(y), '/') => Ok(V::Uint(x / y)),
-        (V::Uint(x), V::Uint(y), _) => Ok(V::Uint(x % y)),
-        (V::Double(x), V::Double(y), '*') => Ok(V::Double(x * y)),
-        (V::Double(x), V::Double(y), '/') => Ok(V::Double(x / y)),
-        _ => no_overload(),
     }
 }
 
@@ -472,14 +235,9 @@ fn convert<'a>(to: &str, v: &Value<'a>) -> Result<Value<'a>> {
         ("timestamp", V::Int(i)) => Timestamp::checked(i128::from(*i) * 1_000_000_000)
             .map(V::Timestamp)
             .ok_or_else(|| EvalError::new("timestamp overflow")),
-        ("timestamp", V::String(s)) => {
-            time::parse_timestamp(s).map(V::Timestamp).ok_or_else(|| {
-                EvalError::new(format!(
-                    "invalid RFC 3339 timestamp {}",
-                    super::super::super::error::go_quote(s)
-                ))
-            })
-        }
+        ("timestamp", V::String(s)) => time::parse_timestamp(s)
+            .map(V::Timestamp)
+            .ok_or_else(|| EvalError::new(format!("invalid RFC 3339 timestamp {}", go_quote(s)))),
         ("duration", V::String(s)) => time::parse_duration(s)
             .map(V::Duration)
             .ok_or_else(|| conversion_error(v)),
@@ -563,15 +321,4 @@ fn is_zero(v: &Value<'_>) -> Result<bool> {
         Value::Optional(o) => o.is_none(),
         _ => false,
     })
-}
-
-/// The entries of a map value, for formatting.
-pub(super) fn entries<'a>(m: &MapVal<'a>) -> Result<Vec<(Value<'a>, Value<'a>)>> {
-    let mut out = Vec::new();
-    for k in m.keys() {
-        if let Some(v) = m.find(&k) {
-            out.push((k, v?));
-        }
-    }
-    Ok(out)
 }

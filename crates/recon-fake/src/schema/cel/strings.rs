@@ -1,10 +1,10 @@
 //! The strings extension (cel-go's strings library, version 2), sets and regex functions,
 //! with cel-go's results and errors; then the lists extensions.
 
-use super::eval::Env;
-use super::lists::{items, lists, set_contains};
-use super::stdlib::{compile_regex, display, err};
-use super::value::{self, EvalError, Result, Value};
+use super::env::Env;
+use super::lists::{lists, set_contains};
+use super::re2::compile_regex;
+use super::value::{self, EvalError, Result, Value, display, err, items};
 
 /// The strings, lists, sets and regex extensions, then the Kubernetes libraries.
 pub(super) fn extensions<'a>(

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::super::super::field_error::aggregate;
 use super::CelRules;
+use crate::wire::field_error::aggregate;
 
 mod crd;
 mod library;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use jiff::tz::{Offset, TimeZone};
 
-use super::super::super::civil::{civil_from_days, days_from_civil, days_in_month};
+use crate::civil::{civil_from_days, days_from_civil, days_in_month};
 
 /// A point in time, in nanoseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,6 +11,7 @@ use serde_json::{Map, Value as Json};
 use super::time::{self, Duration, Timestamp};
 use super::tree::{ListType, SNode};
 use super::types::{escape, unescape};
+use crate::wire::number::go_float;
 
 /// An evaluation error: its message (as cel-go words it) and whether it is a "no such
 /// overload" (reported differently).
@@ -32,6 +33,16 @@ impl EvalError {
 }
 
 pub(super) type Result<T> = std::result::Result<T, EvalError>;
+
+/// A "no such overload" error.
+pub(super) fn no_overload<T>() -> Result<T> {
+    Err(EvalError::no_overload())
+}
+
+/// An error with `message`.
+pub(super) fn err<T>(message: impl Into<String>) -> Result<T> {
+    Err(EvalError::new(message))
+}
 
 /// A CEL value; `'a` is the lifetime of the object and schema it reads.
 #[derive(Debug, Clone)]
@@ -230,6 +241,23 @@ impl<'a> Value<'a> {
     }
 }
 
+/// `%v` of a value in an error message (`no such key: a`).
+pub(super) fn display(v: &Value<'_>) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Uint(u) => u.to_string(),
+        Value::Double(d) => go_float(*d),
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Duration(d) => d.seconds_text(),
+        Value::Timestamp(t) => t.rfc3339(),
+        Value::Type(t) => t.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
 /// The CEL type name of a library value.
 pub(super) fn ext_type_name(v: &kube_cel::cel::Value) -> String {
     match v {
@@ -353,6 +381,22 @@ impl<'a> MapVal<'a> {
 }
 
 /// Map keys compare by value, numbers across int and uint.
+/// The items of a list, each read (the first that cannot be read is the error).
+pub(super) fn items<'a>(l: &List<'a>) -> Result<Vec<Value<'a>>> {
+    l.items().into_iter().collect()
+}
+
+/// The entries of a map value, for formatting.
+pub(super) fn entries<'a>(m: &MapVal<'a>) -> Result<Vec<(Value<'a>, Value<'a>)>> {
+    let mut out = Vec::new();
+    for k in m.keys() {
+        if let Some(v) = m.find(&k) {
+            out.push((k, v?));
+        }
+    }
+    Ok(out)
+}
+
 fn key_equal(a: &Value<'_>, b: &Value<'_>) -> bool {
     matches!(equal(a, b), Ok(true))
 }

@@ -5,14 +5,15 @@
 
 use serde_json::Value as Json;
 
-use super::super::super::field_error::{BadValue, ErrorType, FieldError};
-use super::super::super::go_json::go_json;
-use super::super::number::Num;
-use super::eval::{self, COST_EXCEEDED, Env};
+use super::env::{COST_EXCEEDED, Env, STEP_LIMIT};
+use super::eval;
 use super::field_path::Path;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json::go_json;
+use crate::wire::number::Num;
 
 /// The total cost all rules of one write may use (`RuntimeCELCostBudget`), in steps.
 const BUDGET: u64 = 10_000_000;
@@ -358,7 +359,7 @@ impl Run {
             }
             let mut env = Env::new(vars.clone());
             let result = eval::eval(program, &mut env);
-            let cost = eval::STEP_LIMIT - env.steps;
+            let cost = STEP_LIMIT - env.steps;
             if cost > self.budget {
                 self.outcome.errors.push(invalid(
                     "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -430,7 +431,7 @@ impl Run {
         let expr = rule.message_expression.as_ref()?;
         let mut env = Env::new(vars);
         let result = eval::eval(expr, &mut env);
-        let cost = eval::STEP_LIMIT - env.steps;
+        let cost = STEP_LIMIT - env.steps;
         self.budget = self.budget.saturating_sub(cost);
         let Ok(Value::String(s)) = result else {
             return None;

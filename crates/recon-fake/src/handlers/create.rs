@@ -1,0 +1,176 @@
+//! POST: create handler, `Store.Create` and `rest.BeforeCreate` of kube-apiserver.
+
+use recon_apimachinery::names::NameRule;
+use serde_json::Value;
+
+use super::decode::{
+    check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
+};
+use super::field_manager::FieldManager;
+use super::validation::{
+    custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
+};
+use crate::registry::resource::GenerationRule;
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
+use crate::storage::stored::object_key;
+use crate::wire::error::ApiError;
+use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
+
+/// `maxNameGenerationCreateAttempts` of the generic store.
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+/// Fields a client cannot set on create (`WipeObjectMetaSystemFields`): ignored, not rejected.
+const SYSTEM_FIELDS: [&str; 5] = [
+    "creationTimestamp",
+    "uid",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+];
+
+impl State {
+    pub(crate) fn create(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        check_write_options(call, "CreateOptions")?;
+        let (mut obj, mut warnings) = decode_request(call)?;
+        if call.rt.custom
+            && self
+                .registry
+                .is_terminating(&call.rt.group, &call.rt.plural)
+        {
+            return Err(ApiError::forbidden(
+                &call.rt.group_resource(),
+                meta_str(&obj, "name"),
+                "create not allowed while custom resource definition is terminating",
+            ));
+        }
+        for field in SYSTEM_FIELDS {
+            set_meta(&mut obj, field, Value::Null);
+        }
+        ensure_namespace(call, &mut obj)?;
+        FieldManager::new(call, self.clock.now()).record_update(None, &mut obj);
+        // Mutating admission runs before the store's `BeforeCreate` (names are generated later).
+        self.mutate(call, &mut obj)?;
+        self.admit_create(call, &obj)?;
+        let generated =
+            meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
+        let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
+        let mut last_error = None;
+        for attempt in 1..=attempts {
+            let candidate = if attempt == attempts {
+                std::mem::take(&mut obj)
+            } else {
+                obj.clone()
+            };
+            match self.create_once(call, candidate, generated, &mut warnings) {
+                Err(e) if generated && e.reason() == crate::wire::status::Reason::AlreadyExists => {
+                    last_error = Some(e);
+                }
+                other => return other.map(|r| r.with_warnings(warnings)),
+            }
+        }
+        let err = last_error.unwrap_or_else(|| ApiError::internal("name generation failed"));
+        let name = err.details().map(|d| d.name.clone()).unwrap_or_default();
+        Err(ApiError::generate_name_conflict(
+            &call.rt.group_resource(),
+            &name,
+        ))
+    }
+
+    /// One attempt of `Store.create`: system fields, a generated name, `BeforeCreate`, storage.
+    pub(crate) fn create_once(
+        &mut self,
+        call: &Call<'_>,
+        mut obj: Object,
+        generate: bool,
+        warnings: &mut Vec<String>,
+    ) -> Result<Reply, ApiError> {
+        let uid = self.ids.uid();
+        set_meta(&mut obj, "uid", Value::String(uid));
+        set_meta(&mut obj, "creationTimestamp", self.now());
+        if generate {
+            let name = self.ids.generate_name(meta_str(&obj, "generateName"));
+            set_meta(&mut obj, "name", Value::String(name));
+        }
+        warnings.extend(before_create(call, &mut obj)?);
+        // etcd3 `Create`: a numeric resourceVersion is refused with a plain (500) error.
+        if meta_str(&obj, "resourceVersion")
+            .parse::<u64>()
+            .is_ok_and(|rv| rv != 0)
+        {
+            return Err(ApiError::internal_unknown(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        set_meta(&mut obj, "resourceVersion", Value::Null);
+        let key = object_key(call.namespace(), meta_str(&obj, "name"));
+        if let Some((existing, _)) = self.load(&call.rt, &key) {
+            let err = ApiError::already_exists(&call.rt.group_resource(), meta_str(&obj, "name"));
+            return Err(if is_terminating(&existing) {
+                err.prefixed("object is being deleted: ")
+            } else {
+                err
+            });
+        }
+        if call.dry_run() {
+            return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
+        }
+        let (_, stored) = self.store.put(&call.rt.group_resource(), key, obj);
+        let reply = Reply::json(201, call.object_response(&stored.body));
+        self.after_write(&call.rt);
+        Ok(reply)
+    }
+}
+
+/// `rest.BeforeCreate` from `PrepareForCreate` on: the type's create rules, then validation.
+/// Returns the type's `Warning`s.
+pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, ApiError> {
+    let rt = &call.rt;
+    if rt.custom {
+        if call.has_status() {
+            obj.remove("status");
+        }
+        set_meta(obj, "generation", Value::from(1));
+        if let Some(err) = custom_type_meta_error(call, obj) {
+            return Err(err);
+        }
+        // `customResourceValidator.Validate`: metadata, then the version's schema.
+        let mut errors = validate_object_meta(obj, rt.namespaced, NameRule::DnsSubdomain);
+        if let Some(schema) = rt.validation(&call.path.version) {
+            // No stored value, nothing to ratchet: rules warn only on updates.
+            errors.extend(schema.validate_create(obj).errors);
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(
+                &rt.group_kind(),
+                meta_str(obj, "name"),
+                &errors,
+            ));
+        }
+        return Ok(custom_finalizer_warnings(obj));
+    }
+    if rt.generation != GenerationRule::None {
+        set_meta(obj, "generation", Value::from(1));
+    }
+    if let Some(prepare) = rt.hooks.prepare_create {
+        prepare(obj);
+    }
+    // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
+    let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
+    errors.extend(validate_builtin_finalizer_names(obj));
+    if let Some(validate) = rt.hooks.validate {
+        errors.extend(validate(obj));
+    }
+    if errors.is_empty() {
+        errors = validate_object_meta(obj, rt.namespaced, NameRule::PathSegment);
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::invalid(
+            &rt.group_kind(),
+            meta_str(obj, "name"),
+            &errors,
+        ));
+    }
+    Ok(Vec::new())
+}

@@ -1,0 +1,161 @@
+//! `metadata.managedFields` on every write, as kube-apiserver's `FieldManager` keeps them: the
+//! writer of a create, update or merge / JSON / strategic patch gains an `Update` entry for the
+//! fields it set, and a server-side apply merges and takes ownership (see [`crate::apply`]).
+//!
+//! The manager is the `fieldManager` parameter, else the User-Agent up to its first `/`, else
+//! `unknown` (kube-rs sends no User-Agent unless configured to).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::apply::{
+    self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
+    conflict_causes, reset_fields,
+};
+use crate::request::call::Call;
+use crate::wire::error::ApiError;
+use crate::wire::object::Object;
+use crate::wire::status::{Reason, StatusCause, StatusDetails};
+
+impl Call<'_> {
+    /// `managerOrUserAgent`.
+    pub(crate) fn field_manager(&self) -> &str {
+        match self.query.get("fieldManager") {
+            Some(manager) if !manager.is_empty() => manager,
+            _ => self.user_agent.split('/').next().unwrap_or(""),
+        }
+    }
+
+    /// The structural schema field management follows for this request's version: the CRD's,
+    /// or the built-in type's table; untyped when a CRD's schema does not convert.
+    pub(crate) fn field_schema(&self) -> Arc<Schema> {
+        self.rt
+            .versions
+            .iter()
+            .find(|v| v.name == self.path.version)
+            .and_then(|v| v.schema.clone())
+            .unwrap_or_else(|| Arc::new(Schema::untyped()))
+    }
+}
+
+/// Field management for one request.
+pub(crate) struct FieldManager<'c> {
+    call: &'c Call<'c>,
+    schema: Arc<Schema>,
+    reset: FieldSet,
+    api_version: String,
+    subresource: String,
+    time: Time,
+}
+
+impl<'c> FieldManager<'c> {
+    pub(crate) fn new(call: &'c Call<'c>, now: jiff::Timestamp) -> Self {
+        let subresource = call.path.subresource.clone().unwrap_or_default();
+        FieldManager {
+            call,
+            schema: call.field_schema(),
+            reset: reset_fields(&subresource, call.has_status()),
+            api_version: call.api_version(),
+            subresource,
+            time: Time(now.as_second()),
+        }
+    }
+
+    fn request(&self) -> Request<'_> {
+        Request {
+            manager: self.call.field_manager(),
+            api_version: &self.api_version,
+            kind: &self.call.rt.kind,
+            subresource: &self.subresource,
+            time: self.time,
+            reset_fields: &self.reset,
+        }
+    }
+
+    /// A non-apply write: `new` (the request's object) gets the managedFields it will be stored
+    /// with; `old` is the stored object (`None` on create), borrowed mutably only to be read
+    /// as a JSON value without copying it.
+    pub(crate) fn record_update(&self, old: Option<&mut Object>, new: &mut Object) {
+        let rules = RequestRules {
+            subresource: !self.subresource.is_empty(),
+            empty_list_resets: !self.call.rt.custom,
+        };
+        with_value(new, |doc| {
+            let record = |old: Option<&Value>| {
+                let start = ManagedFields::from_request(doc, old, rules);
+                apply::record_update(&start, old, doc, &self.request(), &self.schema)
+            };
+            let managed = match old {
+                Some(old) => with_value(old, |old| record(Some(&*old))),
+                None => record(None),
+            };
+            managed.write_to(doc);
+        });
+    }
+
+    /// A server-side apply of `applied` onto `live` (`None` creates).
+    pub(crate) fn apply(
+        &self,
+        live: Option<&Object>,
+        applied: &Value,
+        force: bool,
+    ) -> Result<Object, ApiError> {
+        let live = live.map(|o| Value::Object(o.clone()));
+        let managed = match &live {
+            Some(l) => ManagedFields::from_object(l).map_err(|e| {
+                ApiError::internal_unknown(format!("failed to decode managed fields: {e}"))
+            })?,
+            None => ManagedFields::default(),
+        };
+        let applied = apply::apply(
+            live.as_ref(),
+            applied,
+            &managed,
+            &self.request(),
+            force,
+            &self.schema,
+        )
+        .map_err(apply_error)?;
+        match applied.object {
+            Value::Object(map) => Ok(map),
+            _ => Err(ApiError::internal_unknown(
+                "apply did not produce an object",
+            )),
+        }
+    }
+}
+
+/// Runs `f` on `obj` as a JSON value: the map is moved in and back out, not copied.
+fn with_value<R>(obj: &mut Object, f: impl FnOnce(&mut Value) -> R) -> R {
+    let mut doc = Value::Object(std::mem::take(obj));
+    let out = f(&mut doc);
+    if let Value::Object(map) = doc {
+        *obj = map;
+    }
+    out
+}
+
+fn apply_error(err: ApplyError) -> ApiError {
+    let reason = match err.code() {
+        400 => Reason::BadRequest,
+        409 => Reason::Conflict,
+        _ => Reason::Unknown,
+    };
+    let api_error = ApiError::new(err.code(), reason, err.message());
+    let ApplyError::Conflicts(conflicts) = &err else {
+        return api_error;
+    };
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    api_error.with_details(StatusDetails {
+        causes: conflict_causes(conflicts)
+            .iter()
+            .map(|c| StatusCause {
+                reason: text(c, "reason"),
+                message: text(c, "message"),
+                field: text(c, "field"),
+            })
+            .collect(),
+        ..StatusDetails::default()
+    })
+}

@@ -1,0 +1,77 @@
+//! The `fieldValidation` option of create, update and patch: what a write does with fields the
+//! type does not know (dropped from the object either way). `Warn` is the server's default
+//! since Kubernetes 1.27: one `Warning` header per field. `Ignore` says nothing. `Strict` fails
+//! the request with a strict decoding error naming every field.
+
+use crate::request::call::Call;
+use crate::wire::field_error::FieldError;
+
+/// One `fieldValidation` directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FieldValidation {
+    Ignore,
+    Warn,
+    Strict,
+}
+
+/// The values `ValidateFieldValidation` accepts, in the order its message lists them.
+const ACCEPTED: [&str; 4] = ["", "Ignore", "Strict", "Warn"];
+
+impl FieldValidation {
+    /// The request's directive (an unknown value was refused by [`option_error`] already).
+    pub(crate) fn of(call: &Call<'_>) -> FieldValidation {
+        match call.query.get("fieldValidation").unwrap_or("") {
+            "Ignore" => FieldValidation::Ignore,
+            "Strict" => FieldValidation::Strict,
+            _ => FieldValidation::Warn,
+        }
+    }
+
+    /// What the unknown fields at `paths` make of the request: the `Warning`s to send, or the
+    /// strict decoding error (`Err`) for the caller to wrap as its verb does.
+    pub(crate) fn unknown_fields(self, paths: &[String]) -> Result<Vec<String>, String> {
+        let messages = paths.iter().map(|p| format!("unknown field \"{p}\""));
+        match self {
+            FieldValidation::Ignore => Ok(Vec::new()),
+            FieldValidation::Warn => Ok(messages.collect()),
+            FieldValidation::Strict if paths.is_empty() => Ok(Vec::new()),
+            FieldValidation::Strict => Err(format!(
+                "strict decoding error: {}",
+                messages.collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
+/// `ValidateFieldValidation` of the request's options.
+pub(crate) fn option_error(call: &Call<'_>) -> Option<FieldError> {
+    let value = call.query.get("fieldValidation").unwrap_or("");
+    (!ACCEPTED.contains(&value))
+        .then(|| FieldError::not_supported("fieldValidation", value, &ACCEPTED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warn_sends_one_warning_per_field_and_strict_names_them_all() {
+        let paths = ["bogus".to_owned(), "spec.bogus".to_owned()];
+        assert_eq!(
+            FieldValidation::Warn.unknown_fields(&paths),
+            Ok(vec![
+                "unknown field \"bogus\"".to_owned(),
+                "unknown field \"spec.bogus\"".to_owned()
+            ])
+        );
+        assert_eq!(
+            FieldValidation::Strict.unknown_fields(&paths),
+            Err(
+                "strict decoding error: unknown field \"bogus\", unknown field \"spec.bogus\""
+                    .to_owned()
+            )
+        );
+        assert_eq!(FieldValidation::Ignore.unknown_fields(&paths), Ok(vec![]));
+        assert_eq!(FieldValidation::Strict.unknown_fields(&[]), Ok(vec![]));
+    }
+}

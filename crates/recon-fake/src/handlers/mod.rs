@@ -1,0 +1,25 @@
+//! The verb handlers, each an `impl State` block, as kube-apiserver's REST handlers and registry
+//! stores serve a request: decode, admit, validate, store, answer.
+//!
+//! - [`create`], [`read`], [`update`], [`patch`], [`delete`], [`watch`]: the verbs; [`paging`]:
+//!   continued lists;
+//! - [`discovery`]: the discovery documents;
+//! - [`decode`], [`field_validation`]: request bodies and what their unknown fields cost;
+//! - [`field_manager`]: `managedFields` on every write;
+//! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
+//! - [`admission`], [`namespace_lifecycle`]: the admission steps.
+
+pub(crate) mod admission;
+pub(crate) mod create;
+pub(crate) mod decode;
+pub(crate) mod delete;
+pub(crate) mod discovery;
+pub(crate) mod field_manager;
+pub(crate) mod field_validation;
+pub(crate) mod namespace_lifecycle;
+pub(crate) mod paging;
+pub(crate) mod patch;
+pub(crate) mod read;
+pub(crate) mod update;
+pub(crate) mod validation;
+pub(crate) mod watch;

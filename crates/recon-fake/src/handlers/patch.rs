@@ -1,0 +1,374 @@
+//! PATCH: the patch handler of kube-apiserver (`pkg/endpoints/handlers/patch.go`). The patch is
+//! applied to the current object and the result goes through the ordinary update path, so a
+//! `metadata.resourceVersion` inside the patch acts as an optimistic lock.
+//!
+//! JSON merge, JSON and strategic merge patches are applied here; [`apply`] serves
+//! `application/apply-patch+yaml` (server-side apply), [`patched_text`] writes a merge-patched
+//! object as the real server quotes it in errors.
+
+mod apply;
+mod patched_text;
+
+use serde_json::Value;
+
+use super::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
+use super::field_validation::FieldValidation;
+use super::update::UpdateRequest;
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
+use crate::strategic;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+use crate::wire::object::{Object, json_type, normalize_metadata};
+use crate::wire::status::Reason;
+
+/// The patch formats, by `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchType {
+    /// RFC 6902 (`application/json-patch+json`).
+    Json,
+    /// RFC 7396 (`application/merge-patch+json`).
+    Merge,
+    /// `application/strategic-merge-patch+json`, built-in kinds only.
+    Strategic,
+    /// Server-side apply (`application/apply-patch+yaml`).
+    Apply,
+}
+
+const CUSTOM_PATCH_TYPES: [&str; 3] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+const BUILTIN_PATCH_TYPES: [&str; 4] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+/// `maxJSONPatchOperations` of the patch handler.
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+impl State {
+    pub(crate) fn patch(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let patch_type = patch_type(call)?;
+        check_patch_options(call, patch_type)?;
+        if patch_type == PatchType::Apply {
+            return self.server_side_apply(call);
+        }
+        // The body is checked before the object is read (`validateAndTranscodePatch`).
+        let strategic = match patch_type {
+            PatchType::Strategic => {
+                Some(strategic::parse_patch_body(call.body).map_err(|e| strategic_error(&e))?)
+            }
+            _ => None,
+        };
+        let Some((current, stored)) = self.load_typed(call) else {
+            return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+        };
+        let mut doc = Value::Object(current.clone());
+        let mut merge_patch = None;
+        match (patch_type, strategic) {
+            (PatchType::Merge, _) => merge_patch = Some(apply_merge_patch(&mut doc, call.body)?),
+            (PatchType::Strategic, Some(patch)) => {
+                let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
+                    .unwrap_or_else(strategic::metadata_only);
+                doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
+            }
+            _ => apply_json_patch(&mut doc, call.body)?,
+        }
+        let Value::Object(mut object) = doc else {
+            return Err(patched_object_invalid(
+                &doc.to_string(),
+                "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
+            ));
+        };
+        if !call.rt.custom {
+            check_builtin_type_meta(call, &object)?;
+        }
+        // The patched object is decoded as a body is; its errors quote it as patched: a merge
+        // patch's result in the patch library's key order, any other as encoded.
+        let quote = |patched: &Object| match &merge_patch {
+            Some(patch) => patched_text::merge_patched(&Value::Object(current.clone()), patch),
+            None => Value::Object(patched.clone()).to_string(),
+        };
+        // Decoding consumes what it prunes and normalises: a custom resource patched otherwise
+        // than by a merge patch is kept aside whole, another object only its metadata.
+        let patched = if call.rt.custom && merge_patch.is_none() {
+            Some(object.clone())
+        } else {
+            None
+        };
+        let patched_metadata = object.get("metadata").cloned();
+        let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
+            unknown.extend(decode_custom_resource(call, &mut object)?);
+            FieldValidation::of(call).unknown_fields(&unknown)
+        });
+        let warnings = match decoded {
+            Ok(warnings) => warnings,
+            Err(why) => {
+                let patched = patched.unwrap_or_else(|| {
+                    if let Some(metadata) = patched_metadata {
+                        object.insert("metadata".to_owned(), metadata);
+                    }
+                    object
+                });
+                return Err(patched_object_invalid(&quote(&patched), &why));
+            }
+        };
+        check_name(call, &object)?;
+        ensure_namespace(call, &mut object)?;
+        self.update(
+            call,
+            UpdateRequest {
+                object,
+                uid_precondition: false,
+                warnings,
+                current: Some((current, stored)),
+                fields_managed: false,
+            },
+        )
+    }
+}
+
+fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
+    let media = call.content_type.split(';').next().unwrap_or("").trim();
+    let patch_type = match media {
+        "application/json-patch+json" => PatchType::Json,
+        "application/merge-patch+json" => PatchType::Merge,
+        "application/strategic-merge-patch+json" if !call.rt.custom => PatchType::Strategic,
+        "application/apply-patch+yaml" => PatchType::Apply,
+        _ if call.rt.custom => return Err(ApiError::unsupported_media_type(&CUSTOM_PATCH_TYPES)),
+        _ => return Err(ApiError::unsupported_media_type(&BUILTIN_PATCH_TYPES)),
+    };
+    Ok(patch_type)
+}
+
+/// `ValidatePatchOptions`: a field manager for apply, `force` only with apply, `dryRun` values.
+fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), ApiError> {
+    check_write_options(call, "PatchOptions")?;
+    let mut errors = Vec::new();
+    let manager = call.query.get("fieldManager").unwrap_or("");
+    if manager.len() > 128 {
+        errors.push(FieldError::new(
+            ErrorType::TooLong,
+            "fieldManager",
+            BadValue::Omit,
+            "may not be more than 128 bytes",
+        ));
+    }
+    if patch_type == PatchType::Apply && manager.is_empty() {
+        errors.push(FieldError::required(
+            "fieldManager",
+            "is required for apply patch",
+        ));
+    }
+    if patch_type != PatchType::Apply && call.query.get("force").is_some() {
+        errors.push(FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &GroupKind::new("meta.k8s.io", "PatchOptions"),
+        "",
+        &errors,
+    ))
+}
+
+/// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
+/// Returns the patch.
+fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
+    let patch: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_type(&patch)
+        )));
+    }
+    json_patch::merge(doc, &patch);
+    Ok(patch)
+}
+
+/// RFC 6902 as the apiserver's json-patch library applies it: all operations or none; any
+/// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
+fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
+    let ops: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    let Value::Array(ops) = ops else {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
+            json_type(&ops)
+        )));
+    };
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::new(
+            413,
+            Reason::RequestEntityTooLarge,
+            format!(
+                "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                ops.len()
+            ),
+        ));
+    }
+    for op in &ops {
+        let known = op
+            .get("op")
+            .and_then(Value::as_str)
+            .is_some_and(|o| matches!(o, "add" | "remove" | "replace" | "move" | "copy" | "test"));
+        if !known {
+            return Err(ApiError::bad_request(format!(
+                "invalid operation {op}: unsupported operation"
+            )));
+        }
+    }
+    let mut work = doc.clone();
+    for op in ops {
+        if is_null_test_of_missing_key(&work, &op) {
+            continue;
+        }
+        let op: json_patch::PatchOperation =
+            serde_json::from_value(op).map_err(|_| patch_rejected())?;
+        json_patch::patch(&mut work, std::slice::from_ref(&op)).map_err(|_| patch_rejected())?;
+    }
+    *doc = work;
+    Ok(())
+}
+
+/// `{"op":"test","path":"/a/b","value":null}` where `/a` exists and has no `b`: evanphx/json-patch
+/// (which kube-apiserver uses) treats the missing value as `null`; kube-rs's finalizer helper
+/// relies on it.
+fn is_null_test_of_missing_key(doc: &Value, op: &Value) -> bool {
+    if op.get("op").and_then(Value::as_str) != Some("test")
+        || !op.get("value").is_some_and(Value::is_null)
+    {
+        return false;
+    }
+    let Some(path) = op.get("path").and_then(Value::as_str) else {
+        return false;
+    };
+    let Some((parent, last)) = path.rsplit_once('/') else {
+        return false;
+    };
+    let key = last.replace("~1", "/").replace("~0", "~");
+    match doc.pointer(parent) {
+        Some(Value::Object(map)) => !map.contains_key(&key),
+        _ => false,
+    }
+}
+
+/// What every failing JSON patch gets: the generic 422 (`NewGenericServerResponse` drops the detail).
+fn patch_rejected() -> ApiError {
+    ApiError::new(
+        422,
+        Reason::Invalid,
+        "the server rejected our request due to an error in our request",
+    )
+    .with_details(crate::wire::status::StatusDetails::default())
+}
+
+/// The Status a failed strategic merge patch is answered with. A panic upstream is a plain-text
+/// 500 there; here it is a 500 carrying the same text.
+fn strategic_error(err: &strategic::StrategicError) -> ApiError {
+    let reason = match err.reason {
+        "BadRequest" => Reason::BadRequest,
+        "Invalid" => Reason::Invalid,
+        _ => Reason::Unknown,
+    };
+    let error = ApiError::new(err.code, reason, err.message.clone());
+    if err.kind == strategic::StrategicErrorKind::Invalid {
+        error.with_details(crate::wire::status::StatusDetails::default())
+    } else {
+        error
+    }
+}
+
+fn decode_error(e: serde_json::Error) -> ApiError {
+    if e.is_eof() {
+        // Go's encoding/json words a truncated document this way.
+        return ApiError::bad_request("error decoding patch: unexpected end of JSON input");
+    }
+    ApiError::bad_request(format!("error decoding patch: {e}"))
+}
+
+/// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.
+fn patched_object_invalid(patched: &str, why: &str) -> ApiError {
+    ApiError::invalid(
+        &GroupKind::new("", ""),
+        "",
+        &[FieldError::invalid("patch", patched, why)],
+    )
+}
+
+/// A patch may not turn a built-in object into another type.
+fn check_builtin_type_meta(call: &Call<'_>, object: &Object) -> Result<(), ApiError> {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version == call.api_version() && kind == call.rt.kind {
+        return Ok(());
+    }
+    Err(patched_object_invalid(
+        &Value::Object(object.clone()).to_string(),
+        &format!(
+            "Object 'Kind' is not {} in version {}",
+            call.rt.kind,
+            call.api_version()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn merge_patch_replaces_arrays_and_null_deletes() {
+        let mut doc = json!({"a": [1, 2], "b": {"c": 1, "d": 2}});
+        apply_merge_patch(&mut doc, br#"{"a": [3], "b": {"c": null}}"#).unwrap();
+        assert_eq!(doc, json!({"a": [3], "b": {"d": 2}}));
+    }
+
+    #[test]
+    fn a_failed_test_operation_changes_nothing() {
+        let mut doc = json!({"a": 1});
+        let err = apply_json_patch(
+            &mut doc,
+            br#"[{"op":"add","path":"/b","value":2},{"op":"test","path":"/a","value":5}]"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 422);
+        assert_eq!(doc, json!({"a": 1}));
+    }
+
+    #[test]
+    fn testing_a_missing_key_for_null_passes_as_in_evanphx_json_patch() {
+        let mut doc = json!({"metadata": {"name": "x"}});
+        apply_json_patch(
+            &mut doc,
+            br#"[{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["f"]}]"#,
+        )
+        .unwrap();
+        assert_eq!(doc["metadata"]["finalizers"], json!(["f"]));
+    }
+
+    #[test]
+    fn an_unknown_operation_is_a_bad_request() {
+        let err = apply_json_patch(&mut json!({}), br#"[{"op":"bogus","path":"/a"}]"#).unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (
+                400,
+                r#"invalid operation {"op":"bogus","path":"/a"}: unsupported operation"#
+            )
+        );
+    }
+}

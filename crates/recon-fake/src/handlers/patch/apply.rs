@@ -1,0 +1,85 @@
+//! PATCH with `application/apply-patch+yaml`: server-side apply through the patch handler
+//! (`applyPatcher`). The body is YAML (JSON is YAML); a missing object is created (201); an
+//! existing one goes through the ordinary update path with the merged result, so its
+//! resourceVersion, if the body has one, is an optimistic lock.
+
+use serde_json::Value;
+
+use crate::handlers::decode::{check_name, decode_custom_resource, ensure_namespace};
+use crate::handlers::field_manager::FieldManager;
+use crate::handlers::field_validation::FieldValidation;
+use crate::handlers::update::UpdateRequest;
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
+use crate::wire::error::ApiError;
+use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
+
+impl State {
+    pub(crate) fn server_side_apply(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let applied = decode_apply_body(call.body)?;
+        let force = call.query.flag("force");
+        let fields = FieldManager::new(call, self.clock.now());
+        let Some((current, stored)) = self.load_typed(call) else {
+            // Only the main resource creates: a subresource needs its object (404).
+            if call.path.subresource.is_some() {
+                return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+            }
+            let mut object = fields.apply(None, &applied, force)?;
+            let mut warnings = prepare(call, &mut object)?;
+            // `applyAdmission`: an apply that creates is admitted as a create.
+            self.mutate(call, &mut object)?;
+            self.admit_create(call, &object)?;
+            // A resourceVersion in the body means nothing to a create.
+            set_meta(&mut object, "resourceVersion", Value::Null);
+            return self
+                .create_once(call, object, false, &mut warnings)
+                .map(|reply| reply.with_warnings(warnings));
+        };
+        let mut object = fields.apply(Some(&current), &applied, force)?;
+        let warnings = prepare(call, &mut object)?;
+        self.update(
+            call,
+            UpdateRequest {
+                object,
+                uid_precondition: false,
+                warnings,
+                current: Some((current, stored)),
+                fields_managed: true,
+            },
+        )
+    }
+}
+
+/// What the patch handler does with every applied object: metadata decoding, a custom
+/// resource's defaults (the typed merge already refused fields the schema does not declare),
+/// the URL's name and namespace.
+fn prepare(call: &Call<'_>, object: &mut Object) -> Result<Vec<String>, ApiError> {
+    let warnings = normalize_metadata(object)
+        .and_then(|mut unknown| {
+            unknown.extend(decode_custom_resource(call, object)?);
+            FieldValidation::of(call).unknown_fields(&unknown)
+        })
+        .map_err(|why| call.decode_context().cannot_handle(&why))?;
+    if meta_str(object, "name").is_empty() {
+        set_meta(object, "name", Value::String(call.name().to_owned()));
+    }
+    check_name(call, object)?;
+    ensure_namespace(call, object)?;
+    Ok(warnings)
+}
+
+/// The applied configuration: a YAML (or JSON) mapping.
+fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    let value: Value = serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    match value {
+        Value::Object(_) => Ok(value),
+        other => Err(ApiError::bad_request(format!(
+            "error decoding YAML: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_type(&other)
+        ))),
+    }
+}

@@ -1,0 +1,203 @@
+//! GET of one object and of a collection: selectors, storage-key order, the list resourceVersion
+//! (the current revision), and the response forms the real server writes (custom resource lists
+//! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
+
+use serde_json::Value;
+
+use crate::request::call::Call;
+use crate::request::list_options::ListOptions;
+use crate::request::list_query::{ListQuery, split_key};
+use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
+use crate::request::reply::Reply;
+use crate::state::State;
+use crate::storage::stored::Stored;
+use crate::wire::error::ApiError;
+use crate::wire::object::with_type_meta;
+
+impl State {
+    pub(crate) fn get(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let format = negotiate(call.accept, false)?;
+        let Some(stored) = self.store.get(&call.rt.group_resource(), &call.key()) else {
+            return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
+        };
+        let body = match format {
+            Format::Full => call.object_response(&stored.body),
+            Format::Metadata => partial_metadata(&stored.body),
+        };
+        Ok(Reply::json(200, body))
+    }
+
+    pub(crate) fn list(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        let format = negotiate(call.accept, true)?;
+        let options = ListOptions::parse(call.query, false)?;
+        let query = ListQuery::parse(call)?;
+        let point = self.read_point(call, &options)?;
+        if point.current && point.start.is_none() && options.limit == 0 && format == Format::Full {
+            return Ok(Reply::json(200, self.list_matching(call, &query)?.0));
+        }
+        let selective = ["labelSelector", "fieldSelector"]
+            .iter()
+            .any(|p| call.query.get(p).is_some_and(|s| !s.trim().is_empty()));
+        let page = self.page(call, &query, &point, options.limit, selective);
+        let meta = ListMeta {
+            revision: point.revision,
+            continue_token: page.continue_token.as_deref().unwrap_or(""),
+            remaining: page.remaining,
+        };
+        let body = match format {
+            Format::Full => {
+                let api_version = call.api_version();
+                let items: Vec<Vec<u8>> = page
+                    .items
+                    .iter()
+                    .map(|(_, stored)| item_body(call, &api_version, stored))
+                    .collect();
+                list_body(
+                    &call.rt.list_kind,
+                    &api_version,
+                    &meta,
+                    &items,
+                    call.rt.custom,
+                )
+            }
+            Format::Metadata => {
+                let items: Vec<Vec<u8>> = page
+                    .items
+                    .iter()
+                    .map(|(_, stored)| partial_metadata(&stored.body))
+                    .collect();
+                list_body("PartialObjectMetadataList", PARTIAL, &meta, &items, false)
+            }
+        };
+        Ok(Reply::json(200, body))
+    }
+
+    /// The stored objects a list selects, with their storage keys, in key order.
+    fn matching<'a>(
+        &'a self,
+        call: &'a Call<'_>,
+        query: &'a ListQuery,
+    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + 'a {
+        let required: Vec<(&str, &str)> = query.required_labels().collect();
+        self.store
+            .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
+            .filter(move |(key, stored)| query.matches(&call.rt, key, stored))
+    }
+
+    /// The list response for `call`, and the names of its items.
+    pub(crate) fn list_matching(
+        &self,
+        call: &Call<'_>,
+        query: &ListQuery,
+    ) -> Result<(Vec<u8>, Vec<String>), ApiError> {
+        let api_version = call.api_version();
+        let mut names = Vec::new();
+        let items: Vec<Vec<u8>> = self
+            .matching(call, query)
+            .map(|(key, stored)| {
+                names.push(split_key(key).1.to_owned());
+                item_body(call, &api_version, stored)
+            })
+            .collect();
+        let meta = ListMeta {
+            revision: self.store.revision(),
+            continue_token: "",
+            remaining: None,
+        };
+        let body = list_body(
+            &call.rt.list_kind,
+            &api_version,
+            &meta,
+            &items,
+            call.rt.custom,
+        );
+        Ok((body, names))
+    }
+}
+
+/// A list item: custom resource lists carry typed items, built-in lists do not.
+fn item_body(call: &Call<'_>, api_version: &str, stored: &Stored) -> Vec<u8> {
+    if call.rt.custom {
+        with_type_meta(api_version, &call.rt.kind, &stored.body)
+    } else {
+        stored.body.to_vec()
+    }
+}
+
+/// `ListMeta`: the list's revision, and where the next page starts.
+struct ListMeta<'a> {
+    revision: u64,
+    continue_token: &'a str,
+    remaining: Option<usize>,
+}
+
+/// A list document. Custom resource lists are unstructured, which the server writes with sorted
+/// keys and an explicit empty `continue`; typed lists follow their Go field order.
+fn list_body(
+    kind: &str,
+    api_version: &str,
+    meta: &ListMeta<'_>,
+    items: &[Vec<u8>],
+    unstructured: bool,
+) -> Vec<u8> {
+    let quote = |s: &str| Value::String(s.to_owned()).to_string();
+    let mut joined = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+    joined.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            joined.push(b',');
+        }
+        joined.extend_from_slice(item);
+    }
+    joined.push(b']');
+    let items = String::from_utf8_lossy(&joined);
+    let rv = quote(&meta.revision.to_string());
+    let remaining = meta
+        .remaining
+        .map(|n| format!(r#","remainingItemCount":{n}"#))
+        .unwrap_or_default();
+    if unstructured {
+        format!(
+            r#"{{"apiVersion":{},"items":{items},"kind":{},"metadata":{{"continue":{}{remaining},"resourceVersion":{rv}}}}}"#,
+            quote(api_version),
+            quote(kind),
+            quote(meta.continue_token),
+        )
+    } else {
+        let continue_field = if meta.continue_token.is_empty() {
+            String::new()
+        } else {
+            format!(r#","continue":{}"#, quote(meta.continue_token))
+        };
+        format!(
+            r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}{continue_field}{remaining}}},"items":{items}}}"#,
+            quote(kind),
+            quote(api_version)
+        )
+    }
+    .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_documents_differ_for_typed_and_unstructured_lists() {
+        let items = vec![br#"{"metadata":{"name":"a"}}"#.to_vec()];
+        let at = |revision| ListMeta {
+            revision,
+            continue_token: "",
+            remaining: None,
+        };
+        assert_eq!(
+            String::from_utf8(list_body("ConfigMapList", "v1", &at(7), &items, false)).unwrap(),
+            r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}}]}"#
+        );
+        assert_eq!(
+            String::from_utf8(list_body("WidgetList", "example.com/v1", &at(7), &[], true))
+                .unwrap(),
+            r#"{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"7"}}"#
+        );
+    }
+}

@@ -1,0 +1,404 @@
+//! PUT, and the update path every write of an existing object takes: `Store.Update` and
+//! `rest.BeforeUpdate` of kube-apiserver, in their order (which decides which error wins).
+
+use recon_apimachinery::go_quote;
+use recon_apimachinery::names::NameRule;
+use serde_json::Value;
+
+use super::create::before_create;
+use super::decode::{
+    check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
+};
+use super::field_manager::FieldManager;
+use super::validation::{
+    validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
+    validate_object_meta_update,
+};
+use crate::apply::restore_unchanged_times;
+use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
+use crate::request::call::Call;
+use crate::request::reply::Reply;
+use crate::state::State;
+use crate::storage::stored::Stored;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+use crate::wire::object::{
+    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_mut,
+    meta_str, meta_value, set_meta,
+};
+
+/// Which endpoint a write came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// The object itself.
+    Main,
+    /// Its `/status` subresource.
+    Status,
+    /// A Namespace's `/finalize` subresource: the only way to change `spec.finalizers`.
+    Finalize,
+}
+
+impl Endpoint {
+    pub(crate) fn of(call: &Call<'_>) -> Endpoint {
+        match call.path.subresource.as_deref() {
+            Some("status") => Endpoint::Status,
+            Some("finalize") => Endpoint::Finalize,
+            _ => Endpoint::Main,
+        }
+    }
+}
+
+/// An update as the store receives it.
+pub(crate) struct UpdateRequest {
+    /// The object the client wants stored: a PUT body, or the patched current object.
+    pub(crate) object: Object,
+    /// A PUT's `metadata.uid` is a precondition (patches have none).
+    pub(crate) uid_precondition: bool,
+    pub(crate) warnings: Vec<String>,
+    /// The stored object as the caller already read it ([`State::load_typed`]), if it did.
+    pub(crate) current: Option<(Object, Stored)>,
+    /// Whether `object` already carries this write's managedFields (a server-side apply).
+    pub(crate) fields_managed: bool,
+}
+
+impl State {
+    /// PUT of an object or its `/status`.
+    pub(crate) fn replace(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        check_write_options(call, "UpdateOptions")?;
+        let (mut object, warnings) = decode_request(call)?;
+        ensure_namespace(call, &mut object)?;
+        check_name(call, &object)?;
+        self.update(
+            call,
+            UpdateRequest {
+                object,
+                uid_precondition: true,
+                warnings,
+                current: None,
+                fields_managed: false,
+            },
+        )
+    }
+
+    /// `Store.Update`: preconditions, resourceVersion, `BeforeUpdate`, delete-on-empty-finalizers,
+    /// no-op detection, then the write.
+    pub(crate) fn update(
+        &mut self,
+        call: &Call<'_>,
+        request: UpdateRequest,
+    ) -> Result<Reply, ApiError> {
+        let rt = call.rt.clone();
+        let gr = rt.group_resource();
+        let endpoint = Endpoint::of(call);
+        let key = call.key();
+        let UpdateRequest {
+            object: mut new,
+            uid_precondition,
+            mut warnings,
+            current,
+            fields_managed,
+        } = request;
+        let Some((mut old, stored)) = current.or_else(|| self.load_typed(call)) else {
+            if rt.create_on_update && endpoint == Endpoint::Main {
+                FieldManager::new(call, self.clock.now()).record_update(None, &mut new);
+                return self.create_on_update(call, new, warnings);
+            }
+            return Err(ApiError::not_found(&gr, call.name()));
+        };
+        // The storage's uid precondition, then admission (`UpdatedObject`), then the
+        // resourceVersion checks: `Store.Update`'s order.
+        if uid_precondition {
+            let (want, have) = (meta_str(&new, "uid"), meta_str(&old, "uid"));
+            if !want.is_empty() && want != have {
+                return Err(ApiError::conflict(
+                    &gr,
+                    call.name(),
+                    &format!(
+                        "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}",
+                        rt.storage_key(call.namespace(), call.name())
+                    ),
+                ));
+            }
+        }
+        self.mutate(call, &mut new)?;
+        self.admit_update(call)?;
+        let rv_text = meta_str(&new, "resourceVersion");
+        let rv: u64 = if rv_text.is_empty() {
+            0
+        } else {
+            rv_text.parse().map_err(|_| {
+                ApiError::internal_unknown(format!(
+                    "strconv.ParseUint: parsing {}: invalid syntax",
+                    go_quote(rv_text)
+                ))
+            })?
+        };
+        if rv == 0 {
+            if !rt.unconditional_update {
+                // The store reports this one against {group, resource}: `widgets.example.com "x"`.
+                return Err(ApiError::invalid(
+                    &GroupKind::new(rt.group.clone(), rt.plural.clone()),
+                    call.name(),
+                    &[FieldError::new(
+                        ErrorType::Invalid,
+                        "metadata.resourceVersion",
+                        BadValue::Raw("0".to_owned()),
+                        "must be specified for an update",
+                    )],
+                ));
+            }
+            set_meta(
+                &mut new,
+                "resourceVersion",
+                Value::String(stored.revision.to_string()),
+            );
+        } else if rv != stored.revision {
+            return Err(ApiError::optimistic_lock(&gr, call.name()));
+        }
+        if !fields_managed {
+            FieldManager::new(call, self.clock.now()).record_update(Some(&mut old), &mut new);
+        }
+        // The strategy may start from the stored object (status writes); the write's
+        // managedFields are kept either way.
+        let managed = meta_value(&new, "managedFields").cloned();
+        let (mut new, validation_warnings) = before_update(call, endpoint, new, &old)?;
+        warnings.extend(validation_warnings);
+        set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
+        restore_unchanged_times(&mut new, &old);
+
+        let finalizers_done = finalizers(&new).is_empty()
+            && is_terminating(&old)
+            && deletion_grace(&old).unwrap_or(0) == 0
+            && (rt.delete != DeleteBehavior::Namespace || namespace_finalizers_empty(&new));
+        if finalizers_done {
+            // `deleteWithoutFinalizers`: gone within this request, answered with the request's object.
+            if !call.dry_run() {
+                self.store.remove(&gr, &key);
+                self.after_write(&rt);
+            }
+            return Ok(
+                Reply::json(200, call.object_response(&encode_body(&new))).with_warnings(warnings)
+            );
+        }
+        if new == old {
+            // What would be stored is byte-identical (bodies are canonical, so equal objects
+            // encode equally): etcd is not written, the resourceVersion stays, no watch event.
+            return Ok(Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings));
+        }
+        if call.dry_run() {
+            let body = encode_body(&new);
+            return Ok(Reply::json(200, call.object_response(&body)).with_warnings(warnings));
+        }
+        let (_, stored) = self.store.put(&gr, key, new);
+        let reply = Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings);
+        self.after_write(&rt);
+        Ok(reply)
+    }
+
+    /// PUT of a missing object of a type that allows it (Service, Event, Lease): a create, 201.
+    fn create_on_update(
+        &mut self,
+        call: &Call<'_>,
+        mut obj: Object,
+        mut warnings: Vec<String>,
+    ) -> Result<Reply, ApiError> {
+        for field in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "resourceVersion",
+        ] {
+            set_meta(&mut obj, field, Value::Null);
+        }
+        // A PUT that creates is admitted as a create.
+        self.mutate(call, &mut obj)?;
+        self.admit_create(call, &obj)?;
+        let uid = self.ids.uid();
+        set_meta(&mut obj, "uid", Value::String(uid));
+        set_meta(&mut obj, "creationTimestamp", self.now());
+        warnings.extend(before_create(call, &mut obj)?);
+        if call.dry_run() {
+            return Ok(
+                Reply::json(201, call.object_response(&encode_body(&obj))).with_warnings(warnings)
+            );
+        }
+        let (_, stored) = self.store.put(&call.rt.group_resource(), call.key(), obj);
+        let reply = Reply::json(201, call.object_response(&stored.body)).with_warnings(warnings);
+        self.after_write(&call.rt);
+        Ok(reply)
+    }
+}
+
+fn namespace_finalizers_empty(obj: &Object) -> bool {
+    obj.get("spec")
+        .and_then(|s| s.get("finalizers"))
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+}
+
+/// `rest.BeforeUpdate`: server-owned metadata carried over, the strategy's `PrepareForUpdate`
+/// (status and generation rules), then validation. Returns the object to store and the
+/// validation's `Warning`s.
+fn before_update(
+    call: &Call<'_>,
+    endpoint: Endpoint,
+    mut new: Object,
+    old: &Object,
+) -> Result<(Object, Vec<String>), ApiError> {
+    let rt = &call.rt;
+    set_meta(
+        &mut new,
+        "generation",
+        meta_value(old, "generation")
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    match endpoint {
+        Endpoint::Main => prepare_main_update(call, &mut new, old),
+        Endpoint::Status => new = prepare_status_update(rt.status_write, new, old),
+        Endpoint::Finalize => prepare_finalize_update(&mut new, old),
+    }
+    if meta_str(&new, "uid").is_empty() {
+        set_meta(
+            &mut new,
+            "uid",
+            meta_value(old, "uid").cloned().unwrap_or(Value::Null),
+        );
+    }
+    for field in ["creationTimestamp", "deletionTimestamp"] {
+        if let Some(v) = meta_value(old, field) {
+            let v = v.clone();
+            set_meta(&mut new, field, v);
+        }
+    }
+    if meta_value(&new, "deletionGracePeriodSeconds").is_none()
+        && let Some(v) = meta_value(old, "deletionGracePeriodSeconds")
+    {
+        let v = v.clone();
+        set_meta(&mut new, "deletionGracePeriodSeconds", v);
+    }
+    // `validateCommonFields` (path-segment names), then the strategy's `ValidateUpdate`.
+    let mut errors = validate_object_meta(&new, rt.namespaced, NameRule::PathSegment);
+    errors.extend(validate_object_meta_update(&new, old));
+    let mut warnings = Vec::new();
+    if rt.custom {
+        if let Some(err) = custom_type_meta_error(call, &new) {
+            return Err(err);
+        }
+        errors.extend(validate_object_meta_update(&new, old));
+        // The schema: the whole object from the main endpoint, `.status` from `/status`.
+        if let Some(schema) = rt.validation(&call.path.version) {
+            let verdict = match endpoint {
+                Endpoint::Status => schema.validate_status_update(&new, old),
+                _ => schema.validate_update(&new, old),
+            };
+            errors.extend(verdict.errors);
+            warnings = verdict.warnings;
+        }
+    } else {
+        errors.extend(validate_object_meta_update(&new, old));
+        errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));
+        errors.extend(validate_builtin_finalizer_names(&new));
+        if let Some(validate) = rt.hooks.validate {
+            errors.extend(validate(&new));
+        }
+        if endpoint == Endpoint::Finalize {
+            errors.extend(validate_namespace_finalizer_names(&new));
+        }
+    }
+    if !errors.is_empty() {
+        let kind = if rt.custom {
+            GroupKind::new(rt.group.clone(), meta_kind(&new, &rt.kind))
+        } else {
+            rt.group_kind()
+        };
+        return Err(ApiError::invalid(&kind, meta_str(&new, "name"), &errors));
+    }
+    Ok((new, warnings))
+}
+
+fn meta_kind(obj: &Object, default: &str) -> String {
+    obj.get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or(default)
+        .to_owned()
+}
+
+/// `PrepareForUpdate` of the main endpoint: status is the subresource's to change, and the
+/// generation moves with the type's rule.
+fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
+    let rt = &call.rt;
+    if call.has_status() {
+        match old.get("status") {
+            Some(status) => new.insert("status".into(), status.clone()),
+            None => new.remove("status"),
+        };
+    }
+    if let Some(prepare) = rt.hooks.prepare_update {
+        prepare(new, old);
+    }
+    let changed = match rt.generation {
+        GenerationRule::None => false,
+        GenerationRule::Spec { annotations } => {
+            new.get("spec") != old.get("spec")
+                || (annotations && meta_value(new, "annotations") != meta_value(old, "annotations"))
+        }
+        GenerationRule::AllButMetadata => {
+            let ignored = ["apiVersion", "kind", "metadata", "status"];
+            let status_counts = !call.has_status();
+            let content = |o: &Object| -> Vec<(String, Value)> {
+                o.iter()
+                    .filter(|(k, _)| {
+                        !ignored.contains(&k.as_str()) || (status_counts && k.as_str() == "status")
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            };
+            content(new) != content(old)
+        }
+    };
+    if changed {
+        let generation = generation(old) + 1;
+        meta_mut(new).insert("generation".into(), Value::from(generation));
+    }
+}
+
+/// `namespaceFinalizeStrategy.PrepareForUpdate`: the status stays the stored one; the rest,
+/// `spec.finalizers` included, comes from the request.
+fn prepare_finalize_update(new: &mut Object, old: &Object) {
+    match old.get("status") {
+        Some(status) => new.insert("status".into(), status.clone()),
+        None => new.remove("status"),
+    };
+}
+
+/// `PrepareForUpdate` of `/status`: custom resources take only `.status` from the request;
+/// built-ins reset their listed fields to the stored values and keep the rest.
+fn prepare_status_update(rule: StatusWrite, mut new: Object, old: &Object) -> Object {
+    match rule {
+        StatusWrite::OnlyStatus => {
+            let status = new.remove("status");
+            let mut result = old.clone();
+            match status {
+                Some(s) => result.insert("status".into(), s),
+                None => result.remove("status"),
+            };
+            // The lock and uid were checked against the request; what is stored is the old object.
+            result
+        }
+        StatusWrite::Reset { fields, metadata } => {
+            for field in fields {
+                match old.get(*field) {
+                    Some(v) => new.insert((*field).to_owned(), v.clone()),
+                    None => new.remove(*field),
+                };
+            }
+            for field in metadata {
+                let v = meta_value(old, field).cloned().unwrap_or(Value::Null);
+                set_meta(&mut new, field, v);
+            }
+            new
+        }
+    }
+}

@@ -1,0 +1,619 @@
+//! The built-in kinds the server knows without a CRD, with the rules of their registry
+//! strategies (kubernetes `pkg/registry/<group>/<resource>/strategy.go` and `storage/storage.go`,
+//! as of Kubernetes 1.35), and what discovery lists about them (verbs, short names, categories,
+//! storage version).
+//!
+//! Not modelled: API defaulting of built-in specs (`SetDefaults_*`), type-specific spec
+//! validation, Service IP allocation, and events.k8s.io/v1 Events sharing storage with core/v1
+//! Events (here they are two separate collections).
+
+use recon_apimachinery::names::NameRule;
+use serde_json::{Map, Value, json};
+
+use super::resource::{
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
+    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+};
+use super::storage_hash::storage_version_hash;
+use crate::wire::object::{meta_mut, meta_str, meta_value};
+
+/// Every built-in type (discovery sorts them its own way).
+pub(crate) fn builtin_types() -> Vec<ResourceType> {
+    vec![
+        ResourceType {
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(empty_null_data),
+                prepare_update: Some(|new, _| empty_null_data(new)),
+                ..TypeHooks::default()
+            },
+            ..builtin("", "v1", "ConfigMap", "configmaps", true).short_names(&["cm"])
+        },
+        ResourceType {
+            field_labels: FieldLabels::with(&[("type", &["type"])]),
+            ..builtin("", "v1", "Secret", "secrets", true)
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            create_on_update: true,
+            name_rule: NameRule::Dns1035Label,
+            delete_returns_object: true,
+            field_labels: FieldLabels::with(&[
+                ("spec.clusterIP", &["spec", "clusterIP"]),
+                ("spec.type", &["spec", "type"]),
+            ]),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({"loadBalancer": {}}));
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("", "v1", "Service", "services", true))
+                .short_names(&["svc"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            delete_returns_object: true,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin("", "v1", "ServiceAccount", "serviceaccounts", true).short_names(&["sa"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            name_rule: NameRule::DnsLabel,
+            delete_returns_object: true,
+            delete: DeleteBehavior::Namespace,
+            field_labels: FieldLabels {
+                no_namespace: true,
+                ..FieldLabels::with(&[("status.phase", &["status", "phase"])])
+            },
+            hooks: TypeHooks {
+                prepare_create: Some(prepare_namespace),
+                prepare_update: Some(|new, old| {
+                    // Only /finalize may change spec.finalizers.
+                    let old_finalizers = old.get("spec").and_then(|s| s.get("finalizers")).cloned();
+                    let spec = new.entry("spec").or_insert_with(|| json!({}));
+                    if let Some(spec) = spec.as_object_mut() {
+                        match old_finalizers {
+                            Some(f) => spec.insert("finalizers".into(), f),
+                            None => spec.remove("finalizers"),
+                        };
+                    }
+                    label_namespace_name(new);
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("", "v1", "Namespace", "namespaces", false))
+                .short_names(&["ns"])
+                .verbs(NAMESPACE_VERBS)
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &["ownerReferences"]),
+            generation: GenerationRule::Spec { annotations: false },
+            delete_returns_object: true,
+            field_labels: FieldLabels::with(&[
+                ("spec.nodeName", &["spec", "nodeName"]),
+                ("spec.restartPolicy", &["spec", "restartPolicy"]),
+                ("spec.schedulerName", &["spec", "schedulerName"]),
+                ("spec.serviceAccountName", &["spec", "serviceAccountName"]),
+                ("spec.hostNetwork", &["spec", "hostNetwork"]),
+                ("status.phase", &["status", "phase"]),
+                ("status.podIP", &["status", "podIP"]),
+                ("status.nominatedNodeName", &["status", "nominatedNodeName"]),
+            ]),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    let qos = pod_qos_class(obj);
+                    obj.insert(
+                        "status".into(),
+                        json!({"phase": "Pending", "qosClass": qos}),
+                    );
+                }),
+                grace_period: Some(pod_grace_period),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("", "v1", "Pod", "pods", true))
+                .short_names(&["po"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            create_on_update: true,
+            name_rule: NameRule::PathSegment,
+            gc: GcPolicy::Unsupported,
+            field_labels: FieldLabels::with(&event_fields()),
+            ..builtin("", "v1", "Event", "events", true).short_names(&["ev"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &["labels"]),
+            generation: GenerationRule::Spec { annotations: true },
+            field_labels: FieldLabels::default_conversion(),
+            hooks: reset_status_on_create(),
+            ..with_status(builtin("apps", "v1", "Deployment", "deployments", true))
+                .short_names(&["deploy"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            name_rule: NameRule::DnsLabel,
+            field_labels: FieldLabels::default_conversion(),
+            hooks: reset_status_on_create(),
+            ..with_status(builtin("apps", "v1", "StatefulSet", "statefulsets", true))
+                .short_names(&["sts"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                    set_template_generation(obj, 1);
+                }),
+                prepare_update: Some(|new, old| {
+                    let previous = template_generation(old);
+                    let changed = new.get("spec").and_then(|s| s.get("template"))
+                        != old.get("spec").and_then(|s| s.get("template"));
+                    set_template_generation(new, if changed { previous + 1 } else { previous });
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("apps", "v1", "DaemonSet", "daemonsets", true))
+                .short_names(&["ds"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            gc: GcPolicy::OrphanDependents,
+            field_labels: FieldLabels {
+                unsupported: UnsupportedField::NotSupportedForJob,
+                ..FieldLabels::with(&[("status.successful", &["status", "succeeded"])])
+            },
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                    generate_job_selector(obj);
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("batch", "v1", "Job", "jobs", true)).categories(&["all"])
+        },
+        ResourceType {
+            create_on_update: true,
+            field_labels: FieldLabels::with(&events_v1_fields()),
+            ..builtin("events.k8s.io", "v1", "Event", "events", true)
+                .short_names(&["ev"])
+                // Stored with core/v1 Events (cohabitating resources): it hashes as `/v1/Event`.
+                .stored_as("", "v1", "Event")
+        },
+        ResourceType {
+            create_on_update: true,
+            unconditional_update: false,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin("coordination.k8s.io", "v1", "Lease", "leases", true)
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            unconditional_update: false,
+            delete: DeleteBehavior::CustomResourceDefinition,
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(super::crd::prepare_create),
+                prepare_update: Some(super::crd::prepare_update),
+                validate: Some(super::crd::validate),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+                false,
+            ))
+            .short_names(&["crd", "crds"])
+            .categories(&["api-extensions"])
+        },
+    ]
+}
+
+/// A built-in type with the rules most strategies share.
+fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> ResourceType {
+    ResourceType {
+        group: group.to_owned(),
+        versions: vec![ServedVersion {
+            name: version.to_owned(),
+            status: false,
+            // Built once per type: every write's field management reads it.
+            schema: Some(std::sync::Arc::new(crate::apply::Schema::builtin(
+                &if group.is_empty() {
+                    version.to_owned()
+                } else {
+                    format!("{group}/{version}")
+                },
+                kind,
+            ))),
+            scale: false,
+            validation: None,
+        }],
+        kind: kind.to_owned(),
+        list_kind: format!("{kind}List"),
+        plural: plural.to_owned(),
+        singular: kind.to_lowercase(),
+        namespaced,
+        custom: false,
+        status_write: StatusWrite::OnlyStatus,
+        generation: GenerationRule::None,
+        unconditional_update: true,
+        create_on_update: false,
+        name_rule: NameRule::DnsSubdomain,
+        delete_returns_object: false,
+        gc: GcPolicy::DeleteDependents,
+        delete: DeleteBehavior::Standard,
+        field_labels: FieldLabels::default(),
+        hooks: TypeHooks::default(),
+        discovery: DiscoveryInfo {
+            verbs: BUILTIN_VERBS,
+            storage_version_hash: Some(storage_version_hash(group, version, kind)),
+            ..DiscoveryInfo::default()
+        },
+    }
+}
+
+/// The verbs discovery lists for a built-in resource with the full generic store: the
+/// installer's verbs, sorted.
+const BUILTIN_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Namespace storage has no `DeleteCollection`, so discovery lists no `deletecollection`.
+const NAMESPACE_VERBS: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// What discovery lists about a built-in beyond its names (the `ShortNamesProvider`,
+/// `CategoriesProvider` and storage version of its REST storage).
+impl ResourceType {
+    fn short_names(mut self, names: &[&str]) -> Self {
+        self.discovery.short_names = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    fn categories(mut self, categories: &[&str]) -> Self {
+        self.discovery.categories = categories.iter().map(|c| (*c).to_owned()).collect();
+        self
+    }
+
+    fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.discovery.verbs = verbs;
+        self
+    }
+
+    /// The kind is stored as another group/version/kind, which its storage version hash names.
+    fn stored_as(mut self, group: &str, version: &str, kind: &str) -> Self {
+        self.discovery.storage_version_hash = Some(storage_version_hash(group, version, kind));
+        self
+    }
+}
+
+fn with_status(mut t: ResourceType) -> ResourceType {
+    for v in &mut t.versions {
+        v.status = true;
+    }
+    t
+}
+
+fn reset(fields: &'static [&'static str], metadata: &'static [&'static str]) -> StatusWrite {
+    StatusWrite::Reset { fields, metadata }
+}
+
+/// `Status = XStatus{}` in `PrepareForCreate`.
+fn reset_status_on_create() -> TypeHooks {
+    TypeHooks {
+        prepare_create: Some(|obj| {
+            obj.insert("status".into(), json!({}));
+        }),
+        ..TypeHooks::default()
+    }
+}
+
+impl FieldLabels {
+    /// A type with its own field-label conversion function and these extra labels.
+    fn with(extra: &[(&str, &[&str])]) -> Self {
+        FieldLabels {
+            extra: extra
+                .iter()
+                .map(|(label, path)| {
+                    (
+                        (*label).to_owned(),
+                        path.iter().map(|p| (*p).to_owned()).collect(),
+                    )
+                })
+                .collect(),
+            ..FieldLabels::default()
+        }
+    }
+
+    /// A type without a conversion function of its own.
+    fn default_conversion() -> Self {
+        FieldLabels {
+            unsupported: UnsupportedField::DefaultConversion,
+            ..FieldLabels::default()
+        }
+    }
+}
+
+fn event_fields() -> Vec<(&'static str, &'static [&'static str])> {
+    const PATHS: [(&str, &[&str]); 7] = [
+        ("involvedObject.kind", &["involvedObject", "kind"]),
+        ("involvedObject.namespace", &["involvedObject", "namespace"]),
+        ("involvedObject.name", &["involvedObject", "name"]),
+        ("involvedObject.uid", &["involvedObject", "uid"]),
+        (
+            "involvedObject.apiVersion",
+            &["involvedObject", "apiVersion"],
+        ),
+        (
+            "involvedObject.resourceVersion",
+            &["involvedObject", "resourceVersion"],
+        ),
+        ("involvedObject.fieldPath", &["involvedObject", "fieldPath"]),
+    ];
+    let mut fields: Vec<(&str, &[&str])> = PATHS.to_vec();
+    fields.extend([
+        ("reason", &["reason"][..]),
+        ("reportingComponent", &["reportingComponent"][..]),
+        ("source", &["source", "component"][..]),
+        ("type", &["type"][..]),
+    ]);
+    fields
+}
+
+/// events.k8s.io/v1 names the involved object `regarding` and the reporter `reportingController`.
+fn events_v1_fields() -> Vec<(&'static str, &'static [&'static str])> {
+    const PATHS: [(&str, &[&str]); 7] = [
+        ("regarding.kind", &["regarding", "kind"]),
+        ("regarding.namespace", &["regarding", "namespace"]),
+        ("regarding.name", &["regarding", "name"]),
+        ("regarding.uid", &["regarding", "uid"]),
+        ("regarding.apiVersion", &["regarding", "apiVersion"]),
+        (
+            "regarding.resourceVersion",
+            &["regarding", "resourceVersion"],
+        ),
+        ("regarding.fieldPath", &["regarding", "fieldPath"]),
+    ];
+    let mut fields: Vec<(&str, &[&str])> = PATHS.to_vec();
+    fields.extend([
+        ("reason", &["reason"][..]),
+        ("reportingController", &["reportingController"][..]),
+        ("type", &["type"][..]),
+    ]);
+    fields
+}
+
+/// Namespace `PrepareForCreate` (+ `Canonicalize`): phase Active, the `kubernetes` finalizer,
+/// and the name label.
+/// A ConfigMap's `data` is a Go `map[string]string`: a null value decodes as the empty string
+/// (Go's JSON decoder leaves the zero value), so a typed client can read it back.
+fn empty_null_data(obj: &mut Map<String, Value>) {
+    if let Some(Value::Object(data)) = obj.get_mut("data") {
+        for v in data.values_mut().filter(|v| v.is_null()) {
+            *v = Value::String(String::new());
+        }
+    }
+}
+
+fn prepare_namespace(obj: &mut Map<String, Value>) {
+    obj.insert("status".into(), json!({"phase": "Active"}));
+    let spec = obj.entry("spec").or_insert_with(|| json!({}));
+    if let Some(spec) = spec.as_object_mut() {
+        let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+        if let Some(list) = finalizers.as_array_mut()
+            && !list.iter().any(|f| f == "kubernetes")
+        {
+            list.push(json!("kubernetes"));
+        }
+    }
+    label_namespace_name(obj);
+}
+
+/// Namespace `Canonicalize`: every write carries the `kubernetes.io/metadata.name` label.
+fn label_namespace_name(obj: &mut Map<String, Value>) {
+    let name = meta_str(obj, "name").to_owned();
+    let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+    }
+}
+
+/// `qos.GetPodQOS`: BestEffort without any cpu/memory request or limit; Guaranteed when every
+/// container limits both and requests nothing different; Burstable otherwise.
+fn pod_qos_class(pod: &Map<String, Value>) -> &'static str {
+    let spec = pod.get("spec");
+    let containers: Vec<&Value> = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|k| spec.and_then(|s| s.get(*k)).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let resources = |c: &Value, kind: &str, res: &str| {
+        c.get("resources")
+            .and_then(|r| r.get(kind))
+            .and_then(|m| m.get(res))
+            .cloned()
+    };
+    let mut any = false;
+    let mut guaranteed = !containers.is_empty();
+    for c in &containers {
+        for res in ["cpu", "memory"] {
+            let (request, limit) = (resources(c, "requests", res), resources(c, "limits", res));
+            any |= request.is_some() || limit.is_some();
+            match (request, limit) {
+                (_, None) => guaranteed = false,
+                (Some(r), Some(l)) if r != l => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
+/// Pod `CheckGracefulDelete`: the requested period, else `terminationGracePeriodSeconds`
+/// (30 when unset); 0 for unscheduled or finished pods; negative periods become 1.
+fn pod_grace_period(pod: &Map<String, Value>, requested: Option<i64>) -> i64 {
+    let spec = pod.get("spec");
+    let mut period = requested.unwrap_or_else(|| {
+        spec.and_then(|s| s.get("terminationGracePeriodSeconds"))
+            .and_then(Value::as_i64)
+            .unwrap_or(30)
+    });
+    let node = spec
+        .and_then(|s| s.get("nodeName"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let phase = pod
+        .get("status")
+        .and_then(|s| s.get("phase"))
+        .and_then(Value::as_str);
+    if node.is_empty() || matches!(phase, Some("Failed" | "Succeeded")) {
+        period = 0;
+    }
+    if period < 0 { 1 } else { period }
+}
+
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+fn template_generation(obj: &Map<String, Value>) -> i64 {
+    meta_value(obj, "annotations")
+        .and_then(|a| a.get(TEMPLATE_GENERATION))
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// DaemonSet's `spec.templateGeneration`, which apps/v1 carries as an annotation.
+fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
+    let annotations = meta_mut(obj)
+        .entry("annotations")
+        .or_insert_with(|| json!({}));
+    if let Some(a) = annotations.as_object_mut() {
+        a.insert(
+            TEMPLATE_GENERATION.into(),
+            Value::String(generation.to_string()),
+        );
+    }
+}
+
+/// Job `generateSelectorIfNeeded`: unless `spec.manualSelector`, label the pod template with the
+/// job's name and uid and select on the uid.
+fn generate_job_selector(job: &mut Map<String, Value>) {
+    let manual = job
+        .get("spec")
+        .and_then(|s| s.get("manualSelector"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if manual {
+        return;
+    }
+    let (name, uid) = (
+        meta_str(job, "name").to_owned(),
+        meta_str(job, "uid").to_owned(),
+    );
+    let spec = job.entry("spec").or_insert_with(|| json!({}));
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    spec.insert(
+        "selector".into(),
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+    );
+    let template = spec.entry("template").or_insert_with(|| json!({}));
+    let Some(template) = template.as_object_mut() else {
+        return;
+    };
+    let labels = meta_mut(template)
+        .entry("labels")
+        .or_insert_with(|| json!({}));
+    if let Some(labels) = labels.as_object_mut() {
+        for (key, value) in [
+            ("controller-uid", &uid),
+            ("batch.kubernetes.io/controller-uid", &uid),
+            ("job-name", &name),
+            ("batch.kubernetes.io/job-name", &name),
+        ] {
+            labels.insert(key.into(), Value::String(value.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn pods_without_resources_are_best_effort() {
+        assert_eq!(
+            pod_qos_class(&obj(json!({"spec": {"containers": [{"name": "a"}]}}))),
+            "BestEffort"
+        );
+    }
+
+    #[test]
+    fn pods_limiting_cpu_and_memory_everywhere_are_guaranteed() {
+        let pod = obj(
+            json!({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}),
+        );
+        assert_eq!(pod_qos_class(&pod), "Guaranteed");
+    }
+
+    #[test]
+    fn pods_with_only_requests_are_burstable() {
+        let pod = obj(
+            json!({"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}}),
+        );
+        assert_eq!(pod_qos_class(&pod), "Burstable");
+    }
+
+    #[test]
+    fn unscheduled_pods_are_deleted_without_grace() {
+        assert_eq!(pod_grace_period(&obj(json!({"spec": {}})), Some(30)), 0);
+        assert_eq!(
+            pod_grace_period(&obj(json!({"spec": {"nodeName": "n"}})), None),
+            30
+        );
+        assert_eq!(
+            pod_grace_period(&obj(json!({"spec": {"nodeName": "n"}})), Some(-5)),
+            1
+        );
+    }
+
+    #[test]
+    fn every_builtin_is_unique_by_group_and_plural() {
+        let types = builtin_types();
+        for (i, a) in types.iter().enumerate() {
+            for b in &types[i + 1..] {
+                assert!(
+                    a.group != b.group || a.plural != b.plural,
+                    "{} twice",
+                    a.plural
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! CustomResourceDefinitions in the registry: what writing one does (defaults, validation, as the
+//! CRD strategy does), the custom resource type a CRD serves, and its conditions. The
+//! apiextensions controllers that act on them live in
+//! [`controllers::apiextensions`](crate::controllers::apiextensions).
+
+use std::sync::Arc;
+
+use recon_apimachinery::names::NameRule;
+use serde_json::{Map, Value, json};
+
+use super::resource::{
+    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
+    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+};
+use super::storage_hash::storage_version_hash;
+use crate::apply::Schema;
+use crate::schema::{CelRules, CustomResourceSchema, structural};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::object::{Object, meta_str};
+
+/// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
+/// instance is left.
+pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+fn spec(obj: &Object) -> Option<&Map<String, Value>> {
+    obj.get("spec").and_then(Value::as_object)
+}
+
+fn spec_str<'a>(obj: &'a Object, path: &[&str]) -> &'a str {
+    let mut v = obj.get("spec");
+    for key in path {
+        v = v.and_then(|x| x.get(*key));
+    }
+    v.and_then(Value::as_str).unwrap_or("")
+}
+
+fn versions(obj: &Object) -> Vec<&Map<String, Value>> {
+    spec(obj)
+        .and_then(|s| s.get("versions"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_object).collect())
+        .unwrap_or_default()
+}
+
+fn storage_version(obj: &Object) -> Option<String> {
+    let storage: Vec<&str> = versions(obj)
+        .into_iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    match storage.as_slice() {
+        [one] => Some((*one).to_owned()),
+        _ => None,
+    }
+}
+
+/// `SetDefaults_CustomResourceDefinitionSpec`: singular and listKind from kind, conversion None.
+fn apply_defaults(obj: &mut Object) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            names.insert("singular".into(), Value::String(kind.to_lowercase()));
+        }
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+            && !kind.is_empty()
+        {
+            names.insert("listKind".into(), Value::String(format!("{kind}List")));
+        }
+    }
+    if !spec.contains_key("conversion") {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+}
+
+/// CRD `PrepareForCreate` (plus defaulting): a fresh status recording the storage version.
+pub(crate) fn prepare_create(obj: &mut Object) {
+    apply_defaults(obj);
+    let stored: Value = storage_version(obj).map_or(Value::Null, |v| json!([v]));
+    obj.insert(
+        "status".into(),
+        json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored}),
+    );
+}
+
+/// CRD `PrepareForUpdate`: the current storage version joins `status.storedVersions`.
+pub(crate) fn prepare_update(new: &mut Object, _old: &Object) {
+    apply_defaults(new);
+    let Some(version) = storage_version(new) else {
+        return;
+    };
+    let status = new.entry("status").or_insert_with(|| json!({}));
+    if let Some(status) = status.as_object_mut() {
+        let stored = status.entry("storedVersions").or_insert_with(|| json!([]));
+        if let Some(list) = stored.as_array_mut()
+            && !list.iter().any(|v| v == version.as_str())
+        {
+            list.push(Value::String(version));
+        }
+    }
+}
+
+/// The parts of `ValidateCustomResourceDefinition` that decide whether a CRD can be served.
+pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let (group, plural) = (
+        spec_str(obj, &["group"]),
+        spec_str(obj, &["names", "plural"]),
+    );
+    let name = meta_str(obj, "name");
+    if name != format!("{plural}.{group}") {
+        errors.push(FieldError::invalid(
+            "metadata.name",
+            name,
+            "must be spec.names.plural+\".\"+spec.group",
+        ));
+    }
+    if group.is_empty() {
+        errors.push(FieldError::required("spec.group", ""));
+    } else if !group.contains('.') {
+        errors.push(FieldError::invalid(
+            "spec.group",
+            group,
+            "should be a domain with at least one dot",
+        ));
+    }
+    let scope = spec_str(obj, &["scope"]);
+    if scope.is_empty() {
+        errors.push(FieldError::required("spec.scope", ""));
+    } else if !matches!(scope, "Cluster" | "Namespaced") {
+        errors.push(FieldError::not_supported(
+            "spec.scope",
+            scope,
+            &["Cluster", "Namespaced"],
+        ));
+    }
+    let list = versions(obj);
+    let schemas: Vec<Option<&Value>> = list
+        .iter()
+        .map(|v| {
+            v.get("schema")
+                .and_then(|s| s.get("openAPIV3Schema"))
+                .filter(|s| !s.is_null())
+        })
+        .collect();
+    let shared = schemas.len() > 1 && schemas.windows(2).all(|w| w[0] == w[1]);
+    for (i, schema) in schemas.iter().enumerate() {
+        match schema {
+            None => errors.push(FieldError::required(
+                format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                "",
+            )),
+            // A schema all versions share is the internal version's `spec.validation`,
+            // checked after the versions and names.
+            Some(_) if shared || schemas.len() == 1 => {}
+            Some(schema) => {
+                errors.extend(schema_errors(schema, &structural::schema_path(&schemas, i)));
+            }
+        }
+    }
+    if storage_version(obj).is_none() {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.versions",
+            BadValue::Raw(internal_versions(&list)),
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    for field in ["plural", "singular", "kind", "listKind"] {
+        if spec_str(obj, &["names", field]).is_empty() {
+            errors.push(FieldError::required(format!("spec.names.{field}"), ""));
+        }
+    }
+    if let (true, Some(Some(schema))) = (shared || schemas.len() == 1, schemas.first()) {
+        errors.extend(schema_errors(schema, &structural::schema_path(&schemas, 0)));
+    }
+    errors
+}
+
+/// The errors of one version's schema, reported at `path`: not structural, or else rules that
+/// do not compile (the real server compiles rules only in a schema it can build).
+fn schema_errors(schema: &Value, path: &str) -> Vec<FieldError> {
+    let errors = structural::validate(schema, path);
+    if !errors.is_empty() {
+        return errors;
+    }
+    CelRules::compile_at(schema, path).err().unwrap_or_default()
+}
+
+/// The versions as the validator prints them: Go's internal type, encoded without JSON tags.
+fn internal_versions(list: &[&Map<String, Value>]) -> String {
+    let entries: Vec<String> = list
+        .iter()
+        .map(|v| {
+            let field = |k: &str| v.get(k).cloned().unwrap_or(Value::Null);
+            json!({
+                "Name": field("name"),
+                "Served": v.get("served").cloned().unwrap_or(json!(false)),
+                "Storage": v.get("storage").cloned().unwrap_or(json!(false)),
+                "Deprecated": v.get("deprecated").cloned().unwrap_or(json!(false)),
+                "DeprecationWarning": field("deprecationWarning"),
+                "Schema": field("schema"),
+                "Subresources": field("subresources"),
+                "AdditionalPrinterColumns": field("additionalPrinterColumns"),
+                "SelectableFields": field("selectableFields"),
+            })
+            .to_string()
+        })
+        .collect();
+    format!("[{}]", entries.join(","))
+}
+
+/// The custom resource type a CRD serves, if it is valid.
+pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
+    let names = |k: &str| spec_str(obj, &["names", k]).to_owned();
+    let list = versions(obj);
+    let served: Vec<ServedVersion> = list
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| {
+            Some(ServedVersion {
+                name: v.get("name")?.as_str()?.to_owned(),
+                status: v
+                    .get("subresources")
+                    .and_then(|s| s.get("status"))
+                    .is_some_and(|s| !s.is_null()),
+                schema: v
+                    .get("schema")
+                    .and_then(|s| s.get("openAPIV3Schema"))
+                    .and_then(|s| Schema::from_openapi_v3(s).ok())
+                    .map(Arc::new),
+                scale: v
+                    .get("subresources")
+                    .and_then(|s| s.get("scale"))
+                    .is_some_and(|s| !s.is_null()),
+                validation: v
+                    .get("schema")
+                    .and_then(|s| s.get("openAPIV3Schema"))
+                    .filter(|s| s.is_object())
+                    .map(|s| Arc::new(CustomResourceSchema::from_openapi_v3(s))),
+            })
+        })
+        .collect();
+    let selectable = list
+        .iter()
+        .flat_map(|v| {
+            v.get("selectableFields")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|f| {
+            let path = f
+                .get("jsonPath")?
+                .as_str()?
+                .trim_start_matches('.')
+                .to_owned();
+            Some((path.clone(), path.split('.').map(str::to_owned).collect()))
+        })
+        .collect();
+    if served.is_empty() || names("plural").is_empty() || names("kind").is_empty() {
+        return None;
+    }
+    let group = spec_str(obj, &["group"]);
+    // The discovery controller hashes the storage version only when it is served.
+    let storage_version_hash = storage_version(obj)
+        .filter(|v| served.iter().any(|s| &s.name == v))
+        .map(|v| storage_version_hash(group, &v, &names("kind")));
+    Some(ResourceType {
+        group: group.to_owned(),
+        versions: served,
+        kind: names("kind"),
+        list_kind: names("listKind"),
+        plural: names("plural"),
+        singular: names("singular"),
+        namespaced: spec_str(obj, &["scope"]) == "Namespaced",
+        custom: true,
+        status_write: StatusWrite::OnlyStatus,
+        generation: GenerationRule::AllButMetadata,
+        unconditional_update: false,
+        create_on_update: false,
+        name_rule: NameRule::DnsSubdomain,
+        delete_returns_object: false,
+        gc: GcPolicy::DeleteDependents,
+        delete: DeleteBehavior::Standard,
+        field_labels: FieldLabels {
+            extra: selectable,
+            no_namespace: false,
+            unsupported: UnsupportedField::NotSupported,
+        },
+        hooks: TypeHooks::default(),
+        discovery: DiscoveryInfo {
+            verbs: CUSTOM_RESOURCE_VERBS,
+            short_names: name_list(obj, "shortNames"),
+            categories: name_list(obj, "categories"),
+            storage_version_hash,
+        },
+    })
+}
+
+/// The schema of the CRD's storage version, which reads from storage decode with: the served
+/// type's, or read from the CRD when the storage version is not served.
+pub(crate) fn storage_schema(
+    obj: &Object,
+    served: &ResourceType,
+) -> Option<Arc<CustomResourceSchema>> {
+    let storage = storage_version(obj)?;
+    if let Some(v) = served.versions.iter().find(|v| v.name == storage) {
+        return v.validation.clone();
+    }
+    versions(obj)
+        .into_iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(storage.as_str()))?
+        .get("schema")?
+        .get("openAPIV3Schema")
+        .filter(|s| s.is_object())
+        .map(|s| Arc::new(CustomResourceSchema::from_openapi_v3(s)))
+}
+
+/// The verbs the discovery controller lists for a custom resource, in its order.
+const CUSTOM_RESOURCE_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+
+/// `spec.names.shortNames` or `spec.names.categories` (the discovery controller reads them from
+/// `status.acceptedNames`, equal to these once the CRD is established).
+fn name_list(obj: &Object, field: &str) -> Vec<String> {
+    spec(obj)
+        .and_then(|s| s.get("names"))
+        .and_then(|n| n.get(field))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The names a CRD asks for, as `status.acceptedNames` records them.
+pub(crate) fn requested_names(obj: &Object) -> Value {
+    let mut names = spec(obj)
+        .and_then(|s| s.get("names"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(n) = names.as_object_mut() {
+        n.retain(|_, v| {
+            !v.is_null() && v.as_str() != Some("") && v.as_array().is_none_or(|a| !a.is_empty())
+        });
+    }
+    names
+}
+
+/// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when
+/// the status changes.
+pub(crate) fn set_condition(
+    obj: &mut Object,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: &Value,
+) {
+    let st = obj.entry("status").or_insert_with(|| json!({}));
+    let Some(st) = st.as_object_mut() else { return };
+    let conditions = st.entry("conditions").or_insert_with(|| json!([]));
+    if !conditions.is_array() {
+        *conditions = json!([]);
+    }
+    let Some(list) = conditions.as_array_mut() else {
+        return;
+    };
+    let new = |time: Value| json!({"type": kind, "status": status, "lastTransitionTime": time, "reason": reason, "message": message});
+    match list
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    {
+        Some(existing) => {
+            let time = if existing.get("status").and_then(Value::as_str) == Some(status) {
+                existing
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or_else(|| now.clone())
+            } else {
+                now.clone()
+            };
+            *existing = new(time);
+        }
+        None => list.push(new(now.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(v: Value) -> Object {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn widget_crd() -> Object {
+        crd(json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}, "subresources": {"status": {}}}]}
+        }))
+    }
+
+    #[test]
+    fn defaults_fill_singular_list_kind_and_conversion() {
+        let mut obj = widget_crd();
+        prepare_create(&mut obj);
+        assert_eq!(obj["spec"]["names"]["singular"], "widget");
+        assert_eq!(obj["spec"]["names"]["listKind"], "WidgetList");
+        assert_eq!(obj["spec"]["conversion"], json!({"strategy": "None"}));
+        assert_eq!(obj["status"]["storedVersions"], json!(["v1"]));
+        assert!(validate(&obj).is_empty());
+    }
+
+    #[test]
+    fn the_name_must_be_plural_dot_group() {
+        let mut obj = widget_crd();
+        obj["metadata"]["name"] = json!("wrong.example.com");
+        prepare_create(&mut obj);
+        assert_eq!(
+            crate::wire::field_error::aggregate(&validate(&obj)),
+            r#"metadata.name: Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group"#
+        );
+    }
+
+    #[test]
+    fn the_served_type_follows_the_spec() {
+        let mut obj = widget_crd();
+        prepare_create(&mut obj);
+        let t = resource_type(&obj).unwrap();
+        assert_eq!(
+            (t.plural.as_str(), t.kind.as_str(), t.namespaced),
+            ("widgets", "Widget", true)
+        );
+        assert!(t.has_status("v1"));
+    }
+
+    #[test]
+    fn a_condition_keeps_its_transition_time_while_its_status_holds() {
+        let mut obj = crd(json!({}));
+        set_condition(&mut obj, "Established", "True", "A", "a", &json!("t1"));
+        set_condition(&mut obj, "Established", "True", "B", "b", &json!("t2"));
+        assert_eq!(obj["status"]["conditions"][0]["lastTransitionTime"], "t1");
+        assert_eq!(obj["status"]["conditions"][0]["reason"], "B");
+    }
+}

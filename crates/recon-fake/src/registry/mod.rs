@@ -1,0 +1,132 @@
+//! The registry: the resource types the server serves, the built-ins plus one per established
+//! CRD, each with the rules of its registry strategy.
+//!
+//! - [`resource`]: what the server knows about one type;
+//! - [`builtins`]: the built-in types, from a table;
+//! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
+//! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
+
+pub(crate) mod builtins;
+pub(crate) mod crd;
+pub(crate) mod resource;
+pub(crate) mod storage_hash;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use builtins::builtin_types;
+use resource::ResourceType;
+
+#[derive(Debug)]
+pub(crate) struct Registry {
+    types: HashMap<(String, String), Arc<ResourceType>>,
+    /// Custom types whose CRD is being deleted: new instances are refused.
+    terminating: HashSet<(String, String)>,
+}
+
+impl Registry {
+    pub(crate) fn with_builtins() -> Self {
+        let types = builtin_types()
+            .into_iter()
+            .map(|t| ((t.group.clone(), t.plural.clone()), Arc::new(t)))
+            .collect();
+        Registry {
+            types,
+            terminating: HashSet::new(),
+        }
+    }
+
+    /// Every served type, in no particular order.
+    pub(crate) fn types(&self) -> impl Iterator<Item = &Arc<ResourceType>> + '_ {
+        self.types.values()
+    }
+
+    /// The type serving `plural` in `group` at `version`.
+    pub(crate) fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceType>> {
+        self.get(group, plural).filter(|t| t.serves(version))
+    }
+
+    /// The type of `kind` served at `group`/`version`.
+    pub(crate) fn find_kind(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<Arc<ResourceType>> {
+        self.types
+            .values()
+            .find(|t| t.group == group && t.kind == kind && t.serves(version))
+            .cloned()
+    }
+
+    /// Every served type, ordered by group and plural (a stable order for controllers' passes).
+    pub(crate) fn all(&self) -> Vec<Arc<ResourceType>> {
+        let mut types: Vec<Arc<ResourceType>> = self.types.values().cloned().collect();
+        types.sort_by(|a, b| (&a.group, &a.plural).cmp(&(&b.group, &b.plural)));
+        types
+    }
+
+    /// The type of `plural` in `group`, whatever versions it serves.
+    pub(crate) fn get(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.types
+            .get(&(group.to_owned(), plural.to_owned()))
+            .cloned()
+    }
+
+    /// Serves a custom resource type; a built-in of the same name is never replaced (the real
+    /// server reports such a CRD as overlapping a built-in resource).
+    pub(crate) fn serve_custom(&mut self, t: ResourceType) {
+        let key = (t.group.clone(), t.plural.clone());
+        if self.types.get(&key).is_none_or(|existing| existing.custom) {
+            self.types.insert(key, Arc::new(t));
+        }
+    }
+
+    /// Stops serving a custom resource type.
+    pub(crate) fn remove_custom(&mut self, group: &str, plural: &str) {
+        let key = (group.to_owned(), plural.to_owned());
+        if self.types.get(&key).is_some_and(|t| t.custom) {
+            self.types.remove(&key);
+        }
+        self.terminating.remove(&key);
+    }
+
+    /// Keeps only the custom types `keep` accepts.
+    pub(crate) fn retain_custom(&mut self, keep: impl Fn(&str, &str) -> bool) {
+        self.types
+            .retain(|(group, plural), t| !t.custom || keep(group, plural));
+        let types = &self.types;
+        self.terminating.retain(|key| types.contains_key(key));
+    }
+
+    pub(crate) fn mark_terminating(&mut self, group: &str, plural: &str) {
+        self.terminating
+            .insert((group.to_owned(), plural.to_owned()));
+    }
+
+    pub(crate) fn is_terminating(&self, group: &str, plural: &str) -> bool {
+        self.terminating
+            .contains(&(group.to_owned(), plural.to_owned()))
+    }
+
+    /// Whether `group` is one of the compiled-in API groups (`""` is the core group). Their paths
+    /// are served by kube-apiserver's own router, which answers misses with a `Status`.
+    pub(crate) fn is_builtin_group(&self, group: &str) -> bool {
+        self.types.values().any(|t| !t.custom && t.group == group)
+    }
+
+    /// Custom types of `group`, for name-conflict checks.
+    pub(crate) fn custom_in_group<'a>(
+        &'a self,
+        group: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<ResourceType>> + 'a {
+        self.types
+            .values()
+            .filter(move |t| t.custom && t.group == group)
+    }
+}

@@ -1,0 +1,253 @@
+//! What the server knows about each resource type: names, scope, and the per-type rules that
+//! kube-apiserver keeps in each registry strategy (status subresource, generation, unconditional
+//! update, create-on-update, name format, delete answer).
+
+use recon_apimachinery::go_quote;
+use recon_apimachinery::names::NameRule;
+use serde_json::{Map, Value};
+
+use crate::wire::group::{GroupKind, GroupResource};
+
+/// When `metadata.generation` is set and bumped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GenerationRule {
+    /// The type never sets it (ConfigMap, Secret, ...).
+    None,
+    /// 1 on create; +1 when `spec` changes, and when `metadata.annotations` change if `annotations`
+    /// (Deployment, whose annotations are copied to its ReplicaSets).
+    Spec { annotations: bool },
+    /// Custom resources: 1 on create; +1 when anything outside `metadata` changes (and outside
+    /// `status` when the status subresource is on).
+    AllButMetadata,
+}
+
+/// What a write to `/status` keeps from the stored object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StatusWrite {
+    /// Custom resources: everything but `.status` comes from the stored object.
+    OnlyStatus,
+    /// Built-ins: the listed top-level fields / metadata fields are reset to the stored values,
+    /// the rest of the request is kept (Deployment keeps annotation and finalizer changes).
+    Reset {
+        fields: &'static [&'static str],
+        metadata: &'static [&'static str],
+    },
+}
+
+/// `PrepareForCreate`-style hook: edits the object in place.
+pub(crate) type Prepare = fn(&mut Map<String, Value>);
+/// `PrepareForUpdate`-style hook: edits `new` knowing `old`.
+pub(crate) type PrepareUpdate = fn(&mut Map<String, Value>, &Map<String, Value>);
+/// Type-specific validation.
+pub(crate) type Validate = fn(&Map<String, Value>) -> Vec<crate::wire::field_error::FieldError>;
+/// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
+pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
+
+/// Per-type hooks for the built-ins whose strategy does more than a table can say.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TypeHooks {
+    /// `PrepareForCreate` beyond the generic rules (defaults, initial status); the object already
+    /// has its name and uid.
+    pub(crate) prepare_create: Option<Prepare>,
+    /// `PrepareForUpdate` beyond the generic rules: `(new, old)`.
+    pub(crate) prepare_update: Option<PrepareUpdate>,
+    /// Type-specific validation run by the strategy on create and update.
+    pub(crate) validate: Option<Validate>,
+    /// `CheckGracefulDelete`: the grace period for a delete that asked for `requested` seconds,
+    /// `None` when the type deletes without grace.
+    pub(crate) grace_period: Option<GracePeriod>,
+}
+
+/// The default propagation of a delete (`DefaultGarbageCollectionPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GcPolicy {
+    /// Background: no finalizer unless the request asks for one.
+    DeleteDependents,
+    /// batch/v1 Job: the `orphan` finalizer unless the request says otherwise.
+    OrphanDependents,
+    /// Event: propagation options are ignored, no GC finalizer is ever added.
+    Unsupported,
+}
+
+/// Types whose DELETE the registry overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeleteBehavior {
+    /// The generic store.
+    Standard,
+    /// Namespace: the first delete marks it Terminating; it goes once `spec.finalizers` empties.
+    Namespace,
+    /// CustomResourceDefinition: the first delete adds the cleanup finalizer and a Terminating
+    /// condition; the apiextensions controllers then remove the instances and the CRD.
+    CustomResourceDefinition,
+}
+
+/// The field selectors a type supports: `metadata.name`, `metadata.namespace` (unless
+/// `no_namespace`), and `extra`, each with the JSON path it reads.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FieldLabels {
+    pub(crate) extra: Vec<(String, Vec<String>)>,
+    /// The type's conversion function rejects `metadata.namespace` (Namespace).
+    pub(crate) no_namespace: bool,
+    /// How an unsupported field label is reported.
+    pub(crate) unsupported: UnsupportedField,
+}
+
+/// The two wordings of "this field selector is not supported".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum UnsupportedField {
+    /// A type-specific conversion function: `field label not supported: <label>`.
+    #[default]
+    NotSupported,
+    /// `runtime.DefaultMetaV1FieldSelectorConversion`.
+    DefaultConversion,
+    /// Job's own wording: `field label "<label>" not supported for Job`.
+    NotSupportedForJob,
+}
+
+impl FieldLabels {
+    /// The value of `label` on `object`, or `Err` with the apiserver's message when the type does
+    /// not support that label. A cluster-scoped object's `metadata.namespace` is the empty string.
+    pub(crate) fn value(&self, label: &str, object: &Map<String, Value>) -> Result<String, String> {
+        let path: Vec<&str> = match label {
+            "metadata.name" => vec!["metadata", "name"],
+            "metadata.namespace" if !self.no_namespace => vec!["metadata", "namespace"],
+            _ => match self.extra.iter().find(|(l, _)| l == label) {
+                Some((_, path)) => path.iter().map(String::as_str).collect(),
+                None => return Err(self.unsupported_message(label)),
+            },
+        };
+        let mut current = object.get(path[0]);
+        for key in &path[1..] {
+            current = current.and_then(|v| v.get(*key));
+        }
+        Ok(match current {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        })
+    }
+
+    fn unsupported_message(&self, label: &str) -> String {
+        match self.unsupported {
+            UnsupportedField::NotSupported => format!("field label not supported: {label}"),
+            UnsupportedField::DefaultConversion => format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                go_quote(label)
+            ),
+            UnsupportedField::NotSupportedForJob => {
+                format!("field label {} not supported for Job", go_quote(label))
+            }
+        }
+    }
+}
+
+/// One served version of a resource.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ServedVersion {
+    pub(crate) name: String,
+    /// Whether this version serves the `status` subresource.
+    pub(crate) status: bool,
+    /// The structural schema field management follows (list and map types): a CRD's, or a
+    /// built-in type's table.
+    pub(crate) schema: Option<std::sync::Arc<crate::apply::Schema>>,
+    /// Whether discovery lists the `scale` subresource at this version (a CRD that declares it).
+    pub(crate) scale: bool,
+    /// The schema custom resources of this version are validated against (a CRD's).
+    pub(crate) validation: Option<std::sync::Arc<crate::schema::CustomResourceSchema>>,
+}
+
+/// What discovery says about a type beyond its names and scope (R4).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiscoveryInfo {
+    /// The verbs of the resource itself, in the order the real server lists them.
+    pub(crate) verbs: &'static [&'static str],
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    /// `storageVersionHash`: set when the storage version is served.
+    pub(crate) storage_version_hash: Option<String>,
+}
+
+/// Everything the server needs to serve one resource type.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceType {
+    pub(crate) group: String,
+    pub(crate) versions: Vec<ServedVersion>,
+    pub(crate) kind: String,
+    pub(crate) list_kind: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) namespaced: bool,
+    /// Served from a CustomResourceDefinition (unstructured) rather than compiled in.
+    pub(crate) custom: bool,
+    pub(crate) status_write: StatusWrite,
+    pub(crate) generation: GenerationRule,
+    /// `AllowUnconditionalUpdate`: an update without resourceVersion is accepted.
+    pub(crate) unconditional_update: bool,
+    /// `AllowCreateOnUpdate`: PUT of a missing object creates it.
+    pub(crate) create_on_update: bool,
+    pub(crate) name_rule: NameRule,
+    /// `ReturnDeletedObject`: a delete answers with the object rather than a `Status`.
+    pub(crate) delete_returns_object: bool,
+    pub(crate) gc: GcPolicy,
+    pub(crate) delete: DeleteBehavior,
+    pub(crate) field_labels: FieldLabels,
+    pub(crate) hooks: TypeHooks,
+    pub(crate) discovery: DiscoveryInfo,
+}
+
+impl ResourceType {
+    pub(crate) fn group_resource(&self) -> GroupResource {
+        GroupResource::new(self.group.clone(), self.plural.clone())
+    }
+
+    pub(crate) fn group_kind(&self) -> GroupKind {
+        GroupKind::new(self.group.clone(), self.kind.clone())
+    }
+
+    pub(crate) fn api_version(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{}/{version}", self.group)
+        }
+    }
+
+    pub(crate) fn serves(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v.name == version)
+    }
+
+    /// Whether `version` has the status subresource.
+    pub(crate) fn has_status(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v.name == version && v.status)
+    }
+
+    /// The validation schema of `version`, for custom resources.
+    pub(crate) fn validation(&self, version: &str) -> Option<&crate::schema::CustomResourceSchema> {
+        self.versions
+            .iter()
+            .find(|v| v.name == version)
+            .and_then(|v| v.validation.as_deref())
+    }
+
+    /// Whether discovery lists the scale subresource at `version`.
+    pub(crate) fn has_scale(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v.name == version && v.scale)
+    }
+
+    /// The etcd key kube-apiserver would use, as it appears in storage error messages.
+    pub(crate) fn storage_key(&self, namespace: Option<&str>, name: &str) -> String {
+        let prefix = if self.custom {
+            format!(
+                "/registry/apiextensions.kubernetes.io/{}/{}",
+                self.group, self.plural
+            )
+        } else {
+            format!("/registry/{}", self.plural)
+        };
+        match namespace {
+            Some(ns) => format!("{prefix}/{ns}/{name}"),
+            None => format!("{prefix}/{name}"),
+        }
+    }
+}

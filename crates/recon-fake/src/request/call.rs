@@ -1,0 +1,64 @@
+//! One resource request, routed and typed: what every verb handler reads.
+
+use std::sync::Arc;
+
+use super::route::{Query, ResourcePath};
+use crate::registry::resource::ResourceType;
+use crate::storage::stored::object_key;
+use crate::wire::object::{DecodeContext, with_type_meta};
+
+/// One resource request, routed and typed.
+pub(crate) struct Call<'a> {
+    pub(crate) path: &'a ResourcePath,
+    pub(crate) rt: Arc<ResourceType>,
+    pub(crate) query: &'a Query,
+    pub(crate) content_type: &'a str,
+    pub(crate) accept: &'a str,
+    pub(crate) user_agent: &'a str,
+    pub(crate) body: &'a [u8],
+}
+
+impl Call<'_> {
+    pub(crate) fn api_version(&self) -> String {
+        self.rt.api_version(&self.path.version)
+    }
+
+    /// The namespace an object of this request lives in (`None` for cluster-scoped types).
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        if self.rt.namespaced {
+            self.path.namespace.as_deref()
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.path.name.as_deref().unwrap_or("")
+    }
+
+    pub(crate) fn key(&self) -> String {
+        object_key(self.namespace(), self.name())
+    }
+
+    pub(crate) fn decode_context(&self) -> DecodeContext<'_> {
+        DecodeContext {
+            kind: &self.rt.kind,
+            version: &self.path.version,
+        }
+    }
+
+    /// Whether the request carries `dryRun=All` (any other value is rejected earlier).
+    pub(crate) fn dry_run(&self) -> bool {
+        self.query.all("dryRun").any(|v| v == "All")
+    }
+
+    /// Whether this request's version serves `/status`.
+    pub(crate) fn has_status(&self) -> bool {
+        self.rt.has_status(&self.path.version)
+    }
+
+    /// A stored body as this request's version serves it.
+    pub(crate) fn object_response(&self, body: &[u8]) -> Vec<u8> {
+        with_type_meta(&self.api_version(), &self.rt.kind, body)
+    }
+}

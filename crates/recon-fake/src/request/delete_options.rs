@@ -1,0 +1,125 @@
+//! The `metav1.DeleteOptions` of a delete or delete-collection, checked as
+//! `ValidateDeleteOptions` checks them.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::call::Call;
+use crate::wire::error::ApiError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupKind;
+
+/// `metav1.DeleteOptions`, from the body or, when the body is empty, the query.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeleteOptions {
+    pub(crate) grace_period_seconds: Option<i64>,
+    pub(crate) preconditions: Option<Preconditions>,
+    pub(crate) orphan_dependents: Option<bool>,
+    pub(crate) propagation_policy: Option<String>,
+    #[serde(default)]
+    pub(crate) dry_run: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Preconditions {
+    pub(crate) uid: Option<String>,
+    pub(crate) resource_version: Option<String>,
+}
+
+impl DeleteOptions {
+    pub(crate) fn from_call(call: &Call<'_>) -> Result<Self, ApiError> {
+        if !call.body.iter().all(u8::is_ascii_whitespace) {
+            return serde_json::from_slice(call.body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the body of the request was in an unknown format: {e}"
+                ))
+            });
+        }
+        let q = call.query;
+        Ok(DeleteOptions {
+            grace_period_seconds: q.get("gracePeriodSeconds").and_then(|v| v.parse().ok()),
+            preconditions: None,
+            orphan_dependents: q
+                .get("orphanDependents")
+                .map(|_| q.flag("orphanDependents")),
+            propagation_policy: q.get("propagationPolicy").map(str::to_owned),
+            dry_run: q.all("dryRun").map(str::to_owned).collect(),
+        })
+    }
+
+    pub(crate) fn dry_run(&self) -> bool {
+        self.dry_run.iter().any(|v| v == "All")
+    }
+
+    /// `ValidateDeleteOptions`.
+    pub(crate) fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Vec::new();
+        if let (Some(_), Some(policy)) = (self.orphan_dependents, &self.propagation_policy) {
+            errors.push(FieldError::invalid(
+                "propagationPolicy",
+                policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if let Some(policy) = &self.propagation_policy
+            && !matches!(policy.as_str(), "Foreground" | "Background" | "Orphan")
+        {
+            errors.push(FieldError::not_supported(
+                "propagationPolicy",
+                policy,
+                &["Foreground", "Background", "Orphan", "nil"],
+            ));
+        }
+        if self.dry_run.iter().any(|v| v != "All") {
+            errors.push(FieldError::new(
+                ErrorType::NotSupported,
+                "dryRun",
+                BadValue::Raw(Value::from(self.dry_run.clone()).to_string()),
+                "supported values: \"All\"",
+            ));
+        }
+        if errors.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::invalid(
+            &GroupKind::new("meta.k8s.io", "DeleteOptions"),
+            "",
+            &errors,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn options(json: Value) -> DeleteOptions {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn propagation_policy_and_orphan_dependents_cannot_both_be_set() {
+        let err = options(json!({"propagationPolicy": "Orphan", "orphanDependents": true}))
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err.message(),
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set"#
+        );
+    }
+
+    #[test]
+    fn an_unknown_propagation_policy_lists_the_supported_ones() {
+        let err = options(json!({"propagationPolicy": "Bogus"}))
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err.message(),
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil""#
+        );
+    }
+}

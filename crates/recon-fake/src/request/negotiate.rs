@@ -1,0 +1,92 @@
+//! Content negotiation for reads: the object itself, or the metadata-only forms kube's metadata
+//! API asks for (`PartialObjectMetadata`).
+
+use serde_json::Value;
+
+use crate::wire::error::ApiError;
+use crate::wire::object::{decode_body, meta, with_type_meta};
+use crate::wire::status::Reason;
+
+/// The response form an `Accept` header asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// The object (or list) itself.
+    Full,
+    /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
+    Metadata,
+}
+
+pub(crate) const PARTIAL: &str = "meta.k8s.io/v1";
+
+/// Content negotiation for reads: JSON, or the metadata-only forms kube's metadata API asks for.
+pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
+    if accept.trim().is_empty() {
+        return Ok(Format::Full);
+    }
+    let mut refusal = None;
+    for option in accept.split(',') {
+        let mut params = option.split(';').map(str::trim);
+        let media = params.next().unwrap_or("");
+        if !matches!(media, "application/json" | "application/*" | "*/*") {
+            continue;
+        }
+        let as_kind = params.find_map(|p| p.strip_prefix("as="));
+        match (as_kind, list) {
+            (None, _) => return Ok(Format::Full),
+            (Some("PartialObjectMetadata"), false) | (Some("PartialObjectMetadataList"), true) => {
+                return Ok(Format::Metadata);
+            }
+            (Some("PartialObjectMetadata"), true) => {
+                refusal =
+                    Some("you requested PartialObjectMetadata, but the requested object is a list");
+            }
+            _ => {}
+        }
+    }
+    Err(ApiError::new(
+        406,
+        Reason::NotAcceptable,
+        refusal.unwrap_or("only the following media types are accepted: application/json"),
+    ))
+}
+
+/// `PartialObjectMetadata` of a stored body.
+pub(crate) fn partial_metadata(body: &[u8]) -> Vec<u8> {
+    let obj = decode_body(body);
+    let metadata = meta(&obj).cloned().unwrap_or_default();
+    let mut doc = serde_json::Map::new();
+    doc.insert("metadata".into(), Value::Object(metadata));
+    let inner = serde_json::to_vec(&doc).unwrap_or_default();
+    with_type_meta(PARTIAL, "PartialObjectMetadata", &inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kube_metadata_accept_headers_select_partial_metadata() {
+        let get = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+        let list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+        assert_eq!(negotiate(get, false).unwrap(), Format::Metadata);
+        assert_eq!(negotiate(list, true).unwrap(), Format::Metadata);
+        assert_eq!(negotiate("application/json", true).unwrap(), Format::Full);
+        assert_eq!(negotiate("", false).unwrap(), Format::Full);
+    }
+
+    #[test]
+    fn tables_and_protobuf_are_not_acceptable() {
+        assert_eq!(
+            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true)
+                .unwrap_err()
+                .code(),
+            406
+        );
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf", false)
+                .unwrap_err()
+                .code(),
+            406
+        );
+    }
+}

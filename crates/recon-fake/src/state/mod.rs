@@ -1,0 +1,87 @@
+//! The server's state behind its lock: storage, the registry, the open watches, the request log
+//! and what reactors registered.
+
+pub(crate) mod watcher;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::clock::{Clock, format_time};
+use crate::ids::IdGenerator;
+use crate::reactor::{MutateHook, Reactor};
+use crate::record::RecordedRequest;
+use crate::registry::Registry;
+use crate::registry::resource::ResourceType;
+use crate::request::call::Call;
+use crate::schema::CustomResourceSchema;
+use crate::storage::store::Store;
+use crate::storage::stored::Stored;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, decode_body};
+use watcher::Watcher;
+
+/// Everything the server knows, guarded by one lock: requests are served one at a time, as etcd
+/// serialises writes.
+pub(crate) struct State {
+    pub(crate) store: Store,
+    pub(crate) registry: Registry,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) ids: IdGenerator,
+    pub(crate) log: Vec<RecordedRequest>,
+    /// Whether requests are appended to `log`.
+    pub(crate) recording: bool,
+    pub(crate) reactors: Vec<Reactor>,
+    /// The mutating admission hooks of the request being served.
+    pub(crate) mutations: Vec<MutateHook>,
+    /// Set while the CRD controllers run, so their own writes do not re-enter them.
+    pub(crate) in_controllers: bool,
+    pub(crate) watchers: Vec<Watcher>,
+    /// The revision up to which changes have been sent to watchers.
+    pub(crate) notified: u64,
+    /// Whether the `NamespaceLifecycle` admission plugin runs (C11).
+    pub(crate) strict_namespaces: bool,
+    /// The schema each custom resource is read from storage with: its CRD's storage version's.
+    pub(crate) read_schemas: HashMap<GroupResource, Arc<CustomResourceSchema>>,
+}
+
+impl State {
+    pub(crate) fn new(clock: Arc<dyn Clock>, ids: IdGenerator) -> Self {
+        State {
+            store: Store::default(),
+            registry: Registry::with_builtins(),
+            clock,
+            ids,
+            log: Vec::new(),
+            recording: true,
+            reactors: Vec::new(),
+            mutations: Vec::new(),
+            in_controllers: false,
+            watchers: Vec::new(),
+            notified: 0,
+            strict_namespaces: false,
+            read_schemas: HashMap::new(),
+        }
+    }
+
+    /// `metav1.Now()` as it is written on the wire.
+    pub(crate) fn now(&self) -> Value {
+        Value::String(format_time(self.clock.now()))
+    }
+
+    /// The stored object `key` of `rt`, decoded.
+    pub(crate) fn load(&self, rt: &ResourceType, key: &str) -> Option<(Object, Stored)> {
+        let stored = self.store.get(&rt.group_resource(), key)?;
+        Some((decode_body(&stored.body), stored.clone()))
+    }
+
+    /// The object a request names, decoded as that request's version serves it (stored bodies
+    /// carry no `apiVersion` / `kind`).
+    pub(crate) fn load_typed(&self, call: &Call<'_>) -> Option<(Object, Stored)> {
+        let (mut obj, stored) = self.load(&call.rt, &call.key())?;
+        obj.insert("apiVersion".into(), Value::String(call.api_version()));
+        obj.insert("kind".into(), Value::String(call.rt.kind.clone()));
+        Some((obj, stored))
+    }
+}

@@ -1,0 +1,341 @@
+//! Storage: one global revision counter (etcd's), and per resource the objects ordered by their
+//! storage key, each kept as the JSON bytes it is served as (and, when reading them now serves
+//! something else, as they were written: see [`Store::reread`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::history::{Change, DEFAULT_HISTORY, History};
+use super::stored::Stored;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, decode_body, encode_body, labels, set_meta};
+
+/// The objects of one resource, by storage key, with an index of their labels.
+#[derive(Debug, Default)]
+struct Collection {
+    objects: BTreeMap<String, Stored>,
+    /// `(label key, label value)` to the storage keys carrying it: a selector with an equality
+    /// reads only those keys instead of every object.
+    by_label: HashMap<(String, String), BTreeSet<String>>,
+    /// The bodies as written, of the objects whose served body differs from them (a custom
+    /// resource read through a schema that changed since the write).
+    written: HashMap<String, Bytes>,
+}
+
+impl Collection {
+    fn unindex(&mut self, key: &str, labels: &[(String, String)]) {
+        for pair in labels {
+            if let Some(keys) = self.by_label.get_mut(pair) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    self.by_label.remove(pair);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Store {
+    /// etcd's revision: a fresh etcd is at 1, so the first write is revision 2 (as observed on a
+    /// real server).
+    revision: u64,
+    collections: HashMap<GroupResource, Collection>,
+    pub(crate) history: History,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store {
+            revision: 1,
+            collections: HashMap::new(),
+            history: History::new(DEFAULT_HISTORY),
+        }
+    }
+}
+
+impl Store {
+    /// The current revision: the resourceVersion of a list taken now.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    pub(crate) fn get(&self, resource: &GroupResource, key: &str) -> Option<&Stored> {
+        self.collections.get(resource)?.objects.get(key)
+    }
+
+    /// Objects of `resource` in key order, only those of `namespace` when given.
+    pub(crate) fn list<'a>(
+        &'a self,
+        resource: &GroupResource,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + use<'a> {
+        let prefix = namespace.map(|ns| format!("{ns}/"));
+        self.collections
+            .get(resource)
+            .map(|c| &c.objects)
+            .into_iter()
+            .flat_map(move |objects| {
+                let range: Box<dyn Iterator<Item = (&String, &Stored)>> = match &prefix {
+                    Some(p) => {
+                        let p = p.clone();
+                        Box::new(
+                            objects
+                                .range(p.clone()..)
+                                .take_while(move |(k, _)| k.starts_with(&p)),
+                        )
+                    }
+                    None => Box::new(objects.iter()),
+                };
+                range
+            })
+    }
+
+    /// Objects of `resource` whose storage key starts with `prefix`, from key `from` on, in key
+    /// order.
+    pub(crate) fn list_from<'a>(
+        &'a self,
+        resource: &GroupResource,
+        prefix: &'a str,
+        from: &str,
+    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + use<'a> {
+        let from = from.max(prefix).to_owned();
+        self.collections
+            .get(resource)
+            .into_iter()
+            .flat_map(move |c| c.objects.range(from.clone()..))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+    }
+
+    /// Writes `obj` at a new revision, which it returns along with the stored form.
+    pub(crate) fn put(
+        &mut self,
+        resource: &GroupResource,
+        key: String,
+        mut obj: Object,
+    ) -> (u64, Stored) {
+        self.revision += 1;
+        let revision = self.revision;
+        set_meta(
+            &mut obj,
+            "resourceVersion",
+            Value::String(revision.to_string()),
+        );
+        let stored = Stored {
+            body: encode_body(&obj),
+            revision,
+            labels: labels(&obj).into(),
+        };
+        let collection = self.collections.entry(resource.clone()).or_default();
+        for pair in stored.labels.iter() {
+            collection
+                .by_label
+                .entry(pair.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        collection.written.remove(&key);
+        let previous = collection.objects.insert(key.clone(), stored.clone());
+        if let Some(previous) = &previous {
+            let gone: Vec<(String, String)> = previous
+                .labels
+                .iter()
+                .filter(|p| !stored.labels.contains(p))
+                .cloned()
+                .collect();
+            collection.unindex(&key, &gone);
+        }
+        self.history.push(Change {
+            revision,
+            resource: resource.clone(),
+            key,
+            object: stored.clone(),
+            previous,
+            removed: false,
+        });
+        (revision, stored)
+    }
+
+    /// Serves every object of `resource` as `read` makes of its body as written, in place: the
+    /// revision stays and no watch event is sent, since nothing was written. This is what
+    /// decoding from etcd does after a CRD's schema changed (pruning and defaults of the new
+    /// schema apply on read); the bytes as written are kept, so a later change reads them again.
+    pub(crate) fn reread(&mut self, resource: &GroupResource, read: impl Fn(Object) -> Object) {
+        let Some(collection) = self.collections.get_mut(resource) else {
+            return;
+        };
+        for (key, stored) in collection.objects.iter_mut() {
+            let written = collection
+                .written
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| stored.body.clone());
+            let served = encode_body(&read(decode_body(&written)));
+            if served == written {
+                collection.written.remove(key);
+            } else {
+                collection.written.insert(key.clone(), written);
+            }
+            stored.body = served;
+        }
+    }
+
+    /// Like [`list`](Self::list), restricted to objects carrying every `(key, value)` label of
+    /// `required`; reads the label index, so only candidates are visited.
+    pub(crate) fn list_labelled<'a>(
+        &'a self,
+        resource: &GroupResource,
+        namespace: Option<&'a str>,
+        required: &[(&str, &str)],
+    ) -> Box<dyn Iterator<Item = (&'a String, &'a Stored)> + 'a> {
+        let Some(collection) = self.collections.get(resource) else {
+            return Box::new(std::iter::empty());
+        };
+        let smallest = required
+            .iter()
+            .map(|(k, v)| collection.by_label.get(&((*k).to_owned(), (*v).to_owned())))
+            .min_by_key(|keys| keys.map_or(0, BTreeSet::len));
+        let Some(smallest) = smallest else {
+            return Box::new(self.list(resource, namespace));
+        };
+        let prefix = namespace.map(|ns| format!("{ns}/"));
+        Box::new(
+            smallest
+                .into_iter()
+                .flatten()
+                .filter(move |k| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
+                .filter_map(|k| collection.objects.get_key_value(k)),
+        )
+    }
+
+    /// Removes an object; the removal is a write of its own revision.
+    pub(crate) fn remove(&mut self, resource: &GroupResource, key: &str) -> Option<(u64, Stored)> {
+        let collection = self.collections.get_mut(resource)?;
+        let removed = collection.objects.remove(key)?;
+        collection.unindex(key, &removed.labels);
+        collection.written.remove(key);
+        self.revision += 1;
+        let mut last = decode_body(&removed.body);
+        set_meta(
+            &mut last,
+            "resourceVersion",
+            Value::String(self.revision.to_string()),
+        );
+        self.history.push(Change {
+            revision: self.revision,
+            resource: resource.clone(),
+            key: key.to_owned(),
+            object: Stored {
+                body: encode_body(&last),
+                revision: self.revision,
+                labels: removed.labels.clone(),
+            },
+            previous: Some(removed.clone()),
+            removed: true,
+        });
+        Some((self.revision, removed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn obj(v: Value) -> Object {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn every_write_of_every_resource_bumps_one_global_revision() {
+        let mut store = Store::default();
+        let (cm, w) = (
+            GroupResource::new("", "configmaps"),
+            GroupResource::new("example.com", "widgets"),
+        );
+        assert_eq!(store.put(&cm, "ns/a".into(), obj(json!({}))).0, 2);
+        assert_eq!(store.put(&w, "ns/a".into(), obj(json!({}))).0, 3);
+        assert_eq!(store.remove(&cm, "ns/a").map(|(rev, _)| rev), Some(4));
+        assert_eq!(store.revision(), 4);
+    }
+
+    #[test]
+    fn listing_follows_storage_key_byte_order() {
+        let mut store = Store::default();
+        let cm = GroupResource::new("", "configmaps");
+        for key in ["a/x", "a-b/x", "b/x"] {
+            store.put(&cm, key.into(), obj(json!({})));
+        }
+        let keys: Vec<&str> = store.list(&cm, None).map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["a-b/x", "a/x", "b/x"]);
+        let keys: Vec<&str> = store
+            .list(&cm, Some("a"))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(keys, ["a/x"]);
+    }
+
+    fn labelled(store: &mut Store, resource: &GroupResource, key: &str, labels: Value) {
+        store.put(
+            resource,
+            key.into(),
+            obj(json!({"metadata": {"labels": labels}})),
+        );
+    }
+
+    fn keys(it: Box<dyn Iterator<Item = (&String, &Stored)> + '_>) -> Vec<String> {
+        it.map(|(k, _)| k.clone()).collect()
+    }
+
+    #[test]
+    fn the_label_index_follows_relabelling_and_removal() {
+        let mut store = Store::default();
+        let cm = GroupResource::new("", "configmaps");
+        labelled(&mut store, &cm, "a/x", json!({"app": "web"}));
+        labelled(
+            &mut store,
+            &cm,
+            "b/y",
+            json!({"app": "web", "tier": "front"}),
+        );
+        labelled(&mut store, &cm, "b/z", json!({"app": "db"}));
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "web")])),
+            ["a/x", "b/y"]
+        );
+        assert_eq!(
+            keys(store.list_labelled(&cm, Some("b"), &[("app", "web")])),
+            ["b/y"]
+        );
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "web"), ("tier", "front")])),
+            ["b/y"]
+        );
+
+        labelled(&mut store, &cm, "a/x", json!({"app": "db"}));
+        store.remove(&cm, "b/y");
+        assert!(keys(store.list_labelled(&cm, None, &[("app", "web")])).is_empty());
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "db")])),
+            ["a/x", "b/z"]
+        );
+        assert_eq!(keys(store.list_labelled(&cm, None, &[])), ["a/x", "b/z"]);
+    }
+
+    #[test]
+    fn stored_bodies_carry_the_new_resource_version() {
+        let mut store = Store::default();
+        let (_, stored) = store.put(
+            &GroupResource::new("", "configmaps"),
+            "ns/a".into(),
+            obj(json!({"metadata": {"name": "a"}})),
+        );
+        assert_eq!(
+            &stored.body[..],
+            br#"{"metadata":{"name":"a","resourceVersion":"2"}}"#
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! Field validation errors, rendered as k8s.io/apimachinery `pkg/util/validation/field` renders
+//! them (`metadata.name: Invalid value: "X": detail`), with the matching `StatusCause`.
+
+use recon_apimachinery::go_quote;
+
+use super::status::StatusCause;
+
+/// The `field.ErrorType` of a validation error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorType {
+    Required,
+    Invalid,
+    NotSupported,
+    Forbidden,
+    TooLong,
+    /// `field.TypeInvalid`: printed as `Invalid value`, its own cause reason.
+    TypeInvalid,
+    Duplicate,
+    TooMany,
+    /// `field.InternalError`: never prints a value.
+    Internal,
+}
+
+impl ErrorType {
+    fn text(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+
+    fn cause(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+        }
+    }
+}
+
+/// The offending value, in the form Go prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BadValue {
+    /// No value is printed (`Required`, `Forbidden`, `Too long`, or omitted on purpose).
+    Omit,
+    /// A string, printed with `%q`.
+    Str(String),
+    /// Printed verbatim: numbers (`%v`) or Go's `%#v` of other types (`0x0`, `[]string{"x"}`).
+    Raw(String),
+}
+
+/// One field validation error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldError {
+    kind: ErrorType,
+    field: String,
+    value: BadValue,
+    detail: String,
+}
+
+impl FieldError {
+    pub(crate) fn new(
+        kind: ErrorType,
+        field: impl Into<String>,
+        value: BadValue,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            kind,
+            field: field.into(),
+            value,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Invalid` with a string value.
+    pub(crate) fn invalid(
+        field: impl Into<String>,
+        value: &str,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::new(
+            ErrorType::Invalid,
+            field,
+            BadValue::Str(value.to_owned()),
+            detail,
+        )
+    }
+
+    /// `field.Required`.
+    pub(crate) fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Required, field, BadValue::Omit, detail)
+    }
+
+    /// `field.Forbidden`.
+    pub(crate) fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Forbidden, field, BadValue::Omit, detail)
+    }
+
+    /// `field.NotSupported`: the detail lists the supported values, quoted.
+    pub(crate) fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Self {
+        let list: Vec<String> = supported.iter().map(|v| go_quote(v)).collect();
+        Self::new(
+            ErrorType::NotSupported,
+            field,
+            BadValue::Str(value.to_owned()),
+            format!("supported values: {}", list.join(", ")),
+        )
+    }
+
+    /// Whether CEL rules are skipped because of this error (apiextensions `hasBlockingErr`):
+    /// a value that is missing, of the wrong type, not allowed, or too long or large.
+    pub(crate) fn blocks_rules(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorType::NotSupported
+                | ErrorType::Required
+                | ErrorType::TooLong
+                | ErrorType::TooMany
+                | ErrorType::TypeInvalid
+        )
+    }
+
+    /// The part after `field: ` (`field.Error.ErrorBody`), also the cause's message.
+    pub(crate) fn body(&self) -> String {
+        let mut s = match (&self.kind, &self.value) {
+            (
+                ErrorType::Required
+                | ErrorType::Forbidden
+                | ErrorType::TooLong
+                | ErrorType::Internal,
+                _,
+            )
+            | (_, BadValue::Omit) => self.kind.text().to_owned(),
+            (kind, BadValue::Str(v)) => format!("{}: {}", kind.text(), go_quote(v)),
+            (kind, BadValue::Raw(v)) => format!("{}: {v}", kind.text()),
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+
+    pub(crate) fn cause(&self) -> StatusCause {
+        StatusCause {
+            reason: self.kind.cause().to_owned(),
+            message: self.body(),
+            field: self.field.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
+
+/// `ErrorList.ToAggregate().Error()`: one error as is, several as `[a, b]`, duplicates dropped.
+pub(crate) fn aggregate(errors: &[FieldError]) -> String {
+    let mut seen: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        let text = e.to_string();
+        if !seen.contains(&text) {
+            seen.push(text);
+        }
+    }
+    match seen.len() {
+        1 => seen.remove(0),
+        _ => format!("[{}]", seen.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_renders_the_quoted_value_and_detail() {
+        let e = FieldError::invalid("metadata.name", "A", "must be lowercase");
+        assert_eq!(
+            e.to_string(),
+            r#"metadata.name: Invalid value: "A": must be lowercase"#
+        );
+        assert_eq!(e.cause().reason, "FieldValueInvalid");
+    }
+
+    #[test]
+    fn required_never_prints_a_value() {
+        let e = FieldError::required("metadata.name", "name or generateName is required");
+        assert_eq!(
+            e.to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
+    }
+
+    #[test]
+    fn several_errors_aggregate_in_brackets_without_duplicates() {
+        let a = FieldError::required("a", "");
+        let b = FieldError::forbidden("b", "no");
+        assert_eq!(
+            aggregate(&[a.clone(), b, a]),
+            "[a: Required value, b: Forbidden: no]"
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! The wire level: what kube-apiserver's Go code writes, byte for byte, and what every layer
+//! above quotes in its answers. It imports nothing else of the server.
+//!
+//! - [`go_json`]: JSON as Go's `encoding/json` writes it;
+//! - [`number`]: JSON numbers as Go decodes them, and Go's `%v` of them;
+//! - [`group`]: resources and kinds qualified by their API group;
+//! - [`status`], [`error`]: `metav1.Status` errors, with the real codes and messages;
+//! - [`field_error`]: field validation errors, and the causes they become;
+//! - [`object`]: objects as JSON maps, their `metadata` decoded as `metav1.ObjectMeta` is, and
+//!   their stored bytes.
+
+pub(crate) mod error;
+pub(crate) mod field_error;
+pub(crate) mod go_json;
+pub(crate) mod group;
+pub(crate) mod number;
+pub(crate) mod object;
+pub(crate) mod status;

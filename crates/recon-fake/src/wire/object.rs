@@ -1,0 +1,565 @@
+//! Objects as the server handles them: JSON maps, with the `metadata` rules of the typed
+//! `metav1.ObjectMeta` the real server decodes into (unknown fields dropped with a warning, empty
+//! `omitempty` fields dropped, wrong JSON types rejected with Go's decoding message).
+
+use bytes::Bytes;
+use recon_apimachinery::go_quote;
+use serde_json::{Map, Value};
+
+use super::error::ApiError;
+
+/// A decoded object.
+pub(crate) type Object = Map<String, Value>;
+
+/// The object's `metadata`, if it is a map.
+pub(crate) fn meta(obj: &Object) -> Option<&Object> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+/// The object's `metadata`, created if missing or not a map.
+pub(crate) fn meta_mut(obj: &mut Object) -> &mut Object {
+    let slot = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    match slot {
+        Value::Object(m) => m,
+        _ => unreachable!("metadata was just made a map"),
+    }
+}
+
+/// A string field of `metadata` (`""` when absent).
+pub(crate) fn meta_str<'a>(obj: &'a Object, key: &str) -> &'a str {
+    meta(obj)
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Sets a `metadata` field; `Value::Null` removes it.
+pub(crate) fn set_meta(obj: &mut Object, key: &str, value: Value) {
+    let m = meta_mut(obj);
+    if value.is_null() {
+        m.remove(key);
+    } else {
+        m.insert(key.to_owned(), value);
+    }
+}
+
+pub(crate) fn meta_value<'a>(obj: &'a Object, key: &str) -> Option<&'a Value> {
+    meta(obj).and_then(|m| m.get(key))
+}
+
+/// `metadata.finalizers`.
+pub(crate) fn finalizers(obj: &Object) -> Vec<String> {
+    strings(meta_value(obj, "finalizers"))
+}
+
+/// The strings of a JSON list (none when absent or not a list).
+pub(crate) fn strings(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `metadata.generation` (0 when absent).
+pub(crate) fn generation(obj: &Object) -> i64 {
+    meta_value(obj, "generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// `metadata.deletionGracePeriodSeconds`.
+pub(crate) fn deletion_grace(obj: &Object) -> Option<i64> {
+    meta_value(obj, "deletionGracePeriodSeconds").and_then(Value::as_i64)
+}
+
+/// Whether `metadata.deletionTimestamp` is set.
+pub(crate) fn is_terminating(obj: &Object) -> bool {
+    meta_value(obj, "deletionTimestamp").is_some_and(|v| !v.is_null())
+}
+
+/// `metadata.labels`, as (key, value) pairs in key order.
+pub(crate) fn labels(obj: &Object) -> Vec<(String, String)> {
+    meta_value(obj, "labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            let mut pairs: Vec<(String, String)> = m
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect();
+            pairs.sort();
+            pairs
+        })
+        .unwrap_or_default()
+}
+
+/// Serialises an object for storage: keys sorted (Go writes maps sorted, so equal objects must
+/// give equal bytes whatever order a client sent), `apiVersion` and `kind` left out (they are
+/// added per response, and omitted for items of built-in lists as the real server does).
+pub(crate) fn encode_body(obj: &Object) -> Bytes {
+    let body = Sorted {
+        map: obj,
+        skip: &["apiVersion", "kind"],
+    };
+    let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
+    // The writer doubles its buffer as it goes; stored bodies live long, so they keep no slack.
+    bytes.shrink_to_fit();
+    Bytes::from(bytes)
+}
+
+/// A map serialised with its keys in order, without copying it: serde_json's default map already
+/// iterates in order (then this only checks); with its `preserve_order` feature, it may not.
+struct Sorted<'a> {
+    map: &'a Object,
+    skip: &'a [&'a str],
+}
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let kept = |(k, _): &(&String, &Value)| !self.skip.contains(&k.as_str());
+        let len = self.map.iter().filter(kept).count();
+        let mut map = serializer.serialize_map(Some(len))?;
+        if self.map.keys().is_sorted() {
+            for (key, value) in self.map.iter().filter(kept) {
+                map.serialize_entry(key, &SortedValue(value))?;
+            }
+        } else {
+            let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, value) in entries {
+                map.serialize_entry(key, &SortedValue(value))?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct SortedValue<'a>(&'a Value);
+
+impl serde::Serialize for SortedValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => Sorted { map, skip: &[] }.serialize(serializer),
+            Value::Array(items) => serializer.collect_seq(items.iter().map(SortedValue)),
+            other => other.serialize(serializer),
+        }
+    }
+}
+
+/// A stored body with `apiVersion` and `kind` put back in front.
+pub(crate) fn with_type_meta(api_version: &str, kind: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + api_version.len() + kind.len() + 32);
+    out.extend_from_slice(b"{\"apiVersion\":");
+    out.extend_from_slice(json_string(api_version).as_bytes());
+    out.extend_from_slice(b",\"kind\":");
+    out.extend_from_slice(json_string(kind).as_bytes());
+    match body {
+        [b'{', b'}'] | [] => out.push(b'}'),
+        [b'{', rest @ ..] => {
+            out.push(b',');
+            out.extend_from_slice(rest);
+        }
+        _ => out.push(b'}'),
+    }
+    out
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+/// Decodes a stored body.
+pub(crate) fn decode_body(body: &[u8]) -> Object {
+    serde_json::from_slice(body).unwrap_or_default()
+}
+
+/// What went wrong when decoding a request body, before the type is known to be right.
+pub(crate) struct DecodeContext<'a> {
+    /// The kind the URL expects.
+    pub(crate) kind: &'a str,
+    /// The version the URL names.
+    pub(crate) version: &'a str,
+}
+
+impl DecodeContext<'_> {
+    /// `the object provided is unrecognized (must be of type Widget): <why> (<summary>)`.
+    pub(crate) fn unrecognized(&self, why: &str, body: &[u8]) -> ApiError {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): {why} ({})",
+            self.kind,
+            summarize(body)
+        ))
+    }
+
+    /// `Widget in version "v1" cannot be handled as a Widget: <why>`.
+    pub(crate) fn cannot_handle(&self, why: &str) -> ApiError {
+        ApiError::bad_request(format!(
+            "{} in version {} cannot be handled as a {}: {why}",
+            self.kind,
+            go_quote(self.version),
+            self.kind
+        ))
+    }
+}
+
+/// The apiserver's `summarizeData`: JSON shown up to 30 bytes, anything else in hex.
+fn summarize(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let (shown, more) = if body.len() > MAX {
+        (&body[..MAX], " ...")
+    } else {
+        (body, "")
+    };
+    match body.first() {
+        None => "<empty>".to_owned(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(shown)),
+        Some(_) => {
+            let hex: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{hex}{more}")
+        }
+    }
+}
+
+/// The JSON type name Go's decoder uses in "cannot unmarshal X into ...".
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// How one `ObjectMeta` field decodes.
+#[derive(Clone, Copy)]
+enum MetaField {
+    Str,
+    Int,
+    Time,
+    StringMap,
+    StringList,
+    OwnerRefs,
+    ManagedFields,
+}
+
+fn meta_field(key: &str) -> Option<MetaField> {
+    Some(match key {
+        "name" | "generateName" | "namespace" | "selfLink" | "uid" | "resourceVersion" => {
+            MetaField::Str
+        }
+        "generation" | "deletionGracePeriodSeconds" => MetaField::Int,
+        "creationTimestamp" | "deletionTimestamp" => MetaField::Time,
+        "labels" | "annotations" => MetaField::StringMap,
+        "finalizers" => MetaField::StringList,
+        "ownerReferences" => MetaField::OwnerRefs,
+        "managedFields" => MetaField::ManagedFields,
+        _ => return None,
+    })
+}
+
+/// `metav1.OwnerReference`'s fields in Go order, and whether each is optional (`omitempty`).
+pub(crate) const OWNER_REF_FIELDS: &[(&str, bool)] = &[
+    ("apiVersion", false),
+    ("kind", false),
+    ("name", false),
+    ("uid", false),
+    ("controller", true),
+    ("blockOwnerDeletion", true),
+];
+
+const MANAGED_FIELDS_ENTRY: &[&str] = &[
+    "manager",
+    "operation",
+    "apiVersion",
+    "time",
+    "fieldsType",
+    "fieldsV1",
+    "subresource",
+];
+
+/// Normalises `metadata` as decoding into `metav1.ObjectMeta` and encoding again would: drops
+/// unknown fields (returning their paths, `metadata.clusterName`, for `fieldValidation`), nulls and empty
+/// `omitempty` values, and rejects wrong JSON types with Go's decoding message (the `Err`).
+pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String> {
+    let mut unknown = Vec::new();
+    let Some(raw) = obj.get_mut("metadata") else {
+        return Ok(unknown);
+    };
+    let meta = match raw {
+        Value::Null => {
+            obj.remove("metadata");
+            return Ok(unknown);
+        }
+        Value::Object(m) => m,
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+                json_type(other)
+            ));
+        }
+    };
+    let mut keep = Map::new();
+    for (key, value) in std::mem::take(meta) {
+        let Some(field) = meta_field(&key) else {
+            unknown.push(format!("metadata.{key}"));
+            continue;
+        };
+        let type_error = |what: &Value, go_type: &str| {
+            format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.{key} of type {go_type}",
+                json_type(what)
+            )
+        };
+        if value.is_null() {
+            continue;
+        }
+        let keep_it = match field {
+            MetaField::Str => match &value {
+                Value::String(s) => !s.is_empty(),
+                other => return Err(type_error(other, "string")),
+            },
+            MetaField::Int => match &value {
+                Value::Number(n) if n.is_i64() => {
+                    key == "deletionGracePeriodSeconds" || n.as_i64() != Some(0)
+                }
+                Value::Number(n) => {
+                    return Err(format!(
+                        "json: cannot unmarshal number {n} into Go struct field ObjectMeta.{key} of type int64"
+                    ));
+                }
+                other => return Err(type_error(other, "int64")),
+            },
+            MetaField::Time => match &value {
+                Value::String(s) if s.parse::<jiff::Timestamp>().is_ok() => true,
+                Value::String(s) => {
+                    return Err(format!(
+                        "parsing time {} as \"2006-01-02T15:04:05Z07:00\": cannot parse {} as \"2006\"",
+                        go_quote(s),
+                        go_quote(s)
+                    ));
+                }
+                other => return Err(type_error(other, "v1.Time")),
+            },
+            MetaField::StringMap => match &value {
+                Value::Object(m) => {
+                    if let Some(bad) = m.values().find(|v| !v.is_string() && !v.is_null()) {
+                        return Err(type_error(bad, "string"));
+                    }
+                    m.values().any(|v| v.is_string())
+                }
+                other => return Err(type_error(other, "map[string]string")),
+            },
+            MetaField::StringList => match &value {
+                Value::Array(items) => {
+                    if let Some(bad) = items.iter().find(|v| !v.is_string()) {
+                        return Err(type_error(bad, "string"));
+                    }
+                    !items.is_empty()
+                }
+                other => return Err(type_error(other, "[]string")),
+            },
+            MetaField::OwnerRefs | MetaField::ManagedFields => match &value {
+                Value::Array(items) => {
+                    if let Some(bad) = items.iter().find(|v| !v.is_object()) {
+                        let go = if matches!(field, MetaField::OwnerRefs) {
+                            "v1.OwnerReference"
+                        } else {
+                            "v1.ManagedFieldsEntry"
+                        };
+                        return Err(type_error(bad, go));
+                    }
+                    !items.is_empty()
+                }
+                other => {
+                    let go = if matches!(field, MetaField::OwnerRefs) {
+                        "[]v1.OwnerReference"
+                    } else {
+                        "[]v1.ManagedFieldsEntry"
+                    };
+                    return Err(type_error(other, go));
+                }
+            },
+        };
+        if !keep_it {
+            continue;
+        }
+        let value = match (field, value) {
+            (MetaField::StringMap, Value::Object(m)) => {
+                Value::Object(m.into_iter().filter(|(_, v)| v.is_string()).collect())
+            }
+            (MetaField::OwnerRefs, Value::Array(refs)) => {
+                Value::Array(normalize_owner_refs(refs, &mut unknown)?)
+            }
+            (MetaField::ManagedFields, Value::Array(entries)) => Value::Array(
+                entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, entry)| {
+                        let Value::Object(entry) = entry else {
+                            return Value::Null;
+                        };
+                        Value::Object(
+                            entry
+                                .into_iter()
+                                .filter(|(k, v)| {
+                                    let known = MANAGED_FIELDS_ENTRY.contains(&k.as_str());
+                                    if !known {
+                                        unknown.push(format!("metadata.managedFields[{i}].{k}"));
+                                    }
+                                    known && !v.is_null() && v.as_str() != Some("")
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            ),
+            (_, v) => v,
+        };
+        keep.insert(key, value);
+    }
+    *meta = keep;
+    if meta.is_empty() {
+        obj.remove("metadata");
+    }
+    Ok(unknown)
+}
+
+fn normalize_owner_refs(refs: Vec<Value>, unknown: &mut Vec<String>) -> Result<Vec<Value>, String> {
+    let mut out = Vec::with_capacity(refs.len());
+    for (i, r) in refs.into_iter().enumerate() {
+        let Value::Object(r) = r else { continue };
+        let mut keep = Map::new();
+        for (k, v) in r {
+            match OWNER_REF_FIELDS.iter().find(|(name, _)| *name == k) {
+                None => unknown.push(format!("metadata.ownerReferences[{i}].{k}")),
+                Some(_) if v.is_null() => {}
+                Some((_, true)) => match v {
+                    Value::Bool(_) => {
+                        keep.insert(k, v);
+                    }
+                    other => {
+                        return Err(format!(
+                            "json: cannot unmarshal {} into Go struct field OwnerReference.ownerReferences.{k} of type bool",
+                            json_type(&other)
+                        ));
+                    }
+                },
+                Some((_, false)) => match v {
+                    Value::String(s) => {
+                        keep.insert(k, Value::String(s));
+                    }
+                    other => {
+                        return Err(format!(
+                            "json: cannot unmarshal {} into Go struct field OwnerReference.ownerReferences.{k} of type string",
+                            json_type(&other)
+                        ));
+                    }
+                },
+            }
+        }
+        // Go always writes these four (no omitempty), so an empty one reads back as "".
+        for (name, optional) in OWNER_REF_FIELDS {
+            if !optional && !keep.contains_key(*name) {
+                keep.insert((*name).to_owned(), Value::String(String::new()));
+            }
+        }
+        out.push(Value::Object(keep));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn obj(v: Value) -> Object {
+        match v {
+            Value::Object(m) => m,
+            _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn empty_omitempty_metadata_fields_are_dropped() {
+        let mut o = obj(
+            json!({"metadata": {"name": "a", "labels": {}, "finalizers": [], "generation": 0, "uid": ""}}),
+        );
+        normalize_metadata(&mut o).unwrap();
+        assert_eq!(Value::Object(o), json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn unknown_metadata_fields_are_dropped_and_reported() {
+        let mut o = obj(json!({"metadata": {"name": "a", "clusterName": "x"}}));
+        let unknown = normalize_metadata(&mut o).unwrap();
+        assert_eq!(unknown, vec!["metadata.clusterName".to_owned()]);
+        assert_eq!(Value::Object(o), json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn a_label_value_that_is_not_a_string_is_a_decoding_error() {
+        let mut o = obj(json!({"metadata": {"labels": {"a": 1}}}));
+        let err = normalize_metadata(&mut o).unwrap_err();
+        assert_eq!(
+            err,
+            "json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string"
+        );
+    }
+
+    #[test]
+    fn deletion_grace_period_zero_is_kept() {
+        let mut o = obj(json!({"metadata": {"deletionGracePeriodSeconds": 0}}));
+        normalize_metadata(&mut o).unwrap();
+        assert_eq!(
+            Value::Object(o),
+            json!({"metadata": {"deletionGracePeriodSeconds": 0}})
+        );
+    }
+
+    #[test]
+    fn owner_references_get_their_always_written_fields() {
+        let mut o =
+            obj(json!({"metadata": {"ownerReferences": [{"kind": "X", "controller": true}]}}));
+        normalize_metadata(&mut o).unwrap();
+        assert_eq!(
+            o["metadata"]["ownerReferences"],
+            json!([{"apiVersion": "", "kind": "X", "name": "", "uid": "", "controller": true}])
+        );
+    }
+
+    #[test]
+    fn type_meta_is_spliced_in_front_of_a_stored_body() {
+        let body = encode_body(&obj(json!({"kind": "X", "metadata": {"name": "a"}})));
+        assert_eq!(
+            String::from_utf8(with_type_meta("v1", "ConfigMap", &body)).unwrap(),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#
+        );
+        assert_eq!(
+            with_type_meta("v1", "X", b"{}"),
+            br#"{"apiVersion":"v1","kind":"X"}"#
+        );
+    }
+
+    #[test]
+    fn short_json_bodies_are_summarised_whole_and_long_ones_cut_at_30_bytes() {
+        assert_eq!(summarize(br#"{"a":1}"#), r#"{"a":1}"#);
+        assert_eq!(
+            summarize(br#"{"apiVersion":"example.com/v1","kind":"W"}"#),
+            r#"{"apiVersion":"example.com/v1" ..."#
+        );
+        assert_eq!(summarize(b"not json"), "6e6f74206a736f6e");
+    }
+}
