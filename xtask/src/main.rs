@@ -247,10 +247,11 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let task = args.next();
     // Steps name paths from the repository root, wherever cargo was started.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.parent().unwrap_or(manifest_dir);
     if let Some(inspection) = INSPECTIONS.iter().find(|i| Some(i.name) == task.as_deref()) {
         let rest: Vec<String> = args.collect();
-        return (inspection.run)(&root, &rest);
+        return (inspection.run)(root, &rest);
     }
     let flag = args.next();
     let Some(task) = task
@@ -281,7 +282,7 @@ fn main() -> ExitCode {
         command
             .args(&step.command[1..])
             .envs(step.env.iter().copied())
-            .current_dir(&root);
+            .current_dir(root);
         match command.status() {
             Ok(status) if status.success() => {}
             Ok(status) => {
