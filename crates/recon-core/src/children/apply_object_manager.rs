@@ -1,7 +1,6 @@
 //! `ApplyObjectManager`: an [`ObjectManager`] that makes an object match what a reconciler
 //! wants with server-side apply, and sends nothing when what it applied last is still there.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::api::{ApiResource, Patch, PatchParams};
 use serde_json::{Map, Value};
 
@@ -10,6 +9,7 @@ use super::object_manager::{
 };
 use crate::context::Context;
 use crate::error::Error;
+use crate::json::{apply_entry, extract};
 use crate::object_api::ObjectApi;
 use crate::tree::{Reconciled, Setup};
 
@@ -230,7 +230,11 @@ impl<C: Reconciled> ApplyObjectManager<C> {
     /// Whether the fields this manager owns in `actual` already hold `intent`.
     fn in_sync(&self, actual: &C, intent: &Value) -> bool {
         let api_version = C::api_version(&self.dyntype);
-        let owned = match own_entry(actual.meta().managed_fields.as_deref(), &self.field_manager) {
+        let owned = match apply_entry(
+            actual.meta().managed_fields.as_deref(),
+            &self.field_manager,
+            "",
+        ) {
             None => Value::Object(Map::new()),
             Some(entry) => {
                 let fits = entry.api_version.as_deref() == Some(&*api_version)
@@ -313,18 +317,6 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for ApplyObjectManager<C>
     }
 }
 
-/// This manager's entry of `managedFields`: its apply to the main resource.
-fn own_entry<'m>(
-    entries: Option<&'m [ManagedFieldsEntry]>,
-    field_manager: &str,
-) -> Option<&'m ManagedFieldsEntry> {
-    entries?.iter().find(|e| {
-        e.manager.as_deref() == Some(field_manager)
-            && e.operation.as_deref() == Some("Apply")
-            && e.subresource.as_deref().unwrap_or_default().is_empty()
-    })
-}
-
 /// `intent` without what managedFields never list: `apiVersion`, `kind`, and the name and
 /// namespace in `metadata` (dropped when nothing else is left in it).
 fn comparable(intent: &Value) -> Value {
@@ -343,155 +335,12 @@ fn comparable(intent: &Value) -> Value {
     out
 }
 
-/// The parts of `value` a `fieldsV1` node lists (structured-merge-diff's set encoding):
-/// `f:<name>` a map field, `k:{...}` a list item by its key fields, `v:<json>` a set item,
-/// `i:<n>` a list item by index; `.` marks the node itself. A node listing nothing below it is
-/// owned whole. List items come out in `value`'s order. `None` when the node does not fit the
-/// value (a field list over a list, a malformed key): the caller then cannot tell.
-fn extract(node: &Value, value: &Value) -> Option<Value> {
-    let children = match node {
-        Value::Object(children) => children,
-        // A `null` node reads as `{}`, as the apiserver's decoder does.
-        Value::Null => return Some(value.clone()),
-        _ => return None,
-    };
-    let elements = children.iter().filter(|(key, _)| key.as_str() != ".");
-    if elements.clone().next().is_none() {
-        return Some(value.clone());
-    }
-    match value {
-        Value::Object(fields) => {
-            let mut out = Map::new();
-            for (key, child) in elements {
-                let name = key.strip_prefix("f:")?;
-                if let Some(field) = fields.get(name) {
-                    out.insert(name.to_owned(), extract(child, field)?);
-                }
-            }
-            Some(Value::Object(out))
-        }
-        Value::Array(items) => {
-            let selectors = elements
-                .map(|(key, child)| Some((Selector::parse(key)?, child)))
-                .collect::<Option<Vec<_>>>()?;
-            let mut out = Vec::new();
-            for (index, item) in items.iter().enumerate() {
-                if let Some((_, child)) = selectors.iter().find(|(s, _)| s.selects(index, item)) {
-                    out.push(extract(child, item)?);
-                }
-            }
-            Some(Value::Array(out))
-        }
-        _ => None,
-    }
-}
-
-/// How a `fieldsV1` key picks a list item.
-enum Selector {
-    /// `k:{"name":"a"}`: the item whose key fields hold these values.
-    Key(Map<String, Value>),
-    /// `v:"a"`: the set item equal to this value.
-    Value(Value),
-    /// `i:0`: the item at this index.
-    Index(usize),
-}
-
-impl Selector {
-    fn parse(key: &str) -> Option<Selector> {
-        if let Some(json) = key.strip_prefix("k:") {
-            match serde_json::from_str(json).ok()? {
-                Value::Object(fields) => Some(Selector::Key(fields)),
-                _ => None,
-            }
-        } else if let Some(json) = key.strip_prefix("v:") {
-            serde_json::from_str(json).ok().map(Selector::Value)
-        } else if let Some(index) = key.strip_prefix("i:") {
-            index.parse().ok().map(Selector::Index)
-        } else {
-            None
-        }
-    }
-
-    fn selects(&self, index: usize, item: &Value) -> bool {
-        match self {
-            Selector::Key(fields) => fields.iter().all(|(k, v)| item.get(k) == Some(v)),
-            Selector::Value(v) => item == v,
-            Selector::Index(i) => *i == index,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use serde_json::json;
 
     use super::*;
-
-    #[test]
-    fn fields_listed_are_extracted_and_the_rest_left_out() {
-        let object = json!({
-            "metadata": {"name": "c", "labels": {"mine": "1", "theirs": "2"}},
-            "data": {"a": "1", "b": "2"},
-            "spec": {"atomic": [3, 1], "whole": {"x": 1}},
-        });
-        let fields = json!({
-            "f:metadata": {"f:labels": {".": {}, "f:mine": {}}},
-            "f:data": {".": {}, "f:a": {}, "f:gone": {}},
-            "f:spec": {"f:atomic": {}, "f:whole": null},
-        });
-        assert_eq!(
-            extract(&fields, &object),
-            Some(json!({
-                "metadata": {"labels": {"mine": "1"}},
-                "data": {"a": "1"},
-                "spec": {"atomic": [3, 1], "whole": {"x": 1}},
-            }))
-        );
-    }
-
-    #[test]
-    fn list_items_are_picked_by_key_value_and_index_in_the_objects_order() {
-        let object = json!({"spec": {
-            "containers": [
-                {"name": "b", "image": "x", "defaulted": true},
-                {"name": "a", "image": "y"},
-                {"name": "c", "image": "z"},
-            ],
-            "set": ["p", "q", "r"],
-            "indexed": [{"v": 0}, {"v": 1}],
-        }});
-        let fields = json!({"f:spec": {
-            "f:containers": {
-                r#"k:{"name":"a"}"#: {".": {}, "f:name": {}, "f:image": {}},
-                r#"k:{"name":"b"}"#: {".": {}, "f:name": {}, "f:image": {}},
-            },
-            "f:set": {r#"v:"r""#: {}, r#"v:"p""#: {}},
-            "f:indexed": {"i:1": {"f:v": {}}},
-        }});
-        assert_eq!(
-            extract(&fields, &object),
-            Some(json!({"spec": {
-                "containers": [{"name": "b", "image": "x"}, {"name": "a", "image": "y"}],
-                "set": ["p", "r"],
-                "indexed": [{"v": 1}],
-            }}))
-        );
-    }
-
-    #[test]
-    fn a_node_that_does_not_fit_the_value_cannot_be_extracted() {
-        for fields in [
-            json!({"f:data": {"k:{\"name\":\"a\"}": {}}}),
-            json!({"f:list": {"f:name": {}}}),
-            json!({"f:list": {"k:notjson": {}}}),
-            json!({"f:list": {"i:x": {}}}),
-            json!({"f:data": 1}),
-        ] {
-            let object = json!({"data": {"a": "1"}, "list": [{"name": "a"}]});
-            assert_eq!(extract(&fields, &object), None, "{fields}");
-        }
-    }
 
     #[test]
     fn the_intent_keeps_what_a_writer_sets_and_names_its_object() {

@@ -7,6 +7,7 @@ mod aggregate;
 mod controller;
 mod patch_status;
 mod resource;
+mod status_apply;
 mod status_strategy;
 
 pub use aggregate::AggregateReconciler;

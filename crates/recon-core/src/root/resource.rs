@@ -26,6 +26,11 @@ struct StatusAccess<R> {
 /// change; then, if the status differs from what was read, write it once with the chosen
 /// [`StatusStrategy`]. A steady-state reconcile sends no write at all.
 ///
+/// `observedGeneration` is recorded only when the tree succeeds or halts on purpose
+/// ([`ErrorKind::HaltSubReconcilers`](crate::ErrorKind::HaltSubReconcilers) or a durable
+/// error): after a failed step it keeps the generation last reconciled in full, while the
+/// conditions the steps set before failing are still written, as reconciler.io does.
+///
 /// See the [crate documentation](crate) for a complete example.
 pub struct ResourceReconciler<R: Reconciled> {
     name: String,
@@ -81,7 +86,8 @@ impl<R: Reconciled> ResourceReconciler<R> {
     }
 
     /// Manage the resource's [`ConditionedStatus`]: initialise its conditions before the tree
-    /// runs, record `observedGeneration` after it, and keep unchanged conditions' transition times.
+    /// runs, record `observedGeneration` after it (not when a step failed), and keep unchanged
+    /// conditions' transition times.
     #[must_use]
     pub fn manage_status(mut self) -> Self
     where

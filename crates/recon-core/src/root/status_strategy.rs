@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::status_apply::status_to_apply;
 use crate::json::{Collision, merge_diff, three_way};
 use crate::object_api::ObjectApi;
 
@@ -32,12 +33,21 @@ pub enum StatusStrategy {
     /// body: a concurrent write makes it a 409 instead of clobbering. The default.
     #[default]
     MergePatchWithLock,
-    /// Server-side apply of the whole status with a field manager: the server merges lists by
-    /// their declared keys (`x-kubernetes-list-type: map` with `type` for conditions), so writers
-    /// of disjoint fields and disjoint conditions coexist without locks. Fields this manager
-    /// stops applying are removed. Without `force`, applying a different value to a field
-    /// another manager owns is a 409 conflict; `force` takes such fields over. A list without a
-    /// declared list type is atomic: one manager owns all of it.
+    /// Server-side apply of status with a field manager. The apply configuration holds only
+    /// what this reconciler manages: the status fields this reconcile changed and those its
+    /// manager applied before (read from the object's `managedFields`), never another manager's
+    /// fields or list entries. So writers of disjoint fields and, with `conditions` declared a
+    /// list-map keyed by `type` (`x-kubernetes-list-type: map`), of disjoint conditions coexist
+    /// without locks, reconcile after reconcile. A field the reconciler stops setting is left
+    /// out and the server releases it: removed, unless another manager owns it too.
+    ///
+    /// Without `force`, changing a field another manager owns is a 409 conflict; `force` takes
+    /// over just the fields this reconcile sends. Lists the server merges item by item are sent
+    /// in part; any other list (no declared list type: atomic) is sent whole when it changed,
+    /// and its one owner is whoever applied it last. The shape of a list is read from
+    /// `managedFields` too, so a reader that strips them (see
+    /// [`Config::with_api_reader`](crate::Config::with_api_reader)) makes every list atomic and
+    /// every field this manager set before look unowned: it is released unless it changed.
     Apply {
         /// The field manager name.
         field_manager: String,
@@ -177,8 +187,16 @@ where
                 "apiVersion": R::api_version(dyntype),
                 "kind": R::kind(dyntype),
                 "metadata": {"name": meta.name},
-                "status": target,
             });
+            let status = status_to_apply(
+                &status_json(current),
+                target,
+                meta.managed_fields.as_deref(),
+                field_manager,
+            );
+            if let Some(status) = status {
+                body["status"] = status;
+            }
             if let Some(ns) = &meta.namespace {
                 body["metadata"]["namespace"] = json!(ns);
             }

@@ -11,6 +11,7 @@ mod finalizer;
 mod flow;
 mod outcomes;
 mod status;
+mod status_apply;
 mod suppress_transient_errors;
 mod sync;
 mod task;

@@ -104,6 +104,58 @@ fn running_and_working() -> Value {
     })
 }
 
+/// The status apply of the task with `status`.
+fn status_apply(status: Value) -> PatchRef {
+    PatchRef::apply(
+        "Task",
+        Some("default"),
+        "t",
+        json!({
+            "apiVersion": "example.com/v1",
+            "kind": "Task",
+            "metadata": {"name": "t", "namespace": "default"},
+            "status": status,
+        }),
+    )
+}
+
+/// A task whose `managedFields` say `task-controller` applied `observedGeneration` and the
+/// initialized conditions, and `other-controller` applied its condition `Other`.
+fn owned_by_two_managers() -> Value {
+    let owns = |types: &[&str]| -> Value {
+        let entries: serde_json::Map<String, Value> = types
+            .iter()
+            .map(|t| {
+                let fields = json!({".": {}, "f:type": {}, "f:status": {}, "f:reason": {},
+                                    "f:message": {}, "f:lastTransitionTime": {}});
+                (format!(r#"k:{{"type":"{t}"}}"#), fields)
+            })
+            .collect();
+        Value::Object(entries)
+    };
+    let entry = |manager: &str, fields: Value| {
+        json!({"manager": manager, "operation": "Apply", "subresource": "status",
+               "apiVersion": "example.com/v1", "fieldsType": "FieldsV1",
+               "time": "2024-05-01T09:00:00Z", "fieldsV1": {"f:status": fields}})
+    };
+    let mut task = task(status(json!({})));
+    task["status"]["conditions"] = with_other(initialized());
+    task["metadata"]["managedFields"] = json!([
+        entry(
+            "task-controller",
+            json!({
+                "f:observedGeneration": {},
+                "f:conditions": owns(&["Planned", "Ready", "Sized"]),
+            })
+        ),
+        entry(
+            "other-controller",
+            json!({"f:conditions": owns(&["Other"])})
+        ),
+    ]);
+    task
+}
+
 fn status_patch(patch: Value) -> PatchRef {
     PatchRef::merge("Task", Some("default"), "t", patch)
 }
@@ -412,20 +464,10 @@ fn update() {
 fn apply() {
     tasks()
         .case(
-            "the whole status is applied with the field manager, without the spec",
+            "what the reconcile changed is applied with the field manager, without the spec",
             reconcile()
                 .given(&task(status(json!({}))))
-                .expect_status_apply(PatchRef::apply(
-                    "Task",
-                    Some("default"),
-                    "t",
-                    json!({
-                        "apiVersion": "example.com/v1",
-                        "kind": "Task",
-                        "metadata": {"name": "t", "namespace": "default"},
-                        "status": status(json!({"message": "hello"})),
-                    }),
-                ))
+                .expect_status_apply(status_apply(json!({"message": "hello"})))
                 .expect_event(EventRef::normal("StatusPatched", "Patched status"))
                 .verify(|env, _| {
                     let apply = env
@@ -461,6 +503,17 @@ fn apply() {
                         Err(format!("stored: {stored}"))
                     }
                 }),
+        )
+        .case(
+            "what the manager applied before is applied again; another manager's condition is not",
+            reconcile()
+                .given(&owned_by_two_managers())
+                .expect_status_apply(status_apply(json!({
+                    "observedGeneration": 1,
+                    "message": "hello",
+                    "conditions": initialized(),
+                })))
+                .expect_event(EventRef::normal("StatusPatched", "Patched status")),
         )
         .run(|env| {
             managing(env, set_message("hello")).status_strategy(StatusStrategy::Apply {
@@ -615,4 +668,33 @@ async fn apply_lets_disjoint_condition_owners_coexist() {
     types.sort_unstable();
     assert_eq!(types, ["Other", "Planned", "Ready", "Sized"]);
     assert_eq!(stored.message.as_deref(), Some("hello"));
+}
+
+/// Sets `status.message`, then fails.
+fn message_then_failure() -> SyncReconciler<Task> {
+    SyncReconciler::<Task>::new("MessageThenFailure").sync(|_, task| {
+        Box::pin(async move {
+            task.status.get_or_insert_default().message = Some("half done".into());
+            Err(recon_core::Error::msg("the registry is down"))
+        })
+    })
+}
+
+#[test]
+fn observed_generation_is_not_recorded_when_a_step_fails() {
+    let mut changed_spec = task(status(json!({})));
+    changed_spec["metadata"]["generation"] = json!(2);
+    tasks()
+        .case(
+            "what the steps set is written, observedGeneration stays at the last full reconcile",
+            reconcile()
+                .given(&changed_spec)
+                .expect_error("the registry is down")
+                .expect_status_patch(status_patch(json!({"status": {"message": "half done"}})))
+                .expect_event(patched())
+                .verify(stored_status("observedGeneration stays 1", |s| {
+                    s.observed_generation == Some(1)
+                })),
+        )
+        .run(|env| managing(env, message_then_failure()));
 }
