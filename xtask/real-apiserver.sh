@@ -66,6 +66,7 @@ case "${1:-}" in
     # shellcheck source=/dev/null
     . "$work/env"
     export KUBECONFIG REAL_APISERVER_URL REAL_APISERVER_CA REAL_APISERVER_CLIENT_CERT REAL_APISERVER_CLIENT_KEY
+    export RECON_CONFORMANCE_SERVER=apiextensions
     "$@"
     ;;
   *)

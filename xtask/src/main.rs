@@ -196,30 +196,59 @@ const TASKS: &[Task] = &[
             run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
             run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
         ],
-        options: &[TaskOption {
-            flag: "--record",
-            about: "record them again from a real server (xtask/real-apiserver.sh), then replay",
-            steps: &[
-                run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
-                Step {
-                    env: &[("RECON_CONFORMANCE", "record")],
-                    command: &[
-                        "bash",
-                        "xtask/real-apiserver.sh",
-                        "run",
-                        "cargo",
-                        "test",
-                        "-p",
-                        "recon-fake",
-                        "--test",
-                        "conformance",
-                        "scenario::",
-                    ],
-                },
-                run(&["git", "status", "--short", "--", "fixtures/conformance"]),
-                run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
-            ],
-        }],
+        options: &[
+            TaskOption {
+                flag: "--record",
+                about: "record the custom-resource scenarios again from a real server \
+                    (xtask/real-apiserver.sh), then replay",
+                steps: &[
+                    run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
+                    Step {
+                        env: &[("RECON_CONFORMANCE", "record")],
+                        command: &[
+                            "bash",
+                            "xtask/real-apiserver.sh",
+                            "run",
+                            "cargo",
+                            "test",
+                            "-p",
+                            "recon-fake",
+                            "--test",
+                            "conformance",
+                            "scenario::",
+                        ],
+                    },
+                    run(&["git", "status", "--short", "--", "fixtures/conformance"]),
+                    run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
+                ],
+            },
+            TaskOption {
+                flag: "--record-builtin",
+                about: "record the built-in kinds' scenarios (`server: kube-apiserver`) from a real \
+                    kube-apiserver (xtask/kube-apiserver.sh; its first install needs KUBE_SRC_GIT), \
+                    then replay",
+                steps: &[
+                    run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
+                    Step {
+                        env: &[("RECON_CONFORMANCE", "record")],
+                        command: &[
+                            "bash",
+                            "xtask/kube-apiserver.sh",
+                            "run",
+                            "cargo",
+                            "test",
+                            "-p",
+                            "recon-fake",
+                            "--test",
+                            "conformance",
+                            "scenario::",
+                        ],
+                    },
+                    run(&["git", "status", "--short", "--", "fixtures/conformance"]),
+                    run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
+                ],
+            },
+        ],
     },
 ];
 

@@ -15,7 +15,9 @@
 //! selector transitions, bookmarks, streaming lists, the in-stream 410 after
 //! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
 //! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
-//! built-in kinds from a table and custom resources from `CustomResourceDefinition`s created
+//! built-in kinds from a table (with their API defaults, as kube-apiserver's scheme fills them
+//! in, and Service addresses and node ports allocated) and custom resources from
+//! `CustomResourceDefinition`s created
 //! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
 //! group-version documents, aggregated discovery), so `kube::discovery` works against it.
 //! Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
@@ -49,7 +51,8 @@
 //!
 //! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
 //! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
-//! the same through each), other admission plugins.
+//! the same through each), other admission plugins, typed decoding of built-in kinds (a wrong
+//! JSON type is stored, not refused).
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {

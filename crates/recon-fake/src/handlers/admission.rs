@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use super::decode::decode_custom_resource;
+use super::decode::decode_into_type;
 use crate::request::call::Call;
 use crate::state::State;
 use crate::wire::error::ApiError;
@@ -30,7 +30,7 @@ impl State {
         }
         match value {
             Value::Object(mut mutated) => {
-                decode_custom_resource(call, &mut mutated).map_err(|why| {
+                decode_into_type(call, &mut mutated).map_err(|why| {
                     ApiError::internal(&format!("a reactor's mutate hook broke the object: {why}"))
                 })?;
                 *obj = mutated;

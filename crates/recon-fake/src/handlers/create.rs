@@ -10,6 +10,7 @@ use super::field_manager::FieldManager;
 use super::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
+use crate::registry::defaults;
 use crate::registry::resource::GenerationRule;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
@@ -94,6 +95,17 @@ impl State {
             set_meta(&mut obj, "name", Value::String(name));
         }
         warnings.extend(before_create(call, &mut obj)?);
+        let key = object_key(call.namespace(), meta_str(&obj, "name"));
+        if call.rt.is_builtin("", "Service") {
+            let errors = self.allocate_service(&mut obj, &key);
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(
+                    &call.rt.group_kind(),
+                    meta_str(&obj, "name"),
+                    &errors,
+                ));
+            }
+        }
         // etcd3 `Create`: a numeric resourceVersion is refused with a plain (500) error.
         if meta_str(&obj, "resourceVersion")
             .parse::<u64>()
@@ -104,7 +116,6 @@ impl State {
             ));
         }
         set_meta(&mut obj, "resourceVersion", Value::Null);
-        let key = object_key(call.namespace(), meta_str(&obj, "name"));
         if let Some((existing, _)) = self.load(&call.rt, &key) {
             let err = ApiError::already_exists(&call.rt.group_resource(), meta_str(&obj, "name"));
             return Err(if is_terminating(&existing) {
@@ -156,6 +167,9 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     if let Some(prepare) = rt.hooks.prepare_create {
         prepare(obj);
     }
+    // As read back from storage, which decodes with the scheme's defaults again (a Job gets
+    // the labels its strategy generated for its template).
+    defaults::apply(&rt.group, &rt.kind, obj);
     // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
     let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
     errors.extend(validate_builtin_finalizer_names(obj));

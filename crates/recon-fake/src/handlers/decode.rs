@@ -5,6 +5,7 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::field_validation::{self, FieldValidation};
+use crate::registry::defaults;
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
@@ -78,18 +79,20 @@ fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiErro
 /// the request's `fieldValidation` says. Returns the `Warning`s; `Err` is the decoding error.
 fn coerce(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
     let mut unknown = normalize_metadata(obj)?;
-    unknown.extend(decode_custom_resource(call, obj)?);
+    unknown.extend(decode_into_type(call, obj)?);
     FieldValidation::of(call).unknown_fields(&unknown)
 }
 
-/// The custom resource codec's part of decoding (`schemaCoercingDecoder`): the request
-/// version's schema prunes and defaults an object of the resource's own group and kind (another
-/// kind is left for validation to refuse). Returns the paths of the unknown fields dropped.
-pub(crate) fn decode_custom_resource(
-    call: &Call<'_>,
-    obj: &mut Object,
-) -> Result<Vec<String>, String> {
-    if !call.rt.custom || string_field(obj, "kind") != call.rt.kind {
+/// The codec's part of decoding into the resource's type. A built-in kind gets the API
+/// defaults of its scheme. A custom resource (`schemaCoercingDecoder`): the request version's
+/// schema prunes and defaults an object of the resource's own group and kind (another kind is
+/// left for validation to refuse). Returns the paths of the unknown fields dropped.
+pub(crate) fn decode_into_type(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
+    if !call.rt.custom {
+        defaults::apply(&call.rt.group, &call.rt.kind, obj);
+        return Ok(Vec::new());
+    }
+    if string_field(obj, "kind") != call.rt.kind {
         return Ok(Vec::new());
     }
     let api_version = string_field(obj, "apiVersion");

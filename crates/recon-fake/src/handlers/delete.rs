@@ -18,7 +18,8 @@ use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{
-    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
+    Object, decode_body, deletion_grace, encode_body, finalizers, generation, is_terminating,
+    meta_str, set_meta,
 };
 use crate::wire::status::StatusDetails;
 
@@ -171,11 +172,25 @@ impl State {
             ));
         }
         let uid = meta_str(&obj, "uid").to_owned();
-        if !options.dry_run() {
-            self.store.remove(&gr, &key);
-            self.after_write(rt);
+        if options.dry_run() {
+            return Ok(Deleted::Removed { body: current, uid });
         }
-        Ok(Deleted::Removed { body: current, uid })
+        let body = match self.store.remove(&gr, &key) {
+            // The object as deleted carries the deletion's revision (what a delete answering
+            // with the object shows, as the DELETED event does).
+            Some((revision, _)) => {
+                let mut last = decode_body(&current);
+                set_meta(
+                    &mut last,
+                    "resourceVersion",
+                    Value::String(revision.to_string()),
+                );
+                encode_body(&last).to_vec()
+            }
+            None => current,
+        };
+        self.after_write(rt);
+        Ok(Deleted::Removed { body, uid })
     }
 
     /// Stores `obj` unless it is byte-identical to `current` or the request is a dry run; returns

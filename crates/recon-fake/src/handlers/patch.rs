@@ -11,7 +11,7 @@ mod patched_text;
 
 use serde_json::Value;
 
-use super::decode::{check_name, check_write_options, decode_custom_resource, ensure_namespace};
+use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
 use crate::request::call::Call;
@@ -103,7 +103,7 @@ impl State {
         };
         let patched_metadata = object.get("metadata").cloned();
         let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
-            unknown.extend(decode_custom_resource(call, &mut object)?);
+            unknown.extend(decode_into_type(call, &mut object)?);
             FieldValidation::of(call).unknown_fields(&unknown)
         });
         let warnings = match decoded {

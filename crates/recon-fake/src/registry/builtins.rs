@@ -3,9 +3,10 @@
 //! as of Kubernetes 1.35), and what discovery lists about them (verbs, short names, categories,
 //! storage version).
 //!
-//! Not modelled: API defaulting of built-in specs (`SetDefaults_*`), type-specific spec
-//! validation, Service IP allocation, and events.k8s.io/v1 Events sharing storage with core/v1
-//! Events (here they are two separate collections).
+//! API defaults live in [`super::defaults`]; Service addresses and node ports in
+//! `state::service_allocation`. Not modelled: type-specific spec validation, and
+//! events.k8s.io/v1 Events sharing storage with core/v1 Events (here they are two separate
+//! collections).
 
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
@@ -102,6 +103,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             ]),
             hooks: TypeHooks {
                 prepare_create: Some(|obj| {
+                    default_pod_admission(obj);
                     let qos = pod_qos_class(obj);
                     obj.insert(
                         "status".into(),
@@ -136,7 +138,15 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             generation: GenerationRule::Spec { annotations: false },
             name_rule: NameRule::DnsLabel,
             field_labels: FieldLabels::default_conversion(),
-            hooks: reset_status_on_create(),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert(
+                        "status".into(),
+                        json!({"availableReplicas": 0, "replicas": 0}),
+                    );
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin("apps", "v1", "StatefulSet", "statefulsets", true))
                 .short_names(&["sts"])
                 .categories(&["all"])
@@ -147,7 +157,11 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
                 prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({}));
+                    obj.insert(
+                        "status".into(),
+                        json!({"currentNumberScheduled": 0, "desiredNumberScheduled": 0,
+                               "numberMisscheduled": 0, "numberReady": 0}),
+                    );
                     set_template_generation(obj, 1);
                 }),
                 prepare_update: Some(|new, old| {
@@ -178,6 +192,156 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ..TypeHooks::default()
             },
             ..with_status(builtin("batch", "v1", "Job", "jobs", true)).categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({"replicas": 0}));
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin("apps", "v1", "ReplicaSet", "replicasets", true))
+                .short_names(&["rs"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::default_conversion(),
+            hooks: reset_status_on_create(),
+            ..with_status(builtin("batch", "v1", "CronJob", "cronjobs", true))
+                .short_names(&["cj"])
+                .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                // The `StorageObjectInUseProtection` admission plugin's finalizer.
+                prepare_create: Some(|obj| add_finalizer(obj, "kubernetes.io/pvc-protection")),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin(
+                "",
+                "v1",
+                "PersistentVolumeClaim",
+                "persistentvolumeclaims",
+                true,
+            ))
+            .short_names(&["pvc"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({"loadBalancer": {}}));
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin(
+                "networking.k8s.io",
+                "v1",
+                "Ingress",
+                "ingresses",
+                true,
+            ))
+            .short_names(&["ing"])
+        },
+        ResourceType {
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin(
+                "networking.k8s.io",
+                "v1",
+                "NetworkPolicy",
+                "networkpolicies",
+                true,
+            )
+            .short_names(&["netpol"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}));
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin(
+                "policy",
+                "v1",
+                "PodDisruptionBudget",
+                "poddisruptionbudgets",
+                true,
+            ))
+            .short_names(&["pdb"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert(
+                        "status".into(),
+                        json!({"currentMetrics": null, "desiredReplicas": 0}),
+                    );
+                }),
+                ..TypeHooks::default()
+            },
+            ..with_status(builtin(
+                "autoscaling",
+                "v2",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+                true,
+            ))
+            .short_names(&["hpa"])
+            .categories(&["all"])
+        },
+        ResourceType {
+            name_rule: NameRule::PathSegment,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin("rbac.authorization.k8s.io", "v1", "Role", "roles", true)
+        },
+        ResourceType {
+            name_rule: NameRule::PathSegment,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "RoleBinding",
+                "rolebindings",
+                true,
+            )
+        },
+        ResourceType {
+            name_rule: NameRule::PathSegment,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRole",
+                "clusterroles",
+                false,
+            )
+        },
+        ResourceType {
+            name_rule: NameRule::PathSegment,
+            field_labels: FieldLabels::default_conversion(),
+            ..builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+                false,
+            )
         },
         ResourceType {
             create_on_update: true,
@@ -432,6 +596,62 @@ fn label_namespace_name(obj: &mut Map<String, Value>) {
     let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
     if let Some(labels) = labels.as_object_mut() {
         labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+    }
+}
+
+/// What kube-apiserver's default admission plugins set on a new Pod: `ServiceAccount` (the
+/// `default` account; its token volume is not modelled), `Priority` (priority 0, preempting
+/// lower priorities, without a priority class) and `DefaultTolerationSeconds` (5 minutes on
+/// not-ready and unreachable nodes).
+fn default_pod_admission(pod: &mut Map<String, Value>) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let unset = |spec: &Map<String, Value>, key: &str| {
+        spec.get(key)
+            .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+    };
+    if unset(spec, "serviceAccountName") {
+        spec.insert("serviceAccountName".into(), json!("default"));
+    }
+    let account = spec["serviceAccountName"].clone();
+    spec.insert("serviceAccount".into(), account);
+    if spec.get("priority").is_none_or(Value::is_null) && unset(spec, "priorityClassName") {
+        spec.insert("priority".into(), json!(0));
+    }
+    if unset(spec, "preemptionPolicy") {
+        spec.insert("preemptionPolicy".into(), json!("PreemptLowerPriority"));
+    }
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(list) = tolerations.as_array_mut() {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            let tolerated = list.iter().any(|t| {
+                t.get("key").and_then(Value::as_str) == Some(key)
+                    && t.get("effect")
+                        .and_then(Value::as_str)
+                        .is_none_or(|e| e == "NoExecute")
+            });
+            if !tolerated {
+                list.push(
+                    json!({"effect": "NoExecute", "key": key, "operator": "Exists",
+                                 "tolerationSeconds": 300}),
+                );
+            }
+        }
+    }
+}
+
+/// Appends `finalizer` to the object's finalizers unless it is there.
+fn add_finalizer(obj: &mut Map<String, Value>, finalizer: &str) {
+    let meta = meta_mut(obj);
+    let list = meta.entry("finalizers").or_insert_with(|| json!([]));
+    if let Some(list) = list.as_array_mut()
+        && !list.iter().any(|f| f.as_str() == Some(finalizer))
+    {
+        list.push(json!(finalizer));
     }
 }
 

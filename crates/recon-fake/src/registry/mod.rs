@@ -4,10 +4,12 @@
 //! - [`resource`]: what the server knows about one type;
 //! - [`builtins`]: the built-in types, from a table;
 //! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
+//! - [`defaults`]: the API defaults of built-in kinds, applied when an object is decoded;
 //! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
 
 pub(crate) mod builtins;
 pub(crate) mod crd;
+pub(crate) mod defaults;
 pub(crate) mod resource;
 pub(crate) mod storage_hash;
 

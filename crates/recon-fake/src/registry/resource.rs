@@ -197,6 +197,11 @@ pub(crate) struct ResourceType {
 }
 
 impl ResourceType {
+    /// Whether this is the built-in `kind` of `group`.
+    pub(crate) fn is_builtin(&self, group: &str, kind: &str) -> bool {
+        !self.custom && self.group == group && self.kind == kind
+    }
+
     pub(crate) fn group_resource(&self) -> GroupResource {
         GroupResource::new(self.group.clone(), self.plural.clone())
     }

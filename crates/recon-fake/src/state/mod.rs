@@ -1,6 +1,7 @@
 //! The server's state behind its lock: storage, the registry, the open watches, the request log
 //! and what reactors registered.
 
+pub(crate) mod service_allocation;
 pub(crate) mod watcher;
 
 use std::collections::HashMap;

@@ -201,10 +201,14 @@ fn assert_discovers_builtins_and_crds(discovery: &Discovery) {
             "",
             "apiextensions.k8s.io",
             "apps",
+            "autoscaling",
             "batch",
             "coordination.k8s.io",
             "events.k8s.io",
             "example.com",
+            "networking.k8s.io",
+            "policy",
+            "rbac.authorization.k8s.io",
         ])
     );
 }
@@ -521,6 +525,8 @@ async fn core_group_documents() {
             "namespaces",
             "namespaces/finalize",
             "namespaces/status",
+            "persistentvolumeclaims",
+            "persistentvolumeclaims/status",
             "pods",
             "pods/status",
             "secrets",
@@ -576,7 +582,11 @@ async fn named_builtin_group_documents() {
         [
             "apps",
             "events.k8s.io",
+            "autoscaling",
             "batch",
+            "networking.k8s.io",
+            "policy",
+            "rbac.authorization.k8s.io",
             "apiextensions.k8s.io",
             "coordination.k8s.io"
         ]
@@ -596,6 +606,8 @@ async fn named_builtin_group_documents() {
             "daemonsets/status",
             "deployments",
             "deployments/status",
+            "replicasets",
+            "replicasets/status",
             "statefulsets",
             "statefulsets/status",
         ]
@@ -675,7 +687,11 @@ async fn aggregated_documents_match_the_real_servers() {
         [
             "apps",
             "events.k8s.io",
+            "autoscaling",
             "batch",
+            "networking.k8s.io",
+            "policy",
+            "rbac.authorization.k8s.io",
             "apiextensions.k8s.io",
             "coordination.k8s.io",
             "extra.example.com",
@@ -699,12 +715,16 @@ async fn aggregated_documents_match_the_real_servers() {
         }], "freshness": "Current"})
     };
     assert_eq!(
-        items[5],
-        json!({"metadata": {"name": "extra.example.com"},
+        items.last().unwrap(),
+        &json!({"metadata": {"name": "extra.example.com"},
             "versions": [sprocket("v1", false), sprocket("v1beta1", true)]})
     );
     // real: a built-in names only its kind in responseKind.
-    let crd_item = &items[3]["versions"][0]["resources"][0];
+    let apiextensions = items
+        .iter()
+        .find(|i| i["metadata"]["name"] == "apiextensions.k8s.io")
+        .unwrap();
+    let crd_item = &apiextensions["versions"][0]["resources"][0];
     assert_eq!(
         crd_item,
         &json!({"resource": "customresourcedefinitions",
@@ -816,7 +836,11 @@ async fn discovery_requests_are_recorded_as_gets_of_no_resource() {
             "/apis",
             "/apis/apps/v1",
             "/apis/events.k8s.io/v1",
+            "/apis/autoscaling/v2",
             "/apis/batch/v1",
+            "/apis/networking.k8s.io/v1",
+            "/apis/policy/v1",
+            "/apis/rbac.authorization.k8s.io/v1",
             "/apis/apiextensions.k8s.io/v1",
             "/apis/coordination.k8s.io/v1",
             "/apis/example.com/v1",

@@ -30,7 +30,33 @@ pub struct ScenarioFile {
     /// scenario about something else should not fail on them.
     #[serde(default)]
     pub managed_fields: bool,
+    /// The real server the scenario is recorded from.
+    #[serde(default)]
+    pub server: Server,
     pub steps: Vec<StepFile>,
+}
+
+/// Which real server a scenario is recorded from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Server {
+    /// apiextensions-apiserver (`xtask/real-apiserver.sh`): custom resources only, namespaces
+    /// not checked.
+    #[default]
+    Apiextensions,
+    /// kube-apiserver without controllers (`xtask/kube-apiserver.sh`): every built-in kind.
+    /// The scenario's namespaces are created before its first step, as setup (not compared).
+    KubeApiserver,
+}
+
+impl Server {
+    /// The value of `RECON_CONFORMANCE_SERVER` naming this server.
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::Apiextensions => "apiextensions",
+            Server::KubeApiserver => "kube-apiserver",
+        }
+    }
 }
 
 fn default_namespaces() -> Vec<String> {
@@ -125,6 +151,7 @@ pub struct Scenario {
     pub crds: Vec<(String, Value)>,
     pub namespaces: Vec<String>,
     pub managed_fields: bool,
+    pub server: Server,
     pub steps: Vec<Step>,
 }
 
@@ -218,6 +245,7 @@ pub fn load(path: &Path) -> Result<Scenario, FixtureError> {
         crds,
         namespaces: file.namespaces,
         managed_fields: file.managed_fields,
+        server: file.server,
         steps,
     })
 }

@@ -1,8 +1,9 @@
 //! Differential conformance: every scenario under `fixtures/conformance/` was recorded from a
 //! real API server (apiextensions-apiserver 1.36, kube-apiserver's custom resource code, with
-//! etcd); here each one is replayed on a fresh in-memory `ApiServer` and must get the same
-//! answers, after normalising what differs only by identity (uids, resourceVersions,
-//! timestamps, generated names, namespaces).
+//! etcd; for `server: kube-apiserver` scenarios of built-in kinds, kube-apiserver 1.36 without
+//! controllers); here each one is replayed on a fresh in-memory `ApiServer` and must get the
+//! same answers, after normalising what differs only by identity (uids, resourceVersions,
+//! timestamps, generated names, namespaces, allocated addresses and ports).
 //!
 //! `RECON_CONFORMANCE=record` with the `REAL_APISERVER_*` variables set records them again
 //! instead (`cargo xtask conformance --record` does it all). The format is described in the
@@ -26,10 +27,67 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "apply/malformed-yaml-is-400",
-    "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "apply/malformed-yaml-is-400",
+        "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
+    ),
+    (
+        "allocation/cluster-ip-is-immutable",
+        "Service update validation (immutable clusterIP / clusterIPs) is issue 20's",
+    ),
+    (
+        "decoding/configmap-data-of-the-wrong-type-is-400",
+        TYPED_DECODING,
+    ),
+    (
+        "decoding/deployment-replicas-of-the-wrong-type-is-400",
+        TYPED_DECODING,
+    ),
+    (
+        "decoding/duplicate-fields-with-strict-validation-are-400",
+        TYPED_DECODING,
+    ),
+    (
+        "decoding/fractional-number-into-integer-is-400",
+        TYPED_DECODING,
+    ),
+    ("decoding/int-or-string-takes-both", TYPED_DECODING),
+    ("decoding/integer-written-as-float-is-400", TYPED_DECODING),
+    ("decoding/malformed-quantity-is-400", TYPED_DECODING),
+    ("decoding/quantity-is-canonicalised", TYPED_DECODING),
+    ("decoding/secret-data-must-be-base64", TYPED_DECODING),
+    ("decoding/unknown-fields-are-dropped", TYPED_DECODING),
+    (
+        "decoding/unknown-fields-with-strict-validation-are-400",
+        TYPED_DECODING,
+    ),
+    (
+        "decoding/unknown-nested-field-with-strict-validation-is-400",
+        TYPED_DECODING,
+    ),
+    ("decoding/wrong-type-by-apply-is-rejected", TYPED_DECODING),
+    ("decoding/wrong-type-by-json-patch-is-400", TYPED_DECODING),
+    ("decoding/wrong-type-by-merge-patch-is-400", TYPED_DECODING),
+    (
+        "decoding/wrong-type-by-strategic-merge-patch-is-400",
+        TYPED_DECODING,
+    ),
+    ("decoding/wrong-type-by-update-is-400", TYPED_DECODING),
+    (
+        "events/core-event-reads-through-events-api",
+        "core/v1 and events.k8s.io/v1 Events are two collections, not one converted storage",
+    ),
+    (
+        "events/events-api-event-reads-through-core",
+        "core/v1 and events.k8s.io/v1 Events are two collections, not one converted storage",
+    ),
+];
+
+/// Why the `decoding/` scenarios differ: built-in kinds are not decoded into their Go types
+/// yet, so a wrong JSON type, an unknown or duplicate field, a malformed quantity or base64
+/// value is stored instead of refused or dropped (issue 19, continued).
+const TYPED_DECODING: &str = "typed decoding of built-in kinds is not modelled yet";
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -63,6 +121,14 @@ fn scenario(
 ) {
     let scenario = fixture::load(&path).unwrap_or_else(|e| panic!("{e}"));
     if record::enabled() {
+        if !record::records(&scenario) {
+            eprintln!(
+                "{}: recorded from {}, not this server: left as it is",
+                scenario.id,
+                scenario.server.name()
+            );
+            return;
+        }
         let _one = record::one_at_a_time();
         runtime()
             .block_on(record::record(&scenario))

@@ -12,6 +12,9 @@ pub struct Normalizer {
     rvs: Vec<String>,
     continues: Vec<String>,
     generated: Vec<String>,
+    /// Service addresses and node ports the server allocated at random.
+    cluster_ips: Vec<String>,
+    node_ports: Vec<String>,
     /// (value, variable), longest value first so that `cf-a-ns2` is not seen as `cf-a-ns`.
     namespaces: Vec<(String, String)>,
     keep_managed_fields: bool,
@@ -36,6 +39,8 @@ impl Normalizer {
             rvs: Vec::new(),
             continues: Vec::new(),
             generated: Vec::new(),
+            cluster_ips: Vec::new(),
+            node_ports: Vec::new(),
             namespaces,
             keep_managed_fields,
         }
@@ -62,10 +67,19 @@ impl Normalizer {
                 }
                 self.walk_map(map);
             }
+            Value::Array(items) if key == Some("clusterIPs") => {
+                for item in items {
+                    self.walk(Some("clusterIP"), item);
+                }
+            }
             Value::Array(items) => {
                 for item in items {
                     self.walk(None, item);
                 }
+            }
+            Value::Number(n) if matches!(key, Some("nodePort" | "healthCheckNodePort")) => {
+                let n = n.to_string();
+                *v = Value::String(format!("<node-port:{}>", ordinal(&mut self.node_ports, &n)));
             }
             Value::String(s) => {
                 let replaced = match key {
@@ -76,6 +90,10 @@ impl Normalizer {
                         format!("<continue:{}>", ordinal(&mut self.continues, s))
                     }
                     Some("serverAddress") => "<address>".into(),
+                    // Allocated at random from the service range; `None` (headless) stays.
+                    Some("clusterIP") if s.parse::<std::net::IpAddr>().is_ok() => {
+                        format!("<cluster-ip:{}>", ordinal(&mut self.cluster_ips, s))
+                    }
                     Some("message") => {
                         let s = self.text(s);
                         self.message_versions(&s)

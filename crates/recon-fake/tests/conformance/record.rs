@@ -26,6 +26,13 @@ pub fn enabled() -> bool {
     std::env::var("RECON_CONFORMANCE").is_ok_and(|v| v == "record")
 }
 
+/// Whether the real server at hand (`RECON_CONFORMANCE_SERVER`, `apiextensions` unless set) is
+/// the one `scenario` is recorded from; the others are left as they are.
+pub fn records(scenario: &Scenario) -> bool {
+    let server = std::env::var("RECON_CONFORMANCE_SERVER");
+    server.as_deref().unwrap_or("apiextensions") == scenario.server.name()
+}
+
 /// Records `scenario`; the caller holds [`one_at_a_time`].
 pub async fn record(scenario: &Scenario) -> Result<(), String> {
     let curl = Curl::from_env()?;

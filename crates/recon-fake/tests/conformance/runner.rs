@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::fixture::{API, Action, Body, Filter, RequestSpec, Scenario, Step};
+use super::fixture::{API, Action, Body, Filter, RequestSpec, Scenario, Server, Step};
 use super::normalize::Normalizer;
 use super::transport::{HttpRequest, HttpResponse, Next, Opened, Stream, Transport};
 
@@ -82,12 +82,20 @@ pub async fn run(scenario: &Scenario, transport: &Transport, mode: &Mode) -> Out
         vars.insert(var.clone(), value.clone());
     }
     let mut norm = Normalizer::new(&bindings, scenario.managed_fields);
-    let mut streams: BTreeMap<String, Result<Stream, String>> = BTreeMap::new();
     let mut outcome = Outcome {
         observed: vec![None; scenario.steps.len()],
         differences: Vec::new(),
         stopped: None,
     };
+    if scenario.server == Server::KubeApiserver {
+        for (namespace, _) in &bindings {
+            if let Err(why) = create_namespace(transport, namespace).await {
+                outcome.stopped = Some(format!("setup: {why}"));
+                return outcome;
+            }
+        }
+    }
+    let mut streams: BTreeMap<String, Result<Stream, String>> = BTreeMap::new();
 
     for (i, step) in scenario.steps.iter().enumerate() {
         let label = format!("step {} {:?}", i + 1, step.name);
@@ -128,6 +136,26 @@ pub async fn run(scenario: &Scenario, transport: &Transport, mode: &Mode) -> Out
         }
     }
     outcome
+}
+
+/// Creates `namespace` (kube-apiserver refuses objects in a namespace that does not exist).
+async fn create_namespace(transport: &Transport, namespace: &str) -> Result<(), String> {
+    let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+    let response = transport
+        .send(&HttpRequest {
+            method: "POST".into(),
+            uri: "/api/v1/namespaces".into(),
+            content_type: Some("application/json".into()),
+            body: body.to_string().into_bytes(),
+        })
+        .await?;
+    match response.code {
+        201 | 409 => Ok(()),
+        code => Err(format!(
+            "creating the namespace {namespace} answered {code}: {}",
+            String::from_utf8_lossy(&response.body)
+        )),
+    }
 }
 
 /// A step's answer before normalisation: `{code, body}` for a request or a watch that failed,

@@ -7,6 +7,7 @@ mod cast;
 mod child;
 mod child_set;
 mod controller;
+mod default_drift;
 mod finalizer;
 mod flow;
 mod outcomes;

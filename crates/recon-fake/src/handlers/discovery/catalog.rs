@@ -220,7 +220,11 @@ mod tests {
                 "",
                 "apps",
                 "events.k8s.io",
+                "autoscaling",
                 "batch",
+                "networking.k8s.io",
+                "policy",
+                "rbac.authorization.k8s.io",
                 "apiextensions.k8s.io",
                 "coordination.k8s.io"
             ]

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::handlers::decode::{check_name, decode_custom_resource, ensure_namespace};
+use crate::handlers::decode::{check_name, decode_into_type, ensure_namespace};
 use crate::handlers::field_manager::FieldManager;
 use crate::handlers::field_validation::FieldValidation;
 use crate::handlers::update::UpdateRequest;
@@ -57,7 +57,7 @@ impl State {
 fn prepare(call: &Call<'_>, object: &mut Object) -> Result<Vec<String>, ApiError> {
     let warnings = normalize_metadata(object)
         .and_then(|mut unknown| {
-            unknown.extend(decode_custom_resource(call, object)?);
+            unknown.extend(decode_into_type(call, object)?);
             FieldValidation::of(call).unknown_fields(&unknown)
         })
         .map_err(|why| call.decode_context().cannot_handle(&why))?;

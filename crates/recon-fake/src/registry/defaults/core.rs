@@ -1,0 +1,156 @@
+//! core/v1 kinds other than pods: `SetDefaults_Service`, `_Secret`, `_PersistentVolumeClaim`
+//! and its spec, `_PersistentVolume`, `_Endpoints`, `_ReplicationController`.
+
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use serde_json::{Value, json};
+
+use super::{default_nil, default_zero, field, field_or_new, is_zero, items, pod, str_of};
+use crate::wire::object::Object;
+
+pub(super) fn service(obj: &mut Object) {
+    let Some(spec) = field_or_new(obj, "spec") else {
+        return;
+    };
+    default_zero(spec, "sessionAffinity", "None");
+    match str_of(spec, "sessionAffinity") {
+        "None" => {
+            spec.remove("sessionAffinityConfig");
+        }
+        "ClientIP" => {
+            let has_timeout = spec
+                .get("sessionAffinityConfig")
+                .and_then(|c| c.get("clientIP"))
+                .and_then(|c| c.get("timeoutSeconds"))
+                .is_some_and(|t| !t.is_null());
+            if !has_timeout {
+                spec.insert(
+                    "sessionAffinityConfig".into(),
+                    json!({"clientIP": {"timeoutSeconds": 10800}}),
+                );
+            }
+        }
+        _ => {}
+    }
+    default_zero(spec, "type", "ClusterIP");
+    for port in items(spec, "ports") {
+        default_zero(port, "protocol", "TCP");
+        let unset = match port.get("targetPort") {
+            None | Some(Value::Null) => true,
+            Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+            Some(Value::String(s)) => s.is_empty(),
+            Some(_) => false,
+        };
+        if unset && let Some(number) = port.get("port").cloned() {
+            port.insert("targetPort".into(), number);
+        }
+    }
+    let service_type = str_of(spec, "type").to_owned();
+    // `service.ExternallyAccessible`: a load balancer, a node port, or external IPs on a
+    // cluster IP.
+    let external_ips = spec
+        .get("externalIPs")
+        .and_then(Value::as_array)
+        .is_some_and(|ips| !ips.is_empty());
+    let externally_accessible = service_type == "LoadBalancer"
+        || service_type == "NodePort"
+        || (service_type == "ClusterIP" && external_ips);
+    if externally_accessible {
+        default_zero(spec, "externalTrafficPolicy", "Cluster");
+    }
+    if matches!(
+        service_type.as_str(),
+        "NodePort" | "LoadBalancer" | "ClusterIP"
+    ) {
+        default_nil(spec, "internalTrafficPolicy", "Cluster");
+    }
+    if service_type == "LoadBalancer" {
+        default_nil(spec, "allocateLoadBalancerNodePorts", true);
+        let ingress = field(obj, "status")
+            .and_then(|s| field(s, "loadBalancer"))
+            .map(|lb| items(lb, "ingress").collect::<Vec<_>>())
+            .unwrap_or_default();
+        for entry in ingress {
+            if !is_zero(entry, "ip") {
+                default_nil(entry, "ipMode", "VIP");
+            }
+        }
+    }
+}
+
+/// `SetDefaults_Secret`, and the conversion that writes `stringData` into `data` (base64; a key
+/// in both takes the `stringData` value) and keeps no `stringData`.
+pub(super) fn secret(obj: &mut Object) {
+    default_zero(obj, "type", "Opaque");
+    let Some(Value::Object(string_data)) = obj.remove("stringData") else {
+        return;
+    };
+    if let Some(data) = field_or_new(obj, "data") {
+        for (key, value) in string_data {
+            let text = value.as_str().unwrap_or_default();
+            data.insert(key, Value::String(BASE64_STANDARD.encode(text)));
+        }
+    }
+}
+
+pub(super) fn persistent_volume_claim(obj: &mut Object) {
+    if let Some(status) = field_or_new(obj, "status") {
+        default_zero(status, "phase", "Pending");
+    }
+    if let Some(spec) = field_or_new(obj, "spec") {
+        persistent_volume_claim_spec(spec);
+    }
+}
+
+pub(super) fn persistent_volume_claim_spec(spec: &mut Object) {
+    default_nil(spec, "volumeMode", "Filesystem");
+}
+
+pub(super) fn persistent_volume(obj: &mut Object) {
+    if let Some(status) = field_or_new(obj, "status") {
+        default_zero(status, "phase", "Pending");
+    }
+    if let Some(spec) = field_or_new(obj, "spec") {
+        default_zero(spec, "persistentVolumeReclaimPolicy", "Retain");
+        default_nil(spec, "volumeMode", "Filesystem");
+    }
+}
+
+pub(super) fn endpoints(obj: &mut Object) {
+    for subset in items(obj, "subsets") {
+        for port in items(subset, "ports") {
+            default_zero(port, "protocol", "TCP");
+        }
+    }
+}
+
+/// A ReplicationController selects, and is labelled with, its template's labels when it names
+/// none of its own.
+pub(super) fn replication_controller(obj: &mut Object) {
+    let labels = obj
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"))
+        .filter(|l| l.is_object())
+        .cloned();
+    if let Some(labels) = labels {
+        let empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(|m| m.is_empty());
+        if let Some(spec) = field(obj, "spec")
+            && empty(spec.get("selector"))
+        {
+            spec.insert("selector".into(), labels.clone());
+        }
+        if let Some(meta) = field_or_new(obj, "metadata")
+            && empty(meta.get("labels"))
+        {
+            meta.insert("labels".into(), labels);
+        }
+    }
+    if let Some(spec) = field_or_new(obj, "spec") {
+        default_nil(spec, "replicas", 1);
+        if let Some(template) = field(spec, "template") {
+            pod::template(template);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! API defaulting of built-in kinds: what kube-apiserver's scheme fills in when it decodes an
+//! object (`SetObjectDefaults_<Kind>`: the hand-written `SetDefaults_*` of
+//! `pkg/apis/<group>/<version>/defaults.go` and the `+default` markers its generated
+//! `zz_generated.defaults.go` walks), on every create, update, patch and apply.
+//!
+//! Objects are JSON here, so a Go zero value (`""`, `0`, `nil`) reads as an absent or `null`
+//! field, and a defaulted pointer is written as the value it points to.
+//!
+//! - [`pod`]: pod specs and everything in them (containers, probes, volumes), pod templates;
+//! - [`core`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, ...; the
+//!   Namespace name label is the namespace strategy's, see `builtins`);
+//! - [`workloads`]: apps/v1 and batch/v1;
+//! - [`others`]: networking, autoscaling, policy, RBAC.
+
+mod core;
+mod others;
+mod pod;
+mod workloads;
+
+use serde_json::{Map, Value};
+
+use crate::wire::object::Object;
+
+/// Fills in the defaults of a `group` `kind` object, as kube-apiserver decodes it.
+pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
+    match (group, kind) {
+        ("", "Pod") => pod::pod(obj),
+        ("", "PodTemplate") => {
+            if let Some(template) = field(obj, "template") {
+                pod::template(template);
+            }
+        }
+        ("", "ReplicationController") => core::replication_controller(obj),
+        ("", "Service") => core::service(obj),
+        ("", "Secret") => core::secret(obj),
+        ("", "PersistentVolumeClaim") => core::persistent_volume_claim(obj),
+        ("", "PersistentVolume") => core::persistent_volume(obj),
+        ("", "Endpoints") => core::endpoints(obj),
+        ("apps", "Deployment") => workloads::deployment(obj),
+        ("apps", "StatefulSet") => workloads::stateful_set(obj),
+        ("apps", "DaemonSet") => workloads::daemon_set(obj),
+        ("apps", "ReplicaSet") => workloads::replica_set(obj),
+        ("batch", "Job") => workloads::job(obj),
+        ("batch", "CronJob") => workloads::cron_job(obj),
+        ("networking.k8s.io", "NetworkPolicy") => others::network_policy(obj),
+        ("autoscaling", "HorizontalPodAutoscaler") => others::horizontal_pod_autoscaler(obj),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            others::role_binding(obj);
+        }
+        _ => {}
+    }
+}
+
+/// The object at `key` of `obj`, when it is one.
+pub(super) fn field<'a>(obj: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+    obj.get_mut(key).and_then(Value::as_object_mut)
+}
+
+/// The object at `key`, created empty when absent or `null` (Go's zero struct, which the
+/// decoder leaves in place and the defaulter then fills).
+pub(super) fn field_or_new<'a>(obj: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+    let slot = obj.entry(key).or_insert(Value::Null);
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
+    }
+    slot.as_object_mut()
+}
+
+/// Each object of the list at `key`.
+pub(super) fn items<'a>(obj: &'a mut Object, key: &str) -> impl Iterator<Item = &'a mut Object> {
+    obj.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+/// Whether `key` holds Go's zero value: absent, `null`, `""`, `0` or `false`.
+pub(super) fn is_zero(obj: &Object, key: &str) -> bool {
+    match obj.get(key) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+        Some(Value::Bool(b)) => !b,
+        Some(_) => false,
+    }
+}
+
+/// Whether `key` is absent or `null` (a nil pointer, slice or map).
+pub(super) fn is_nil(obj: &Object, key: &str) -> bool {
+    obj.get(key).is_none_or(Value::is_null)
+}
+
+/// Sets `key` to `value` when it holds the zero value.
+pub(super) fn default_zero(obj: &mut Object, key: &str, value: impl Into<Value>) {
+    if is_zero(obj, key) {
+        obj.insert(key.to_owned(), value.into());
+    }
+}
+
+/// Sets `key` to `value` when it is nil.
+pub(super) fn default_nil(obj: &mut Object, key: &str, value: impl Into<Value>) {
+    if is_nil(obj, key) {
+        obj.insert(key.to_owned(), value.into());
+    }
+}
+
+/// The string at `key`, `""` when absent.
+pub(super) fn str_of<'a>(obj: &'a Object, key: &str) -> &'a str {
+    obj.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests;

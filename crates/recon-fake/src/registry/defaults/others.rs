@@ -1,0 +1,93 @@
+//! networking.k8s.io, autoscaling and rbac.authorization.k8s.io: `SetDefaults_NetworkPolicy`,
+//! `_HorizontalPodAutoscaler` (v2), and the API group of RBAC subjects.
+
+use serde_json::{Value, json};
+
+use super::{default_nil, default_zero, field_or_new, is_nil, items, str_of};
+use crate::wire::object::Object;
+
+pub(super) fn network_policy(obj: &mut Object) {
+    let Some(spec) = field_or_new(obj, "spec") else {
+        return;
+    };
+    for key in ["ingress", "egress"] {
+        for rule in items(spec, key) {
+            for port in items(rule, "ports") {
+                default_nil(port, "protocol", "TCP");
+            }
+        }
+    }
+    let has_types = spec
+        .get("policyTypes")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if !has_types {
+        let mut types = vec![json!("Ingress")];
+        if spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty())
+        {
+            types.push(json!("Egress"));
+        }
+        spec.insert("policyTypes".into(), Value::Array(types));
+    }
+}
+
+/// autoscaling/v2: at least one replica, an 80% CPU target when no metric is given, and, for a
+/// `behavior` given, the default scale-up and scale-down rules where it sets none.
+pub(super) fn horizontal_pod_autoscaler(obj: &mut Object) {
+    let Some(spec) = field_or_new(obj, "spec") else {
+        return;
+    };
+    default_nil(spec, "minReplicas", 1);
+    let no_metrics = spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(|m| m.is_empty());
+    if no_metrics {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let up = json!({
+        "stabilizationWindowSeconds": 0,
+        "selectPolicy": "Max",
+        "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15},
+        ],
+    });
+    // No stabilization window: the controller's flag decides it.
+    let down = json!({
+        "selectPolicy": "Max",
+        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+    });
+    for (key, defaults) in [("scaleUp", up), ("scaleDown", down)] {
+        let Some(rules) = field_or_new(behavior, key) else {
+            continue;
+        };
+        if let Value::Object(defaults) = defaults {
+            for (field, value) in defaults {
+                if is_nil(rules, &field) {
+                    rules.insert(field, value);
+                }
+            }
+        }
+    }
+}
+
+/// A subject of kind User or Group belongs to the RBAC API group when it names none.
+pub(super) fn role_binding(obj: &mut Object) {
+    for subject in items(obj, "subjects") {
+        match str_of(subject, "kind") {
+            "User" | "Group" => default_zero(subject, "apiGroup", "rbac.authorization.k8s.io"),
+            _ => {}
+        }
+    }
+}

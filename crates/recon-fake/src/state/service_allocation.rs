@@ -1,0 +1,237 @@
+//! Service addresses and node ports, as kube-apiserver's Service REST storage allocates them on
+//! create: a cluster IP from the service range (10.0.0.0/24, as the real control plane this
+//! project records from is started with) unless the Service is headless or an ExternalName, the
+//! single-stack IPv4 family fields, and a node port per port of a NodePort or LoadBalancer
+//! Service from 30000-32767. What is in use is read from the stored Services, so a delete frees
+//! its address and ports. An update keeps what was allocated when the new object leaves it out
+//! (`patchAllocatedValues`).
+//!
+//! The real allocators pick at random; here the lowest free value above the band each reserves
+//! for values asked for by name (the range's first sixteenth, at least 16 addresses; the first
+//! 86 ports of the default range).
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+use serde_json::{Value, json};
+
+use super::State;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, decode_body};
+
+const RANGE_BASE: u32 = u32::from_be_bytes([10, 0, 0, 0]);
+const RANGE_PREFIX: u32 = 24;
+const NODE_PORTS: std::ops::RangeInclusive<u16> = 30000..=32767;
+
+fn range_size() -> u32 {
+    1 << (32 - RANGE_PREFIX)
+}
+
+/// Whether `ip` is a usable address of the service range (not its network or broadcast address).
+fn in_range(ip: Ipv4Addr) -> bool {
+    let ip = u32::from(ip);
+    ip > RANGE_BASE && ip < RANGE_BASE + range_size() - 1
+}
+
+fn services() -> GroupResource {
+    GroupResource::new(String::new(), "services".to_owned())
+}
+
+impl State {
+    /// The cluster IPs and node ports of every stored Service but `except` (its storage key).
+    fn allocated(&self, except: Option<&str>) -> (BTreeSet<Ipv4Addr>, BTreeSet<u16>) {
+        let mut ips = BTreeSet::new();
+        let mut ports = BTreeSet::new();
+        for (key, stored) in self.store.list(&services(), None) {
+            if Some(key.as_str()) == except {
+                continue;
+            }
+            let obj = decode_body(&stored.body);
+            let spec = obj.get("spec");
+            for ip in spec
+                .and_then(|s| s.get("clusterIPs"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter_map(|s| s.parse().ok())
+            {
+                ips.insert(ip);
+            }
+            for port in spec
+                .and_then(|s| s.get("ports"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("nodePort").and_then(Value::as_u64))
+                .filter_map(|p| u16::try_from(p).ok())
+            {
+                ports.insert(port);
+            }
+        }
+        (ips, ports)
+    }
+
+    /// Allocates what a new Service needs; `key` is its storage key. Errors are the field
+    /// errors of the real 422.
+    pub(crate) fn allocate_service(&self, obj: &mut Object, key: &str) -> Vec<FieldError> {
+        let (used_ips, used_ports) = self.allocated(Some(key));
+        let mut errors = Vec::new();
+        let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+            return errors;
+        };
+        let service_type = spec
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if service_type != "ExternalName" {
+            let requested = spec
+                .get("clusterIP")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let ip = match requested.as_str() {
+                "None" => Some("None".to_owned()),
+                "" => first_free_ip(&used_ips).map(|ip| ip.to_string()),
+                asked => match asked.parse::<Ipv4Addr>() {
+                    Ok(ip) if !in_range(ip) => {
+                        errors.push(ip_error(
+                            asked,
+                            "the provided network does not match the current range",
+                        ));
+                        None
+                    }
+                    Ok(ip) if used_ips.contains(&ip) => {
+                        errors.push(ip_error(asked, "provided IP is already allocated"));
+                        None
+                    }
+                    Ok(_) => Some(asked.to_owned()),
+                    // Not an address: validation's to refuse (`ValidateService`).
+                    Err(_) => None,
+                },
+            };
+            if let Some(ip) = ip {
+                spec.insert("clusterIP".into(), json!(ip));
+                spec.insert("clusterIPs".into(), json!([ip]));
+                spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
+                spec.entry("ipFamilyPolicy")
+                    .or_insert_with(|| json!("SingleStack"));
+            }
+        }
+        if matches!(service_type.as_str(), "NodePort" | "LoadBalancer")
+            && spec.get("allocateLoadBalancerNodePorts") != Some(&Value::Bool(false))
+        {
+            let mut taken = used_ports;
+            let ports = spec.get_mut("ports").and_then(Value::as_array_mut);
+            for (i, port) in ports.into_iter().flatten().enumerate() {
+                let Some(port) = port.as_object_mut() else {
+                    continue;
+                };
+                match port
+                    .get("nodePort")
+                    .and_then(Value::as_i64)
+                    .filter(|p| *p != 0)
+                {
+                    Some(asked) => {
+                        let field = format!("spec.ports[{i}].nodePort");
+                        let fits = u16::try_from(asked).ok().filter(|p| NODE_PORTS.contains(p));
+                        match fits {
+                            None => errors.push(FieldError::new(
+                                ErrorType::Invalid,
+                                field,
+                                BadValue::Raw(asked.to_string()),
+                                format!(
+                                    "provided port is not in the valid range. The range of valid ports is {}-{}",
+                                    NODE_PORTS.start(),
+                                    NODE_PORTS.end()
+                                ),
+                            )),
+                            Some(p) if !taken.insert(p) => errors.push(FieldError::new(
+                                ErrorType::Invalid,
+                                field,
+                                BadValue::Raw(asked.to_string()),
+                                "provided port is already allocated",
+                            )),
+                            Some(_) => {}
+                        }
+                    }
+                    None => {
+                        if let Some(p) = first_free_port(&taken) {
+                            taken.insert(p);
+                            port.insert("nodePort".into(), json!(p));
+                        }
+                    }
+                }
+            }
+        }
+        errors
+    }
+}
+
+/// An update keeps the addresses, families and node ports allocated before when the new object
+/// leaves them out.
+pub(crate) fn keep_allocated(new: &mut Object, old: &Object) {
+    let (Some(new_spec), Some(old_spec)) = (
+        new.get_mut("spec").and_then(Value::as_object_mut),
+        old.get("spec").and_then(Value::as_object),
+    ) else {
+        return;
+    };
+    let unset = |v: Option<&Value>| v.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+    if unset(new_spec.get("clusterIP")) {
+        for key in ["clusterIP", "clusterIPs"] {
+            if let Some(value) = old_spec.get(key) {
+                new_spec.insert(key.to_owned(), value.clone());
+            }
+        }
+    }
+    for key in ["ipFamilies", "ipFamilyPolicy"] {
+        if unset(new_spec.get(key))
+            && let Some(value) = old_spec.get(key)
+        {
+            new_spec.insert(key.to_owned(), value.clone());
+        }
+    }
+    let old_ports: Vec<&Value> = old_spec
+        .get("ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let ports = new_spec.get_mut("ports").and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+        if !unset(port.get("nodePort")) {
+            continue;
+        }
+        let same = old_ports.iter().find(|old| {
+            old.get("port") == port.get("port") && old.get("protocol") == port.get("protocol")
+        });
+        if let Some(node_port) = same.and_then(|old| old.get("nodePort")) {
+            port.insert("nodePort".into(), node_port.clone());
+        }
+    }
+}
+
+fn ip_error(asked: &str, why: &str) -> FieldError {
+    FieldError::new(
+        ErrorType::Invalid,
+        "spec.clusterIPs",
+        BadValue::Raw(json!([asked]).to_string()),
+        format!("failed to allocate IP {asked}: {why}"),
+    )
+}
+
+fn first_free_ip(used: &BTreeSet<Ipv4Addr>) -> Option<Ipv4Addr> {
+    let band = (range_size() / 16).clamp(16, 256);
+    (band + 1..range_size() - 1)
+        .map(|offset| Ipv4Addr::from(RANGE_BASE + offset))
+        .find(|ip| !used.contains(ip))
+}
+
+fn first_free_port(used: &BTreeSet<u16>) -> Option<u16> {
+    let size = u32::from(NODE_PORTS.end() - NODE_PORTS.start()) + 1;
+    let band = u16::try_from((size / 32).clamp(16, 128)).unwrap_or(16);
+    (NODE_PORTS.start() + band..=*NODE_PORTS.end()).find(|p| !used.contains(p))
+}
