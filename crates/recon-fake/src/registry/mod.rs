@@ -14,10 +14,17 @@ pub(crate) mod resource;
 pub(crate) mod storage_hash;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use builtins::builtin_types;
 use resource::ResourceType;
+
+/// The built-in types, built once per process and shared by every server's registry (which
+/// holds its types behind `Arc` and never changes one in place): building them, their
+/// field-management schemas above all, was a large part of what each `ApiServer::new` cost, and
+/// a table test starts a server per case.
+static BUILTINS: LazyLock<Vec<Arc<ResourceType>>> =
+    LazyLock::new(|| builtin_types().into_iter().map(Arc::new).collect());
 
 #[derive(Debug)]
 pub(crate) struct Registry {
@@ -28,9 +35,9 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn with_builtins() -> Self {
-        let types = builtin_types()
-            .into_iter()
-            .map(|t| ((t.group.clone(), t.plural.clone()), Arc::new(t)))
+        let types = BUILTINS
+            .iter()
+            .map(|t| ((t.group.clone(), t.plural.clone()), Arc::clone(t)))
             .collect();
         Registry {
             types,
