@@ -13,8 +13,9 @@
 # default). The first install builds Kubernetes from the tree carried in a git snapshot of
 # github.com/openshift/microshift, named by KUBE_SRC_GIT (about 10 minutes of two cores); to
 # skip it, copy a built bin/ (etcd, kube-apiserver, kube-controller-manager) to WORKDIR/bin.
-# kube-controller-manager is not started (KCM=0): no controller acts between a scenario's
-# steps, so every answer is the API server's own. COMMAND sees REAL_APISERVER_URL,
+# kube-controller-manager is not started unless RECON_KUBE_CONTROLLERS=1: without it no
+# controller acts between a scenario's steps, so every answer is the API server's own; the demo
+# (`cargo xtask demo --real`) wants it (garbage collector, namespace lifecycle). COMMAND sees REAL_APISERVER_URL,
 # REAL_APISERVER_CA, REAL_APISERVER_CLIENT_CERT, REAL_APISERVER_CLIENT_KEY, KUBECONFIG and
 # RECON_CONFORMANCE_SERVER=kube-apiserver.
 set -euo pipefail
@@ -48,7 +49,11 @@ start() {
       "or copy a built bin/ there"
     KUBE_SRC_SUBDIR=${KUBE_SRC_SUBDIR:-deps/github.com/openshift/kubernetes} "$tool/install.sh" "$work"
   fi
-  KCM=0 "$tool/start.sh" "$work"
+  if [ "${RECON_KUBE_CONTROLLERS:-0}" = 1 ]; then
+    "$tool/start.sh" "$work"
+  else
+    KCM=0 "$tool/start.sh" "$work"
+  fi
 }
 
 case "${1:-}" in

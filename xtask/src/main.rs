@@ -169,18 +169,37 @@ const TASKS: &[Task] = &[
         name: "demo",
         about: "run the demo: the example operators against the in-memory API server (the README's run command)",
         steps: &[run(&["cargo", "run", "-p", "recon-demo"])],
-        options: &[TaskOption {
-            flag: "--cluster",
-            about: "run it against the cluster of the current kubeconfig context",
-            steps: &[run(&[
-                "cargo",
-                "run",
-                "-p",
-                "recon-demo",
-                "--",
-                "--cluster",
-            ])],
-        }],
+        options: &[
+            TaskOption {
+                flag: "--cluster",
+                about: "run it against the cluster of the current kubeconfig context",
+                steps: &[run(&[
+                    "cargo",
+                    "run",
+                    "-p",
+                    "recon-demo",
+                    "--",
+                    "--cluster",
+                ])],
+            },
+            TaskOption {
+                flag: "--real",
+                about: "run it against a real control plane of the project's own \
+                    (xtask/kube-apiserver.sh, with kube-controller-manager) and check it ends as \
+                    the embedded run does",
+                steps: &[Step {
+                    env: &[("RECON_KUBE_CONTROLLERS", "1")],
+                    command: &[
+                        "bash",
+                        "xtask/kube-apiserver.sh",
+                        "run",
+                        "bash",
+                        "-c",
+                        "cargo run -p recon-demo -- --kubeconfig \"$KUBECONFIG\" --check",
+                    ],
+                }],
+            },
+        ],
     },
     Task {
         name: "tour",

@@ -3,6 +3,7 @@
 //! API server or a real cluster. [`run`] plays a scenario (create, edit, delete), printing what
 //! happens through `tracing` as it happens, and returns a [`Summary`].
 
+mod kubelet;
 mod observe;
 mod scenario;
 mod summary;

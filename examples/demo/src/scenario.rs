@@ -21,6 +21,7 @@ use recon_core::{Config, Reconciled, ResourceReconciler};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::kubelet;
 use crate::observe::{Observer, describe_conditions, lock};
 use crate::summary::{StepReport, Summary};
 use crate::target::Target;
@@ -82,6 +83,17 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
             stopping.clone(),
         ),
     ];
+    let kubelet = match target {
+        Target::Cluster(client) if kubelet::has_no_nodes(client).await => {
+            tracing::info!("the cluster has no nodes: the demo plays the kubelet for its Pods");
+            Some(kubelet::spawn(
+                demo.user.clone(),
+                NAMESPACE,
+                stopping.clone(),
+            ))
+        }
+        _ => None,
+    };
     observer.events(demo.user.clone(), NAMESPACE);
     observer.conditions::<Function>(Api::namespaced(demo.user.clone(), NAMESPACE));
     observer.conditions::<Gateway>(Api::namespaced(demo.user.clone(), NAMESPACE));
@@ -94,8 +106,8 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
 
     demo.announce("stop the operators");
     let _ = stop.send(true);
-    for controller in controllers {
-        let _ = controller.await;
+    for task in controllers.into_iter().chain(kubelet) {
+        let _ = task.await;
     }
     demo.end_step("stop the operators");
     demo.summary.events = lock(&observer.seen).events.clone();

@@ -40,6 +40,36 @@ impl Summary {
         }
         stable.to_string().replace("[writes] ×0", "[writes]")
     }
+
+    /// How this run (on a cluster) differs from `embedded`, the run on the in-memory server,
+    /// a line each: the same steps, final state and webhook answers are expected, and every
+    /// event the embedded run published (a cluster's own controllers publish more).
+    pub fn differences_from(&self, embedded: &Summary) -> Vec<String> {
+        let mut out = Vec::new();
+        let names = |s: &Summary| s.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        if names(self) != names(embedded) {
+            out.push(format!(
+                "steps: {:?}, embedded {:?}",
+                names(self),
+                names(embedded)
+            ));
+        }
+        for (what, mine, theirs) in [
+            ("final state", &self.state, &embedded.state),
+            ("webhooks", &self.webhooks, &embedded.webhooks),
+        ] {
+            for line in theirs.iter().filter(|l| !mine.contains(l)) {
+                out.push(format!("{what}: missing `{line}`"));
+            }
+            for line in mine.iter().filter(|l| !theirs.contains(l)) {
+                out.push(format!("{what}: unexpected `{line}`"));
+            }
+        }
+        for event in embedded.events.difference(&self.events) {
+            out.push(format!("events: `{event}` was not published"));
+        }
+        out
+    }
 }
 
 impl fmt::Display for Summary {
