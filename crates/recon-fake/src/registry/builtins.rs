@@ -203,6 +203,26 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 }),
                 ..TypeHooks::default()
             },
+            ..with_status(builtin(
+                "",
+                "v1",
+                "ReplicationController",
+                "replicationcontrollers",
+                true,
+            ))
+            .short_names(&["rc"])
+            .categories(&["all"])
+        },
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            generation: GenerationRule::Spec { annotations: false },
+            field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({"replicas": 0}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin("apps", "v1", "ReplicaSet", "replicasets", true))
                 .short_names(&["rs"])
                 .categories(&["all"])

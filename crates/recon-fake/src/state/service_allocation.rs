@@ -86,6 +86,22 @@ impl State {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
+        let no_cluster_ip = spec
+            .get("clusterIP")
+            .is_none_or(|ip| ip.is_null() || ip.as_str() == Some(""));
+        if let Some(ips) = spec.get("clusterIPs").and_then(Value::as_array)
+            && !ips.is_empty()
+            && no_cluster_ip
+        {
+            // `ValidateService`: the addresses may not be given without the primary one.
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                "spec.clusterIPs",
+                BadValue::Raw(Value::Array(ips.clone()).to_string()),
+                "must be empty when `clusterIP` is not specified",
+            ));
+            return errors;
+        }
         if service_type != "ExternalName" {
             let requested = spec
                 .get("clusterIP")
@@ -113,11 +129,23 @@ impl State {
                 },
             };
             if let Some(ip) = ip {
+                // A headless Service without a selector serves every family the cluster
+                // could: it requires dual stack.
+                let selectorless_headless = ip == "None"
+                    && spec
+                        .get("selector")
+                        .and_then(Value::as_object)
+                        .is_none_or(|s| s.is_empty());
+                let (families, policy) = if selectorless_headless {
+                    (json!(["IPv4", "IPv6"]), "RequireDualStack")
+                } else {
+                    (json!(["IPv4"]), "SingleStack")
+                };
                 spec.insert("clusterIP".into(), json!(ip));
                 spec.insert("clusterIPs".into(), json!([ip]));
-                spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
+                spec.entry("ipFamilies").or_insert(families);
                 spec.entry("ipFamilyPolicy")
-                    .or_insert_with(|| json!("SingleStack"));
+                    .or_insert_with(|| json!(policy));
             }
         }
         if matches!(service_type.as_str(), "NodePort" | "LoadBalancer")

@@ -529,6 +529,8 @@ async fn core_group_documents() {
             "persistentvolumeclaims/status",
             "pods",
             "pods/status",
+            "replicationcontrollers",
+            "replicationcontrollers/status",
             "secrets",
             "serviceaccounts",
             "services",
