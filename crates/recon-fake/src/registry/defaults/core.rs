@@ -5,7 +5,10 @@ use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
 use serde_json::{Value, json};
 
-use super::{default_nil, default_zero, field, field_or_new, is_zero, items, pod, str_of};
+use super::{
+    default_nil, default_zero, field, field_or_new, is_empty_map, is_zero, items,
+    label_if_unlabelled, pod, str_of, template_labels,
+};
 use crate::wire::object::Object;
 
 pub(super) fn service(obj: &mut Object) {
@@ -127,25 +130,13 @@ pub(super) fn endpoints(obj: &mut Object) {
 /// A ReplicationController selects, and is labelled with, its template's labels when it names
 /// none of its own.
 pub(super) fn replication_controller(obj: &mut Object) {
-    let labels = obj
-        .get("spec")
-        .and_then(|s| s.get("template"))
-        .and_then(|t| t.get("metadata"))
-        .and_then(|m| m.get("labels"))
-        .filter(|l| l.is_object())
-        .cloned();
-    if let Some(labels) = labels {
-        let empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(|m| m.is_empty());
+    if let Some(labels) = template_labels(obj) {
         if let Some(spec) = field(obj, "spec")
-            && empty(spec.get("selector"))
+            && is_empty_map(spec.get("selector"))
         {
             spec.insert("selector".into(), labels.clone());
         }
-        if let Some(meta) = field_or_new(obj, "metadata")
-            && empty(meta.get("labels"))
-        {
-            meta.insert("labels".into(), labels);
-        }
+        label_if_unlabelled(obj, labels);
     }
     if let Some(spec) = field_or_new(obj, "spec") {
         default_nil(spec, "replicas", 1);

@@ -75,6 +75,32 @@ pub(super) fn items<'a>(obj: &'a mut Object, key: &str) -> impl Iterator<Item = 
         .filter_map(Value::as_object_mut)
 }
 
+/// The labels of the object's `spec.template`, when it has some.
+pub(super) fn template_labels(obj: &Object) -> Option<Value> {
+    obj.get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"))
+        .filter(|l| l.is_object())
+        .cloned()
+}
+
+/// Whether `value` is absent or an empty map (Go's `len(m) == 0`).
+pub(super) fn is_empty_map(value: Option<&Value>) -> bool {
+    value
+        .and_then(Value::as_object)
+        .is_none_or(|m| m.is_empty())
+}
+
+/// Labels the object with `labels` when it has none.
+pub(super) fn label_if_unlabelled(obj: &mut Object, labels: Value) {
+    if let Some(meta) = field_or_new(obj, "metadata")
+        && is_empty_map(meta.get("labels"))
+    {
+        meta.insert("labels".into(), labels);
+    }
+}
+
 /// Whether `key` holds Go's zero value: absent, `null`, `""`, `0` or `false`.
 pub(super) fn is_zero(obj: &Object, key: &str) -> bool {
     match obj.get(key) {

@@ -1,9 +1,12 @@
 //! apps/v1 and batch/v1: `SetDefaults_Deployment`, `_StatefulSet`, `_DaemonSet`,
 //! `_ReplicaSet`, `_Job`, `_CronJob`, and their pod templates.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{core, default_nil, default_zero, field, field_or_new, is_nil, items, pod, str_of};
+use super::{
+    core, default_nil, default_zero, field, field_or_new, is_nil, items, label_if_unlabelled, pod,
+    str_of, template_labels,
+};
 use crate::wire::object::Object;
 
 /// The pod template at `spec.template`.
@@ -89,21 +92,8 @@ pub(super) fn replica_set(obj: &mut Object) {
 }
 
 pub(super) fn job(obj: &mut Object) {
-    let template_labels = obj
-        .get("spec")
-        .and_then(|s| s.get("template"))
-        .and_then(|t| t.get("metadata"))
-        .and_then(|m| m.get("labels"))
-        .filter(|l| l.is_object())
-        .cloned();
-    if let Some(labels) = template_labels
-        && let Some(meta) = field_or_new(obj, "metadata")
-        && meta
-            .get("labels")
-            .and_then(Value::as_object)
-            .is_none_or(|l| l.is_empty())
-    {
-        meta.insert("labels".into(), labels);
+    if let Some(labels) = template_labels(obj) {
+        label_if_unlabelled(obj, labels);
     }
     let Some(spec) = field_or_new(obj, "spec") else {
         return;
