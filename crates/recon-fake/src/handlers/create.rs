@@ -169,7 +169,10 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     }
     // As read back from storage, which decodes with the scheme's defaults again (a Job gets
     // the labels its strategy generated for its template).
-    defaults::apply(&rt.group, &rt.kind, obj);
+    if !rt.custom {
+        defaults::apply(&rt.group, &rt.kind, obj);
+        defaults::as_stored(&rt.group, &rt.kind, obj);
+    }
     // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
     let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
     errors.extend(validate_builtin_finalizer_names(obj));

@@ -346,6 +346,7 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
     if !rt.custom {
         // As read back from storage, which decodes with the scheme's defaults again.
         defaults::apply(&rt.group, &rt.kind, new);
+        defaults::as_stored(&rt.group, &rt.kind, new);
     }
     let changed = match rt.generation {
         GenerationRule::None => false,

@@ -203,6 +203,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 }),
                 ..TypeHooks::default()
             },
+            // The legacy group's default: dependents are orphaned.
+            gc: GcPolicy::OrphanDependents,
             ..with_status(builtin(
                 "",
                 "v1",

@@ -75,6 +75,34 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ),
     ("decoding/wrong-type-by-update-is-400", TYPED_DECODING),
     (
+        "builtin-apply/create-and-reapply-cronjob",
+        "field management: a CronJob's job template's containers are not keyed by name here",
+    ),
+    (
+        "builtin-apply/create-and-reapply-ingress",
+        "field management: an Ingress backend's `port` is atomic on the real server",
+    ),
+    (
+        "builtin-apply/create-and-reapply-job",
+        "a Job applied again unchanged gets a new resourceVersion on the real server; here it is a no-op",
+    ),
+    (
+        "builtin-apply/create-and-reapply-persistentvolumeclaim",
+        "a claim applied again unchanged gets a new resourceVersion on the real server; here it is a no-op",
+    ),
+    (
+        "builtin-apply/create-and-reapply-poddisruptionbudget",
+        "field management: a PodDisruptionBudget's `selector` is atomic on the real server",
+    ),
+    (
+        "builtin-apply/create-and-reapply-replicationcontroller",
+        "field management: a ReplicationController's `selector` is atomic and its template's containers keyed by name on the real server",
+    ),
+    (
+        "builtin-apply/create-and-reapply-rolebinding",
+        "field management: a RoleBinding's `roleRef` is atomic on the real server",
+    ),
+    (
         "events/core-event-reads-through-events-api",
         "core/v1 and events.k8s.io/v1 Events are two collections, not one converted storage",
     ),

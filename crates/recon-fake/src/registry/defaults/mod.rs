@@ -51,6 +51,45 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
     }
 }
 
+/// What storing a built-in object does to it: etcd holds built-ins as protobuf, which keeps no
+/// difference between an empty list and none, so an empty list comes back absent (the field is
+/// `omitempty`), or `null` where the Go field is not (a Role's `rules`); and the fields Go
+/// writes even when zero appear (a core/v1 Event's times, reporting fields and source).
+pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
+    drop_empty_lists(obj);
+    match (group, kind) {
+        ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => {
+            obj.entry("rules").or_insert(Value::Null);
+        }
+        ("", "Event") => {
+            for key in ["eventTime", "firstTimestamp", "lastTimestamp"] {
+                obj.entry(key).or_insert(Value::Null);
+            }
+            for key in ["reportingComponent", "reportingInstance"] {
+                obj.entry(key)
+                    .or_insert_with(|| Value::String(String::new()));
+            }
+            default_nil(obj, "source", Value::Object(Map::new()));
+        }
+        _ => {}
+    }
+}
+
+fn drop_empty_lists(obj: &mut Object) {
+    obj.retain(|_, v| !matches!(v, Value::Array(items) if items.is_empty()));
+    for value in obj.values_mut() {
+        match value {
+            Value::Object(child) => drop_empty_lists(child),
+            Value::Array(items) => {
+                for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                    drop_empty_lists(item);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The object at `key` of `obj`, when it is one.
 pub(super) fn field<'a>(obj: &'a mut Object, key: &str) -> Option<&'a mut Object> {
     obj.get_mut(key).and_then(Value::as_object_mut)
