@@ -90,6 +90,9 @@ fn coerce(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
 pub(crate) fn decode_into_type(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
     if !call.rt.custom {
         defaults::apply(&call.rt.group, &call.rt.kind, obj);
+        // The typed object read back as unstructured (what field management compares) has
+        // no empty `omitempty` lists, as it will not once stored.
+        defaults::as_stored(&call.rt.group, &call.rt.kind, obj);
         return Ok(Vec::new());
     }
     if string_field(obj, "kind") != call.rt.kind {

@@ -261,6 +261,10 @@ fn before_update(
         Endpoint::Status => new = prepare_status_update(rt.status_write, new, old),
         Endpoint::Finalize => prepare_finalize_update(&mut new, old),
     }
+    if !rt.custom && !matches!(endpoint, Endpoint::Main) {
+        // The main endpoint's preparation does it before comparing generations.
+        defaults::as_stored(&rt.group, &rt.kind, &mut new);
+    }
     if meta_str(&new, "uid").is_empty() {
         set_meta(
             &mut new,
