@@ -77,7 +77,14 @@ pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
 
 fn drop_empty_lists(obj: &mut Object) {
     obj.retain(|_, v| !matches!(v, Value::Array(items) if items.is_empty()));
-    for value in obj.values_mut() {
+    for (key, value) in obj.iter_mut() {
+        // Maps of strings and field sets hold no lists: every write would walk them for nothing.
+        if matches!(
+            key.as_str(),
+            "data" | "binaryData" | "managedFields" | "labels" | "annotations"
+        ) {
+            continue;
+        }
         match value {
             Value::Object(child) => drop_empty_lists(child),
             Value::Array(items) => {

@@ -227,3 +227,32 @@ fn other_groups() {
     let secret = defaulted("", "Secret", json!({}));
     assert_eq!(secret["type"], "Opaque");
 }
+
+#[test]
+fn as_stored_drops_empty_lists_and_writes_the_zero_fields_go_keeps() {
+    let mut deployment: Object = json!({
+        "metadata": {"finalizers": [], "labels": {"a": "b"}},
+        "spec": {"template": {"spec": {"tolerations": [], "containers": [{"args": [], "name": "a"}]}}},
+        "status": {"conditions": []},
+    })
+    .as_object()
+    .cloned()
+    .unwrap();
+    super::as_stored("apps", "Deployment", &mut deployment);
+    assert_eq!(
+        Value::Object(deployment),
+        json!({"metadata": {"labels": {"a": "b"}},
+               "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}},
+               "status": {}})
+    );
+    let mut role: Object = json!({"rules": []}).as_object().cloned().unwrap();
+    super::as_stored("rbac.authorization.k8s.io", "ClusterRole", &mut role);
+    assert_eq!(Value::Object(role), json!({"rules": null}));
+    let mut event = Object::new();
+    super::as_stored("", "Event", &mut event);
+    assert_eq!(
+        Value::Object(event),
+        json!({"eventTime": null, "firstTimestamp": null, "lastTimestamp": null,
+               "reportingComponent": "", "reportingInstance": "", "source": {}})
+    );
+}
