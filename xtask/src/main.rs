@@ -67,6 +67,34 @@ const INSPECTIONS: &[Inspection] = &[
     },
 ];
 
+/// The steps of recording the conformance scenarios with the real server `script` starts (each
+/// records only its own server's scenarios), then replaying them all.
+macro_rules! record_with {
+    ($script:literal) => {
+        &[
+            // rstest lists the scenario files when it compiles: new ones need a rebuild.
+            run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
+            Step {
+                env: &[("RECON_CONFORMANCE", "record")],
+                command: &[
+                    "bash",
+                    $script,
+                    "run",
+                    "cargo",
+                    "test",
+                    "-p",
+                    "recon-fake",
+                    "--test",
+                    "conformance",
+                    "scenario::",
+                ],
+            },
+            run(&["git", "status", "--short", "--", "fixtures/conformance"]),
+            run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
+        ]
+    };
+}
+
 const TASKS: &[Task] = &[
     Task {
         name: "check",
@@ -220,52 +248,14 @@ const TASKS: &[Task] = &[
                 flag: "--record",
                 about: "record the custom-resource scenarios again from a real server \
                     (xtask/real-apiserver.sh), then replay",
-                steps: &[
-                    run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
-                    Step {
-                        env: &[("RECON_CONFORMANCE", "record")],
-                        command: &[
-                            "bash",
-                            "xtask/real-apiserver.sh",
-                            "run",
-                            "cargo",
-                            "test",
-                            "-p",
-                            "recon-fake",
-                            "--test",
-                            "conformance",
-                            "scenario::",
-                        ],
-                    },
-                    run(&["git", "status", "--short", "--", "fixtures/conformance"]),
-                    run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
-                ],
+                steps: record_with!("xtask/real-apiserver.sh"),
             },
             TaskOption {
                 flag: "--record-builtin",
                 about: "record the built-in kinds' scenarios (`server: kube-apiserver`) from a real \
                     kube-apiserver (xtask/kube-apiserver.sh; its first install needs KUBE_SRC_GIT), \
                     then replay",
-                steps: &[
-                    run(&["touch", "crates/recon-fake/tests/conformance/main.rs"]),
-                    Step {
-                        env: &[("RECON_CONFORMANCE", "record")],
-                        command: &[
-                            "bash",
-                            "xtask/kube-apiserver.sh",
-                            "run",
-                            "cargo",
-                            "test",
-                            "-p",
-                            "recon-fake",
-                            "--test",
-                            "conformance",
-                            "scenario::",
-                        ],
-                    },
-                    run(&["git", "status", "--short", "--", "fixtures/conformance"]),
-                    run(&["cargo", "test", "-p", "recon-fake", "--test", "conformance"]),
-                ],
+                steps: record_with!("xtask/kube-apiserver.sh"),
             },
         ],
     },

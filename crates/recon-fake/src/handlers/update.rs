@@ -20,7 +20,6 @@ use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
-use crate::state::service_allocation::keep_allocated;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -343,9 +342,6 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
     }
     if let Some(prepare) = rt.hooks.prepare_update {
         prepare(new, old);
-    }
-    if rt.is_builtin("", "Service") {
-        keep_allocated(new, old);
     }
     if !rt.custom {
         // As read back from storage, which decodes with the scheme's defaults again.

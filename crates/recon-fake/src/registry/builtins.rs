@@ -18,6 +18,19 @@ use super::resource::{
 use super::storage_hash::storage_version_hash;
 use crate::wire::object::{meta_mut, meta_str, meta_value};
 
+/// `Status = XStatus{}` in `PrepareForCreate`: `status` as Go writes that type when zero (its
+/// fields without `omitempty` appear).
+macro_rules! status_on_create {
+    ($($status:tt)+) => {
+        TypeHooks {
+            prepare_create: Some(|obj| {
+                obj.insert("status".into(), json!($($status)+));
+            }),
+            ..TypeHooks::default()
+        }
+    };
+}
+
 /// Every built-in type (discovery sorts them its own way).
 pub(crate) fn builtin_types() -> Vec<ResourceType> {
     vec![
@@ -44,10 +57,8 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 ("spec.type", &["spec", "type"]),
             ]),
             hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({"loadBalancer": {}}));
-                }),
-                ..TypeHooks::default()
+                prepare_update: Some(keep_allocated_service_fields),
+                ..status_on_create!({"loadBalancer": {}})
             },
             ..with_status(builtin("", "v1", "Service", "services", true))
                 .short_names(&["svc"])
@@ -128,7 +139,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &["labels"]),
             generation: GenerationRule::Spec { annotations: true },
             field_labels: FieldLabels::default_conversion(),
-            hooks: reset_status_on_create(),
+            hooks: status_on_create!({}),
             ..with_status(builtin("apps", "v1", "Deployment", "deployments", true))
                 .short_names(&["deploy"])
                 .categories(&["all"])
@@ -138,15 +149,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             generation: GenerationRule::Spec { annotations: false },
             name_rule: NameRule::DnsLabel,
             field_labels: FieldLabels::default_conversion(),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert(
-                        "status".into(),
-                        json!({"availableReplicas": 0, "replicas": 0}),
-                    );
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"availableReplicas": 0, "replicas": 0}),
             ..with_status(builtin("apps", "v1", "StatefulSet", "statefulsets", true))
                 .short_names(&["sts"])
                 .categories(&["all"])
@@ -197,12 +200,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({"replicas": 0}));
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"replicas": 0}),
             // The legacy group's default: dependents are orphaned.
             gc: GcPolicy::OrphanDependents,
             ..with_status(builtin(
@@ -219,12 +217,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({"replicas": 0}));
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"replicas": 0}),
             ..with_status(builtin("apps", "v1", "ReplicaSet", "replicasets", true))
                 .short_names(&["rs"])
                 .categories(&["all"])
@@ -233,7 +226,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::default_conversion(),
-            hooks: reset_status_on_create(),
+            hooks: status_on_create!({}),
             ..with_status(builtin("batch", "v1", "CronJob", "cronjobs", true))
                 .short_names(&["cj"])
                 .categories(&["all"])
@@ -259,12 +252,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::default_conversion(),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({"loadBalancer": {}}));
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"loadBalancer": {}}),
             ..with_status(builtin(
                 "networking.k8s.io",
                 "v1",
@@ -290,12 +278,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::default_conversion(),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert("status".into(), json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}));
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}),
             ..with_status(builtin(
                 "policy",
                 "v1",
@@ -308,15 +291,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
-            hooks: TypeHooks {
-                prepare_create: Some(|obj| {
-                    obj.insert(
-                        "status".into(),
-                        json!({"currentMetrics": null, "desiredReplicas": 0}),
-                    );
-                }),
-                ..TypeHooks::default()
-            },
+            hooks: status_on_create!({"currentMetrics": null, "desiredReplicas": 0}),
             ..with_status(builtin(
                 "autoscaling",
                 "v2",
@@ -501,16 +476,6 @@ fn reset(fields: &'static [&'static str], metadata: &'static [&'static str]) -> 
     StatusWrite::Reset { fields, metadata }
 }
 
-/// `Status = XStatus{}` in `PrepareForCreate`.
-fn reset_status_on_create() -> TypeHooks {
-    TypeHooks {
-        prepare_create: Some(|obj| {
-            obj.insert("status".into(), json!({}));
-        }),
-        ..TypeHooks::default()
-    }
-}
-
 impl FieldLabels {
     /// A type with its own field-label conversion function and these extra labels.
     fn with(extra: &[(&str, &[&str])]) -> Self {
@@ -674,6 +639,50 @@ fn add_finalizer(obj: &mut Map<String, Value>, finalizer: &str) {
         && !list.iter().any(|f| f.as_str() == Some(finalizer))
     {
         list.push(json!(finalizer));
+    }
+}
+
+/// `patchAllocatedValues` of the Service REST storage: an update keeps the addresses, families
+/// and node ports allocated before when the new object leaves them out.
+fn keep_allocated_service_fields(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let (Some(new_spec), Some(old_spec)) = (
+        new.get_mut("spec").and_then(Value::as_object_mut),
+        old.get("spec").and_then(Value::as_object),
+    ) else {
+        return;
+    };
+    let unset = |v: Option<&Value>| v.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+    if unset(new_spec.get("clusterIP")) {
+        for key in ["clusterIP", "clusterIPs"] {
+            if let Some(value) = old_spec.get(key) {
+                new_spec.insert(key.to_owned(), value.clone());
+            }
+        }
+    }
+    for key in ["ipFamilies", "ipFamilyPolicy"] {
+        if unset(new_spec.get(key))
+            && let Some(value) = old_spec.get(key)
+        {
+            new_spec.insert(key.to_owned(), value.clone());
+        }
+    }
+    let old_ports: Vec<&Value> = old_spec
+        .get("ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let ports = new_spec.get_mut("ports").and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+        if !unset(port.get("nodePort")) {
+            continue;
+        }
+        let same = old_ports.iter().find(|old| {
+            old.get("port") == port.get("port") && old.get("protocol") == port.get("protocol")
+        });
+        if let Some(node_port) = same.and_then(|old| old.get("nodePort")) {
+            port.insert("nodePort".into(), node_port.clone());
+        }
     }
 }
 

@@ -1,10 +1,9 @@
 //! Service addresses and node ports, as kube-apiserver's Service REST storage allocates them on
-//! create: a cluster IP from the service range (10.0.0.0/24, as the real control plane this
+//! create (an update keeps them: the Service type's `prepare_update`): a cluster IP from the service range (10.0.0.0/24, as the real control plane this
 //! project records from is started with) unless the Service is headless or an ExternalName, the
 //! single-stack IPv4 family fields, and a node port per port of a NodePort or LoadBalancer
 //! Service from 30000-32767. What is in use is read from the stored Services, so a delete frees
-//! its address and ports. An update keeps what was allocated when the new object leaves it out
-//! (`patchAllocatedValues`).
+//! its address and ports.
 //!
 //! The real allocators pick at random; here the lowest free value above the band each reserves
 //! for values asked for by name (the range's first sixteenth, at least 16 addresses; the first
@@ -195,50 +194,6 @@ impl State {
             }
         }
         errors
-    }
-}
-
-/// An update keeps the addresses, families and node ports allocated before when the new object
-/// leaves them out.
-pub(crate) fn keep_allocated(new: &mut Object, old: &Object) {
-    let (Some(new_spec), Some(old_spec)) = (
-        new.get_mut("spec").and_then(Value::as_object_mut),
-        old.get("spec").and_then(Value::as_object),
-    ) else {
-        return;
-    };
-    let unset = |v: Option<&Value>| v.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
-    if unset(new_spec.get("clusterIP")) {
-        for key in ["clusterIP", "clusterIPs"] {
-            if let Some(value) = old_spec.get(key) {
-                new_spec.insert(key.to_owned(), value.clone());
-            }
-        }
-    }
-    for key in ["ipFamilies", "ipFamilyPolicy"] {
-        if unset(new_spec.get(key))
-            && let Some(value) = old_spec.get(key)
-        {
-            new_spec.insert(key.to_owned(), value.clone());
-        }
-    }
-    let old_ports: Vec<&Value> = old_spec
-        .get("ports")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .collect();
-    let ports = new_spec.get_mut("ports").and_then(Value::as_array_mut);
-    for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
-        if !unset(port.get("nodePort")) {
-            continue;
-        }
-        let same = old_ports.iter().find(|old| {
-            old.get("port") == port.get("port") && old.get("protocol") == port.get("protocol")
-        });
-        if let Some(node_port) = same.and_then(|old| old.get("nodePort")) {
-            port.insert("nodePort".into(), node_port.clone());
-        }
     }
 }
 
