@@ -21,26 +21,13 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "kube-apiserver.sh: $*" >&2; exit 1; }
-
+# shellcheck source=xtask/real-server.sh
+. "$repo/xtask/real-server.sh"
+me=kube-apiserver.sh
+tool_var=RECON_KUBE_APISERVER_TOOL
 tool=${RECON_KUBE_APISERVER_TOOL:-$repo/../shared/tools/kube-apiserver}
-for script in install.sh start.sh stop.sh; do
-  [ -x "$tool/$script" ] || die "no kube-apiserver tool at $tool ($script missing or not executable);" \
-    "set RECON_KUBE_APISERVER_TOOL to the folder holding its install.sh, start.sh and stop.sh"
-done
-tool=$(cd "$tool" && pwd)
-
-target=${CARGO_TARGET_DIR:-$repo/target}
-mkdir -p "$target/kube-apiserver"
-work=$(cd "$target/kube-apiserver" && pwd)
-
-# Is a server started in WORKDIR still running? (The pid in the file runs WORKDIR's binary.)
-running() {
-  local pid exe
-  pid=$(cat "$work/kube-apiserver.pid" 2>/dev/null) || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  [ "${exe% (deleted)}" = "$work/bin/kube-apiserver" ]
-}
+workdir=kube-apiserver
+binary=kube-apiserver
 
 start() {
   if [ ! -x "$work/bin/kube-apiserver" ]; then
@@ -56,34 +43,12 @@ start() {
   fi
 }
 
-case "${1:-}" in
-  start)
-    running && die "already running; see $work/env"
-    start
-    ;;
-  stop)
-    "$tool/stop.sh" "$work"
-    ;;
-  run)
-    shift
-    [ $# -gt 0 ] || die "run needs a command"
-    if running; then
-      echo "kube-apiserver.sh: using the server already running in $work" >&2
-    else
-      # Stopped however COMMAND ends, interrupted included.
-      trap '"$tool/stop.sh" "$work" || true' EXIT
-      start
-    fi
-    # shellcheck source=/dev/null
-    . "$work/env"
-    export KUBECONFIG
-    export REAL_APISERVER_URL=$KUBE_APISERVER_URL REAL_APISERVER_CA=$KUBE_APISERVER_CA
-    export REAL_APISERVER_CLIENT_CERT=$KUBE_APISERVER_CLIENT_CERT
-    export REAL_APISERVER_CLIENT_KEY=$KUBE_APISERVER_CLIENT_KEY
-    export RECON_CONFORMANCE_SERVER=kube-apiserver
-    "$@"
-    ;;
-  *)
-    die "usage: $0 run COMMAND... | start | stop"
-    ;;
-esac
+export_env() {
+  export KUBECONFIG
+  export REAL_APISERVER_URL=$KUBE_APISERVER_URL REAL_APISERVER_CA=$KUBE_APISERVER_CA
+  export REAL_APISERVER_CLIENT_CERT=$KUBE_APISERVER_CLIENT_CERT
+  export REAL_APISERVER_CLIENT_KEY=$KUBE_APISERVER_CLIENT_KEY
+  export RECON_CONFORMANCE_SERVER=kube-apiserver
+}
+
+real_server_main "$@"
