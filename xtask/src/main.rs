@@ -236,6 +236,20 @@ const TASKS: &[Task] = &[
         options: &[],
     },
     Task {
+        name: "openapi",
+        about: "record the built-in kinds' OpenAPI v3 schemas from a real kube-apiserver into \
+            crates/recon-fake/data/openapi.json (typed decoding, field management)",
+        steps: &[run(&[
+            "bash",
+            "xtask/kube-apiserver.sh",
+            "run",
+            "python3",
+            "xtask/record-openapi.py",
+            "crates/recon-fake/data/openapi.json",
+        ])],
+        options: &[],
+    },
+    Task {
         name: "conformance",
         about: "replay the scenarios recorded from a real API server against the in-memory one",
         steps: &[

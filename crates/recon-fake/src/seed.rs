@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::format_time;
+use crate::gotype;
 use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::registry::resource::GenerationRule;
 use crate::server::ApiServer;
@@ -55,8 +56,10 @@ impl ApiServer {
     /// and the object lacks (uid, creationTimestamp, generation for types that keep one) and
     /// always assigns a new resourceVersion. A custom resource is pruned and defaulted by its
     /// CRD's schema, as every write and read through the API would, but not validated against
-    /// it (a cluster may hold objects a newer schema refuses). Nothing is recorded in the
-    /// request log.
+    /// it (a cluster may hold objects a newer schema refuses). A built-in is decoded into its
+    /// Go type: unknown fields are dropped, and a value of the wrong type is
+    /// [`SeedError::Invalid`], since no typed client could read it back. Nothing is recorded
+    /// in the request log.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -108,6 +111,12 @@ impl State {
         if let Some(schema) = rt.validation(&version) {
             schema
                 .decode(&mut obj)
+                .map_err(|why| SeedError::Invalid(format!("{kind}: {why}")))?;
+        }
+        // A built-in is stored as decoding into its Go type leaves it: unknown fields dropped,
+        // a value of the wrong type refused (no typed client could read it back).
+        if let Some(go_struct) = gotype::kind_struct(&group, &version, &kind) {
+            gotype::decode(go_struct, &mut obj)
                 .map_err(|why| SeedError::Invalid(format!("{kind}: {why}")))?;
         }
         let name = meta_str(&obj, "name").to_owned();

@@ -195,6 +195,48 @@ impl ApiServer {
         self.shared.lock().reactors.clear();
     }
 
+    /// A new, independent server holding a copy of this one as it is now: its objects, its
+    /// types (CRDs included) and the counters that name the next write, so the fork's next
+    /// resourceVersion and `metadata.uid` are the ones this server would have given. It keeps
+    /// time with `clock`. What belongs to the running server stays behind: open watches,
+    /// reactors and the request log (the fork's starts empty).
+    ///
+    /// Seeding a cluster once and forking it per test costs a copy instead of a rebuild; a
+    /// fork of a server built with a [`seed`](ApiServerBuilder::seed) behaves exactly as a
+    /// server built and seeded the same way.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), kube::Error> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, DeleteParams};
+    /// use recon_fake::{ApiServer, ManualClock};
+    ///
+    /// let now = "2024-05-01T10:00:00Z".parse().unwrap();
+    /// let template = ApiServer::builder().clock(ManualClock::new(now)).seed(7).build();
+    /// template.seed(&serde_json::json!({
+    ///     "apiVersion": "v1", "kind": "ConfigMap",
+    ///     "metadata": {"name": "settings", "namespace": "default"},
+    /// })).unwrap();
+    ///
+    /// let fork = template.fork(ManualClock::new(now));
+    /// let api: Api<ConfigMap> = Api::default_namespaced(fork.client());
+    /// api.delete("settings", &DeleteParams::default()).await?;
+    ///
+    /// let original: Api<ConfigMap> = Api::default_namespaced(template.client());
+    /// assert!(original.get_opt("settings").await?.is_some());
+    /// assert!(api.get_opt("settings").await?.is_none());
+    /// assert_eq!(fork.requests().len(), 2); // its delete and get, none of the template's
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn fork(&self, clock: impl Clock) -> ApiServer {
+        let state = self.shared.lock().fork(Arc::new(clock));
+        ApiServer {
+            shared: Arc::new(Shared::new(state)),
+        }
+    }
+
     /// Installs a CRD the way a cluster does: by creating the `CustomResourceDefinition` through
     /// the API. The type is served once this returns, and the CRD is returned as stored then
     /// (Established). The request is logged with [`RequestOrigin::Setup`].

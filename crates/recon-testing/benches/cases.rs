@@ -1,5 +1,6 @@
 //! Table tests per second: a table of 1,000 generated reconciler cases (half expect a status
-//! patch and an event, half expect nothing), each on a fresh in-memory API server with its CRD.
+//! patch and an event, half expect nothing), each on a fresh in-memory API server with its CRD
+//! (a fork of one built with it).
 //! Prints the median of 3 runs. Run with `cargo bench -p recon-testing` or `cargo xtask bench`.
 
 #[path = "../tests/support/doubler.rs"]

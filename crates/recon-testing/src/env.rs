@@ -2,6 +2,7 @@
 //! configs a reconciler is built from, and the event logs.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use jiff::Timestamp;
 use recon_core::fake::{ApiServer, ManualClock};
@@ -22,6 +23,51 @@ pub struct Cluster {
     tracker: Tracker,
 }
 
+/// The servers the clusters of a table start from, one per request time: built with the
+/// table's CRDs installed the first time a case needs it, then forked for each cluster. A fork
+/// is what a fresh build would be (same identifiers, same resourceVersions) at the cost of a
+/// copy.
+pub(crate) struct Templates<'a> {
+    crds: &'a [Value],
+    built: Mutex<Vec<(Timestamp, ApiServer)>>,
+}
+
+impl<'a> Templates<'a> {
+    pub(crate) fn new(crds: &'a [Value]) -> Self {
+        Templates {
+            crds,
+            built: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A fresh server at `now` with the CRDs installed.
+    fn server(&self, now: Timestamp) -> Result<ApiServer, String> {
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        let template = match built.iter().find(|(at, _)| *at == now) {
+            Some((_, template)) => template,
+            None => {
+                let template = ApiServer::builder()
+                    .clock(ManualClock::new(now))
+                    .seed(ID_SEED)
+                    .build();
+                seed(&template, "crds", self.crds)?;
+                built.push((now, template));
+                &built[built.len() - 1].1
+            }
+        };
+        Ok(template.fork(ManualClock::new(now)))
+    }
+}
+
+fn seed(server: &ApiServer, what: &str, objects: &[Value]) -> Result<(), String> {
+    for (i, object) in objects.iter().enumerate() {
+        server
+            .seed(object)
+            .map_err(|e| format!("{what}[{i}]: {e}"))?;
+    }
+    Ok(())
+}
+
 /// What a cluster starts with.
 pub(crate) struct Givens<'a> {
     pub(crate) given: &'a [Value],
@@ -34,8 +80,8 @@ impl Cluster {
     /// A cluster with `crds` installed, then the `given` objects stored (and `api_given`, which
     /// only the config's API reader sees), the given tracks made, and the `reactors` armed.
     pub(crate) fn new(
+        templates: &Templates<'_>,
         now: Timestamp,
-        crds: &[Value],
         givens: Givens<'_>,
     ) -> Result<Cluster, String> {
         let Givens {
@@ -44,28 +90,12 @@ impl Cluster {
             reactors,
             tracks,
         } = givens;
-        let new_server = || {
-            ApiServer::builder()
-                .clock(ManualClock::new(now))
-                .seed(ID_SEED)
-                .build()
-        };
-        let seed = |server: &ApiServer, what: &str, objects: &[Value]| -> Result<(), String> {
-            for (i, object) in objects.iter().enumerate() {
-                server
-                    .seed(object)
-                    .map_err(|e| format!("{what}[{i}]: {e}"))?;
-            }
-            Ok(())
-        };
-        let server = new_server();
-        seed(&server, "crds", crds)?;
+        let server = templates.server(now)?;
         seed(&server, "given", given)?;
         let reader = if api_given.is_empty() {
             server.clone()
         } else {
-            let reader = new_server();
-            seed(&reader, "crds", crds)?;
+            let reader = templates.server(now)?;
             seed(&reader, "apiGiven", api_given)?;
             reader
         };

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::admission;
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
-use crate::env::{Cluster, Givens, TestEnv};
+use crate::env::{Cluster, Givens, Templates, TestEnv};
 use crate::expect::{Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
@@ -269,6 +269,7 @@ impl Table<'_> {
         };
         let mut observed = Vec::new();
         let mut names = BTreeSet::new();
+        let templates = Templates::new(self.crds);
         for case in self.cases {
             let left_out = case.skip || (focused > 0 && !case.focus);
             let (status, seen) = if !names.insert(case.name.as_str()) {
@@ -277,7 +278,7 @@ impl Table<'_> {
             } else if left_out {
                 (CaseStatus::Skipped, None)
             } else {
-                self.run_case(case, &exec).await
+                self.run_case(&templates, case, &exec).await
             };
             report.cases.push(CaseReport {
                 name: case.name.clone(),
@@ -288,7 +289,12 @@ impl Table<'_> {
         (report, observed)
     }
 
-    async fn run_case<F, Fut>(&self, case: &TestCase, exec: &F) -> (CaseStatus, Option<Observed>)
+    async fn run_case<F, Fut>(
+        &self,
+        templates: &Templates<'_>,
+        case: &TestCase,
+        exec: &F,
+    ) -> (CaseStatus, Option<Observed>)
     where
         F: Fn(TestEnv, &TestCase, Input) -> Fut,
         Fut: Future<Output = Executed>,
@@ -304,7 +310,7 @@ impl Table<'_> {
         let now = case
             .now
             .unwrap_or_else(|| DEFAULT_NOW.parse().unwrap_or(Timestamp::UNIX_EPOCH));
-        let env = match build_env(case, self.crds, now) {
+        let env = match build_env(case, templates, now) {
             Ok(env) => env,
             Err(e) => {
                 return (
@@ -432,14 +438,18 @@ impl Table<'_> {
     }
 }
 
-fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv, String> {
+fn build_env(
+    case: &TestCase,
+    templates: &Templates<'_>,
+    now: Timestamp,
+) -> Result<TestEnv, String> {
     let givens = Givens {
         given: &case.given,
         api_given: &case.api_given,
         reactors: &case.reactors,
         tracks: &case.given_tracks,
     };
-    let default = Cluster::new(now, crds, givens)?;
+    let default = Cluster::new(templates, now, givens)?;
     let mut additional = BTreeMap::new();
     for (name, config) in &case.additional_configs {
         let givens = Givens {
@@ -448,8 +458,8 @@ fn build_env(case: &TestCase, crds: &[Value], now: Timestamp) -> Result<TestEnv,
             reactors: &config.reactors,
             tracks: &config.given_tracks,
         };
-        let cluster =
-            Cluster::new(now, crds, givens).map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
+        let cluster = Cluster::new(templates, now, givens)
+            .map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
         additional.insert(name.clone(), cluster);
     }
     Ok(TestEnv {

@@ -1,204 +1,180 @@
-//! Schemas for a few built-in kinds, from a small table of the list and map rules their
-//! OpenAPI declares (`+listType`, `+listMapKey`, `+structType=atomic`). Everything not in the
-//! table is typed as [`Type::Object`]: granular structs, atomic lists.
+//! Schemas of the built-in kinds for field management, from the OpenAPI recorded from a real
+//! kube-apiserver (`data/openapi.json`), converted as the apiserver converts its own OpenAPI
+//! for structured-merge-diff: `x-kubernetes-list-type` and `-list-map-keys` (else a patch
+//! strategy `merge` with its merge key), `x-kubernetes-map-type`, the defaults of list-map
+//! keys, and `IntOrString` / `Quantity` as untyped scalars. A kind the recording lacks is
+//! typed as [`Type::Object`]: granular structs, atomic lists.
 
-use serde_json::json;
+use std::collections::BTreeMap;
 
-use super::schema::{ListKind, ListType, OBJECT_MAP, Scalar, Schema, Type, object_meta};
+use serde_json::Value;
 
-/// A rule at a dotted path; `[]` steps into list items.
-enum Rule {
-    /// A list keyed by these fields.
-    Keyed(&'static [&'static str]),
-    /// A map replaced as a whole.
-    AtomicMap,
-    /// `metav1.ObjectMeta`.
-    Meta,
-}
+use super::schema::{ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, object_meta};
+use crate::gotype;
 
-/// Key fields with a default in the OpenAPI (`getAssociativeKeyDefault`).
-const KEY_DEFAULTS: &[(&str, &str)] = &[("protocol", "TCP")];
+/// Deeper than any built-in type nests; a cycle in the schemas stops here, untyped.
+const MAX_DEPTH: usize = 32;
 
-const CONTAINER_LISTS: &[&str] = &["containers", "initContainers", "ephemeralContainers"];
-
-/// Rules inside a container, relative to the container item.
-const CONTAINER: &[(&str, Rule)] = &[
-    ("ports", Rule::Keyed(&["containerPort", "protocol"])),
-    ("env", Rule::Keyed(&["name"])),
-    ("volumeMounts", Rule::Keyed(&["mountPath"])),
-    ("volumeDevices", Rule::Keyed(&["devicePath"])),
-];
-
-/// Rules inside a PodSpec.
-const POD_SPEC: &[(&str, Rule)] = &[
-    ("volumes", Rule::Keyed(&["name"])),
-    ("imagePullSecrets", Rule::Keyed(&["name"])),
-    ("hostAliases", Rule::Keyed(&["ip"])),
-    ("schedulingGates", Rule::Keyed(&["name"])),
-    (
-        "topologySpreadConstraints",
-        Rule::Keyed(&["topologyKey", "whenUnsatisfiable"]),
-    ),
-];
-
-/// Rules at dotted paths.
-type Rules = &'static [(&'static str, Rule)];
-
-/// `(apiVersion, kind, path of the PodSpec or "", other rules)`.
-const KINDS: &[(&str, &str, &str, Rules)] = &[
-    (
-        "v1",
-        "Pod",
-        "spec",
-        &[("status.conditions", Rule::Keyed(&["type"]))],
-    ),
-    (
-        "v1",
-        "PodTemplate",
-        "template.spec",
-        &[("template.metadata", Rule::Meta)],
-    ),
-    (
-        "v1",
-        "Service",
-        "",
-        &[("spec.ports", Rule::Keyed(&["port", "protocol"]))],
-    ),
-    ("apps/v1", "Deployment", "spec.template.spec", WORKLOAD),
-    ("apps/v1", "ReplicaSet", "spec.template.spec", WORKLOAD),
-    ("apps/v1", "StatefulSet", "spec.template.spec", WORKLOAD),
-    ("apps/v1", "DaemonSet", "spec.template.spec", WORKLOAD),
-    (
-        "batch/v1",
-        "Job",
-        "spec.template.spec",
-        &[
-            ("spec.template.metadata", Rule::Meta),
-            ("spec.selector", Rule::AtomicMap),
-        ],
-    ),
-];
-
-const WORKLOAD: &[(&str, Rule)] = &[
-    ("spec.template.metadata", Rule::Meta),
-    ("spec.selector", Rule::AtomicMap),
-    ("status.conditions", Rule::Keyed(&["type"])),
-];
+const REF_PREFIX: &str = "#/components/schemas/";
 
 impl Schema {
-    /// The schema of a built-in kind: the rules from the table above for the kinds it lists,
-    /// struct-like granular maps and atomic lists elsewhere, ObjectMeta under `metadata`.
+    /// The schema of a built-in kind at `api_version` (`apps/v1`), `metadata` as ObjectMeta.
     pub fn builtin(api_version: &str, kind: &str) -> Schema {
-        let mut root = Type::Object;
-        set_at(&mut root, &["metadata"], object_meta());
-        set_at(&mut root, &["apiVersion"], Type::Scalar(Scalar::String));
-        set_at(&mut root, &["kind"], Type::Scalar(Scalar::String));
-        if let Some((_, _, pod_spec, rules)) = KINDS
-            .iter()
-            .find(|(v, k, _, _)| *v == api_version && *k == kind)
-        {
-            for (path, rule) in rules.iter() {
-                apply_rule(&mut root, &split(path), rule);
-            }
-            if !pod_spec.is_empty() {
-                let base = split(pod_spec);
-                for (path, rule) in POD_SPEC {
-                    apply_rule(&mut root, &join(&base, path), rule);
-                }
-                for list in CONTAINER_LISTS {
-                    let items = join(&base, &format!("{list}[]"));
-                    apply_rule(&mut root, &join(&base, list), &Rule::Keyed(&["name"]));
-                    for (path, rule) in CONTAINER {
-                        apply_rule(&mut root, &join(&items, path), rule);
-                    }
-                }
-            }
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let mut root =
+            match gotype::kind_struct(group, version, kind).and_then(gotype::recorded_schema) {
+                Some(schema) => match convert(schema, 0) {
+                    Type::Map(m) => *m,
+                    _ => OBJECT_MAP.clone(),
+                },
+                None => OBJECT_MAP.clone(),
+            };
+        root.fields.insert("metadata".into(), object_meta());
+        root.fields
+            .insert("apiVersion".into(), Type::Scalar(Scalar::String));
+        root.fields
+            .insert("kind".into(), Type::Scalar(Scalar::String));
+        Schema {
+            root: Type::Map(Box::new(root)),
         }
-        Schema { root }
     }
 }
 
-fn split(path: &str) -> Vec<String> {
-    path.split('.').map(str::to_owned).collect()
+/// The schema a `$ref` (bare or as the only `allOf`) names.
+fn reference(schema: &Value) -> Option<&str> {
+    schema
+        .get("$ref")
+        .or_else(|| schema.get("allOf")?.as_array()?.first()?.get("$ref"))?
+        .as_str()?
+        .strip_prefix(REF_PREFIX)
 }
 
-fn join(base: &[String], path: &str) -> Vec<String> {
-    base.iter().cloned().chain(split(path)).collect()
+fn convert(schema: &Value, depth: usize) -> Type {
+    if depth > MAX_DEPTH {
+        return Type::Deduced;
+    }
+    if let Some(name) = reference(schema) {
+        return match name {
+            "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+            | "io.k8s.apimachinery.pkg.api.resource.Quantity" => Type::Scalar(Scalar::Untyped),
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" => object_meta(),
+            _ => match gotype::recorded_schema(name) {
+                Some(target) => with_map_type(convert(target, depth + 1), schema),
+                None => Type::Deduced,
+            },
+        };
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer" | "number") => Type::Scalar(Scalar::Numeric),
+        Some("string") => Type::Scalar(Scalar::String),
+        Some("boolean") => Type::Scalar(Scalar::Boolean),
+        Some("array") => Type::List(Box::new(list(schema, depth))),
+        Some("object") => match (schema.get("properties"), schema.get("additionalProperties")) {
+            (Some(Value::Object(properties)), _) => {
+                let fields = properties
+                    .iter()
+                    .map(|(name, field)| (name.clone(), convert(field, depth + 1)))
+                    .collect();
+                with_map_type(
+                    Type::Map(Box::new(MapType {
+                        fields,
+                        // Built-in objects reach field management decoded into their Go
+                        // type, which has no other fields.
+                        elem: None,
+                        atomic: false,
+                        defaults: BTreeMap::new(),
+                        open_struct: true,
+                    })),
+                    schema,
+                )
+            }
+            (_, Some(values @ Value::Object(_))) => with_map_type(
+                Type::Map(Box::new(MapType {
+                    fields: BTreeMap::new(),
+                    elem: Some(convert(values, depth + 1)),
+                    atomic: false,
+                    defaults: BTreeMap::new(),
+                    open_struct: false,
+                })),
+                schema,
+            ),
+            _ => Type::Deduced,
+        },
+        _ => Type::Deduced,
+    }
 }
 
-fn apply_rule(root: &mut Type, path: &[String], rule: &Rule) {
-    let steps: Vec<&str> = path.iter().map(String::as_str).collect();
-    let t = match rule {
-        Rule::Meta => object_meta(),
-        Rule::AtomicMap => {
-            let mut m = OBJECT_MAP.clone();
+/// `x-kubernetes-map-type: atomic` on a field (or its struct) makes its map atomic.
+fn with_map_type(t: Type, schema: &Value) -> Type {
+    match (
+        t,
+        schema.get("x-kubernetes-map-type").and_then(Value::as_str),
+    ) {
+        (Type::Map(mut m), Some("atomic")) => {
             m.atomic = true;
-            Type::Map(Box::new(m))
+            Type::Map(m)
         }
-        Rule::Keyed(keys) => {
-            let mut item = OBJECT_MAP.clone();
-            for (k, d) in KEY_DEFAULTS {
-                if keys.contains(k) {
-                    item.defaults.insert((*k).to_owned(), json!(d));
-                }
-            }
-            Type::List(Box::new(ListType {
-                elem: Type::Map(Box::new(item)),
-                kind: ListKind::Map(keys.iter().map(|k| (*k).to_owned()).collect()),
-            }))
-        }
-    };
-    set_at(root, &steps, t);
-}
-
-/// Puts `t` at `path`, turning struct-like placeholders on the way into explicit maps; a
-/// step ending in `[]` descends into list items.
-fn set_at(node: &mut Type, path: &[&str], t: Type) {
-    let Some((first, rest)) = path.split_first() else {
-        *node = merge_into(std::mem::replace(node, Type::Object), t);
-        return;
-    };
-    let (name, into_items) = match first.strip_suffix("[]") {
-        Some(n) => (n, true),
-        None => (*first, false),
-    };
-    if matches!(node, Type::Object) {
-        *node = Type::Map(Box::new(OBJECT_MAP.clone()));
-    }
-    let Type::Map(m) = node else {
-        return;
-    };
-    let child = m.fields.entry(name.to_owned()).or_insert(Type::Object);
-    if into_items {
-        if let Type::List(l) = child {
-            set_at(&mut l.elem, rest, t);
-        }
-    } else {
-        set_at(child, rest, t);
+        (t, _) => t,
     }
 }
 
-/// A rule landing on an already-refined node keeps that node's children.
-fn merge_into(old: Type, new: Type) -> Type {
-    match (old, new) {
-        (Type::Map(old), Type::Map(mut new)) => {
-            for (k, v) in old.fields {
-                new.fields.entry(k).or_insert(v);
-            }
-            Type::Map(new)
+fn list(schema: &Value, depth: usize) -> ListType {
+    let mut elem = schema
+        .get("items")
+        .map_or(Type::Deduced, |items| convert(items, depth + 1));
+    let text = |key: &str| schema.get(key).and_then(Value::as_str);
+    let keys: Vec<String> = match schema.get("x-kubernetes-list-map-keys") {
+        Some(Value::Array(keys)) => keys
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let merge_key = text("x-kubernetes-patch-merge-key");
+    let merges = text("x-kubernetes-patch-strategy").is_some_and(|s| s.contains("merge"));
+    let kind = match text("x-kubernetes-list-type") {
+        Some("set") => ListKind::Set,
+        Some("map") if !keys.is_empty() => ListKind::Map(keys),
+        Some(_) => ListKind::Atomic,
+        // No list type: the patch strategy decides, as in the apiserver's conversion.
+        None => match (merges, merge_key) {
+            (true, Some(key)) => ListKind::Map(vec![key.to_owned()]),
+            (true, None) if matches!(elem, Type::Scalar(_)) => ListKind::Set,
+            _ => ListKind::Atomic,
+        },
+    };
+    if let (ListKind::Map(keys), Some(name)) = (&kind, items_reference(schema)) {
+        key_defaults(&mut elem, keys, name);
+    }
+    ListType { elem, kind }
+}
+
+fn items_reference(schema: &Value) -> Option<&str> {
+    reference(schema.get("items")?)
+}
+
+/// The defaults the item schema gives its key fields (`protocol: TCP` of a port):
+/// structured-merge-diff fills them in before comparing keys.
+fn key_defaults(elem: &mut Type, keys: &[String], item_schema: &str) {
+    let (Type::Map(item), Some(properties)) = (
+        elem,
+        gotype::recorded_schema(item_schema).and_then(|s| s.get("properties")),
+    ) else {
+        return;
+    };
+    for key in keys {
+        if let Some(default) = properties.get(key).and_then(|p| p.get("default")) {
+            item.defaults.insert(key.clone(), default.clone());
         }
-        (Type::List(old), Type::List(mut new)) => {
-            new.elem = merge_into(old.elem, new.elem);
-            Type::List(new)
-        }
-        (_, new) => new,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::apply::schema::ListKind;
 
     fn at<'a>(t: &'a Type, path: &[&str]) -> &'a Type {
         let mut t = t;
@@ -215,39 +191,80 @@ mod tests {
         t
     }
 
+    fn list_kind<'a>(t: &'a Type, path: &[&str]) -> &'a ListKind {
+        match at(t, path) {
+            Type::List(l) => &l.kind,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
-    fn deployment_rules() {
+    fn deployment_lists_and_maps_follow_the_recorded_openapi() {
         let s = Schema::builtin("apps/v1", "Deployment");
-        let containers = at(&s.root, &["spec", "template", "spec", "containers"]);
-        assert!(
-            matches!(containers, Type::List(l) if l.kind == ListKind::Map(vec!["name".into()]))
-        );
-        let ports = at(
-            &s.root,
-            &["spec", "template", "spec", "containers[]", "ports"],
-        );
-        let Type::List(ports) = ports else { panic!() };
+        let pod = ["spec", "template", "spec"];
+        let with = |rest: &[&'static str]| -> Vec<&'static str> {
+            pod.iter().chain(rest).copied().collect()
+        };
         assert_eq!(
-            ports.kind,
-            ListKind::Map(vec!["containerPort".into(), "protocol".into()])
+            list_kind(&s.root, &with(&["containers"])),
+            &ListKind::Map(vec!["name".into()])
         );
-        let Type::Map(item) = &ports.elem else {
+        assert_eq!(
+            list_kind(&s.root, &with(&["containers[]", "ports"])),
+            &ListKind::Map(vec!["containerPort".into(), "protocol".into()])
+        );
+        let Type::Map(port) = at(&s.root, &with(&["containers[]", "ports[]"])) else {
             panic!()
         };
-        assert_eq!(item.defaults.get("protocol"), Some(&json!("TCP")));
+        assert_eq!(port.defaults.get("protocol"), Some(&json!("TCP")));
+        assert_eq!(
+            at(
+                &s.root,
+                &with(&["containers[]", "ports[]", "containerPort"])
+            ),
+            &Type::Scalar(Scalar::Numeric)
+        );
         assert!(matches!(at(&s.root, &["spec", "selector"]), Type::Map(m) if m.atomic));
-        assert!(matches!(
-            at(&s.root, &["status", "conditions"]),
-            Type::List(_)
-        ));
-        assert!(
-            matches!(at(&s.root, &["spec", "template", "metadata", "finalizers"]), Type::List(l) if l.kind == ListKind::Set)
+        assert_eq!(
+            list_kind(&s.root, &["status", "conditions"]),
+            &ListKind::Map(vec!["type".into()])
+        );
+        assert_eq!(
+            list_kind(&s.root, &["spec", "template", "metadata", "finalizers"]),
+            &ListKind::Set
+        );
+        assert_eq!(
+            at(&s.root, &with(&["containers[]", "resources", "limits"])),
+            &Type::Map(Box::new(MapType {
+                fields: BTreeMap::new(),
+                elem: Some(Type::Scalar(Scalar::Untyped)),
+                atomic: false,
+                defaults: BTreeMap::new(),
+                open_struct: false,
+            }))
         );
     }
 
     #[test]
-    fn unknown_kinds_are_struct_like() {
-        let s = Schema::builtin("v1", "ConfigMap");
+    fn atomic_structs_of_other_kinds() {
+        let binding = Schema::builtin("rbac.authorization.k8s.io/v1", "RoleBinding");
+        assert!(matches!(at(&binding.root, &["roleRef"]), Type::Map(m) if m.atomic));
+        let budget = Schema::builtin("policy/v1", "PodDisruptionBudget");
+        assert!(matches!(at(&budget.root, &["spec", "selector"]), Type::Map(m) if m.atomic));
+        let service = Schema::builtin("v1", "Service");
+        assert_eq!(
+            list_kind(&service.root, &["spec", "ports"]),
+            &ListKind::Map(vec!["port".into(), "protocol".into()])
+        );
+        assert_eq!(
+            at(&service.root, &["spec", "ports[]", "targetPort"]),
+            &Type::Scalar(Scalar::Untyped)
+        );
+    }
+
+    #[test]
+    fn a_kind_without_a_recorded_schema_is_struct_like() {
+        let s = Schema::builtin("apiextensions.k8s.io/v1", "CustomResourceDefinition");
         let Type::Map(root) = &s.root else { panic!() };
         assert!(root.open_struct);
         assert!(root.fields.contains_key("metadata"));

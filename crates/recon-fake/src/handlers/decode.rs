@@ -5,6 +5,7 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::field_validation::{self, FieldValidation};
+use crate::gotype;
 use crate::registry::defaults;
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
@@ -83,17 +84,23 @@ fn coerce(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
     FieldValidation::of(call).unknown_fields(&unknown)
 }
 
-/// The codec's part of decoding into the resource's type. A built-in kind gets the API
-/// defaults of its scheme. A custom resource (`schemaCoercingDecoder`): the request version's
+/// The codec's part of decoding into the resource's type. A built-in kind is decoded into its
+/// Go type (wrong JSON types refused, unknown fields dropped) and gets the API defaults of its
+/// scheme. A custom resource (`schemaCoercingDecoder`): the request version's
 /// schema prunes and defaults an object of the resource's own group and kind (another kind is
 /// left for validation to refuse). Returns the paths of the unknown fields dropped.
 pub(crate) fn decode_into_type(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
     if !call.rt.custom {
+        let version = &call.path.version;
+        let unknown = match gotype::kind_struct(&call.rt.group, version, &call.rt.kind) {
+            Some(go_struct) => gotype::decode(go_struct, obj)?,
+            None => Vec::new(),
+        };
         defaults::apply(&call.rt.group, &call.rt.kind, obj);
         // The typed object read back as unstructured (what field management compares) has
         // no empty `omitempty` lists, as it will not once stored.
         defaults::as_stored(&call.rt.group, &call.rt.kind, obj);
-        return Ok(Vec::new());
+        return Ok(unknown);
     }
     if string_field(obj, "kind") != call.rt.kind {
         return Ok(Vec::new());

@@ -32,6 +32,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl State {
     pub(crate) fn watch(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
+        // Writes that skipped the request path (seeding) reach the open watches now, so the
+        // new watch, which starts after them, is not sent them again by the next notification.
+        self.notify_watchers();
         let options = ListOptions::parse(call.query, true)?;
         let query = ListQuery::parse(call)?;
         let format = negotiate(call.accept, false)?;

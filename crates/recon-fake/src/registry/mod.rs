@@ -26,7 +26,7 @@ use resource::ResourceType;
 static BUILTINS: LazyLock<Vec<Arc<ResourceType>>> =
     LazyLock::new(|| builtin_types().into_iter().map(Arc::new).collect());
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Registry {
     types: HashMap<(String, String), Arc<ResourceType>>,
     /// Custom types whose CRD is being deleted: new instances are refused.

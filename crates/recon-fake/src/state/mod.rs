@@ -66,6 +66,27 @@ impl State {
         }
     }
 
+    /// A copy of what is stored and served, and of the counters that name the next write (the
+    /// revision, the identifier generator), keeping time with `clock`. What belongs to the
+    /// running server stays with it: open watches, reactors and the request log.
+    pub(crate) fn fork(&self, clock: Arc<dyn Clock>) -> Self {
+        State {
+            store: self.store.clone(),
+            registry: self.registry.clone(),
+            clock,
+            ids: self.ids.clone(),
+            log: Vec::new(),
+            recording: self.recording,
+            reactors: Vec::new(),
+            mutations: Vec::new(),
+            in_controllers: false,
+            watchers: Vec::new(),
+            notified: self.notified,
+            strict_namespaces: self.strict_namespaces,
+            read_schemas: self.read_schemas.clone(),
+        }
+    }
+
     /// `metav1.Now()` as it is written on the wire.
     pub(crate) fn now(&self) -> Value {
         Value::String(format_time(self.clock.now()))

@@ -26,7 +26,7 @@ pub(crate) struct Change {
 }
 
 /// The retained changes, oldest first.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct History {
     changes: VecDeque<Change>,
     limit: usize,

@@ -13,7 +13,7 @@ use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, decode_body, encode_body, labels, set_meta};
 
 /// The objects of one resource, by storage key, with an index of their labels.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Collection {
     objects: BTreeMap<String, Stored>,
     /// `(label key, label value)` to the storage keys carrying it: a selector with an equality
@@ -37,7 +37,7 @@ impl Collection {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Store {
     /// etcd's revision: a fresh etcd is at 1, so the first write is revision 2 (as observed on a
     /// real server).

@@ -87,3 +87,35 @@ fn stored_as_a_type_the_object_is_not_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("invalid type"), "{err}");
 }
+
+/// Seeding stores what decoding into the Go type leaves: no typed client could read a value of
+/// the wrong type back, so it is refused; unknown fields are dropped, as by every write.
+#[test]
+fn a_seeded_builtin_is_decoded_into_its_go_type() {
+    let server = ApiServer::new();
+    let err = server
+        .seed(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": "c", "namespace": "default"}, "data": {"k": 5}}))
+        .unwrap_err();
+    assert!(matches!(err, recon_fake::SeedError::Invalid(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    );
+    assert!(
+        server
+            .stored("v1", "ConfigMap", Some("default"), "c")
+            .is_none()
+    );
+
+    server
+        .seed(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": "c", "namespace": "default"},
+                      "data": {"k": "v"}, "colour": "blue"}))
+        .unwrap();
+    let stored = server
+        .stored("v1", "ConfigMap", Some("default"), "c")
+        .unwrap();
+    assert_eq!(stored.get("colour"), None);
+    assert_eq!(stored["data"], json!({"k": "v"}));
+}

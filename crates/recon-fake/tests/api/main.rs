@@ -5,6 +5,7 @@
 mod create;
 mod delete;
 mod discovery;
+mod fork;
 mod gc;
 mod inspect;
 mod list;

@@ -1,0 +1,355 @@
+//! Decoding a built-in object into its Go type, as kube-apiserver's JSON decoder does: a value
+//! of the wrong JSON type fails with `encoding/json`'s `UnmarshalTypeError` (the innermost
+//! struct, the field path from the top without list indices, the Go type); fields the type
+//! does not have are dropped and reported for field validation; a `null` list item or map value
+//! becomes its type's zero value.
+//!
+//! Go reports the first type error in document order; objects here keep their keys sorted, so
+//! of several wrong fields the first by key order is the one named.
+
+use base64::Engine as _;
+use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+use serde_json::{Number, Value};
+
+use super::{GoType, TYPES, base64::corrupt_at, quantity};
+use crate::wire::object::{Object, json_type};
+
+/// Go's `StdEncoding` reads trailing bits it then drops; writing back is canonical.
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+);
+
+/// Decodes `obj`, of the struct named `struct_name` (from [`super::kind_struct`]), in place.
+/// Returns the paths of the unknown fields dropped (`spec.template.spec.containers[0].imag`),
+/// sorted; `Err` is the decoding error, worded as Go words it. `metadata` is left to the
+/// `ObjectMeta` decoding that ran before.
+pub(crate) fn decode(struct_name: &str, obj: &mut Object) -> Result<Vec<String>, String> {
+    let mut walk = Walk::default();
+    let mut metadata = obj.remove("metadata");
+    walk.fields_of(struct_name, obj, &mut Vec::new(), "");
+    if let Some(metadata) = metadata.take() {
+        obj.insert("metadata".into(), metadata);
+    }
+    match walk.error {
+        Some(error) => Err(error),
+        None => {
+            walk.unknown.sort();
+            Ok(walk.unknown)
+        }
+    }
+}
+
+#[derive(Default)]
+struct Walk {
+    unknown: Vec<String>,
+    error: Option<String>,
+}
+
+/// Where a value is: the innermost struct entered and the JSON field names from the top.
+struct Place<'a> {
+    struct_name: &'a str,
+    fields: &'a [String],
+}
+
+impl Place<'_> {
+    /// `encoding/json`'s `UnmarshalTypeError` text for `what` found where `ty` was expected.
+    fn type_error(&self, what: &str, ty: &GoType) -> String {
+        format!(
+            "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
+            self.struct_name,
+            self.fields.join("."),
+            ty.go_name()
+        )
+    }
+}
+
+impl Walk {
+    /// The fields of struct `name` in `obj`; `fields` is the path to `obj`, `display` the same
+    /// with list indices, for unknown-field paths.
+    fn fields_of(&mut self, name: &str, obj: &mut Object, fields: &mut Vec<String>, display: &str) {
+        let Some(go_struct) = TYPES.get(name) else {
+            return;
+        };
+        let keys: Vec<String> = obj.keys().cloned().collect();
+        for key in keys {
+            if self.error.is_some() {
+                return;
+            }
+            let path = if display.is_empty() {
+                key.clone()
+            } else {
+                format!("{display}.{key}")
+            };
+            let Some(ty) = go_struct.fields.get(&key) else {
+                obj.remove(&key);
+                self.unknown.push(path);
+                continue;
+            };
+            if obj.get(&key).is_some_and(Value::is_null) {
+                // `null` leaves the field at its zero value. Whether Go writes that back
+                // depends on `omitempty`, which the schemas do not say: the storing code
+                // drops the empty fields it knows of (`defaults::as_stored`).
+                continue;
+            }
+            fields.push(key.clone());
+            if let Some(value) = obj.get_mut(&key) {
+                let place = Place {
+                    struct_name: &go_struct.name,
+                    fields,
+                };
+                self.value(ty, value, &place, &path);
+            }
+            fields.pop();
+        }
+    }
+
+    fn value(&mut self, ty: &GoType, value: &mut Value, place: &Place<'_>, display: &str) {
+        let mismatch = match (ty, &mut *value) {
+            (GoType::Any, _) => None,
+            (GoType::Int32 | GoType::IntOrString, Value::Number(n)) => {
+                integer_text(n, i64::from(i32::MIN), i64::from(i32::MAX))
+                    .map(|text| format!("number {text}"))
+            }
+            (GoType::Int64, Value::Number(n)) => {
+                integer_text(n, i64::MIN, i64::MAX).map(|text| format!("number {text}"))
+            }
+            (GoType::Float64, Value::Number(_))
+            | (GoType::String | GoType::Time | GoType::IntOrString, Value::String(_))
+            | (GoType::Bool, Value::Bool(_)) => None,
+            (GoType::Bytes, Value::String(text)) => {
+                match corrupt_at(text) {
+                    Some(at) => {
+                        // Not a type error: Go returns base64's own error, without a field.
+                        self.error = Some(format!("illegal base64 data at input byte {at}"));
+                        return;
+                    }
+                    None => {
+                        let compact: String =
+                            text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+                        if let Ok(bytes) = LENIENT.decode(compact) {
+                            *text = base64::engine::general_purpose::STANDARD.encode(bytes);
+                        }
+                        None
+                    }
+                }
+            }
+            (GoType::Quantity, value) => {
+                let text = match value {
+                    Value::String(s) => s.trim().to_owned(),
+                    other => other.to_string(),
+                };
+                if let Err(why) = quantity::check(&text) {
+                    self.error = Some(why.to_owned());
+                }
+                return;
+            }
+            (GoType::Slice(item), Value::Array(items)) => {
+                for (i, element) in items.iter_mut().enumerate() {
+                    if self.error.is_some() {
+                        return;
+                    }
+                    if element.is_null() {
+                        *element = item.zero();
+                        continue;
+                    }
+                    self.value(item, element, place, &format!("{display}[{i}]"));
+                }
+                None
+            }
+            (GoType::Map(item), Value::Object(entries)) => {
+                for (key, entry) in entries.iter_mut() {
+                    if self.error.is_some() {
+                        return;
+                    }
+                    if entry.is_null() {
+                        *entry = item.zero();
+                        continue;
+                    }
+                    self.value(item, entry, place, &format!("{display}.{key}"));
+                }
+                None
+            }
+            (GoType::Struct(name), Value::Object(obj)) => {
+                let mut fields = place.fields.to_vec();
+                self.fields_of(name, obj, &mut fields, display);
+                None
+            }
+            (_, other) => Some(json_type(other).to_owned()),
+        };
+        if let Some(what) = mismatch {
+            self.error = Some(place.type_error(&what, ty));
+        }
+    }
+}
+
+/// `None` when `n` is an integer Go's `strconv.ParseInt` reads within `min..=max`, else the
+/// number as written (Go quotes the literal: `2.5`, `3.0`).
+fn integer_text(n: &Number, min: i64, max: i64) -> Option<String> {
+    match n.as_i64() {
+        Some(i) if (min..=max).contains(&i) => None,
+        _ => Some(n.to_string()),
+    }
+}
+
+impl GoType {
+    /// What a `null` list item or map value decodes to: the type's zero value as Go writes it.
+    fn zero(&self) -> Value {
+        match self {
+            GoType::String | GoType::Time => Value::String(String::new()),
+            GoType::Int32 | GoType::Int64 | GoType::Float64 | GoType::IntOrString => Value::from(0),
+            GoType::Bool => Value::Bool(false),
+            GoType::Struct(_) => Value::Object(Object::new()),
+            GoType::Quantity => Value::String("0".into()),
+            GoType::Bytes | GoType::Any | GoType::Slice(_) | GoType::Map(_) => Value::Null,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gotype::kind_struct;
+
+    fn decode_as(kind: (&str, &str, &str), body: Value) -> (Result<Vec<String>, String>, Value) {
+        let Value::Object(mut obj) = body else {
+            panic!("not an object")
+        };
+        let name = kind_struct(kind.0, kind.1, kind.2).unwrap();
+        let result = decode(name, &mut obj);
+        (result, Value::Object(obj))
+    }
+
+    const DEPLOYMENT: (&str, &str, &str) = ("apps", "v1", "Deployment");
+    const CONFIG_MAP: (&str, &str, &str) = ("", "v1", "ConfigMap");
+    const SERVICE: (&str, &str, &str) = ("", "v1", "Service");
+
+    #[test]
+    fn a_wrong_type_names_the_innermost_struct_and_the_path_without_indices() {
+        // The messages recorded from kube-apiserver 1.36 (fixtures/conformance/decoding).
+        let (result, _) = decode_as(DEPLOYMENT, json!({"spec": {"replicas": "three"}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        );
+        let (result, _) = decode_as(
+            SERVICE,
+            json!({"spec": {"ports": [{"port": 80}, {"port": "http"}]}}),
+        );
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32"
+        );
+        let (result, _) = decode_as(CONFIG_MAP, json!({"data": {"k": 5}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+        );
+        let (result, _) = decode_as(DEPLOYMENT, json!({"spec": {"template": "x"}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.template of type v1.PodTemplateSpec"
+        );
+        let (result, _) = decode_as(SERVICE, json!({"spec": {"ports": "80"}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field ServiceSpec.spec.ports of type []v1.ServicePort"
+        );
+    }
+
+    #[test]
+    fn integers_must_be_written_as_integers_that_fit() {
+        for (replicas, text) in [
+            (json!(2.5), "2.5"),
+            (json!(3.0), "3.0"),
+            (json!(3_000_000_000_i64), "3000000000"),
+        ] {
+            let (result, _) = decode_as(DEPLOYMENT, json!({"spec": {"replicas": replicas}}));
+            assert_eq!(
+                result.unwrap_err(),
+                format!(
+                    "json: cannot unmarshal number {text} into Go struct field DeploymentSpec.spec.replicas of type int32"
+                )
+            );
+        }
+        let (result, _) = decode_as(
+            DEPLOYMENT,
+            json!({"spec": {"progressDeadlineSeconds": 600}}),
+        );
+        assert_eq!(result, Ok(vec![]));
+    }
+
+    #[test]
+    fn int_or_string_takes_either_and_names_int32_otherwise() {
+        for port in [json!(8080), json!("http")] {
+            let (result, _) = decode_as(
+                SERVICE,
+                json!({"spec": {"ports": [{"port": 80, "targetPort": port}]}}),
+            );
+            assert_eq!(result, Ok(vec![]));
+        }
+        let (result, _) = decode_as(
+            SERVICE,
+            json!({"spec": {"ports": [{"port": 80, "targetPort": true}]}}),
+        );
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_dropped_and_reported_with_list_indices() {
+        let (result, object) = decode_as(
+            DEPLOYMENT,
+            json!({
+                "colour": "blue",
+                "metadata": {"name": "web"},
+                "spec": {"template": {"spec": {"containers": [{"name": "a", "imag": "x"}]}}},
+            }),
+        );
+        assert_eq!(
+            result.unwrap(),
+            ["colour", "spec.template.spec.containers[0].imag"]
+        );
+        assert_eq!(
+            object,
+            json!({
+                "metadata": {"name": "web"},
+                "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}},
+            })
+        );
+    }
+
+    #[test]
+    fn null_is_the_zero_value_in_a_map_and_left_for_storing_in_a_struct() {
+        let (result, object) =
+            decode_as(CONFIG_MAP, json!({"data": {"k": null}, "immutable": null}));
+        assert_eq!(result, Ok(vec![]));
+        assert_eq!(object, json!({"data": {"k": ""}, "immutable": null}));
+    }
+
+    #[test]
+    fn bytes_are_base64_and_quantities_parse() {
+        let secret = ("", "v1", "Secret");
+        let (result, _) = decode_as(secret, json!({"data": {"k": "not base64!"}}));
+        assert_eq!(result.unwrap_err(), "illegal base64 data at input byte 3");
+        let (result, object) = decode_as(secret, json!({"data": {"k": "aGk=\n", "l": "aGl="}}));
+        assert_eq!(result, Ok(vec![]));
+        assert_eq!(object, json!({"data": {"k": "aGk=", "l": "aGk="}}));
+
+        let resources = |cpu: Value| {
+            json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "a", "resources": {"requests": {"cpu": cpu}}}
+            ]}}}})
+        };
+        let (result, _) = decode_as(DEPLOYMENT, resources(json!("lots")));
+        assert_eq!(result.unwrap_err(), quantity::FORMAT_WRONG);
+        for ok in [json!("250m"), json!(1), json!(" 2Gi ")] {
+            let (result, _) = decode_as(DEPLOYMENT, resources(ok));
+            assert_eq!(result, Ok(vec![]));
+        }
+    }
+}

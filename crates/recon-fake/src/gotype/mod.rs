@@ -1,0 +1,253 @@
+//! The Go types of the built-in kinds, as kube-apiserver's JSON decoder sees them: which fields
+//! each struct has and the Go type of each (`int32`, `string`, `[]v1.Container`,
+//! `map[string]string`, `intstr.IntOrString`, ...). Read from the OpenAPI v3 schemas recorded
+//! from a real kube-apiserver (`data/openapi.json`, written by `cargo xtask openapi`).
+//!
+//! The OpenAPI names structs but not Go's named scalar, slice and map types: a field of
+//! `type Protocol string` is a `string` here, so a decoding error names `string` where Go names
+//! `v1.Protocol`. The JSON types accepted are the same.
+
+mod base64;
+mod decode;
+mod quantity;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+pub(crate) use decode::decode;
+
+/// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.
+const OPENAPI: &str = include_str!("../../data/openapi.json");
+
+static TYPES: LazyLock<GoTypes> = LazyLock::new(|| GoTypes::from_openapi(OPENAPI));
+
+/// The Go type of a field, a list item or a map value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GoType {
+    Int32,
+    Int64,
+    Float64,
+    String,
+    /// `[]byte`: base64 in JSON.
+    Bytes,
+    Bool,
+    /// `intstr.IntOrString`: a string, or what an `int32` takes.
+    IntOrString,
+    /// `resource.Quantity`: a string or a number, in the quantity syntax.
+    Quantity,
+    /// `metav1.Time` and `metav1.MicroTime`: decoded through a `string`.
+    Time,
+    /// Anything: `runtime.RawExtension`, `metav1.FieldsV1`, schemaless objects.
+    Any,
+    Slice(Box<GoType>),
+    Map(Box<GoType>),
+    /// A struct, by schema name.
+    Struct(String),
+}
+
+/// One Go struct: its name as Go prints it and its fields by JSON name.
+#[derive(Debug)]
+pub(crate) struct GoStruct {
+    /// `DeploymentSpec`: what an error's "Go struct field" names.
+    pub(crate) name: String,
+    /// `v1.DeploymentSpec`: the type as `reflect` prints it.
+    pub(crate) qualified: String,
+    pub(crate) fields: BTreeMap<String, GoType>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct GoTypes {
+    /// The recorded schemas themselves, by name (field management reads their list and map
+    /// rules).
+    schemas: serde_json::Map<String, Value>,
+    structs: HashMap<String, GoStruct>,
+    /// `(group, version, kind)` to the schema name of its top-level struct.
+    kinds: HashMap<(String, String, String), String>,
+}
+
+impl GoTypes {
+    /// The types of `openapi`; none if it does not read (a test checks the recorded file does).
+    fn from_openapi(openapi: &str) -> GoTypes {
+        let Ok(document) = serde_json::from_str::<Value>(openapi) else {
+            return GoTypes::default();
+        };
+        let Some(Value::Object(schemas)) = document.get("schemas") else {
+            return GoTypes::default();
+        };
+        let mut types = GoTypes::default();
+        for (name, schema) in schemas {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                continue;
+            };
+            let fields = properties
+                .iter()
+                .map(|(field, s)| (field.clone(), go_type(s, schemas)))
+                .collect();
+            let short = name.rsplit('.').next().unwrap_or(name).to_owned();
+            types.structs.insert(
+                name.clone(),
+                GoStruct {
+                    qualified: format!("{}.{short}", package(name)),
+                    name: short,
+                    fields,
+                },
+            );
+            for gvk in schema
+                .get("x-kubernetes-group-version-kind")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let part = |k: &str| gvk.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                types
+                    .kinds
+                    .insert((part("group"), part("version"), part("kind")), name.clone());
+            }
+        }
+        types.schemas = schemas.clone();
+        types
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&GoStruct> {
+        self.structs.get(name)
+    }
+}
+
+/// The struct of kind `kind` in `group` / `version`, if the recorded schemas have it.
+pub(crate) fn kind_struct(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    TYPES
+        .kinds
+        .get(&(group.to_owned(), version.to_owned(), kind.to_owned()))
+        .map(String::as_str)
+}
+
+/// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).
+pub(crate) fn recorded_schema(name: &str) -> Option<&'static Value> {
+    TYPES.schemas.get(name)
+}
+
+/// `io.k8s.api.core.v1.PodSpec` is in Go package `v1`.
+fn package(schema_name: &str) -> &str {
+    let mut parts = schema_name.rsplit('.');
+    parts.next();
+    parts.next().unwrap_or("")
+}
+
+/// The Go type a property schema describes.
+fn go_type(schema: &Value, schemas: &serde_json::Map<String, Value>) -> GoType {
+    let reference = schema.get("$ref").or_else(|| {
+        schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .and_then(|all| all.first())
+            .and_then(|first| first.get("$ref"))
+    });
+    if let Some(name) = reference
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+    {
+        return match name {
+            "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => GoType::IntOrString,
+            "io.k8s.apimachinery.pkg.api.resource.Quantity" => GoType::Quantity,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
+            | "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => GoType::Time,
+            _ => match schemas.get(name) {
+                Some(target) if target.get("properties").is_some() => {
+                    GoType::Struct(name.to_owned())
+                }
+                Some(target) => go_type(target, schemas),
+                None => GoType::Any,
+            },
+        };
+    }
+    let format = schema.get("format").and_then(Value::as_str);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") if format == Some("int32") => GoType::Int32,
+        Some("integer") => GoType::Int64,
+        Some("number") => GoType::Float64,
+        Some("string") if format == Some("byte") => GoType::Bytes,
+        Some("string") => GoType::String,
+        Some("boolean") => GoType::Bool,
+        Some("array") => match schema.get("items") {
+            Some(items) => GoType::Slice(Box::new(go_type(items, schemas))),
+            None => GoType::Any,
+        },
+        Some("object") => match schema.get("additionalProperties") {
+            Some(values) if values.is_object() => GoType::Map(Box::new(go_type(values, schemas))),
+            _ => GoType::Any,
+        },
+        _ => GoType::Any,
+    }
+}
+
+impl GoType {
+    /// The type as Go's `reflect` prints it in an `UnmarshalTypeError`. An `IntOrString` that
+    /// is not a string is decoded as its `int32`, so that is the type named.
+    pub(crate) fn go_name(&self) -> String {
+        match self {
+            GoType::Int32 | GoType::IntOrString => "int32".into(),
+            GoType::Int64 => "int64".into(),
+            GoType::Float64 => "float64".into(),
+            GoType::String | GoType::Time => "string".into(),
+            GoType::Bytes => "[]uint8".into(),
+            GoType::Bool => "bool".into(),
+            GoType::Quantity => "resource.Quantity".into(),
+            GoType::Any => "interface {}".into(),
+            GoType::Slice(item) => format!("[]{}", item.go_name()),
+            GoType::Map(value) => format!("map[string]{}", value.go_name()),
+            GoType::Struct(name) => TYPES
+                .get(name)
+                .map_or_else(|| name.clone(), |s| s.qualified.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_schemas_read_and_name_every_served_builtin_kind() {
+        let types = &*TYPES;
+        assert!(types.structs.len() > 300, "{}", types.structs.len());
+        for (group, version, kind) in [
+            ("", "v1", "ConfigMap"),
+            ("", "v1", "Service"),
+            ("apps", "v1", "Deployment"),
+            ("batch", "v1", "CronJob"),
+            ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+            ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        ] {
+            assert!(kind_struct(group, version, kind).is_some(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn fields_have_the_go_types_of_their_schemas() {
+        let spec = TYPES.get("io.k8s.api.apps.v1.DeploymentSpec").unwrap();
+        assert_eq!(spec.name, "DeploymentSpec");
+        assert_eq!(spec.qualified, "v1.DeploymentSpec");
+        assert_eq!(spec.fields["replicas"], GoType::Int32);
+        assert_eq!(spec.fields["template"].go_name(), "v1.PodTemplateSpec");
+        let pod = TYPES.get("io.k8s.api.core.v1.PodSpec").unwrap();
+        assert_eq!(pod.fields["containers"].go_name(), "[]v1.Container");
+        assert_eq!(pod.fields["nodeSelector"].go_name(), "map[string]string");
+        let port = TYPES.get("io.k8s.api.core.v1.ServicePort").unwrap();
+        assert_eq!(port.fields["targetPort"], GoType::IntOrString);
+        let secret = TYPES.get("io.k8s.api.core.v1.Secret").unwrap();
+        assert_eq!(secret.fields["data"].go_name(), "map[string][]uint8");
+        let meta = TYPES
+            .get("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+            .unwrap();
+        assert_eq!(meta.fields["creationTimestamp"], GoType::Time);
+        assert_eq!(meta.qualified, "v1.ObjectMeta");
+    }
+
+    #[test]
+    fn a_document_that_does_not_read_gives_no_types_rather_than_a_panic() {
+        assert!(GoTypes::from_openapi("{").structs.is_empty());
+        assert!(GoTypes::from_openapi("[]").kinds.is_empty());
+    }
+}
