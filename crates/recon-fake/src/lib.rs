@@ -59,8 +59,7 @@
 //! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
 //! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
 //! the same through each), other admission plugins; in decoding built-ins, Go's named types in
-//! messages (`string` where Go says `v1.Protocol`), duplicate keys and the canonical form of
-//! quantities.
+//! messages (`string` where Go says `v1.Protocol`) and duplicate keys.
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {

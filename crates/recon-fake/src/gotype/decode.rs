@@ -1,6 +1,7 @@
 //! Decoding a built-in object into its Go type, as kube-apiserver's JSON decoder does: a value
 //! of the wrong JSON type fails with `encoding/json`'s `UnmarshalTypeError` (the innermost
-//! struct, the field path from the top without list indices, the Go type); fields the type
+//! struct, the field path from the top without list indices, the Go type); quantities come
+//! back in Go's canonical form and `[]byte` in standard base64; fields the type
 //! does not have are dropped and reported for field validation; a `null` list item or map value
 //! becomes its type's zero value.
 //!
@@ -135,12 +136,14 @@ impl Walk {
                 }
             }
             (GoType::Quantity, value) => {
-                let text = match value {
+                let text = match &*value {
                     Value::String(s) => s.trim().to_owned(),
                     other => other.to_string(),
                 };
-                if let Err(why) = quantity::check(&text) {
-                    self.error = Some(why.to_owned());
+                // Not a type error either: the quantity parser's own, without a field.
+                match quantity::canonical(&text) {
+                    Ok(canonical) => *value = Value::String(canonical),
+                    Err(why) => self.error = Some(why.to_owned()),
                 }
                 return;
             }
@@ -347,9 +350,14 @@ mod tests {
         };
         let (result, _) = decode_as(DEPLOYMENT, resources(json!("lots")));
         assert_eq!(result.unwrap_err(), quantity::FORMAT_WRONG);
-        for ok in [json!("250m"), json!(1), json!(" 2Gi ")] {
-            let (result, _) = decode_as(DEPLOYMENT, resources(ok));
+        for (written, stored) in [
+            (json!("250m"), "250m"),
+            (json!(1), "1"),
+            (json!(" 2Gi "), "2Gi"),
+        ] {
+            let (result, object) = decode_as(DEPLOYMENT, resources(written));
             assert_eq!(result, Ok(vec![]));
+            assert_eq!(object, resources(json!(stored)));
         }
     }
 }

@@ -41,10 +41,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "strict decoding does not see a duplicate key of a built-in: the JSON reader keeps the last",
     ),
     (
-        "decoding/quantity-is-canonicalised",
-        "quantities are checked but kept as written; the real server stores Go's canonical form (`1.5` as `1500m`)",
-    ),
-    (
         "decoding/wrong-type-by-json-patch-is-400",
         PATCHED_KEY_ORDER,
     ),
