@@ -31,7 +31,7 @@
 //! and `default`s are filled in, on every write and on [`ApiServer::seed`]; reads serve what
 //! the storage version's schema makes of the stored object, so changing a CRD's defaults shows
 //! on objects written before. The request's `fieldValidation` decides what a dropped field
-//! costs: a `Warning` (`Warn`, the default; see [`RecordedRequest::warnings`]), a 400 or 422
+//! (or a key a JSON body gives twice) costs: a `Warning` (`Warn`, the default; see [`RecordedRequest::warnings`]), a 400 or 422
 //! (`Strict`), nothing (`Ignore`).
 //!
 //! They are then validated on create, update, every kind of patch (the patched or applied
@@ -59,7 +59,7 @@
 //! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
 //! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
 //! the same through each), other admission plugins; in decoding built-ins, Go's named types in
-//! messages (`string` where Go says `v1.Protocol`) and duplicate keys.
+//! messages (`string` where Go says `v1.Protocol`).
 //!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {

@@ -8,6 +8,7 @@ use super::field_validation::{self, FieldValidation};
 use crate::gotype;
 use crate::registry::defaults;
 use crate::request::call::Call;
+use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
 use crate::wire::group::GroupKind;
@@ -50,7 +51,8 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
         ));
     };
     check_type_meta(call, &mut obj)?;
-    let warnings = coerce(call, &mut obj).map_err(|why| ctx.cannot_handle(&why))?;
+    let duplicates = duplicate_fields(call.body);
+    let warnings = coerce(call, &mut obj, &duplicates).map_err(|why| ctx.cannot_handle(&why))?;
     Ok((obj, warnings))
 }
 
@@ -71,17 +73,18 @@ fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiErro
         ));
     };
     check_type_meta(call, &mut obj)?;
-    let warnings = coerce(call, &mut obj).map_err(|why| ctx.cannot_handle(&why))?;
+    let warnings = coerce(call, &mut obj, &[]).map_err(|why| ctx.cannot_handle(&why))?;
     Ok((obj, warnings))
 }
 
 /// What decoding into the type does after the JSON is read: `ObjectMeta` normalised, and a custom
-/// resource pruned and defaulted; the unknown fields dropped are then warned about or refused as
-/// the request's `fieldValidation` says. Returns the `Warning`s; `Err` is the decoding error.
-fn coerce(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, String> {
+/// resource pruned and defaulted; the keys the body repeated (`duplicates`) and the unknown
+/// fields dropped are then warned about or refused as the request's `fieldValidation` says.
+/// Returns the `Warning`s; `Err` is the decoding error.
+fn coerce(call: &Call<'_>, obj: &mut Object, duplicates: &[String]) -> Result<Vec<String>, String> {
     let mut unknown = normalize_metadata(obj)?;
     unknown.extend(decode_into_type(call, obj)?);
-    FieldValidation::of(call).unknown_fields(&unknown)
+    FieldValidation::of(call).fields(duplicates, &unknown)
 }
 
 /// The codec's part of decoding into the resource's type. A built-in kind is decoded into its

@@ -1,5 +1,6 @@
 //! The `fieldValidation` option of create, update and patch: what a write does with fields the
-//! type does not know (dropped from the object either way). `Warn` is the server's default
+//! type does not know (dropped from the object either way) and with keys a body repeats (the
+//! last one kept either way). `Warn` is the server's default
 //! since Kubernetes 1.27: one `Warning` header per field. `Ignore` says nothing. `Strict` fails
 //! the request with a strict decoding error naming every field.
 
@@ -30,15 +31,28 @@ impl FieldValidation {
     /// What the unknown fields at `paths` make of the request: the `Warning`s to send, or the
     /// strict decoding error (`Err`) for the caller to wrap as its verb does.
     pub(crate) fn unknown_fields(self, paths: &[String]) -> Result<Vec<String>, String> {
-        let messages = paths.iter().map(|p| format!("unknown field \"{p}\""));
+        self.fields(&[], paths)
+    }
+
+    /// The same for a body that also repeats the keys at `duplicates` (`duplicate field
+    /// "data"`, before the unknown fields).
+    pub(crate) fn fields(
+        self,
+        duplicates: &[String],
+        unknown: &[String],
+    ) -> Result<Vec<String>, String> {
+        let messages: Vec<String> = duplicates
+            .iter()
+            .map(|p| format!("duplicate field \"{p}\""))
+            .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")))
+            .collect();
         match self {
             FieldValidation::Ignore => Ok(Vec::new()),
-            FieldValidation::Warn => Ok(messages.collect()),
-            FieldValidation::Strict if paths.is_empty() => Ok(Vec::new()),
-            FieldValidation::Strict => Err(format!(
-                "strict decoding error: {}",
-                messages.collect::<Vec<_>>().join(", ")
-            )),
+            FieldValidation::Warn => Ok(messages),
+            FieldValidation::Strict if messages.is_empty() => Ok(Vec::new()),
+            FieldValidation::Strict => {
+                Err(format!("strict decoding error: {}", messages.join(", ")))
+            }
         }
     }
 }
@@ -73,5 +87,22 @@ mod tests {
         );
         assert_eq!(FieldValidation::Ignore.unknown_fields(&paths), Ok(vec![]));
         assert_eq!(FieldValidation::Strict.unknown_fields(&[]), Ok(vec![]));
+    }
+
+    #[test]
+    fn duplicates_come_before_unknown_fields() {
+        let duplicates = ["data".to_owned()];
+        let unknown = ["colour".to_owned()];
+        assert_eq!(
+            FieldValidation::Strict.fields(&duplicates, &unknown),
+            Err(
+                "strict decoding error: duplicate field \"data\", unknown field \"colour\""
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            FieldValidation::Warn.fields(&duplicates, &[]),
+            Ok(vec!["duplicate field \"data\"".to_owned()])
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! - [`object`]: objects as JSON maps, their `metadata` decoded as `metav1.ObjectMeta` is, and
 //!   their stored bytes.
 
+pub(crate) mod duplicate_fields;
 pub(crate) mod error;
 pub(crate) mod field_error;
 pub(crate) mod go_json;

@@ -367,3 +367,44 @@ async fn reads_prune_and_default_with_the_schema_of_now_without_a_write() {
     spec["color"] = json!("red");
     assert_eq!(api.get("s1").await.unwrap().data, json!({"spec": spec}));
 }
+
+/// Posts `body` as written (JSON a serialiser would never produce) to `path`.
+async fn post_raw(server: &ApiServer, path: &str, body: &str) -> Result<Value, kube::Error> {
+    let request = http::Request::post(path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body.as_bytes().to_vec())
+        .expect("a valid request");
+    server.client().request::<Value>(request).await
+}
+
+/// A key given twice is a strict decoding error like an unknown field (recorded for
+/// `Strict` on a ConfigMap: decoding/duplicate-fields-with-strict-validation-are-400): by
+/// default a `Warning` naming its path, the last value kept.
+#[tokio::test]
+async fn a_repeated_key_is_a_warning_by_default_and_the_last_value_is_kept() {
+    let (server, _) = server().await;
+    let created = post_raw(
+        &server,
+        "/api/v1/namespaces/default/configmaps",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},
+            "data":{"k":"a","k":"b"}}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(created["data"], json!({"k": "b"}));
+    assert_eq!(last_warnings(&server), ["duplicate field \"data.k\""]);
+
+    let created = post_raw(
+        &server,
+        "/apis/conformance.example.com/v1/namespaces/default/schemeds",
+        r#"{"apiVersion":"conformance.example.com/v1","kind":"Schemed",
+            "metadata":{"name":"s","name":"t"}}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(created["metadata"]["name"], "t");
+    assert_eq!(
+        last_warnings(&server),
+        ["duplicate field \"metadata.name\""]
+    );
+}

@@ -37,10 +37,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "Service update validation (immutable clusterIP / clusterIPs) is issue 20's",
     ),
     (
-        "decoding/duplicate-fields-with-strict-validation-are-400",
-        "strict decoding does not see a duplicate key of a built-in: the JSON reader keeps the last",
-    ),
-    (
         "decoding/wrong-type-by-json-patch-is-400",
         PATCHED_KEY_ORDER,
     ),
