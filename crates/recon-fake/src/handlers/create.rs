@@ -11,11 +11,11 @@ use super::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
 use crate::registry::defaults;
-use crate::registry::resource::GenerationRule;
+use crate::registry::resource::{GenerationRule, ResourceType};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
-use crate::storage::stored::object_key;
+use crate::storage::stored::{Stored, object_key};
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 
@@ -125,12 +125,37 @@ impl State {
             });
         }
         if call.dry_run() {
+            if !call.rt.custom {
+                defaults::apply(&call.rt.group, &call.rt.kind, &mut obj);
+                defaults::as_stored(&call.rt.group, &call.rt.kind, &mut obj);
+            }
             return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
         }
-        let (_, stored) = self.store.put(&call.rt.group_resource(), key, obj);
+        let (_, stored) = self.store_created(&call.rt, key, obj);
         let reply = Reply::json(201, call.object_response(&stored.body));
         self.after_write(&call.rt);
         Ok(reply)
+    }
+
+    /// Stores a created object. A built-in is written as its strategy prepared it and served
+    /// as storage decodes it, with the scheme's defaults applied again: what the strategy
+    /// generated after the request's defaulting (a Job's template labels, a claim's emptied
+    /// status) gets its defaults only then (the Job's own labels, the claim's `Pending`
+    /// phase). The first update writes them, even one that changes nothing else.
+    pub(crate) fn store_created(
+        &mut self,
+        rt: &ResourceType,
+        key: String,
+        mut obj: Object,
+    ) -> (u64, Stored) {
+        let resource = rt.group_resource();
+        if rt.custom {
+            return self.store.put(&resource, key, obj);
+        }
+        let written = obj.clone();
+        defaults::apply(&rt.group, &rt.kind, &mut obj);
+        defaults::as_stored(&rt.group, &rt.kind, &mut obj);
+        self.store.put_as_written(&resource, key, obj, written)
     }
 }
 
@@ -166,12 +191,6 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     }
     if let Some(prepare) = rt.hooks.prepare_create {
         prepare(obj);
-    }
-    // As read back from storage, which decodes with the scheme's defaults again (a Job gets
-    // the labels its strategy generated for its template).
-    if !rt.custom {
-        defaults::apply(&rt.group, &rt.kind, obj);
-        defaults::as_stored(&rt.group, &rt.kind, obj);
     }
     // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
     let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);

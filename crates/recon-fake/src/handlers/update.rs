@@ -25,8 +25,8 @@ use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
 use crate::wire::object::{
-    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_mut,
-    meta_str, meta_value, set_meta,
+    Object, decode_body, deletion_grace, encode_body, finalizers, generation, is_terminating,
+    meta_mut, meta_str, meta_value, set_meta,
 };
 
 /// Which endpoint a write came through.
@@ -182,7 +182,13 @@ impl State {
                 Reply::json(200, call.object_response(&encode_body(&new))).with_warnings(warnings)
             );
         }
-        if new == old {
+        // etcd's bytes: what was written, where storage serves it otherwise.
+        let written = self
+            .store
+            .written(&gr, &key)
+            .map(|bytes| decode_body(bytes))
+            .unwrap_or_else(|| old.clone());
+        if new == written {
             // What would be stored is byte-identical (bodies are canonical, so equal objects
             // encode equally): etcd is not written, the resourceVersion stays, no watch event.
             return Ok(Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings));
@@ -220,11 +226,15 @@ impl State {
         set_meta(&mut obj, "creationTimestamp", self.now());
         warnings.extend(before_create(call, &mut obj)?);
         if call.dry_run() {
+            if !call.rt.custom {
+                defaults::apply(&call.rt.group, &call.rt.kind, &mut obj);
+                defaults::as_stored(&call.rt.group, &call.rt.kind, &mut obj);
+            }
             return Ok(
                 Reply::json(201, call.object_response(&encode_body(&obj))).with_warnings(warnings)
             );
         }
-        let (_, stored) = self.store.put(&call.rt.group_resource(), call.key(), obj);
+        let (_, stored) = self.store_created(&call.rt, call.key(), obj);
         let reply = Reply::json(201, call.object_response(&stored.body)).with_warnings(warnings);
         self.after_write(&call.rt);
         Ok(reply)

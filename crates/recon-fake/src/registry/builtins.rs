@@ -235,8 +235,13 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
-                // The `StorageObjectInUseProtection` admission plugin's finalizer.
-                prepare_create: Some(|obj| add_finalizer(obj, "kubernetes.io/pvc-protection")),
+                // `PrepareForCreate` empties the status (its `Pending` phase is a default,
+                // added as storage decodes it); the `StorageObjectInUseProtection` admission
+                // plugin's finalizer.
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                    add_finalizer(obj, "kubernetes.io/pvc-protection");
+                }),
                 ..TypeHooks::default()
             },
             ..with_status(builtin(

@@ -110,6 +110,35 @@ impl Store {
     }
 
     /// Writes `obj` at a new revision, which it returns along with the stored form.
+    /// Stores `served` as [`put`](Self::put) does, remembering `written` as the bytes etcd
+    /// holds when they differ (storage decodes them into `served`).
+    pub(crate) fn put_as_written(
+        &mut self,
+        resource: &GroupResource,
+        key: String,
+        served: Object,
+        mut written: Object,
+    ) -> (u64, Stored) {
+        let (revision, stored) = self.put(resource, key.clone(), served);
+        set_meta(
+            &mut written,
+            "resourceVersion",
+            Value::String(revision.to_string()),
+        );
+        let bytes = encode_body(&written);
+        if bytes != stored.body
+            && let Some(collection) = self.collections.get_mut(resource)
+        {
+            collection.written.insert(key, bytes);
+        }
+        (revision, stored)
+    }
+
+    /// The bytes written for `key` where they differ from what is served.
+    pub(crate) fn written(&self, resource: &GroupResource, key: &str) -> Option<&Bytes> {
+        self.collections.get(resource)?.written.get(key)
+    }
+
     pub(crate) fn put(
         &mut self,
         resource: &GroupResource,

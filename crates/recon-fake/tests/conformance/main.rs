@@ -50,14 +50,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
          quoted as a Go map) is not modelled: decoding refuses the value with its own message",
     ),
     (
-        "builtin-apply/create-and-reapply-job",
-        "a Job applied again unchanged gets a new resourceVersion on the real server; here it is a no-op",
-    ),
-    (
-        "builtin-apply/create-and-reapply-persistentvolumeclaim",
-        "a claim applied again unchanged gets a new resourceVersion on the real server; here it is a no-op",
-    ),
-    (
         "events/core-event-reads-through-events-api",
         "core/v1 and events.k8s.io/v1 Events are two collections, not one converted storage",
     ),
