@@ -10,6 +10,7 @@
 mod base64;
 mod decode;
 mod quantity;
+mod unstructured;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -17,6 +18,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub(crate) use decode::decode;
+pub(crate) use unstructured::{from_unstructured, go_format};
 
 /// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.
 const OPENAPI: &str = include_str!("../../data/openapi.json");

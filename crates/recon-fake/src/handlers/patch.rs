@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
+use crate::gotype;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -70,12 +71,14 @@ impl State {
         };
         let mut doc = Value::Object(current.clone());
         let mut merge_patch = None;
+        let mut strategic_patch = None;
         match (patch_type, strategic) {
             (PatchType::Merge, _) => merge_patch = Some(apply_merge_patch(&mut doc, call.body)?),
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
                     .unwrap_or_else(strategic::metadata_only);
                 doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
+                strategic_patch = Some(patch);
             }
             _ => apply_json_patch(&mut doc, call.body)?,
         }
@@ -85,6 +88,15 @@ impl State {
                 "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
             ));
         };
+        // A strategic merge patch's result goes back into the Go type through the unstructured
+        // converter, whose error quotes the patch.
+        if let Some(patch) = &strategic_patch
+            && let Some(go_struct) =
+                gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind)
+            && let Err(why) = gotype::from_unstructured(go_struct, &object)
+        {
+            return Err(patched_object_invalid(&gotype::go_format(patch), &why));
+        }
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
         }

@@ -45,11 +45,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         PATCHED_KEY_ORDER,
     ),
     (
-        "decoding/wrong-type-by-strategic-merge-patch-is-400",
-        "the strategic merge patch library's own type check (`unrecognized type: int32`, the patch \
-         quoted as a Go map) is not modelled: decoding refuses the value with its own message",
-    ),
-    (
         "events/core-event-reads-through-events-api",
         "core/v1 and events.k8s.io/v1 Events are two collections, not one converted storage",
     ),

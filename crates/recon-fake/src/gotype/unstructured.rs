@@ -1,0 +1,196 @@
+//! `runtime.DefaultUnstructuredConverter.FromUnstructured`: how kube-apiserver turns the map a
+//! strategic merge patch produced back into the Go type, and the errors it words otherwise than
+//! the JSON decoder (`unrecognized type: int32`, `cannot convert int64 to string`, `cannot
+//! restore struct from: string`). Its error quotes the patch as Go's `%v` prints a map, which
+//! [`go_format`] writes.
+
+use serde_json::Value;
+
+use super::base64::corrupt_at;
+use super::{GoType, TYPES, quantity};
+use crate::wire::object::Object;
+
+/// Whether `obj` converts into struct `struct_name`; `Err` is the converter's error.
+pub(crate) fn from_unstructured(struct_name: &str, obj: &Object) -> Result<(), String> {
+    fields(struct_name, obj)
+}
+
+fn fields(struct_name: &str, obj: &Object) -> Result<(), String> {
+    let Some(go_struct) = TYPES.get(struct_name) else {
+        return Ok(());
+    };
+    // Keys the struct does not have are skipped, as the converter skips them.
+    for (key, value) in obj {
+        if let Some(ty) = go_struct.fields.get(key) {
+            convert(ty, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// The Go kind of a value decoded from JSON (integral numbers as `int64`).
+fn source_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "invalid",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "slice",
+        Value::Object(_) => "map",
+    }
+}
+
+fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
+    if value.is_null() {
+        return Ok(());
+    }
+    let kind = source_kind(value);
+    let scalar = |dest: &str, accepts: &[&str], convertible: &[&str]| {
+        if accepts.contains(&kind) {
+            Ok(())
+        } else if convertible.contains(&kind) {
+            Err(format!("cannot convert {kind} to {dest}"))
+        } else {
+            Err(format!("unrecognized type: {dest}"))
+        }
+    };
+    match ty {
+        GoType::Any => Ok(()),
+        GoType::Int32 => scalar("int32", &["int64"], &["float64"]),
+        GoType::Int64 => scalar("int64", &["int64"], &["float64"]),
+        GoType::Float64 => scalar("float64", &["int64", "float64"], &[]),
+        GoType::String => scalar("string", &["string"], &["int64"]),
+        GoType::Bool => scalar("bool", &["bool"], &[]),
+        // Types with their own JSON decoding are converted through it.
+        GoType::IntOrString => match value {
+            Value::String(_) => Ok(()),
+            Value::Number(n) if n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) => Ok(()),
+            Value::Number(n) => Err(format!(
+                "json: cannot unmarshal number {n} into Go value of type int32"
+            )),
+            other => Err(format!(
+                "json: cannot unmarshal {} into Go value of type int32",
+                crate::wire::object::json_type(other)
+            )),
+        },
+        GoType::Quantity => {
+            let text = match value {
+                Value::String(s) => s.trim().to_owned(),
+                other => other.to_string(),
+            };
+            quantity::canonical(&text)
+                .map(|_| ())
+                .map_err(str::to_owned)
+        }
+        GoType::Time => match value {
+            Value::String(_) => Ok(()),
+            other => Err(format!(
+                "json: cannot unmarshal {} into Go value of type string",
+                crate::wire::object::json_type(other)
+            )),
+        },
+        GoType::Bytes => match value {
+            Value::String(text) => match corrupt_at(text) {
+                Some(at) => Err(format!("illegal base64 data at input byte {at}")),
+                None => Ok(()),
+            },
+            Value::Array(_) => Ok(()),
+            _ => Err(format!("cannot restore slice from {kind}")),
+        },
+        GoType::Slice(item) => match value {
+            Value::Array(items) => items.iter().try_for_each(|v| convert(item, v)),
+            _ => Err(format!("cannot restore slice from {kind}")),
+        },
+        GoType::Map(item) => match value {
+            Value::Object(entries) => entries.values().try_for_each(|v| convert(item, v)),
+            _ => Err(format!("cannot restore map from {kind}")),
+        },
+        GoType::Struct(name) => match value {
+            Value::Object(obj) => fields(name, obj),
+            _ => Err(format!("cannot restore struct from: {kind}")),
+        },
+    }
+}
+
+/// `fmt.Sprintf("%v", v)` of what Kubernetes' JSON reader makes of `value`: `map[k:v ...]`
+/// with sorted keys, `[a b]`, strings bare, `<nil>`, integral numbers as integers.
+pub(crate) fn go_format(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 1e18 => {
+                format!("{}", f as i64)
+            }
+            _ => n.to_string(),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_format).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(entries) => {
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_format(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gotype::kind_struct;
+
+    fn deployment(spec: Value) -> Result<(), String> {
+        let Value::Object(obj) = json!({"spec": spec}) else {
+            unreachable!()
+        };
+        from_unstructured(kind_struct("apps", "v1", "Deployment").unwrap(), &obj)
+    }
+
+    #[test]
+    fn conversions_fail_as_the_unstructured_converter_words_it() {
+        // Recorded (decoding/wrong-type-by-strategic-merge-patch-is-400).
+        assert_eq!(
+            deployment(json!({"replicas": "three"})),
+            Err("unrecognized type: int32".into())
+        );
+        assert_eq!(
+            deployment(json!({"replicas": 2.5})),
+            Err("cannot convert float64 to int32".into())
+        );
+        assert_eq!(deployment(json!({"replicas": 3.0})), Ok(()));
+        assert_eq!(
+            deployment(json!({"template": "x"})),
+            Err("cannot restore struct from: string".into())
+        );
+        assert_eq!(
+            deployment(json!({"template": {"spec": {"containers": {"a": 1}}}})),
+            Err("cannot restore slice from map".into())
+        );
+        assert_eq!(
+            deployment(json!({"template": {"metadata": {"labels": {"a": 1}}}})),
+            Err("cannot convert int64 to string".into())
+        );
+        assert_eq!(deployment(json!({"unknown": "kept for decoding"})), Ok(()));
+    }
+
+    #[test]
+    fn patches_print_as_go_prints_a_map() {
+        assert_eq!(
+            go_format(&json!({"spec": {"replicas": "three"}})),
+            "map[spec:map[replicas:three]]"
+        );
+        assert_eq!(
+            go_format(&json!({"b": [1, 2.5, true, null], "a": 3.0})),
+            "map[a:3 b:[1 2.5 true <nil>]]"
+        );
+    }
+}
