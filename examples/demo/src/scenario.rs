@@ -257,11 +257,20 @@ impl Demo<'_> {
         .await?;
         tracing::info!("rollout Deployment {name}: settings hash {hash}");
         self.play_deployment_controller(&name).await?;
-        wait_for("the Gateway to be ready", || async {
+        let gateway_ready = || async {
             let gateway = gateways.get_opt("edge").await.ok().flatten()?;
             is_ready(&gateway).then_some(())
+        };
+        wait_for("the Gateway to be ready", gateway_ready).await?;
+        // On a cluster the Deployment controller goes on after the Deployment first reads
+        // Available (the old pods still terminating), and the Gateway follows each status it
+        // writes: the step ends once the rollout is complete and the Gateway has seen it.
+        wait_for("the gateway's rollout to complete", || async {
+            let deployment = deployments.get_opt(&name).await.ok().flatten()?;
+            rollout_complete(&deployment).then_some(())
         })
         .await?;
+        wait_for("the Gateway to be ready", gateway_ready).await?;
         Ok(hash)
     }
 
@@ -499,6 +508,25 @@ where
         .map_err(|_| DemoError::Timeout {
             what: what.to_owned(),
         })
+}
+
+/// Whether a Deployment's controller has caught up with its spec and every replica is the new,
+/// available one (read through JSON: `Deployment.spec` is optional or not depending on the
+/// Kubernetes version k8s-openapi is built for).
+fn rollout_complete(deployment: &Deployment) -> bool {
+    let Ok(value) = serde_json::to_value(deployment) else {
+        return false;
+    };
+    let int = |pointer: &str| value.pointer(pointer).and_then(Value::as_i64);
+    let wanted = int("/spec/replicas").unwrap_or(1);
+    int("/status/observedGeneration") >= int("/metadata/generation")
+        && [
+            "/status/replicas",
+            "/status/updatedReplicas",
+            "/status/availableReplicas",
+        ]
+        .iter()
+        .all(|p| int(p).unwrap_or(0) == wanted)
 }
 
 fn template_annotation(deployment: &Deployment, key: &str) -> Option<String> {
