@@ -27,9 +27,9 @@ const LENIENT: GeneralPurpose = GeneralPurpose::new(
 /// `ObjectMeta` decoding that ran before.
 pub(crate) fn decode(struct_name: &str, obj: &mut Object) -> Result<Vec<String>, String> {
     let mut walk = Walk::default();
-    let mut metadata = obj.remove("metadata");
+    let metadata = obj.remove("metadata");
     walk.fields_of(struct_name, obj, &mut Vec::new(), "");
-    if let Some(metadata) = metadata.take() {
+    if let Some(metadata) = metadata {
         obj.insert("metadata".into(), metadata);
     }
     match walk.error {
@@ -148,29 +148,21 @@ impl Walk {
                 return;
             }
             (GoType::Slice(item), Value::Array(items)) => {
-                for (i, element) in items.iter_mut().enumerate() {
-                    if self.error.is_some() {
-                        return;
-                    }
-                    if element.is_null() {
-                        *element = item.zero();
-                        continue;
-                    }
-                    self.value(item, element, place, &format!("{display}[{i}]"));
-                }
+                let items = items.iter_mut().enumerate();
+                self.items(
+                    item,
+                    items.map(|(i, v)| (format!("{display}[{i}]"), v)),
+                    place,
+                );
                 None
             }
             (GoType::Map(item), Value::Object(entries)) => {
-                for (key, entry) in entries.iter_mut() {
-                    if self.error.is_some() {
-                        return;
-                    }
-                    if entry.is_null() {
-                        *entry = item.zero();
-                        continue;
-                    }
-                    self.value(item, entry, place, &format!("{display}.{key}"));
-                }
+                let entries = entries.iter_mut();
+                self.items(
+                    item,
+                    entries.map(|(k, v)| (format!("{display}.{k}"), v)),
+                    place,
+                );
                 None
             }
             (GoType::Struct(name), Value::Object(obj)) => {
@@ -182,6 +174,28 @@ impl Walk {
         };
         if let Some(what) = mismatch {
             self.error = Some(place.type_error(&what, ty));
+        }
+    }
+}
+
+impl Walk {
+    /// The items of a list or the values of a map, of type `item`; a `null` one becomes the
+    /// type's zero value.
+    fn items<'v>(
+        &mut self,
+        item: &GoType,
+        items: impl Iterator<Item = (String, &'v mut Value)>,
+        place: &Place<'_>,
+    ) {
+        for (display, value) in items {
+            if self.error.is_some() {
+                return;
+            }
+            if value.is_null() {
+                *value = item.zero();
+            } else {
+                self.value(item, value, place, &display);
+            }
         }
     }
 }

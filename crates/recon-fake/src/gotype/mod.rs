@@ -65,27 +65,28 @@ pub(crate) struct GoTypes {
     /// rules).
     schemas: serde_json::Map<String, Value>,
     structs: HashMap<String, GoStruct>,
-    /// `(group, version, kind)` to the schema name of its top-level struct.
-    kinds: HashMap<(String, String, String), String>,
+    /// Kind to `(group, version, schema name of its top-level struct)`: looked up on every
+    /// write of a built-in, without allocating.
+    kinds: HashMap<String, Vec<(String, String, String)>>,
 }
 
 impl GoTypes {
     /// The types of `openapi`; none if it does not read (a test checks the recorded file does).
     fn from_openapi(openapi: &str) -> GoTypes {
-        let Ok(document) = serde_json::from_str::<Value>(openapi) else {
+        let Ok(Value::Object(mut document)) = serde_json::from_str::<Value>(openapi) else {
             return GoTypes::default();
         };
-        let Some(Value::Object(schemas)) = document.get("schemas") else {
+        let Some(Value::Object(schemas)) = document.remove("schemas") else {
             return GoTypes::default();
         };
         let mut types = GoTypes::default();
-        for (name, schema) in schemas {
+        for (name, schema) in &schemas {
             let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
                 continue;
             };
             let fields = properties
                 .iter()
-                .map(|(field, s)| (field.clone(), go_type(s, schemas)))
+                .map(|(field, s)| (field.clone(), go_type(s, &schemas)))
                 .collect();
             let short = name.rsplit('.').next().unwrap_or(name).to_owned();
             types.structs.insert(
@@ -103,12 +104,14 @@ impl GoTypes {
                 .flatten()
             {
                 let part = |k: &str| gvk.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                types
-                    .kinds
-                    .insert((part("group"), part("version"), part("kind")), name.clone());
+                types.kinds.entry(part("kind")).or_default().push((
+                    part("group"),
+                    part("version"),
+                    name.clone(),
+                ));
             }
         }
-        types.schemas = schemas.clone();
+        types.schemas = schemas;
         types
     }
 
@@ -121,8 +124,10 @@ impl GoTypes {
 pub(crate) fn kind_struct(group: &str, version: &str, kind: &str) -> Option<&'static str> {
     TYPES
         .kinds
-        .get(&(group.to_owned(), version.to_owned(), kind.to_owned()))
-        .map(String::as_str)
+        .get(kind)?
+        .iter()
+        .find(|(g, v, _)| g == group && v == version)
+        .map(|(_, _, name)| name.as_str())
 }
 
 /// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).

@@ -125,10 +125,7 @@ impl State {
             });
         }
         if call.dry_run() {
-            if !call.rt.custom {
-                defaults::apply(&call.rt.group, &call.rt.kind, &mut obj);
-                defaults::as_stored(&call.rt.group, &call.rt.kind, &mut obj);
-            }
+            as_served(&call.rt, &mut obj);
             return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
         }
         let (_, stored) = self.store_created(&call.rt, key, obj);
@@ -153,9 +150,16 @@ impl State {
             return self.store.put(&resource, key, obj);
         }
         let written = obj.clone();
-        defaults::apply(&rt.group, &rt.kind, &mut obj);
-        defaults::as_stored(&rt.group, &rt.kind, &mut obj);
+        as_served(rt, &mut obj);
         self.store.put_as_written(&resource, key, obj, written)
+    }
+}
+
+/// A created object as storage serves it: a built-in decoded again, with the scheme's
+/// defaults.
+pub(crate) fn as_served(rt: &ResourceType, obj: &mut Object) {
+    if !rt.custom {
+        defaults::as_decoded(&rt.group, &rt.kind, obj);
     }
 }
 

@@ -99,10 +99,9 @@ pub(crate) fn decode_into_type(call: &Call<'_>, obj: &mut Object) -> Result<Vec<
             Some(go_struct) => gotype::decode(go_struct, obj)?,
             None => Vec::new(),
         };
-        defaults::apply(&call.rt.group, &call.rt.kind, obj);
         // The typed object read back as unstructured (what field management compares) has
         // no empty `omitempty` lists, as it will not once stored.
-        defaults::as_stored(&call.rt.group, &call.rt.kind, obj);
+        defaults::as_decoded(&call.rt.group, &call.rt.kind, obj);
         return Ok(unknown);
     }
     if string_field(obj, "kind") != call.rt.kind {

@@ -5,7 +5,7 @@ use recon_apimachinery::go_quote;
 use recon_apimachinery::names::NameRule;
 use serde_json::Value;
 
-use super::create::before_create;
+use super::create::{as_served, before_create};
 use super::decode::{
     check_name, check_write_options, custom_type_meta_error, decode_request, ensure_namespace,
 };
@@ -226,10 +226,7 @@ impl State {
         set_meta(&mut obj, "creationTimestamp", self.now());
         warnings.extend(before_create(call, &mut obj)?);
         if call.dry_run() {
-            if !call.rt.custom {
-                defaults::apply(&call.rt.group, &call.rt.kind, &mut obj);
-                defaults::as_stored(&call.rt.group, &call.rt.kind, &mut obj);
-            }
+            as_served(&call.rt, &mut obj);
             return Ok(
                 Reply::json(201, call.object_response(&encode_body(&obj))).with_warnings(warnings)
             );
@@ -355,8 +352,7 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
     }
     if !rt.custom {
         // As read back from storage, which decodes with the scheme's defaults again.
-        defaults::apply(&rt.group, &rt.kind, new);
-        defaults::as_stored(&rt.group, &rt.kind, new);
+        defaults::as_decoded(&rt.group, &rt.kind, new);
     }
     let changed = match rt.generation {
         GenerationRule::None => false,

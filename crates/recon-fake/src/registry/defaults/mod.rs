@@ -51,6 +51,13 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
     }
 }
 
+/// A built-in object as kube-apiserver's decoder leaves it: its defaults filled in, then as
+/// read back from storage ([`as_stored`]), which is also what field management compares.
+pub(crate) fn as_decoded(group: &str, kind: &str, obj: &mut Object) {
+    apply(group, kind, obj);
+    as_stored(group, kind, obj);
+}
+
 /// What storing a built-in object does to it: etcd holds built-ins as protobuf, which keeps no
 /// difference between an empty list and none, so an empty list comes back absent (the field is
 /// `omitempty`), or `null` where the Go field is not (a Role's `rules`); and the fields Go
