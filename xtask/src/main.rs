@@ -238,15 +238,24 @@ const TASKS: &[Task] = &[
     Task {
         name: "openapi",
         about: "record the built-in kinds' OpenAPI v3 schemas from a real kube-apiserver into \
-            crates/recon-fake/data/openapi.json (typed decoding, field management)",
-        steps: &[run(&[
-            "bash",
-            "xtask/kube-apiserver.sh",
-            "run",
-            "python3",
-            "xtask/record-openapi.py",
-            "crates/recon-fake/data/openapi.json",
-        ])],
+            crates/recon-fake/data/openapi.json (typed decoding, field management), and their Go \
+            field order from the sources KUBE_SRC_GIT holds into data/go-field-order.json",
+        steps: &[
+            run(&[
+                "bash",
+                "xtask/kube-apiserver.sh",
+                "run",
+                "python3",
+                "xtask/record-openapi.py",
+                "crates/recon-fake/data/openapi.json",
+            ]),
+            run(&[
+                "python3",
+                "xtask/record-go-field-order.py",
+                "crates/recon-fake/data/openapi.json",
+                "crates/recon-fake/data/go-field-order.json",
+            ]),
+        ],
         options: &[],
     },
     Task {

@@ -3,12 +3,17 @@
 //! `map[string]string`, `intstr.IntOrString`, ...). Read from the OpenAPI v3 schemas recorded
 //! from a real kube-apiserver (`data/openapi.json`, written by `cargo xtask openapi`).
 //!
+//! The order of each struct's fields, which the OpenAPI does not keep, is read from the Go
+//! sources (`data/go-field-order.json`, written by `xtask/record-go-field-order.py`): the JSON
+//! encoder writes fields in that order ([`encode`]).
+//!
 //! The OpenAPI names structs but not Go's named scalar, slice and map types: a field of
 //! `type Protocol string` is a `string` here, so a decoding error names `string` where Go names
 //! `v1.Protocol`. The JSON types accepted are the same.
 
 mod base64;
 mod decode;
+mod encode;
 mod quantity;
 mod unstructured;
 
@@ -18,12 +23,21 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub(crate) use decode::decode;
+pub(crate) use encode::{child_type, write_string, write_value};
 pub(crate) use unstructured::{from_unstructured, go_format};
 
 /// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.
 const OPENAPI: &str = include_str!("../../data/openapi.json");
 
-static TYPES: LazyLock<GoTypes> = LazyLock::new(|| GoTypes::from_openapi(OPENAPI));
+/// Per struct schema name, its JSON field names in Go declaration order,
+/// `{"structs": {<name>: [<field>, ...]}}`.
+const FIELD_ORDER: &str = include_str!("../../data/go-field-order.json");
+
+static TYPES: LazyLock<GoTypes> = LazyLock::new(|| {
+    let mut types = GoTypes::from_openapi(OPENAPI);
+    types.order_fields(FIELD_ORDER);
+    types
+});
 
 /// The Go type of a field, a list item or a map value.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +71,9 @@ pub(crate) struct GoStruct {
     /// `v1.DeploymentSpec`: the type as `reflect` prints it.
     pub(crate) qualified: String,
     pub(crate) fields: BTreeMap<String, GoType>,
+    /// The field names in declaration order: the order Go's encoder writes them in. Sorted
+    /// where the recorded order lacks the struct.
+    pub(crate) order: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -84,7 +101,7 @@ impl GoTypes {
             let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
                 continue;
             };
-            let fields = properties
+            let fields: BTreeMap<String, GoType> = properties
                 .iter()
                 .map(|(field, s)| (field.clone(), go_type(s, &schemas)))
                 .collect();
@@ -94,6 +111,7 @@ impl GoTypes {
                 GoStruct {
                     qualified: format!("{}.{short}", package(name)),
                     name: short,
+                    order: fields.keys().cloned().collect(),
                     fields,
                 },
             );
@@ -113,6 +131,30 @@ impl GoTypes {
         }
         types.schemas = schemas;
         types
+    }
+
+    /// Takes each struct's field order from `document`; a struct whose recorded order names
+    /// other fields than its schema keeps the sorted order (a test checks none does).
+    fn order_fields(&mut self, document: &str) {
+        let Ok(Value::Object(mut document)) = serde_json::from_str::<Value>(document) else {
+            return;
+        };
+        let Some(Value::Object(orders)) = document.remove("structs") else {
+            return;
+        };
+        for (name, order) in orders {
+            let (Some(go_struct), Ok(order)) = (
+                self.structs.get_mut(&name),
+                serde_json::from_value::<Vec<String>>(order),
+            ) else {
+                continue;
+            };
+            let mut sorted = order.clone();
+            sorted.sort();
+            if sorted == go_struct.order {
+                go_struct.order = order;
+            }
+        }
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&GoStruct> {
@@ -250,6 +292,34 @@ mod tests {
             .unwrap();
         assert_eq!(meta.fields["creationTimestamp"], GoType::Time);
         assert_eq!(meta.qualified, "v1.ObjectMeta");
+    }
+
+    #[test]
+    fn every_struct_has_its_go_field_order() {
+        let meta = TYPES
+            .get("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+            .unwrap();
+        assert_eq!(meta.order[..3], ["name", "generateName", "namespace"]);
+        let config_map = TYPES.get("io.k8s.api.core.v1.ConfigMap").unwrap();
+        assert_eq!(
+            config_map.order,
+            [
+                "kind",
+                "apiVersion",
+                "metadata",
+                "immutable",
+                "data",
+                "binaryData"
+            ]
+        );
+        let recorded: Value = serde_json::from_str(FIELD_ORDER).unwrap();
+        for (name, go_struct) in &TYPES.structs {
+            assert_eq!(
+                recorded["structs"].get(name),
+                Some(&serde_json::json!(go_struct.order)),
+                "{name}: no recorded field order, or one naming other fields"
+            );
+        }
     }
 
     #[test]

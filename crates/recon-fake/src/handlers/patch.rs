@@ -3,18 +3,20 @@
 //! `metadata.resourceVersion` inside the patch acts as an optimistic lock.
 //!
 //! JSON merge, JSON and strategic merge patches are applied here; [`apply`] serves
-//! `application/apply-patch+yaml` (server-side apply), [`patched_text`] writes a merge-patched
-//! object as the real server quotes it in errors.
+//! `application/apply-patch+yaml` (server-side apply), [`patched_text`] writes a patched object
+//! as the real server quotes it in errors.
 
 mod apply;
 mod patched_text;
+
+use patched_text::{Reached, patched_text};
 
 use serde_json::Value;
 
 use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
-use crate::gotype;
+use crate::gotype::{self, GoType};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -70,17 +72,28 @@ impl State {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let mut doc = Value::Object(current.clone());
-        let mut merge_patch = None;
+        // What the patch reached, for quoting the patched object should it not decode.
+        let mut reached = None;
         let mut strategic_patch = None;
         match (patch_type, strategic) {
-            (PatchType::Merge, _) => merge_patch = Some(apply_merge_patch(&mut doc, call.body)?),
+            (PatchType::Merge, _) => {
+                let patch = apply_merge_patch(&mut doc, call.body)?;
+                reached = Some(Reached::by_merge_patch(
+                    &Value::Object(current.clone()),
+                    &patch,
+                ));
+            }
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
                     .unwrap_or_else(strategic::metadata_only);
                 doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
                 strategic_patch = Some(patch);
             }
-            _ => apply_json_patch(&mut doc, call.body)?,
+            _ => {
+                reached = Some(Reached::by_json_patch(&apply_json_patch(
+                    &mut doc, call.body,
+                )?))
+            }
         }
         let Value::Object(mut object) = doc else {
             return Err(patched_object_invalid(
@@ -88,11 +101,11 @@ impl State {
                 "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
             ));
         };
+        let go_struct = gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind);
         // A strategic merge patch's result goes back into the Go type through the unstructured
         // converter, whose error quotes the patch.
         if let Some(patch) = &strategic_patch
-            && let Some(go_struct) =
-                gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind)
+            && let Some(go_struct) = go_struct
             && let Err(why) = gotype::from_unstructured(go_struct, &object)
         {
             return Err(patched_object_invalid(&gotype::go_format(patch), &why));
@@ -100,19 +113,8 @@ impl State {
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
         }
-        // The patched object is decoded as a body is; its errors quote it as patched: a merge
-        // patch's result in the patch library's key order, any other as encoded.
-        let quote = |patched: &Object| match &merge_patch {
-            Some(patch) => patched_text::merge_patched(&Value::Object(current.clone()), patch),
-            None => Value::Object(patched.clone()).to_string(),
-        };
-        // Decoding consumes what it prunes and normalises: a custom resource patched otherwise
-        // than by a merge patch is kept aside whole, another object only its metadata.
-        let patched = if call.rt.custom && merge_patch.is_none() {
-            Some(object.clone())
-        } else {
-            None
-        };
+        // The patched object is decoded as a body is, which consumes what it prunes and
+        // normalises: its metadata is kept aside for quoting it in an error.
         let patched_metadata = object.get("metadata").cloned();
         let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
             unknown.extend(decode_into_type(call, &mut object)?);
@@ -121,13 +123,27 @@ impl State {
         let warnings = match decoded {
             Ok(warnings) => warnings,
             Err(why) => {
-                let patched = patched.unwrap_or_else(|| {
-                    if let Some(metadata) = patched_metadata {
-                        object.insert("metadata".to_owned(), metadata);
+                let text = match &reached {
+                    // Patched again, rather than a copy of every patched object kept aside.
+                    Some(reached) => {
+                        let mut patched = Value::Object(current);
+                        match patch_type {
+                            PatchType::Merge => {
+                                apply_merge_patch(&mut patched, call.body).map(|_| ())
+                            }
+                            _ => apply_json_patch(&mut patched, call.body).map(|_| ()),
+                        }?;
+                        let ty = go_struct.map(|name| GoType::Struct(name.to_owned()));
+                        patched_text(&patched, ty.as_ref(), reached)
                     }
-                    object
-                });
-                return Err(patched_object_invalid(&quote(&patched), &why));
+                    None => {
+                        if let Some(metadata) = patched_metadata {
+                            object.insert("metadata".to_owned(), metadata);
+                        }
+                        Value::Object(object).to_string()
+                    }
+                };
+                return Err(patched_object_invalid(&text, &why));
             }
         };
         check_name(call, &object)?;
@@ -209,7 +225,8 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
 
 /// RFC 6902 as the apiserver's json-patch library applies it: all operations or none; any
 /// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
-fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
+/// Returns the operations.
+fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<Vec<Value>, ApiError> {
     let ops: Value = serde_json::from_slice(body).map_err(decode_error)?;
     let Value::Array(ops) = ops else {
         return Err(ApiError::bad_request(format!(
@@ -239,16 +256,16 @@ fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<(), ApiError> {
         }
     }
     let mut work = doc.clone();
-    for op in ops {
-        if is_null_test_of_missing_key(&work, &op) {
+    for op in &ops {
+        if is_null_test_of_missing_key(&work, op) {
             continue;
         }
         let op: json_patch::PatchOperation =
-            serde_json::from_value(op).map_err(|_| patch_rejected())?;
+            serde_json::from_value(op.clone()).map_err(|_| patch_rejected())?;
         json_patch::patch(&mut work, std::slice::from_ref(&op)).map_err(|_| patch_rejected())?;
     }
     *doc = work;
-    Ok(())
+    Ok(ops)
 }
 
 /// `{"op":"test","path":"/a/b","value":null}` where `/a` exists and has no `b`: evanphx/json-patch

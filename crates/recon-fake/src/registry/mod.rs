@@ -5,11 +5,13 @@
 //! - [`builtins`]: the built-in types, from a table;
 //! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
 //! - [`defaults`]: the API defaults of built-in kinds, applied when an object is decoded;
+//! - [`events`]: the two Event versions that share one storage;
 //! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
 
 pub(crate) mod builtins;
 pub(crate) mod crd;
 pub(crate) mod defaults;
+pub(crate) mod events;
 pub(crate) mod resource;
 pub(crate) mod storage_hash;
 

@@ -13,8 +13,8 @@ use crate::clock::{Clock, format_time};
 use crate::ids::IdGenerator;
 use crate::reactor::{MutateHook, Reactor};
 use crate::record::RecordedRequest;
-use crate::registry::Registry;
 use crate::registry::resource::ResourceType;
+use crate::registry::{Registry, events};
 use crate::request::call::Call;
 use crate::schema::CustomResourceSchema;
 use crate::storage::store::Store;
@@ -49,8 +49,15 @@ pub(crate) struct State {
 
 impl State {
     pub(crate) fn new(clock: Arc<dyn Clock>, ids: IdGenerator) -> Self {
+        let mut store = Store::default();
+        store.cohabit(
+            GroupResource::new("", "events"),
+            GroupResource::new("events.k8s.io", "events"),
+            events::core_to_events_v1,
+            events::events_v1_to_core,
+        );
         State {
-            store: Store::default(),
+            store,
             registry: Registry::with_builtins(),
             clock,
             ids,

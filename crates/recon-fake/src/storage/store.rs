@@ -1,6 +1,7 @@
 //! Storage: one global revision counter (etcd's), and per resource the objects ordered by their
 //! storage key, each kept as the JSON bytes it is served as (and, when reading them now serves
-//! something else, as they were written: see [`Store::reread`]).
+//! something else, as they were written: see [`Store::reread`]). Two resources may share one
+//! storage ([`Store::cohabit`]): each write to one is the same write to the other.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -37,6 +38,17 @@ impl Collection {
     }
 }
 
+/// How an object of one resource reads through the resource it shares its storage with.
+pub(crate) type Convert = fn(&Object) -> Object;
+
+/// A resource whose objects are also those of `twin`, read through `convert`.
+#[derive(Debug, Clone)]
+struct Cohabitant {
+    resource: GroupResource,
+    twin: GroupResource,
+    convert: Convert,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
     /// etcd's revision: a fresh etcd is at 1, so the first write is revision 2 (as observed on a
@@ -44,6 +56,7 @@ pub(crate) struct Store {
     revision: u64,
     collections: HashMap<GroupResource, Collection>,
     pub(crate) history: History,
+    cohabitants: Vec<Cohabitant>,
 }
 
 impl Default for Store {
@@ -52,11 +65,44 @@ impl Default for Store {
             revision: 1,
             collections: HashMap::new(),
             history: History::new(DEFAULT_HISTORY),
+            cohabitants: Vec::new(),
         }
     }
 }
 
 impl Store {
+    /// Makes `a` and `b` one storage, as kube-apiserver's cohabitating resources (core/v1 and
+    /// events.k8s.io/v1 Events) are one etcd prefix read through two APIs: an object written
+    /// through either is kept in both forms, at one revision, under one key, and removed from
+    /// both at once. Each form is what its API serves, so reads, lists, selectors and watches
+    /// of either need nothing more; each watch sees every write once, in its own form.
+    pub(crate) fn cohabit(
+        &mut self,
+        a: GroupResource,
+        b: GroupResource,
+        a_to_b: Convert,
+        b_to_a: Convert,
+    ) {
+        self.cohabitants.push(Cohabitant {
+            resource: a.clone(),
+            twin: b.clone(),
+            convert: a_to_b,
+        });
+        self.cohabitants.push(Cohabitant {
+            resource: b,
+            twin: a,
+            convert: b_to_a,
+        });
+    }
+
+    /// The resource sharing `resource`'s storage and how to read an object of it there.
+    fn twin(&self, resource: &GroupResource) -> Option<(GroupResource, Convert)> {
+        self.cohabitants
+            .iter()
+            .find(|c| &c.resource == resource)
+            .map(|c| (c.twin.clone(), c.convert))
+    }
+
     /// The current revision: the resourceVersion of a list taken now.
     pub(crate) fn revision(&self) -> u64 {
         self.revision
@@ -109,7 +155,6 @@ impl Store {
             .take_while(move |(k, _)| k.starts_with(prefix))
     }
 
-    /// Writes `obj` at a new revision, which it returns along with the stored form.
     /// Stores `served` as [`put`](Self::put) does, remembering `written` as the bytes etcd
     /// holds when they differ (storage decodes them into `served`).
     pub(crate) fn put_as_written(
@@ -139,6 +184,7 @@ impl Store {
         self.collections.get(resource)?.written.get(key)
     }
 
+    /// Writes `obj` at a new revision, which it returns along with the stored form.
     pub(crate) fn put(
         &mut self,
         resource: &GroupResource,
@@ -152,10 +198,25 @@ impl Store {
             "resourceVersion",
             Value::String(revision.to_string()),
         );
+        if let Some((twin, convert)) = self.twin(resource) {
+            self.insert(&twin, key.clone(), &convert(&obj), revision);
+        }
+        let stored = self.insert(resource, key, &obj, revision);
+        (revision, stored)
+    }
+
+    /// Keeps `obj`, which carries `revision`, under `key` and logs the change.
+    fn insert(
+        &mut self,
+        resource: &GroupResource,
+        key: String,
+        obj: &Object,
+        revision: u64,
+    ) -> Stored {
         let stored = Stored {
-            body: encode_body(&obj),
+            body: encode_body(obj),
             revision,
-            labels: labels(&obj).into(),
+            labels: labels(obj).into(),
         };
         let collection = self.collections.entry(resource.clone()).or_default();
         for pair in stored.labels.iter() {
@@ -184,7 +245,7 @@ impl Store {
             previous,
             removed: false,
         });
-        (revision, stored)
+        stored
     }
 
     /// Serves every object of `resource` as `read` makes of its body as written, in place: the
@@ -239,32 +300,46 @@ impl Store {
         )
     }
 
-    /// Removes an object; the removal is a write of its own revision.
+    /// Removes an object (and its form in the resource sharing the storage); the removal is a
+    /// write of its own revision.
     pub(crate) fn remove(&mut self, resource: &GroupResource, key: &str) -> Option<(u64, Stored)> {
+        if !self.collections.get(resource)?.objects.contains_key(key) {
+            return None;
+        }
+        self.revision += 1;
+        let revision = self.revision;
+        if let Some((twin, _)) = self.twin(resource) {
+            self.take(&twin, key, revision);
+        }
+        let removed = self.take(resource, key, revision)?;
+        Some((revision, removed))
+    }
+
+    /// Drops `key` of `resource`, logging its removal at `revision`.
+    fn take(&mut self, resource: &GroupResource, key: &str, revision: u64) -> Option<Stored> {
         let collection = self.collections.get_mut(resource)?;
         let removed = collection.objects.remove(key)?;
         collection.unindex(key, &removed.labels);
         collection.written.remove(key);
-        self.revision += 1;
         let mut last = decode_body(&removed.body);
         set_meta(
             &mut last,
             "resourceVersion",
-            Value::String(self.revision.to_string()),
+            Value::String(revision.to_string()),
         );
         self.history.push(Change {
-            revision: self.revision,
+            revision,
             resource: resource.clone(),
             key: key.to_owned(),
             object: Stored {
                 body: encode_body(&last),
-                revision: self.revision,
+                revision,
                 labels: removed.labels.clone(),
             },
             previous: Some(removed.clone()),
             removed: true,
         });
-        Some((self.revision, removed))
+        Some(removed)
     }
 }
 
@@ -352,6 +427,45 @@ mod tests {
             ["a/x", "b/z"]
         );
         assert_eq!(keys(store.list_labelled(&cm, None, &[])), ["a/x", "b/z"]);
+    }
+
+    fn shouted(obj: &Object) -> Object {
+        obj.iter()
+            .map(|(k, v)| (k.to_uppercase(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn cohabiting_resources_share_every_write_and_removal_at_one_revision() {
+        let (core, events) = (
+            GroupResource::new("", "events"),
+            GroupResource::new("events.k8s.io", "events"),
+        );
+        let mut store = Store::default();
+        store.cohabit(core.clone(), events.clone(), shouted, |o| o.clone());
+        let (revision, _) = store.put(&core, "ns/e".into(), obj(json!({"note": "n"})));
+        let twin = store.get(&events, "ns/e").map(|s| decode_body(&s.body));
+        assert_eq!(
+            twin.map(Value::Object),
+            Some(json!({"NOTE": "n", "METADATA": {"resourceVersion": "2"}}))
+        );
+        assert_eq!(store.revision(), revision);
+        let watched: Vec<&GroupResource> = store
+            .history
+            .since(&events, 0)
+            .map(|c| &c.resource)
+            .collect();
+        assert_eq!(watched, [&events]);
+
+        assert_eq!(store.remove(&events, "ns/e").map(|(rev, _)| rev), Some(3));
+        assert!(store.get(&core, "ns/e").is_none());
+        let removals: Vec<(u64, bool)> = store
+            .history
+            .since(&core, 0)
+            .map(|c| (c.revision, c.removed))
+            .collect();
+        assert_eq!(removals, [(2, false), (3, true)]);
+        assert!(store.remove(&core, "ns/e").is_none());
     }
 
     #[test]

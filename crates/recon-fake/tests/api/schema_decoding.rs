@@ -152,8 +152,8 @@ async fn strict_field_validation_refuses_unknown_fields_and_ignore_drops_them_qu
 
 #[tokio::test]
 async fn a_strict_merge_patch_quotes_the_patched_object() {
-    // Recorded: schema/field-validation-strict-merge-patch: the stored object's keys in order,
-    // then the one the patch adds.
+    // Recorded: schema/field-validation-strict-merge-patch: the object the patch reached
+    // (`spec`) with its keys sorted, the added one among them.
     let (_server, api) = server().await;
     create_s1(&api, json!({"spec": {"title": "abc"}})).await;
     let params = PatchParams {
@@ -173,7 +173,7 @@ async fn a_strict_merge_patch_quotes_the_patched_object() {
     );
     assert!(
         s.message.ends_with(
-            r#"\"strategy\":{\"maxSurge\":1,\"type\":\"Rolling\"},\"title\":\"abc\",\"bogus\":1}}": strict decoding error: unknown field "spec.bogus""#
+            r#"\"spec\":{\"bogus\":1,\"enabled\":false,\"maxReplicas\":10,\"minReplicas\":0,\"replicas\":1,\"strategy\":{\"maxSurge\":1,\"type\":\"Rolling\"},\"title\":\"abc\"}}": strict decoding error: unknown field "spec.bogus""#
         ),
         "{}",
         s.message

@@ -1,78 +1,138 @@
-//! The JSON text of a merge-patched object as kube-apiserver writes it when it quotes the object
-//! in an error (`patch: Invalid value: "<object>"`). Its merge patch library (evanphx/json-patch
-//! v5) keeps the key order of the document it patches: the stored object's keys stay where they
-//! were (sorted, as the object was encoded) and keys the patch adds go last.
+//! The JSON text of a patched object as kube-apiserver quotes it in an error (`patch: Invalid
+//! value: "<object>"`). Its patch library (`gopkg.in/evanphx/json-patch.v4`) decodes only what
+//! a patch reaches, into Go maps that it writes back with their keys sorted; everything else
+//! keeps the bytes the object was encoded with, which for a built-in kind are in Go struct
+//! field order (`metadata` as `name, namespace, uid, ...`).
 //!
-//! Keys a patch adds to one object come in the order of a Go map walk there, which varies; they
-//! are written here in sorted order.
+//! Values a patch brings are written back as the patch wrote them; a parsed patch keeps no key
+//! order, so they are written sorted here. A JSON patch's array indices name the elements as
+//! each operation saw them; operations that shift elements before a later one reaches into
+//! them mark the shifted index.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// `current` merge-patched with `patch` (RFC 7396), as text in the patch library's key order.
-pub(crate) fn merge_patched(current: &Value, patch: &Value) -> String {
+use crate::gotype::{GoType, child_type, write_string, write_value};
+
+/// What of a document a patch reached.
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    /// Decoded throughout: a value the patch brought, or one it compared.
+    whole: bool,
+    /// The members decoded below this one (this one is decoded itself).
+    children: BTreeMap<String, Reached>,
+}
+
+impl Reached {
+    fn whole() -> Reached {
+        Reached {
+            whole: true,
+            children: BTreeMap::new(),
+        }
+    }
+
+    /// What an RFC 7396 merge of `patch` into `current` decodes: each object both have under
+    /// a key is merged member by member; any other value the patch gives replaces the current
+    /// one (`mergeDocs`).
+    pub(crate) fn by_merge_patch(current: &Value, patch: &Value) -> Reached {
+        let mut reached = Reached::default();
+        for (key, change) in patch.as_object().into_iter().flatten() {
+            if change.is_null() {
+                continue;
+            }
+            let child = match current.get(key) {
+                Some(now @ Value::Object(_)) if change.is_object() => {
+                    Reached::by_merge_patch(now, change)
+                }
+                _ => Reached::whole(),
+            };
+            reached.children.insert(key.clone(), child);
+        }
+        reached
+    }
+
+    /// What the RFC 6902 operations `ops` decode: every container on each path (and `from`
+    /// path), and the value an `add`, `replace` or `test` gives.
+    pub(crate) fn by_json_patch(ops: &[Value]) -> Reached {
+        let mut reached = Reached::default();
+        for op in ops {
+            let text = |key: &str| op.get(key).and_then(Value::as_str);
+            if let Some(from) = text("from") {
+                reached.parent(from);
+            }
+            let Some(path) = text("path") else { continue };
+            if let (Some((parent, last)), Some("add" | "replace" | "test")) =
+                (reached.parent(path), text("op"))
+            {
+                parent.children.insert(last, Reached::whole());
+            }
+        }
+        reached
+    }
+
+    /// Marks the containers on JSON pointer `path` as decoded; returns the last one's node and
+    /// the member of it the pointer names.
+    fn parent(&mut self, path: &str) -> Option<(&mut Reached, String)> {
+        let mut tokens = path
+            .strip_prefix('/')?
+            .split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"));
+        let mut last = tokens.next()?;
+        let mut node = self;
+        for token in tokens {
+            node = node
+                .children
+                .entry(std::mem::replace(&mut last, token))
+                .or_default();
+        }
+        Some((node, last))
+    }
+}
+
+/// `patched`, of Go type `ty` (`None` for a custom resource, encoded unstructured), as the
+/// patch library writes it after reaching `reached`.
+pub(crate) fn patched_text(patched: &Value, ty: Option<&GoType>, reached: &Reached) -> String {
     let mut out = String::new();
-    write_merged(current, patch, &mut out);
+    write(patched, ty, reached, &mut out);
     out
 }
 
-fn write_merged(current: &Value, patch: &Value, out: &mut String) {
-    let (Value::Object(doc), Value::Object(changes)) = (current, patch) else {
-        write_pruned(patch, out);
-        return;
+fn write(value: &Value, ty: Option<&GoType>, reached: &Reached, out: &mut String) {
+    if reached.whole {
+        return write_value(None, value, out);
+    }
+    let member = |key: &str, value: &Value, out: &mut String| {
+        let ty = child_type(ty, key);
+        match reached.children.get(key) {
+            Some(below) => write(value, ty, below, out),
+            None => write_value(ty, value, out),
+        }
     };
-    let mut fields = Vec::new();
-    for (k, v) in doc {
-        match changes.get(k) {
-            Some(Value::Null) => {}
-            Some(change) => fields.push((k, Merged::Both(v, change))),
-            None => fields.push((k, Merged::Kept(v))),
-        }
-    }
-    for (k, change) in changes {
-        if !doc.contains_key(k) && !change.is_null() {
-            fields.push((k, Merged::Added(change)));
-        }
-    }
-    out.push('{');
-    for (i, (k, merged)) in fields.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&Value::String(k.clone()).to_string());
-        out.push(':');
-        match merged {
-            Merged::Kept(v) => out.push_str(&v.to_string()),
-            Merged::Both(v, change) => write_merged(v, change, out),
-            Merged::Added(change) => write_pruned(change, out),
-        }
-    }
-    out.push('}');
-}
-
-/// A field of the merged object.
-enum Merged<'a> {
-    Kept(&'a Value),
-    Both(&'a Value, &'a Value),
-    Added(&'a Value),
-}
-
-/// A value a patch brings where nothing was: its nulls are dropped (`pruneNulls`).
-fn write_pruned(v: &Value, out: &mut String) {
-    match v {
+    match value {
         Value::Object(map) => {
             out.push('{');
-            let kept = map.iter().filter(|(_, v)| !v.is_null());
-            for (i, (k, v)) in kept.enumerate() {
+            for (i, (key, value)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
+                write_string(key, out);
                 out.push(':');
-                write_pruned(v, out);
+                member(key, value, out);
             }
             out.push('}');
         }
-        other => out.push_str(&other.to_string()),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                member(&i.to_string(), item, out);
+            }
+            out.push(']');
+        }
+        scalar => write_value(None, scalar, out),
     }
 }
 
@@ -82,24 +142,63 @@ mod tests {
 
     use super::*;
 
+    fn config_map() -> GoType {
+        GoType::Struct("io.k8s.api.core.v1.ConfigMap".into())
+    }
+
     #[test]
-    fn added_keys_go_last_and_nulls_remove_or_vanish() {
-        let current = json!({"a": 1, "spec": {"b": 2, "c": {"d": 3}, "z": 0}});
-        let patch =
-            json!({"spec": {"c": {"e": 4}, "aa": {"n": null, "m": 5}, "z": null}, "0": [1]});
+    fn what_a_merge_patch_reaches_is_sorted_and_the_rest_keeps_go_field_order() {
+        let current = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"},
+                             "metadata": {"uid": "u", "name": "c", "labels": {"b": "1"}}});
+        let patch = json!({"data": {"k": 5, "a": "x"}});
+        let mut patched = current.clone();
+        json_patch::merge(&mut patched, &patch);
+        let reached = Reached::by_merge_patch(&current, &patch);
         assert_eq!(
-            merge_patched(&current, &patch),
-            r#"{"a":1,"spec":{"b":2,"c":{"d":3,"e":4},"aa":{"m":5}},"0":[1]}"#
+            patched_text(&patched, Some(&config_map()), &reached),
+            r#"{"apiVersion":"v1","data":{"a":"x","k":5},"kind":"ConfigMap","metadata":{"name":"c","uid":"u","labels":{"b":"1"}}}"#
         );
     }
 
     #[test]
-    fn the_text_reads_as_the_merge_patched_value() {
-        let current = json!({"k": "v", "l": [1, 2], "o": {"p": true}});
-        let patch = json!({"l": [3], "o": "flat", "n": {"x": null}});
-        let mut merged = current.clone();
-        json_patch::merge(&mut merged, &patch);
-        let text: Value = serde_json::from_str(&merge_patched(&current, &patch)).unwrap();
-        assert_eq!(text, merged);
+    fn a_merge_patch_replacing_an_object_by_a_scalar_reaches_it_whole() {
+        let current = json!({"spec": {"a": {"y": 1, "x": 2}}});
+        let reached = Reached::by_merge_patch(&current, &json!({"spec": {"a": 3, "b": null}}));
+        assert!(reached.children["spec"].children["a"].whole);
+        assert!(!reached.children["spec"].children.contains_key("b"));
+    }
+
+    #[test]
+    fn a_json_patch_reaches_the_containers_on_its_paths_and_the_values_it_gives() {
+        let ops = [
+            json!({"op": "replace", "path": "/data/k", "value": {"nested": true}}),
+            json!({"op": "copy", "from": "/metadata/labels", "path": "/metadata/annotations"}),
+            json!({"op": "remove", "path": "/a~1b/0"}),
+        ];
+        let reached = Reached::by_json_patch(&ops);
+        assert!(reached.children["data"].children["k"].whole);
+        assert!(!reached.children["data"].whole);
+        let metadata = &reached.children["metadata"];
+        assert!(
+            metadata.children.is_empty(),
+            "a copied value is not decoded"
+        );
+        assert!(reached.children["a/b"].children.is_empty());
+        let patched = json!({"kind": "ConfigMap", "metadata": {"uid": "u", "name": "c"},
+                             "data": {"k": {"nested": true}}});
+        assert_eq!(
+            patched_text(&patched, Some(&config_map()), &reached),
+            r#"{"data":{"k":{"nested":true}},"kind":"ConfigMap","metadata":{"name":"c","uid":"u"}}"#
+        );
+    }
+
+    #[test]
+    fn an_unstructured_object_is_sorted_throughout() {
+        let patched = json!({"spec": {"b": 1, "a": {"d": 1, "c": 2}}});
+        let reached = Reached::by_merge_patch(&patched, &json!({"spec": {"b": 1}}));
+        assert_eq!(
+            patched_text(&patched, None, &reached),
+            r#"{"spec":{"a":{"c":2,"d":1},"b":1}}"#
+        );
     }
 }

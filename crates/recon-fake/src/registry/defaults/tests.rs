@@ -253,6 +253,7 @@ fn as_stored_drops_empty_lists_and_writes_the_zero_fields_go_keeps() {
     assert_eq!(
         Value::Object(event),
         json!({"eventTime": null, "firstTimestamp": null, "lastTimestamp": null,
-               "reportingComponent": "", "reportingInstance": "", "source": {}})
+               "involvedObject": {}, "reportingComponent": "", "reportingInstance": "",
+               "source": {}})
     );
 }

@@ -1,0 +1,135 @@
+//! Writing a value as Go's `encoding/json` writes what it decoded into: a struct's fields in
+//! declaration order, a map's keys sorted, no spaces, and `<`, `>`, `&` (and the JavaScript
+//! line separators) escaped, as `json.Marshal` does by default.
+
+use serde_json::Value;
+
+use super::{GoType, TYPES};
+
+/// Writes `value`, of Go type `ty`, to `out`. `None` is an unstructured value
+/// (`map[string]interface{}`), written with every map's keys sorted.
+pub(crate) fn write_value(ty: Option<&GoType>, value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let go_struct = match ty {
+                Some(GoType::Struct(name)) => TYPES.get(name),
+                _ => None,
+            };
+            out.push('{');
+            let mut first = true;
+            let mut field = |key: &str, value: &Value, out: &mut String| {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                write_string(key, out);
+                out.push(':');
+                write_value(child_type(ty, key), value, out);
+            };
+            match go_struct {
+                Some(go_struct) => {
+                    for key in &go_struct.order {
+                        if let Some(value) = map.get(key) {
+                            field(key, value, out);
+                        }
+                    }
+                    // Keys the struct lacks are not decoded into it; kept last should one come.
+                    for (key, value) in map
+                        .iter()
+                        .filter(|(k, _)| !go_struct.fields.contains_key(*k))
+                    {
+                        field(key, value, out);
+                    }
+                }
+                None => {
+                    for (key, value) in map {
+                        field(key, value, out);
+                    }
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(child_type(ty, ""), item, out);
+            }
+            out.push(']');
+        }
+        Value::String(text) => write_string(text, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The type of `key` in a value of type `ty`: a struct's field, a map's values, a slice's
+/// items (any key).
+pub(crate) fn child_type<'a>(ty: Option<&'a GoType>, key: &str) -> Option<&'a GoType> {
+    match ty? {
+        GoType::Struct(name) => TYPES.get(name)?.fields.get(key),
+        GoType::Map(value) => Some(value),
+        GoType::Slice(item) => Some(item),
+        _ => None,
+    }
+}
+
+/// A JSON string as `encoding/json` escapes it (HTML-safe).
+pub(crate) fn write_string(text: &str, out: &mut String) {
+    let quoted = Value::String(text.to_owned()).to_string();
+    for c in quoted.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn written(ty: Option<&GoType>, value: &Value) -> String {
+        let mut out = String::new();
+        write_value(ty, value, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_struct_is_written_in_field_order_and_its_maps_sorted() {
+        let config_map = GoType::Struct("io.k8s.api.core.v1.ConfigMap".into());
+        let value = json!({
+            "apiVersion": "v1", "data": {"b": "2", "a": "1"}, "kind": "ConfigMap",
+            "metadata": {"uid": "u", "name": "c", "labels": {"z": "1", "y": "2"}},
+        });
+        assert_eq!(
+            written(Some(&config_map), &value),
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","uid":"u","labels":{"y":"2","z":"1"}},"data":{"a":"1","b":"2"}}"#
+        );
+    }
+
+    #[test]
+    fn list_items_take_the_slice_item_type() {
+        let spec = GoType::Struct("io.k8s.api.core.v1.PodSpec".into());
+        let value = json!({"containers": [{"image": "i", "name": "n"}]});
+        assert_eq!(
+            written(Some(&spec), &value),
+            r#"{"containers":[{"name":"n","image":"i"}]}"#
+        );
+    }
+
+    #[test]
+    fn strings_are_escaped_as_go_escapes_them_for_html() {
+        assert_eq!(
+            written(None, &json!({"k": "<a & b>\u{2028}"})),
+            r#"{"k":"\u003ca \u0026 b\u003e\u2028"}"#
+        );
+    }
+}

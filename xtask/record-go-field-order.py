@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Records the Go struct field order of the built-in types recon-fake decodes, for the errors
+that quote an object as kube-apiserver's JSON encoder wrote it (fields in declaration order,
+not sorted).
+
+    KUBE_SRC_GIT=GIT_DIR python3 xtask/record-go-field-order.py OPENAPI.json OUT.json
+
+(`cargo xtask openapi` runs it after recording OPENAPI.json.) KUBE_SRC_GIT names a git
+directory whose HEAD holds a Kubernetes tree at KUBE_SRC_SUBDIR, the same variables
+xtask/kube-apiserver.sh builds the server from (the microshift snapshot, whose tree is at
+`deps/github.com/openshift/kubernetes`, the default). For every struct schema of OPENAPI.json (the file `cargo xtask
+openapi` records) it finds the Go struct of that name in its package's sources, expands the
+fields embedded with `json:",inline"`, and writes the JSON field names in declaration order.
+It fails when a struct is missing or its fields differ from the schema's properties, so a
+recording from another Kubernetes version cannot go stale silently.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+STRUCT = re.compile(r"^type (\w+) struct \{$")
+IMPORT = re.compile(r'^(?:import )?\s*(\w+\s+)?"([\w./-]+)"$')
+FIELD = re.compile(r'^\s*(\*?[\w.]+)(?:\s+([^`]+?))?\s+`([^`]*)`')
+JSON_TAG = re.compile(r'json:"([^"]*)"')
+
+
+def git(git_dir, *args):
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def package_dir(schema_prefix):
+    """`io.k8s.api.core.v1` to `staging/src/k8s.io/api/core/v1`."""
+    parts = schema_prefix.split(".")
+    if parts[:3] == ["io", "k8s", "api"]:
+        return "staging/src/k8s.io/api/" + "/".join(parts[3:])
+    if parts[:3] == ["io", "k8s", "apimachinery"]:
+        return "staging/src/k8s.io/apimachinery/" + "/".join(parts[3:])
+    raise SystemExit(f"no package directory for {schema_prefix}")
+
+
+def schema_prefix(import_path):
+    """`k8s.io/apimachinery/pkg/apis/meta/v1` to `io.k8s.apimachinery.pkg.apis.meta.v1`."""
+    head, _, rest = import_path.partition("/")
+    if head != "k8s.io":
+        return None
+    return "io.k8s." + rest.replace("/", ".")
+
+
+class Package:
+    """The structs of one Go package: per struct, its fields as (json name | inline type)."""
+
+    def __init__(self, git_dir, subdir, prefix):
+        self.prefix = prefix
+        self.structs = {}
+        root = f"{subdir}/{package_dir(prefix)}/"
+        files = git(git_dir, "ls-tree", "--name-only", "HEAD", root).split()
+        for path in files:
+            if path.endswith(".go") and not path.endswith("_test.go") and "zz_generated" not in path:
+                self.read(git(git_dir, "show", f"HEAD:{path}"))
+
+    def read(self, source):
+        aliases = {}
+        current = None
+        for line in source.splitlines():
+            imported = IMPORT.match(line)
+            if imported and current is None:
+                path = imported.group(2)
+                alias = (imported.group(1) or path.rsplit("/", 1)[-1]).strip()
+                aliases[alias] = path
+                continue
+            started = STRUCT.match(line)
+            if started:
+                current = []
+                self.structs[started.group(1)] = current
+                continue
+            if current is None:
+                continue
+            if line.startswith("}"):
+                current = None
+                continue
+            field = FIELD.match(line)
+            if not field or line.lstrip().startswith("//"):
+                continue
+            name, ty, tags = field.group(1), field.group(2), field.group(3)
+            tag = JSON_TAG.search(tags)
+            json_name = tag.group(1).split(",")[0] if tag else None
+            inline = tag is not None and ",inline" in tag.group(1)
+            if json_name == "-":
+                continue
+            if inline or (ty is None and not json_name):
+                # An embedded struct without a name of its own: its fields are this struct's.
+                embedded = name.lstrip("*")
+                alias, _, short = embedded.rpartition(".")
+                prefix = schema_prefix(aliases.get(alias, "")) if alias else self.prefix
+                if prefix is not None:
+                    current.append(("inline", f"{prefix}.{short}"))
+            else:
+                current.append(("field", json_name or name))
+
+
+def main():
+    if len(sys.argv) != 3 or not os.environ.get("KUBE_SRC_GIT"):
+        raise SystemExit(__doc__)
+    openapi_path, out_path = sys.argv[1:3]
+    git_dir = os.environ["KUBE_SRC_GIT"]
+    subdir = os.environ.get("KUBE_SRC_SUBDIR", "deps/github.com/openshift/kubernetes")
+    with open(openapi_path) as f:
+        openapi = json.load(f)
+    schemas = openapi["schemas"]
+    packages = {}
+
+    def struct(name):
+        prefix, _, short = name.rpartition(".")
+        if prefix not in packages:
+            packages[prefix] = Package(git_dir, subdir, prefix)
+        fields = packages[prefix].structs.get(short)
+        if fields is None:
+            raise SystemExit(f"{name}: no Go struct {short} in {package_dir(prefix)}")
+        return fields
+
+    def order(name):
+        names = []
+        for what, value in struct(name):
+            names.extend(order(value) if what == "inline" else [value])
+        return names
+
+    structs = {}
+    for name, schema in sorted(schemas.items()):
+        properties = schema.get("properties")
+        if not properties:
+            continue
+        fields = order(name)
+        if sorted(fields) != sorted(properties):
+            raise SystemExit(
+                f"{name}: Go fields {sorted(fields)} differ from the schema's {sorted(properties)}"
+            )
+        structs[name] = fields
+    commit = git(git_dir, "rev-parse", "HEAD").strip()
+    with open(out_path, "w") as f:
+        f.write('{"kubernetes": "%s",\n"source": "%s %s",\n"structs": {\n' % (
+            openapi["kubernetes"], commit, subdir))
+        f.write(",\n".join(f"{json.dumps(n)}: {json.dumps(o)}" for n, o in structs.items()))
+        f.write("\n}}\n")
+
+
+if __name__ == "__main__":
+    main()
