@@ -9,59 +9,70 @@ use super::{GoType, TYPES};
 /// Writes `value`, of Go type `ty`, to `out`. `None` is an unstructured value
 /// (`map[string]interface{}`), written with every map's keys sorted.
 pub(crate) fn write_value(ty: Option<&GoType>, value: &Value, out: &mut String) {
+    let member = |key: &str, value: &Value, out: &mut String| {
+        write_value(child_type(ty, key), value, out);
+    };
     match value {
         Value::Object(map) => {
             let go_struct = match ty {
                 Some(GoType::Struct(name)) => TYPES.get(name),
                 _ => None,
             };
-            out.push('{');
-            let mut first = true;
-            let mut field = |key: &str, value: &Value, out: &mut String| {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                write_string(key, out);
-                out.push(':');
-                write_value(child_type(ty, key), value, out);
-            };
             match go_struct {
                 Some(go_struct) => {
-                    for key in &go_struct.order {
-                        if let Some(value) = map.get(key) {
-                            field(key, value, out);
-                        }
-                    }
-                    // Keys the struct lacks are not decoded into it; kept last should one come.
-                    for (key, value) in map
+                    let declared = go_struct
+                        .order
                         .iter()
-                        .filter(|(k, _)| !go_struct.fields.contains_key(*k))
-                    {
-                        field(key, value, out);
-                    }
+                        .filter_map(|key| map.get_key_value(key));
+                    // Keys the struct lacks are not decoded into it; kept last should one come.
+                    let undeclared = map
+                        .iter()
+                        .filter(|(k, _)| !go_struct.fields.contains_key(*k));
+                    write_object(declared.chain(undeclared), out, member);
                 }
-                None => {
-                    for (key, value) in map {
-                        field(key, value, out);
-                    }
-                }
+                None => write_object(map, out, member),
             }
-            out.push('}');
         }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(child_type(ty, ""), item, out);
-            }
-            out.push(']');
-        }
+        Value::Array(items) => write_array(items, out, |_, item, out| {
+            write_value(child_type(ty, ""), item, out);
+        }),
         Value::String(text) => write_string(text, out),
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// Writes an object of `members`, each value by `write`.
+pub(crate) fn write_object<'a>(
+    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    out: &mut String,
+    mut write: impl FnMut(&str, &Value, &mut String),
+) {
+    out.push('{');
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(key, out);
+        out.push(':');
+        write(key, value, out);
+    }
+    out.push('}');
+}
+
+/// Writes an array of `items`, each by `write` (given its index).
+pub(crate) fn write_array(
+    items: &[Value],
+    out: &mut String,
+    mut write: impl FnMut(usize, &Value, &mut String),
+) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(i, item, out);
+    }
+    out.push(']');
 }
 
 /// The type of `key` in a value of type `ty`: a struct's field, a map's values, a slice's

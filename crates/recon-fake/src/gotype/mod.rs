@@ -23,7 +23,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub(crate) use decode::decode;
-pub(crate) use encode::{child_type, write_string, write_value};
+pub(crate) use encode::{child_type, write_array, write_object, write_value};
 pub(crate) use unstructured::{from_unstructured, go_format};
 
 /// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.

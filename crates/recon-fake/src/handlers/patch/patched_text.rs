@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::gotype::{GoType, child_type, write_string, write_value};
+use crate::gotype::{GoType, child_type, write_array, write_object, write_value};
 
 /// What of a document a patch reached.
 #[derive(Debug, Default)]
@@ -110,28 +110,10 @@ fn write(value: &Value, ty: Option<&GoType>, reached: &Reached, out: &mut String
         }
     };
     match value {
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, value)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                member(key, value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                member(&i.to_string(), item, out);
-            }
-            out.push(']');
-        }
+        Value::Object(map) => write_object(map, out, member),
+        Value::Array(items) => write_array(items, out, |i, item, out| {
+            member(&i.to_string(), item, out);
+        }),
         scalar => write_value(None, scalar, out),
     }
 }
