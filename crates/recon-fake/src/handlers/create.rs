@@ -10,8 +10,8 @@ use super::field_manager::FieldManager;
 use super::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
 };
-use crate::registry::defaults;
 use crate::registry::resource::{GenerationRule, ResourceType};
+use crate::registry::{defaults, validation};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -202,6 +202,7 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     if let Some(validate) = rt.hooks.validate {
         errors.extend(validate(obj));
     }
+    errors.extend(validation::validate_create(&rt.group, &rt.kind, obj));
     if errors.is_empty() {
         errors = validate_object_meta(obj, rt.namespaced, NameRule::PathSegment);
     }

@@ -15,8 +15,8 @@ use super::validation::{
     validate_object_meta_update,
 };
 use crate::apply::restore_unchanged_times;
-use crate::registry::defaults;
 use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
+use crate::registry::{defaults, validation};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -315,6 +315,11 @@ fn before_update(
         if let Some(validate) = rt.hooks.validate {
             errors.extend(validate(&new));
         }
+        errors.extend(match endpoint {
+            Endpoint::Main => validation::validate_update(&rt.group, &rt.kind, &new, old),
+            Endpoint::Status => validation::validate_status_update(&rt.group, &rt.kind, &new, old),
+            Endpoint::Finalize => Vec::new(),
+        });
         if endpoint == Endpoint::Finalize {
             errors.extend(validate_namespace_finalizer_names(&new));
         }

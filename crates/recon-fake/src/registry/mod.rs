@@ -6,6 +6,7 @@
 //! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
 //! - [`defaults`]: the API defaults of built-in kinds, applied when an object is decoded;
 //! - [`events`]: the two Event versions that share one storage;
+//! - [`validation`]: what each built-in kind's strategy validates beyond metadata;
 //! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
 
 pub(crate) mod builtins;
@@ -14,6 +15,7 @@ pub(crate) mod defaults;
 pub(crate) mod events;
 pub(crate) mod resource;
 pub(crate) mod storage_hash;
+pub(crate) mod validation;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};

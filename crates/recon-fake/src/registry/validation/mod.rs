@@ -1,0 +1,74 @@
+//! Validation of built-in kinds: what each kind's registry strategy checks beyond the generic
+//! metadata rules (`handlers::validation`), on create (`Validate`), on update
+//! (`ValidateUpdate`: the same checks on the new object, then what may not change) and through
+//! `/status` (`ValidateStatusUpdate`), as `pkg/apis/<group>/validation` of kube-apiserver 1.36
+//! words it: the same field paths, messages and order of `details.causes`.
+//!
+//! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
+//!   PodTemplates;
+//! - [`workloads`]: apps/v1 and batch/v1;
+//! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
+//! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
+//!
+//! Each function gets the object as decoded and defaulted (a JSON object whose fields have
+//! their Go types) and returns its errors in the order the real server reports them.
+
+mod core;
+mod others;
+mod path;
+mod pod;
+mod workloads;
+
+pub(crate) use path::Path;
+
+use crate::wire::field_error::FieldError;
+use crate::wire::object::Object;
+
+/// The type-specific errors of creating `obj`, a `group` `kind`.
+pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
+    match group {
+        "" => match kind {
+            "Pod" | "PodTemplate" => pod::validate_create(kind, obj),
+            _ => core::validate_create(group, kind, obj),
+        },
+        "events.k8s.io" => core::validate_create(group, kind, obj),
+        "apps" | "batch" => workloads::validate_create(kind, obj),
+        _ => others::validate_create(group, kind, obj),
+    }
+}
+
+/// The type-specific errors of updating `old` to `new` through the main endpoint.
+pub(crate) fn validate_update(
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
+) -> Vec<FieldError> {
+    match group {
+        "" => match kind {
+            "Pod" | "PodTemplate" => pod::validate_update(kind, new, old),
+            _ => core::validate_update(group, kind, new, old),
+        },
+        "events.k8s.io" => core::validate_update(group, kind, new, old),
+        "apps" | "batch" => workloads::validate_update(kind, new, old),
+        _ => others::validate_update(group, kind, new, old),
+    }
+}
+
+/// The type-specific errors of updating `old` to `new` through `/status`.
+pub(crate) fn validate_status_update(
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
+) -> Vec<FieldError> {
+    match group {
+        "" => match kind {
+            "Pod" | "PodTemplate" => pod::validate_status_update(kind, new, old),
+            _ => core::validate_status_update(group, kind, new, old),
+        },
+        "events.k8s.io" => core::validate_status_update(group, kind, new, old),
+        "apps" | "batch" => workloads::validate_status_update(kind, new, old),
+        _ => others::validate_status_update(group, kind, new, old),
+    }
+}
