@@ -424,6 +424,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
             storage_version_hash: Some(storage_version_hash(group, version, kind)),
             ..DiscoveryInfo::default()
         },
+        internal_group: None,
     }
 }
 
@@ -463,9 +464,11 @@ impl ResourceType {
         self
     }
 
-    /// The kind is stored as another group/version/kind, which its storage version hash names.
+    /// The kind is stored as another group/version/kind, which its storage version hash names,
+    /// and decoded into that group's internal type.
     fn stored_as(mut self, group: &str, version: &str, kind: &str) -> Self {
         self.discovery.storage_version_hash = Some(storage_version_hash(group, version, kind));
+        self.internal_group = Some(group.to_owned());
         self
     }
 }

@@ -310,6 +310,7 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
             categories: name_list(obj, "categories"),
             storage_version_hash,
         },
+        internal_group: None,
     })
 }
 

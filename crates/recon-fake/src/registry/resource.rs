@@ -194,6 +194,9 @@ pub(crate) struct ResourceType {
     pub(crate) field_labels: FieldLabels,
     pub(crate) hooks: TypeHooks,
     pub(crate) discovery: DiscoveryInfo,
+    /// The group of the internal type when it is another group's (events.k8s.io Events decode
+    /// into core Events), which validation errors name.
+    pub(crate) internal_group: Option<String>,
 }
 
 impl ResourceType {
@@ -206,8 +209,11 @@ impl ResourceType {
         GroupResource::new(self.group.clone(), self.plural.clone())
     }
 
+    /// The group and kind validation errors name: the internal type's (`rest.BeforeCreate`
+    /// takes it from `ObjectKinds` of the internal object).
     pub(crate) fn group_kind(&self) -> GroupKind {
-        GroupKind::new(self.group.clone(), self.kind.clone())
+        let group = self.internal_group.as_ref().unwrap_or(&self.group);
+        GroupKind::new(group.clone(), self.kind.clone())
     }
 
     pub(crate) fn api_version(&self, version: &str) -> String {
