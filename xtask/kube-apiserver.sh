@@ -30,6 +30,12 @@ workdir=kube-apiserver
 binary=kube-apiserver
 
 start() {
+  # The tool's stop.sh knows its processes by /proc/PID/exe, which resolves symbolic links: a
+  # linked bin/ would leave every server it starts running (and holding its ports).
+  if [ -L "$work/bin" ] || [ -L "$work/bin/kube-apiserver" ]; then
+    die "$work/bin is a symbolic link: copy or hard-link (cp -al) the binaries instead, or" \
+      "stop.sh cannot stop what start.sh starts"
+  fi
   if [ ! -x "$work/bin/kube-apiserver" ]; then
     [ -n "${KUBE_SRC_GIT:-}" ] || die "kube-apiserver is not built in $work/bin: set KUBE_SRC_GIT" \
       "to the git directory of a github.com/openshift/microshift snapshot (see the tool's README)," \

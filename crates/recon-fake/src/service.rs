@@ -14,6 +14,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
+use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
 use crate::record::{RecordedRequest, RequestOrigin};
 use crate::registry::resource::{DeleteBehavior, ResourceType};
@@ -315,6 +316,15 @@ impl State {
             user_agent: &incoming.user_agent,
             body: &incoming.body,
         };
+        // Every handler that reads a body reads it through the size limit first (a patch
+        // checks its content type before).
+        let reads_body = matches!(
+            incoming.verb,
+            Verb::Create | Verb::Update | Verb::Delete | Verb::DeleteCollection
+        );
+        if reads_body && let Err(e) = check_body_size(call.body) {
+            return e.into();
+        }
         let result = match incoming.verb {
             Verb::Get => self.get(&call),
             Verb::List => self.list(&call),

@@ -16,6 +16,7 @@ use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::{Stored, object_key};
+use crate::storage::write_limit;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 
@@ -128,6 +129,7 @@ impl State {
             as_served(&call.rt, &mut obj);
             return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
         }
+        write_limit::fit(&mut obj, &key, call.body.len(), !call.is_apply())?;
         let (_, stored) = self.store_created(&call.rt, key, obj);
         let reply = Reply::json(201, call.object_response(&stored.body));
         self.after_write(&call.rt);

@@ -23,3 +23,21 @@ pub(crate) mod read;
 pub(crate) mod update;
 pub(crate) mod validation;
 pub(crate) mod watch;
+
+use crate::wire::error::ApiError;
+use crate::wire::status::Reason;
+
+/// `MaxRequestBodyBytes` of kube-apiserver: 3 MiB.
+const MAX_REQUEST_BODY_BYTES: usize = 3 << 20;
+
+/// `limitedReadBody`: a body over the limit is refused before anything reads it.
+pub(crate) fn check_body_size(body: &[u8]) -> Result<(), ApiError> {
+    if body.len() > MAX_REQUEST_BODY_BYTES {
+        return Err(ApiError::new(
+            413,
+            Reason::RequestEntityTooLarge,
+            format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
+        ));
+    }
+    Ok(())
+}

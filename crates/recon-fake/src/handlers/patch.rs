@@ -13,6 +13,7 @@ use patched_text::{Reached, patched_text};
 
 use serde_json::Value;
 
+use super::check_body_size;
 use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
@@ -57,6 +58,7 @@ const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 impl State {
     pub(crate) fn patch(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         let patch_type = patch_type(call)?;
+        check_body_size(call.body)?;
         check_patch_options(call, patch_type)?;
         if patch_type == PatchType::Apply {
             return self.server_side_apply(call);

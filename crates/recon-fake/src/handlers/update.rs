@@ -21,6 +21,7 @@ use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::Stored;
+use crate::storage::write_limit;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
@@ -197,6 +198,8 @@ impl State {
             let body = encode_body(&new);
             return Ok(Reply::json(200, call.object_response(&body)).with_warnings(warnings));
         }
+        let bound = call.body.len().saturating_add(stored.body.len());
+        write_limit::fit(&mut new, &key, bound, !call.is_apply())?;
         let (_, stored) = self.store.put(&gr, key, new);
         let reply = Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings);
         self.after_write(&rt);
@@ -231,6 +234,7 @@ impl State {
                 Reply::json(201, call.object_response(&encode_body(&obj))).with_warnings(warnings)
             );
         }
+        write_limit::fit(&mut obj, &call.key(), call.body.len(), !call.is_apply())?;
         let (_, stored) = self.store_created(&call.rt, call.key(), obj);
         let reply = Reply::json(201, call.object_response(&stored.body)).with_warnings(warnings);
         self.after_write(&call.rt);

@@ -52,6 +52,11 @@ impl Call<'_> {
         self.query.all("dryRun").any(|v| v == "All")
     }
 
+    /// Whether this is a server-side apply (`application/apply-patch+yaml`).
+    pub(crate) fn is_apply(&self) -> bool {
+        self.content_type.starts_with("application/apply-patch")
+    }
+
     /// Whether this request's version serves `/status`.
     pub(crate) fn has_status(&self) -> bool {
         self.rt.has_status(&self.path.version)

@@ -4,8 +4,10 @@
 //!
 //! - [`stored`]: one stored object and its key;
 //! - [`history`]: the bounded change log;
-//! - [`store`]: the objects, their label index and the revision counter.
+//! - [`store`]: the objects, their label index and the revision counter;
+//! - [`write_limit`]: etcd's limit on the size of one write.
 
 pub(crate) mod history;
 pub(crate) mod store;
 pub(crate) mod stored;
+pub(crate) mod write_limit;

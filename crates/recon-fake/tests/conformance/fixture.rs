@@ -371,6 +371,21 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
     })
 }
 
+/// The largest `${pad:N}`: what a size-limit scenario needs, with room to spare.
+const MAX_PADDING: usize = 8 << 20;
+
+/// `${pad:N}`: `N` bytes of `x`, for bodies too large to write out in a scenario file. `None`
+/// for a name of another form, `Err` for a size that is not a number or too large.
+pub fn padding(name: &str) -> Option<Result<String, String>> {
+    let size = name.strip_prefix("pad:")?;
+    Some(match size.parse::<usize>() {
+        Ok(n) if n <= MAX_PADDING => Ok("x".repeat(n)),
+        _ => Err(format!(
+            "`${{{name}}}`: a padding is `${{pad:N}}` with N a number of bytes up to {MAX_PADDING}"
+        )),
+    })
+}
+
 /// The `${name}` references in `text`.
 fn references(text: &str) -> Result<Vec<&str>, String> {
     let mut found = Vec::new();
@@ -427,6 +442,10 @@ fn check_names(step: &Step, defined: &[String], watches: &[String]) -> Result<()
     }
     for (field, text) in &texts {
         for name in references(text).map_err(|e| (*field, e))? {
+            if let Some(pad) = padding(name) {
+                pad.map_err(|e| (*field, e))?;
+                continue;
+            }
             if !defined.iter().any(|d| d == name) {
                 return Err((
                     *field,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::fixture::{API, Action, Body, Filter, RequestSpec, Scenario, Server, Step};
+use super::fixture::{self, API, Action, Body, Filter, RequestSpec, Scenario, Server, Step};
 use super::normalize::Normalizer;
 use super::transport::{HttpRequest, HttpResponse, Next, Opened, Stream, Transport};
 
@@ -360,12 +360,16 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> Result<String,
             .find('}')
             .ok_or_else(|| format!("unclosed `${{` in {text:?}"))?;
         let name = &after[..end];
-        let value = vars.get(name).ok_or_else(|| {
-            format!(
-                "`${{{name}}}` is not defined here (namespaces, `api` and earlier captures are)"
-            )
-        })?;
-        out.push_str(value);
+        if let Some(pad) = fixture::padding(name) {
+            out.push_str(&pad?);
+        } else {
+            let value = vars.get(name).ok_or_else(|| {
+                format!(
+                    "`${{{name}}}` is not defined here (namespaces, `api` and earlier captures are)"
+                )
+            })?;
+            out.push_str(value);
+        }
         rest = &after[end + 1..];
     }
     out.push_str(rest);
