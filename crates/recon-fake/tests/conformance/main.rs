@@ -32,10 +32,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "apply/malformed-yaml-is-400",
         "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
     ),
-    (
-        "allocation/cluster-ip-is-immutable",
-        "Service update validation (immutable clusterIP / clusterIPs) is issue 20's",
-    ),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -1,20 +1,48 @@
 //! networking.k8s.io, policy, autoscaling, rbac.authorization.k8s.io and coordination.k8s.io
 //! (`pkg/apis/<group>/validation`).
 
-use crate::wire::field_error::FieldError;
+use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
+use serde_json::{Value, json};
+
+use super::Path;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
-pub(super) fn validate_create(_group: &str, _kind: &str, _obj: &Object) -> Vec<FieldError> {
-    Vec::new()
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
+    match (group, kind) {
+        (RBAC_GROUP, "Role") => validate_rules(obj, true),
+        (RBAC_GROUP, "ClusterRole") => validate_cluster_role(obj),
+        (RBAC_GROUP, "RoleBinding") => validate_binding(obj, true),
+        (RBAC_GROUP, "ClusterRoleBinding") => validate_binding(obj, false),
+        ("policy", "PodDisruptionBudget") => validate_pdb(obj),
+        ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj),
+        ("coordination.k8s.io", "Lease") => validate_lease(obj),
+        _ => Vec::new(),
+    }
 }
 
 pub(super) fn validate_update(
-    _group: &str,
-    _kind: &str,
-    _new: &Object,
-    _old: &Object,
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
 ) -> Vec<FieldError> {
-    Vec::new()
+    let mut errors = validate_create(group, kind, new);
+    // `ValidateRoleBindingUpdate`, `ValidateClusterRoleBindingUpdate`.
+    if group == RBAC_GROUP
+        && matches!(kind, "RoleBinding" | "ClusterRoleBinding")
+        && new.get("roleRef") != old.get("roleRef")
+    {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "roleRef",
+            BadValue::Raw(role_ref_json(new)),
+            "cannot change roleRef",
+        ));
+    }
+    errors
 }
 
 pub(super) fn validate_status_update(
@@ -24,4 +52,396 @@ pub(super) fn validate_status_update(
     _old: &Object,
 ) -> Vec<FieldError> {
     Vec::new()
+}
+
+fn str_of<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn list_of<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// An integer field printed as `field.Error` prints numbers.
+fn raw_int(n: i64) -> BadValue {
+    BadValue::Raw(n.to_string())
+}
+
+/// `ValidateRole` / the rules of `ValidateClusterRole`: `ValidatePolicyRule` for each.
+fn validate_rules(obj: &Object, namespaced: bool) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rules = obj.get("rules").and_then(Value::as_array);
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        errors.extend(policy_rule_errors(
+            rule,
+            namespaced,
+            &Path::new("rules").index(i),
+        ));
+    }
+    errors
+}
+
+/// `ValidatePolicyRule`.
+fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rule = Some(rule);
+    if list_of(rule, "verbs").is_empty() {
+        errors.push(FieldError::required(
+            path.child("verbs"),
+            "verbs must contain at least one value",
+        ));
+    }
+    let urls = list_of(rule, "nonResourceURLs");
+    if !urls.is_empty() {
+        let value = BadValue::Raw(Value::Array(urls.to_vec()).to_string());
+        if namespaced {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child("nonResourceURLs"),
+                value.clone(),
+                "namespaced rules cannot apply to non-resource URLs",
+            ));
+        }
+        if ["apiGroups", "resources", "resourceNames"]
+            .iter()
+            .any(|k| !list_of(rule, k).is_empty())
+        {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child("nonResourceURLs"),
+                value,
+                "rules cannot apply to both regular resources and non-resource URLs",
+            ));
+        }
+        return errors;
+    }
+    if list_of(rule, "apiGroups").is_empty() {
+        errors.push(FieldError::required(
+            path.child("apiGroups"),
+            "resource rules must supply at least one api group",
+        ));
+    }
+    if list_of(rule, "resources").is_empty() {
+        errors.push(FieldError::required(
+            path.child("resources"),
+            "resource rules must supply at least one resource",
+        ));
+    }
+    errors
+}
+
+/// `ValidateClusterRole`: the rules, then an aggregation rule needs selectors.
+fn validate_cluster_role(obj: &Object) -> Vec<FieldError> {
+    let mut errors = validate_rules(obj, false);
+    if let Some(rule) = obj.get("aggregationRule").filter(|v| !v.is_null())
+        && list_of(Some(rule), "clusterRoleSelectors").is_empty()
+    {
+        errors.push(FieldError::required(
+            "aggregationRule.clusterRoleSelectors",
+            "at least one clusterRoleSelector required if aggregationRule is non-nil",
+        ));
+    }
+    errors
+}
+
+/// The internal `rbac.RoleRef` (no JSON tags) as `field.Error` prints it.
+fn role_ref_json(obj: &Object) -> String {
+    let role_ref = obj.get("roleRef");
+    format!(
+        "{{\"APIGroup\":{},\"Kind\":{},\"Name\":{}}}",
+        json!(str_of(role_ref, "apiGroup")),
+        json!(str_of(role_ref, "kind")),
+        json!(str_of(role_ref, "name")),
+    )
+}
+
+/// `ValidateRoleBinding` (namespaced) and `ValidateClusterRoleBinding`.
+fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let role_ref = obj.get("roleRef");
+    let group = str_of(role_ref, "apiGroup");
+    if group != RBAC_GROUP {
+        errors.push(FieldError::not_supported(
+            "roleRef.apiGroup",
+            group,
+            &[RBAC_GROUP],
+        ));
+    }
+    let kind = str_of(role_ref, "kind");
+    let kinds: &[&str] = if namespaced {
+        &["Role", "ClusterRole"]
+    } else {
+        &["ClusterRole"]
+    };
+    if !kinds.contains(&kind) {
+        errors.push(FieldError::not_supported("roleRef.kind", kind, kinds));
+    }
+    let name = str_of(role_ref, "name");
+    if name.is_empty() {
+        errors.push(FieldError::required("roleRef.name", ""));
+    }
+    for message in path_segment_errors(name, false) {
+        if !name.is_empty() {
+            errors.push(FieldError::invalid("roleRef.name", name, message));
+        }
+    }
+    let subjects = obj.get("subjects").and_then(Value::as_array);
+    for (i, subject) in subjects.into_iter().flatten().enumerate() {
+        errors.extend(subject_errors(
+            subject,
+            namespaced,
+            &Path::new("subjects").index(i),
+        ));
+    }
+    errors
+}
+
+/// `ValidateRoleBindingSubject`.
+fn subject_errors(subject: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let subject = Some(subject);
+    let name = str_of(subject, "name");
+    if name.is_empty() {
+        errors.push(FieldError::required(path.child("name"), ""));
+    }
+    let group = str_of(subject, "apiGroup");
+    match str_of(subject, "kind") {
+        "ServiceAccount" => {
+            if !name.is_empty() {
+                for message in dns1123_subdomain_name_errors(name) {
+                    errors.push(FieldError::invalid(path.child("name"), name, message));
+                }
+            }
+            if !group.is_empty() {
+                errors.push(FieldError::not_supported(
+                    path.child("apiGroup"),
+                    group,
+                    &[""],
+                ));
+            }
+            if !namespaced && str_of(subject, "namespace").is_empty() {
+                errors.push(FieldError::required(path.child("namespace"), ""));
+            }
+        }
+        "User" | "Group" => {
+            if group != RBAC_GROUP {
+                errors.push(FieldError::not_supported(
+                    path.child("apiGroup"),
+                    group,
+                    &[RBAC_GROUP],
+                ));
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            path.child("kind"),
+            other,
+            &["ServiceAccount", "User", "Group"],
+        )),
+    }
+    errors
+}
+
+/// An `intstr.IntOrString` as `field.Error` prints it: a number, or a quoted string.
+fn int_or_string_value(v: &Value) -> BadValue {
+    match v {
+        Value::String(s) => BadValue::Str(s.clone()),
+        other => BadValue::Raw(other.to_string()),
+    }
+}
+
+/// `ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent` of apps validation.
+fn int_or_percent_errors(v: &Value, path: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    match v {
+        Value::String(s) => {
+            let digits = s.strip_suffix('%').unwrap_or("");
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    int_or_string_value(v),
+                    "a valid percent string must be a numeric string followed by an ending '%' \
+                     (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                ));
+            } else if digits.parse::<u64>().map_or(true, |p| p > 100) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    int_or_string_value(v),
+                    "must not be greater than 100%",
+                ));
+            }
+        }
+        other => {
+            let n = other.as_i64().unwrap_or(0);
+            if n < 0 {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    raw_int(n),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidatePodDisruptionBudgetSpec` (the selector's own rules aside).
+fn validate_pdb(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let field = |key: &str| spec.and_then(|s| s.get(key)).filter(|v| !v.is_null());
+    let (min, max) = (field("minAvailable"), field("maxUnavailable"));
+    if min.is_some() && max.is_some() {
+        // The internal spec (no JSON tags) is the value.
+        let null = Value::Null;
+        let value = format!(
+            "{{\"MinAvailable\":{},\"Selector\":{},\"MaxUnavailable\":{},\"UnhealthyPodEvictionPolicy\":{}}}",
+            min.unwrap_or(&null),
+            field("selector").unwrap_or(&null),
+            max.unwrap_or(&null),
+            field("unhealthyPodEvictionPolicy").unwrap_or(&null),
+        );
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec",
+            BadValue::Raw(value),
+            "minAvailable and maxUnavailable cannot be both set",
+        ));
+    }
+    if let Some(min) = min {
+        errors.extend(int_or_percent_errors(min, "spec.minAvailable"));
+    }
+    if let Some(max) = max {
+        errors.extend(int_or_percent_errors(max, "spec.maxUnavailable"));
+    }
+    if let Some(policy) = field("unhealthyPodEvictionPolicy") {
+        let policy = policy.as_str().unwrap_or("");
+        if policy != "AlwaysAllow" && policy != "IfHealthyBudget" {
+            errors.push(FieldError::not_supported(
+                "spec.unhealthyPodEvictionPolicy",
+                policy,
+                &["AlwaysAllow", "IfHealthyBudget"],
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateHorizontalPodAutoscalerSpec`: replica bounds and the scale target (metrics and
+/// behavior, defaulted by autoscaling/v2, are not checked here).
+fn validate_hpa(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let int = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_i64);
+    let min = int("minReplicas");
+    let max = int("maxReplicas").unwrap_or(0);
+    if let Some(min) = min.filter(|m| *m < 1) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.minReplicas",
+            raw_int(min),
+            "must be greater than or equal to 1",
+        ));
+    }
+    if max == 0 {
+        errors.push(FieldError::required(
+            "spec.maxReplicas",
+            "must be set and greater than 0",
+        ));
+    } else if max < 0 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.maxReplicas",
+            raw_int(max),
+            "must be greater than or equal to 1",
+        ));
+    }
+    if min.is_some_and(|min| max < min) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.maxReplicas",
+            raw_int(max),
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    // `ValidateCrossVersionObjectReference`.
+    let target = spec.and_then(|s| s.get("scaleTargetRef"));
+    let path = Path::new("spec").child("scaleTargetRef");
+    for key in ["kind", "name"] {
+        let value = str_of(target, key);
+        if value.is_empty() {
+            errors.push(FieldError::required(path.child(key), ""));
+        } else {
+            for message in path_segment_errors(value, false) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
+    let api_version = str_of(target, "apiVersion");
+    // `schema.ParseGroupVersion`, then the group is required.
+    let message = match api_version.matches('/').count() {
+        0 => Some("apiVersion must specify API group".to_owned()),
+        1 => api_version
+            .starts_with('/')
+            .then(|| "apiVersion must specify API group".to_owned()),
+        _ => Some(format!("unexpected GroupVersion string: {api_version}")),
+    };
+    if let Some(message) = message {
+        errors.push(FieldError::invalid(
+            path.child("apiVersion"),
+            api_version,
+            message,
+        ));
+    }
+    errors
+}
+
+/// `ValidateLeaseSpec` (the coordinated strategy's values aside).
+fn validate_lease(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let int = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_i64);
+    if let Some(duration) = int("leaseDurationSeconds").filter(|d| *d <= 0) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.leaseDurationSeconds",
+            raw_int(duration),
+            "must be greater than 0",
+        ));
+    }
+    if let Some(transitions) = int("leaseTransitions").filter(|t| *t < 0) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.leaseTransitions",
+            raw_int(transitions),
+            "must be greater than or equal to 0",
+        ));
+    }
+    if !str_of(spec, "preferredHolder").is_empty() && str_of(spec, "strategy").is_empty() {
+        errors.push(FieldError::forbidden(
+            "spec.preferredHolder",
+            "may only be specified if `strategy` is defined",
+        ));
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_are_at_most_100() {
+        assert!(int_or_percent_errors(&json!("50%"), "p").is_empty());
+        assert_eq!(int_or_percent_errors(&json!("150%"), "p").len(), 1);
+        assert_eq!(int_or_percent_errors(&json!("x"), "p").len(), 1);
+        assert_eq!(int_or_percent_errors(&json!(-1), "p").len(), 1);
+    }
 }
