@@ -1,7 +1,9 @@
 //! networking.k8s.io, policy, autoscaling, rbac.authorization.k8s.io and coordination.k8s.io
 //! (`pkg/apis/<group>/validation`).
 
-use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
+use recon_apimachinery::names::{
+    dns1123_label_errors, dns1123_subdomain_name_errors, path_segment_errors,
+};
 use serde_json::{Value, json};
 
 use super::Path;
@@ -19,6 +21,8 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         ("policy", "PodDisruptionBudget") => validate_pdb(obj),
         ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj),
         ("coordination.k8s.io", "Lease") => validate_lease(obj),
+        ("networking.k8s.io", "NetworkPolicy") => validate_network_policy(obj),
+        ("networking.k8s.io", "Ingress") => validate_ingress(obj),
         _ => Vec::new(),
     }
 }
@@ -440,6 +444,383 @@ fn validate_lease(obj: &Object) -> Vec<FieldError> {
     }
     // `preferredHolder` and `strategy` belong to the CoordinatedLeaderElection feature, off in
     // 1.36: the strategy drops them before validation, so their rule never fires.
+    errors
+}
+
+/// `validation.IsValidPortNum`.
+fn port_num_errors(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec!["must be between 1 and 65535, inclusive".to_owned()]
+    }
+}
+
+/// `validation.IsValidPortName` (IANA_SVC_NAME).
+fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters".to_owned());
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        errors.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
+        );
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".to_owned());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".to_owned());
+    }
+    errors
+}
+
+/// `ValidateNetworkPolicySpec`: ports, peers and policy types (the selectors' and IP blocks'
+/// own rules are not checked here).
+fn validate_network_policy(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let spec_path = Path::new("spec");
+    for (direction, peers_key) in [("ingress", "from"), ("egress", "to")] {
+        for (i, rule) in list_of(spec, direction).iter().enumerate() {
+            let rule_path = spec_path.child(direction).index(i);
+            for (j, port) in list_of(Some(rule), "ports").iter().enumerate() {
+                errors.extend(network_policy_port_errors(
+                    port,
+                    &rule_path.child("ports").index(j),
+                ));
+            }
+            for (j, peer) in list_of(Some(rule), peers_key).iter().enumerate() {
+                errors.extend(network_policy_peer_errors(
+                    peer,
+                    &rule_path.child(peers_key).index(j),
+                ));
+            }
+        }
+    }
+    let types = list_of(spec, "policyTypes");
+    let types_path = spec_path.child("policyTypes");
+    if types.len() > 2 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &types_path,
+            BadValue::Raw(Value::Array(types.to_vec()).to_string()),
+            "may not specify more than two policyTypes",
+        ));
+        return errors;
+    }
+    for (i, ty) in types.iter().enumerate() {
+        let ty = ty.as_str().unwrap_or("");
+        if ty != "Ingress" && ty != "Egress" {
+            errors.push(FieldError::not_supported(
+                types_path.index(i),
+                ty,
+                &["Ingress", "Egress"],
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidateNetworkPolicyPort`.
+fn network_policy_port_errors(port: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if let Some(protocol) = port.get("protocol").and_then(Value::as_str)
+        && !["TCP", "UDP", "SCTP"].contains(&protocol)
+    {
+        errors.push(FieldError::not_supported(
+            path.child("protocol"),
+            protocol,
+            &["TCP", "UDP", "SCTP"],
+        ));
+    }
+    let end = port.get("endPort").and_then(Value::as_i64);
+    let end_path = path.child("endPort");
+    match port.get("port").filter(|v| !v.is_null()) {
+        Some(Value::String(name)) => {
+            if let Some(end) = end {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &end_path,
+                    raw_int(end),
+                    "may not be specified when `port` is non-numeric",
+                ));
+            }
+            for message in port_name_errors(name) {
+                errors.push(FieldError::invalid(path.child("port"), name, message));
+            }
+        }
+        Some(number) => {
+            let number = number.as_i64().unwrap_or(0);
+            for message in port_num_errors(number) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path.child("port"),
+                    raw_int(number),
+                    message,
+                ));
+            }
+            if let Some(end) = end {
+                if end < number {
+                    // The real one prints `port` as the value.
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        &end_path,
+                        raw_int(number),
+                        "must be greater than or equal to `port`",
+                    ));
+                }
+                for message in port_num_errors(end) {
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        &end_path,
+                        raw_int(end),
+                        message,
+                    ));
+                }
+            }
+        }
+        None => {
+            if let Some(end) = end {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &end_path,
+                    raw_int(end),
+                    "may not be specified when `port` is not specified",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidateNetworkPolicyPeer`: one kind of peer, an IP block alone.
+fn network_policy_peer_errors(peer: &Value, path: &Path) -> Vec<FieldError> {
+    let set = |key: &str| peer.get(key).is_some_and(|v| !v.is_null());
+    let count = ["podSelector", "namespaceSelector", "ipBlock"]
+        .iter()
+        .filter(|k| set(k))
+        .count();
+    if count == 0 {
+        vec![FieldError::required(path, "must specify a peer")]
+    } else if count > 1 && set("ipBlock") {
+        vec![FieldError::forbidden(
+            path,
+            "may not specify both ipBlock and another peer",
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `ValidateIngressSpec`: rules or a default backend, hosts, paths and backends (TLS and
+/// wildcard hosts are not checked here).
+fn validate_ingress(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let spec_path = Path::new("spec");
+    let rules = list_of(spec, "rules");
+    let backend = spec
+        .and_then(|s| s.get("defaultBackend"))
+        .filter(|v| !v.is_null());
+    if rules.is_empty() && backend.is_none() {
+        let value = if spec.and_then(|s| s.get("rules")).is_some() {
+            "[]"
+        } else {
+            "null"
+        };
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec",
+            BadValue::Raw(value.to_owned()),
+            "either `defaultBackend` or `rules` must be specified",
+        ));
+    }
+    if let Some(backend) = backend {
+        errors.extend(ingress_backend_errors(
+            backend,
+            &spec_path.child("defaultBackend"),
+        ));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = spec_path.child("rules").index(i);
+        let host = str_of(Some(rule), "host");
+        if !host.is_empty() && !host.contains('*') {
+            if host.parse::<std::net::IpAddr>().is_ok() {
+                errors.push(FieldError::invalid(
+                    rule_path.child("host"),
+                    host,
+                    "must be a DNS name, not an IP address",
+                ));
+            }
+            for message in dns1123_subdomain_name_errors(host) {
+                errors.push(FieldError::invalid(rule_path.child("host"), host, message));
+            }
+        }
+        let Some(http) = rule.get("http").filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let http_path = rule_path.child("http");
+        let paths = list_of(Some(http), "paths");
+        if paths.is_empty() {
+            errors.push(FieldError::required(http_path.child("paths"), ""));
+        }
+        for (j, path) in paths.iter().enumerate() {
+            errors.extend(ingress_path_errors(
+                path,
+                &http_path.child("paths").index(j),
+            ));
+        }
+    }
+    if let Some(class) = spec
+        .and_then(|s| s.get("ingressClassName"))
+        .and_then(Value::as_str)
+    {
+        for message in dns1123_subdomain_name_errors(class) {
+            errors.push(FieldError::invalid(
+                spec_path.child("ingressClassName"),
+                class,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateHTTPIngressPath`.
+fn ingress_path_errors(path: &Value, at: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(ty) = path.get("pathType").filter(|v| !v.is_null()) else {
+        return vec![FieldError::required(
+            at.child("pathType"),
+            "pathType must be specified",
+        )];
+    };
+    let value = str_of(Some(path), "path");
+    let path_path = at.child("path");
+    let absolute = || FieldError::invalid(&path_path, value, "must be an absolute path");
+    match ty.as_str().unwrap_or("") {
+        "Exact" | "Prefix" => {
+            if !value.starts_with('/') {
+                errors.push(absolute());
+            }
+            if !value.is_empty() {
+                for sequence in ["//", "/./", "/../", "%2f", "%2F"] {
+                    if value.contains(sequence) {
+                        errors.push(FieldError::invalid(
+                            &path_path,
+                            value,
+                            format!("must not contain '{sequence}'"),
+                        ));
+                    }
+                }
+                for suffix in ["/..", "/."] {
+                    if value.ends_with(suffix) {
+                        errors.push(FieldError::invalid(
+                            &path_path,
+                            value,
+                            format!("cannot end with '{suffix}'"),
+                        ));
+                    }
+                }
+            }
+        }
+        "ImplementationSpecific" => {
+            if !value.is_empty() && !value.starts_with('/') {
+                errors.push(absolute());
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            at.child("pathType"),
+            other,
+            &["Exact", "ImplementationSpecific", "Prefix"],
+        )),
+    }
+    let backend = path.get("backend").unwrap_or(&Value::Null);
+    errors.extend(ingress_backend_errors(backend, &at.child("backend")));
+    errors
+}
+
+/// `validateIngressBackend`: a resource or a service, and a service's name and port.
+fn ingress_backend_errors(backend: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let resource = backend.get("resource").filter(|v| !v.is_null());
+    let service = backend.get("service").filter(|v| !v.is_null());
+    match (resource, service) {
+        (Some(_), Some(_)) => errors.push(FieldError::invalid(
+            path,
+            "",
+            "cannot set both resource and service backends",
+        )),
+        (Some(_), None) => {}
+        (None, Some(service)) => {
+            let service_path = path.child("service");
+            let name = str_of(Some(service), "name");
+            if name.is_empty() {
+                errors.push(FieldError::required(service_path.child("name"), ""));
+            }
+            // RelaxedServiceNameValidation is on in 1.36: a DNS-1123 label, as Services are
+            // named (not DNS-1035 as before).
+            for message in dns1123_label_errors(name) {
+                if !name.is_empty() {
+                    errors.push(FieldError::invalid(
+                        service_path.child("name"),
+                        name,
+                        message,
+                    ));
+                }
+            }
+            let port = service.get("port");
+            let port_name = str_of(port, "name");
+            let number = port
+                .and_then(|p| p.get("number"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let port_path = service_path.child("port");
+            if !port_name.is_empty() && number != 0 {
+                errors.push(FieldError::invalid(
+                    path,
+                    "",
+                    "cannot set both port name & port number",
+                ));
+            } else if !port_name.is_empty() {
+                for message in port_name_errors(port_name) {
+                    errors.push(FieldError::invalid(
+                        port_path.child("name"),
+                        port_name,
+                        message,
+                    ));
+                }
+            } else if number != 0 {
+                for message in port_num_errors(number) {
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        port_path.child("number"),
+                        raw_int(number),
+                        message,
+                    ));
+                }
+            } else {
+                errors.push(FieldError::required(
+                    path,
+                    "port name or number is required",
+                ));
+            }
+        }
+        (None, None) => errors.push(FieldError::invalid(
+            path,
+            "",
+            "resource or service backend is required",
+        )),
+    }
     errors
 }
 
