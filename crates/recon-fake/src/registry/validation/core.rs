@@ -44,11 +44,43 @@ pub(super) fn validate_update(
 
 pub(super) fn validate_status_update(
     _group: &str,
-    _kind: &str,
-    _new: &Object,
+    kind: &str,
+    new: &Object,
     _old: &Object,
 ) -> Vec<FieldError> {
-    Vec::new()
+    match kind {
+        "Namespace" => validate_namespace_status(new),
+        _ => Vec::new(),
+    }
+}
+
+/// `ValidateNamespaceStatusUpdate`: the phase follows `deletionTimestamp` (the path is spelt
+/// `status.Phase`, as the real one spells it).
+fn validate_namespace_status(obj: &Object) -> Vec<FieldError> {
+    let phase = obj
+        .get("status")
+        .and_then(|s| s.get("phase"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let deleting = obj
+        .get("metadata")
+        .and_then(|m| m.get("deletionTimestamp"))
+        .is_some_and(|t| !t.is_null());
+    let (expected, detail) = if deleting {
+        (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )
+    } else {
+        (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        )
+    };
+    if phase == expected {
+        return Vec::new();
+    }
+    vec![FieldError::invalid("status.Phase", phase, detail)]
 }
 
 /// An Event as validation sees it: in core/v1 field names (`events.go` validates the internal
@@ -277,7 +309,7 @@ fn json_value(v: &Value) -> BadValue {
 }
 
 /// `validation.IsValidPortNum`.
-fn port_num_errors(port: i64) -> Vec<String> {
+pub(super) fn port_num_errors(port: i64) -> Vec<String> {
     if (1..=65535).contains(&port) {
         Vec::new()
     } else {
@@ -286,7 +318,7 @@ fn port_num_errors(port: i64) -> Vec<String> {
 }
 
 /// `validation.IsValidPortName` (IANA_SVC_NAME).
-fn port_name_errors(name: &str) -> Vec<String> {
+pub(super) fn port_name_errors(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if name.len() > 15 {
         errors.push("must be no more than 15 characters".to_owned());

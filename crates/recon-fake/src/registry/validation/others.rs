@@ -7,6 +7,7 @@ use recon_apimachinery::names::{
 use serde_json::{Value, json};
 
 use super::Path;
+use super::core::{port_name_errors, port_num_errors};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
@@ -444,42 +445,6 @@ fn validate_lease(obj: &Object) -> Vec<FieldError> {
     }
     // `preferredHolder` and `strategy` belong to the CoordinatedLeaderElection feature, off in
     // 1.36: the strategy drops them before validation, so their rule never fires.
-    errors
-}
-
-/// `validation.IsValidPortNum`.
-fn port_num_errors(port: i64) -> Vec<String> {
-    if (1..=65535).contains(&port) {
-        Vec::new()
-    } else {
-        vec!["must be between 1 and 65535, inclusive".to_owned()]
-    }
-}
-
-/// `validation.IsValidPortName` (IANA_SVC_NAME).
-fn port_name_errors(name: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if name.len() > 15 {
-        errors.push("must be no more than 15 characters".to_owned());
-    }
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        errors.push(
-            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
-        );
-    }
-    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
-        errors.push("must contain at least one letter (a-z)".to_owned());
-    }
-    if name.contains("--") {
-        errors.push("must not contain consecutive hyphens".to_owned());
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        errors.push("must not begin or end with a hyphen".to_owned());
-    }
     errors
 }
 
