@@ -17,7 +17,7 @@ use crate::wire::object::{Object, meta_str};
 pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
     match kind {
         "Event" => Event::of(group, obj).validate_create(),
-        "Service" => Service::of(obj, true).validate(None),
+        "Service" => Service::of(obj, true).validate(),
         "ConfigMap" => validate_config_map(obj),
         "Secret" => validate_secret(obj),
         "Namespace" => validate_namespace(obj),
@@ -781,7 +781,7 @@ impl<'a> Service<'a> {
                 "field is immutable",
             ));
         }
-        errors.extend(self.validate(Some(old)));
+        errors.extend(self.validate());
         errors
     }
 
@@ -912,7 +912,7 @@ impl<'a> Service<'a> {
 
     /// `validateService`, in its order (topology annotations, external IPs, source ranges,
     /// the load balancer class and the address checks beyond families are not checked here).
-    fn validate(&self, _old: Option<&Service<'_>>) -> Vec<FieldError> {
+    fn validate(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
         let spec_path = Path::new("spec");
         let ty = self.str("type");
@@ -952,9 +952,8 @@ impl<'a> Service<'a> {
                 let path = spec_path.child("externalName");
                 if cname.is_empty() {
                     errors.push(FieldError::required(&path, ""));
-                }
-                for message in dns1123_subdomain_name_errors(cname) {
-                    if !cname.is_empty() {
+                } else {
+                    for message in dns1123_subdomain_name_errors(cname) {
                         errors.push(FieldError::invalid(&path, cname, message));
                     }
                 }

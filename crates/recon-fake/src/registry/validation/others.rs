@@ -189,9 +189,8 @@ fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
     let name = str_of(role_ref, "name");
     if name.is_empty() {
         errors.push(FieldError::required("roleRef.name", ""));
-    }
-    for message in path_segment_errors(name, false) {
-        if !name.is_empty() {
+    } else {
+        for message in path_segment_errors(name, false) {
             errors.push(FieldError::invalid("roleRef.name", name, message));
         }
     }
@@ -731,11 +730,10 @@ fn ingress_backend_errors(backend: &Value, path: &Path) -> Vec<FieldError> {
             let name = str_of(Some(service), "name");
             if name.is_empty() {
                 errors.push(FieldError::required(service_path.child("name"), ""));
-            }
-            // RelaxedServiceNameValidation is on in 1.36: a DNS-1123 label, as Services are
-            // named (not DNS-1035 as before).
-            for message in dns1123_label_errors(name) {
-                if !name.is_empty() {
+            } else {
+                // RelaxedServiceNameValidation is on in 1.36: a DNS-1123 label, as Services
+                // are named (not DNS-1035 as before).
+                for message in dns1123_label_errors(name) {
                     errors.push(FieldError::invalid(
                         service_path.child("name"),
                         name,
