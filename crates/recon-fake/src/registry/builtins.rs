@@ -692,6 +692,36 @@ fn keep_allocated_service_fields(new: &mut Map<String, Value>, old: &Map<String,
             port.insert("nodePort".into(), node_port.clone());
         }
     }
+    normalize_cluster_ips(new_spec, old_spec);
+}
+
+/// `normalizeClusterIPs` of the Service storage on update, before validation: a client that
+/// writes only `clusterIP` (an older one) changes or clears `clusterIPs` with it, so
+/// validation sees the addresses it asked for.
+fn normalize_cluster_ips(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let ip = |m: &Map<String, Value>| {
+        m.get("clusterIP")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let ips = |m: &Map<String, Value>| {
+        m.get("clusterIPs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (old_ip, new_ip) = (ip(old), ip(new));
+    if !ips(old).is_empty() && ips(new).is_empty() && old_ip == new_ip {
+        new.insert("clusterIPs".into(), Value::Array(ips(old)));
+    }
+    if old_ip != new_ip && ips(old) == ips(new) {
+        if new_ip.is_empty() {
+            new.remove("clusterIPs");
+        } else {
+            new.insert("clusterIPs".into(), json!([new_ip]));
+        }
+    }
 }
 
 /// `qos.GetPodQOS`: BestEffort without any cpu/memory request or limit; Guaranteed when every

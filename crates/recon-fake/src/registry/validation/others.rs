@@ -1,20 +1,53 @@
 //! networking.k8s.io, policy, autoscaling, rbac.authorization.k8s.io and coordination.k8s.io
 //! (`pkg/apis/<group>/validation`).
 
-use crate::wire::field_error::FieldError;
+use recon_apimachinery::names::{
+    dns1123_label_errors, dns1123_subdomain_name_errors, path_segment_errors,
+};
+use serde_json::{Value, json};
+
+use super::Path;
+use super::core::{port_name_errors, port_num_errors};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
-pub(super) fn validate_create(_group: &str, _kind: &str, _obj: &Object) -> Vec<FieldError> {
-    Vec::new()
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
+    match (group, kind) {
+        (RBAC_GROUP, "Role") => validate_rules(obj, true),
+        (RBAC_GROUP, "ClusterRole") => validate_cluster_role(obj),
+        (RBAC_GROUP, "RoleBinding") => validate_binding(obj, true),
+        (RBAC_GROUP, "ClusterRoleBinding") => validate_binding(obj, false),
+        ("policy", "PodDisruptionBudget") => validate_pdb(obj),
+        ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj),
+        ("coordination.k8s.io", "Lease") => validate_lease(obj),
+        ("networking.k8s.io", "NetworkPolicy") => validate_network_policy(obj),
+        ("networking.k8s.io", "Ingress") => validate_ingress(obj),
+        _ => Vec::new(),
+    }
 }
 
 pub(super) fn validate_update(
-    _group: &str,
-    _kind: &str,
-    _new: &Object,
-    _old: &Object,
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
 ) -> Vec<FieldError> {
-    Vec::new()
+    let mut errors = validate_create(group, kind, new);
+    // `ValidateRoleBindingUpdate`, `ValidateClusterRoleBindingUpdate`.
+    if group == RBAC_GROUP
+        && matches!(kind, "RoleBinding" | "ClusterRoleBinding")
+        && new.get("roleRef") != old.get("roleRef")
+    {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "roleRef",
+            BadValue::Raw(role_ref_json(new)),
+            "cannot change roleRef",
+        ));
+    }
+    errors
 }
 
 pub(super) fn validate_status_update(
@@ -24,4 +57,745 @@ pub(super) fn validate_status_update(
     _old: &Object,
 ) -> Vec<FieldError> {
     Vec::new()
+}
+
+fn str_of<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn list_of<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// An integer field printed as `field.Error` prints numbers.
+fn raw_int(n: i64) -> BadValue {
+    BadValue::Raw(n.to_string())
+}
+
+/// `ValidateRole` / the rules of `ValidateClusterRole`: `ValidatePolicyRule` for each.
+fn validate_rules(obj: &Object, namespaced: bool) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rules = obj.get("rules").and_then(Value::as_array);
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        errors.extend(policy_rule_errors(
+            rule,
+            namespaced,
+            &Path::new("rules").index(i),
+        ));
+    }
+    errors
+}
+
+/// `ValidatePolicyRule`.
+fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rule = Some(rule);
+    if list_of(rule, "verbs").is_empty() {
+        errors.push(FieldError::required(
+            path.child("verbs"),
+            "verbs must contain at least one value",
+        ));
+    }
+    let urls = list_of(rule, "nonResourceURLs");
+    if !urls.is_empty() {
+        let value = BadValue::Raw(Value::Array(urls.to_vec()).to_string());
+        if namespaced {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child("nonResourceURLs"),
+                value.clone(),
+                "namespaced rules cannot apply to non-resource URLs",
+            ));
+        }
+        if ["apiGroups", "resources", "resourceNames"]
+            .iter()
+            .any(|k| !list_of(rule, k).is_empty())
+        {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child("nonResourceURLs"),
+                value,
+                "rules cannot apply to both regular resources and non-resource URLs",
+            ));
+        }
+        return errors;
+    }
+    if list_of(rule, "apiGroups").is_empty() {
+        errors.push(FieldError::required(
+            path.child("apiGroups"),
+            "resource rules must supply at least one api group",
+        ));
+    }
+    if list_of(rule, "resources").is_empty() {
+        errors.push(FieldError::required(
+            path.child("resources"),
+            "resource rules must supply at least one resource",
+        ));
+    }
+    errors
+}
+
+/// `ValidateClusterRole`: the rules, then an aggregation rule needs selectors.
+fn validate_cluster_role(obj: &Object) -> Vec<FieldError> {
+    let mut errors = validate_rules(obj, false);
+    if let Some(rule) = obj.get("aggregationRule").filter(|v| !v.is_null())
+        && list_of(Some(rule), "clusterRoleSelectors").is_empty()
+    {
+        errors.push(FieldError::required(
+            "aggregationRule.clusterRoleSelectors",
+            "at least one clusterRoleSelector required if aggregationRule is non-nil",
+        ));
+    }
+    errors
+}
+
+/// The internal `rbac.RoleRef` (no JSON tags) as `field.Error` prints it.
+fn role_ref_json(obj: &Object) -> String {
+    let role_ref = obj.get("roleRef");
+    format!(
+        "{{\"APIGroup\":{},\"Kind\":{},\"Name\":{}}}",
+        json!(str_of(role_ref, "apiGroup")),
+        json!(str_of(role_ref, "kind")),
+        json!(str_of(role_ref, "name")),
+    )
+}
+
+/// `ValidateRoleBinding` (namespaced) and `ValidateClusterRoleBinding`.
+fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let role_ref = obj.get("roleRef");
+    let group = str_of(role_ref, "apiGroup");
+    if group != RBAC_GROUP {
+        errors.push(FieldError::not_supported(
+            "roleRef.apiGroup",
+            group,
+            &[RBAC_GROUP],
+        ));
+    }
+    let kind = str_of(role_ref, "kind");
+    let kinds: &[&str] = if namespaced {
+        &["Role", "ClusterRole"]
+    } else {
+        &["ClusterRole"]
+    };
+    if !kinds.contains(&kind) {
+        errors.push(FieldError::not_supported("roleRef.kind", kind, kinds));
+    }
+    let name = str_of(role_ref, "name");
+    if name.is_empty() {
+        errors.push(FieldError::required("roleRef.name", ""));
+    } else {
+        for message in path_segment_errors(name, false) {
+            errors.push(FieldError::invalid("roleRef.name", name, message));
+        }
+    }
+    let subjects = obj.get("subjects").and_then(Value::as_array);
+    for (i, subject) in subjects.into_iter().flatten().enumerate() {
+        errors.extend(subject_errors(
+            subject,
+            namespaced,
+            &Path::new("subjects").index(i),
+        ));
+    }
+    errors
+}
+
+/// `ValidateRoleBindingSubject`.
+fn subject_errors(subject: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let subject = Some(subject);
+    let name = str_of(subject, "name");
+    if name.is_empty() {
+        errors.push(FieldError::required(path.child("name"), ""));
+    }
+    let group = str_of(subject, "apiGroup");
+    match str_of(subject, "kind") {
+        "ServiceAccount" => {
+            if !name.is_empty() {
+                for message in dns1123_subdomain_name_errors(name) {
+                    errors.push(FieldError::invalid(path.child("name"), name, message));
+                }
+            }
+            if !group.is_empty() {
+                errors.push(FieldError::not_supported(
+                    path.child("apiGroup"),
+                    group,
+                    &[""],
+                ));
+            }
+            if !namespaced && str_of(subject, "namespace").is_empty() {
+                errors.push(FieldError::required(path.child("namespace"), ""));
+            }
+        }
+        "User" | "Group" => {
+            if group != RBAC_GROUP {
+                errors.push(FieldError::not_supported(
+                    path.child("apiGroup"),
+                    group,
+                    &[RBAC_GROUP],
+                ));
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            path.child("kind"),
+            other,
+            &["ServiceAccount", "User", "Group"],
+        )),
+    }
+    errors
+}
+
+/// An `intstr.IntOrString` as `field.Error` prints it: a number, or a quoted string.
+fn int_or_string_value(v: &Value) -> BadValue {
+    match v {
+        Value::String(s) => BadValue::Str(s.clone()),
+        other => BadValue::Raw(other.to_string()),
+    }
+}
+
+/// `ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent` of apps validation.
+fn int_or_percent_errors(v: &Value, path: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    match v {
+        Value::String(s) => {
+            let digits = s.strip_suffix('%').unwrap_or("");
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    int_or_string_value(v),
+                    "a valid percent string must be a numeric string followed by an ending '%' \
+                     (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                ));
+            } else if digits.parse::<u64>().map_or(true, |p| p > 100) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    int_or_string_value(v),
+                    "must not be greater than 100%",
+                ));
+            }
+        }
+        other => {
+            let n = other.as_i64().unwrap_or(0);
+            if n < 0 {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path,
+                    raw_int(n),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidatePodDisruptionBudgetSpec` (the selector's own rules aside).
+fn validate_pdb(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let field = |key: &str| spec.and_then(|s| s.get(key)).filter(|v| !v.is_null());
+    let (min, max) = (field("minAvailable"), field("maxUnavailable"));
+    if min.is_some() && max.is_some() {
+        // The internal spec (no JSON tags) is the value.
+        let null = Value::Null;
+        let value = format!(
+            "{{\"MinAvailable\":{},\"Selector\":{},\"MaxUnavailable\":{},\"UnhealthyPodEvictionPolicy\":{}}}",
+            min.unwrap_or(&null),
+            field("selector").unwrap_or(&null),
+            max.unwrap_or(&null),
+            field("unhealthyPodEvictionPolicy").unwrap_or(&null),
+        );
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec",
+            BadValue::Raw(value),
+            "minAvailable and maxUnavailable cannot be both set",
+        ));
+    }
+    if let Some(min) = min {
+        errors.extend(int_or_percent_errors(min, "spec.minAvailable"));
+    }
+    if let Some(max) = max {
+        errors.extend(int_or_percent_errors(max, "spec.maxUnavailable"));
+    }
+    if let Some(policy) = field("unhealthyPodEvictionPolicy") {
+        let policy = policy.as_str().unwrap_or("");
+        if policy != "AlwaysAllow" && policy != "IfHealthyBudget" {
+            errors.push(FieldError::not_supported(
+                "spec.unhealthyPodEvictionPolicy",
+                policy,
+                &["AlwaysAllow", "IfHealthyBudget"],
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateHorizontalPodAutoscalerSpec`: replica bounds, the scale target, and scaling to zero
+/// (each metric's and the behavior's own rules are not checked here).
+fn validate_hpa(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let int = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_i64);
+    let min = int("minReplicas");
+    let max = int("maxReplicas").unwrap_or(0);
+    if let Some(min) = min.filter(|m| *m < 1) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.minReplicas",
+            raw_int(min),
+            "must be greater than or equal to 1",
+        ));
+    }
+    if max == 0 {
+        errors.push(FieldError::required(
+            "spec.maxReplicas",
+            "must be set and greater than 0",
+        ));
+    } else if max < 0 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.maxReplicas",
+            raw_int(max),
+            "must be greater than or equal to 1",
+        ));
+    }
+    if min.is_some_and(|min| max < min) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.maxReplicas",
+            raw_int(max),
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    // `ValidateCrossVersionObjectReference`.
+    let target = spec.and_then(|s| s.get("scaleTargetRef"));
+    let path = Path::new("spec").child("scaleTargetRef");
+    for key in ["kind", "name"] {
+        let value = str_of(target, key);
+        if value.is_empty() {
+            errors.push(FieldError::required(path.child(key), ""));
+        } else {
+            for message in path_segment_errors(value, false) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
+    let api_version = str_of(target, "apiVersion");
+    // `schema.ParseGroupVersion`, then the group is required.
+    let message = match api_version.matches('/').count() {
+        0 => Some("apiVersion must specify API group".to_owned()),
+        1 => api_version
+            .starts_with('/')
+            .then(|| "apiVersion must specify API group".to_owned()),
+        _ => Some(format!("unexpected GroupVersion string: {api_version}")),
+    };
+    if let Some(message) = message {
+        errors.push(FieldError::invalid(
+            path.child("apiVersion"),
+            api_version,
+            message,
+        ));
+    }
+    // `validateMetrics`: scaling to zero needs an Object or External metric.
+    let metrics = spec
+        .and_then(|s| s.get("metrics"))
+        .and_then(Value::as_array);
+    let external = metrics
+        .into_iter()
+        .flatten()
+        .any(|m| matches!(str_of(Some(m), "type"), "Object" | "External"));
+    if min == Some(0) && !external {
+        errors.push(FieldError::forbidden(
+            "spec.metrics",
+            "must specify at least one Object or External metric to support scaling to zero replicas",
+        ));
+    }
+    errors
+}
+
+/// `ValidateLeaseSpec`.
+fn validate_lease(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let int = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_i64);
+    if let Some(duration) = int("leaseDurationSeconds").filter(|d| *d <= 0) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.leaseDurationSeconds",
+            raw_int(duration),
+            "must be greater than 0",
+        ));
+    }
+    if let Some(transitions) = int("leaseTransitions").filter(|t| *t < 0) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec.leaseTransitions",
+            raw_int(transitions),
+            "must be greater than or equal to 0",
+        ));
+    }
+    // `preferredHolder` and `strategy` belong to the CoordinatedLeaderElection feature, off in
+    // 1.36: the strategy drops them before validation, so their rule never fires.
+    errors
+}
+
+/// `ValidateNetworkPolicySpec`: ports, peers and policy types (the selectors' and IP blocks'
+/// own rules are not checked here).
+fn validate_network_policy(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let spec_path = Path::new("spec");
+    for (direction, peers_key) in [("ingress", "from"), ("egress", "to")] {
+        for (i, rule) in list_of(spec, direction).iter().enumerate() {
+            let rule_path = spec_path.child(direction).index(i);
+            for (j, port) in list_of(Some(rule), "ports").iter().enumerate() {
+                errors.extend(network_policy_port_errors(
+                    port,
+                    &rule_path.child("ports").index(j),
+                ));
+            }
+            for (j, peer) in list_of(Some(rule), peers_key).iter().enumerate() {
+                errors.extend(network_policy_peer_errors(
+                    peer,
+                    &rule_path.child(peers_key).index(j),
+                ));
+            }
+        }
+    }
+    let types = list_of(spec, "policyTypes");
+    let types_path = spec_path.child("policyTypes");
+    if types.len() > 2 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &types_path,
+            BadValue::Raw(Value::Array(types.to_vec()).to_string()),
+            "may not specify more than two policyTypes",
+        ));
+        return errors;
+    }
+    for (i, ty) in types.iter().enumerate() {
+        let ty = ty.as_str().unwrap_or("");
+        if ty != "Ingress" && ty != "Egress" {
+            errors.push(FieldError::not_supported(
+                types_path.index(i),
+                ty,
+                &["Ingress", "Egress"],
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidateNetworkPolicyPort`.
+fn network_policy_port_errors(port: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if let Some(protocol) = port.get("protocol").and_then(Value::as_str)
+        && !["TCP", "UDP", "SCTP"].contains(&protocol)
+    {
+        errors.push(FieldError::not_supported(
+            path.child("protocol"),
+            protocol,
+            &["TCP", "UDP", "SCTP"],
+        ));
+    }
+    let end = port.get("endPort").and_then(Value::as_i64);
+    let end_path = path.child("endPort");
+    match port.get("port").filter(|v| !v.is_null()) {
+        Some(Value::String(name)) => {
+            if let Some(end) = end {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &end_path,
+                    raw_int(end),
+                    "may not be specified when `port` is non-numeric",
+                ));
+            }
+            for message in port_name_errors(name) {
+                errors.push(FieldError::invalid(path.child("port"), name, message));
+            }
+        }
+        Some(number) => {
+            let number = number.as_i64().unwrap_or(0);
+            for message in port_num_errors(number) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path.child("port"),
+                    raw_int(number),
+                    message,
+                ));
+            }
+            if let Some(end) = end {
+                if end < number {
+                    // The real one prints `port` as the value.
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        &end_path,
+                        raw_int(number),
+                        "must be greater than or equal to `port`",
+                    ));
+                }
+                for message in port_num_errors(end) {
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        &end_path,
+                        raw_int(end),
+                        message,
+                    ));
+                }
+            }
+        }
+        None => {
+            if let Some(end) = end {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &end_path,
+                    raw_int(end),
+                    "may not be specified when `port` is not specified",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidateNetworkPolicyPeer`: one kind of peer, an IP block alone.
+fn network_policy_peer_errors(peer: &Value, path: &Path) -> Vec<FieldError> {
+    let set = |key: &str| peer.get(key).is_some_and(|v| !v.is_null());
+    let count = ["podSelector", "namespaceSelector", "ipBlock"]
+        .iter()
+        .filter(|k| set(k))
+        .count();
+    if count == 0 {
+        vec![FieldError::required(path, "must specify a peer")]
+    } else if count > 1 && set("ipBlock") {
+        vec![FieldError::forbidden(
+            path,
+            "may not specify both ipBlock and another peer",
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `ValidateIngressSpec`: rules or a default backend, hosts, paths and backends (TLS and
+/// wildcard hosts are not checked here).
+fn validate_ingress(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let spec_path = Path::new("spec");
+    let rules = list_of(spec, "rules");
+    let backend = spec
+        .and_then(|s| s.get("defaultBackend"))
+        .filter(|v| !v.is_null());
+    if rules.is_empty() && backend.is_none() {
+        let value = if spec.and_then(|s| s.get("rules")).is_some() {
+            "[]"
+        } else {
+            "null"
+        };
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "spec",
+            BadValue::Raw(value.to_owned()),
+            "either `defaultBackend` or `rules` must be specified",
+        ));
+    }
+    if let Some(backend) = backend {
+        errors.extend(ingress_backend_errors(
+            backend,
+            &spec_path.child("defaultBackend"),
+        ));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = spec_path.child("rules").index(i);
+        let host = str_of(Some(rule), "host");
+        if !host.is_empty() && !host.contains('*') {
+            if host.parse::<std::net::IpAddr>().is_ok() {
+                errors.push(FieldError::invalid(
+                    rule_path.child("host"),
+                    host,
+                    "must be a DNS name, not an IP address",
+                ));
+            }
+            for message in dns1123_subdomain_name_errors(host) {
+                errors.push(FieldError::invalid(rule_path.child("host"), host, message));
+            }
+        }
+        let Some(http) = rule.get("http").filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let http_path = rule_path.child("http");
+        let paths = list_of(Some(http), "paths");
+        if paths.is_empty() {
+            errors.push(FieldError::required(http_path.child("paths"), ""));
+        }
+        for (j, path) in paths.iter().enumerate() {
+            errors.extend(ingress_path_errors(
+                path,
+                &http_path.child("paths").index(j),
+            ));
+        }
+    }
+    if let Some(class) = spec
+        .and_then(|s| s.get("ingressClassName"))
+        .and_then(Value::as_str)
+    {
+        for message in dns1123_subdomain_name_errors(class) {
+            errors.push(FieldError::invalid(
+                spec_path.child("ingressClassName"),
+                class,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateHTTPIngressPath`.
+fn ingress_path_errors(path: &Value, at: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(ty) = path.get("pathType").filter(|v| !v.is_null()) else {
+        return vec![FieldError::required(
+            at.child("pathType"),
+            "pathType must be specified",
+        )];
+    };
+    let value = str_of(Some(path), "path");
+    let path_path = at.child("path");
+    let absolute = || FieldError::invalid(&path_path, value, "must be an absolute path");
+    match ty.as_str().unwrap_or("") {
+        "Exact" | "Prefix" => {
+            if !value.starts_with('/') {
+                errors.push(absolute());
+            }
+            if !value.is_empty() {
+                for sequence in ["//", "/./", "/../", "%2f", "%2F"] {
+                    if value.contains(sequence) {
+                        errors.push(FieldError::invalid(
+                            &path_path,
+                            value,
+                            format!("must not contain '{sequence}'"),
+                        ));
+                    }
+                }
+                for suffix in ["/..", "/."] {
+                    if value.ends_with(suffix) {
+                        errors.push(FieldError::invalid(
+                            &path_path,
+                            value,
+                            format!("cannot end with '{suffix}'"),
+                        ));
+                    }
+                }
+            }
+        }
+        "ImplementationSpecific" => {
+            if !value.is_empty() && !value.starts_with('/') {
+                errors.push(absolute());
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            at.child("pathType"),
+            other,
+            &["Exact", "ImplementationSpecific", "Prefix"],
+        )),
+    }
+    let backend = path.get("backend").unwrap_or(&Value::Null);
+    errors.extend(ingress_backend_errors(backend, &at.child("backend")));
+    errors
+}
+
+/// `validateIngressBackend`: a resource or a service, and a service's name and port.
+fn ingress_backend_errors(backend: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let resource = backend.get("resource").filter(|v| !v.is_null());
+    let service = backend.get("service").filter(|v| !v.is_null());
+    match (resource, service) {
+        (Some(_), Some(_)) => errors.push(FieldError::invalid(
+            path,
+            "",
+            "cannot set both resource and service backends",
+        )),
+        (Some(_), None) => {}
+        (None, Some(service)) => {
+            let service_path = path.child("service");
+            let name = str_of(Some(service), "name");
+            if name.is_empty() {
+                errors.push(FieldError::required(service_path.child("name"), ""));
+            } else {
+                // RelaxedServiceNameValidation is on in 1.36: a DNS-1123 label, as Services
+                // are named (not DNS-1035 as before).
+                for message in dns1123_label_errors(name) {
+                    errors.push(FieldError::invalid(
+                        service_path.child("name"),
+                        name,
+                        message,
+                    ));
+                }
+            }
+            let port = service.get("port");
+            let port_name = str_of(port, "name");
+            let number = port
+                .and_then(|p| p.get("number"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let port_path = service_path.child("port");
+            if !port_name.is_empty() && number != 0 {
+                errors.push(FieldError::invalid(
+                    path,
+                    "",
+                    "cannot set both port name & port number",
+                ));
+            } else if !port_name.is_empty() {
+                for message in port_name_errors(port_name) {
+                    errors.push(FieldError::invalid(
+                        port_path.child("name"),
+                        port_name,
+                        message,
+                    ));
+                }
+            } else if number != 0 {
+                for message in port_num_errors(number) {
+                    errors.push(FieldError::new(
+                        ErrorType::Invalid,
+                        port_path.child("number"),
+                        raw_int(number),
+                        message,
+                    ));
+                }
+            } else {
+                errors.push(FieldError::required(
+                    path,
+                    "port name or number is required",
+                ));
+            }
+        }
+        (None, None) => errors.push(FieldError::invalid(
+            path,
+            "",
+            "resource or service backend is required",
+        )),
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_are_at_most_100() {
+        assert!(int_or_percent_errors(&json!("50%"), "p").is_empty());
+        assert_eq!(int_or_percent_errors(&json!("150%"), "p").len(), 1);
+        assert_eq!(int_or_percent_errors(&json!("x"), "p").len(), 1);
+        assert_eq!(int_or_percent_errors(&json!(-1), "p").len(), 1);
+    }
 }
