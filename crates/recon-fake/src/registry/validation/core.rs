@@ -442,8 +442,9 @@ fn validate_config_map(obj: &Object) -> Vec<FieldError> {
         total += value.as_str().map_or(0, decoded_len);
     }
     if total > MAX_SECRET_SIZE {
-        // The whole object: `field.NewPath("")`.
-        errors.push(too_long(""));
+        // The whole object: `field.NewPath("")`, which prints as an empty index (recorded in
+        // `limits/config-map-and-secret-data-over-1-mib`).
+        errors.push(too_long("[]"));
     }
     errors
 }
