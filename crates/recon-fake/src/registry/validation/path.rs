@@ -20,6 +20,16 @@ impl Path {
         }
         Path(format!("{}.{name}", self.0))
     }
+
+    /// The path of item `i` of the list at this path.
+    pub(crate) fn index(&self, i: usize) -> Path {
+        Path(format!("{}[{i}]", self.0))
+    }
+
+    /// The path of entry `key` of the map at this path.
+    pub(crate) fn key(&self, key: &str) -> Path {
+        Path(format!("{}[{key}]", self.0))
+    }
 }
 
 impl fmt::Display for Path {

@@ -1,17 +1,704 @@
 //! apps/v1 and batch/v1: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob
 //! (`pkg/apis/apps/validation`, `pkg/apis/batch/validation`).
+//!
+//! The apps kinds are checked here (selectors, templates, counters, strategies, what may not
+//! change); Jobs and CronJobs only through nothing yet.
 
-use crate::wire::field_error::FieldError;
+use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
+use serde_json::Value;
+
+use super::Path;
+use super::pod::{
+    go_string_map, int_at, invalid_int, is_set, list_at, non_negative, str_at, template_spec,
+};
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
-pub(super) fn validate_create(_kind: &str, _obj: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
+    let spec = obj.get("spec");
+    let path = Path::new("spec");
+    match kind {
+        "Deployment" => deployment_spec(spec, &path),
+        "ReplicaSet" => replica_set_spec(spec, &path),
+        "DaemonSet" => daemon_set_spec(spec, &path),
+        "StatefulSet" => stateful_set_spec(spec, &path),
+        _ => Vec::new(),
+    }
 }
 
-pub(super) fn validate_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<FieldError> {
+    let (spec, old_spec) = (new.get("spec"), old.get("spec"));
+    let path = Path::new("spec");
+    match kind {
+        // ValidateDeploymentUpdate / ValidateReplicaSetUpdate: the spec, then the selector
+        // may not change.
+        "Deployment" | "ReplicaSet" => {
+            let mut errors = if kind == "Deployment" {
+                deployment_spec(spec, &path)
+            } else {
+                replica_set_spec(spec, &path)
+            };
+            errors.extend(immutable_selector(spec, old_spec));
+            errors
+        }
+        // ValidateDaemonSetUpdate: the selector may not change, then the spec.
+        "DaemonSet" => {
+            let mut errors = immutable_selector(spec, old_spec);
+            errors.extend(daemon_set_spec(spec, &path));
+            errors
+        }
+        "StatefulSet" => stateful_set_update(spec, old_spec),
+        _ => Vec::new(),
+    }
 }
 
-pub(super) fn validate_status_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_status_update(kind: &str, new: &Object, _old: &Object) -> Vec<FieldError> {
+    let status = new.get("status");
+    let path = Path::new("status");
+    match kind {
+        "Deployment" => deployment_status(status, &path),
+        "ReplicaSet" => replica_set_status(status, &path),
+        _ => Vec::new(),
+    }
+}
+
+/// `ValidateImmutableField` for `spec.selector`.
+fn immutable_selector(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<FieldError> {
+    let new = spec.and_then(|s| s.get("selector"));
+    let old = old_spec.and_then(|s| s.get("selector"));
+    if new == old {
+        return Vec::new();
+    }
+    vec![FieldError::new(
+        ErrorType::Invalid,
+        Path::new("spec").child("selector"),
+        BadValue::Raw(go_label_selector(new)),
+        "field is immutable",
+    )]
+}
+
+/// Go's `%#v` of a `*metav1.LabelSelector` as `field.Invalid` prints it (the pointer is
+/// followed): `v1.LabelSelector{MatchLabels:map[string]string{"a":"b"}, MatchExpressions:...}`.
+fn go_label_selector(selector: Option<&Value>) -> String {
+    let Some(selector) = selector.filter(|s| !s.is_null()) else {
+        return "null".to_owned();
+    };
+    let expressions = list_at(Some(selector), "matchExpressions");
+    let expressions = if expressions.is_empty() {
+        "[]v1.LabelSelectorRequirement(nil)".to_owned()
+    } else {
+        let items: Vec<String> = expressions
+            .iter()
+            .map(|e| {
+                let values: Vec<String> = list_at(Some(e), "values")
+                    .iter()
+                    .map(|v| recon_apimachinery::go_quote(v.as_str().unwrap_or("")))
+                    .collect();
+                let values = if values.is_empty() {
+                    "[]string(nil)".to_owned()
+                } else {
+                    format!("[]string{{{}}}", values.join(", "))
+                };
+                format!(
+                    "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
+                    recon_apimachinery::go_quote(str_at(Some(e), "key")),
+                    recon_apimachinery::go_quote(str_at(Some(e), "operator")),
+                )
+            })
+            .collect();
+        format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+    };
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
+        go_string_map(selector.get("matchLabels"))
+    )
+}
+
+/// `ValidateLabelSelector` with strict label values: the match labels, then each expression.
+fn label_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let labels_path = path.child("matchLabels");
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        for (key, value) in labels {
+            for message in label_key_errors(key) {
+                errors.push(FieldError::invalid(&labels_path, key, message));
+            }
+            let value = value.as_str().unwrap_or("");
+            for message in label_value_errors(value) {
+                errors.push(FieldError::invalid(&labels_path, value, message));
+            }
+        }
+    }
+    let expressions_path = path.child("matchExpressions");
+    for (i, expression) in list_at(Some(selector), "matchExpressions")
+        .iter()
+        .enumerate()
+    {
+        let e = Some(expression);
+        let at = expressions_path.index(i);
+        let values = list_at(e, "values");
+        match str_at(e, "operator") {
+            "In" | "NotIn" => {
+                if values.is_empty() {
+                    errors.push(FieldError::required(
+                        at.child("values"),
+                        "must be specified when `operator` is 'In' or 'NotIn'",
+                    ));
+                }
+            }
+            "Exists" | "DoesNotExist" => {
+                if !values.is_empty() {
+                    errors.push(FieldError::forbidden(
+                        at.child("values"),
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    ));
+                }
+            }
+            other => errors.push(FieldError::invalid(
+                at.child("operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = str_at(e, "key");
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        for (j, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for message in label_value_errors(value) {
+                errors.push(FieldError::invalid(
+                    at.child("values").index(j),
+                    value,
+                    message,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// Whether a selector has no requirements (`labels.Selector.Empty`, and the "empty selector"
+/// rules).
+fn selector_is_empty(selector: &Value) -> bool {
+    let labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .map_or(0, serde_json::Map::len);
+    labels + list_at(Some(selector), "matchExpressions").len() == 0
+}
+
+/// Whether `selector` (`metav1.LabelSelectorAsSelector`) selects `labels`.
+fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
+    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+    let labels_match = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| label(k) == v.as_str());
+    labels_match
+        && list_at(Some(selector), "matchExpressions").iter().all(|e| {
+            let key = str_at(Some(e), "key");
+            let values = list_at(Some(e), "values");
+            let within = |v: &str| values.iter().any(|x| x.as_str() == Some(v));
+            match (str_at(Some(e), "operator"), label(key)) {
+                ("In", Some(v)) => within(v),
+                ("NotIn", Some(v)) => !within(v),
+                ("NotIn", None) | ("Exists", Some(_)) | ("DoesNotExist", None) => true,
+                _ => false,
+            }
+        })
+}
+
+/// The selector of a controller's spec: `Required` when missing, its own errors, and the
+/// "empty selector is invalid for `what`" rule.
+fn required_selector(spec: Option<&Value>, path: &Path, what: &str) -> Vec<FieldError> {
+    let selector_path = path.child("selector");
+    let Some(selector) = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null())
+    else {
+        return vec![FieldError::required(selector_path, "")];
+    };
+    let mut errors = label_selector(selector, &selector_path);
+    if selector_is_empty(selector) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &selector_path,
+            BadValue::Raw(go_label_selector(Some(selector))),
+            format!("empty selector is invalid for {what}"),
+        ));
+    }
+    errors
+}
+
+/// The template-matches-selector rule shared by the apps kinds.
+fn selector_must_match(spec: Option<&Value>, template_path: &Path) -> Option<FieldError> {
+    let selector = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null());
+    let labels = spec
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"));
+    let selector = selector.filter(|s| !selector_is_empty(s))?;
+    if selector_matches(selector, labels) {
+        return None;
+    }
+    Some(FieldError::new(
+        ErrorType::Invalid,
+        template_path.child("metadata").child("labels"),
+        BadValue::Raw(go_string_map(labels)),
+        "`selector` does not match template `labels`",
+    ))
+}
+
+/// What controllers of long-running pods ask of their template's pod spec: restart Always and
+/// no active deadline.
+fn long_running_template(
+    spec: Option<&Value>,
+    template_path: &Path,
+    kind: &str,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let pod_spec = spec
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("spec"));
+    let spec_path = template_path.child("spec");
+    let restart = str_at(pod_spec, "restartPolicy");
+    if restart != "Always" {
+        errors.push(FieldError::not_supported(
+            spec_path.child("restartPolicy"),
+            restart,
+            &["Always"],
+        ));
+    }
+    if is_set(pod_spec, "activeDeadlineSeconds") {
+        errors.push(FieldError::forbidden(
+            spec_path.child("activeDeadlineSeconds"),
+            format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+    errors
+}
+
+/// `ValidatePodTemplateSpecForReplicaSet`.
+fn replica_set_template(spec: Option<&Value>, path: &Path, kind: &str) -> Vec<FieldError> {
+    let template_path = path.child("template");
+    let mut errors: Vec<FieldError> = selector_must_match(spec, &template_path)
+        .into_iter()
+        .collect();
+    errors.extend(template_spec(
+        spec.and_then(|s| s.get("template")),
+        &template_path,
+    ));
+    errors.extend(long_running_template(spec, &template_path, kind));
+    errors
+}
+
+/// `ValidateDeploymentSpec`.
+fn deployment_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = non_negative(spec, "replicas", path).into_iter().collect();
+    errors.extend(required_selector(spec, path, "deployment"));
+    errors.extend(replica_set_template(spec, path, "ReplicaSet"));
+    errors.extend(deployment_strategy(
+        spec.and_then(|s| s.get("strategy")),
+        &path.child("strategy"),
+    ));
+    errors.extend(non_negative(spec, "minReadySeconds", path));
+    errors.extend(non_negative(spec, "revisionHistoryLimit", path));
+    if let Some(deadline) = int_at(spec, "progressDeadlineSeconds") {
+        errors.extend(non_negative(spec, "progressDeadlineSeconds", path));
+        if deadline <= int_at(spec, "minReadySeconds").unwrap_or(0) {
+            errors.push(invalid_int(
+                &path.child("progressDeadlineSeconds"),
+                deadline,
+                "must be greater than minReadySeconds",
+            ));
+        }
+    }
+    errors
+}
+
+/// An `intstr.IntOrString` as validation reads it: an integer, or a percentage string.
+enum IntOrPercent<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+impl<'a> IntOrPercent<'a> {
+    fn of(value: Option<&'a Value>) -> IntOrPercent<'a> {
+        match value {
+            Some(Value::String(s)) => IntOrPercent::Str(s),
+            other => IntOrPercent::Int(other.and_then(Value::as_i64).unwrap_or(0)),
+        }
+    }
+
+    /// The percentage, when the value is a valid one (`getPercentValue`).
+    fn percent(&self) -> Option<i64> {
+        match self {
+            IntOrPercent::Str(s) => s
+                .strip_suffix('%')
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|n| n.parse().ok()),
+            IntOrPercent::Int(_) => None,
+        }
+    }
+
+    /// `getIntOrPercentValue`: the percentage or the integer (0 for other strings).
+    fn value(&self) -> i64 {
+        match self {
+            IntOrPercent::Int(n) => *n,
+            IntOrPercent::Str(_) => self.percent().unwrap_or(0),
+        }
+    }
+
+    /// Go's `%v` of the value as `field.Invalid` prints an `IntOrString`.
+    fn bad_value(&self) -> BadValue {
+        match self {
+            IntOrPercent::Int(n) => BadValue::Raw(n.to_string()),
+            IntOrPercent::Str(s) => BadValue::Str((*s).to_owned()),
+        }
+    }
+}
+
+/// `ValidatePositiveIntOrPercent`.
+fn positive_int_or_percent(value: &IntOrPercent, path: &Path) -> Option<FieldError> {
+    match value {
+        IntOrPercent::Int(n) if *n < 0 => {
+            Some(invalid_int(path, *n, "must be greater than or equal to 0"))
+        }
+        IntOrPercent::Str(_) if value.percent().is_none() => Some(FieldError::new(
+            ErrorType::Invalid,
+            path,
+            value.bad_value(),
+            "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+        )),
+        _ => None,
+    }
+}
+
+/// `IsNotMoreThan100Percent`.
+fn not_above_100_percent(value: &IntOrPercent, path: &Path) -> Option<FieldError> {
+    value.percent().filter(|p| *p > 100).map(|_| {
+        FieldError::new(
+            ErrorType::Invalid,
+            path,
+            value.bad_value(),
+            "must not be greater than 100%",
+        )
+    })
+}
+
+/// `ValidateDeploymentStrategy` and `ValidateRollingUpdateDeployment`.
+fn deployment_strategy(strategy: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rolling = strategy
+        .and_then(|s| s.get("rollingUpdate"))
+        .filter(|r| !r.is_null());
+    match str_at(strategy, "type") {
+        "Recreate" if rolling.is_some() => {
+            errors.push(FieldError::forbidden(
+                path.child("rollingUpdate"),
+                "may not be specified when strategy `type` is 'Recreate'",
+            ));
+        }
+        "RollingUpdate" => {
+            let Some(rolling) = rolling else {
+                errors.push(FieldError::required(
+                    path.child("rollingUpdate"),
+                    "this should be defaulted and never be nil",
+                ));
+                return errors;
+            };
+            let at = path.child("rollingUpdate");
+            let unavailable = IntOrPercent::of(rolling.get("maxUnavailable"));
+            let surge = IntOrPercent::of(rolling.get("maxSurge"));
+            errors.extend(positive_int_or_percent(
+                &unavailable,
+                &at.child("maxUnavailable"),
+            ));
+            errors.extend(positive_int_or_percent(&surge, &at.child("maxSurge")));
+            if unavailable.value() == 0 && surge.value() == 0 {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    at.child("maxUnavailable"),
+                    unavailable.bad_value(),
+                    "may not be 0 when `maxSurge` is 0",
+                ));
+            }
+            errors.extend(not_above_100_percent(
+                &unavailable,
+                &at.child("maxUnavailable"),
+            ));
+        }
+        _ => {}
+    }
+    errors
+}
+
+/// `ValidateReplicaSetSpec`.
+fn replica_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = non_negative(spec, "replicas", path).into_iter().collect();
+    errors.extend(non_negative(spec, "minReadySeconds", path));
+    errors.extend(required_selector(spec, path, "deployment"));
+    errors.extend(replica_set_template(spec, path, "ReplicaSet"));
+    errors
+}
+
+/// `ValidateDaemonSetSpec`.
+fn daemon_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let selector_path = path.child("selector");
+    let selector = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null());
+    let mut errors = selector
+        .map(|s| label_selector(s, &selector_path))
+        .unwrap_or_default();
+    let template_path = path.child("template");
+    let labels = spec
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"));
+    // A missing selector selects nothing, so it matches no labels.
+    if selector.is_none_or(|s| !selector_matches(s, labels) && !selector_is_empty(s)) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            template_path.child("metadata").child("labels"),
+            BadValue::Raw(go_string_map(labels)),
+            "`selector` does not match template `labels`",
+        ));
+    }
+    if let Some(selector) = selector.filter(|s| selector_is_empty(s)) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &selector_path,
+            BadValue::Raw(go_label_selector(Some(selector))),
+            "empty selector is invalid for daemonset",
+        ));
+    }
+    errors.extend(template_spec(
+        spec.and_then(|s| s.get("template")),
+        &template_path,
+    ));
+    errors.extend(long_running_template(spec, &template_path, "DaemonSet"));
+    errors.extend(non_negative(spec, "minReadySeconds", path));
+    errors.extend(non_negative(spec, "templateGeneration", path));
+    errors.extend(daemon_set_strategy(
+        spec.and_then(|s| s.get("updateStrategy")),
+        &path.child("updateStrategy"),
+    ));
+    errors.extend(non_negative(spec, "revisionHistoryLimit", path));
+    errors
+}
+
+/// `ValidateDaemonSetUpdateStrategy` and `ValidateRollingUpdateDaemonSet`.
+fn daemon_set_strategy(strategy: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if str_at(strategy, "type") != "RollingUpdate" {
+        return errors;
+    }
+    let Some(rolling) = strategy
+        .and_then(|s| s.get("rollingUpdate"))
+        .filter(|r| !r.is_null())
+    else {
+        errors.push(FieldError::required(path.child("rollingUpdate"), ""));
+        return errors;
+    };
+    let at = path.child("rollingUpdate");
+    let unavailable = IntOrPercent::of(rolling.get("maxUnavailable"));
+    let surge = IntOrPercent::of(rolling.get("maxSurge"));
+    errors.extend(positive_int_or_percent(
+        &unavailable,
+        &at.child("maxUnavailable"),
+    ));
+    errors.extend(positive_int_or_percent(&surge, &at.child("maxSurge")));
+    errors.extend(not_above_100_percent(
+        &unavailable,
+        &at.child("maxUnavailable"),
+    ));
+    errors.extend(not_above_100_percent(&surge, &at.child("maxSurge")));
+    match (unavailable.value() != 0, surge.value() != 0) {
+        (true, true) => errors.push(FieldError::new(
+            ErrorType::Invalid,
+            at.child("maxSurge"),
+            surge.bad_value(),
+            "may not be set when maxUnavailable is non-zero",
+        )),
+        (false, false) => errors.push(FieldError::required(
+            at.child("maxUnavailable"),
+            "cannot be 0 when maxSurge is 0",
+        )),
+        _ => {}
+    }
+    errors
+}
+
+/// `ValidateStatefulSetSpec`, as far as the policies, counters, service name, selector and
+/// template go.
+fn stateful_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    match str_at(spec, "podManagementPolicy") {
+        "OrderedReady" | "Parallel" => {}
+        "" => errors.push(FieldError::required(path.child("podManagementPolicy"), "")),
+        other => errors.push(FieldError::invalid(
+            path.child("podManagementPolicy"),
+            other,
+            "must be 'OrderedReady' or 'Parallel'",
+        )),
+    }
+    errors.extend(non_negative(spec, "replicas", path));
+    errors.extend(non_negative(spec, "minReadySeconds", path));
+    let service = str_at(spec, "serviceName");
+    if !service.is_empty() {
+        for message in dns1123_label_errors(service) {
+            errors.push(FieldError::invalid(
+                path.child("serviceName"),
+                service,
+                message,
+            ));
+        }
+    }
+    errors.extend(required_selector(spec, path, "statefulset"));
+    let template_path = path.child("template");
+    errors.extend(selector_must_match(spec, &template_path));
+    errors.extend(template_spec(
+        spec.and_then(|s| s.get("template")),
+        &template_path,
+    ));
+    errors.extend(long_running_template(spec, &template_path, "StatefulSet"));
+    errors
+}
+
+/// The spec fields of a StatefulSet an update may change (`ValidateStatefulSetUpdate`).
+const STATEFUL_SET_MUTABLE: &[&str] = &[
+    "replicas",
+    "template",
+    "updateStrategy",
+    "minReadySeconds",
+    "ordinals",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+];
+
+/// `ValidateStatefulSetUpdate`: the new spec, then nothing but the mutable fields may change.
+fn stateful_set_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<FieldError> {
+    let path = Path::new("spec");
+    let mut errors = stateful_set_spec(spec, &path);
+    let rest = |s: Option<&Value>| {
+        let mut s = s.and_then(Value::as_object).cloned().unwrap_or_default();
+        s.retain(|k, _| !STATEFUL_SET_MUTABLE.contains(&k.as_str()));
+        s
+    };
+    if rest(spec) != rest(old_spec) {
+        errors.push(FieldError::forbidden(
+            path,
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', \
+             'template', 'updateStrategy', 'revisionHistoryLimit', \
+             'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        ));
+    }
+    errors
+}
+
+/// `ValidateDeploymentStatus`.
+fn deployment_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for key in [
+        "observedGeneration",
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "unavailableReplicas",
+        "terminatingReplicas",
+        "collisionCount",
+    ] {
+        errors.extend(non_negative(status, key, path));
+    }
+    let count = |key| int_at(status, key).unwrap_or(0);
+    for key in ["updatedReplicas", "readyReplicas", "availableReplicas"] {
+        if count(key) > count("replicas") {
+            errors.push(invalid_int(
+                &path.child(key),
+                count(key),
+                "cannot be greater than status.replicas",
+            ));
+        }
+    }
+    if count("availableReplicas") > count("readyReplicas") {
+        errors.push(invalid_int(
+            &path.child("availableReplicas"),
+            count("availableReplicas"),
+            "cannot be greater than readyReplicas",
+        ));
+    }
+    errors
+}
+
+/// `ValidateReplicaSetStatus`.
+fn replica_set_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for key in [
+        "replicas",
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+        "terminatingReplicas",
+    ] {
+        errors.extend(non_negative(status, key, path));
+    }
+    let count = |key| int_at(status, key).unwrap_or(0);
+    for key in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
+        if count(key) > count("replicas") {
+            errors.push(invalid_int(
+                &path.child(key),
+                count(key),
+                "cannot be greater than status.replicas",
+            ));
+        }
+    }
+    if count("availableReplicas") > count("readyReplicas") {
+        errors.push(invalid_int(
+            &path.child("availableReplicas"),
+            count("availableReplicas"),
+            "cannot be greater than readyReplicas",
+        ));
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn selectors_match_labels_and_expressions() {
+        let selector = json!({"matchLabels": {"app": "web"}, "matchExpressions": [
+            {"key": "tier", "operator": "In", "values": ["a", "b"]},
+            {"key": "canary", "operator": "DoesNotExist"}
+        ]});
+        assert!(selector_matches(
+            &selector,
+            Some(&json!({"app": "web", "tier": "b"}))
+        ));
+        assert!(!selector_matches(
+            &selector,
+            Some(&json!({"app": "web", "tier": "c"}))
+        ));
+        assert!(!selector_matches(&selector, None));
+    }
+
+    #[test]
+    fn percentages_are_read_as_go_reads_them() {
+        let value = json!("25%");
+        assert_eq!(IntOrPercent::of(Some(&value)).value(), 25);
+        let value = json!("x%");
+        assert_eq!(IntOrPercent::of(Some(&value)).percent(), None);
+        assert_eq!(IntOrPercent::of(None).value(), 0);
+    }
 }
