@@ -80,28 +80,17 @@ pub(super) fn non_negative(v: Option<&Value>, key: &str, path: &Path) -> Option<
         .map(|n| invalid_int(&path.child(key), n, "must be greater than or equal to 0"))
 }
 
-/// Go's `%#v` of a `map[string]string` (fmt prints map keys sorted):
-/// `map[string]string{"a":"b", "c":"d"}`, `map[string]string(nil)` when there is none.
-pub(super) fn go_string_map(map: Option<&Value>) -> String {
+/// A `map[string]string` as `field.Invalid` prints it (as JSON, keys sorted as `encoding/json`
+/// sorts them): `{"a":"b","c":"d"}`, `null` when there is none.
+pub(super) fn json_string_map(map: Option<&Value>) -> String {
     let Some(map) = map.and_then(Value::as_object) else {
-        return "map[string]string(nil)".to_owned();
+        return "null".to_owned();
     };
-    let mut entries: Vec<(&String, &str)> = map
+    let sorted: std::collections::BTreeMap<&String, &str> = map
         .iter()
         .map(|(k, v)| (k, v.as_str().unwrap_or("")))
         .collect();
-    entries.sort();
-    let body: Vec<String> = entries
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "{}:{}",
-                recon_apimachinery::go_quote(k),
-                recon_apimachinery::go_quote(v)
-            )
-        })
-        .collect();
-    format!("map[string]string{{{}}}", body.join(", "))
+    serde_json::to_string(&sorted).unwrap_or_default()
 }
 
 /// `ValidatePodTemplateSpec`: the template's labels and annotations, then its pod spec.
@@ -687,10 +676,7 @@ mod tests {
     #[test]
     fn string_maps_print_as_go_prints_them() {
         let map = serde_json::json!({"tier": "x", "app": "web"});
-        assert_eq!(
-            go_string_map(Some(&map)),
-            r#"map[string]string{"app":"web", "tier":"x"}"#
-        );
-        assert_eq!(go_string_map(None), "map[string]string(nil)");
+        assert_eq!(json_string_map(Some(&map)), r#"{"app":"web","tier":"x"}"#);
+        assert_eq!(json_string_map(None), "null");
     }
 }

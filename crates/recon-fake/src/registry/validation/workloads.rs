@@ -2,14 +2,14 @@
 //! (`pkg/apis/apps/validation`, `pkg/apis/batch/validation`).
 //!
 //! The apps kinds are checked here (selectors, templates, counters, strategies, what may not
-//! change); Jobs and CronJobs only through nothing yet.
+//! change); Jobs for their counters, template and completions; CronJobs not yet.
 
 use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
 use serde_json::Value;
 
 use super::Path;
 use super::pod::{
-    go_string_map, int_at, invalid_int, is_set, list_at, non_negative, str_at, template_spec,
+    int_at, invalid_int, is_set, json_string_map, list_at, non_negative, str_at, template_spec,
 };
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -22,6 +22,7 @@ pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
         "ReplicaSet" => replica_set_spec(spec, &path),
         "DaemonSet" => daemon_set_spec(spec, &path),
         "StatefulSet" => stateful_set_spec(spec, &path),
+        "Job" => job_spec(spec, &path),
         _ => Vec::new(),
     }
 }
@@ -48,6 +49,27 @@ pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<Fie
             errors
         }
         "StatefulSet" => stateful_set_update(spec, old_spec),
+        // ValidateJobSpecUpdate: the spec, then completions (of a NonIndexed Job) may not
+        // change. (The template's immutability is reported with the whole template as Go's
+        // `%#v` prints it, which is not reproduced.)
+        "Job" => {
+            let mut errors = job_spec(spec, &path);
+            let completions = spec.and_then(|s| s.get("completions"));
+            let indexed = str_at(spec, "completionMode") == "Indexed";
+            if !indexed && completions != old_spec.and_then(|s| s.get("completions")) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    path.child("completions"),
+                    BadValue::Raw(
+                        completions
+                            .and_then(Value::as_i64)
+                            .map_or_else(|| "null".to_owned(), |n| n.to_string()),
+                    ),
+                    "field is immutable",
+                ));
+            }
+            errors
+        }
         _ => Vec::new(),
     }
 }
@@ -72,46 +94,54 @@ fn immutable_selector(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<Fie
     vec![FieldError::new(
         ErrorType::Invalid,
         Path::new("spec").child("selector"),
-        BadValue::Raw(go_label_selector(new)),
+        BadValue::Raw(json_label_selector(new)),
         "field is immutable",
     )]
 }
 
-/// Go's `%#v` of a `*metav1.LabelSelector` as `field.Invalid` prints it (the pointer is
-/// followed): `v1.LabelSelector{MatchLabels:map[string]string{"a":"b"}, MatchExpressions:...}`.
-fn go_label_selector(selector: Option<&Value>) -> String {
+/// A `*metav1.LabelSelector` as `field.Invalid` prints it: JSON in the struct's field order
+/// (`matchLabels`, then `matchExpressions`; empty ones left out), `null` for none.
+fn json_label_selector(selector: Option<&Value>) -> String {
     let Some(selector) = selector.filter(|s| !s.is_null()) else {
         return "null".to_owned();
     };
+    let mut fields = Vec::new();
+    if selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .is_some_and(|m| !m.is_empty())
+    {
+        fields.push(format!(
+            r#""matchLabels":{}"#,
+            json_string_map(selector.get("matchLabels"))
+        ));
+    }
     let expressions = list_at(Some(selector), "matchExpressions");
-    let expressions = if expressions.is_empty() {
-        "[]v1.LabelSelectorRequirement(nil)".to_owned()
-    } else {
+    if !expressions.is_empty() {
         let items: Vec<String> = expressions
             .iter()
             .map(|e| {
-                let values: Vec<String> = list_at(Some(e), "values")
-                    .iter()
-                    .map(|v| recon_apimachinery::go_quote(v.as_str().unwrap_or("")))
-                    .collect();
-                let values = if values.is_empty() {
-                    "[]string(nil)".to_owned()
-                } else {
-                    format!("[]string{{{}}}", values.join(", "))
-                };
-                format!(
-                    "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
-                    recon_apimachinery::go_quote(str_at(Some(e), "key")),
-                    recon_apimachinery::go_quote(str_at(Some(e), "operator")),
-                )
+                let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+                let mut item = format!(
+                    r#"{{"key":{},"operator":{}"#,
+                    quote(str_at(Some(e), "key")),
+                    quote(str_at(Some(e), "operator"))
+                );
+                let values = list_at(Some(e), "values");
+                if !values.is_empty() {
+                    let values: Vec<String> = values
+                        .iter()
+                        .map(|v| quote(v.as_str().unwrap_or("")))
+                        .collect();
+                    item.push_str(&format!(r#","values":[{}]"#, values.join(",")));
+                }
+                item.push('}');
+                item
             })
             .collect();
-        format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
-    };
-    format!(
-        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
-        go_string_map(selector.get("matchLabels"))
-    )
+        fields.push(format!(r#""matchExpressions":[{}]"#, items.join(",")));
+    }
+    format!("{{{}}}", fields.join(","))
 }
 
 /// `ValidateLabelSelector` with strict label values: the match labels, then each expression.
@@ -226,7 +256,7 @@ fn required_selector(spec: Option<&Value>, path: &Path, what: &str) -> Vec<Field
         errors.push(FieldError::new(
             ErrorType::Invalid,
             &selector_path,
-            BadValue::Raw(go_label_selector(Some(selector))),
+            BadValue::Raw(json_label_selector(Some(selector))),
             format!("empty selector is invalid for {what}"),
         ));
     }
@@ -242,14 +272,16 @@ fn selector_must_match(spec: Option<&Value>, template_path: &Path) -> Option<Fie
         .and_then(|s| s.get("template"))
         .and_then(|t| t.get("metadata"))
         .and_then(|m| m.get("labels"));
-    let selector = selector.filter(|s| !selector_is_empty(s))?;
-    if selector_matches(selector, labels) {
+    // No selector selects nothing (`labels.Nothing`), an empty one everything, unchecked.
+    if let Some(selector) = selector
+        && (selector_is_empty(selector) || selector_matches(selector, labels))
+    {
         return None;
     }
     Some(FieldError::new(
         ErrorType::Invalid,
         template_path.child("metadata").child("labels"),
-        BadValue::Raw(go_string_map(labels)),
+        BadValue::Raw(json_string_map(labels)),
         "`selector` does not match template `labels`",
     ))
 }
@@ -466,7 +498,7 @@ fn daemon_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             template_path.child("metadata").child("labels"),
-            BadValue::Raw(go_string_map(labels)),
+            BadValue::Raw(json_string_map(labels)),
             "`selector` does not match template `labels`",
         ));
     }
@@ -474,7 +506,7 @@ fn daemon_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             &selector_path,
-            BadValue::Raw(go_label_selector(Some(selector))),
+            BadValue::Raw(json_label_selector(Some(selector))),
             "empty selector is invalid for daemonset",
         ));
     }
@@ -599,6 +631,53 @@ fn stateful_set_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<Fi
              'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
         ));
     }
+    errors
+}
+
+/// `validateJobSpec` (counters, the template, its restart policy), then the selector part of
+/// `ValidateJobSpec` (the template's labels must match; the generated selector and labels are
+/// the strategy's).
+fn job_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for key in [
+        "parallelism",
+        "completions",
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
+    ] {
+        errors.extend(non_negative(spec, key, path));
+    }
+    let template_path = path.child("template");
+    errors.extend(template_spec(
+        spec.and_then(|s| s.get("template")),
+        &template_path,
+    ));
+    let pod_spec = spec
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("spec"));
+    let restart_path = template_path.child("spec").child("restartPolicy");
+    match str_at(pod_spec, "restartPolicy") {
+        "Always" | "" => errors.push(FieldError::required(
+            restart_path,
+            r#"valid values: "OnFailure", "Never""#,
+        )),
+        "OnFailure" | "Never" => {}
+        other => errors.push(FieldError::not_supported(
+            restart_path,
+            other,
+            &["OnFailure", "Never"],
+        )),
+    }
+    if let Some(selector) = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null())
+    {
+        errors.extend(label_selector(selector, &path.child("selector")));
+    }
+    errors.extend(selector_must_match(spec, &template_path));
     errors
 }
 
