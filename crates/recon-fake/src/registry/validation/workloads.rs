@@ -2,7 +2,8 @@
 //! (`pkg/apis/apps/validation`, `pkg/apis/batch/validation`).
 //!
 //! The apps kinds are checked here (selectors, templates, counters, strategies, what may not
-//! change); Jobs for their counters, template and completions; CronJobs not yet.
+//! change); Jobs for their counters, template and completions; CronJobs for their schedule,
+//! policies and job template.
 
 use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
 use serde_json::Value;
@@ -23,6 +24,7 @@ pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
         "DaemonSet" => daemon_set_spec(spec, &path),
         "StatefulSet" => stateful_set_spec(spec, &path),
         "Job" => job_spec(spec, &path),
+        "CronJob" => cron_job_spec(spec, None, &path),
         _ => Vec::new(),
     }
 }
@@ -70,6 +72,8 @@ pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<Fie
             }
             errors
         }
+        // ValidateCronJobUpdate
+        "CronJob" => cron_job_spec(spec, old_spec, &path),
         _ => Vec::new(),
     }
 }
@@ -638,6 +642,19 @@ fn stateful_set_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<Fi
 /// `ValidateJobSpec` (the template's labels must match; the generated selector and labels are
 /// the strategy's).
 fn job_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = job_spec_core(spec, path);
+    if let Some(selector) = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null())
+    {
+        errors.extend(label_selector(selector, &path.child("selector")));
+    }
+    errors.extend(selector_must_match(spec, &path.child("template")));
+    errors
+}
+
+/// `validateJobSpec`: the counters, the template and its restart policy.
+fn job_spec_core(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for key in [
         "parallelism",
@@ -671,14 +688,297 @@ fn job_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             &["OnFailure", "Never"],
         )),
     }
-    if let Some(selector) = spec
-        .and_then(|s| s.get("selector"))
-        .filter(|s| !s.is_null())
-    {
-        errors.extend(label_selector(selector, &path.child("selector")));
-    }
-    errors.extend(selector_must_match(spec, &template_path));
     errors
+}
+
+/// `validateCronJobSpec`: the schedule (its time zone rule relaxed on update when the old one
+/// had one), the counters and policies, then the job template (`ValidateJobTemplateSpec`).
+fn cron_job_spec(spec: Option<&Value>, old_spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let schedule = str_at(spec, "schedule");
+    let schedule_path = path.child("schedule");
+    if schedule.is_empty() {
+        errors.push(FieldError::required(&schedule_path, ""));
+    } else {
+        // validateScheduleFormat
+        if let Err(message) = parse_cron_schedule(schedule) {
+            errors.push(FieldError::invalid(&schedule_path, schedule, message));
+        }
+        let allow_tz = old_spec.is_some_and(|o| str_at(Some(o), "schedule").contains("TZ"));
+        if schedule.contains("TZ") {
+            if !allow_tz {
+                errors.push(FieldError::invalid(
+                    &schedule_path,
+                    schedule,
+                    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+                ));
+            } else if is_set(spec, "timeZone") {
+                errors.push(FieldError::invalid(
+                    &schedule_path,
+                    schedule,
+                    "cannot use both timeZone field and TZ or CRON_TZ in schedule",
+                ));
+            }
+        }
+    }
+    errors.extend(non_negative(spec, "startingDeadlineSeconds", path));
+    let time_zone = spec.and_then(|s| s.get("timeZone"));
+    if old_spec.is_none_or(|o| o.get("timeZone") != time_zone) {
+        errors.extend(
+            time_zone
+                .and_then(Value::as_str)
+                .and_then(|tz| time_zone_error(tz, &path.child("timeZone"))),
+        );
+    }
+    let policy_path = path.child("concurrencyPolicy");
+    match str_at(spec, "concurrencyPolicy") {
+        "Allow" | "Forbid" | "Replace" => {}
+        "" => errors.push(FieldError::required(policy_path, "")),
+        other => errors.push(FieldError::not_supported(
+            policy_path,
+            other,
+            &["Allow", "Forbid", "Replace"],
+        )),
+    }
+    let template_path = path.child("jobTemplate").child("spec");
+    let job = spec
+        .and_then(|s| s.get("jobTemplate"))
+        .and_then(|t| t.get("spec"));
+    errors.extend(job_spec_core(job, &template_path));
+    if let Some(selector) = job.and_then(|j| j.get("selector")).filter(|s| !s.is_null()) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            template_path.child("selector"),
+            BadValue::Raw(json_label_selector(Some(selector))),
+            "`selector` will be auto-generated",
+        ));
+    }
+    if job
+        .and_then(|j| j.get("manualSelector"))
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        errors.push(FieldError::new(
+            ErrorType::NotSupported,
+            template_path.child("manualSelector"),
+            BadValue::Raw("true".to_owned()),
+            r#"supported values: "nil", "false""#,
+        ));
+    }
+    errors.extend(non_negative(spec, "successfulJobsHistoryLimit", path));
+    errors.extend(non_negative(spec, "failedJobsHistoryLimit", path));
+    errors
+}
+
+/// `validateTimeZone`, as far as the name's shape goes (whether the time zone database knows
+/// it is not checked).
+fn time_zone_error(time_zone: &str, path: &Path) -> Option<FieldError> {
+    let invalid = |message: String| Some(FieldError::invalid(path, time_zone, message));
+    if time_zone.is_empty() {
+        return invalid("timeZone must be nil or non-empty string".to_owned());
+    }
+    let bad_part = |part: &str| {
+        part == "."
+            || part == ".."
+            || part.starts_with('-')
+            || part.is_empty()
+            || part.len() > 14
+            || !part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-+".contains(&b))
+    };
+    if time_zone.split('/').any(bad_part) {
+        return invalid(format!("unknown time zone {time_zone}"));
+    }
+    if time_zone.eq_ignore_ascii_case("Local") {
+        return invalid(
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+                .to_owned(),
+        );
+    }
+    None
+}
+
+/// One field of a cron schedule: its bounds and, for months and weekdays, its names.
+struct CronField {
+    min: u64,
+    max: u64,
+    names: &'static [&'static str],
+}
+
+/// The five fields of a standard schedule (robfig/cron v3 `ParseStandard`).
+const CRON_FIELDS: [CronField; 5] = [
+    CronField {
+        min: 0,
+        max: 59,
+        names: &[],
+    },
+    CronField {
+        min: 0,
+        max: 23,
+        names: &[],
+    },
+    CronField {
+        min: 1,
+        max: 31,
+        names: &[],
+    },
+    CronField {
+        min: 1,
+        max: 12,
+        names: &[
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ],
+    },
+    CronField {
+        min: 0,
+        max: 6,
+        names: &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
+    },
+];
+
+/// Whether robfig/cron v3's standard parser takes `schedule`, with its error text when not.
+/// A leading `TZ=`/`CRON_TZ=` is skipped (its location is not looked up), and `@every`
+/// durations are only checked for their shape.
+fn parse_cron_schedule(schedule: &str) -> Result<(), String> {
+    let mut spec = schedule;
+    if spec.starts_with("TZ=") || spec.starts_with("CRON_TZ=") {
+        spec = spec.split_once(' ').map_or("", |(_, rest)| rest.trim());
+    }
+    if let Some(descriptor) = spec.strip_prefix('@') {
+        return match descriptor {
+            "yearly" | "annually" | "monthly" | "weekly" | "daily" | "midnight" | "hourly" => {
+                Ok(())
+            }
+            _ => match descriptor.strip_prefix("every ") {
+                Some(duration) if is_go_duration(duration) => Ok(()),
+                Some(duration) => Err(format!(
+                    "failed to parse duration {spec}: time: invalid duration {}",
+                    recon_apimachinery::go_quote(duration)
+                )),
+                None => Err(format!("unrecognized descriptor: {spec}")),
+            },
+        };
+    }
+    let fields: Vec<&str> = spec.split_whitespace().collect();
+    if fields.len() != CRON_FIELDS.len() {
+        return Err(format!(
+            "expected exactly 5 fields, found {}: [{}]",
+            fields.len(),
+            fields.join(" ")
+        ));
+    }
+    for (field, bounds) in fields.iter().zip(&CRON_FIELDS) {
+        for expr in field.split(',').filter(|e| !e.is_empty()) {
+            cron_range(expr, bounds)?;
+        }
+    }
+    Ok(())
+}
+
+/// robfig/cron `getRange`: `*`, `?`, `n`, `a-b`, each with an optional `/step`.
+fn cron_range(expr: &str, bounds: &CronField) -> Result<(), String> {
+    let range_and_step: Vec<&str> = expr.split('/').collect();
+    let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
+    let (start, mut end) = if low_and_high[0] == "*" || low_and_high[0] == "?" {
+        (bounds.min, bounds.max)
+    } else {
+        let start = cron_int_or_name(low_and_high[0], bounds.names)?;
+        match low_and_high.len() {
+            1 => (start, start),
+            2 => (start, cron_int_or_name(low_and_high[1], bounds.names)?),
+            _ => return Err(format!("too many hyphens: {expr}")),
+        }
+    };
+    let step = match range_and_step.len() {
+        1 => 1,
+        2 => {
+            let step = cron_int(range_and_step[1])?;
+            if low_and_high.len() == 1 {
+                end = bounds.max;
+            }
+            step
+        }
+        _ => return Err(format!("too many slashes: {expr}")),
+    };
+    if start < bounds.min {
+        return Err(format!(
+            "beginning of range ({start}) below minimum ({}): {expr}",
+            bounds.min
+        ));
+    }
+    if end > bounds.max {
+        return Err(format!(
+            "end of range ({end}) above maximum ({}): {expr}",
+            bounds.max
+        ));
+    }
+    if start > end {
+        return Err(format!(
+            "beginning of range ({start}) beyond end of range ({end}): {expr}"
+        ));
+    }
+    if step == 0 {
+        return Err(format!("step of range should be a positive number: {expr}"));
+    }
+    Ok(())
+}
+
+/// robfig/cron `parseIntOrName`: a month or weekday name (any case), else a number.
+fn cron_int_or_name(expr: &str, names: &[&str]) -> Result<u64, String> {
+    let lower = expr.to_ascii_lowercase();
+    if let Some(i) = names.iter().position(|n| *n == lower) {
+        // Months count from 1, weekdays from 0 (Sunday).
+        let first = if names.len() == 12 { 1 } else { 0 };
+        return Ok(first + i as u64);
+    }
+    cron_int(expr)
+}
+
+/// robfig/cron `mustParseInt`, with `strconv.Atoi`'s error text.
+fn cron_int(expr: &str) -> Result<u64, String> {
+    let digits = expr.strip_prefix(['+', '-']).unwrap_or(expr);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "failed to parse int from {expr}: strconv.Atoi: parsing {}: invalid syntax",
+            recon_apimachinery::go_quote(expr)
+        ));
+    }
+    let Ok(n) = expr.parse::<i64>() else {
+        return Err(format!(
+            "failed to parse int from {expr}: strconv.Atoi: parsing {}: value out of range",
+            recon_apimachinery::go_quote(expr)
+        ));
+    };
+    u64::try_from(n).map_err(|_| format!("negative number ({n}) not allowed: {expr}"))
+}
+
+/// Whether `text` has the shape of a Go `time.Duration` (`1h30m`, `90s`, `1.5h`).
+fn is_go_duration(text: &str) -> bool {
+    let mut rest = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if rest == "0" {
+        return true;
+    }
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let number = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if number == 0 {
+            return false;
+        }
+        rest = &rest[number..];
+        let Some(unit) = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
+            .iter()
+            .find(|u| rest.starts_with(*u))
+        else {
+            return false;
+        };
+        rest = &rest[unit.len()..];
+    }
+    true
 }
 
 /// `ValidateDeploymentStatus`.
@@ -770,6 +1070,33 @@ mod tests {
             Some(&json!({"app": "web", "tier": "c"}))
         ));
         assert!(!selector_matches(&selector, None));
+    }
+
+    #[test]
+    fn cron_schedules_are_read_as_robfig_cron_reads_them() {
+        assert_eq!(parse_cron_schedule("*/5 * * * *"), Ok(()));
+        assert_eq!(parse_cron_schedule("0 0 1 jan-mar MON"), Ok(()));
+        assert_eq!(parse_cron_schedule("@hourly"), Ok(()));
+        assert_eq!(parse_cron_schedule("@every 1h30m"), Ok(()));
+        assert_eq!(
+            parse_cron_schedule("61 * * * *"),
+            Err("end of range (61) above maximum (59): 61".to_owned())
+        );
+        assert_eq!(
+            parse_cron_schedule("* * *"),
+            Err("expected exactly 5 fields, found 3: [* * *]".to_owned())
+        );
+        assert_eq!(
+            parse_cron_schedule("x * * * *"),
+            Err(
+                r#"failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax"#
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            parse_cron_schedule("5-1 * * * *"),
+            Err("beginning of range (5) beyond end of range (1): 5-1".to_owned())
+        );
     }
 
     #[test]
