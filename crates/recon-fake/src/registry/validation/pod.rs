@@ -109,7 +109,7 @@ pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldE
 }
 
 /// `unversionedvalidation.ValidateLabels`: each key, then its value, in key order.
-fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
+pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let Some(labels) = labels.and_then(Value::as_object) else {
         return errors;
@@ -639,6 +639,12 @@ fn probe(probe: &Value, path: &Path, liveness_like: bool) -> Vec<FieldError> {
                 "must be 1",
             ));
         }
+    } else if let Some(grace) = int_at(p, "terminationGracePeriodSeconds") {
+        errors.push(invalid_int(
+            &path.child("terminationGracePeriodSeconds"),
+            grace,
+            "must not be set for readinessProbes",
+        ));
     }
     errors
 }

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::Path;
 use super::pod::{
-    int_at, invalid_int, is_set, json_string_map, list_at, non_negative, str_at, template_spec,
+    int_at, invalid_int, is_set, json_string_map, labels, list_at, non_negative, str_at,
+    template_spec,
 };
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -222,6 +223,18 @@ fn selector_is_empty(selector: &Value) -> bool {
     labels + list_at(Some(selector), "matchExpressions").len() == 0
 }
 
+/// Whether `metav1.LabelSelectorAsSelector` takes `selector`: it refuses what strict
+/// `ValidateLabelSelector` does (bad keys, values or operators, missing or extra values).
+fn selector_converts(selector: &Value) -> bool {
+    label_selector(selector, &Path::new("spec")).is_empty()
+}
+
+/// The selector of `spec` when `metav1.LabelSelectorAsSelector` refuses it.
+fn unconvertible_selector(spec: Option<&Value>) -> Option<&Value> {
+    spec.and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null() && !selector_converts(s))
+}
+
 /// Whether `selector` (`metav1.LabelSelectorAsSelector`) selects `labels`.
 fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
     let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
@@ -276,9 +289,12 @@ fn selector_must_match(spec: Option<&Value>, template_path: &Path) -> Option<Fie
         .and_then(|s| s.get("template"))
         .and_then(|t| t.get("metadata"))
         .and_then(|m| m.get("labels"));
-    // No selector selects nothing (`labels.Nothing`), an empty one everything, unchecked.
+    // No selector selects nothing (`labels.Nothing`), an empty one everything, unchecked; one
+    // that does not convert is reported (or not) by the caller.
     if let Some(selector) = selector
-        && (selector_is_empty(selector) || selector_matches(selector, labels))
+        && (selector_is_empty(selector)
+            || !selector_converts(selector)
+            || selector_matches(selector, labels))
     {
         return None;
     }
@@ -319,8 +335,17 @@ fn long_running_template(
     errors
 }
 
-/// `ValidatePodTemplateSpecForReplicaSet`.
+/// `ValidatePodTemplateSpecForReplicaSet`, reached only when the selector converts (else
+/// "invalid label selector" and the template goes unchecked).
 fn replica_set_template(spec: Option<&Value>, path: &Path, kind: &str) -> Vec<FieldError> {
+    if let Some(selector) = unconvertible_selector(spec) {
+        return vec![FieldError::new(
+            ErrorType::Invalid,
+            path.child("selector"),
+            BadValue::Raw(json_label_selector(Some(selector))),
+            "invalid label selector",
+        )];
+    }
     let template_path = path.child("template");
     let mut errors: Vec<FieldError> = selector_must_match(spec, &template_path)
         .into_iter()
@@ -498,7 +523,9 @@ fn daemon_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         .and_then(|t| t.get("metadata"))
         .and_then(|m| m.get("labels"));
     // A missing selector selects nothing, so it matches no labels.
-    if selector.is_none_or(|s| !selector_matches(s, labels) && !selector_is_empty(s)) {
+    if selector.is_none_or(|s| {
+        selector_converts(s) && !selector_is_empty(s) && !selector_matches(s, labels)
+    }) {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             template_path.child("metadata").child("labels"),
@@ -598,11 +625,26 @@ fn stateful_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     }
     errors.extend(required_selector(spec, path, "statefulset"));
     let template_path = path.child("template");
-    errors.extend(selector_must_match(spec, &template_path));
-    errors.extend(template_spec(
-        spec.and_then(|s| s.get("template")),
-        &template_path,
-    ));
+    // ValidatePodTemplateSpecForStatefulSet, only when the selector converts.
+    if let Some(selector) = unconvertible_selector(spec) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("selector"),
+            BadValue::Raw(json_label_selector(Some(selector))),
+            "",
+        ));
+    } else {
+        errors.extend(selector_must_match(spec, &template_path));
+        let template = spec.and_then(|s| s.get("template"));
+        errors.extend(template_spec(template, &template_path));
+        // The template's labels are checked a second time here.
+        errors.extend(labels(
+            template
+                .and_then(|t| t.get("metadata"))
+                .and_then(|m| m.get("labels")),
+            &template_path.child("labels"),
+        ));
+    }
     errors.extend(long_running_template(spec, &template_path, "StatefulSet"));
     errors
 }
