@@ -9,7 +9,9 @@
 
 use std::collections::HashSet;
 
-use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
+use recon_apimachinery::names::{
+    dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
+};
 use serde_json::Value;
 
 use super::Path;
@@ -127,7 +129,8 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
-/// restart policy, then the DNS policy.
+/// restart and DNS policies, node selector, service account and node names, active deadline,
+/// host name and subdomain, priority class name.
 pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
@@ -148,6 +151,30 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         str_at(spec, "restartPolicy"),
         &path.child("restartPolicy"),
     ));
+    // validateDNSPolicy
+    let dns_path = path.child("dnsPolicy");
+    match str_at(spec, "dnsPolicy") {
+        "ClusterFirstWithHostNet" | "ClusterFirst" | "Default" | "None" => {}
+        "" => errors.push(FieldError::required(dns_path, "")),
+        other => errors.push(FieldError::not_supported(
+            dns_path,
+            other,
+            &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+        )),
+    }
+    errors.extend(labels(
+        spec.and_then(|s| s.get("nodeSelector")),
+        &path.child("nodeSelector"),
+    ));
+    // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
+    for key in ["serviceAccountName", "nodeName"] {
+        let value = str_at(spec, key);
+        if !value.is_empty() {
+            for message in dns1123_subdomain_name_errors(value) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
     if let Some(seconds) = int_at(spec, "activeDeadlineSeconds")
         && !(1..=i64::from(i32::MAX)).contains(&seconds)
     {
@@ -156,6 +183,25 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             seconds,
             &format!("must be between 1 and {}, inclusive", i32::MAX),
         ));
+    }
+    for key in ["hostname", "subdomain"] {
+        let value = str_at(spec, key);
+        if !value.is_empty() {
+            for message in dns1123_label_errors(value) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
+    // ValidatePriorityClassName: a DNS subdomain.
+    let priority = str_at(spec, "priorityClassName");
+    if !priority.is_empty() {
+        for message in dns1123_subdomain_name_errors(priority) {
+            errors.push(FieldError::invalid(
+                path.child("priorityClassName"),
+                priority,
+                message,
+            ));
+        }
     }
     errors
 }
