@@ -486,7 +486,7 @@ fn ports(list: &[Value], path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidateEnv` with `AllowRelaxedEnvironmentVariableValidation` (`IsRelaxedEnvVarName`):
-/// printable ASCII other than '='.
+/// printable ASCII other than '='; then each `valueFrom`.
 fn env(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (i, var) in list.iter().enumerate() {
@@ -502,8 +502,39 @@ fn env(list: &[Value], path: &Path) -> Vec<FieldError> {
                  characters other than '='",
             ));
         }
+        errors.extend(env_value_from(var, &path.index(i).child("valueFrom")));
     }
     errors
+}
+
+/// The sources of an `EnvVarSource`, in the order `validateEnvVarValueFrom` counts them.
+const ENV_SOURCES: &[&str] = &[
+    "fieldRef",
+    "resourceFieldRef",
+    "configMapKeyRef",
+    "secretKeyRef",
+    "fileKeyRef",
+];
+
+/// `validateEnvVarValueFrom`, as far as counting its sources goes: exactly one, and no `value`
+/// beside it. (What each source says is not checked.)
+fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
+    let value_from = var.get("valueFrom").filter(|v| !v.is_null())?;
+    let sources = ENV_SOURCES
+        .iter()
+        .filter(|key| is_set(Some(value_from), key))
+        .count();
+    let detail = if sources == 0 {
+        "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, \
+         `secretKeyRef` or `fileKeyRef`"
+    } else if !str_at(Some(var), "value").is_empty() {
+        "may not be specified when `value` is not empty"
+    } else if sources > 1 {
+        "may not have more than one field specified at a time"
+    } else {
+        return None;
+    };
+    Some(FieldError::invalid(path, "", detail))
 }
 
 /// `ValidateVolumeMounts`: a name that is a volume of the pod, a unique mount path.
