@@ -79,12 +79,30 @@ pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<Fie
     }
 }
 
-pub(super) fn validate_status_update(kind: &str, new: &Object, _old: &Object) -> Vec<FieldError> {
-    let status = new.get("status");
+pub(super) fn validate_status_update(kind: &str, new: &Object, old: &Object) -> Vec<FieldError> {
+    let (status, old_status) = (new.get("status"), old.get("status"));
     let path = Path::new("status");
     match kind {
-        "Deployment" => deployment_status(status, &path),
-        "ReplicaSet" => replica_set_status(status, &path),
+        // ValidateDeploymentStatusUpdate (its collisionCount rule is the same as below)
+        "Deployment" => {
+            let mut errors = status_counters(status, &path, &DEPLOYMENT_STATUS);
+            errors.extend(collision_count_decremented(status, old_status));
+            errors
+        }
+        // ValidateReplicaSetStatusUpdate
+        "ReplicaSet" => status_counters(status, &path, &REPLICA_SET_STATUS),
+        // ValidateDaemonSetStatusUpdate
+        "DaemonSet" => {
+            let mut errors = daemon_set_status(status, &path);
+            errors.extend(collision_count_decremented(status, old_status));
+            errors
+        }
+        // ValidateStatefulSetStatusUpdate
+        "StatefulSet" => {
+            let mut errors = status_counters(status, &path, &STATEFUL_SET_STATUS);
+            errors.extend(collision_count_decremented(status, old_status));
+            errors
+        }
         _ => Vec::new(),
     }
 }
@@ -1023,10 +1041,17 @@ fn is_go_duration(text: &str) -> bool {
     true
 }
 
+/// The counters of a controller's status: those that may not be negative, those that may not
+/// exceed `replicas`, and the wording of "available may not exceed ready".
+struct StatusRules {
+    non_negative: &'static [&'static str],
+    within_replicas: &'static [&'static str],
+    ready_message: &'static str,
+}
+
 /// `ValidateDeploymentStatus`.
-fn deployment_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for key in [
+const DEPLOYMENT_STATUS: StatusRules = StatusRules {
+    non_negative: &[
         "observedGeneration",
         "replicas",
         "updatedReplicas",
@@ -1035,44 +1060,53 @@ fn deployment_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
         "unavailableReplicas",
         "terminatingReplicas",
         "collisionCount",
-    ] {
-        errors.extend(non_negative(status, key, path));
-    }
-    let count = |key| int_at(status, key).unwrap_or(0);
-    for key in ["updatedReplicas", "readyReplicas", "availableReplicas"] {
-        if count(key) > count("replicas") {
-            errors.push(invalid_int(
-                &path.child(key),
-                count(key),
-                "cannot be greater than status.replicas",
-            ));
-        }
-    }
-    if count("availableReplicas") > count("readyReplicas") {
-        errors.push(invalid_int(
-            &path.child("availableReplicas"),
-            count("availableReplicas"),
-            "cannot be greater than readyReplicas",
-        ));
-    }
-    errors
-}
+    ],
+    within_replicas: &["updatedReplicas", "readyReplicas", "availableReplicas"],
+    ready_message: "cannot be greater than readyReplicas",
+};
 
 /// `ValidateReplicaSetStatus`.
-fn replica_set_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for key in [
+const REPLICA_SET_STATUS: StatusRules = StatusRules {
+    non_negative: &[
         "replicas",
         "fullyLabeledReplicas",
         "readyReplicas",
         "availableReplicas",
         "observedGeneration",
         "terminatingReplicas",
-    ] {
+    ],
+    within_replicas: &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+    ready_message: "cannot be greater than readyReplicas",
+};
+
+/// `ValidateStatefulSetStatus`.
+const STATEFUL_SET_STATUS: StatusRules = StatusRules {
+    non_negative: &[
+        "replicas",
+        "readyReplicas",
+        "currentReplicas",
+        "updatedReplicas",
+        "availableReplicas",
+        "observedGeneration",
+        "collisionCount",
+    ],
+    within_replicas: &[
+        "readyReplicas",
+        "currentReplicas",
+        "updatedReplicas",
+        "availableReplicas",
+    ],
+    ready_message: "cannot be greater than status.readyReplicas",
+};
+
+/// A status checked by `rules`.
+fn status_counters(status: Option<&Value>, path: &Path, rules: &StatusRules) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for key in rules.non_negative {
         errors.extend(non_negative(status, key, path));
     }
     let count = |key| int_at(status, key).unwrap_or(0);
-    for key in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
+    for key in rules.within_replicas {
         if count(key) > count("replicas") {
             errors.push(invalid_int(
                 &path.child(key),
@@ -1085,10 +1119,43 @@ fn replica_set_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
         errors.push(invalid_int(
             &path.child("availableReplicas"),
             count("availableReplicas"),
-            "cannot be greater than readyReplicas",
+            rules.ready_message,
         ));
     }
     errors
+}
+
+/// `validateDaemonSetStatus`: every counter non-negative.
+fn daemon_set_status(status: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    [
+        "currentNumberScheduled",
+        "numberMisscheduled",
+        "desiredNumberScheduled",
+        "numberReady",
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "numberAvailable",
+        "numberUnavailable",
+        "collisionCount",
+    ]
+    .iter()
+    .filter_map(|key| non_negative(status, key, path))
+    .collect()
+}
+
+/// `apivalidation.IsDecremented` for `status.collisionCount`: an error when it went down (or
+/// away).
+fn collision_count_decremented(status: Option<&Value>, old: Option<&Value>) -> Option<FieldError> {
+    let old = int_at(old, "collisionCount")?;
+    let new = int_at(status, "collisionCount");
+    if new.is_some_and(|n| n >= old) {
+        return None;
+    }
+    Some(invalid_int(
+        &Path::new("status").child("collisionCount"),
+        new.unwrap_or(0),
+        "cannot be decremented",
+    ))
 }
 
 #[cfg(test)]
