@@ -130,7 +130,7 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
 /// restart and DNS policies, node selector, service account and node names, active deadline,
-/// host name and subdomain, priority class name.
+/// host name and subdomain, tolerations, priority class name.
 pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
@@ -192,6 +192,10 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             }
         }
     }
+    errors.extend(tolerations(
+        list_at(spec, "tolerations"),
+        &path.child("tolerations"),
+    ));
     // ValidatePriorityClassName: a DNS subdomain.
     let priority = str_at(spec, "priorityClassName");
     if !priority.is_empty() {
@@ -200,6 +204,72 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
                 path.child("priorityClassName"),
                 priority,
                 message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidateTolerations`. (`Lt` and `Gt`, behind a feature gate, are let through unchecked.)
+fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, toleration) in list.iter().enumerate() {
+        let t = Some(toleration);
+        let at = path.index(i);
+        let key = str_at(t, "key");
+        let operator = str_at(t, "operator");
+        let value = str_at(t, "value");
+        let effect = str_at(t, "effect");
+        for message in label_key_errors(key)
+            .into_iter()
+            .filter(|_| !key.is_empty())
+        {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        if key.is_empty() && operator != "Exists" {
+            errors.push(FieldError::invalid(
+                at.child("operator"),
+                operator,
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        if is_set(t, "tolerationSeconds") && effect != "NoExecute" {
+            errors.push(FieldError::invalid(
+                at.child("effect"),
+                effect,
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+        match operator {
+            "Equal" | "" => {
+                let messages = label_value_errors(value);
+                if !messages.is_empty() {
+                    errors.push(FieldError::invalid(
+                        at.child("operator"),
+                        value,
+                        messages.join(";"),
+                    ));
+                }
+            }
+            "Exists" if !value.is_empty() => errors.push(FieldError::invalid(
+                at.child("operator"),
+                value,
+                "value must be empty when `operator` is 'Exists'",
+            )),
+            "Exists" | "Lt" | "Gt" => {}
+            other => errors.push(FieldError::not_supported(
+                at.child("operator"),
+                other,
+                &["Equal", "Exists"],
+            )),
+        }
+        // validateTaintEffect, empty allowed
+        if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
+        {
+            errors.push(FieldError::not_supported(
+                at.child("effect"),
+                effect,
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
             ));
         }
     }
