@@ -381,7 +381,8 @@ fn volume_source(volume: &Value, path: &Path) -> Vec<FieldError> {
     errors
 }
 
-/// `validateContainers`: the common checks, unique names, then the probes.
+/// `validateContainers`: the common checks, unique names and the probes of each container,
+/// then host ports across them.
 fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
     if list.is_empty() {
         return vec![FieldError::required(path, "")];
@@ -403,6 +404,27 @@ fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
         ] {
             if let Some(probe) = c.and_then(|c| c.get(key)).filter(|p| p.is_object()) {
                 errors.extend(self::probe(probe, &at.child(key), liveness_like));
+            }
+        }
+    }
+    // checkHostPortConflicts: a protocol, host IP and host port used twice across containers.
+    let mut host_ports = HashSet::new();
+    for (i, container) in list.iter().enumerate() {
+        for (j, port) in list_at(Some(container), "ports").iter().enumerate() {
+            let host_port = int_at(Some(port), "hostPort").unwrap_or(0);
+            if host_port == 0 {
+                continue;
+            }
+            let key = format!(
+                "{}/{}/{host_port}",
+                str_at(Some(port), "protocol"),
+                str_at(Some(port), "hostIP")
+            );
+            if !host_ports.insert(key.clone()) {
+                errors.push(duplicate(
+                    &path.index(i).child("ports").index(j).child("hostPort"),
+                    &key,
+                ));
             }
         }
     }
@@ -756,6 +778,13 @@ fn probe(probe: &Value, path: &Path, liveness_like: bool) -> Vec<FieldError> {
             ));
         } else {
             count += 1;
+            // validateExecAction (the other handlers' contents are not checked)
+            if *handler == "exec" && list_at(p.and_then(|p| p.get("exec")), "command").is_empty() {
+                errors.push(FieldError::required(
+                    path.child("exec").child("command"),
+                    "",
+                ));
+            }
         }
     }
     if count == 0 {
