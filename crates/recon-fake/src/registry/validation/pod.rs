@@ -3,9 +3,13 @@
 //! `ValidatePodTemplateSpec`, ...).
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
-//! ports, environment, volume mounts, resources, probes), volumes (names, one source each) and
-//! the restart policy. The value is the decoded and defaulted object, so fields the defaulting
-//! always fills (`terminationMessagePolicy`, `protocol`, ...) are only checked for their values.
+//! ports, environment, volume mounts, resources, probes, host ports), volumes (names, one
+//! source each), the restart and DNS policies, node selector, names (node, host, subdomain,
+//! priority class), tolerations. Not checked: security contexts, affinity, DNS config,
+//! topology spread, the contents of volume sources and probe handlers, and what
+//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
+//! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
+//! are only checked for their values.
 
 use std::collections::HashSet;
 
@@ -629,7 +633,8 @@ fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
     Some(FieldError::invalid(path, "", detail))
 }
 
-/// `ValidateVolumeMounts`: a name that is a volume of the pod, a unique mount path.
+/// `ValidateVolumeMounts`: a name and a unique mount path (whether the name is a volume of the
+/// pod is not checked, see below).
 fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut mount_paths = HashSet::new();
