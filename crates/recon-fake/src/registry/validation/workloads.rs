@@ -619,6 +619,16 @@ fn daemon_set_strategy(strategy: Option<&Value>, path: &Path) -> Vec<FieldError>
 /// `ValidateStatefulSetSpec`, as far as the policies, counters, service name, selector and
 /// template go.
 fn stateful_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    stateful_set_spec_with(spec, path, true)
+}
+
+/// `ValidateStatefulSetSpec`; `check_service_name` is false on update
+/// (`AllowInvalidServiceName`: the name is immutable, an old invalid one is tolerated).
+fn stateful_set_spec_with(
+    spec: Option<&Value>,
+    path: &Path,
+    check_service_name: bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     match str_at(spec, "podManagementPolicy") {
         "OrderedReady" | "Parallel" => {}
@@ -632,7 +642,7 @@ fn stateful_set_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     errors.extend(non_negative(spec, "replicas", path));
     errors.extend(non_negative(spec, "minReadySeconds", path));
     let service = str_at(spec, "serviceName");
-    if !service.is_empty() {
+    if check_service_name && !service.is_empty() {
         for message in dns1123_label_errors(service) {
             errors.push(FieldError::invalid(
                 path.child("serviceName"),
@@ -681,7 +691,7 @@ const STATEFUL_SET_MUTABLE: &[&str] = &[
 /// `ValidateStatefulSetUpdate`: the new spec, then nothing but the mutable fields may change.
 fn stateful_set_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<FieldError> {
     let path = Path::new("spec");
-    let mut errors = stateful_set_spec(spec, &path);
+    let mut errors = stateful_set_spec_with(spec, &path, false);
     let rest = |s: Option<&Value>| {
         let mut s = s.and_then(Value::as_object).cloned().unwrap_or_default();
         s.retain(|k, _| !STATEFUL_SET_MUTABLE.contains(&k.as_str()));
