@@ -1,18 +1,869 @@
 //! Pods, PodTemplates and the pod specs and templates other kinds embed
 //! (`pkg/apis/core/validation/validation.go`: `ValidatePodCreate`, `ValidatePodSpec`,
 //! `ValidatePodTemplateSpec`, ...).
+//!
+//! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
+//! ports, environment, volume mounts, resources, probes, host ports), volumes (names, one
+//! source each), the restart and DNS policies, node selector, names (node, host, subdomain,
+//! priority class), tolerations. Not checked: security contexts, affinity, DNS config,
+//! topology spread, the contents of volume sources and probe handlers, and what
+//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
+//! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
+//! are only checked for their values.
 
-use crate::wire::field_error::FieldError;
+use std::collections::HashSet;
+
+use recon_apimachinery::names::{
+    dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
+};
+use serde_json::Value;
+
+use super::Path;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
-pub(super) fn validate_create(_kind: &str, _obj: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
+    match kind {
+        // ValidatePodCreate → validatePodMetadataAndSpec → ValidatePodSpec
+        "Pod" => pod_spec(obj.get("spec"), &Path::new("spec")),
+        // ValidatePodTemplate
+        "PodTemplate" => template_spec(obj.get("template"), &Path::new("template")),
+        _ => Vec::new(),
+    }
 }
 
-pub(super) fn validate_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_update(kind: &str, new: &Object, _old: &Object) -> Vec<FieldError> {
+    match kind {
+        // ValidatePodTemplateUpdate: the new template is validated as on create.
+        "PodTemplate" => template_spec(new.get("template"), &Path::new("template")),
+        // ValidatePodUpdate (which fields of a running pod may change) is not modelled.
+        _ => Vec::new(),
+    }
 }
 
 pub(super) fn validate_status_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
     Vec::new()
+}
+
+/// The string at `key` of `v`, or "" (Go's zero value) when absent or of another type.
+pub(super) fn str_at<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The integer at `key` of `v`, if there is one.
+pub(super) fn int_at(v: Option<&Value>, key: &str) -> Option<i64> {
+    v.and_then(|v| v.get(key)).and_then(Value::as_i64)
+}
+
+/// The list at `key` of `v`; empty when absent or null.
+pub(super) fn list_at<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
+    v.and_then(|v| v.get(key))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Whether `key` of `v` is set (present and not null), as a Go pointer or slice is non-nil.
+pub(super) fn is_set(v: Option<&Value>, key: &str) -> bool {
+    v.and_then(|v| v.get(key)).is_some_and(|v| !v.is_null())
+}
+
+/// `field.Invalid` with a number as the value.
+pub(super) fn invalid_int(path: &Path, value: i64, detail: &str) -> FieldError {
+    FieldError::new(
+        ErrorType::Invalid,
+        path,
+        BadValue::Raw(value.to_string()),
+        detail,
+    )
+}
+
+/// `ValidateNonnegativeField`.
+pub(super) fn non_negative(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> {
+    int_at(v, key)
+        .filter(|n| *n < 0)
+        .map(|n| invalid_int(&path.child(key), n, "must be greater than or equal to 0"))
+}
+
+/// A `map[string]string` as `field.Invalid` prints it (as JSON, keys sorted as `encoding/json`
+/// sorts them): `{"a":"b","c":"d"}`, `null` when there is none.
+pub(super) fn json_string_map(map: Option<&Value>) -> String {
+    let Some(map) = map.and_then(Value::as_object) else {
+        return "null".to_owned();
+    };
+    let sorted: std::collections::BTreeMap<&String, &str> = map
+        .iter()
+        .map(|(k, v)| (k, v.as_str().unwrap_or("")))
+        .collect();
+    serde_json::to_string(&sorted).unwrap_or_default()
+}
+
+/// `ValidatePodTemplateSpec`: the template's labels and annotations, then its pod spec.
+pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let meta = template.and_then(|t| t.get("metadata"));
+    let mut errors = labels(meta.and_then(|m| m.get("labels")), &path.child("labels"));
+    let spec_path = path.child("spec");
+    errors.extend(pod_spec(template.and_then(|t| t.get("spec")), &spec_path));
+    if !list_at(template.and_then(|t| t.get("spec")), "ephemeralContainers").is_empty() {
+        errors.push(FieldError::forbidden(
+            spec_path.child("ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
+    errors
+}
+
+/// `unversionedvalidation.ValidateLabels`: each key, then its value, in key order.
+pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(labels) = labels.and_then(Value::as_object) else {
+        return errors;
+    };
+    for (key, value) in labels {
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid(path, key, message));
+        }
+        let value = value.as_str().unwrap_or("");
+        for message in label_value_errors(value) {
+            errors.push(FieldError::invalid(path, value, message));
+        }
+    }
+    errors
+}
+
+/// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
+/// restart and DNS policies, node selector, service account and node names, active deadline,
+/// host name and subdomain, tolerations, priority class name.
+pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if !is_set(spec, "terminationGracePeriodSeconds") {
+        errors.push(FieldError::required(
+            path.child("terminationGracePeriodSeconds"),
+            "",
+        ));
+    }
+    errors.extend(volumes(list_at(spec, "volumes"), &path.child("volumes")));
+    let containers = list_at(spec, "containers");
+    errors.extend(regular_containers(containers, &path.child("containers")));
+    errors.extend(init_containers(
+        list_at(spec, "initContainers"),
+        containers,
+        &path.child("initContainers"),
+    ));
+    errors.extend(restart_policy(
+        str_at(spec, "restartPolicy"),
+        &path.child("restartPolicy"),
+    ));
+    // validateDNSPolicy
+    let dns_path = path.child("dnsPolicy");
+    match str_at(spec, "dnsPolicy") {
+        "ClusterFirstWithHostNet" | "ClusterFirst" | "Default" | "None" => {}
+        "" => errors.push(FieldError::required(dns_path, "")),
+        other => errors.push(FieldError::not_supported(
+            dns_path,
+            other,
+            &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+        )),
+    }
+    errors.extend(labels(
+        spec.and_then(|s| s.get("nodeSelector")),
+        &path.child("nodeSelector"),
+    ));
+    // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
+    for key in ["serviceAccountName", "nodeName"] {
+        let value = str_at(spec, key);
+        if !value.is_empty() {
+            for message in dns1123_subdomain_name_errors(value) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
+    if let Some(seconds) = int_at(spec, "activeDeadlineSeconds")
+        && !(1..=i64::from(i32::MAX)).contains(&seconds)
+    {
+        errors.push(invalid_int(
+            &path.child("activeDeadlineSeconds"),
+            seconds,
+            &format!("must be between 1 and {}, inclusive", i32::MAX),
+        ));
+    }
+    for key in ["hostname", "subdomain"] {
+        let value = str_at(spec, key);
+        if !value.is_empty() {
+            for message in dns1123_label_errors(value) {
+                errors.push(FieldError::invalid(path.child(key), value, message));
+            }
+        }
+    }
+    errors.extend(tolerations(
+        list_at(spec, "tolerations"),
+        &path.child("tolerations"),
+    ));
+    // ValidatePriorityClassName: a DNS subdomain.
+    let priority = str_at(spec, "priorityClassName");
+    if !priority.is_empty() {
+        for message in dns1123_subdomain_name_errors(priority) {
+            errors.push(FieldError::invalid(
+                path.child("priorityClassName"),
+                priority,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidateTolerations`. (`Lt` and `Gt`, behind a feature gate, are let through unchecked.)
+fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, toleration) in list.iter().enumerate() {
+        let t = Some(toleration);
+        let at = path.index(i);
+        let key = str_at(t, "key");
+        let operator = str_at(t, "operator");
+        let value = str_at(t, "value");
+        let effect = str_at(t, "effect");
+        for message in label_key_errors(key)
+            .into_iter()
+            .filter(|_| !key.is_empty())
+        {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        if key.is_empty() && operator != "Exists" {
+            errors.push(FieldError::invalid(
+                at.child("operator"),
+                operator,
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        if is_set(t, "tolerationSeconds") && effect != "NoExecute" {
+            errors.push(FieldError::invalid(
+                at.child("effect"),
+                effect,
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+        match operator {
+            "Equal" | "" => {
+                let messages = label_value_errors(value);
+                if !messages.is_empty() {
+                    errors.push(FieldError::invalid(
+                        at.child("operator"),
+                        value,
+                        messages.join(";"),
+                    ));
+                }
+            }
+            "Exists" if !value.is_empty() => errors.push(FieldError::invalid(
+                at.child("operator"),
+                value,
+                "value must be empty when `operator` is 'Exists'",
+            )),
+            "Exists" | "Lt" | "Gt" => {}
+            other => errors.push(FieldError::not_supported(
+                at.child("operator"),
+                other,
+                &["Equal", "Exists"],
+            )),
+        }
+        // validateTaintEffect, empty allowed
+        if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
+        {
+            errors.push(FieldError::not_supported(
+                at.child("effect"),
+                effect,
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateRestartPolicy`.
+fn restart_policy(policy: &str, path: &Path) -> Vec<FieldError> {
+    match policy {
+        "Always" | "OnFailure" | "Never" => Vec::new(),
+        "" => vec![FieldError::required(path, "")],
+        other => vec![FieldError::not_supported(
+            path,
+            other,
+            &["Always", "OnFailure", "Never"],
+        )],
+    }
+}
+
+/// The volume sources of `VolumeSource`, in the order `validateVolumeSource` checks them (the
+/// paths it reports; `downwardAPI`'s is misspelt `downwarAPI` there).
+const VOLUME_SOURCES: &[(&str, &str)] = &[
+    ("emptyDir", "emptyDir"),
+    ("hostPath", "hostPath"),
+    ("gitRepo", "gitRepo"),
+    ("gcePersistentDisk", "gcePersistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("quobyte", "quobyte"),
+    ("downwardAPI", "downwarAPI"),
+    ("fc", "fc"),
+    ("flexVolume", "flexVolume"),
+    ("configMap", "configMap"),
+    ("azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk"),
+    ("storageos", "storageos"),
+    ("projected", "projected"),
+    ("scaleIO", "scaleIO"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+    ("image", "image"),
+];
+
+/// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
+/// remembered (so a later volume of that name is no duplicate).
+fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut names = HashSet::new();
+    let mut errors = Vec::new();
+    for (i, volume) in list.iter().enumerate() {
+        let at = path.index(i);
+        let name = str_at(Some(volume), "name");
+        let mut own = volume_source(volume, &at);
+        let name_path = at.child("name");
+        if name.is_empty() {
+            own.push(FieldError::required(&name_path, ""));
+        } else {
+            for message in dns1123_label_errors(name) {
+                own.push(FieldError::invalid(&name_path, name, message));
+            }
+        }
+        if names.contains(name) {
+            own.push(FieldError::new(
+                ErrorType::Duplicate,
+                &name_path,
+                BadValue::Str(name.to_owned()),
+                "",
+            ));
+        }
+        if own.is_empty() {
+            names.insert(name.to_owned());
+        } else {
+            errors.extend(own);
+        }
+    }
+    errors
+}
+
+/// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
+fn volume_source(volume: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut count = 0;
+    for (key, reported) in VOLUME_SOURCES {
+        if !is_set(Some(volume), key) {
+            continue;
+        }
+        if count > 0 {
+            errors.push(FieldError::forbidden(
+                path.child(reported),
+                "may not specify more than 1 volume type",
+            ));
+        } else {
+            count += 1;
+        }
+    }
+    if count == 0 {
+        errors.push(FieldError::required(path, "must specify a volume type"));
+    }
+    errors
+}
+
+/// `validateContainers`: the common checks, unique names and the probes of each container,
+/// then host ports across them.
+fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
+    if list.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    let mut errors = Vec::new();
+    let mut names = HashSet::new();
+    for (i, container) in list.iter().enumerate() {
+        let at = path.index(i);
+        errors.extend(container_common(container, &at));
+        let name = str_at(Some(container), "name");
+        if !names.insert(name) {
+            errors.push(duplicate(&at.child("name"), name));
+        }
+        let c = Some(container);
+        for (key, liveness_like) in [
+            ("livenessProbe", true),
+            ("readinessProbe", false),
+            ("startupProbe", true),
+        ] {
+            if let Some(probe) = c.and_then(|c| c.get(key)).filter(|p| p.is_object()) {
+                errors.extend(self::probe(probe, &at.child(key), liveness_like));
+            }
+        }
+    }
+    // checkHostPortConflicts: a protocol, host IP and host port used twice across containers.
+    let mut host_ports = HashSet::new();
+    for (i, container) in list.iter().enumerate() {
+        for (j, port) in list_at(Some(container), "ports").iter().enumerate() {
+            let host_port = int_at(Some(port), "hostPort").unwrap_or(0);
+            if host_port == 0 {
+                continue;
+            }
+            let key = format!(
+                "{}/{}/{host_port}",
+                str_at(Some(port), "protocol"),
+                str_at(Some(port), "hostIP")
+            );
+            if !host_ports.insert(key.clone()) {
+                errors.push(duplicate(
+                    &path.index(i).child("ports").index(j).child("hostPort"),
+                    &key,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `validateInitContainers`: the common checks, then names unique across init and regular
+/// containers.
+fn init_containers(list: &[Value], regular: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut names: HashSet<&str> = regular.iter().map(|c| str_at(Some(c), "name")).collect();
+    for (i, container) in list.iter().enumerate() {
+        let at = path.index(i);
+        errors.extend(container_common(container, &at));
+        let name = str_at(Some(container), "name");
+        if !names.insert(name) {
+            errors.push(duplicate(&at.child("name"), name));
+        }
+    }
+    errors
+}
+
+fn duplicate(path: &Path, value: &str) -> FieldError {
+    FieldError::new(
+        ErrorType::Duplicate,
+        path,
+        BadValue::Str(value.to_owned()),
+        "",
+    )
+}
+
+/// `validateContainerCommon`: name, image, termination message policy, ports, env, volume
+/// mounts, pull policy, resources.
+fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
+    let c = Some(container);
+    let mut errors = Vec::new();
+    let name = str_at(c, "name");
+    let name_path = path.child("name");
+    if name.is_empty() {
+        errors.push(FieldError::required(&name_path, ""));
+    } else {
+        for message in dns1123_label_errors(name) {
+            errors.push(FieldError::invalid(&name_path, name, message));
+        }
+    }
+    if str_at(c, "image").is_empty() {
+        errors.push(FieldError::required(path.child("image"), ""));
+    }
+    match str_at(c, "terminationMessagePolicy") {
+        "File" | "FallbackToLogsOnError" => {}
+        "" => errors.push(FieldError::required(
+            path.child("terminationMessagePolicy"),
+            "",
+        )),
+        other => errors.push(FieldError::not_supported(
+            path.child("terminationMessagePolicy"),
+            other,
+            &["File", "FallbackToLogsOnError"],
+        )),
+    }
+    errors.extend(ports(list_at(c, "ports"), &path.child("ports")));
+    errors.extend(env(list_at(c, "env"), &path.child("env")));
+    errors.extend(volume_mounts(
+        list_at(c, "volumeMounts"),
+        &path.child("volumeMounts"),
+    ));
+    // validatePullPolicy
+    match str_at(c, "imagePullPolicy") {
+        "Always" | "IfNotPresent" | "Never" => {}
+        "" => errors.push(FieldError::required(path.child("imagePullPolicy"), "")),
+        other => errors.push(FieldError::not_supported(
+            path.child("imagePullPolicy"),
+            other,
+            &["Always", "IfNotPresent", "Never"],
+        )),
+    }
+    errors.extend(resources(
+        c.and_then(|c| c.get("resources")),
+        &path.child("resources"),
+    ));
+    errors
+}
+
+/// `validation.IsValidPortName` (IANA_SVC_NAME): its messages, in its order.
+fn port_name_errors(name: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters");
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        errors.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)");
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens");
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen");
+    }
+    errors
+}
+
+const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
+
+/// `validateContainerPorts`.
+fn ports(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut names = HashSet::new();
+    for (i, port) in list.iter().enumerate() {
+        let p = Some(port);
+        let at = path.index(i);
+        let name = str_at(p, "name");
+        if !name.is_empty() {
+            let messages = port_name_errors(name);
+            if !messages.is_empty() {
+                for message in messages {
+                    errors.push(FieldError::invalid(at.child("name"), name, message));
+                }
+            } else if !names.insert(name) {
+                errors.push(duplicate(&at.child("name"), name));
+            }
+        }
+        match int_at(p, "containerPort").unwrap_or(0) {
+            0 => errors.push(FieldError::required(at.child("containerPort"), "")),
+            n if !(1..=65535).contains(&n) => {
+                errors.push(invalid_int(&at.child("containerPort"), n, PORT_RANGE));
+            }
+            _ => {}
+        }
+        let host = int_at(p, "hostPort").unwrap_or(0);
+        if host != 0 && !(1..=65535).contains(&host) {
+            errors.push(invalid_int(&at.child("hostPort"), host, PORT_RANGE));
+        }
+        match str_at(p, "protocol") {
+            "TCP" | "UDP" | "SCTP" => {}
+            "" => errors.push(FieldError::required(at.child("protocol"), "")),
+            other => errors.push(FieldError::not_supported(
+                at.child("protocol"),
+                other,
+                &["SCTP", "TCP", "UDP"],
+            )),
+        }
+    }
+    errors
+}
+
+/// `ValidateEnv` with `AllowRelaxedEnvironmentVariableValidation` (`IsRelaxedEnvVarName`):
+/// printable ASCII other than '='; then each `valueFrom`.
+fn env(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, var) in list.iter().enumerate() {
+        let name = str_at(Some(var), "name");
+        let name_path = path.index(i).child("name");
+        if name.is_empty() {
+            errors.push(FieldError::required(name_path, ""));
+        } else if name.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
+            errors.push(FieldError::invalid(
+                name_path,
+                name,
+                "a valid environment variable name must consist only of printable ASCII \
+                 characters other than '='",
+            ));
+        }
+        errors.extend(env_value_from(var, &path.index(i).child("valueFrom")));
+    }
+    errors
+}
+
+/// The sources of an `EnvVarSource`, in the order `validateEnvVarValueFrom` counts them.
+const ENV_SOURCES: &[&str] = &[
+    "fieldRef",
+    "resourceFieldRef",
+    "configMapKeyRef",
+    "secretKeyRef",
+    "fileKeyRef",
+];
+
+/// `validateEnvVarValueFrom`, as far as counting its sources goes: exactly one, and no `value`
+/// beside it. (What each source says is not checked.)
+fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
+    let value_from = var.get("valueFrom").filter(|v| !v.is_null())?;
+    let sources = ENV_SOURCES
+        .iter()
+        .filter(|key| is_set(Some(value_from), key))
+        .count();
+    let detail = if sources == 0 {
+        "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, \
+         `secretKeyRef` or `fileKeyRef`"
+    } else if !str_at(Some(var), "value").is_empty() {
+        "may not be specified when `value` is not empty"
+    } else if sources > 1 {
+        "may not have more than one field specified at a time"
+    } else {
+        return None;
+    };
+    Some(FieldError::invalid(path, "", detail))
+}
+
+/// `ValidateVolumeMounts`: a name and a unique mount path (whether the name is a volume of the
+/// pod is not checked, see below).
+fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut mount_paths = HashSet::new();
+    for (i, mount) in list.iter().enumerate() {
+        let m = Some(mount);
+        let at = path.index(i);
+        let name = str_at(m, "name");
+        if name.is_empty() {
+            errors.push(FieldError::required(at.child("name"), ""));
+        }
+        // `field.NotFound` when `name` is not a volume of the pod: `wire::field_error` has no
+        // NotFound type to report it with yet.
+        let mount_path = str_at(m, "mountPath");
+        if mount_path.is_empty() {
+            errors.push(FieldError::required(at.child("mountPath"), ""));
+        }
+        if !mount_paths.insert(mount_path) {
+            errors.push(FieldError::invalid(
+                at.child("mountPath"),
+                mount_path,
+                "must be unique",
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateResourceRequirements` for containers, as far as quantities go: none negative, and
+/// each request at most its limit (equal to it for resources that cannot be overcommitted).
+fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let limits = resources
+        .and_then(|r| r.get("limits"))
+        .and_then(Value::as_object);
+    let requests = resources
+        .and_then(|r| r.get("requests"))
+        .and_then(Value::as_object);
+    let limits_path = path.child("limits");
+    let requests_path = path.child("requests");
+    for (name, quantity) in limits.into_iter().flatten() {
+        let text = quantity.as_str().unwrap_or("");
+        if parse_quantity(text).is_some_and(|q| q < 0.0) {
+            errors.push(FieldError::invalid(
+                limits_path.key(name),
+                text,
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+    for (name, quantity) in requests.into_iter().flatten() {
+        let text = quantity.as_str().unwrap_or("");
+        let value = parse_quantity(text);
+        if value.is_some_and(|q| q < 0.0) {
+            errors.push(FieldError::invalid(
+                requests_path.key(name),
+                text,
+                "must be greater than or equal to 0",
+            ));
+        }
+        let limit = limits.and_then(|l| l.get(name)).and_then(Value::as_str);
+        match limit {
+            Some(limit) => {
+                let (Some(request), Some(limit_value)) = (value, parse_quantity(limit)) else {
+                    continue;
+                };
+                if request != limit_value && !overcommit_allowed(name) {
+                    errors.push(FieldError::invalid(
+                        &requests_path,
+                        text,
+                        format!("must be equal to {name} limit of {limit}"),
+                    ));
+                } else if request > limit_value {
+                    errors.push(FieldError::invalid(
+                        &requests_path,
+                        text,
+                        format!("must be less than or equal to {name} limit of {limit}"),
+                    ));
+                }
+            }
+            None if !overcommit_allowed(name) => errors.push(FieldError::required(
+                &limits_path,
+                "Limit must be set for non overcommitable resources",
+            )),
+            None => {}
+        }
+    }
+    errors
+}
+
+/// `helper.IsOvercommitAllowed`: native resources other than huge pages.
+fn overcommit_allowed(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    native && !name.starts_with("hugepages-")
+}
+
+/// The value of a `resource.Quantity` string (`500m`, `1Gi`, `2e3`), for comparisons only;
+/// `None` when it does not parse (decoding has refused those already).
+fn parse_quantity(text: &str) -> Option<f64> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale = match suffix {
+        "" => 1.0,
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        exponent => {
+            let exponent = exponent.strip_prefix(['e', 'E'])?;
+            10f64.powi(exponent.parse().ok()?)
+        }
+    };
+    Some(number * scale)
+}
+
+/// The handlers of a probe, in the order `validateHandler` checks them.
+const HANDLERS: &[&str] = &["exec", "httpGet", "tcpSocket", "grpc"];
+
+/// `validateProbe` (exactly one handler, non-negative counters), then what liveness and
+/// startup probes add (`successThreshold` 1) or readiness probes forbid.
+fn probe(probe: &Value, path: &Path, liveness_like: bool) -> Vec<FieldError> {
+    let p = Some(probe);
+    let mut errors = Vec::new();
+    let mut count = 0;
+    for handler in HANDLERS {
+        if !is_set(p, handler) {
+            continue;
+        }
+        if count > 0 {
+            errors.push(FieldError::forbidden(
+                path.child(handler),
+                "may not specify more than 1 handler type",
+            ));
+        } else {
+            count += 1;
+            // validateExecAction (the other handlers' contents are not checked)
+            if *handler == "exec" && list_at(p.and_then(|p| p.get("exec")), "command").is_empty() {
+                errors.push(FieldError::required(
+                    path.child("exec").child("command"),
+                    "",
+                ));
+            }
+        }
+    }
+    if count == 0 {
+        errors.push(FieldError::required(path, "must specify a handler type"));
+    }
+    for key in [
+        "initialDelaySeconds",
+        "timeoutSeconds",
+        "periodSeconds",
+        "successThreshold",
+        "failureThreshold",
+    ] {
+        errors.extend(non_negative(p, key, path));
+    }
+    if let Some(grace) = int_at(p, "terminationGracePeriodSeconds").filter(|g| *g <= 0) {
+        errors.push(invalid_int(
+            &path.child("terminationGracePeriodSeconds"),
+            grace,
+            "must be greater than 0",
+        ));
+    }
+    if liveness_like {
+        let threshold = int_at(p, "successThreshold").unwrap_or(0);
+        if threshold != 1 {
+            errors.push(invalid_int(
+                &path.child("successThreshold"),
+                threshold,
+                "must be 1",
+            ));
+        }
+    } else if let Some(grace) = int_at(p, "terminationGracePeriodSeconds") {
+        errors.push(invalid_int(
+            &path.child("terminationGracePeriodSeconds"),
+            grace,
+            "must not be set for readinessProbes",
+        ));
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_names_follow_iana_service_names() {
+        assert!(port_name_errors("http").is_empty());
+        assert_eq!(
+            port_name_errors("1234"),
+            ["must contain at least one letter (a-z)"]
+        );
+        assert_eq!(
+            port_name_errors("-a--b"),
+            [
+                "must not contain consecutive hyphens",
+                "must not begin or end with a hyphen"
+            ]
+        );
+        assert_eq!(port_name_errors("averyveryverylongname").len(), 1);
+    }
+
+    #[test]
+    fn quantities_compare_by_value() {
+        assert_eq!(parse_quantity("500m"), Some(0.5));
+        assert_eq!(parse_quantity("1Ki"), Some(1024.0));
+        assert_eq!(parse_quantity("2e3"), Some(2000.0));
+        assert!(parse_quantity("-1Mi").is_some_and(|q| q < 0.0));
+        assert_eq!(parse_quantity("x"), None);
+    }
+
+    #[test]
+    fn string_maps_print_as_go_prints_them() {
+        let map = serde_json::json!({"tier": "x", "app": "web"});
+        assert_eq!(json_string_map(Some(&map)), r#"{"app":"web","tier":"x"}"#);
+        assert_eq!(json_string_map(None), "null");
+    }
 }
