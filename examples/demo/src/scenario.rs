@@ -198,6 +198,7 @@ impl Demo<'_> {
                 settings: "edge-settings".to_owned(),
                 replicas: Some(2),
                 image: None,
+                pod_labels: None,
             },
         );
         gateway.metadata.namespace = Some(NAMESPACE.to_owned());

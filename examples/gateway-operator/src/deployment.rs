@@ -114,6 +114,10 @@ pub(crate) fn desired(gateway: &Gateway, settings: &Settings) -> Deployment {
         }]),
         ..Container::default()
     };
+    // The user's pod labels go on top: one that changes a selector label is the server's to
+    // refuse, and the refusal is reflected rather than second-guessed here.
+    let mut pod_labels = selector.clone();
+    pod_labels.extend(gateway.spec.pod_labels.clone().unwrap_or_default());
     new_deployment(
         ObjectMeta {
             name: Some(name),
@@ -128,7 +132,7 @@ pub(crate) fn desired(gateway: &Gateway, settings: &Settings) -> Deployment {
             },
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
-                    labels: Some(selector),
+                    labels: Some(pod_labels),
                     annotations: Some(
                         [(SETTINGS_HASH_ANNOTATION.to_owned(), settings.hash())].into(),
                     ),
@@ -304,6 +308,7 @@ mod tests {
                 settings: "edge-settings".into(),
                 replicas: Some(2),
                 image: None,
+                pod_labels: None,
             },
         )
     }

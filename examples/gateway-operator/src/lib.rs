@@ -38,7 +38,9 @@
 //!
 //! The Deployment's labels carry the Gateway's name, and a label value has at most 63
 //! characters: for a Gateway with a longer name the server refuses the Deployment, and
-//! `DeploymentReady` is `False` with reason `Invalid` and the server's message. A Deployment of
+//! `DeploymentReady` is `False` with reason `Invalid` and the server's message; so it is for
+//! `spec.podLabels` that give a selector label another value (the server refuses a Deployment
+//! whose selector does not match its pod template's labels). A Deployment of
 //! the Gateway's name that the Gateway does not control is never touched: `DeploymentReady` is
 //! `False` with reason `AlreadyExists`, and the Deployment is tracked, so its removal reconciles
 //! the Gateway again.
@@ -77,6 +79,8 @@
 
 mod deployment;
 mod settings;
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -138,6 +142,11 @@ pub struct GatewaySpec {
     /// The gateway image (default `registry.example.com/gateway:1.0`, see `DEFAULT_IMAGE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// Labels for the gateway's pods, beside the ones the operator selects them by. Given a
+    /// value of its own, a selector label makes the pods unselectable: the API server refuses
+    /// the Deployment and `DeploymentReady` says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
 /// What the operator observed of a Gateway.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use function_operator::{Function, FunctionSpec, crd, reconciler};
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Service, ServicePort, ServiceSpec};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use recon_core::fake::ApiServer;
@@ -191,7 +191,8 @@ async fn the_controller_keeps_a_functions_children_and_status() {
             "hello",
             &PatchParams::default(),
             &Patch::Merge(json!({"status": {
-                "observedGeneration": generation, "replicas": 1, "availableReplicas": 1,
+                "observedGeneration": generation, "replicas": 1, "updatedReplicas": 1,
+                "readyReplicas": 1, "availableReplicas": 1,
                 "conditions": [{"type": "Available", "status": "True",
                                 "reason": "MinimumReplicasAvailable", "message": ""}],
             }})),
@@ -210,6 +211,13 @@ async fn the_controller_keeps_a_functions_children_and_status() {
     let mut foreign = Service::default();
     foreign.metadata.name = Some("blocked".to_owned());
     foreign.metadata.labels = Some([("app".to_owned(), "someone-else".to_owned())].into());
+    foreign.spec = Some(ServiceSpec {
+        ports: Some(vec![ServicePort {
+            port: 80,
+            ..ServicePort::default()
+        }]),
+        ..ServiceSpec::default()
+    });
     services
         .create(&PostParams::default(), &foreign)
         .await

@@ -90,6 +90,7 @@ impl Cluster {
                 settings: "edge-settings".into(),
                 replicas: Some(2),
                 image: None,
+                pod_labels: None,
             },
         );
         self.gateways()

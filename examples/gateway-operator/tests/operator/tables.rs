@@ -246,7 +246,7 @@ fn gateway_reconciler() {
 }
 
 /// Cases approved as insta snapshots (`tests/operator/snapshots/`) instead of listed expectations: every
-/// setting and field of the spec in use, and a Deployment the server refuses.
+/// setting and field of the spec in use, and Deployments the server refuses.
 #[test]
 fn snapshots() {
     let mut gateway = gateway(Value::Null);
@@ -255,6 +255,9 @@ fn snapshots() {
     let long_name = format!("edge{}", "-edge".repeat(12)); // 64 characters
     let mut long_named = crate::common::gateway(Value::Null);
     long_named["metadata"]["name"] = json!(long_name);
+    let mut relabelled = crate::common::gateway(Value::Null);
+    relabelled["spec"]["podLabels"] =
+        json!({"app.kubernetes.io/instance": "canary", "team": "edge"});
     ReconcilerTests::new()
         .crd(&Gateway::crd())
         .snapshots(recon_testing::snapshot!())
@@ -273,6 +276,14 @@ fn snapshots() {
             "a gateway whose name is too long for a label value gets its refusal reflected",
             TestCase::reconcile(Request::namespaced("default", &long_name))
                 .given(&long_named)
+                .given(&config_map(settings_v1()))
+                .snapshot(),
+        )
+        .case(
+            "pod labels that change a selector label get the refusal of a deployment whose \
+             selector does not match its template reflected",
+            reconcile_edge()
+                .given(&relabelled)
                 .given(&config_map(settings_v1()))
                 .snapshot(),
         )
