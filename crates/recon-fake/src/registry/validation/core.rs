@@ -10,6 +10,7 @@ use recon_apimachinery::names::{
 use serde_json::{Map, Value, json};
 
 use super::Path;
+use super::read::{is_set, list_at, str_at};
 use crate::registry::events::events_v1_to_core;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
@@ -281,26 +282,6 @@ impl Event {
         }
         errors
     }
-}
-
-/// The string at `key` of `v` (an object), `""` when missing or not a string.
-fn str_of<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-/// The list at `key` of `v`, empty when missing or not a list.
-fn list_of<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-/// Whether `key` of `v` is set (Go: a non-nil pointer).
-fn is_set(v: Option<&Value>, key: &str) -> bool {
-    v.and_then(|v| v.get(key)).is_some_and(|v| !v.is_null())
 }
 
 /// A value printed as `field.Error` prints what is neither a string nor a number: its JSON.
@@ -639,7 +620,7 @@ fn validate_secret_update(new: &Object, old: &Object) -> Vec<FieldError> {
 fn validate_namespace(obj: &Object) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let path = Path::new("spec").child("finalizers");
-    for name in list_of(obj.get("spec"), "finalizers")
+    for name in list_at(obj.get("spec"), "finalizers")
         .iter()
         .filter_map(Value::as_str)
     {
@@ -668,7 +649,7 @@ fn validate_pvc_spec(obj: &Object) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let spec = obj.get("spec");
     let path = Path::new("spec");
-    let modes = list_of(spec, "accessModes");
+    let modes = list_at(spec, "accessModes");
     if modes.is_empty() {
         errors.push(FieldError::required(
             path.child("accessModes"),
@@ -719,11 +700,11 @@ struct Service<'a> {
 impl<'a> Service<'a> {
     fn of(obj: &'a Object, creating: bool) -> Service<'a> {
         let spec = obj.get("spec");
-        let mut cluster_ips: Vec<&str> = list_of(spec, "clusterIPs")
+        let mut cluster_ips: Vec<&str> = list_at(spec, "clusterIPs")
             .iter()
             .map(|v| v.as_str().unwrap_or(""))
             .collect();
-        let cluster_ip = str_of(spec, "clusterIP");
+        let cluster_ip = str_at(spec, "clusterIP");
         if creating && cluster_ips.is_empty() && !cluster_ip.is_empty() {
             cluster_ips.push(cluster_ip);
         }
@@ -731,11 +712,11 @@ impl<'a> Service<'a> {
     }
 
     fn str(&self, key: &str) -> &'a str {
-        str_of(self.spec, key)
+        str_at(self.spec, key)
     }
 
     fn list(&self, key: &str) -> &'a [Value] {
-        list_of(self.spec, key)
+        list_at(self.spec, key)
     }
 
     /// `isHeadlessService`.
@@ -1002,7 +983,7 @@ impl<'a> Service<'a> {
         }
         let node_port = |p: &Value| p.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
         let port_num = |p: &Value| p.get("port").and_then(Value::as_i64).unwrap_or(0);
-        let protocol = |p: &'a Value| str_of(Some(p), "protocol");
+        let protocol = |p: &'a Value| str_at(Some(p), "protocol");
         if ty == "ClusterIP" {
             for (i, port) in ports.iter().enumerate() {
                 if node_port(port) != 0 {
@@ -1257,7 +1238,7 @@ fn service_port_errors(
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let port = Some(port);
-    let name = str_of(port, "name");
+    let name = str_at(port, "name");
     let name_path = path.child("name");
     if require_name && name.is_empty() {
         errors.push(FieldError::required(&name_path, ""));
@@ -1286,7 +1267,7 @@ fn service_port_errors(
             message,
         ));
     }
-    let protocol = str_of(port, "protocol");
+    let protocol = str_at(port, "protocol");
     if protocol.is_empty() {
         errors.push(FieldError::required(path.child("protocol"), ""));
     } else if !["SCTP", "TCP", "UDP"].contains(&protocol) {

@@ -17,6 +17,7 @@ mod core;
 mod others;
 mod path;
 mod pod;
+mod read;
 mod workloads;
 
 pub(crate) use path::Path;

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::Path;
 use super::core::{port_name_errors, port_num_errors};
+use super::read::{list_at, str_at};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
@@ -59,19 +60,6 @@ pub(super) fn validate_status_update(
     Vec::new()
 }
 
-fn str_of<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-fn list_of<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
 /// An integer field printed as `field.Error` prints numbers.
 fn raw_int(n: i64) -> BadValue {
     BadValue::Raw(n.to_string())
@@ -95,13 +83,13 @@ fn validate_rules(obj: &Object, namespaced: bool) -> Vec<FieldError> {
 fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let rule = Some(rule);
-    if list_of(rule, "verbs").is_empty() {
+    if list_at(rule, "verbs").is_empty() {
         errors.push(FieldError::required(
             path.child("verbs"),
             "verbs must contain at least one value",
         ));
     }
-    let urls = list_of(rule, "nonResourceURLs");
+    let urls = list_at(rule, "nonResourceURLs");
     if !urls.is_empty() {
         let value = BadValue::Raw(Value::Array(urls.to_vec()).to_string());
         if namespaced {
@@ -114,7 +102,7 @@ fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldE
         }
         if ["apiGroups", "resources", "resourceNames"]
             .iter()
-            .any(|k| !list_of(rule, k).is_empty())
+            .any(|k| !list_at(rule, k).is_empty())
         {
             errors.push(FieldError::new(
                 ErrorType::Invalid,
@@ -125,13 +113,13 @@ fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldE
         }
         return errors;
     }
-    if list_of(rule, "apiGroups").is_empty() {
+    if list_at(rule, "apiGroups").is_empty() {
         errors.push(FieldError::required(
             path.child("apiGroups"),
             "resource rules must supply at least one api group",
         ));
     }
-    if list_of(rule, "resources").is_empty() {
+    if list_at(rule, "resources").is_empty() {
         errors.push(FieldError::required(
             path.child("resources"),
             "resource rules must supply at least one resource",
@@ -144,7 +132,7 @@ fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldE
 fn validate_cluster_role(obj: &Object) -> Vec<FieldError> {
     let mut errors = validate_rules(obj, false);
     if let Some(rule) = obj.get("aggregationRule").filter(|v| !v.is_null())
-        && list_of(Some(rule), "clusterRoleSelectors").is_empty()
+        && list_at(Some(rule), "clusterRoleSelectors").is_empty()
     {
         errors.push(FieldError::required(
             "aggregationRule.clusterRoleSelectors",
@@ -159,9 +147,9 @@ fn role_ref_json(obj: &Object) -> String {
     let role_ref = obj.get("roleRef");
     format!(
         "{{\"APIGroup\":{},\"Kind\":{},\"Name\":{}}}",
-        json!(str_of(role_ref, "apiGroup")),
-        json!(str_of(role_ref, "kind")),
-        json!(str_of(role_ref, "name")),
+        json!(str_at(role_ref, "apiGroup")),
+        json!(str_at(role_ref, "kind")),
+        json!(str_at(role_ref, "name")),
     )
 }
 
@@ -169,7 +157,7 @@ fn role_ref_json(obj: &Object) -> String {
 fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let role_ref = obj.get("roleRef");
-    let group = str_of(role_ref, "apiGroup");
+    let group = str_at(role_ref, "apiGroup");
     if group != RBAC_GROUP {
         errors.push(FieldError::not_supported(
             "roleRef.apiGroup",
@@ -177,7 +165,7 @@ fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
             &[RBAC_GROUP],
         ));
     }
-    let kind = str_of(role_ref, "kind");
+    let kind = str_at(role_ref, "kind");
     let kinds: &[&str] = if namespaced {
         &["Role", "ClusterRole"]
     } else {
@@ -186,7 +174,7 @@ fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
     if !kinds.contains(&kind) {
         errors.push(FieldError::not_supported("roleRef.kind", kind, kinds));
     }
-    let name = str_of(role_ref, "name");
+    let name = str_at(role_ref, "name");
     if name.is_empty() {
         errors.push(FieldError::required("roleRef.name", ""));
     } else {
@@ -209,12 +197,12 @@ fn validate_binding(obj: &Object, namespaced: bool) -> Vec<FieldError> {
 fn subject_errors(subject: &Value, namespaced: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let subject = Some(subject);
-    let name = str_of(subject, "name");
+    let name = str_at(subject, "name");
     if name.is_empty() {
         errors.push(FieldError::required(path.child("name"), ""));
     }
-    let group = str_of(subject, "apiGroup");
-    match str_of(subject, "kind") {
+    let group = str_at(subject, "apiGroup");
+    match str_at(subject, "kind") {
         "ServiceAccount" => {
             if !name.is_empty() {
                 for message in dns1123_subdomain_name_errors(name) {
@@ -228,7 +216,7 @@ fn subject_errors(subject: &Value, namespaced: bool, path: &Path) -> Vec<FieldEr
                     &[""],
                 ));
             }
-            if !namespaced && str_of(subject, "namespace").is_empty() {
+            if !namespaced && str_at(subject, "namespace").is_empty() {
                 errors.push(FieldError::required(path.child("namespace"), ""));
             }
         }
@@ -379,7 +367,7 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
     let target = spec.and_then(|s| s.get("scaleTargetRef"));
     let path = Path::new("spec").child("scaleTargetRef");
     for key in ["kind", "name"] {
-        let value = str_of(target, key);
+        let value = str_at(target, key);
         if value.is_empty() {
             errors.push(FieldError::required(path.child(key), ""));
         } else {
@@ -388,7 +376,7 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
             }
         }
     }
-    let api_version = str_of(target, "apiVersion");
+    let api_version = str_at(target, "apiVersion");
     // `schema.ParseGroupVersion`, then the group is required.
     let message = match api_version.matches('/').count() {
         0 => Some("apiVersion must specify API group".to_owned()),
@@ -411,7 +399,7 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
     let external = metrics
         .into_iter()
         .flatten()
-        .any(|m| matches!(str_of(Some(m), "type"), "Object" | "External"));
+        .any(|m| matches!(str_at(Some(m), "type"), "Object" | "External"));
     if min == Some(0) && !external {
         errors.push(FieldError::forbidden(
             "spec.metrics",
@@ -454,15 +442,15 @@ fn validate_network_policy(obj: &Object) -> Vec<FieldError> {
     let spec = obj.get("spec");
     let spec_path = Path::new("spec");
     for (direction, peers_key) in [("ingress", "from"), ("egress", "to")] {
-        for (i, rule) in list_of(spec, direction).iter().enumerate() {
+        for (i, rule) in list_at(spec, direction).iter().enumerate() {
             let rule_path = spec_path.child(direction).index(i);
-            for (j, port) in list_of(Some(rule), "ports").iter().enumerate() {
+            for (j, port) in list_at(Some(rule), "ports").iter().enumerate() {
                 errors.extend(network_policy_port_errors(
                     port,
                     &rule_path.child("ports").index(j),
                 ));
             }
-            for (j, peer) in list_of(Some(rule), peers_key).iter().enumerate() {
+            for (j, peer) in list_at(Some(rule), peers_key).iter().enumerate() {
                 errors.extend(network_policy_peer_errors(
                     peer,
                     &rule_path.child(peers_key).index(j),
@@ -470,7 +458,7 @@ fn validate_network_policy(obj: &Object) -> Vec<FieldError> {
             }
         }
     }
-    let types = list_of(spec, "policyTypes");
+    let types = list_at(spec, "policyTypes");
     let types_path = spec_path.child("policyTypes");
     if types.len() > 2 {
         errors.push(FieldError::new(
@@ -591,7 +579,7 @@ fn validate_ingress(obj: &Object) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let spec = obj.get("spec");
     let spec_path = Path::new("spec");
-    let rules = list_of(spec, "rules");
+    let rules = list_at(spec, "rules");
     let backend = spec
         .and_then(|s| s.get("defaultBackend"))
         .filter(|v| !v.is_null());
@@ -616,7 +604,7 @@ fn validate_ingress(obj: &Object) -> Vec<FieldError> {
     }
     for (i, rule) in rules.iter().enumerate() {
         let rule_path = spec_path.child("rules").index(i);
-        let host = str_of(Some(rule), "host");
+        let host = str_at(Some(rule), "host");
         if !host.is_empty() && !host.contains('*') {
             if host.parse::<std::net::IpAddr>().is_ok() {
                 errors.push(FieldError::invalid(
@@ -633,7 +621,7 @@ fn validate_ingress(obj: &Object) -> Vec<FieldError> {
             continue;
         };
         let http_path = rule_path.child("http");
-        let paths = list_of(Some(http), "paths");
+        let paths = list_at(Some(http), "paths");
         if paths.is_empty() {
             errors.push(FieldError::required(http_path.child("paths"), ""));
         }
@@ -668,7 +656,7 @@ fn ingress_path_errors(path: &Value, at: &Path) -> Vec<FieldError> {
             "pathType must be specified",
         )];
     };
-    let value = str_of(Some(path), "path");
+    let value = str_at(Some(path), "path");
     let path_path = at.child("path");
     let absolute = || FieldError::invalid(&path_path, value, "must be an absolute path");
     match ty.as_str().unwrap_or("") {
@@ -727,7 +715,7 @@ fn ingress_backend_errors(backend: &Value, path: &Path) -> Vec<FieldError> {
         (Some(_), None) => {}
         (None, Some(service)) => {
             let service_path = path.child("service");
-            let name = str_of(Some(service), "name");
+            let name = str_at(Some(service), "name");
             if name.is_empty() {
                 errors.push(FieldError::required(service_path.child("name"), ""));
             } else {
@@ -742,7 +730,7 @@ fn ingress_backend_errors(backend: &Value, path: &Path) -> Vec<FieldError> {
                 }
             }
             let port = service.get("port");
-            let port_name = str_of(port, "name");
+            let port_name = str_at(port, "name");
             let number = port
                 .and_then(|p| p.get("number"))
                 .and_then(Value::as_i64)

@@ -19,6 +19,7 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::Path;
+use super::read::{int_at, is_set, list_at, str_at};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
@@ -43,30 +44,6 @@ pub(super) fn validate_update(kind: &str, new: &Object, _old: &Object) -> Vec<Fi
 
 pub(super) fn validate_status_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
     Vec::new()
-}
-
-/// The string at `key` of `v`, or "" (Go's zero value) when absent or of another type.
-pub(super) fn str_at<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-/// The integer at `key` of `v`, if there is one.
-pub(super) fn int_at(v: Option<&Value>, key: &str) -> Option<i64> {
-    v.and_then(|v| v.get(key)).and_then(Value::as_i64)
-}
-
-/// The list at `key` of `v`; empty when absent or null.
-pub(super) fn list_at<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// Whether `key` of `v` is set (present and not null), as a Go pointer or slice is non-nil.
-pub(super) fn is_set(v: Option<&Value>, key: &str) -> bool {
-    v.and_then(|v| v.get(key)).is_some_and(|v| !v.is_null())
 }
 
 /// `field.Invalid` with a number as the value.
@@ -365,24 +342,40 @@ fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
 /// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
 fn volume_source(volume: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let mut count = 0;
-    for (key, reported) in VOLUME_SOURCES {
-        if !is_set(Some(volume), key) {
-            continue;
-        }
-        if count > 0 {
+    only_one(
+        volume,
+        VOLUME_SOURCES.iter().copied(),
+        path,
+        "volume type",
+        &mut errors,
+    );
+    errors
+}
+
+/// Of the fields `(key, reported as)` of `v`, the first set one: each one set after it is
+/// forbidden (`may not specify more than 1 <what>`), none set is required.
+fn only_one<'a>(
+    v: &Value,
+    fields: impl Iterator<Item = (&'a str, &'a str)>,
+    path: &Path,
+    what: &str,
+    errors: &mut Vec<FieldError>,
+) -> Option<&'a str> {
+    let mut first = None;
+    for (key, reported) in fields.filter(|(key, _)| is_set(Some(v), key)) {
+        if first.is_some() {
             errors.push(FieldError::forbidden(
                 path.child(reported),
-                "may not specify more than 1 volume type",
+                format!("may not specify more than 1 {what}"),
             ));
         } else {
-            count += 1;
+            first = Some(key);
         }
     }
-    if count == 0 {
-        errors.push(FieldError::required(path, "must specify a volume type"));
+    if first.is_none() {
+        errors.push(FieldError::required(path, format!("must specify a {what}")));
     }
-    errors
+    first
 }
 
 /// `validateContainers`: the common checks, unique names and the probes of each container,

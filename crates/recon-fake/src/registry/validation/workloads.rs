@@ -9,10 +9,8 @@ use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_va
 use serde_json::Value;
 
 use super::Path;
-use super::pod::{
-    int_at, invalid_int, is_set, json_string_map, labels, list_at, non_negative, str_at,
-    template_spec,
-};
+use super::pod::{invalid_int, json_string_map, labels, non_negative, template_spec};
+use super::read::{int_at, is_set, list_at, str_at};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
