@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::Path;
 use super::read::{is_set, list_at, str_at};
+use super::service_addresses::{cidr_errors, external_ip_errors};
 use crate::registry::events::events_v1_to_core;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
@@ -18,7 +19,7 @@ use crate::wire::object::{Object, meta_str};
 pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
     match kind {
         "Event" => Event::of(group, obj).validate_create(),
-        "Service" => Service::of(obj, true).validate(),
+        "Service" => Service::of(obj, true).validate(None),
         "ConfigMap" => validate_config_map(obj),
         "Secret" => validate_secret(obj),
         "Namespace" => validate_namespace(obj),
@@ -152,7 +153,9 @@ impl Event {
         errors
     }
 
-    /// `ValidateEventUpdate`, as far as the fields written as strings go.
+    /// `ValidateEventUpdate`: through events.k8s.io/v1 nothing the Event says may change; each
+    /// field is compared and printed as the internal type holds it, in the order checked
+    /// (`reason` twice, as the real one checks it twice).
     fn validate_update(&self, old: &Event) -> Vec<FieldError> {
         let mut errors = self.legacy();
         if !self.strict {
@@ -162,27 +165,73 @@ impl Event {
             errors.extend(self.series());
         }
         for key in [
+            "involvedObject",
             "reason",
             "message",
+            "source",
+            "firstTimestamp",
+            "lastTimestamp",
+            "count",
             "reason",
             "type",
+            "eventTime",
             "action",
+            "related",
             "reportingComponent",
             "reportingInstance",
         ] {
-            if self.str(key) != old.str(key) {
+            let (value, old_value) = (self.go_value(key), old.go_value(key));
+            if value != old_value {
                 let path = match key {
                     "reportingComponent" => "reportingController",
                     other => other,
                 };
-                errors.push(FieldError::invalid(
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
                     path,
-                    self.str(key),
+                    value,
                     "field is immutable",
                 ));
             }
         }
         errors
+    }
+
+    /// Field `key` as `field.Invalid` prints the internal Go value: strings quoted, the count
+    /// as a number, timestamps as their JSON (`null` when unset), and the untagged structs
+    /// `ObjectReference` and `EventSource` as JSON with Go's field names.
+    fn go_value(&self, key: &str) -> BadValue {
+        const REFERENCE: [(&str, &str); 7] = [
+            ("Kind", "kind"),
+            ("Namespace", "namespace"),
+            ("Name", "name"),
+            ("UID", "uid"),
+            ("APIVersion", "apiVersion"),
+            ("ResourceVersion", "resourceVersion"),
+            ("FieldPath", "fieldPath"),
+        ];
+        const SOURCE: [(&str, &str); 2] = [("Component", "component"), ("Host", "host")];
+        let field = self.core.get(key).filter(|v| !v.is_null());
+        let go_struct = |fields: &[(&str, &str)]| {
+            let mut object = Map::new();
+            for (go, json_name) in fields {
+                object.insert((*go).to_owned(), json!(str_at(field, json_name)));
+            }
+            let names: Vec<&str> = fields.iter().map(|(go, _)| *go).collect();
+            BadValue::Raw(go_struct_json(&Value::Object(object), &names))
+        };
+        match key {
+            "involvedObject" => go_struct(&REFERENCE),
+            // A nil `*ObjectReference` marshals as `null`.
+            "related" if field.is_none() => BadValue::Raw("null".to_owned()),
+            "related" => go_struct(&REFERENCE),
+            "source" => go_struct(&SOURCE),
+            "count" => BadValue::Raw(field.and_then(Value::as_i64).unwrap_or(0).to_string()),
+            "firstTimestamp" | "lastTimestamp" | "eventTime" => {
+                json_value(field.unwrap_or(&Value::Null))
+            }
+            _ => BadValue::Str(self.str(key).to_owned()),
+        }
     }
 
     fn source_set(&self) -> bool {
@@ -695,6 +744,7 @@ struct Service<'a> {
     /// `spec.clusterIPs`, or on create `[clusterIP]` when only that was given
     /// (`normalizeClusterIPs` of the Service storage, which runs before validation).
     cluster_ips: Vec<&'a str>,
+    annotations: Option<&'a Value>,
 }
 
 impl<'a> Service<'a> {
@@ -708,7 +758,12 @@ impl<'a> Service<'a> {
         if creating && cluster_ips.is_empty() && !cluster_ip.is_empty() {
             cluster_ips.push(cluster_ip);
         }
-        Service { spec, cluster_ips }
+        let annotations = obj.get("metadata").and_then(|m| m.get("annotations"));
+        Service {
+            spec,
+            cluster_ips,
+            annotations,
+        }
     }
 
     fn str(&self, key: &str) -> &'a str {
@@ -752,6 +807,7 @@ impl<'a> Service<'a> {
     fn validate_update(&self, old: &Service<'_>) -> Vec<FieldError> {
         let mut errors = self.upgrade_downgrade_cluster_ips(old);
         errors.extend(self.upgrade_downgrade_families(old));
+        errors.extend(self.load_balancer_class_errors(Some(old)));
         // `validateServiceExternalTrafficFieldsUpdate`.
         if old.needs_health_check()
             && self.needs_health_check()
@@ -763,8 +819,114 @@ impl<'a> Service<'a> {
                 "field is immutable",
             ));
         }
-        errors.extend(self.validate());
+        errors.extend(self.validate(Some(old)));
         errors
+    }
+
+    fn strings(&self, key: &str) -> Vec<&'a str> {
+        self.list(key)
+            .iter()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect()
+    }
+
+    /// `spec.loadBalancerClass`: `None` when unset (a nil `*string`).
+    fn load_balancer_class(&self) -> Option<&'a str> {
+        self.spec
+            .and_then(|s| s.get("loadBalancerClass"))
+            .filter(|v| !v.is_null())
+            .map(|v| v.as_str().unwrap_or(""))
+    }
+
+    /// `validateLoadBalancerClassField`: between two LoadBalancer Services the class stays as
+    /// it is; a LoadBalancer's class is a qualified name, no other type may have one. On
+    /// update it runs before `validateService`, which runs it again without `old`, so an
+    /// invalid new class is reported twice.
+    fn load_balancer_class_errors(&self, old: Option<&Service<'_>>) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let path = Path::new("spec").child("loadBalancerClass");
+        let class = self.load_balancer_class();
+        let load_balancer = self.str("type") == "LoadBalancer";
+        if let Some(old) = old
+            && load_balancer
+            && old.str("type") == "LoadBalancer"
+            && old.load_balancer_class() != class
+        {
+            // A `*string`, printed as its JSON.
+            let value = json_value(&class.map_or(Value::Null, |c| json!(c)));
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                &path,
+                value,
+                "may not change once set",
+            ));
+        }
+        match class {
+            Some(class) if load_balancer => {
+                for message in label_key_errors(class) {
+                    errors.push(FieldError::invalid(&path, class, message));
+                }
+            }
+            Some(_) => errors.push(FieldError::forbidden(
+                &path,
+                "may only be used when `type` is 'LoadBalancer'",
+            )),
+            None => {}
+        }
+        errors
+    }
+
+    /// The source ranges of `validateService`: `spec.loadBalancerSourceRanges` (spelt
+    /// `LoadBalancerSourceRanges` in the path, as the real one spells it), else the
+    /// annotation; values may be padded with spaces; ranges the old Service had, or an
+    /// annotation it had unchanged, are not re-checked.
+    fn source_range_errors(&self, old: Option<&Service<'_>>) -> Vec<FieldError> {
+        const ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
+        let mut errors = Vec::new();
+        let not_load_balancer = self.str("type") != "LoadBalancer";
+        let forbidden = |path: &Path| {
+            FieldError::forbidden(path, "may only be used when `type` is 'LoadBalancer'")
+        };
+        let ranges = self.strings("loadBalancerSourceRanges");
+        if !ranges.is_empty() {
+            let path = Path::new("spec").child("LoadBalancerSourceRanges");
+            if not_load_balancer {
+                errors.push(forbidden(&path));
+            }
+            let old_ranges: Vec<&str> = old
+                .map(|o| o.strings("loadBalancerSourceRanges"))
+                .unwrap_or_default()
+                .into_iter()
+                .map(str::trim)
+                .collect();
+            for (i, range) in ranges.iter().enumerate() {
+                errors.extend(cidr_errors(range.trim(), &path.index(i), &old_ranges));
+            }
+            return errors;
+        }
+        let Some(value) = self.annotation(ANNOTATION) else {
+            return errors;
+        };
+        let path = Path::new("metadata").child("annotations").key(ANNOTATION);
+        if not_load_balancer {
+            errors.push(forbidden(&path));
+        }
+        if old.is_some_and(|o| o.annotation(ANNOTATION) == Some(value)) {
+            return errors;
+        }
+        let value = value.trim();
+        if !value.is_empty() {
+            for range in value.split(',') {
+                errors.extend(cidr_errors(range.trim(), &path, &[]));
+            }
+        }
+        errors
+    }
+
+    fn annotation(&self, key: &str) -> Option<&'a str> {
+        self.annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
     }
 
     /// `validateUpgradeDowngradeClusterIPs`.
@@ -892,9 +1054,9 @@ impl<'a> Service<'a> {
         }
     }
 
-    /// `validateService`, in its order (topology annotations, external IPs, source ranges,
-    /// the load balancer class and the address checks beyond families are not checked here).
-    fn validate(&self) -> Vec<FieldError> {
+    /// `validateService`, in its order, with `old` on update (the topology annotations and
+    /// the address checks beyond families are not checked here).
+    fn validate(&self, old: Option<&Service<'_>>) -> Vec<FieldError> {
         let mut errors = Vec::new();
         let spec_path = Path::new("spec");
         let ty = self.str("type");
@@ -971,6 +1133,11 @@ impl<'a> Service<'a> {
         }
         errors.extend(self.session_affinity_errors());
         errors.extend(self.family_errors());
+        let ips_path = spec_path.child("externalIPs");
+        let old_ips = old.map(|o| o.strings("externalIPs")).unwrap_or_default();
+        for (i, ip) in self.strings("externalIPs").into_iter().enumerate() {
+            errors.extend(external_ip_errors(ip, &ips_path.index(i), &old_ips));
+        }
         let type_path = spec_path.child("type");
         if ty.is_empty() {
             errors.push(FieldError::required(&type_path, ""));
@@ -1034,6 +1201,7 @@ impl<'a> Service<'a> {
                 ));
             }
         }
+        errors.extend(self.source_range_errors(old));
         let allocate = spec_path.child("allocateLoadBalancerNodePorts");
         if is_set(self.spec, "allocateLoadBalancerNodePorts") && ty != "LoadBalancer" {
             errors.push(FieldError::forbidden(
@@ -1045,6 +1213,7 @@ impl<'a> Service<'a> {
             // Without `spec.`, as the real one words it.
             errors.push(FieldError::required("allocateLoadBalancerNodePorts", ""));
         }
+        errors.extend(self.load_balancer_class_errors(None));
         errors.extend(self.traffic_policy_errors());
         errors
     }

@@ -18,6 +18,7 @@ mod others;
 mod path;
 mod pod;
 mod read;
+mod service_addresses;
 mod workloads;
 
 pub(crate) use path::Path;
