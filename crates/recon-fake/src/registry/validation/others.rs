@@ -24,7 +24,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj),
         ("coordination.k8s.io", "Lease") => validate_lease(obj),
         ("networking.k8s.io", "NetworkPolicy") => validate_network_policy(obj),
-        ("networking.k8s.io", "Ingress") => validate_ingress(obj),
+        ("networking.k8s.io", "Ingress") => validate_ingress(obj, None),
         _ => Vec::new(),
     }
 }
@@ -35,7 +35,10 @@ pub(super) fn validate_update(
     new: &Object,
     old: &Object,
 ) -> Vec<FieldError> {
-    let mut errors = validate_create(group, kind, new);
+    let mut errors = match (group, kind) {
+        ("networking.k8s.io", "Ingress") => validate_ingress(new, Some(old)),
+        _ => validate_create(group, kind, new),
+    };
     // `ValidateRoleBindingUpdate`, `ValidateClusterRoleBindingUpdate`.
     if group == RBAC_GROUP
         && matches!(kind, "RoleBinding" | "ClusterRoleBinding")
@@ -573,9 +576,9 @@ fn network_policy_peer_errors(peer: &Value, path: &Path) -> Vec<FieldError> {
     }
 }
 
-/// `ValidateIngressSpec`: rules or a default backend, hosts, paths and backends (TLS and
-/// wildcard hosts are not checked here).
-fn validate_ingress(obj: &Object) -> Vec<FieldError> {
+/// `ValidateIngressSpec`: rules or a default backend, hosts, paths, backends and TLS (wildcard
+/// rule hosts are not checked here); `old` on update.
+fn validate_ingress(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let spec = obj.get("spec");
     let spec_path = Path::new("spec");
@@ -632,6 +635,7 @@ fn validate_ingress(obj: &Object) -> Vec<FieldError> {
             ));
         }
     }
+    errors.extend(ingress_tls_errors(spec, old));
     if let Some(class) = spec
         .and_then(|s| s.get("ingressClassName"))
         .and_then(Value::as_str)
@@ -640,6 +644,79 @@ fn validate_ingress(obj: &Object) -> Vec<FieldError> {
             errors.push(FieldError::invalid(
                 spec_path.child("ingressClassName"),
                 class,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateTLSSecretName`: an empty name is not checked.
+fn tls_secret_name_errors(name: &str) -> Vec<String> {
+    if name.is_empty() {
+        return Vec::new();
+    }
+    dns1123_subdomain_name_errors(name)
+}
+
+/// `validation.IsWildcardDNS1123Subdomain`: `*.` then a DNS subdomain, 253 characters at most.
+fn wildcard_subdomain_errors(host: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if host.len() > 253 {
+        errors.push("must be no more than 253 characters".to_owned());
+    }
+    // Only the form is checked here, the length was above.
+    let valid = host.strip_prefix("*.").is_some_and(|rest| {
+        !rest.is_empty()
+            && dns1123_subdomain_name_errors(rest)
+                .iter()
+                .all(|m| m.starts_with("must be no more than"))
+    });
+    if !valid {
+        errors.push(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS \
+             subdomain, which must consist of lower case alphanumeric characters, '-' or '.' \
+             and end with an alphanumeric character (e.g. '*.example.com', regex used for \
+             validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                .to_owned(),
+        );
+    }
+    errors
+}
+
+/// `validateIngressTLS`: each host a DNS subdomain, or a wildcard when it has a `*`; each
+/// secret name a DNS subdomain, unless the old Ingress already had an invalid one
+/// (`allowInvalidSecretName`, for objects stored before the rule).
+fn ingress_tls_errors(spec: Option<&Value>, old: Option<&Object>) -> Vec<FieldError> {
+    let allow_invalid_secret = list_at(old.and_then(|o| o.get("spec")), "tls")
+        .iter()
+        .any(|tls| !tls_secret_name_errors(str_at(Some(tls), "secretName")).is_empty());
+    let mut errors = Vec::new();
+    let path = Path::new("spec").child("tls");
+    for (i, tls) in list_at(spec, "tls").iter().enumerate() {
+        for (j, host) in list_at(Some(tls), "hosts").iter().enumerate() {
+            let host = host.as_str().unwrap_or("");
+            let messages = if host.contains('*') {
+                wildcard_subdomain_errors(host)
+            } else {
+                dns1123_subdomain_name_errors(host)
+            };
+            for message in messages {
+                errors.push(FieldError::invalid(
+                    path.index(i).child("hosts").index(j),
+                    host,
+                    message,
+                ));
+            }
+        }
+        if allow_invalid_secret {
+            continue;
+        }
+        let secret = str_at(Some(tls), "secretName");
+        for message in tls_secret_name_errors(secret) {
+            errors.push(FieldError::invalid(
+                path.index(i).child("secretName"),
+                secret,
                 message,
             ));
         }
