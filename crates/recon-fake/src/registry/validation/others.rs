@@ -329,8 +329,8 @@ fn validate_pdb(obj: &Object) -> Vec<FieldError> {
     errors
 }
 
-/// `validateHorizontalPodAutoscalerSpec`: replica bounds, the scale target, and scaling to zero
-/// (each metric's and the behavior's own rules are not checked here).
+/// `validateHorizontalPodAutoscalerSpec`: replica bounds, the scale target, the metrics and
+/// the behavior.
 fn validate_hpa(obj: &Object) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let spec = obj.get("spec");
@@ -366,9 +366,18 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
             "must be greater than or equal to `minReplicas`",
         ));
     }
-    // `ValidateCrossVersionObjectReference`.
-    let target = spec.and_then(|s| s.get("scaleTargetRef"));
-    let path = Path::new("spec").child("scaleTargetRef");
+    errors.extend(cross_version_ref_errors(
+        spec.and_then(|s| s.get("scaleTargetRef")),
+        &Path::new("spec").child("scaleTargetRef"),
+    ));
+    errors.extend(metrics_errors(spec, min));
+    errors.extend(behavior_errors(spec));
+    errors
+}
+
+/// `ValidateCrossVersionObjectReference`.
+fn cross_version_ref_errors(target: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
     for key in ["kind", "name"] {
         let value = str_at(target, key);
         if value.is_empty() {
@@ -395,18 +404,416 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
             message,
         ));
     }
-    // `validateMetrics`: scaling to zero needs an Object or External metric.
-    let metrics = spec
-        .and_then(|s| s.get("metrics"))
-        .and_then(Value::as_array);
+    errors
+}
+
+/// `validateMetrics`: each metric, then scaling to zero needs an Object or External metric.
+fn metrics_errors(spec: Option<&Value>, min: Option<i64>) -> Vec<FieldError> {
+    let path = Path::new("spec").child("metrics");
+    let metrics = list_at(spec, "metrics");
+    let mut errors = Vec::new();
+    for (i, metric) in metrics.iter().enumerate() {
+        errors.extend(metric_spec_errors(metric, &path.index(i)));
+    }
     let external = metrics
-        .into_iter()
-        .flatten()
+        .iter()
         .any(|m| matches!(str_at(Some(m), "type"), "Object" | "External"));
     if min == Some(0) && !external {
         errors.push(FieldError::forbidden(
-            "spec.metrics",
+            &path,
             "must specify at least one Object or External metric to support scaling to zero replicas",
+        ));
+    }
+    errors
+}
+
+/// `validateMetricSpec`: a known type, the source it names, and no other source. An unknown
+/// type is reported twice, as the real one reports it.
+fn metric_spec_errors(metric: &Value, path: &Path) -> Vec<FieldError> {
+    const TYPES: [&str; 5] = [
+        "ContainerResource",
+        "External",
+        "Object",
+        "Pods",
+        "Resource",
+    ];
+    // The sources in the order they are checked, with the type naming each.
+    const SOURCES: [(&str, &str); 5] = [
+        ("object", "Object"),
+        ("external", "External"),
+        ("pods", "Pods"),
+        ("resource", "Resource"),
+        ("containerResource", "ContainerResource"),
+    ];
+    let mut errors = Vec::new();
+    let ty = str_at(Some(metric), "type");
+    let type_path = path.child("type");
+    if ty.is_empty() {
+        errors.push(FieldError::required(
+            &type_path,
+            "must specify a metric source type",
+        ));
+    }
+    if !TYPES.contains(&ty) {
+        errors.push(FieldError::not_supported(&type_path, ty, &TYPES));
+    }
+    let present: Vec<&str> = SOURCES
+        .iter()
+        .map(|(key, _)| *key)
+        .filter(|key| metric.get(*key).is_some_and(|v| !v.is_null()))
+        .collect();
+    // Only the first source present is validated.
+    if let Some(first) = present.first()
+        && let Some(source) = metric.get(*first)
+    {
+        let source_path = path.child(first);
+        errors.extend(match *first {
+            "object" => object_source_errors(source, &source_path),
+            "external" => external_source_errors(source, &source_path),
+            "pods" => pods_source_errors(source, &source_path),
+            "resource" => resource_source_errors(source, &source_path, false),
+            _ => resource_source_errors(source, &source_path, true),
+        });
+    }
+    let expected = SOURCES.iter().find(|(_, t)| *t == ty).map(|(key, _)| *key);
+    match expected {
+        Some(key) if !present.contains(&key) => errors.push(FieldError::required(
+            path.child(key),
+            "must populate information for the given metric source",
+        )),
+        Some(_) => {}
+        None => errors.push(FieldError::not_supported(&type_path, ty, &TYPES)),
+    }
+    if present.len() > 1 {
+        // Go ranges over a set here; its order is not fixed, so sorted is as good as any.
+        let mut others: Vec<&str> = present
+            .iter()
+            .copied()
+            .filter(|key| Some(*key) != expected)
+            .collect();
+        others.sort_unstable();
+        for key in others {
+            errors.push(FieldError::forbidden(
+                path.child(key),
+                "must populate the given metric source only",
+            ));
+        }
+    }
+    errors
+}
+
+/// The sign of a quantity as written (`Quantity.Sign`): -1, 0 or 1; `None` if it is not one.
+fn quantity_sign(text: &str) -> Option<i32> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let mantissa: &str = rest
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()
+        .unwrap_or("");
+    if !mantissa.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if mantissa.bytes().all(|b| b == b'0' || b == b'.') {
+        return Some(0);
+    }
+    Some(if negative { -1 } else { 1 })
+}
+
+/// `validateMetricTarget`.
+fn metric_target_errors(target: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let ty = str_at(target, "type");
+    if ty.is_empty() {
+        errors.push(FieldError::required(
+            path.child("type"),
+            "must specify a metric target type",
+        ));
+    }
+    if !matches!(ty, "Utilization" | "Value" | "AverageValue") {
+        errors.push(FieldError::invalid(
+            path.child("type"),
+            ty,
+            "must be either Utilization, Value, or AverageValue",
+        ));
+    }
+    for key in ["value", "averageValue"] {
+        let Some(quantity) = target.and_then(|t| t.get(key)).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let text = quantity
+            .as_str()
+            .map_or_else(|| quantity.to_string(), str::to_owned);
+        if quantity_sign(&text) != Some(1) {
+            errors.push(FieldError::invalid(
+                path.child(key),
+                &text,
+                "must be positive",
+            ));
+        }
+    }
+    if let Some(utilization) = target
+        .and_then(|t| t.get("averageUtilization"))
+        .and_then(Value::as_i64)
+        .filter(|u| *u < 1)
+    {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("averageUtilization"),
+            raw_int(utilization),
+            "must be greater than 0",
+        ));
+    }
+    errors
+}
+
+/// `validateMetricIdentifier`.
+fn metric_identifier_errors(metric: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let name = str_at(metric, "name");
+    if name.is_empty() {
+        return vec![FieldError::required(
+            path.child("name"),
+            "must specify a metric name",
+        )];
+    }
+    path_segment_errors(name, false)
+        .into_iter()
+        .map(|message| FieldError::invalid(path.child("name"), name, message))
+        .collect()
+}
+
+fn target_has(source: &Value, key: &str) -> bool {
+    source
+        .get("target")
+        .and_then(|t| t.get(key))
+        .is_some_and(|v| !v.is_null())
+}
+
+/// `validateObjectSource`.
+fn object_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = cross_version_ref_errors(
+        source.get("describedObject"),
+        &path.child("describedObject"),
+    );
+    errors.extend(metric_identifier_errors(
+        source.get("metric"),
+        &path.child("metric"),
+    ));
+    errors.extend(metric_target_errors(
+        source.get("target"),
+        &path.child("target"),
+    ));
+    if !target_has(source, "value") && !target_has(source, "averageValue") {
+        errors.push(FieldError::required(
+            path.child("target").child("averageValue"),
+            "must set either a target value or averageValue",
+        ));
+    }
+    errors
+}
+
+/// `validateExternalSource`.
+fn external_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = metric_identifier_errors(source.get("metric"), &path.child("metric"));
+    errors.extend(metric_target_errors(
+        source.get("target"),
+        &path.child("target"),
+    ));
+    let (value, average) = (
+        target_has(source, "value"),
+        target_has(source, "averageValue"),
+    );
+    if !value && !average {
+        errors.push(FieldError::required(
+            path.child("target").child("averageValue"),
+            "must set either a target value for metric or a per-pod target",
+        ));
+    }
+    if value && average {
+        errors.push(FieldError::forbidden(
+            path.child("target").child("value"),
+            "may not set both a target value for metric and a per-pod target",
+        ));
+    }
+    errors
+}
+
+/// `validatePodsSource`.
+fn pods_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = metric_identifier_errors(source.get("metric"), &path.child("metric"));
+    errors.extend(metric_target_errors(
+        source.get("target"),
+        &path.child("target"),
+    ));
+    if !target_has(source, "averageValue") {
+        errors.push(FieldError::required(
+            path.child("target").child("averageValue"),
+            "must specify a positive target averageValue",
+        ));
+    }
+    errors
+}
+
+/// `validateResourceSource`, and with `container` `validateContainerResourceSource` (whose
+/// check of the resource name's form is not made here).
+fn resource_source_errors(source: &Value, path: &Path, container: bool) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if str_at(Some(source), "name").is_empty() {
+        errors.push(FieldError::required(
+            path.child("name"),
+            "must specify a resource name",
+        ));
+    }
+    if container {
+        let name = str_at(Some(source), "container");
+        if name.is_empty() {
+            errors.push(FieldError::required(
+                path.child("container"),
+                "must specify a container",
+            ));
+        }
+        for message in dns1123_label_errors(name)
+            .into_iter()
+            .filter(|_| !name.is_empty())
+        {
+            errors.push(FieldError::invalid(path.child("container"), name, message));
+        }
+    }
+    errors.extend(metric_target_errors(
+        source.get("target"),
+        &path.child("target"),
+    ));
+    let (utilization, average) = (
+        target_has(source, "averageUtilization"),
+        target_has(source, "averageValue"),
+    );
+    if !utilization && !average {
+        errors.push(FieldError::required(
+            path.child("target").child("averageUtilization"),
+            "must set either a target raw value or a target utilization",
+        ));
+    }
+    if utilization && average {
+        errors.push(FieldError::forbidden(
+            path.child("target").child("averageValue"),
+            "may not set both a target raw value and a target utilization",
+        ));
+    }
+    errors
+}
+
+/// `validateBehavior`: the scale-up rules, then the scale-down ones.
+fn behavior_errors(spec: Option<&Value>) -> Vec<FieldError> {
+    let Some(behavior) = spec
+        .and_then(|s| s.get("behavior"))
+        .filter(|b| !b.is_null())
+    else {
+        return Vec::new();
+    };
+    let path = Path::new("spec").child("behavior");
+    let mut errors = Vec::new();
+    for key in ["scaleUp", "scaleDown"] {
+        if let Some(rules) = behavior.get(key).filter(|r| !r.is_null()) {
+            errors.extend(scaling_rules_errors(rules, &path.child(key)));
+        }
+    }
+    errors
+}
+
+/// `validateScalingRules` (`MaxStabilizationWindowSeconds` is an hour).
+fn scaling_rules_errors(rules: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let window_path = path.child("stabilizationWindowSeconds");
+    if let Some(window) = rules
+        .get("stabilizationWindowSeconds")
+        .and_then(Value::as_i64)
+    {
+        if window < 0 {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                &window_path,
+                raw_int(window),
+                "must be greater than or equal to zero",
+            ));
+        }
+        if window > 3600 {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                &window_path,
+                raw_int(window),
+                "must be less than or equal to 3600",
+            ));
+        }
+    }
+    if let Some(policy) = rules.get("selectPolicy").and_then(Value::as_str)
+        && !matches!(policy, "Disabled" | "Max" | "Min")
+    {
+        errors.push(FieldError::not_supported(
+            path.child("selectPolicy"),
+            policy,
+            &["Disabled", "Max", "Min"],
+        ));
+    }
+    let policies_path = path.child("policies");
+    let policies = list_at(Some(rules), "policies");
+    if policies.is_empty() {
+        errors.push(FieldError::required(
+            &policies_path,
+            "must specify at least one Policy",
+        ));
+    }
+    for (i, policy) in policies.iter().enumerate() {
+        errors.extend(scaling_policy_errors(policy, &policies_path.index(i)));
+    }
+    // `ValidateNonnegativeQuantity` of the tolerance.
+    if let Some(tolerance) = rules.get("tolerance").and_then(Value::as_str)
+        && quantity_sign(tolerance) == Some(-1)
+    {
+        errors.push(FieldError::invalid(
+            path.child("tolerance"),
+            tolerance,
+            "must be greater than or equal to 0",
+        ));
+    }
+    errors
+}
+
+/// `validateScalingPolicy` (`MaxPeriodSeconds` is half an hour).
+fn scaling_policy_errors(policy: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let ty = str_at(Some(policy), "type");
+    if !matches!(ty, "Pods" | "Percent") {
+        errors.push(FieldError::not_supported(
+            path.child("type"),
+            ty,
+            &["Percent", "Pods"],
+        ));
+    }
+    let int = |key: &str| policy.get(key).and_then(Value::as_i64).unwrap_or(0);
+    let (value, period) = (int("value"), int("periodSeconds"));
+    if value <= 0 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("value"),
+            raw_int(value),
+            "must be greater than zero",
+        ));
+    }
+    if period <= 0 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("periodSeconds"),
+            raw_int(period),
+            "must be greater than zero",
+        ));
+    }
+    if period > 1800 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("periodSeconds"),
+            raw_int(period),
+            "must be less than or equal to 1800",
         ));
     }
     errors
@@ -862,5 +1269,22 @@ mod tests {
         assert_eq!(int_or_percent_errors(&json!("150%"), "p").len(), 1);
         assert_eq!(int_or_percent_errors(&json!("x"), "p").len(), 1);
         assert_eq!(int_or_percent_errors(&json!(-1), "p").len(), 1);
+    }
+
+    #[test]
+    fn quantity_signs_follow_the_mantissa() {
+        assert_eq!(quantity_sign("0"), Some(0));
+        assert_eq!(quantity_sign("0.0Mi"), Some(0));
+        assert_eq!(quantity_sign("-100m"), Some(-1));
+        assert_eq!(quantity_sign("1e3"), Some(1));
+        assert_eq!(quantity_sign("x"), None);
+        assert_eq!(quantity_sign(""), None);
+    }
+
+    #[test]
+    fn wildcard_hosts_start_with_star_dot() {
+        assert!(wildcard_subdomain_errors("*.example.com").is_empty());
+        assert_eq!(wildcard_subdomain_errors("a.*.com").len(), 1);
+        assert_eq!(wildcard_subdomain_errors("*.").len(), 1);
     }
 }
