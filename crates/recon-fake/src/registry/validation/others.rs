@@ -366,17 +366,26 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
             "must be greater than or equal to `minReplicas`",
         ));
     }
+    let target = spec.and_then(|s| s.get("scaleTargetRef"));
+    // The only scalable kind of the core group may leave the group out.
+    let core_kind = str_at(target, "kind") == "ReplicationController";
     errors.extend(cross_version_ref_errors(
-        spec.and_then(|s| s.get("scaleTargetRef")),
+        target,
         &Path::new("spec").child("scaleTargetRef"),
+        core_kind,
     ));
     errors.extend(metrics_errors(spec, min));
     errors.extend(behavior_errors(spec));
     errors
 }
 
-/// `ValidateCrossVersionObjectReference`.
-fn cross_version_ref_errors(target: Option<&Value>, path: &Path) -> Vec<FieldError> {
+/// `ValidateCrossVersionObjectReference`; `allow_empty_group` as the strategy's options say
+/// (always for the object a metric describes).
+fn cross_version_ref_errors(
+    target: Option<&Value>,
+    path: &Path,
+    allow_empty_group: bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for key in ["kind", "name"] {
         let value = str_at(target, key);
@@ -389,12 +398,11 @@ fn cross_version_ref_errors(target: Option<&Value>, path: &Path) -> Vec<FieldErr
         }
     }
     let api_version = str_at(target, "apiVersion");
-    // `schema.ParseGroupVersion`, then the group is required.
+    // `schema.ParseGroupVersion`, then the group is required unless allowed to be empty.
+    let no_group = "apiVersion must specify API group".to_owned();
     let message = match api_version.matches('/').count() {
-        0 => Some("apiVersion must specify API group".to_owned()),
-        1 => api_version
-            .starts_with('/')
-            .then(|| "apiVersion must specify API group".to_owned()),
+        0 => (!allow_empty_group).then_some(no_group),
+        1 => (api_version.starts_with('/') && !allow_empty_group).then_some(no_group),
         _ => Some(format!("unexpected GroupVersion string: {api_version}")),
     };
     if let Some(message) = message {
@@ -595,6 +603,7 @@ fn object_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = cross_version_ref_errors(
         source.get("describedObject"),
         &path.child("describedObject"),
+        true,
     );
     errors.extend(metric_identifier_errors(
         source.get("metric"),
