@@ -2,7 +2,7 @@
 //! (`pkg/apis/<group>/validation`).
 
 use recon_apimachinery::names::{
-    dns1123_label_errors, dns1123_subdomain_name_errors, path_segment_errors,
+    dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, path_segment_errors,
 };
 use serde_json::{Value, json};
 
@@ -664,15 +664,73 @@ fn pods_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
     errors
 }
 
-/// `validateResourceSource`, and with `container` `validateContainerResourceSource` (whose
-/// check of the resource name's form is not made here).
+/// `ValidateContainerResourceName` (core/v1): a qualified name; unprefixed, a standard
+/// resource and one a container can request; prefixed outside `kubernetes.io/`, an extended
+/// resource name.
+fn container_resource_name_errors(name: &str) -> Vec<String> {
+    const STANDARD: [&str; 20] = [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    // `validateResourceName`.
+    let mut errors = label_key_errors(name);
+    let unprefixed = !name.contains('/');
+    if errors.is_empty()
+        && unprefixed
+        && !STANDARD.contains(&name)
+        && !name.starts_with("hugepages-")
+        && !name.starts_with("requests.hugepages-")
+    {
+        errors.push("must be a standard resource type or fully qualified".to_owned());
+    }
+    if unprefixed {
+        let for_containers = ["cpu", "memory", "ephemeral-storage"].contains(&name)
+            || name.starts_with("hugepages-");
+        if !for_containers {
+            errors.push("must be a standard resource for containers".to_owned());
+        }
+    } else if !name.contains("kubernetes.io/") {
+        // `IsExtendedResourceName`: the quota's `requests.` name is a qualified name too.
+        let extended = !name.starts_with("requests.")
+            && label_key_errors(&format!("requests.{name}")).is_empty();
+        if !extended {
+            errors.push("doesn't follow extended resource name standard".to_owned());
+        }
+    }
+    errors
+}
+
+/// `validateResourceSource`, and with `container` `validateContainerResourceSource`.
 fn resource_source_errors(source: &Value, path: &Path, container: bool) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    if str_at(Some(source), "name").is_empty() {
+    let name = str_at(Some(source), "name");
+    if name.is_empty() {
         errors.push(FieldError::required(
             path.child("name"),
             "must specify a resource name",
         ));
+    } else if container {
+        for message in container_resource_name_errors(name) {
+            errors.push(FieldError::invalid(path.child("name"), name, message));
+        }
     }
     if container {
         let name = str_at(Some(source), "container");
