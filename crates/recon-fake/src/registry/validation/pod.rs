@@ -3,11 +3,12 @@
 //! `ValidatePodTemplateSpec`, ...).
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
-//! ports, environment, volume mounts, resources, probes, host ports), volumes (names, one
-//! source each), the restart and DNS policies, node selector, names (node, host, subdomain,
-//! priority class), tolerations. Not checked: security contexts, affinity, DNS config,
-//! topology spread, the contents of volume sources and probe handlers, and what
-//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
+//! ports, environment, volume mounts naming the pod's volumes, resources, probes, host ports,
+//! security contexts), volumes (names, one source each), the restart and DNS policies, node
+//! selector, the pod's security context ([`super::pod_security`]), affinity, DNS config,
+//! topology spread, names (node, host, subdomain, priority class), tolerations. Not checked:
+//! the contents of volume sources and probe handlers, and what `ValidatePodUpdate` allows a
+//! running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
 
@@ -19,7 +20,9 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::Path;
+use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
+use super::workloads::label_selector;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
@@ -110,8 +113,9 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
-/// restart and DNS policies, node selector, service account and node names, active deadline,
-/// host name and subdomain, tolerations, priority class name.
+/// restart and DNS policies, node selector, security context, affinity, DNS config, topology
+/// spread, service account and node names, active deadline, host name and subdomain,
+/// tolerations, priority class name.
 pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
@@ -120,12 +124,28 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             "",
         ));
     }
-    errors.extend(volumes(list_at(spec, "volumes"), &path.child("volumes")));
+    let (volume_names, volume_errors) = volumes(list_at(spec, "volumes"), &path.child("volumes"));
+    errors.extend(volume_errors);
     let containers = list_at(spec, "containers");
-    errors.extend(regular_containers(containers, &path.child("containers")));
+    // Unless the pod says otherwise, containers share the host's user namespace
+    // (`hostUsers` defaults to true), which forbids an unmasked /proc.
+    let host_users = spec
+        .and_then(|s| s.get("hostUsers"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let context = ContainerContext {
+        volumes: &volume_names,
+        host_users,
+    };
+    errors.extend(regular_containers(
+        containers,
+        &context,
+        &path.child("containers"),
+    ));
     errors.extend(init_containers(
         list_at(spec, "initContainers"),
         containers,
+        &context,
         &path.child("initContainers"),
     ));
     errors.extend(restart_policy(
@@ -146,6 +166,19 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     errors.extend(labels(
         spec.and_then(|s| s.get("nodeSelector")),
         &path.child("nodeSelector"),
+    ));
+    errors.extend(pod_security::pod_security_context(
+        spec.and_then(|s| s.get("securityContext")),
+        &path.child("securityContext"),
+    ));
+    errors.extend(affinity(
+        spec.and_then(|s| s.get("affinity")),
+        &path.child("affinity"),
+    ));
+    errors.extend(dns_config(spec, &path.child("dnsConfig")));
+    errors.extend(topology_spread_constraints(
+        list_at(spec, "topologySpreadConstraints"),
+        &path.child("topologySpreadConstraints"),
     ));
     // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
     for key in ["serviceAccountName", "nodeName"] {
@@ -186,6 +219,412 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
                 priority,
                 message,
             ));
+        }
+    }
+    errors
+}
+
+/// `validateAffinity`: node affinity, then pod affinity and anti-affinity.
+fn affinity(affinity: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(affinity) = affinity.filter(|a| a.is_object()) else {
+        return errors;
+    };
+    // validateNodeAffinity
+    if let Some(node) = affinity.get("nodeAffinity").filter(|n| n.is_object()) {
+        let node_path = path.child("nodeAffinity");
+        let required_key = "requiredDuringSchedulingIgnoredDuringExecution";
+        if let Some(required) = node.get(required_key).filter(|r| r.is_object()) {
+            errors.extend(node_selector(required, &node_path.child(required_key)));
+        }
+        // ValidatePreferredSchedulingTerms
+        let preferred_key = "preferredDuringSchedulingIgnoredDuringExecution";
+        let preferred_path = node_path.child(preferred_key);
+        for (i, term) in list_at(Some(node), preferred_key).iter().enumerate() {
+            errors.extend(weight(term, &preferred_path.index(i)));
+            errors.extend(node_selector_term(
+                term.get("preference"),
+                &preferred_path.index(i).child("preference"),
+            ));
+        }
+    }
+    // validatePodAffinity and validatePodAntiAffinity check the same terms.
+    for key in ["podAffinity", "podAntiAffinity"] {
+        let Some(pod) = affinity.get(key).filter(|p| p.is_object()) else {
+            continue;
+        };
+        let pod_path = path.child(key);
+        let required_key = "requiredDuringSchedulingIgnoredDuringExecution";
+        for (i, term) in list_at(Some(pod), required_key).iter().enumerate() {
+            errors.extend(pod_affinity_term(
+                term,
+                &pod_path.child(required_key).index(i),
+            ));
+        }
+        // validateWeightedPodAffinityTerms
+        let preferred_key = "preferredDuringSchedulingIgnoredDuringExecution";
+        for (i, term) in list_at(Some(pod), preferred_key).iter().enumerate() {
+            let at = pod_path.child(preferred_key).index(i);
+            errors.extend(weight(term, &at));
+            errors.extend(pod_affinity_term(
+                term.get("podAffinityTerm").unwrap_or(&Value::Null),
+                &at.child("podAffinityTerm"),
+            ));
+        }
+    }
+    errors
+}
+
+/// The weight of a preferred term: between 1 and 100.
+fn weight(term: &Value, path: &Path) -> Option<FieldError> {
+    let weight = int_at(Some(term), "weight").unwrap_or(0);
+    (!(1..=100).contains(&weight))
+        .then(|| invalid_int(&path.child("weight"), weight, "must be in the range 1-100"))
+}
+
+/// `ValidateNodeSelector`: at least one term, each checked.
+fn node_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
+    let terms_path = path.child("nodeSelectorTerms");
+    let terms = list_at(Some(selector), "nodeSelectorTerms");
+    if terms.is_empty() {
+        return vec![FieldError::required(
+            terms_path,
+            "must have at least one node selector term",
+        )];
+    }
+    terms
+        .iter()
+        .enumerate()
+        .flat_map(|(i, term)| node_selector_term(Some(term), &terms_path.index(i)))
+        .collect()
+}
+
+/// `ValidateNodeSelectorTerm`: its label expressions, then its field expressions. (Label values
+/// are checked as label values: `AllowInvalidLabelValueInRequiredNodeAffinity` is for updates
+/// of objects that already hold invalid ones.)
+fn node_selector_term(term: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let expressions_path = path.child("matchExpressions");
+    for (j, requirement) in list_at(term, "matchExpressions").iter().enumerate() {
+        // ValidateNodeSelectorRequirement
+        let r = Some(requirement);
+        let at = expressions_path.index(j);
+        let values = list_at(r, "values");
+        match str_at(r, "operator") {
+            "In" | "NotIn" if values.is_empty() => errors.push(FieldError::required(
+                at.child("values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => {
+                errors.push(FieldError::forbidden(
+                    at.child("values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                ));
+            }
+            "Gt" | "Lt" if values.len() != 1 => errors.push(FieldError::required(
+                at.child("values"),
+                "must be specified single value when `operator` is 'Lt' or 'Gt'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
+            other => errors.push(FieldError::invalid(
+                at.child("operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = str_at(r, "key");
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        for (k, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for message in label_value_errors(value) {
+                errors.push(FieldError::invalid(
+                    at.child("values").index(k),
+                    value,
+                    message,
+                ));
+            }
+        }
+    }
+    let fields_path = path.child("matchFields");
+    for (j, requirement) in list_at(term, "matchFields").iter().enumerate() {
+        // ValidateNodeFieldSelectorRequirement: only metadata.name, with one value.
+        let r = Some(requirement);
+        let at = fields_path.index(j);
+        let values = list_at(r, "values");
+        match str_at(r, "operator") {
+            "In" | "NotIn" if values.len() != 1 => errors.push(FieldError::required(
+                at.child("values"),
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+            )),
+            "In" | "NotIn" => {}
+            other => errors.push(FieldError::invalid(
+                at.child("operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = str_at(r, "key");
+        if key != "metadata.name" {
+            errors.push(FieldError::invalid(
+                at.child("key"),
+                key,
+                "not a valid field selector key",
+            ));
+            continue;
+        }
+        // ValidateNodeName: a DNS subdomain.
+        for (k, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for message in dns1123_subdomain_name_errors(value) {
+                errors.push(FieldError::invalid(
+                    at.child("values").index(k),
+                    value,
+                    message,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `validatePodAffinityTerm`: the label and namespace selectors, the namespaces, then a
+/// topology key that is a label name. (Match and mismatch label keys are not checked.)
+fn pod_affinity_term(term: &Value, path: &Path) -> Vec<FieldError> {
+    let t = Some(term);
+    let mut errors = Vec::new();
+    // ValidatePodAffinityTermSelector
+    for key in ["labelSelector", "namespaceSelector"] {
+        if let Some(selector) = term.get(key).filter(|s| s.is_object()) {
+            errors.extend(label_selector(selector, &path.child(key)));
+        }
+    }
+    // ValidateNamespaceName: a DNS label, reported on `namespace`.
+    for name in list_at(t, "namespaces") {
+        let name = name.as_str().unwrap_or("");
+        for message in dns1123_label_errors(name) {
+            errors.push(FieldError::invalid(path.child("namespace"), name, message));
+        }
+    }
+    let topology_key = str_at(t, "topologyKey");
+    let key_path = path.child("topologyKey");
+    if topology_key.is_empty() {
+        errors.push(FieldError::required(&key_path, "can not be empty"));
+    }
+    for message in label_key_errors(topology_key) {
+        errors.push(FieldError::invalid(&key_path, topology_key, message));
+    }
+    errors
+}
+
+/// `validatePodDNSConfig`: with dnsPolicy None a config with a nameserver is required; then at
+/// most 3 nameservers, each an IP; at most 32 searches of 2048 characters together, each a
+/// domain (`AllowRelaxedDNSSearchValidation`: '_' allowed, "." and a trailing dot too); options
+/// named.
+fn dns_config(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let config = spec
+        .and_then(|s| s.get("dnsConfig"))
+        .filter(|c| c.is_object());
+    let nameservers = list_at(config, "nameservers");
+    if str_at(spec, "dnsPolicy") == "None" {
+        if config.is_none() {
+            return vec![FieldError::required(
+                path,
+                "must provide `dnsConfig` when `dnsPolicy` is None",
+            )];
+        }
+        if nameservers.is_empty() {
+            return vec![FieldError::required(
+                path.child("nameservers"),
+                "must provide at least one DNS nameserver when `dnsPolicy` is None",
+            )];
+        }
+    }
+    let mut errors = Vec::new();
+    if config.is_none() {
+        return errors;
+    }
+    let nameservers_path = path.child("nameservers");
+    if nameservers.len() > 3 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &nameservers_path,
+            BadValue::Raw(Value::from(nameservers).to_string()),
+            "must not have more than 3 nameservers",
+        ));
+    }
+    for (i, nameserver) in nameservers.iter().enumerate() {
+        // IsValidIPForLegacyField
+        let nameserver = nameserver.as_str().unwrap_or("");
+        if !is_legacy_ip(nameserver) {
+            errors.push(FieldError::invalid(
+                nameservers_path.index(i),
+                nameserver,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+    }
+    let searches = list_at(config, "searches");
+    let searches_path = path.child("searches");
+    let all = || BadValue::Raw(Value::from(searches).to_string());
+    if searches.len() > 32 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &searches_path,
+            all(),
+            "must not have more than 32 search paths",
+        ));
+    }
+    let joined: usize = searches
+        .iter()
+        .map(|s| s.as_str().unwrap_or("").len())
+        .sum::<usize>()
+        + searches.len().saturating_sub(1);
+    if joined > 2048 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &searches_path,
+            all(),
+            "must not have more than 2048 characters (including spaces) in the search list",
+        ));
+    }
+    for (i, search) in searches.iter().enumerate() {
+        let search = search.as_str().unwrap_or("");
+        if search == "." {
+            continue;
+        }
+        let search = search.strip_suffix('.').unwrap_or(search);
+        for message in dns1123_subdomain_with_underscore_errors(search) {
+            errors.push(FieldError::invalid(searches_path.index(i), search, message));
+        }
+    }
+    for (i, option) in list_at(config, "options").iter().enumerate() {
+        if str_at(Some(option), "name").is_empty() {
+            errors.push(FieldError::required(
+                path.child("options").index(i),
+                "must not be empty",
+            ));
+        }
+    }
+    errors
+}
+
+/// `netutils.ParseIPSloppy`: an IPv6 or IPv4 address, IPv4 parts allowed leading zeros.
+fn is_legacy_ip(text: &str) -> bool {
+    if text.contains(':') {
+        return text.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.len() <= 3
+                && p.bytes().all(|b| b.is_ascii_digit())
+                && p.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
+
+/// `IsDNS1123SubdomainWithUnderscore`: at most 253 characters of labels that may start with
+/// '_' and hold '_'.
+fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if value.len() > 253 {
+        errors.push("must be no more than 253 characters");
+    }
+    let label_ok = |label: &str| {
+        let label = label.strip_prefix('_').unwrap_or(label);
+        let bytes = label.as_bytes();
+        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        match (bytes.first(), bytes.last()) {
+            (Some(first), Some(last)) => {
+                alnum(first)
+                    && alnum(last)
+                    && bytes.iter().all(|b| alnum(b) || *b == b'-' || *b == b'_')
+            }
+            _ => false,
+        }
+    };
+    if !value.split('.').all(label_ok) {
+        errors.push(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+             '_', '-' or '.', and must start and end with an alphanumeric character (e.g. \
+             'example.com', regex used for validation is \
+             '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')",
+        );
+    }
+    errors
+}
+
+/// `validateTopologySpreadConstraints`: a positive maxSkew, a topology key, a supported
+/// action, no later constraint of the same key and action, minDomains rules, then the label
+/// selector. (Node inclusion policies and match label keys are not checked.)
+fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, constraint) in list.iter().enumerate() {
+        let c = Some(constraint);
+        let at = path.index(i);
+        // ValidatePositiveField
+        let max_skew = int_at(c, "maxSkew").unwrap_or(0);
+        if max_skew <= 0 {
+            errors.push(invalid_int(
+                &at.child("maxSkew"),
+                max_skew,
+                "must be greater than zero",
+            ));
+        }
+        // ValidateTopologyKey
+        let key = str_at(c, "topologyKey");
+        if key.is_empty() {
+            errors.push(FieldError::required(
+                at.child("topologyKey"),
+                "can not be empty",
+            ));
+        }
+        // ValidateWhenUnsatisfiable
+        let action = str_at(c, "whenUnsatisfiable");
+        if !["DoNotSchedule", "ScheduleAnyway"].contains(&action) {
+            errors.push(FieldError::not_supported(
+                at.child("whenUnsatisfiable"),
+                action,
+                &["DoNotSchedule", "ScheduleAnyway"],
+            ));
+        }
+        // ValidateSpreadConstraintNotRepeat: against the constraints after this one.
+        let repeated = list[i + 1..].iter().any(|other| {
+            str_at(Some(other), "topologyKey") == key
+                && str_at(Some(other), "whenUnsatisfiable") == action
+        });
+        if repeated {
+            errors.push(FieldError::new(
+                ErrorType::Duplicate,
+                at.child("{topologyKey, whenUnsatisfiable}"),
+                BadValue::Str(format!("{{{key}, {action}}}")),
+                "",
+            ));
+        }
+        // validateMinDomains
+        if let Some(min_domains) = int_at(c, "minDomains") {
+            let min_path = at.child("minDomains");
+            if min_domains <= 0 {
+                errors.push(invalid_int(
+                    &min_path,
+                    min_domains,
+                    "must be greater than zero",
+                ));
+            }
+            if action != "DoNotSchedule" {
+                errors.push(invalid_int(
+                    &min_path,
+                    min_domains,
+                    &format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                    ),
+                ));
+            }
+        }
+        if let Some(selector) = constraint.get("labelSelector").filter(|s| s.is_object()) {
+            errors.extend(label_selector(selector, &at.child("labelSelector")));
         }
     }
     errors
@@ -305,9 +744,17 @@ const VOLUME_SOURCES: &[(&str, &str)] = &[
     ("image", "image"),
 ];
 
+/// What the checks of each container need to know of its pod.
+struct ContainerContext<'a> {
+    /// The names of the pod's volumes that passed validation (what `ValidateVolumes` returns).
+    volumes: &'a HashSet<String>,
+    /// `hostUsers`, true unless the pod sets it false.
+    host_users: bool,
+}
+
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
-/// remembered (so a later volume of that name is no duplicate).
-fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
+/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found).
+fn volumes(list: &[Value], path: &Path) -> (HashSet<String>, Vec<FieldError>) {
     let mut names = HashSet::new();
     let mut errors = Vec::new();
     for (i, volume) in list.iter().enumerate() {
@@ -336,7 +783,7 @@ fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
             errors.extend(own);
         }
     }
-    errors
+    (names, errors)
 }
 
 /// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
@@ -380,7 +827,7 @@ fn only_one<'a>(
 
 /// `validateContainers`: the common checks, unique names and the probes of each container,
 /// then host ports across them.
-fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
+fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     if list.is_empty() {
         return vec![FieldError::required(path, "")];
     }
@@ -388,7 +835,7 @@ fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut names = HashSet::new();
     for (i, container) in list.iter().enumerate() {
         let at = path.index(i);
-        errors.extend(container_common(container, &at));
+        errors.extend(container_common(container, context, &at));
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
@@ -430,12 +877,17 @@ fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
 
 /// `validateInitContainers`: the common checks, then names unique across init and regular
 /// containers.
-fn init_containers(list: &[Value], regular: &[Value], path: &Path) -> Vec<FieldError> {
+fn init_containers(
+    list: &[Value],
+    regular: &[Value],
+    context: &ContainerContext,
+    path: &Path,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut names: HashSet<&str> = regular.iter().map(|c| str_at(Some(c), "name")).collect();
     for (i, container) in list.iter().enumerate() {
         let at = path.index(i);
-        errors.extend(container_common(container, &at));
+        errors.extend(container_common(container, context, &at));
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
@@ -454,8 +906,8 @@ fn duplicate(path: &Path, value: &str) -> FieldError {
 }
 
 /// `validateContainerCommon`: name, image, termination message policy, ports, env, volume
-/// mounts, pull policy, resources.
-fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
+/// mounts, pull policy, resources, security context.
+fn container_common(container: &Value, context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     let c = Some(container);
     let mut errors = Vec::new();
     let name = str_at(c, "name");
@@ -486,6 +938,7 @@ fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
     errors.extend(env(list_at(c, "env"), &path.child("env")));
     errors.extend(volume_mounts(
         list_at(c, "volumeMounts"),
+        context.volumes,
         &path.child("volumeMounts"),
     ));
     // validatePullPolicy
@@ -501,6 +954,11 @@ fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
     errors.extend(resources(
         c.and_then(|c| c.get("resources")),
         &path.child("resources"),
+    ));
+    errors.extend(pod_security::container_security_context(
+        c.and_then(|c| c.get("securityContext")),
+        context.host_users,
+        &path.child("securityContext"),
     ));
     errors
 }
@@ -626,9 +1084,9 @@ fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
     Some(FieldError::invalid(path, "", detail))
 }
 
-/// `ValidateVolumeMounts`: a name and a unique mount path (whether the name is a volume of the
-/// pod is not checked, see below).
-fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
+/// `ValidateVolumeMounts`: a name that is one of the pod's (valid) volumes, and a unique mount
+/// path.
+fn volume_mounts(list: &[Value], volumes: &HashSet<String>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut mount_paths = HashSet::new();
     for (i, mount) in list.iter().enumerate() {
@@ -638,8 +1096,10 @@ fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
         if name.is_empty() {
             errors.push(FieldError::required(at.child("name"), ""));
         }
-        // `field.NotFound` when `name` is not a volume of the pod: `wire::field_error` has no
-        // NotFound type to report it with yet.
+        // IsMatchedVolume: an empty name is both required and not found.
+        if !volumes.contains(name) {
+            errors.push(FieldError::not_found(at.child("name"), name));
+        }
         let mount_path = str_at(m, "mountPath");
         if mount_path.is_empty() {
             errors.push(FieldError::required(at.child("mountPath"), ""));
