@@ -29,7 +29,7 @@ use crate::wire::object::Object;
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
     match kind {
         // ValidatePodCreate → validatePodMetadataAndSpec → ValidatePodSpec
-        "Pod" => pod_spec(obj.get("spec"), &Path::new("spec")),
+        "Pod" => pod_spec(obj.get("spec"), true, &Path::new("spec")),
         // ValidatePodTemplate
         "PodTemplate" => template_spec(obj.get("template"), &Path::new("template")),
         _ => Vec::new(),
@@ -84,7 +84,11 @@ pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldE
     let meta = template.and_then(|t| t.get("metadata"));
     let mut errors = labels(meta.and_then(|m| m.get("labels")), &path.child("labels"));
     let spec_path = path.child("spec");
-    errors.extend(pod_spec(template.and_then(|t| t.get("spec")), &spec_path));
+    errors.extend(pod_spec(
+        template.and_then(|t| t.get("spec")),
+        false,
+        &spec_path,
+    ));
     if !list_at(template.and_then(|t| t.get("spec")), "ephemeralContainers").is_empty() {
         errors.push(FieldError::forbidden(
             spec_path.child("ephemeralContainers"),
@@ -115,8 +119,9 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
 /// restart and DNS policies, node selector, security context, affinity, DNS config, topology
 /// spread, service account and node names, active deadline, host name and subdomain,
-/// tolerations, priority class name.
-pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+/// tolerations, priority class name. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
+/// not of a template.
+pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
         errors.push(FieldError::required(
@@ -148,6 +153,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         &context,
         &path.child("initContainers"),
     ));
+    errors.extend(host_network_ports(spec, is_pod, &path.child("containers")));
     errors.extend(restart_policy(
         str_at(spec, "restartPolicy"),
         &path.child("restartPolicy"),
@@ -168,7 +174,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         &path.child("nodeSelector"),
     ));
     errors.extend(pod_security::pod_security_context(
-        spec.and_then(|s| s.get("securityContext")),
+        spec,
         &path.child("securityContext"),
     ));
     errors.extend(affinity(
@@ -557,8 +563,8 @@ fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
 }
 
 /// `validateTopologySpreadConstraints`: a positive maxSkew, a topology key, a supported
-/// action, no later constraint of the same key and action, minDomains rules, then the label
-/// selector. (Node inclusion policies and match label keys are not checked.)
+/// action, no later constraint of the same key and action, minDomains rules, node inclusion
+/// policies, then the label selector. (Match label keys are not checked.)
 fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (i, constraint) in list.iter().enumerate() {
@@ -620,6 +626,17 @@ fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
                     &format!(
                         "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
                     ),
+                ));
+            }
+        }
+        // validateNodeInclusionPolicy, of both policies
+        for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            let policy = str_at(c, key);
+            if is_set(c, key) && !["Honor", "Ignore"].contains(&policy) {
+                errors.push(FieldError::not_supported(
+                    at.child(key),
+                    policy,
+                    &["Honor", "Ignore"],
                 ));
             }
         }
@@ -691,6 +708,33 @@ fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
                 effect,
                 &["NoSchedule", "PreferNoSchedule", "NoExecute"],
             ));
+        }
+    }
+    errors
+}
+
+/// `validatePodHostNetworkDeps`: on the host network a container's host ports are its container
+/// ports. A template may leave one 0 (the Pod's defaulting fills it in), a Pod may not.
+fn host_network_ports(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if spec
+        .and_then(|s| s.get("hostNetwork"))
+        .and_then(Value::as_bool)
+        != Some(true)
+    {
+        return errors;
+    }
+    for (i, container) in list_at(spec, "containers").iter().enumerate() {
+        for (j, port) in list_at(Some(container), "ports").iter().enumerate() {
+            let host = int_at(Some(port), "hostPort").unwrap_or(0);
+            let container_port = int_at(Some(port), "containerPort").unwrap_or(0);
+            if (is_pod || host != 0) && host != container_port {
+                errors.push(invalid_int(
+                    &path.index(i).child("ports").index(j).child("hostPort"),
+                    host,
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
         }
     }
     errors

@@ -2,11 +2,12 @@
 //! `validatePodSpecSecurityContext`, `ValidateSecurityContext` and the profile and sysctl
 //! checks they share).
 //!
-//! Checked: user and group ID ranges, sysctl names, seccomp and AppArmor profile types with
-//! their localhost profiles, the proc mount type, and privilege escalation turned off beside
-//! privileged or `CAP_SYS_ADMIN`. Not checked: namespaced sysctls beside `hostNetwork` or
-//! `hostIPC`, the fsGroup change, supplemental groups and SELinux change policies, Windows
-//! options, and the length limit of AppArmor localhost profiles. `runAsNonRoot` beside
+//! Checked: user and group ID ranges, sysctl names (and namespaced ones beside `hostNetwork` or
+//! `hostIPC`), `shareProcessNamespace` beside `hostPID`, the fsGroup change, supplemental
+//! groups and SELinux change policies, seccomp and AppArmor profile types with their localhost
+//! profiles, the proc mount type, and privilege escalation turned off beside privileged or
+//! `CAP_SYS_ADMIN`. Not checked: Windows options, and the length limit of AppArmor localhost
+//! profiles. `runAsNonRoot` beside
 //! `runAsUser: 0` is not refused by the API server (the kubelet refuses to start such a
 //! container), so it is not checked here either.
 
@@ -30,13 +31,17 @@ fn id_in_range(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> 
         .map(|id| invalid_int(&path.child(key), id, ID_RANGE))
 }
 
-/// `validatePodSpecSecurityContext`: IDs (fsGroup, runAsUser, runAsGroup, supplemental groups),
-/// sysctls, then the seccomp and AppArmor profiles.
-pub(super) fn pod_security_context(sc: Option<&Value>, path: &Path) -> Vec<FieldError> {
-    let Some(sc) = sc.filter(|sc| sc.is_object()) else {
-        return Vec::new();
-    };
-    let sc = Some(sc);
+/// `validatePodSpecSecurityContext` of the pod spec `spec`: IDs (fsGroup, runAsUser,
+/// runAsGroup, supplemental groups), one process namespace beside the host's, sysctls, the
+/// fsGroup change policy, the seccomp and AppArmor profiles, the supplemental groups and
+/// SELinux change policies. The internal security context Go checks also holds the pod's host
+/// namespace flags (`hostNetwork`, `hostPID`, ...), so it is never nil and these are read from
+/// the spec.
+pub(super) fn pod_security_context(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let sc = spec
+        .and_then(|s| s.get("securityContext"))
+        .filter(|sc| sc.is_object());
+    let host = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_bool) == Some(true);
     let mut errors: Vec<FieldError> = ["fsGroup", "runAsUser", "runAsGroup"]
         .into_iter()
         .filter_map(|key| id_in_range(sc, key, path))
@@ -50,7 +55,26 @@ pub(super) fn pod_security_context(sc: Option<&Value>, path: &Path) -> Vec<Field
             errors.push(invalid_int(&groups_path.index(i), gid, ID_RANGE));
         }
     }
-    errors.extend(sysctls(list_at(sc, "sysctls"), &path.child("sysctls")));
+    if host("shareProcessNamespace") && host("hostPID") {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("shareProcessNamespace"),
+            BadValue::Raw("true".to_owned()),
+            "ShareProcessNamespace and HostPID cannot both be enabled",
+        ));
+    }
+    errors.extend(sysctls(
+        list_at(sc, "sysctls"),
+        host("hostNetwork"),
+        host("hostIPC"),
+        &path.child("sysctls"),
+    ));
+    errors.extend(policy(
+        sc,
+        "fsGroupChangePolicy",
+        &["Always", "OnRootMismatch"],
+        path,
+    ));
     errors.extend(seccomp_profile(
         sc.and_then(|sc| sc.get("seccompProfile")),
         &path.child("seccompProfile"),
@@ -59,7 +83,24 @@ pub(super) fn pod_security_context(sc: Option<&Value>, path: &Path) -> Vec<Field
         sc.and_then(|sc| sc.get("appArmorProfile")),
         &path.child("appArmorProfile"),
     ));
+    errors.extend(policy(
+        sc,
+        "supplementalGroupsPolicy",
+        &["Merge", "Strict"],
+        path,
+    ));
+    // validateSELinuxChangePolicy: with `AllowOnlyRecursiveSELinuxChangePolicy`, as the server
+    // decides on create, only Recursive.
+    errors.extend(policy(sc, "seLinuxChangePolicy", &["Recursive"], path));
     errors
+}
+
+/// `validateFSGroupChangePolicy`, `validateSupplementalGroupsPolicy`: the policy at `key` of
+/// `sc`, when set, is one of `supported`.
+fn policy(sc: Option<&Value>, key: &str, supported: &[&str], path: &Path) -> Option<FieldError> {
+    let value = str_at(sc, key);
+    (is_set(sc, key) && !supported.contains(&value))
+        .then(|| FieldError::not_supported(path.child(key), value, supported))
 }
 
 /// `ValidateSecurityContext` of a container: runAsUser and runAsGroup, the proc mount, the
@@ -244,8 +285,50 @@ fn is_valid_sysctl_name(name: &str) -> bool {
         })
 }
 
-/// `validateSysctls`: each name required, well formed, and not repeated.
-fn sysctls(list: &[Value], path: &Path) -> Vec<FieldError> {
+/// `sysctl.NormalizeName`: a name whose first separator is '/' has its '/' and '.' swapped.
+fn normalize_sysctl_name(name: &str) -> String {
+    match name.find(['.', '/']) {
+        Some(i) if name.as_bytes().get(i) == Some(&b'/') => name
+            .chars()
+            .map(|c| match c {
+                '/' => '.',
+                '.' => '/',
+                c => c,
+            })
+            .collect(),
+        _ => name.to_owned(),
+    }
+}
+
+/// The Linux namespace a sysctl belongs to (`sysctl.GetNamespace`): `Some(true)` for the network
+/// namespace, `Some(false)` for IPC, `None` for neither. A name with '*' is read up to it.
+fn sysctl_in_net_namespace(name: &str) -> Option<bool> {
+    let normalized = normalize_sysctl_name(name);
+    let name = normalized.split('*').next().unwrap_or("");
+    const IPC_NAMES: &[&str] = &[
+        "kernel.sem",
+        "kernel.shmall",
+        "kernel.shmmax",
+        "kernel.shmmni",
+        "kernel.shm_rmid_forced",
+        "kernel.shm",
+        "kernel.msgmax",
+        "kernel.msgmnb",
+        "kernel.msgmni",
+        "kernel.msg",
+    ];
+    if IPC_NAMES.contains(&name) || name.starts_with("fs.mqueue.") {
+        Some(false)
+    } else if name.starts_with("net.") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `validateSysctls`: each name required, well formed, and not repeated; then
+/// (`ValidateHostSysctl`, checked on create) none of a namespace shared with the host.
+fn sysctls(list: &[Value], host_network: bool, host_ipc: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut names = HashSet::new();
     for (i, sysctl) in list.iter().enumerate() {
@@ -266,6 +349,19 @@ fn sysctls(list: &[Value], path: &Path) -> Vec<FieldError> {
                 BadValue::Str(name.to_owned()),
                 "",
             ));
+        }
+        match sysctl_in_net_namespace(name) {
+            Some(true) if host_network => errors.push(FieldError::invalid(
+                path.index(i).child("name"),
+                name,
+                "may not be specified when 'hostNetwork' is true",
+            )),
+            Some(false) if host_ipc => errors.push(FieldError::invalid(
+                path.index(i).child("name"),
+                name,
+                "may not be specified when 'hostIPC' is true",
+            )),
+            _ => {}
         }
         names.insert(name);
     }
@@ -384,6 +480,17 @@ mod tests {
         assert!(!is_valid_sysctl_name("Kernel.Bad*"));
         assert!(!is_valid_sysctl_name("kernel..x"));
         assert!(!is_valid_sysctl_name("-kernel"));
+    }
+
+    #[test]
+    fn sysctls_belong_to_the_network_or_ipc_namespace() {
+        assert_eq!(sysctl_in_net_namespace("net/ipv4/ip_forward"), Some(true));
+        assert_eq!(
+            sysctl_in_net_namespace("kernel.shm_rmid_forced"),
+            Some(false)
+        );
+        assert_eq!(sysctl_in_net_namespace("fs.mqueue.msg_max"), Some(false));
+        assert_eq!(sysctl_in_net_namespace("kernel.domainname"), None);
     }
 
     #[test]
