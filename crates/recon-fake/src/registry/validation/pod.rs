@@ -3,12 +3,14 @@
 //! `ValidatePodTemplateSpec`, ...).
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
-//! ports, environment, volume mounts naming the pod's volumes, resources, probes, host ports,
-//! security contexts), volumes (names, one source each), the restart and DNS policies, node
-//! selector, the pod's security context ([`super::pod_security`]), affinity, DNS config,
-//! topology spread, names (node, host, subdomain, priority class), tolerations. Not checked:
-//! the contents of volume sources and probe handlers, and what `ValidatePodUpdate` allows a
-//! running pod to change. The value is the decoded and defaulted
+//! ports, environment, volume mounts (the pod's volumes, paths, propagation), resources,
+//! probes, host ports, security contexts), volumes (names, one source each), the restart and
+//! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
+//! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
+//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
+//! Not checked: the contents of volume sources and probe handlers, volume devices, image pull
+//! secrets, match label keys of affinity terms and spread constraints, and what
+//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
 
@@ -117,9 +119,10 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
-/// restart and DNS policies, node selector, security context, affinity, DNS config, topology
-/// spread, service account and node names, active deadline, host name and subdomain,
-/// tolerations, priority class name. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
+/// restart and DNS policies, node selector, security context, affinity, DNS config, readiness
+/// and scheduling gates, topology spread, service account and node names, active deadline,
+/// host name and subdomain, tolerations, host aliases, priority and runtime class names,
+/// preemption policy. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
 /// not of a template.
 pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
@@ -182,6 +185,26 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         &path.child("affinity"),
     ));
     errors.extend(dns_config(spec, &path.child("dnsConfig")));
+    // validateReadinessGates: condition types are qualified names.
+    for (i, gate) in list_at(spec, "readinessGates").iter().enumerate() {
+        let condition = str_at(Some(gate), "conditionType");
+        let at = path.child("readinessGates").index(i).child("conditionType");
+        for message in label_key_errors(condition) {
+            errors.push(FieldError::invalid(&at, condition, message));
+        }
+    }
+    // validateSchedulingGates: qualified names, none repeated.
+    let mut gates = HashSet::new();
+    for (i, gate) in list_at(spec, "schedulingGates").iter().enumerate() {
+        let name = str_at(Some(gate), "name");
+        let at = path.child("schedulingGates").index(i);
+        for message in label_key_errors(name) {
+            errors.push(FieldError::invalid(&at, name, message));
+        }
+        if !gates.insert(name) {
+            errors.push(duplicate(&at, name));
+        }
+    }
     errors.extend(topology_spread_constraints(
         list_at(spec, "topologySpreadConstraints"),
         &path.child("topologySpreadConstraints"),
@@ -216,6 +239,24 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         list_at(spec, "tolerations"),
         &path.child("tolerations"),
     ));
+    // ValidateHostAliases: an IP each, host names DNS subdomains.
+    for (i, alias) in list_at(spec, "hostAliases").iter().enumerate() {
+        let at = path.child("hostAliases").index(i);
+        let ip = str_at(Some(alias), "ip");
+        if !is_legacy_ip(ip) {
+            errors.push(FieldError::invalid(at.child("ip"), ip, IP_MESSAGE));
+        }
+        for (j, hostname) in list_at(Some(alias), "hostnames").iter().enumerate() {
+            let hostname = hostname.as_str().unwrap_or("");
+            for message in dns1123_subdomain_name_errors(hostname) {
+                errors.push(FieldError::invalid(
+                    at.child("hostnames").index(j),
+                    hostname,
+                    message,
+                ));
+            }
+        }
+    }
     // ValidatePriorityClassName: a DNS subdomain.
     let priority = str_at(spec, "priorityClassName");
     if !priority.is_empty() {
@@ -225,6 +266,30 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
                 priority,
                 message,
             ));
+        }
+    }
+    // ValidateRuntimeClassName: a DNS subdomain (even empty, when set).
+    if is_set(spec, "runtimeClassName") {
+        let class = str_at(spec, "runtimeClassName");
+        for message in dns1123_subdomain_name_errors(class) {
+            errors.push(FieldError::invalid(
+                path.child("runtimeClassName"),
+                class,
+                message,
+            ));
+        }
+    }
+    // ValidatePreemptionPolicy
+    if is_set(spec, "preemptionPolicy") {
+        let policy_path = path.child("preemptionPolicy");
+        match str_at(spec, "preemptionPolicy") {
+            "PreemptLowerPriority" | "Never" => {}
+            "" => errors.push(FieldError::required(policy_path, "")),
+            other => errors.push(FieldError::not_supported(
+                policy_path,
+                other,
+                &["PreemptLowerPriority", "Never"],
+            )),
         }
     }
     errors
@@ -467,7 +532,7 @@ fn dns_config(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             errors.push(FieldError::invalid(
                 nameservers_path.index(i),
                 nameserver,
-                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                IP_MESSAGE,
             ));
         }
     }
@@ -515,6 +580,9 @@ fn dns_config(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     }
     errors
 }
+
+/// What `IsValidIPForLegacyField` says of a value that is no IP address.
+const IP_MESSAGE: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 
 /// `netutils.ParseIPSloppy`: an IPv6 or IPv4 address, IPv4 parts allowed leading zeros.
 fn is_legacy_ip(text: &str) -> bool {
@@ -981,7 +1049,7 @@ fn container_common(container: &Value, context: &ContainerContext, path: &Path) 
     errors.extend(ports(list_at(c, "ports"), &path.child("ports")));
     errors.extend(env(list_at(c, "env"), &path.child("env")));
     errors.extend(volume_mounts(
-        list_at(c, "volumeMounts"),
+        container,
         context.volumes,
         &path.child("volumeMounts"),
     ));
@@ -1128,9 +1196,17 @@ fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
     Some(FieldError::invalid(path, "", detail))
 }
 
-/// `ValidateVolumeMounts`: a name that is one of the pod's (valid) volumes, and a unique mount
-/// path.
-fn volume_mounts(list: &[Value], volumes: &HashSet<String>, path: &Path) -> Vec<FieldError> {
+/// `ValidateVolumeMounts` of `container`: a name that is one of the pod's (valid) volumes, a
+/// unique mount path, descending sub paths, the propagation and recursive read-only modes.
+/// Go reports the last four on `volumeMounts.<field>`, without the mount's index, except
+/// `subPathExpr` beside `subPath`.
+fn volume_mounts(container: &Value, volumes: &HashSet<String>, path: &Path) -> Vec<FieldError> {
+    let list = list_at(Some(container), "volumeMounts");
+    let privileged = container
+        .get("securityContext")
+        .and_then(|sc| sc.get("privileged"))
+        .and_then(Value::as_bool)
+        == Some(true);
     let mut errors = Vec::new();
     let mut mount_paths = HashSet::new();
     for (i, mount) in list.iter().enumerate() {
@@ -1154,6 +1230,71 @@ fn volume_mounts(list: &[Value], volumes: &HashSet<String>, path: &Path) -> Vec<
                 mount_path,
                 "must be unique",
             ));
+        }
+        let sub_path = str_at(m, "subPath");
+        if !sub_path.is_empty() {
+            errors.extend(pod_security::local_descending_path(
+                sub_path,
+                &path.child("subPath"),
+            ));
+        }
+        let sub_path_expr = str_at(m, "subPathExpr");
+        if !sub_path_expr.is_empty() {
+            if !sub_path.is_empty() {
+                errors.push(FieldError::invalid(
+                    at.child("subPathExpr"),
+                    sub_path_expr,
+                    "subPathExpr and subPath are mutually exclusive",
+                ));
+            }
+            errors.extend(pod_security::local_descending_path(
+                sub_path_expr,
+                &path.child("subPathExpr"),
+            ));
+        }
+        // validateMountPropagation
+        let propagation = m
+            .and_then(|m| m.get("mountPropagation"))
+            .and_then(Value::as_str);
+        let propagation_path = path.child("mountPropagation");
+        if let Some(mode) = propagation {
+            const MODES: &[&str] = &["Bidirectional", "HostToContainer", "None"];
+            if !MODES.contains(&mode) {
+                errors.push(FieldError::not_supported(&propagation_path, mode, MODES));
+            }
+            if mode == "Bidirectional" && !privileged {
+                errors.push(FieldError::forbidden(
+                    &propagation_path,
+                    "Bidirectional mount propagation is available only to privileged containers",
+                ));
+            }
+        }
+        // validateMountRecursiveReadOnly
+        let rro_path = path.child("recursiveReadOnly");
+        match m
+            .and_then(|m| m.get("recursiveReadOnly"))
+            .and_then(Value::as_str)
+        {
+            None | Some("Disabled") => {}
+            Some("Enabled" | "IfPossible") => {
+                if m.and_then(|m| m.get("readOnly")).and_then(Value::as_bool) != Some(true) {
+                    errors.push(FieldError::forbidden(
+                        &rro_path,
+                        "may only be specified when readOnly is true",
+                    ));
+                }
+                if propagation.is_some_and(|mode| mode != "None") {
+                    errors.push(FieldError::forbidden(
+                        &rro_path,
+                        "may only be specified when mountPropagation is None or not specified",
+                    ));
+                }
+            }
+            Some(other) => errors.push(FieldError::not_supported(
+                &rro_path,
+                other,
+                &["Disabled", "Enabled", "IfPossible"],
+            )),
         }
     }
     errors

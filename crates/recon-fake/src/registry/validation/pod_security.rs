@@ -369,7 +369,7 @@ fn sysctls(list: &[Value], host_network: bool, host_ipc: bool, path: &Path) -> V
 }
 
 /// `validateLocalDescendingPath`: relative, without a `..` element.
-fn local_descending_path(target: &str, path: &Path) -> Vec<FieldError> {
+pub(super) fn local_descending_path(target: &str, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if target.starts_with('/') {
         errors.push(FieldError::invalid(path, target, "must be a relative path"));
