@@ -9,7 +9,7 @@
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
 //! Not checked: the contents of volume sources and probe handlers, volume devices, image pull
-//! secrets, match label keys of affinity terms and spread constraints, and what
+//! secrets, and what
 //! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
@@ -461,7 +461,7 @@ fn node_selector_term(term: Option<&Value>, path: &Path) -> Vec<FieldError> {
 }
 
 /// `validatePodAffinityTerm`: the label and namespace selectors, the namespaces, then a
-/// topology key that is a label name. (Match and mismatch label keys are not checked.)
+/// match and mismatch label keys, then a topology key that is a label name.
 fn pod_affinity_term(term: &Value, path: &Path) -> Vec<FieldError> {
     let t = Some(term);
     let mut errors = Vec::new();
@@ -478,6 +478,7 @@ fn pod_affinity_term(term: &Value, path: &Path) -> Vec<FieldError> {
             errors.push(FieldError::invalid(path.child("namespace"), name, message));
         }
     }
+    errors.extend(match_label_keys(term, true, path));
     let topology_key = str_at(t, "topologyKey");
     let key_path = path.child("topologyKey");
     if topology_key.is_empty() {
@@ -485,6 +486,80 @@ fn pod_affinity_term(term: &Value, path: &Path) -> Vec<FieldError> {
     }
     for message in label_key_errors(topology_key) {
         errors.push(FieldError::invalid(&key_path, topology_key, message));
+    }
+    errors
+}
+
+/// `ValidateMatchLabelKeysAndMismatchLabelKeys` of the term or constraint `v` at `path` (its
+/// `mismatchLabelKeys` only when `with_mismatch`): label names beside a label selector; no key
+/// both in matchLabelKeys and matched twice by the selector (reported, as Go does, on
+/// `path[i]`); no key in both lists.
+fn match_label_keys(v: &Value, with_mismatch: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let selector = v.get("labelSelector").filter(|s| s.is_object());
+    let keys = |key: &str| -> Vec<&str> {
+        list_at(Some(v), key)
+            .iter()
+            .map(|k| k.as_str().unwrap_or(""))
+            .collect()
+    };
+    let match_keys = keys("matchLabelKeys");
+    let mismatch_keys = if with_mismatch {
+        keys("mismatchLabelKeys")
+    } else {
+        Vec::new()
+    };
+    // validateLabelKeys, of each list
+    for (field, list) in [
+        ("matchLabelKeys", &match_keys),
+        ("mismatchLabelKeys", &mismatch_keys),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let at = path.child(field);
+        if selector.is_none() {
+            errors.push(FieldError::forbidden(
+                at,
+                "must not be specified when labelSelector is not set",
+            ));
+            continue;
+        }
+        for (i, key) in list.iter().enumerate() {
+            for message in label_key_errors(key) {
+                errors.push(FieldError::invalid(at.index(i), key, message));
+            }
+        }
+    }
+    if let Some(selector) = selector {
+        let mut selector_keys: HashSet<&str> = selector
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .map(|labels| labels.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        for expression in list_at(Some(selector), "matchExpressions") {
+            let key = str_at(Some(expression), "key");
+            // Go maps each key to its last index in matchLabelKeys.
+            if let Some(i) = match_keys.iter().rposition(|k| *k == key)
+                && selector_keys.contains(key)
+            {
+                errors.push(FieldError::invalid(
+                    path.index(i),
+                    key,
+                    "exists in both matchLabelKeys and labelSelector",
+                ));
+            }
+            selector_keys.insert(key);
+        }
+    }
+    for (i, key) in match_keys.iter().enumerate() {
+        if mismatch_keys.contains(key) {
+            errors.push(FieldError::invalid(
+                path.child("matchLabelKeys").index(i),
+                key,
+                "exists in both matchLabelKeys and mismatchLabelKeys",
+            ));
+        }
     }
     errors
 }
@@ -632,7 +707,7 @@ fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
 
 /// `validateTopologySpreadConstraints`: a positive maxSkew, a topology key, a supported
 /// action, no later constraint of the same key and action, minDomains rules, node inclusion
-/// policies, then the label selector. (Match label keys are not checked.)
+/// policies, match label keys, then the label selector.
 fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (i, constraint) in list.iter().enumerate() {
@@ -708,6 +783,9 @@ fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
                 ));
             }
         }
+        // With `MatchLabelKeysInPodTopologySpreadSelectorMerge`, the checks of affinity terms
+        // (mismatch label keys aside).
+        errors.extend(match_label_keys(constraint, false, &at));
         if let Some(selector) = constraint.get("labelSelector").filter(|s| s.is_object()) {
             errors.extend(label_selector(selector, &at.child("labelSelector")));
         }
