@@ -8,13 +8,12 @@
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
-//! Not checked: the contents of volume sources and probe handlers, volume devices, image pull
-//! secrets, and what
-//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
+//! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
+//! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
@@ -122,7 +121,7 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 /// restart and DNS policies, node selector, security context, affinity, DNS config, readiness
 /// and scheduling gates, topology spread, service account and node names, active deadline,
 /// host name and subdomain, tolerations, host aliases, priority and runtime class names,
-/// preemption policy. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
+/// preemption policy, OS. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
 /// not of a template.
 pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
@@ -290,6 +289,53 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
                 other,
                 &["PreemptLowerPriority", "Never"],
             )),
+        }
+    }
+    errors.extend(os(spec, &path.child("os"), path));
+    errors
+}
+
+/// `validateOS`, then for a linux pod `validateLinux`: no Windows options, of the pod or of
+/// its init and regular containers. (What `validateWindows` forbids a windows pod is not
+/// checked.)
+fn os(spec: Option<&Value>, path: &Path, spec_path: &Path) -> Vec<FieldError> {
+    let Some(os) = spec.and_then(|s| s.get("os")).filter(|o| o.is_object()) else {
+        return Vec::new();
+    };
+    let name = str_at(Some(os), "name");
+    if name.is_empty() {
+        return vec![FieldError::required(path.child("name"), "")];
+    }
+    if !["linux", "windows"].contains(&name) {
+        return vec![FieldError::not_supported(path, name, &["linux", "windows"])];
+    }
+    let mut errors = Vec::new();
+    if name != "linux" {
+        return errors;
+    }
+    const LINUX: &str = "windows options cannot be set for a linux pod";
+    if is_set(
+        spec.and_then(|s| s.get("securityContext")),
+        "windowsOptions",
+    ) {
+        errors.push(FieldError::forbidden(
+            spec_path.child("securityContext").child("windowsOptions"),
+            LINUX,
+        ));
+    }
+    // VisitContainersWithPath: init containers, then the others.
+    for key in ["initContainers", "containers"] {
+        for (i, container) in list_at(spec, key).iter().enumerate() {
+            if is_set(container.get("securityContext"), "windowsOptions") {
+                errors.push(FieldError::forbidden(
+                    spec_path
+                        .child(key)
+                        .index(i)
+                        .child("securityContext")
+                        .child("windowsOptions"),
+                    LINUX,
+                ));
+            }
         }
     }
     errors
@@ -936,16 +982,17 @@ const VOLUME_SOURCES: &[(&str, &str)] = &[
 
 /// What the checks of each container need to know of its pod.
 struct ContainerContext<'a> {
-    /// The names of the pod's volumes that passed validation (what `ValidateVolumes` returns).
-    volumes: &'a HashSet<String>,
+    /// The pod's volumes that passed validation (what `ValidateVolumes` returns), by name:
+    /// whether each is a claim or ephemeral volume, which volume devices need.
+    volumes: &'a HashMap<String, bool>,
     /// `hostUsers`, true unless the pod sets it false.
     host_users: bool,
 }
 
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
 /// remembered (so a later volume of that name is no duplicate, and mounts of it are not found).
-fn volumes(list: &[Value], path: &Path) -> (HashSet<String>, Vec<FieldError>) {
-    let mut names = HashSet::new();
+fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldError>) {
+    let mut names = HashMap::new();
     let mut errors = Vec::new();
     for (i, volume) in list.iter().enumerate() {
         let at = path.index(i);
@@ -959,7 +1006,7 @@ fn volumes(list: &[Value], path: &Path) -> (HashSet<String>, Vec<FieldError>) {
                 own.push(FieldError::invalid(&name_path, name, message));
             }
         }
-        if names.contains(name) {
+        if names.contains_key(name) {
             own.push(FieldError::new(
                 ErrorType::Duplicate,
                 &name_path,
@@ -968,7 +1015,9 @@ fn volumes(list: &[Value], path: &Path) -> (HashSet<String>, Vec<FieldError>) {
             ));
         }
         if own.is_empty() {
-            names.insert(name.to_owned());
+            let block =
+                is_set(Some(volume), "persistentVolumeClaim") || is_set(Some(volume), "ephemeral");
+            names.insert(name.to_owned(), block);
         } else {
             errors.extend(own);
         }
@@ -1131,6 +1180,11 @@ fn container_common(container: &Value, context: &ContainerContext, path: &Path) 
         context.volumes,
         &path.child("volumeMounts"),
     ));
+    errors.extend(volume_devices(
+        container,
+        context.volumes,
+        &path.child("volumeDevices"),
+    ));
     // validatePullPolicy
     match str_at(c, "imagePullPolicy") {
         "Always" | "IfNotPresent" | "Never" => {}
@@ -1278,8 +1332,17 @@ fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
 /// unique mount path, descending sub paths, the propagation and recursive read-only modes.
 /// Go reports the last four on `volumeMounts.<field>`, without the mount's index, except
 /// `subPathExpr` beside `subPath`.
-fn volume_mounts(container: &Value, volumes: &HashSet<String>, path: &Path) -> Vec<FieldError> {
+fn volume_mounts(
+    container: &Value,
+    volumes: &HashMap<String, bool>,
+    path: &Path,
+) -> Vec<FieldError> {
     let list = list_at(Some(container), "volumeMounts");
+    // GetVolumeDeviceMap: device paths by name.
+    let devices: HashMap<&str, &str> = list_at(Some(container), "volumeDevices")
+        .iter()
+        .map(|d| (str_at(Some(d), "name"), str_at(Some(d), "devicePath")))
+        .collect();
     let privileged = container
         .get("securityContext")
         .and_then(|sc| sc.get("privileged"))
@@ -1295,7 +1358,7 @@ fn volume_mounts(container: &Value, volumes: &HashSet<String>, path: &Path) -> V
             errors.push(FieldError::required(at.child("name"), ""));
         }
         // IsMatchedVolume: an empty name is both required and not found.
-        if !volumes.contains(name) {
+        if !volumes.contains_key(name) {
             errors.push(FieldError::not_found(at.child("name"), name));
         }
         let mount_path = str_at(m, "mountPath");
@@ -1307,6 +1370,21 @@ fn volume_mounts(container: &Value, volumes: &HashSet<String>, path: &Path) -> V
                 at.child("mountPath"),
                 mount_path,
                 "must be unique",
+            ));
+        }
+        // mountNameAlreadyExists, mountPathAlreadyExists: a device of the same name or path.
+        if devices.contains_key(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must not already exist in volumeDevices",
+            ));
+        }
+        if devices.values().any(|p| *p == mount_path) {
+            errors.push(FieldError::invalid(
+                at.child("mountPath"),
+                mount_path,
+                "must not already exist as a path in volumeDevices",
             ));
         }
         let sub_path = str_at(m, "subPath");
@@ -1373,6 +1451,88 @@ fn volume_mounts(container: &Value, volumes: &HashSet<String>, path: &Path) -> V
                 other,
                 &["Disabled", "Enabled", "IfPossible"],
             )),
+        }
+    }
+    errors
+}
+
+/// `ValidateVolumeDevices` of `container`: a claim or ephemeral volume of the pod, unique
+/// names, unique device paths without backsteps, none also a volume mount's name or path.
+fn volume_devices(
+    container: &Value,
+    volumes: &HashMap<String, bool>,
+    path: &Path,
+) -> Vec<FieldError> {
+    // GetVolumeMountMap: mount paths by name.
+    let mounts: HashMap<&str, &str> = list_at(Some(container), "volumeMounts")
+        .iter()
+        .map(|m| (str_at(Some(m), "name"), str_at(Some(m), "mountPath")))
+        .collect();
+    let mut errors = Vec::new();
+    let mut names = HashSet::new();
+    let mut device_paths = HashSet::new();
+    for (i, device) in list_at(Some(container), "volumeDevices").iter().enumerate() {
+        let d = Some(device);
+        let at = path.index(i);
+        let name = str_at(d, "name");
+        let device_path = str_at(d, "devicePath");
+        if name.is_empty() {
+            errors.push(FieldError::required(at.child("name"), ""));
+        }
+        if names.contains(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must be unique",
+            ));
+        }
+        // isMatchedDevice
+        match volumes.get(name) {
+            Some(false) => errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+            )),
+            Some(true) => {}
+            None => errors.push(FieldError::not_found(at.child("name"), name)),
+        }
+        if device_path.is_empty() {
+            errors.push(FieldError::required(at.child("devicePath"), ""));
+        }
+        if device_paths.contains(device_path) {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "must be unique",
+            ));
+        }
+        // validatePathNoBacksteps; a path with backsteps is not remembered.
+        if !device_path.is_empty() && device_path.split('/').any(|part| part == "..") {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "can not contain backsteps ('..')",
+            ));
+        } else {
+            device_paths.insert(device_path);
+        }
+        // deviceNameAlreadyExists, devicePathAlreadyExists
+        if mounts.contains_key(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must not already exist in volumeMounts",
+            ));
+        }
+        if mounts.values().any(|p| *p == device_path) {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "must not already exist as a path in volumeMounts",
+            ));
+        }
+        if !name.is_empty() {
+            names.insert(name);
         }
     }
     errors
