@@ -17,6 +17,8 @@ pub(crate) enum ErrorType {
     TypeInvalid,
     Duplicate,
     TooMany,
+    /// `field.NotFound`: printed as Invalid is, with the value.
+    NotFound,
     /// `field.InternalError`: never prints a value.
     Internal,
 }
@@ -32,6 +34,7 @@ impl ErrorType {
             ErrorType::TypeInvalid => "Invalid value",
             ErrorType::Duplicate => "Duplicate value",
             ErrorType::TooMany => "Too many",
+            ErrorType::NotFound => "Not found",
             ErrorType::Internal => "Internal error",
         }
     }
@@ -46,6 +49,7 @@ impl ErrorType {
             ErrorType::TypeInvalid => "FieldValueTypeInvalid",
             ErrorType::Duplicate => "FieldValueDuplicate",
             ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::NotFound => "FieldValueNotFound",
             ErrorType::Internal => "InternalError",
         }
     }
@@ -103,6 +107,16 @@ impl FieldError {
     /// `field.Required`.
     pub(crate) fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Required, field, BadValue::Omit, detail)
+    }
+
+    /// `field.NotFound` with a string value.
+    pub(crate) fn not_found(field: impl Into<String>, value: &str) -> Self {
+        Self::new(
+            ErrorType::NotFound,
+            field,
+            BadValue::Str(value.to_owned()),
+            "",
+        )
     }
 
     /// `field.Forbidden`.
@@ -206,6 +220,16 @@ mod tests {
             e.to_string(),
             "metadata.name: Required value: name or generateName is required"
         );
+    }
+
+    #[test]
+    fn not_found_prints_the_value_with_its_own_reason() {
+        let e = FieldError::not_found("spec.containers[0].volumeMounts[0].name", "data");
+        assert_eq!(
+            e.to_string(),
+            r#"spec.containers[0].volumeMounts[0].name: Not found: "data""#
+        );
+        assert_eq!(e.cause().reason, "FieldValueNotFound");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! words it: the same field paths, messages and order of `details.causes`.
 //!
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
-//!   PodTemplates;
+//!   PodTemplates; [`pod_security`]: their security contexts;
 //! - [`workloads`]: apps/v1 and batch/v1;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
@@ -17,6 +17,7 @@ mod core;
 mod others;
 mod path;
 mod pod;
+mod pod_security;
 mod read;
 mod service_addresses;
 mod workloads;

@@ -3,15 +3,17 @@
 //! `ValidatePodTemplateSpec`, ...).
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
-//! ports, environment, volume mounts, resources, probes, host ports), volumes (names, one
-//! source each), the restart and DNS policies, node selector, names (node, host, subdomain,
-//! priority class), tolerations. Not checked: security contexts, affinity, DNS config,
-//! topology spread, the contents of volume sources and probe handlers, and what
-//! `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
+//! ports, environment, volume mounts (the pod's volumes, paths, propagation), resources,
+//! probes, host ports, security contexts), volumes (names, one source each), the restart and
+//! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
+//! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
+//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
+//! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
+//! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
@@ -19,14 +21,16 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::Path;
+use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
+use super::workloads::label_selector;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
     match kind {
         // ValidatePodCreate → validatePodMetadataAndSpec → ValidatePodSpec
-        "Pod" => pod_spec(obj.get("spec"), &Path::new("spec")),
+        "Pod" => pod_spec(obj.get("spec"), true, &Path::new("spec")),
         // ValidatePodTemplate
         "PodTemplate" => template_spec(obj.get("template"), &Path::new("template")),
         _ => Vec::new(),
@@ -81,7 +85,11 @@ pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldE
     let meta = template.and_then(|t| t.get("metadata"));
     let mut errors = labels(meta.and_then(|m| m.get("labels")), &path.child("labels"));
     let spec_path = path.child("spec");
-    errors.extend(pod_spec(template.and_then(|t| t.get("spec")), &spec_path));
+    errors.extend(pod_spec(
+        template.and_then(|t| t.get("spec")),
+        false,
+        &spec_path,
+    ));
     if !list_at(template.and_then(|t| t.get("spec")), "ephemeralContainers").is_empty() {
         errors.push(FieldError::forbidden(
             spec_path.child("ephemeralContainers"),
@@ -110,9 +118,12 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidatePodSpec`, in its order: grace period, volumes, containers, init containers, the
-/// restart and DNS policies, node selector, service account and node names, active deadline,
-/// host name and subdomain, tolerations, priority class name.
-pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+/// restart and DNS policies, node selector, security context, affinity, DNS config, readiness
+/// and scheduling gates, topology spread, service account and node names, active deadline,
+/// host name and subdomain, tolerations, host aliases, priority and runtime class names,
+/// preemption policy, OS. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
+/// not of a template.
+pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
         errors.push(FieldError::required(
@@ -120,14 +131,31 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
             "",
         ));
     }
-    errors.extend(volumes(list_at(spec, "volumes"), &path.child("volumes")));
+    let (volume_names, volume_errors) = volumes(list_at(spec, "volumes"), &path.child("volumes"));
+    errors.extend(volume_errors);
     let containers = list_at(spec, "containers");
-    errors.extend(regular_containers(containers, &path.child("containers")));
+    // Unless the pod says otherwise, containers share the host's user namespace
+    // (`hostUsers` defaults to true), which forbids an unmasked /proc.
+    let host_users = spec
+        .and_then(|s| s.get("hostUsers"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let context = ContainerContext {
+        volumes: &volume_names,
+        host_users,
+    };
+    errors.extend(regular_containers(
+        containers,
+        &context,
+        &path.child("containers"),
+    ));
     errors.extend(init_containers(
         list_at(spec, "initContainers"),
         containers,
+        &context,
         &path.child("initContainers"),
     ));
+    errors.extend(host_network_ports(spec, is_pod, &path.child("containers")));
     errors.extend(restart_policy(
         str_at(spec, "restartPolicy"),
         &path.child("restartPolicy"),
@@ -146,6 +174,39 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
     errors.extend(labels(
         spec.and_then(|s| s.get("nodeSelector")),
         &path.child("nodeSelector"),
+    ));
+    errors.extend(pod_security::pod_security_context(
+        spec,
+        &path.child("securityContext"),
+    ));
+    errors.extend(affinity(
+        spec.and_then(|s| s.get("affinity")),
+        &path.child("affinity"),
+    ));
+    errors.extend(dns_config(spec, &path.child("dnsConfig")));
+    // validateReadinessGates: condition types are qualified names.
+    for (i, gate) in list_at(spec, "readinessGates").iter().enumerate() {
+        let condition = str_at(Some(gate), "conditionType");
+        let at = path.child("readinessGates").index(i).child("conditionType");
+        for message in label_key_errors(condition) {
+            errors.push(FieldError::invalid(&at, condition, message));
+        }
+    }
+    // validateSchedulingGates: qualified names, none repeated.
+    let mut gates = HashSet::new();
+    for (i, gate) in list_at(spec, "schedulingGates").iter().enumerate() {
+        let name = str_at(Some(gate), "name");
+        let at = path.child("schedulingGates").index(i);
+        for message in label_key_errors(name) {
+            errors.push(FieldError::invalid(&at, name, message));
+        }
+        if !gates.insert(name) {
+            errors.push(duplicate(&at, name));
+        }
+    }
+    errors.extend(topology_spread_constraints(
+        list_at(spec, "topologySpreadConstraints"),
+        &path.child("topologySpreadConstraints"),
     ));
     // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
     for key in ["serviceAccountName", "nodeName"] {
@@ -177,6 +238,24 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
         list_at(spec, "tolerations"),
         &path.child("tolerations"),
     ));
+    // ValidateHostAliases: an IP each, host names DNS subdomains.
+    for (i, alias) in list_at(spec, "hostAliases").iter().enumerate() {
+        let at = path.child("hostAliases").index(i);
+        let ip = str_at(Some(alias), "ip");
+        if !is_legacy_ip(ip) {
+            errors.push(FieldError::invalid(at.child("ip"), ip, IP_MESSAGE));
+        }
+        for (j, hostname) in list_at(Some(alias), "hostnames").iter().enumerate() {
+            let hostname = hostname.as_str().unwrap_or("");
+            for message in dns1123_subdomain_name_errors(hostname) {
+                errors.push(FieldError::invalid(
+                    at.child("hostnames").index(j),
+                    hostname,
+                    message,
+                ));
+            }
+        }
+    }
     // ValidatePriorityClassName: a DNS subdomain.
     let priority = str_at(spec, "priorityClassName");
     if !priority.is_empty() {
@@ -186,6 +265,575 @@ pub(super) fn pod_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
                 priority,
                 message,
             ));
+        }
+    }
+    // ValidateRuntimeClassName: a DNS subdomain (even empty, when set).
+    if is_set(spec, "runtimeClassName") {
+        let class = str_at(spec, "runtimeClassName");
+        for message in dns1123_subdomain_name_errors(class) {
+            errors.push(FieldError::invalid(
+                path.child("runtimeClassName"),
+                class,
+                message,
+            ));
+        }
+    }
+    // ValidatePreemptionPolicy
+    if is_set(spec, "preemptionPolicy") {
+        let policy_path = path.child("preemptionPolicy");
+        match str_at(spec, "preemptionPolicy") {
+            "PreemptLowerPriority" | "Never" => {}
+            "" => errors.push(FieldError::required(policy_path, "")),
+            other => errors.push(FieldError::not_supported(
+                policy_path,
+                other,
+                &["PreemptLowerPriority", "Never"],
+            )),
+        }
+    }
+    errors.extend(os(spec, &path.child("os"), path));
+    errors
+}
+
+/// `validateOS`, then for a linux pod `validateLinux`: no Windows options, of the pod or of
+/// its init and regular containers. (What `validateWindows` forbids a windows pod is not
+/// checked.)
+fn os(spec: Option<&Value>, path: &Path, spec_path: &Path) -> Vec<FieldError> {
+    let Some(os) = spec.and_then(|s| s.get("os")).filter(|o| o.is_object()) else {
+        return Vec::new();
+    };
+    let name = str_at(Some(os), "name");
+    if name.is_empty() {
+        return vec![FieldError::required(path.child("name"), "")];
+    }
+    if !["linux", "windows"].contains(&name) {
+        return vec![FieldError::not_supported(path, name, &["linux", "windows"])];
+    }
+    let mut errors = Vec::new();
+    if name != "linux" {
+        return errors;
+    }
+    const LINUX: &str = "windows options cannot be set for a linux pod";
+    if is_set(
+        spec.and_then(|s| s.get("securityContext")),
+        "windowsOptions",
+    ) {
+        errors.push(FieldError::forbidden(
+            spec_path.child("securityContext").child("windowsOptions"),
+            LINUX,
+        ));
+    }
+    // VisitContainersWithPath: init containers, then the others.
+    for key in ["initContainers", "containers"] {
+        for (i, container) in list_at(spec, key).iter().enumerate() {
+            if is_set(container.get("securityContext"), "windowsOptions") {
+                errors.push(FieldError::forbidden(
+                    spec_path
+                        .child(key)
+                        .index(i)
+                        .child("securityContext")
+                        .child("windowsOptions"),
+                    LINUX,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `validateAffinity`: node affinity, then pod affinity and anti-affinity.
+fn affinity(affinity: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(affinity) = affinity.filter(|a| a.is_object()) else {
+        return errors;
+    };
+    // validateNodeAffinity
+    if let Some(node) = affinity.get("nodeAffinity").filter(|n| n.is_object()) {
+        let node_path = path.child("nodeAffinity");
+        let required_key = "requiredDuringSchedulingIgnoredDuringExecution";
+        if let Some(required) = node.get(required_key).filter(|r| r.is_object()) {
+            errors.extend(node_selector(required, &node_path.child(required_key)));
+        }
+        // ValidatePreferredSchedulingTerms
+        let preferred_key = "preferredDuringSchedulingIgnoredDuringExecution";
+        let preferred_path = node_path.child(preferred_key);
+        for (i, term) in list_at(Some(node), preferred_key).iter().enumerate() {
+            errors.extend(weight(term, &preferred_path.index(i)));
+            errors.extend(node_selector_term(
+                term.get("preference"),
+                &preferred_path.index(i).child("preference"),
+            ));
+        }
+    }
+    // validatePodAffinity and validatePodAntiAffinity check the same terms.
+    for key in ["podAffinity", "podAntiAffinity"] {
+        let Some(pod) = affinity.get(key).filter(|p| p.is_object()) else {
+            continue;
+        };
+        let pod_path = path.child(key);
+        let required_key = "requiredDuringSchedulingIgnoredDuringExecution";
+        for (i, term) in list_at(Some(pod), required_key).iter().enumerate() {
+            errors.extend(pod_affinity_term(
+                term,
+                &pod_path.child(required_key).index(i),
+            ));
+        }
+        // validateWeightedPodAffinityTerms
+        let preferred_key = "preferredDuringSchedulingIgnoredDuringExecution";
+        for (i, term) in list_at(Some(pod), preferred_key).iter().enumerate() {
+            let at = pod_path.child(preferred_key).index(i);
+            errors.extend(weight(term, &at));
+            errors.extend(pod_affinity_term(
+                term.get("podAffinityTerm").unwrap_or(&Value::Null),
+                &at.child("podAffinityTerm"),
+            ));
+        }
+    }
+    errors
+}
+
+/// The weight of a preferred term: between 1 and 100.
+fn weight(term: &Value, path: &Path) -> Option<FieldError> {
+    let weight = int_at(Some(term), "weight").unwrap_or(0);
+    (!(1..=100).contains(&weight))
+        .then(|| invalid_int(&path.child("weight"), weight, "must be in the range 1-100"))
+}
+
+/// `ValidateNodeSelector`: at least one term, each checked.
+fn node_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
+    let terms_path = path.child("nodeSelectorTerms");
+    let terms = list_at(Some(selector), "nodeSelectorTerms");
+    if terms.is_empty() {
+        return vec![FieldError::required(
+            terms_path,
+            "must have at least one node selector term",
+        )];
+    }
+    terms
+        .iter()
+        .enumerate()
+        .flat_map(|(i, term)| node_selector_term(Some(term), &terms_path.index(i)))
+        .collect()
+}
+
+/// `ValidateNodeSelectorTerm`: its label expressions, then its field expressions. (Label values
+/// are checked as label values: `AllowInvalidLabelValueInRequiredNodeAffinity` is for updates
+/// of objects that already hold invalid ones.)
+fn node_selector_term(term: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let expressions_path = path.child("matchExpressions");
+    for (j, requirement) in list_at(term, "matchExpressions").iter().enumerate() {
+        // ValidateNodeSelectorRequirement
+        let r = Some(requirement);
+        let at = expressions_path.index(j);
+        let values = list_at(r, "values");
+        match str_at(r, "operator") {
+            "In" | "NotIn" if values.is_empty() => errors.push(FieldError::required(
+                at.child("values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => {
+                errors.push(FieldError::forbidden(
+                    at.child("values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                ));
+            }
+            "Gt" | "Lt" if values.len() != 1 => errors.push(FieldError::required(
+                at.child("values"),
+                "must be specified single value when `operator` is 'Lt' or 'Gt'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
+            other => errors.push(FieldError::invalid(
+                at.child("operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = str_at(r, "key");
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        for (k, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for message in label_value_errors(value) {
+                errors.push(FieldError::invalid(
+                    at.child("values").index(k),
+                    value,
+                    message,
+                ));
+            }
+        }
+    }
+    let fields_path = path.child("matchFields");
+    for (j, requirement) in list_at(term, "matchFields").iter().enumerate() {
+        // ValidateNodeFieldSelectorRequirement: only metadata.name, with one value.
+        let r = Some(requirement);
+        let at = fields_path.index(j);
+        let values = list_at(r, "values");
+        match str_at(r, "operator") {
+            "In" | "NotIn" if values.len() != 1 => errors.push(FieldError::required(
+                at.child("values"),
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+            )),
+            "In" | "NotIn" => {}
+            other => errors.push(FieldError::invalid(
+                at.child("operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = str_at(r, "key");
+        if key != "metadata.name" {
+            errors.push(FieldError::invalid(
+                at.child("key"),
+                key,
+                "not a valid field selector key",
+            ));
+            continue;
+        }
+        // ValidateNodeName: a DNS subdomain.
+        for (k, value) in values.iter().enumerate() {
+            let value = value.as_str().unwrap_or("");
+            for message in dns1123_subdomain_name_errors(value) {
+                errors.push(FieldError::invalid(
+                    at.child("values").index(k),
+                    value,
+                    message,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `validatePodAffinityTerm`: the label and namespace selectors, the namespaces, then a
+/// match and mismatch label keys, then a topology key that is a label name.
+fn pod_affinity_term(term: &Value, path: &Path) -> Vec<FieldError> {
+    let t = Some(term);
+    let mut errors = Vec::new();
+    // ValidatePodAffinityTermSelector
+    for key in ["labelSelector", "namespaceSelector"] {
+        if let Some(selector) = term.get(key).filter(|s| s.is_object()) {
+            errors.extend(label_selector(selector, &path.child(key)));
+        }
+    }
+    // ValidateNamespaceName: a DNS label, reported on `namespace`.
+    for name in list_at(t, "namespaces") {
+        let name = name.as_str().unwrap_or("");
+        for message in dns1123_label_errors(name) {
+            errors.push(FieldError::invalid(path.child("namespace"), name, message));
+        }
+    }
+    errors.extend(match_label_keys(term, true, path));
+    let topology_key = str_at(t, "topologyKey");
+    let key_path = path.child("topologyKey");
+    if topology_key.is_empty() {
+        errors.push(FieldError::required(&key_path, "can not be empty"));
+    }
+    for message in label_key_errors(topology_key) {
+        errors.push(FieldError::invalid(&key_path, topology_key, message));
+    }
+    errors
+}
+
+/// `ValidateMatchLabelKeysAndMismatchLabelKeys` of the term or constraint `v` at `path` (its
+/// `mismatchLabelKeys` only when `with_mismatch`): label names beside a label selector; no key
+/// both in matchLabelKeys and matched twice by the selector (reported, as Go does, on
+/// `path[i]`); no key in both lists.
+fn match_label_keys(v: &Value, with_mismatch: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let selector = v.get("labelSelector").filter(|s| s.is_object());
+    let keys = |key: &str| -> Vec<&str> {
+        list_at(Some(v), key)
+            .iter()
+            .map(|k| k.as_str().unwrap_or(""))
+            .collect()
+    };
+    let match_keys = keys("matchLabelKeys");
+    let mismatch_keys = if with_mismatch {
+        keys("mismatchLabelKeys")
+    } else {
+        Vec::new()
+    };
+    // validateLabelKeys, of each list
+    for (field, list) in [
+        ("matchLabelKeys", &match_keys),
+        ("mismatchLabelKeys", &mismatch_keys),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let at = path.child(field);
+        if selector.is_none() {
+            errors.push(FieldError::forbidden(
+                at,
+                "must not be specified when labelSelector is not set",
+            ));
+            continue;
+        }
+        for (i, key) in list.iter().enumerate() {
+            for message in label_key_errors(key) {
+                errors.push(FieldError::invalid(at.index(i), key, message));
+            }
+        }
+    }
+    if let Some(selector) = selector {
+        let mut selector_keys: HashSet<&str> = selector
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .map(|labels| labels.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        for expression in list_at(Some(selector), "matchExpressions") {
+            let key = str_at(Some(expression), "key");
+            // Go maps each key to its last index in matchLabelKeys.
+            if let Some(i) = match_keys.iter().rposition(|k| *k == key)
+                && selector_keys.contains(key)
+            {
+                errors.push(FieldError::invalid(
+                    path.index(i),
+                    key,
+                    "exists in both matchLabelKeys and labelSelector",
+                ));
+            }
+            selector_keys.insert(key);
+        }
+    }
+    for (i, key) in match_keys.iter().enumerate() {
+        if mismatch_keys.contains(key) {
+            errors.push(FieldError::invalid(
+                path.child("matchLabelKeys").index(i),
+                key,
+                "exists in both matchLabelKeys and mismatchLabelKeys",
+            ));
+        }
+    }
+    errors
+}
+
+/// `validatePodDNSConfig`: with dnsPolicy None a config with a nameserver is required; then at
+/// most 3 nameservers, each an IP; at most 32 searches of 2048 characters together, each a
+/// domain (`AllowRelaxedDNSSearchValidation`: '_' allowed, "." and a trailing dot too); options
+/// named.
+fn dns_config(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let config = spec
+        .and_then(|s| s.get("dnsConfig"))
+        .filter(|c| c.is_object());
+    let nameservers = list_at(config, "nameservers");
+    if str_at(spec, "dnsPolicy") == "None" {
+        if config.is_none() {
+            return vec![FieldError::required(
+                path,
+                "must provide `dnsConfig` when `dnsPolicy` is None",
+            )];
+        }
+        if nameservers.is_empty() {
+            return vec![FieldError::required(
+                path.child("nameservers"),
+                "must provide at least one DNS nameserver when `dnsPolicy` is None",
+            )];
+        }
+    }
+    let mut errors = Vec::new();
+    if config.is_none() {
+        return errors;
+    }
+    let nameservers_path = path.child("nameservers");
+    if nameservers.len() > 3 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &nameservers_path,
+            BadValue::Raw(Value::from(nameservers).to_string()),
+            "must not have more than 3 nameservers",
+        ));
+    }
+    for (i, nameserver) in nameservers.iter().enumerate() {
+        // IsValidIPForLegacyField
+        let nameserver = nameserver.as_str().unwrap_or("");
+        if !is_legacy_ip(nameserver) {
+            errors.push(FieldError::invalid(
+                nameservers_path.index(i),
+                nameserver,
+                IP_MESSAGE,
+            ));
+        }
+    }
+    let searches = list_at(config, "searches");
+    let searches_path = path.child("searches");
+    let all = || BadValue::Raw(Value::from(searches).to_string());
+    if searches.len() > 32 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &searches_path,
+            all(),
+            "must not have more than 32 search paths",
+        ));
+    }
+    let joined: usize = searches
+        .iter()
+        .map(|s| s.as_str().unwrap_or("").len())
+        .sum::<usize>()
+        + searches.len().saturating_sub(1);
+    if joined > 2048 {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &searches_path,
+            all(),
+            "must not have more than 2048 characters (including spaces) in the search list",
+        ));
+    }
+    for (i, search) in searches.iter().enumerate() {
+        let search = search.as_str().unwrap_or("");
+        if search == "." {
+            continue;
+        }
+        let search = search.strip_suffix('.').unwrap_or(search);
+        for message in dns1123_subdomain_with_underscore_errors(search) {
+            errors.push(FieldError::invalid(searches_path.index(i), search, message));
+        }
+    }
+    for (i, option) in list_at(config, "options").iter().enumerate() {
+        if str_at(Some(option), "name").is_empty() {
+            errors.push(FieldError::required(
+                path.child("options").index(i),
+                "must not be empty",
+            ));
+        }
+    }
+    errors
+}
+
+/// What `IsValidIPForLegacyField` says of a value that is no IP address.
+const IP_MESSAGE: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+
+/// `netutils.ParseIPSloppy`: an IPv6 or IPv4 address, IPv4 parts allowed leading zeros.
+fn is_legacy_ip(text: &str) -> bool {
+    if text.contains(':') {
+        return text.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.len() <= 3
+                && p.bytes().all(|b| b.is_ascii_digit())
+                && p.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
+
+/// `IsDNS1123SubdomainWithUnderscore`: at most 253 characters of labels that may start with
+/// '_' and hold '_'.
+fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if value.len() > 253 {
+        errors.push("must be no more than 253 characters");
+    }
+    let label_ok = |label: &str| {
+        let label = label.strip_prefix('_').unwrap_or(label);
+        let bytes = label.as_bytes();
+        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        match (bytes.first(), bytes.last()) {
+            (Some(first), Some(last)) => {
+                alnum(first)
+                    && alnum(last)
+                    && bytes.iter().all(|b| alnum(b) || *b == b'-' || *b == b'_')
+            }
+            _ => false,
+        }
+    };
+    if !value.split('.').all(label_ok) {
+        errors.push(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+             '_', '-' or '.', and must start and end with an alphanumeric character (e.g. \
+             'example.com', regex used for validation is \
+             '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')",
+        );
+    }
+    errors
+}
+
+/// `validateTopologySpreadConstraints`: a positive maxSkew, a topology key, a supported
+/// action, no later constraint of the same key and action, minDomains rules, node inclusion
+/// policies, match label keys, then the label selector.
+fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, constraint) in list.iter().enumerate() {
+        let c = Some(constraint);
+        let at = path.index(i);
+        // ValidatePositiveField
+        let max_skew = int_at(c, "maxSkew").unwrap_or(0);
+        if max_skew <= 0 {
+            errors.push(invalid_int(
+                &at.child("maxSkew"),
+                max_skew,
+                "must be greater than zero",
+            ));
+        }
+        // ValidateTopologyKey
+        let key = str_at(c, "topologyKey");
+        if key.is_empty() {
+            errors.push(FieldError::required(
+                at.child("topologyKey"),
+                "can not be empty",
+            ));
+        }
+        // ValidateWhenUnsatisfiable
+        let action = str_at(c, "whenUnsatisfiable");
+        if !["DoNotSchedule", "ScheduleAnyway"].contains(&action) {
+            errors.push(FieldError::not_supported(
+                at.child("whenUnsatisfiable"),
+                action,
+                &["DoNotSchedule", "ScheduleAnyway"],
+            ));
+        }
+        // ValidateSpreadConstraintNotRepeat: against the constraints after this one.
+        let repeated = list[i + 1..].iter().any(|other| {
+            str_at(Some(other), "topologyKey") == key
+                && str_at(Some(other), "whenUnsatisfiable") == action
+        });
+        if repeated {
+            errors.push(FieldError::new(
+                ErrorType::Duplicate,
+                at.child("{topologyKey, whenUnsatisfiable}"),
+                BadValue::Str(format!("{{{key}, {action}}}")),
+                "",
+            ));
+        }
+        // validateMinDomains
+        if let Some(min_domains) = int_at(c, "minDomains") {
+            let min_path = at.child("minDomains");
+            if min_domains <= 0 {
+                errors.push(invalid_int(
+                    &min_path,
+                    min_domains,
+                    "must be greater than zero",
+                ));
+            }
+            if action != "DoNotSchedule" {
+                errors.push(invalid_int(
+                    &min_path,
+                    min_domains,
+                    &format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                    ),
+                ));
+            }
+        }
+        // validateNodeInclusionPolicy, of both policies
+        for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            let policy = str_at(c, key);
+            if is_set(c, key) && !["Honor", "Ignore"].contains(&policy) {
+                errors.push(FieldError::not_supported(
+                    at.child(key),
+                    policy,
+                    &["Honor", "Ignore"],
+                ));
+            }
+        }
+        // With `MatchLabelKeysInPodTopologySpreadSelectorMerge`, the checks of affinity terms
+        // (mismatch label keys aside).
+        errors.extend(match_label_keys(constraint, false, &at));
+        if let Some(selector) = constraint.get("labelSelector").filter(|s| s.is_object()) {
+            errors.extend(label_selector(selector, &at.child("labelSelector")));
         }
     }
     errors
@@ -257,6 +905,33 @@ fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
     errors
 }
 
+/// `validatePodHostNetworkDeps`: on the host network a container's host ports are its container
+/// ports. A template may leave one 0 (the Pod's defaulting fills it in), a Pod may not.
+fn host_network_ports(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if spec
+        .and_then(|s| s.get("hostNetwork"))
+        .and_then(Value::as_bool)
+        != Some(true)
+    {
+        return errors;
+    }
+    for (i, container) in list_at(spec, "containers").iter().enumerate() {
+        for (j, port) in list_at(Some(container), "ports").iter().enumerate() {
+            let host = int_at(Some(port), "hostPort").unwrap_or(0);
+            let container_port = int_at(Some(port), "containerPort").unwrap_or(0);
+            if (is_pod || host != 0) && host != container_port {
+                errors.push(invalid_int(
+                    &path.index(i).child("ports").index(j).child("hostPort"),
+                    host,
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
+    errors
+}
+
 /// `validateRestartPolicy`.
 fn restart_policy(policy: &str, path: &Path) -> Vec<FieldError> {
     match policy {
@@ -305,10 +980,19 @@ const VOLUME_SOURCES: &[(&str, &str)] = &[
     ("image", "image"),
 ];
 
+/// What the checks of each container need to know of its pod.
+struct ContainerContext<'a> {
+    /// The pod's volumes that passed validation (what `ValidateVolumes` returns), by name:
+    /// whether each is a claim or ephemeral volume, which volume devices need.
+    volumes: &'a HashMap<String, bool>,
+    /// `hostUsers`, true unless the pod sets it false.
+    host_users: bool,
+}
+
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
-/// remembered (so a later volume of that name is no duplicate).
-fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
-    let mut names = HashSet::new();
+/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found).
+fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldError>) {
+    let mut names = HashMap::new();
     let mut errors = Vec::new();
     for (i, volume) in list.iter().enumerate() {
         let at = path.index(i);
@@ -322,7 +1006,7 @@ fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
                 own.push(FieldError::invalid(&name_path, name, message));
             }
         }
-        if names.contains(name) {
+        if names.contains_key(name) {
             own.push(FieldError::new(
                 ErrorType::Duplicate,
                 &name_path,
@@ -331,12 +1015,14 @@ fn volumes(list: &[Value], path: &Path) -> Vec<FieldError> {
             ));
         }
         if own.is_empty() {
-            names.insert(name.to_owned());
+            let block =
+                is_set(Some(volume), "persistentVolumeClaim") || is_set(Some(volume), "ephemeral");
+            names.insert(name.to_owned(), block);
         } else {
             errors.extend(own);
         }
     }
-    errors
+    (names, errors)
 }
 
 /// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
@@ -380,7 +1066,7 @@ fn only_one<'a>(
 
 /// `validateContainers`: the common checks, unique names and the probes of each container,
 /// then host ports across them.
-fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
+fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     if list.is_empty() {
         return vec![FieldError::required(path, "")];
     }
@@ -388,7 +1074,7 @@ fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut names = HashSet::new();
     for (i, container) in list.iter().enumerate() {
         let at = path.index(i);
-        errors.extend(container_common(container, &at));
+        errors.extend(container_common(container, context, &at));
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
@@ -430,12 +1116,17 @@ fn regular_containers(list: &[Value], path: &Path) -> Vec<FieldError> {
 
 /// `validateInitContainers`: the common checks, then names unique across init and regular
 /// containers.
-fn init_containers(list: &[Value], regular: &[Value], path: &Path) -> Vec<FieldError> {
+fn init_containers(
+    list: &[Value],
+    regular: &[Value],
+    context: &ContainerContext,
+    path: &Path,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut names: HashSet<&str> = regular.iter().map(|c| str_at(Some(c), "name")).collect();
     for (i, container) in list.iter().enumerate() {
         let at = path.index(i);
-        errors.extend(container_common(container, &at));
+        errors.extend(container_common(container, context, &at));
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
@@ -454,8 +1145,8 @@ fn duplicate(path: &Path, value: &str) -> FieldError {
 }
 
 /// `validateContainerCommon`: name, image, termination message policy, ports, env, volume
-/// mounts, pull policy, resources.
-fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
+/// mounts, pull policy, resources, security context.
+fn container_common(container: &Value, context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     let c = Some(container);
     let mut errors = Vec::new();
     let name = str_at(c, "name");
@@ -485,8 +1176,14 @@ fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
     errors.extend(ports(list_at(c, "ports"), &path.child("ports")));
     errors.extend(env(list_at(c, "env"), &path.child("env")));
     errors.extend(volume_mounts(
-        list_at(c, "volumeMounts"),
+        container,
+        context.volumes,
         &path.child("volumeMounts"),
+    ));
+    errors.extend(volume_devices(
+        container,
+        context.volumes,
+        &path.child("volumeDevices"),
     ));
     // validatePullPolicy
     match str_at(c, "imagePullPolicy") {
@@ -501,6 +1198,11 @@ fn container_common(container: &Value, path: &Path) -> Vec<FieldError> {
     errors.extend(resources(
         c.and_then(|c| c.get("resources")),
         &path.child("resources"),
+    ));
+    errors.extend(pod_security::container_security_context(
+        c.and_then(|c| c.get("securityContext")),
+        context.host_users,
+        &path.child("securityContext"),
     ));
     errors
 }
@@ -626,9 +1328,26 @@ fn env_value_from(var: &Value, path: &Path) -> Option<FieldError> {
     Some(FieldError::invalid(path, "", detail))
 }
 
-/// `ValidateVolumeMounts`: a name and a unique mount path (whether the name is a volume of the
-/// pod is not checked, see below).
-fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
+/// `ValidateVolumeMounts` of `container`: a name that is one of the pod's (valid) volumes, a
+/// unique mount path, descending sub paths, the propagation and recursive read-only modes.
+/// Go reports the last four on `volumeMounts.<field>`, without the mount's index, except
+/// `subPathExpr` beside `subPath`.
+fn volume_mounts(
+    container: &Value,
+    volumes: &HashMap<String, bool>,
+    path: &Path,
+) -> Vec<FieldError> {
+    let list = list_at(Some(container), "volumeMounts");
+    // GetVolumeDeviceMap: device paths by name.
+    let devices: HashMap<&str, &str> = list_at(Some(container), "volumeDevices")
+        .iter()
+        .map(|d| (str_at(Some(d), "name"), str_at(Some(d), "devicePath")))
+        .collect();
+    let privileged = container
+        .get("securityContext")
+        .and_then(|sc| sc.get("privileged"))
+        .and_then(Value::as_bool)
+        == Some(true);
     let mut errors = Vec::new();
     let mut mount_paths = HashSet::new();
     for (i, mount) in list.iter().enumerate() {
@@ -638,8 +1357,10 @@ fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
         if name.is_empty() {
             errors.push(FieldError::required(at.child("name"), ""));
         }
-        // `field.NotFound` when `name` is not a volume of the pod: `wire::field_error` has no
-        // NotFound type to report it with yet.
+        // IsMatchedVolume: an empty name is both required and not found.
+        if !volumes.contains_key(name) {
+            errors.push(FieldError::not_found(at.child("name"), name));
+        }
         let mount_path = str_at(m, "mountPath");
         if mount_path.is_empty() {
             errors.push(FieldError::required(at.child("mountPath"), ""));
@@ -650,6 +1371,168 @@ fn volume_mounts(list: &[Value], path: &Path) -> Vec<FieldError> {
                 mount_path,
                 "must be unique",
             ));
+        }
+        // mountNameAlreadyExists, mountPathAlreadyExists: a device of the same name or path.
+        if devices.contains_key(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must not already exist in volumeDevices",
+            ));
+        }
+        if devices.values().any(|p| *p == mount_path) {
+            errors.push(FieldError::invalid(
+                at.child("mountPath"),
+                mount_path,
+                "must not already exist as a path in volumeDevices",
+            ));
+        }
+        let sub_path = str_at(m, "subPath");
+        if !sub_path.is_empty() {
+            errors.extend(pod_security::local_descending_path(
+                sub_path,
+                &path.child("subPath"),
+            ));
+        }
+        let sub_path_expr = str_at(m, "subPathExpr");
+        if !sub_path_expr.is_empty() {
+            if !sub_path.is_empty() {
+                errors.push(FieldError::invalid(
+                    at.child("subPathExpr"),
+                    sub_path_expr,
+                    "subPathExpr and subPath are mutually exclusive",
+                ));
+            }
+            errors.extend(pod_security::local_descending_path(
+                sub_path_expr,
+                &path.child("subPathExpr"),
+            ));
+        }
+        // validateMountPropagation
+        let propagation = m
+            .and_then(|m| m.get("mountPropagation"))
+            .and_then(Value::as_str);
+        let propagation_path = path.child("mountPropagation");
+        if let Some(mode) = propagation {
+            const MODES: &[&str] = &["Bidirectional", "HostToContainer", "None"];
+            if !MODES.contains(&mode) {
+                errors.push(FieldError::not_supported(&propagation_path, mode, MODES));
+            }
+            if mode == "Bidirectional" && !privileged {
+                errors.push(FieldError::forbidden(
+                    &propagation_path,
+                    "Bidirectional mount propagation is available only to privileged containers",
+                ));
+            }
+        }
+        // validateMountRecursiveReadOnly
+        let rro_path = path.child("recursiveReadOnly");
+        match m
+            .and_then(|m| m.get("recursiveReadOnly"))
+            .and_then(Value::as_str)
+        {
+            None | Some("Disabled") => {}
+            Some("Enabled" | "IfPossible") => {
+                if m.and_then(|m| m.get("readOnly")).and_then(Value::as_bool) != Some(true) {
+                    errors.push(FieldError::forbidden(
+                        &rro_path,
+                        "may only be specified when readOnly is true",
+                    ));
+                }
+                if propagation.is_some_and(|mode| mode != "None") {
+                    errors.push(FieldError::forbidden(
+                        &rro_path,
+                        "may only be specified when mountPropagation is None or not specified",
+                    ));
+                }
+            }
+            Some(other) => errors.push(FieldError::not_supported(
+                &rro_path,
+                other,
+                &["Disabled", "Enabled", "IfPossible"],
+            )),
+        }
+    }
+    errors
+}
+
+/// `ValidateVolumeDevices` of `container`: a claim or ephemeral volume of the pod, unique
+/// names, unique device paths without backsteps, none also a volume mount's name or path.
+fn volume_devices(
+    container: &Value,
+    volumes: &HashMap<String, bool>,
+    path: &Path,
+) -> Vec<FieldError> {
+    // GetVolumeMountMap: mount paths by name.
+    let mounts: HashMap<&str, &str> = list_at(Some(container), "volumeMounts")
+        .iter()
+        .map(|m| (str_at(Some(m), "name"), str_at(Some(m), "mountPath")))
+        .collect();
+    let mut errors = Vec::new();
+    let mut names = HashSet::new();
+    let mut device_paths = HashSet::new();
+    for (i, device) in list_at(Some(container), "volumeDevices").iter().enumerate() {
+        let d = Some(device);
+        let at = path.index(i);
+        let name = str_at(d, "name");
+        let device_path = str_at(d, "devicePath");
+        if name.is_empty() {
+            errors.push(FieldError::required(at.child("name"), ""));
+        }
+        if names.contains(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must be unique",
+            ));
+        }
+        // isMatchedDevice
+        match volumes.get(name) {
+            Some(false) => errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+            )),
+            Some(true) => {}
+            None => errors.push(FieldError::not_found(at.child("name"), name)),
+        }
+        if device_path.is_empty() {
+            errors.push(FieldError::required(at.child("devicePath"), ""));
+        }
+        if device_paths.contains(device_path) {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "must be unique",
+            ));
+        }
+        // validatePathNoBacksteps; a path with backsteps is not remembered.
+        if !device_path.is_empty() && device_path.split('/').any(|part| part == "..") {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "can not contain backsteps ('..')",
+            ));
+        } else {
+            device_paths.insert(device_path);
+        }
+        // deviceNameAlreadyExists, devicePathAlreadyExists
+        if mounts.contains_key(name) {
+            errors.push(FieldError::invalid(
+                at.child("name"),
+                name,
+                "must not already exist in volumeMounts",
+            ));
+        }
+        if mounts.values().any(|p| *p == device_path) {
+            errors.push(FieldError::invalid(
+                at.child("devicePath"),
+                device_path,
+                "must not already exist as a path in volumeMounts",
+            ));
+        }
+        if !name.is_empty() {
+            names.insert(name);
         }
     }
     errors

@@ -166,7 +166,7 @@ fn json_label_selector(selector: Option<&Value>) -> String {
 }
 
 /// `ValidateLabelSelector` with strict label values: the match labels, then each expression.
-fn label_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
+pub(super) fn label_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let labels_path = path.child("matchLabels");
     if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
