@@ -727,19 +727,7 @@ fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
     if value.len() > 253 {
         errors.push("must be no more than 253 characters");
     }
-    let label_ok = |label: &str| {
-        let label = label.strip_prefix('_').unwrap_or(label);
-        let bytes = label.as_bytes();
-        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-        match (bytes.first(), bytes.last()) {
-            (Some(first), Some(last)) => {
-                alnum(first)
-                    && alnum(last)
-                    && bytes.iter().all(|b| alnum(b) || *b == b'-' || *b == b'_')
-            }
-            _ => false,
-        }
-    };
+    let label_ok = |label: &str| underscored_label(label.strip_prefix('_').unwrap_or(label));
     if !value.split('.').all(label_ok) {
         errors.push(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
@@ -749,6 +737,21 @@ fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<&'static str> {
         );
     }
     errors
+}
+
+/// One `[a-z0-9]([-_a-z0-9]*[a-z0-9])?`: a DNS label that may also hold `_` (search domains,
+/// sysctl names).
+pub(super) fn underscored_label(label: &str) -> bool {
+    let bytes = label.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            alnum(first)
+                && alnum(last)
+                && bytes.iter().all(|b| alnum(b) || *b == b'-' || *b == b'_')
+        }
+        _ => false,
+    }
 }
 
 /// `validateTopologySpreadConstraints`: a positive maxSkew, a topology key, a supported

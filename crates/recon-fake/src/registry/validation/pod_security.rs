@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::Path;
-use super::pod::invalid_int;
+use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
@@ -270,19 +270,7 @@ const SYSCTL_REGEX: &str =
 /// `IsValidSysctlName`: at most 253 characters, segments of `[a-z0-9]([-_a-z0-9]*[a-z0-9])?`
 /// joined by '.' or '/'.
 fn is_valid_sysctl_name(name: &str) -> bool {
-    name.len() <= 253
-        && name.split(['.', '/']).all(|segment| {
-            let bytes = segment.as_bytes();
-            let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-            match (bytes.first(), bytes.last()) {
-                (Some(first), Some(last)) => {
-                    alnum(first)
-                        && alnum(last)
-                        && bytes.iter().all(|b| alnum(b) || *b == b'-' || *b == b'_')
-                }
-                _ => false,
-            }
-        })
+    name.len() <= 253 && name.split(['.', '/']).all(underscored_label)
 }
 
 /// `sysctl.NormalizeName`: a name whose first separator is '/' has its '/' and '.' swapped.
