@@ -197,6 +197,12 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             ..with_status(builtin("batch", "v1", "Job", "jobs", true)).categories(&["all"])
         },
         ResourceType {
+            // `podtemplate` strategy: generation 1, +1 when the template changes.
+            generation: GenerationRule::AllButMetadata,
+            delete_returns_object: true,
+            ..builtin("", "v1", "PodTemplate", "podtemplates", true)
+        },
+        ResourceType {
             status_write: reset(&["spec"], &[]),
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),

@@ -529,6 +529,7 @@ async fn core_group_documents() {
             "persistentvolumeclaims/status",
             "pods",
             "pods/status",
+            "podtemplates",
             "replicationcontrollers",
             "replicationcontrollers/status",
             "secrets",
