@@ -17,7 +17,7 @@ use crate::wire::object::{
 /// `TotalAnnotationSizeLimitB`.
 const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 /// Finalizers the core group accepts without a domain (`helper.IsStandardFinalizerName`).
-const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
+pub(crate) const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
 
 /// `ValidateObjectMetaAccessor`: the checks every create (and every update, again) runs.
 pub(crate) fn validate_object_meta(

@@ -2,6 +2,7 @@
 //! ServiceAccount, ...) and Events, core/v1 and events.k8s.io/v1
 //! (`pkg/apis/core/validation/validation.go`, `events.go`).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use recon_apimachinery::names::{
@@ -12,6 +13,7 @@ use serde_json::{Map, Value, json};
 use super::Path;
 use super::read::{is_set, list_at, str_at};
 use super::service_addresses::{cidr_errors, external_ip_errors};
+use crate::handlers::validation::STANDARD_FINALIZERS;
 use crate::registry::events::events_v1_to_core;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
@@ -87,19 +89,20 @@ fn validate_namespace_status(obj: &Object) -> Vec<FieldError> {
 
 /// An Event as validation sees it: in core/v1 field names (`events.go` validates the internal
 /// type, so its paths say `firstTimestamp` whichever API wrote it), and whether the request came
-/// through events.k8s.io/v1, which checks more.
-struct Event {
-    core: Object,
+/// through events.k8s.io/v1, which checks more. A core/v1 Event is borrowed: Events are
+/// written often.
+struct Event<'a> {
+    core: Cow<'a, Object>,
     strict: bool,
 }
 
-impl Event {
-    fn of(group: &str, obj: &Object) -> Event {
+impl<'a> Event<'a> {
+    fn of(group: &str, obj: &'a Object) -> Event<'a> {
         let strict = group == "events.k8s.io";
         let core = if strict {
-            events_v1_to_core(obj)
+            Cow::Owned(events_v1_to_core(obj))
         } else {
-            obj.clone()
+            Cow::Borrowed(obj)
         };
         Event { core, strict }
     }
@@ -156,7 +159,7 @@ impl Event {
     /// `ValidateEventUpdate`: through events.k8s.io/v1 nothing the Event says may change; each
     /// field is compared and printed as the internal type holds it, in the order checked
     /// (`reason` twice, as the real one checks it twice).
-    fn validate_update(&self, old: &Event) -> Vec<FieldError> {
+    fn validate_update(&self, old: &Event<'_>) -> Vec<FieldError> {
         let mut errors = self.legacy();
         if !self.strict {
             return errors;
@@ -676,7 +679,7 @@ fn validate_namespace(obj: &Object) -> Vec<FieldError> {
         for message in label_key_errors(name) {
             errors.push(FieldError::invalid(&path, name, message));
         }
-        if !name.contains('/') && name != "kubernetes" {
+        if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
             errors.push(FieldError::invalid(
                 &path,
                 name,
@@ -1464,6 +1467,20 @@ fn service_port_errors(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namespace_finalizers_without_a_slash_are_the_standard_ones() {
+        let namespace = |finalizers: Value| {
+            json!({"spec": {"finalizers": finalizers}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert!(
+            validate_namespace(&namespace(json!(["kubernetes", "orphan", "a.io/b"]))).is_empty()
+        );
+        assert_eq!(validate_namespace(&namespace(json!(["mine"]))).len(), 1);
+    }
 
     #[test]
     fn config_keys_follow_is_config_map_key() {

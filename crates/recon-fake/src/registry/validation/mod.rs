@@ -27,16 +27,32 @@ pub(crate) use path::Path;
 use crate::wire::field_error::FieldError;
 use crate::wire::object::Object;
 
+/// Which file validates a `group` `kind`.
+enum Family {
+    Pod,
+    Core,
+    Workloads,
+    Others,
+}
+
+impl Family {
+    fn of(group: &str, kind: &str) -> Family {
+        match (group, kind) {
+            ("", "Pod" | "PodTemplate") => Family::Pod,
+            ("" | "events.k8s.io", _) => Family::Core,
+            ("apps" | "batch", _) => Family::Workloads,
+            _ => Family::Others,
+        }
+    }
+}
+
 /// The type-specific errors of creating `obj`, a `group` `kind`.
 pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
-    match group {
-        "" => match kind {
-            "Pod" | "PodTemplate" => pod::validate_create(kind, obj),
-            _ => core::validate_create(group, kind, obj),
-        },
-        "events.k8s.io" => core::validate_create(group, kind, obj),
-        "apps" | "batch" => workloads::validate_create(kind, obj),
-        _ => others::validate_create(group, kind, obj),
+    match Family::of(group, kind) {
+        Family::Pod => pod::validate_create(kind, obj),
+        Family::Core => core::validate_create(group, kind, obj),
+        Family::Workloads => workloads::validate_create(kind, obj),
+        Family::Others => others::validate_create(group, kind, obj),
     }
 }
 
@@ -47,14 +63,11 @@ pub(crate) fn validate_update(
     new: &Object,
     old: &Object,
 ) -> Vec<FieldError> {
-    match group {
-        "" => match kind {
-            "Pod" | "PodTemplate" => pod::validate_update(kind, new, old),
-            _ => core::validate_update(group, kind, new, old),
-        },
-        "events.k8s.io" => core::validate_update(group, kind, new, old),
-        "apps" | "batch" => workloads::validate_update(kind, new, old),
-        _ => others::validate_update(group, kind, new, old),
+    match Family::of(group, kind) {
+        Family::Pod => pod::validate_update(kind, new, old),
+        Family::Core => core::validate_update(group, kind, new, old),
+        Family::Workloads => workloads::validate_update(kind, new, old),
+        Family::Others => others::validate_update(group, kind, new, old),
     }
 }
 
@@ -65,13 +78,10 @@ pub(crate) fn validate_status_update(
     new: &Object,
     old: &Object,
 ) -> Vec<FieldError> {
-    match group {
-        "" => match kind {
-            "Pod" | "PodTemplate" => pod::validate_status_update(kind, new, old),
-            _ => core::validate_status_update(group, kind, new, old),
-        },
-        "events.k8s.io" => core::validate_status_update(group, kind, new, old),
-        "apps" | "batch" => workloads::validate_status_update(kind, new, old),
-        _ => others::validate_status_update(group, kind, new, old),
+    match Family::of(group, kind) {
+        Family::Pod => pod::validate_status_update(kind, new, old),
+        Family::Core => core::validate_status_update(group, kind, new, old),
+        Family::Workloads => workloads::validate_status_update(kind, new, old),
+        Family::Others => others::validate_status_update(group, kind, new, old),
     }
 }
