@@ -13,6 +13,11 @@ openapi` records) it finds the Go struct of that name in its package's sources, 
 fields embedded with `json:",inline"`, and writes the JSON field names in declaration order.
 It fails when a struct is missing or its fields differ from the schema's properties, so a
 recording from another Kubernetes version cannot go stale silently.
+
+It also writes, per struct, the fields the encoder writes even when unset, with the value
+written: those without `omitempty` (`null` for a pointer, slice or map, `""`, `0` or `false`),
+and, since `omitempty` never leaves out a struct, those of struct type that are not pointers
+nor `omitzero` (`{}` with the struct's own such fields, `null` for a `metav1.Time`).
 """
 
 import json
@@ -22,6 +27,15 @@ import subprocess
 import sys
 
 STRUCT = re.compile(r"^type (\w+) struct \{$")
+NAMED = re.compile(r"^type (\w+) ([\w.]+)\s*(//.*)?$")
+# Struct types with a JSON form of their own, by their zero value.
+ZERO_LEAVES = {
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": None,
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": None,
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Duration": "0s",
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "0",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": 0,
+}
 IMPORT = re.compile(r'^(?:import )?\s*(\w+\s+)?"([\w./-]+)"$')
 FIELD = re.compile(r'^\s*(\*?[\w.]+)(?:\s+([^`]+?))?\s+`([^`]*)`')
 JSON_TAG = re.compile(r'json:"([^"]*)"')
@@ -57,6 +71,10 @@ class Package:
     def __init__(self, git_dir, subdir, prefix):
         self.prefix = prefix
         self.structs = {}
+        # Per struct, its non-inline fields as (json name, Go type, tag options, aliases).
+        self.typed = {}
+        # Named non-struct types (`type Protocol string`) to what they are.
+        self.named = {}
         root = f"{subdir}/{package_dir(prefix)}/"
         files = git(git_dir, "ls-tree", "--name-only", "HEAD", root).split()
         for path in files:
@@ -77,8 +95,12 @@ class Package:
             if started:
                 current = []
                 self.structs[started.group(1)] = current
+                typed = self.typed.setdefault(started.group(1), [])
                 continue
             if current is None:
+                named = NAMED.match(line)
+                if named:
+                    self.named[named.group(1)] = named.group(2)
                 continue
             if line.startswith("}"):
                 current = None
@@ -101,6 +123,8 @@ class Package:
                     current.append(("inline", f"{prefix}.{short}"))
             else:
                 current.append(("field", json_name or name))
+                options = tag.group(1).split(",")[1:] if tag else []
+                typed.append((json_name or name, ty or name, options, aliases))
 
 
 def main():
@@ -129,7 +153,74 @@ def main():
             names.extend(order(value) if what == "inline" else [value])
         return names
 
+    def package_of(name):
+        prefix, _, short = name.rpartition(".")
+        if prefix not in packages:
+            packages[prefix] = Package(git_dir, subdir, prefix)
+        return packages[prefix], short
+
+    def resolve(ty, prefix, aliases):
+        """A field's type as a schema-style name (`io.k8s.api.core.v1.ContainerState`), or
+        the builtin it is; None for pointers, slices, maps and interfaces."""
+        if ty.startswith(("*", "[]", "map[", "interface")):
+            return None
+        alias, _, short = ty.rpartition(".")
+        if alias:
+            prefix = schema_prefix(aliases.get(alias, ""))
+            if prefix is None:
+                return ty
+        full = f"{prefix}.{short}"
+        if full in ZERO_LEAVES:
+            return full
+        package, _ = package_of(full)
+        if short in package.named:
+            return resolve(package.named[short], prefix, aliases)
+        return full if short in package.structs else short
+
+    def zero_fields(name):
+        """The fields of struct `name` written when unset, with the value written."""
+        package, short = package_of(name)
+        found = {}
+        for what, value in struct(name):
+            if what == "inline":
+                found.update(zero_fields(value))
+        for key, ty, options, aliases in package.typed.get(short, []):
+            full = resolve(ty, name.rpartition(".")[0], aliases)
+            if "omitzero" in options:
+                continue
+            if full is not None and "." in full:
+                found[key] = zero(full)
+            elif "omitempty" not in options:
+                found[key] = basic_zero(full)
+        return found
+
+    def basic_zero(resolved):
+        """The zero of a pointer, slice or map (None), or of a builtin."""
+        if resolved is None:
+            return None
+        return {"string": "", "bool": False}.get(resolved, 0)
+
+    def zero(full):
+        """The JSON the encoder writes for the zero value of struct `full`."""
+        if full in ZERO_LEAVES:
+            return ZERO_LEAVES[full]
+        package, short = package_of(full)
+        out = {}
+        for what, value in struct(full):
+            if what == "inline":
+                out.update(zero(value))
+        for key, ty, options, aliases in package.typed.get(short, []):
+            resolved = resolve(ty, full.rpartition(".")[0], aliases)
+            if "omitzero" in options:
+                continue
+            if resolved is not None and "." in resolved:
+                out[key] = zero(resolved)
+            elif "omitempty" not in options:
+                out[key] = basic_zero(resolved)
+        return out
+
     structs = {}
+    zeros = {}
     for name, schema in sorted(schemas.items()):
         properties = schema.get("properties")
         if not properties:
@@ -140,11 +231,15 @@ def main():
                 f"{name}: Go fields {sorted(fields)} differ from the schema's {sorted(properties)}"
             )
         structs[name] = fields
+        if zero_fields(name):
+            zeros[name] = zero_fields(name)
     commit = git(git_dir, "rev-parse", "HEAD").strip()
     with open(out_path, "w") as f:
         f.write('{"kubernetes": "%s",\n"source": "%s %s",\n"structs": {\n' % (
             openapi["kubernetes"], commit, subdir))
         f.write(",\n".join(f"{json.dumps(n)}: {json.dumps(o)}" for n, o in structs.items()))
+        f.write('\n},\n"zero_fields": {\n')
+        f.write(",\n".join(f"{json.dumps(n)}: {json.dumps(z)}" for n, z in zeros.items()))
         f.write("\n}}\n")
 
 

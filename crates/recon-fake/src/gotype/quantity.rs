@@ -3,6 +3,8 @@
 //! else the canonical form `Quantity.MarshalJSON` writes back, which is what a real server
 //! stores (`1.5` as `1500m`, `1024Mi` as `1Gi`, `2000000000` as `2G`).
 
+use std::cmp::Ordering;
+
 /// `ErrFormatWrong`.
 pub(crate) const FORMAT_WRONG: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -39,6 +41,41 @@ pub(crate) fn canonical(text: &str) -> Result<String, &'static str> {
     Ok(Amount::parse(value, suffix)
         .and_then(|amount| amount.canonical(suffix.format()))
         .unwrap_or_else(|| text.to_owned()))
+}
+
+/// `Quantity.Cmp` of the quantities `a` and `b`, exactly (at the nano precision quantities
+/// keep); `None` when either does not parse or is beyond 128-bit arithmetic.
+pub(crate) fn compare(a: &str, b: &str) -> Option<Ordering> {
+    let (a, b) = (amount(a)?, amount(b)?);
+    let scale = a.scale.min(b.scale);
+    let at = |x: Amount| {
+        x.value
+            .checked_mul(10i128.checked_pow(u32::try_from(x.scale - scale).ok()?)?)
+    };
+    Some(at(a)?.cmp(&at(b)?))
+}
+
+/// `Quantity.Value()`: the quantity rounded up, away from zero, to a whole number; `None` as
+/// for [`compare`], or beyond an `int64`.
+pub(crate) fn whole_value(text: &str) -> Option<i64> {
+    let a = amount(text)?;
+    let whole = if a.scale >= 0 {
+        a.value
+            .checked_mul(10i128.checked_pow(u32::try_from(a.scale).ok()?)?)?
+    } else {
+        let divisor = 10i128.checked_pow(u32::try_from(-a.scale).ok()?)?;
+        a.value / divisor + (a.value % divisor).signum()
+    };
+    i64::try_from(whole).ok()
+}
+
+/// The amount a quantity text stands for.
+fn amount(text: &str) -> Option<Amount> {
+    if text.is_empty() {
+        return None;
+    }
+    let (value, suffix) = split(text).ok()?;
+    Amount::parse(value, Suffix::parse(suffix)?)
 }
 
 /// How a quantity is written: the format its suffix chose.
@@ -299,5 +336,29 @@ mod tests {
         ] {
             assert_eq!(canonical(written).as_deref(), Ok(stored), "{written}");
         }
+    }
+
+    #[test]
+    fn quantities_compare_exactly_across_suffixes() {
+        assert_eq!(compare("1Gi", "1024Mi"), Some(Ordering::Equal));
+        assert_eq!(compare("500m", "0.5"), Some(Ordering::Equal));
+        assert_eq!(compare("1e3", "1k"), Some(Ordering::Equal));
+        // A float would call these equal.
+        assert_eq!(
+            compare("9007199254740993", "9007199254740992"),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(compare("-1Mi", "0"), Some(Ordering::Less));
+        assert_eq!(compare("1n", "0"), Some(Ordering::Greater));
+        assert_eq!(compare("x", "0"), None);
+    }
+
+    #[test]
+    fn whole_values_round_up_away_from_zero() {
+        assert_eq!(whole_value("1500m"), Some(2));
+        assert_eq!(whole_value("-1500m"), Some(-2));
+        assert_eq!(whole_value("1Ki"), Some(1024));
+        assert_eq!(whole_value("1E"), Some(1_000_000_000_000_000_000));
+        assert_eq!(whole_value("10E"), None);
     }
 }

@@ -268,7 +268,12 @@ fn before_update(
     );
     match endpoint {
         Endpoint::Main => prepare_main_update(call, &mut new, old),
-        Endpoint::Status => new = prepare_status_update(rt.status_write, new, old),
+        Endpoint::Status => {
+            new = prepare_status_update(rt.status_write, new, old);
+            if let Some(prepare) = rt.hooks.prepare_status_update {
+                prepare(&mut new, old);
+            }
+        }
         Endpoint::Finalize => prepare_finalize_update(&mut new, old),
     }
     if !rt.custom && !matches!(endpoint, Endpoint::Main) {

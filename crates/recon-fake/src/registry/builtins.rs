@@ -3,10 +3,9 @@
 //! as of Kubernetes 1.35), and what discovery lists about them (verbs, short names, categories,
 //! storage version).
 //!
-//! API defaults live in [`super::defaults`]; Service addresses and node ports in
-//! `state::service_allocation`. Not modelled: type-specific spec validation, and
-//! events.k8s.io/v1 Events sharing storage with core/v1 Events (here they are two separate
-//! collections).
+//! API defaults live in [`super::defaults`], type-specific validation in
+//! [`super::validation`], the two Event APIs' shared storage in [`super::events`]; Service
+//! addresses and node ports in `state::service_allocation`.
 
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
@@ -16,6 +15,7 @@ use super::resource::{
     ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
+use super::validation;
 use crate::wire::object::{meta_mut, meta_str, meta_value};
 
 /// `Status = XStatus{}` in `PrepareForCreate`: `status` as Go writes that type when zero (its
@@ -115,12 +115,19 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             hooks: TypeHooks {
                 prepare_create: Some(|obj| {
                     default_pod_admission(obj);
+                    apparmor_annotations_to_fields(obj);
                     let qos = pod_qos_class(obj);
                     obj.insert(
                         "status".into(),
                         json!({"phase": "Pending", "qosClass": qos}),
                     );
+                    scheduling_gated_condition(obj);
                 }),
+                prepare_update: Some(|new, old| {
+                    keep_pod_priority(new, old);
+                    default_toleration_seconds(new);
+                }),
+                prepare_status_update: Some(validation::prepare_pod_status_update),
                 grace_period: Some(pod_grace_period),
                 ..TypeHooks::default()
             },
@@ -247,7 +254,9 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
                 prepare_create: Some(|obj| {
                     obj.insert("status".into(), json!({}));
                     add_finalizer(obj, "kubernetes.io/pvc-protection");
+                    prepare_claim_data_sources(obj, None);
                 }),
+                prepare_update: Some(|new, old| prepare_claim_data_sources(new, Some(old))),
                 ..TypeHooks::default()
             },
             ..with_status(builtin(
@@ -623,24 +632,131 @@ fn default_pod_admission(pod: &mut Map<String, Value>) {
     if unset(spec, "preemptionPolicy") {
         spec.insert("preemptionPolicy".into(), json!("PreemptLowerPriority"));
     }
-    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
-    if let Some(list) = tolerations.as_array_mut() {
-        for key in [
-            "node.kubernetes.io/not-ready",
-            "node.kubernetes.io/unreachable",
-        ] {
-            let tolerated = list.iter().any(|t| {
-                t.get("key").and_then(Value::as_str) == Some(key)
-                    && t.get("effect")
-                        .and_then(Value::as_str)
-                        .is_none_or(|e| e == "NoExecute")
-            });
-            if !tolerated {
-                list.push(
-                    json!({"effect": "NoExecute", "key": key, "operator": "Exists",
-                                 "tolerationSeconds": 300}),
-                );
+    default_toleration_seconds(pod);
+}
+
+/// What the claim strategy's `PrepareForCreate` and `PrepareForUpdate` do to data sources
+/// (`pkg/api/persistentvolumeclaim`): a reference to another namespace is dropped
+/// (CrossNamespaceVolumeDataSource is off) unless the old claim had a reference; without a
+/// reference, a data source other than a claim or a volume snapshot is dropped unless the old
+/// claim had a source; then a lone data source or local reference is copied to the other.
+fn prepare_claim_data_sources(claim: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+    let old_spec = old.and_then(|o| o.get("spec"));
+    let old_has = |key: &str| {
+        old_spec
+            .and_then(|s| s.get(key))
+            .is_some_and(|v| !v.is_null())
+    };
+    let Some(Value::Object(spec)) = claim.get_mut("spec") else {
+        return;
+    };
+    let text = |v: Option<&Value>, key: &str| {
+        v.and_then(|v| v.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let set = |spec: &Map<String, Value>, key: &str| spec.get(key).is_some_and(|v| !v.is_null());
+    if !text(spec.get("dataSourceRef"), "namespace").is_empty() && !old_has("dataSourceRef") {
+        spec.remove("dataSourceRef");
+    }
+    if !(old_has("dataSource") || old_has("dataSourceRef") || set(spec, "dataSourceRef")) {
+        let source = spec.get("dataSource");
+        let (group, kind) = (text(source, "apiGroup"), text(source, "kind"));
+        let kept = (kind == "PersistentVolumeClaim" && group.is_empty())
+            || (kind == "VolumeSnapshot" && group == "snapshot.storage.k8s.io");
+        if !kept {
+            spec.remove("dataSource");
+        }
+    }
+    let copy = |from: &Value| {
+        let mut to = Map::new();
+        for key in ["apiGroup", "kind", "name"] {
+            if let Some(v) = from.get(key).filter(|v| !v.is_null()) {
+                to.insert(key.into(), v.clone());
             }
+        }
+        Value::Object(to)
+    };
+    match (set(spec, "dataSource"), set(spec, "dataSourceRef")) {
+        (true, false) => {
+            let copied = copy(&spec["dataSource"]);
+            spec.insert("dataSourceRef".into(), copied);
+        }
+        (false, true) if text(spec.get("dataSourceRef"), "namespace").is_empty() => {
+            let copied = copy(&spec["dataSourceRef"]);
+            spec.insert("dataSource".into(), copied);
+        }
+        _ => {}
+    }
+}
+
+/// The pod strategy's `applySchedulingGatedCondition` on create: a pod with scheduling gates
+/// starts with a `PodScheduled` condition saying so, dated as the pod (`UpdatePodCondition`
+/// stamps the current time).
+fn scheduling_gated_condition(pod: &mut Map<String, Value>) {
+    let gated = pod
+        .get("spec")
+        .and_then(|s| s.get("schedulingGates"))
+        .and_then(Value::as_array)
+        .is_some_and(|gates| !gates.is_empty());
+    if !gated {
+        return;
+    }
+    let now = meta_value(pod, "creationTimestamp")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(Value::Object(status)) = pod.get_mut("status") {
+        status.insert(
+            "conditions".into(),
+            json!([{"type": "PodScheduled", "status": "False", "lastProbeTime": null,
+                    "lastTransitionTime": now, "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}]),
+        );
+    }
+}
+
+/// The `Priority` admission plugin on update: a pod keeps the priority and preemption policy
+/// it was given at creation when the update leaves them out.
+fn keep_pod_priority(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let old_spec = old.get("spec");
+    let Some(Value::Object(spec)) = new.get_mut("spec") else {
+        return;
+    };
+    for key in ["priority", "preemptionPolicy"] {
+        if spec.get(key).is_none_or(Value::is_null)
+            && let Some(kept) = old_spec.and_then(|s| s.get(key)).filter(|v| !v.is_null())
+        {
+            spec.insert(key.into(), kept.clone());
+        }
+    }
+}
+
+/// The `DefaultTolerationSeconds` admission plugin, on create and update: a pod tolerates
+/// not-ready and unreachable nodes for 5 minutes unless it has a toleration for that taint
+/// (its key, or none, with effect NoExecute, or none) already.
+fn default_toleration_seconds(pod: &mut Map<String, Value>) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    let Some(list) = tolerations.as_array_mut() else {
+        return;
+    };
+    let text = |t: &Value, key: &str| t.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let tolerated = list.iter().any(|t| {
+            let (k, effect) = (text(t, "key"), text(t, "effect"));
+            (k == key || k.is_empty()) && (effect == "NoExecute" || effect.is_empty())
+        });
+        if !tolerated {
+            list.push(
+                json!({"effect": "NoExecute", "key": key, "operator": "Exists",
+                             "tolerationSeconds": 300}),
+            );
         }
     }
 }
@@ -726,6 +842,71 @@ fn normalize_cluster_ips(new: &mut Map<String, Value>, old: &Map<String, Value>)
             new.remove("clusterIPs");
         } else {
             new.insert("clusterIPs".into(), json!([new_ip]));
+        }
+    }
+}
+
+/// The pod strategy's `applyAppArmorVersionSkew` on create: a container with a deprecated
+/// AppArmor annotation and no profile of its own gets the profile the annotation names, unless
+/// it is invalid or the pod's own. (Its deprecation warning is not sent.)
+fn apparmor_annotations_to_fields(pod: &mut Map<String, Value>) {
+    const PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
+    let annotations = meta_value(pod, "annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let Some(Value::Object(spec)) = pod.get_mut("spec") else {
+        return;
+    };
+    let os = spec
+        .get("os")
+        .and_then(|o| o.get("name"))
+        .and_then(Value::as_str);
+    if os == Some("windows") {
+        return;
+    }
+    let pod_profile = spec
+        .get("securityContext")
+        .and_then(|c| c.get("appArmorProfile"))
+        .cloned();
+    for key in ["initContainers", "containers", "ephemeralContainers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(key) else {
+            continue;
+        };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            let name = container.get("name").and_then(Value::as_str).unwrap_or("");
+            let Some(annotation) = annotations
+                .get(&format!("{PREFIX}{name}"))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            let has_own = container
+                .get("securityContext")
+                .and_then(|c| c.get("appArmorProfile"))
+                .is_some_and(|p| !p.is_null());
+            // ApparmorFieldForAnnotation, kept only where ValidateAppArmorProfileField passes.
+            let profile = match annotation {
+                "unconfined" => Some(json!({"type": "Unconfined"})),
+                "runtime/default" => Some(json!({"type": "RuntimeDefault"})),
+                other => other
+                    .strip_prefix("localhost/")
+                    .filter(|p| !p.is_empty() && p.trim() == *p && p.len() <= 4095)
+                    .map(|p| json!({"type": "Localhost", "localhostProfile": p})),
+            };
+            let Some(profile) = profile.filter(|p| !has_own && Some(p) != pod_profile.as_ref())
+            else {
+                continue;
+            };
+            let context = container
+                .entry("securityContext")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !context.is_object() {
+                *context = Value::Object(Map::new());
+            }
+            if let Value::Object(context) = context {
+                context.insert("appArmorProfile".into(), profile);
+            }
         }
     }
 }

@@ -51,6 +51,9 @@ pub(crate) struct TypeHooks {
     pub(crate) prepare_create: Option<Prepare>,
     /// `PrepareForUpdate` beyond the generic rules: `(new, old)`.
     pub(crate) prepare_update: Option<PrepareUpdate>,
+    /// The status strategy's `PrepareForUpdate` beyond resetting the fields it keeps:
+    /// `(new, old)`.
+    pub(crate) prepare_status_update: Option<PrepareUpdate>,
     /// Type-specific validation run by the strategy on create and update.
     pub(crate) validate: Option<Validate>,
     /// `CheckGracefulDelete`: the grace period for a delete that asked for `requested` seconds,

@@ -6,6 +6,7 @@
 //! - [`group`]: resources and kinds qualified by their API group;
 //! - [`status`], [`error`]: `metav1.Status` errors, with the real codes and messages;
 //! - [`field_error`]: field validation errors, and the causes they become;
+//! - [`unified_diff`]: the unified diffs Go's validation quotes;
 //! - [`object`]: objects as JSON maps, their `metadata` decoded as `metav1.ObjectMeta` is, and
 //!   their stored bytes.
 
@@ -17,3 +18,4 @@ pub(crate) mod group;
 pub(crate) mod number;
 pub(crate) mod object;
 pub(crate) mod status;
+pub(crate) mod unified_diff;

@@ -19,6 +19,7 @@ mod workloads;
 
 use serde_json::{Map, Value};
 
+use crate::gotype;
 use crate::wire::object::Object;
 
 /// Fills in the defaults of a `group` `kind` object, as kube-apiserver decodes it.
@@ -59,58 +60,21 @@ pub(crate) fn as_decoded(group: &str, kind: &str, obj: &mut Object) {
 }
 
 /// What storing a built-in object does to it: etcd holds built-ins as protobuf, which keeps no
-/// difference between an empty list and none, so an empty list comes back absent (the field is
-/// `omitempty`), or `null` where the Go field is not (a Role's `rules`); and the fields Go
-/// writes even when zero appear (an Event's times, core/v1's reporting fields and source).
+/// difference between an empty list and none, so an empty list comes back absent, or `null`
+/// where the Go field is not `omitempty` (a Role's `rules`); and the fields Go writes even when
+/// unset appear ([`gotype::fill_zero_fields`]: an Event's times, a condition's
+/// `lastProbeTime`, a template's `metadata`).
 pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
     drop_empty_lists(obj);
-    match (group, kind) {
-        ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => {
-            obj.entry("rules").or_insert(Value::Null);
-        }
-        ("", "Event") => {
-            event_zero_fields(obj, ["eventTime", "firstTimestamp", "lastTimestamp"]);
-            for key in ["reportingComponent", "reportingInstance"] {
-                obj.entry(key)
-                    .or_insert_with(|| Value::String(String::new()));
-            }
-            default_nil(obj, "involvedObject", Value::Object(Map::new()));
-            default_nil(obj, "source", Value::Object(Map::new()));
-        }
-        ("events.k8s.io", "Event") => {
-            event_zero_fields(
-                obj,
-                [
-                    "eventTime",
-                    "deprecatedFirstTimestamp",
-                    "deprecatedLastTimestamp",
-                ],
-            );
-            default_nil(obj, "regarding", Value::Object(Map::new()));
-            default_nil(obj, "deprecatedSource", Value::Object(Map::new()));
-            // Unlike core/v1's, this version's series writes its count even when zero.
-            if let Some(series) = field(obj, "series") {
-                series.entry("count").or_insert(Value::from(0));
+    if kind == "Event" && matches!(group, "" | "events.k8s.io") {
+        // An unset series or related object is left out rather than written as `null`.
+        for key in ["series", "related"] {
+            if obj.get(key).is_some_and(Value::is_null) {
+                obj.remove(key);
             }
         }
-        _ => {}
     }
-}
-
-/// What both Event versions write of their times and pointers: a zero time is `null`, an unset
-/// series or related object is left out, a series' zero time is `null`.
-fn event_zero_fields(obj: &mut Object, times: [&str; 3]) {
-    for key in times {
-        obj.entry(key).or_insert(Value::Null);
-    }
-    for key in ["series", "related"] {
-        if obj.get(key).is_some_and(Value::is_null) {
-            obj.remove(key);
-        }
-    }
-    if let Some(series) = field(obj, "series") {
-        series.entry("lastObservedTime").or_insert(Value::Null);
-    }
+    gotype::fill_zero_fields(group, kind, obj);
 }
 
 fn drop_empty_lists(obj: &mut Object) {

@@ -241,18 +241,20 @@ fn as_stored_drops_empty_lists_and_writes_the_zero_fields_go_keeps() {
     super::as_stored("apps", "Deployment", &mut deployment);
     assert_eq!(
         Value::Object(deployment),
+        // Fields without omitempty and struct fields are written even when unset: the
+        // selector, the strategy, the template's metadata, the container's resources.
         json!({"metadata": {"labels": {"a": "b"}},
-               "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}},
+               "spec": {"selector": null, "strategy": {}, "template": {"metadata": {}, "spec": {"containers": [{"name": "a", "resources": {}}]}}},
                "status": {}})
     );
     let mut role: Object = json!({"rules": []}).as_object().cloned().unwrap();
     super::as_stored("rbac.authorization.k8s.io", "ClusterRole", &mut role);
-    assert_eq!(Value::Object(role), json!({"rules": null}));
+    assert_eq!(Value::Object(role), json!({"metadata": {}, "rules": null}));
     let mut event = Object::new();
     super::as_stored("", "Event", &mut event);
     assert_eq!(
         Value::Object(event),
-        json!({"eventTime": null, "firstTimestamp": null, "lastTimestamp": null,
+        json!({"metadata": {}, "eventTime": null, "firstTimestamp": null, "lastTimestamp": null,
                "involvedObject": {}, "reportingComponent": "", "reportingInstance": "",
                "source": {}})
     );

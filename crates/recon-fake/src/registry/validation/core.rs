@@ -1,5 +1,5 @@
-//! The other core/v1 kinds (ConfigMap, Secret, Service, Namespace, PersistentVolumeClaim,
-//! ServiceAccount, ...) and Events, core/v1 and events.k8s.io/v1
+//! The other core/v1 kinds (ConfigMap, Secret, Service, Namespace, ServiceAccount, ...; the
+//! claims are [`super::claim`]'s) and Events, core/v1 and events.k8s.io/v1
 //! (`pkg/apis/core/validation/validation.go`, `events.go`).
 
 use std::borrow::Cow;
@@ -10,9 +10,9 @@ use recon_apimachinery::names::{
 };
 use serde_json::{Map, Value, json};
 
-use super::Path;
 use super::read::{is_set, list_at, str_at};
 use super::service_addresses::{cidr_errors, external_ip_errors};
+use super::{Path, claim};
 use crate::handlers::validation::STANDARD_FINALIZERS;
 use crate::registry::events::events_v1_to_core;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -25,7 +25,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         "ConfigMap" => validate_config_map(obj),
         "Secret" => validate_secret(obj),
         "Namespace" => validate_namespace(obj),
-        "PersistentVolumeClaim" => validate_pvc_spec(obj),
+        "PersistentVolumeClaim" => claim::validate_create(obj),
         _ => Vec::new(),
     }
 }
@@ -41,7 +41,7 @@ pub(super) fn validate_update(
         "Service" => Service::of(new, false).validate_update(&Service::of(old, false)),
         "ConfigMap" => validate_config_map_update(new, old),
         "Secret" => validate_secret_update(new, old),
-        "PersistentVolumeClaim" => validate_pvc_spec(new),
+        "PersistentVolumeClaim" => claim::validate_update(new, old),
         _ => Vec::new(),
     }
 }
@@ -54,6 +54,7 @@ pub(super) fn validate_status_update(
 ) -> Vec<FieldError> {
     match kind {
         "Namespace" => validate_namespace_status(new),
+        "PersistentVolumeClaim" => claim::validate_status_update(new),
         _ => Vec::new(),
     }
 }
@@ -686,57 +687,6 @@ fn validate_namespace(obj: &Object) -> Vec<FieldError> {
                 "name is neither a standard finalizer name nor is it fully qualified",
             ));
         }
-    }
-    errors
-}
-
-/// `ValidatePersistentVolumeClaimSpec`, as far as access modes and the storage request go.
-fn validate_pvc_spec(obj: &Object) -> Vec<FieldError> {
-    const MODES: [&str; 4] = [
-        "ReadOnlyMany",
-        "ReadWriteMany",
-        "ReadWriteOnce",
-        "ReadWriteOncePod",
-    ];
-    let mut errors = Vec::new();
-    let spec = obj.get("spec");
-    let path = Path::new("spec");
-    let modes = list_at(spec, "accessModes");
-    if modes.is_empty() {
-        errors.push(FieldError::required(
-            path.child("accessModes"),
-            "at least 1 access mode is required",
-        ));
-    }
-    let (mut once_pod, mut other) = (false, false);
-    for mode in modes.iter().map(|m| m.as_str().unwrap_or("")) {
-        if !MODES.contains(&mode) {
-            errors.push(FieldError::not_supported(
-                path.child("accessModes"),
-                mode,
-                &MODES,
-            ));
-        } else if mode == "ReadWriteOncePod" {
-            once_pod = true;
-        } else {
-            other = true;
-        }
-    }
-    if once_pod && other {
-        errors.push(FieldError::forbidden(
-            path.child("accessModes"),
-            "may not use ReadWriteOncePod with other access modes",
-        ));
-    }
-    let storage = spec
-        .and_then(|s| s.get("resources"))
-        .and_then(|r| r.get("requests"))
-        .and_then(|r| r.get("storage"));
-    if storage.is_none() {
-        errors.push(FieldError::required(
-            path.child("resources").key("storage"),
-            "",
-        ));
     }
     errors
 }

@@ -5,24 +5,29 @@
 //! words it: the same field paths, messages and order of `details.causes`.
 //!
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
-//!   PodTemplates; [`pod_security`]: their security contexts;
+//!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
+//!   annotations, create-only fields, what an update may change and its status;
 //! - [`workloads`]: apps/v1 and batch/v1;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
+//!   [`claim`]: PersistentVolumeClaims;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod claim;
 mod core;
 mod others;
 mod path;
 mod pod;
+mod pod_object;
 mod pod_security;
 mod read;
 mod service_addresses;
 mod workloads;
 
 pub(crate) use path::Path;
+pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
 
 use crate::wire::field_error::FieldError;
 use crate::wire::object::Object;

@@ -13,6 +13,7 @@
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use recon_apimachinery::names::{
@@ -21,33 +22,37 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::Path;
+use super::pod_object;
 use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::workloads::label_selector;
+use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
     match kind {
-        // ValidatePodCreate → validatePodMetadataAndSpec → ValidatePodSpec
-        "Pod" => pod_spec(obj.get("spec"), true, &Path::new("spec")),
+        "Pod" => pod_object::validate_create(obj),
         // ValidatePodTemplate
         "PodTemplate" => template_spec(obj.get("template"), &Path::new("template")),
         _ => Vec::new(),
     }
 }
 
-pub(super) fn validate_update(kind: &str, new: &Object, _old: &Object) -> Vec<FieldError> {
+pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<FieldError> {
     match kind {
+        "Pod" => pod_object::validate_update(new, old),
         // ValidatePodTemplateUpdate: the new template is validated as on create.
         "PodTemplate" => template_spec(new.get("template"), &Path::new("template")),
-        // ValidatePodUpdate (which fields of a running pod may change) is not modelled.
         _ => Vec::new(),
     }
 }
 
-pub(super) fn validate_status_update(_kind: &str, _new: &Object, _old: &Object) -> Vec<FieldError> {
-    Vec::new()
+pub(super) fn validate_status_update(kind: &str, new: &Object, old: &Object) -> Vec<FieldError> {
+    match kind {
+        "Pod" => pod_object::validate_status_update(new, old),
+        _ => Vec::new(),
+    }
 }
 
 /// `field.Invalid` with a number as the value.
@@ -843,7 +848,7 @@ fn topology_spread_constraints(list: &[Value], path: &Path) -> Vec<FieldError> {
 }
 
 /// `ValidateTolerations`. (`Lt` and `Gt`, behind a feature gate, are let through unchecked.)
-fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
+pub(super) fn tolerations(list: &[Value], path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (i, toleration) in list.iter().enumerate() {
         let t = Some(toleration);
@@ -1555,7 +1560,7 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let requests_path = path.child("requests");
     for (name, quantity) in limits.into_iter().flatten() {
         let text = quantity.as_str().unwrap_or("");
-        if parse_quantity(text).is_some_and(|q| q < 0.0) {
+        if quantity::compare(text, "0") == Some(Ordering::Less) {
             errors.push(FieldError::invalid(
                 limits_path.key(name),
                 text,
@@ -1565,8 +1570,7 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
     }
     for (name, quantity) in requests.into_iter().flatten() {
         let text = quantity.as_str().unwrap_or("");
-        let value = parse_quantity(text);
-        if value.is_some_and(|q| q < 0.0) {
+        if quantity::compare(text, "0") == Some(Ordering::Less) {
             errors.push(FieldError::invalid(
                 requests_path.key(name),
                 text,
@@ -1576,16 +1580,16 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
         let limit = limits.and_then(|l| l.get(name)).and_then(Value::as_str);
         match limit {
             Some(limit) => {
-                let (Some(request), Some(limit_value)) = (value, parse_quantity(limit)) else {
+                let Some(order) = quantity::compare(text, limit) else {
                     continue;
                 };
-                if request != limit_value && !overcommit_allowed(name) {
+                if order != Ordering::Equal && !overcommit_allowed(name) {
                     errors.push(FieldError::invalid(
                         &requests_path,
                         text,
                         format!("must be equal to {name} limit of {limit}"),
                     ));
-                } else if request > limit_value {
+                } else if order == Ordering::Greater {
                     errors.push(FieldError::invalid(
                         &requests_path,
                         text,
@@ -1607,39 +1611,6 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
 fn overcommit_allowed(name: &str) -> bool {
     let native = !name.contains('/') || name.contains("kubernetes.io/");
     native && !name.starts_with("hugepages-")
-}
-
-/// The value of a `resource.Quantity` string (`500m`, `1Gi`, `2e3`), for comparisons only;
-/// `None` when it does not parse (decoding has refused those already).
-fn parse_quantity(text: &str) -> Option<f64> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let scale = match suffix {
-        "" => 1.0,
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        exponent => {
-            let exponent = exponent.strip_prefix(['e', 'E'])?;
-            10f64.powi(exponent.parse().ok()?)
-        }
-    };
-    Some(number * scale)
 }
 
 /// The handlers of a probe, in the order `validateHandler` checks them.
@@ -1728,15 +1699,6 @@ mod tests {
             ]
         );
         assert_eq!(port_name_errors("averyveryverylongname").len(), 1);
-    }
-
-    #[test]
-    fn quantities_compare_by_value() {
-        assert_eq!(parse_quantity("500m"), Some(0.5));
-        assert_eq!(parse_quantity("1Ki"), Some(1024.0));
-        assert_eq!(parse_quantity("2e3"), Some(2000.0));
-        assert!(parse_quantity("-1Mi").is_some_and(|q| q < 0.0));
-        assert_eq!(parse_quantity("x"), None);
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn sloppy_v4(text: &str) -> Option<Ipv4Addr> {
 }
 
 /// `netutils.ParseIPSloppy`: also the IPv4 tail of an IPv6 address may have leading zeros.
-fn sloppy_ip(text: &str) -> Option<IpAddr> {
+pub(super) fn sloppy_ip(text: &str) -> Option<IpAddr> {
     if !text.contains(':') {
         return sloppy_v4(text).map(IpAddr::V4);
     }
@@ -50,19 +50,25 @@ fn is_4_in_6(ip: IpAddr) -> bool {
     matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())
 }
 
-/// `validation.IsValidIPForLegacyField` (strict), then for a valid address
-/// `ValidateEndpointIP`, as `validateService` checks each external IP; one the old Service
-/// already had is not re-checked.
-pub(super) fn external_ip_errors(value: &str, path: &Path, old: &[&str]) -> Vec<FieldError> {
+/// `validation.IsValidIPForLegacyField` (strict): the address, if Go's parser takes it, and
+/// its errors; one the old object already had is not re-checked (no address, no errors).
+pub(super) fn legacy_ip_errors(
+    value: &str,
+    path: &Path,
+    old: &[&str],
+) -> (Option<IpAddr>, Vec<FieldError>) {
     if old.contains(&value) {
-        return Vec::new();
+        return (None, Vec::new());
     }
     let Some(ip) = sloppy_ip(value) else {
-        return vec![FieldError::invalid(
-            path,
-            value,
-            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
-        )];
+        return (
+            None,
+            vec![FieldError::invalid(
+                path,
+                value,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            )],
+        );
     };
     let mut errors = Vec::new();
     // The sloppy parser took it, the strict one does not: leading zeros.
@@ -76,9 +82,17 @@ pub(super) fn external_ip_errors(value: &str, path: &Path, old: &[&str]) -> Vec<
             "must not be an IPv4-mapped IPv6 address",
         ));
     }
-    if !errors.is_empty() {
+    (Some(ip), errors)
+}
+
+/// `validation.IsValidIPForLegacyField` (strict), then for a valid address
+/// `ValidateEndpointIP`, as `validateService` checks each external IP; one the old Service
+/// already had is not re-checked.
+pub(super) fn external_ip_errors(value: &str, path: &Path, old: &[&str]) -> Vec<FieldError> {
+    let (ip, mut errors) = legacy_ip_errors(value, path, old);
+    let Some(ip) = ip.filter(|_| errors.is_empty()) else {
         return errors;
-    }
+    };
     let (unspecified, loopback, link_local, link_local_multicast) = match ip {
         IpAddr::V4(v4) => {
             let [a, b, c, _] = v4.octets();

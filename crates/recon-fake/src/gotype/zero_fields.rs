@@ -1,0 +1,166 @@
+//! The fields Go's encoder writes even when unset: those without `omitempty` (`null` for a
+//! pointer, slice or map, as a data source's `apiGroup`; `""`, `0`, `false`), and, since
+//! `omitempty` never leaves out a struct, those of struct type that are neither pointers nor
+//! `omitzero`: `{}` for most (a container status' `lastState`, a template's `metadata`), `null`
+//! for a `metav1.Time` (a condition's `lastProbeTime`), `0` for an `IntOrString`. Stored objects
+//! get them as the real server serves them. Which fields they are, and their zero values, are
+//! read from the Go sources (`zero_fields` of `data/go-field-order.json`, written by
+//! `xtask/record-go-field-order.py`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value};
+
+use super::{FIELD_ORDER, GoType, TYPES};
+
+static ZERO_FIELDS: LazyLock<ZeroFields> = LazyLock::new(|| ZeroFields::read(FIELD_ORDER));
+
+#[derive(Debug, Default)]
+struct ZeroFields {
+    /// Per struct schema name, its always-written fields and the zero value of each.
+    fields: HashMap<String, Map<String, Value>>,
+    /// The structs that have such fields or hold, at any depth, a struct that has: the only
+    /// ones a walk enters.
+    holders: HashSet<String>,
+}
+
+impl ZeroFields {
+    fn read(document: &str) -> ZeroFields {
+        let fields: HashMap<String, Map<String, Value>> = serde_json::from_str::<Value>(document)
+            .ok()
+            .and_then(|mut d| d.get_mut("zero_fields").map(Value::take))
+            .and_then(|z| serde_json::from_value(z).ok())
+            .unwrap_or_default();
+        let mut holders: HashSet<String> = fields.keys().cloned().collect();
+        // Grow to a fixed point: a struct with a field whose type reaches a holder holds too.
+        loop {
+            let before = holders.len();
+            for (name, go_struct) in &TYPES.structs {
+                if !holders.contains(name)
+                    && go_struct.fields.values().any(|ty| reaches(ty, &holders))
+                {
+                    holders.insert(name.clone());
+                }
+            }
+            if holders.len() == before {
+                break;
+            }
+        }
+        ZeroFields { fields, holders }
+    }
+}
+
+/// Whether a value of type `ty` may hold a struct of `holders`.
+fn reaches(ty: &GoType, holders: &HashSet<String>) -> bool {
+    match ty {
+        GoType::Struct(name) => holders.contains(name),
+        GoType::Slice(item) | GoType::Map(item) => reaches(item, holders),
+        _ => false,
+    }
+}
+
+/// Writes the zero value of every unset (absent or `null`) always-written field of `obj`, a
+/// `group` `kind` object, at any depth.
+pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
+    let Some(name) = TYPES
+        .kinds
+        .get(kind)
+        .and_then(|all| all.iter().find(|(g, _, _)| g == group))
+        .map(|(_, _, name)| name.as_str())
+    else {
+        return;
+    };
+    fill_struct(&ZERO_FIELDS, name, obj);
+}
+
+fn fill_struct(zero: &ZeroFields, name: &str, obj: &mut Map<String, Value>) {
+    if !zero.holders.contains(name) {
+        return;
+    }
+    if let Some(fields) = zero.fields.get(name) {
+        for (field, value) in fields {
+            let slot = obj.entry(field.as_str()).or_insert(Value::Null);
+            if slot.is_null() {
+                *slot = value.clone();
+            }
+        }
+    }
+    let Some(go_struct) = TYPES.get(name) else {
+        return;
+    };
+    for (key, ty) in &go_struct.fields {
+        if reaches(ty, &zero.holders)
+            && let Some(value) = obj.get_mut(key)
+        {
+            fill_value(zero, ty, value);
+        }
+    }
+}
+
+fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
+    match (ty, value) {
+        (GoType::Struct(name), Value::Object(obj)) => fill_struct(zero, name, obj),
+        (GoType::Slice(item), Value::Array(items)) => {
+            for v in items {
+                fill_value(zero, item, v);
+            }
+        }
+        (GoType::Map(item), Value::Object(map)) => {
+            for v in map.values_mut() {
+                fill_value(zero, item, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_recorded_list_has_condition_times_and_container_states() {
+        let zero = ZeroFields::read(FIELD_ORDER);
+        assert_eq!(
+            zero.fields.get("io.k8s.api.core.v1.PodCondition"),
+            json!({"type": "", "status": "", "lastProbeTime": null, "lastTransitionTime": null})
+                .as_object()
+        );
+        assert!(zero.holders.contains("io.k8s.api.core.v1.Pod"));
+        assert!(zero.holders.contains("io.k8s.api.core.v1.ContainerStatus"));
+        assert!(
+            !zero
+                .holders
+                .contains("io.k8s.api.core.v1.LocalObjectReference")
+        );
+    }
+
+    #[test]
+    fn unset_fields_of_nested_structs_get_zero_values_and_set_ones_stay() {
+        let mut obj: Map<String, Value> = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a", "image": "x"}]},
+            "status": {
+                "conditions": [{"type": "Ready", "lastTransitionTime": "2024-01-01T00:00:00Z"}],
+                "containerStatuses": [{"name": "a", "state": {"running": {}}}],
+            }
+        }))
+        .unwrap_or_default();
+        fill_zero_fields("", "Pod", &mut obj);
+        assert_eq!(
+            obj["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "", "lastProbeTime": null,
+                   "lastTransitionTime": "2024-01-01T00:00:00Z"})
+        );
+        assert_eq!(
+            obj["status"]["containerStatuses"][0],
+            json!({"name": "a", "state": {"running": {"startedAt": null}}, "lastState": {},
+                   "ready": false, "restartCount": 0, "image": "", "imageID": ""})
+        );
+        assert_eq!(obj["spec"]["containers"][0]["resources"], json!({}));
+        assert_eq!(obj["metadata"], json!({"name": "p"}));
+    }
+}
