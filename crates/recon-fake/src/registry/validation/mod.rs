@@ -6,7 +6,7 @@
 //!
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
 //!   PodTemplates; [`pod_security`]: their security contexts;
-//! - [`workloads`]: apps/v1 and batch/v1;
+//! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
 //!
@@ -14,6 +14,7 @@
 //! their Go types) and returns its errors in the order the real server reports them.
 
 mod core;
+mod job;
 mod others;
 mod path;
 mod pod;
