@@ -1131,7 +1131,9 @@ fn conditions_error(detail: impl Into<String>) -> FieldError {
 /// `JobManagedBy` (GA in 1.36) a rule is checked when a field it reads changed.
 struct StatusOptions {
     reject_decreasing_succeeded: bool,
+    /// Also `RejectCompletedIndexesForNonIndexedJob`, which Go sets alike.
     reject_invalid_completed_indexes: bool,
+    /// Also `RejectFailedIndexesForNoBackoffLimitPerIndex`, which Go sets alike.
     reject_invalid_failed_indexes: bool,
     reject_failed_indexes_overlapping_completed: bool,
     reject_failed_without_failure_target: bool,
