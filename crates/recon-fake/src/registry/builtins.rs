@@ -993,7 +993,8 @@ fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
 }
 
 /// Job `generateSelectorIfNeeded`: unless `spec.manualSelector`, label the pod template with the
-/// job's name and uid and select on the uid.
+/// job's name and uid and select on the uid. Labels and a selector label the user already set
+/// are kept: validation (`validateGeneratedSelector`) reports them if they differ.
 fn generate_job_selector(job: &mut Map<String, Value>) {
     let manual = job
         .get("spec")
@@ -1011,26 +1012,42 @@ fn generate_job_selector(job: &mut Map<String, Value>) {
     let Some(spec) = spec.as_object_mut() else {
         return;
     };
-    spec.insert(
-        "selector".into(),
-        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
-    );
     let template = spec.entry("template").or_insert_with(|| json!({}));
-    let Some(template) = template.as_object_mut() else {
+    if let Some(template) = template.as_object_mut() {
+        let labels = meta_mut(template)
+            .entry("labels")
+            .or_insert_with(|| json!({}));
+        if labels.is_null() {
+            *labels = json!({});
+        }
+        if let Some(labels) = labels.as_object_mut() {
+            for (key, value) in [
+                ("job-name", &name),
+                ("batch.kubernetes.io/job-name", &name),
+                ("controller-uid", &uid),
+                ("batch.kubernetes.io/controller-uid", &uid),
+            ] {
+                labels
+                    .entry(key)
+                    .or_insert_with(|| Value::String(value.clone()));
+            }
+        }
+    }
+    let selector = spec.entry("selector").or_insert_with(|| json!({}));
+    if selector.is_null() {
+        *selector = json!({});
+    }
+    let Some(selector) = selector.as_object_mut() else {
         return;
     };
-    let labels = meta_mut(template)
-        .entry("labels")
-        .or_insert_with(|| json!({}));
-    if let Some(labels) = labels.as_object_mut() {
-        for (key, value) in [
-            ("controller-uid", &uid),
-            ("batch.kubernetes.io/controller-uid", &uid),
-            ("job-name", &name),
-            ("batch.kubernetes.io/job-name", &name),
-        ] {
-            labels.insert(key.into(), Value::String(value.clone()));
-        }
+    let match_labels = selector.entry("matchLabels").or_insert_with(|| json!({}));
+    if match_labels.is_null() {
+        *match_labels = json!({});
+    }
+    if let Some(match_labels) = match_labels.as_object_mut() {
+        match_labels
+            .entry("batch.kubernetes.io/controller-uid")
+            .or_insert_with(|| Value::String(uid));
     }
 }
 

@@ -7,7 +7,7 @@
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
 //!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
 //!   annotations, create-only fields, what an update may change and its status;
-//! - [`workloads`]: apps/v1 and batch/v1;
+//! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
@@ -17,6 +17,7 @@
 
 mod claim;
 mod core;
+mod job;
 mod others;
 mod path;
 mod pod;

@@ -21,7 +21,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         (RBAC_GROUP, "RoleBinding") => validate_binding(obj, true),
         (RBAC_GROUP, "ClusterRoleBinding") => validate_binding(obj, false),
         ("policy", "PodDisruptionBudget") => validate_pdb(obj),
-        ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj),
+        ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(obj, None),
         ("coordination.k8s.io", "Lease") => validate_lease(obj),
         ("networking.k8s.io", "NetworkPolicy") => validate_network_policy(obj),
         ("networking.k8s.io", "Ingress") => validate_ingress(obj, None),
@@ -37,6 +37,8 @@ pub(super) fn validate_update(
 ) -> Vec<FieldError> {
     let mut errors = match (group, kind) {
         ("networking.k8s.io", "Ingress") => validate_ingress(new, Some(old)),
+        // ValidateHorizontalPodAutoscalerUpdate, with what the old one allows.
+        ("autoscaling", "HorizontalPodAutoscaler") => validate_hpa(new, Some(old)),
         _ => validate_create(group, kind, new),
     };
     // `ValidateRoleBindingUpdate`, `ValidateClusterRoleBindingUpdate`.
@@ -55,12 +57,33 @@ pub(super) fn validate_update(
 }
 
 pub(super) fn validate_status_update(
-    _group: &str,
-    _kind: &str,
-    _new: &Object,
+    group: &str,
+    kind: &str,
+    new: &Object,
     _old: &Object,
 ) -> Vec<FieldError> {
-    Vec::new()
+    match (group, kind) {
+        // ValidateHorizontalPodAutoscalerStatusUpdate: two counters, and not the spec (which
+        // the status strategy keeps as it was).
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            let status = new.get("status");
+            ["currentReplicas", "desiredReplicas"]
+                .into_iter()
+                .filter_map(|key| {
+                    let n = status.and_then(|s| s.get(key)).and_then(Value::as_i64)?;
+                    (n < 0).then(|| {
+                        FieldError::new(
+                            ErrorType::Invalid,
+                            Path::new("status").child(key),
+                            raw_int(n),
+                            "must be greater than or equal to 0",
+                        )
+                    })
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// An integer field printed as `field.Error` prints numbers.
@@ -329,20 +352,83 @@ fn validate_pdb(obj: &Object) -> Vec<FieldError> {
     errors
 }
 
+/// `CrossVersionObjectReferenceValidationOptions`.
+#[derive(Clone, Copy)]
+struct RefOptions {
+    /// The apiVersion may name no group.
+    allow_empty_group: bool,
+    /// The apiVersion is not checked at all.
+    allow_invalid_api_version: bool,
+}
+
+/// `HorizontalPodAutoscalerSpecValidationOptions`.
+struct HpaOptions {
+    min_replicas_lower_bound: i64,
+    scale_target: RefOptions,
+    object_metrics: RefOptions,
+}
+
+impl HpaOptions {
+    /// `validationOptionsForHorizontalPodAutoscaler` (`HPAScaleToZero` is off in 1.36): what
+    /// an update may keep of the old HPA (`old`) that a create would refuse.
+    fn of(new: &Object, old: Option<&Object>) -> Self {
+        let old_spec = old.and_then(|o| o.get("spec"));
+        fn target(spec: Option<&Value>) -> (&str, &str) {
+            let t = spec.and_then(|s| s.get("scaleTargetRef"));
+            (str_at(t, "apiVersion"), str_at(t, "kind"))
+        }
+        let new_target = target(new.get("spec"));
+        let mut scale_target = RefOptions {
+            allow_empty_group: false,
+            allow_invalid_api_version: false,
+        };
+        if old.is_some() && target(old_spec) == new_target {
+            // An update that keeps the target's kind and apiVersion does not check them.
+            scale_target.allow_invalid_api_version = true;
+        } else if new_target.1 == "ReplicationController" {
+            // The only scalable kind of the core group may leave the group out.
+            scale_target.allow_empty_group = true;
+        }
+        let mut object_metrics = RefOptions {
+            allow_empty_group: true,
+            allow_invalid_api_version: false,
+        };
+        // Object metrics the old HPA already had with an invalid apiVersion are tolerated.
+        object_metrics.allow_invalid_api_version = list_at(old_spec, "metrics").iter().any(|m| {
+            let object = m.get("object").filter(|o| !o.is_null());
+            str_at(Some(m), "type") == "Object"
+                && object.is_some_and(|o| {
+                    let described = o.get("describedObject");
+                    api_version_error(str_at(described, "apiVersion"), object_metrics).is_some()
+                })
+        });
+        let old_min = old_spec
+            .and_then(|s| s.get("minReplicas"))
+            .and_then(Value::as_i64);
+        HpaOptions {
+            min_replicas_lower_bound: if old_min == Some(0) { 0 } else { 1 },
+            scale_target,
+            object_metrics,
+        }
+    }
+}
+
 /// `validateHorizontalPodAutoscalerSpec`: replica bounds, the scale target, the metrics and
-/// the behavior.
-fn validate_hpa(obj: &Object) -> Vec<FieldError> {
+/// the behavior, with the options of a create (`old` is `None`) or an update.
+fn validate_hpa(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
+    let opts = HpaOptions::of(obj, old);
     let mut errors = Vec::new();
     let spec = obj.get("spec");
     let int = |key: &str| spec.and_then(|s| s.get(key)).and_then(Value::as_i64);
     let min = int("minReplicas");
     let max = int("maxReplicas").unwrap_or(0);
-    if let Some(min) = min.filter(|m| *m < 1) {
+    let lower = opts.min_replicas_lower_bound;
+    if let Some(min) = min.filter(|m| *m < lower) {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             "spec.minReplicas",
             raw_int(min),
-            "must be greater than or equal to 1",
+            format!("must be greater than or equal to {lower}"),
         ));
     }
     if max == 0 {
@@ -366,25 +452,21 @@ fn validate_hpa(obj: &Object) -> Vec<FieldError> {
             "must be greater than or equal to `minReplicas`",
         ));
     }
-    let target = spec.and_then(|s| s.get("scaleTargetRef"));
-    // The only scalable kind of the core group may leave the group out.
-    let core_kind = str_at(target, "kind") == "ReplicationController";
     errors.extend(cross_version_ref_errors(
-        target,
+        spec.and_then(|s| s.get("scaleTargetRef")),
         &Path::new("spec").child("scaleTargetRef"),
-        core_kind,
+        opts.scale_target,
     ));
-    errors.extend(metrics_errors(spec, min));
+    errors.extend(metrics_errors(spec, min, opts.object_metrics));
     errors.extend(behavior_errors(spec));
     errors
 }
 
-/// `ValidateCrossVersionObjectReference`; `allow_empty_group` as the strategy's options say
-/// (always for the object a metric describes).
+/// `ValidateCrossVersionObjectReference`, with the strategy's options.
 fn cross_version_ref_errors(
     target: Option<&Value>,
     path: &Path,
-    allow_empty_group: bool,
+    opts: RefOptions,
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for key in ["kind", "name"] {
@@ -398,14 +480,7 @@ fn cross_version_ref_errors(
         }
     }
     let api_version = str_at(target, "apiVersion");
-    // `schema.ParseGroupVersion`, then the group is required unless allowed to be empty.
-    let no_group = "apiVersion must specify API group".to_owned();
-    let message = match api_version.matches('/').count() {
-        0 => (!allow_empty_group).then_some(no_group),
-        1 => (api_version.starts_with('/') && !allow_empty_group).then_some(no_group),
-        _ => Some(format!("unexpected GroupVersion string: {api_version}")),
-    };
-    if let Some(message) = message {
+    if let Some(message) = api_version_error(api_version, opts) {
         errors.push(FieldError::invalid(
             path.child("apiVersion"),
             api_version,
@@ -415,13 +490,27 @@ fn cross_version_ref_errors(
     errors
 }
 
+/// `ValidateAPIVersion`: `schema.ParseGroupVersion`, then the group is required unless allowed
+/// to be empty.
+fn api_version_error(api_version: &str, opts: RefOptions) -> Option<String> {
+    if opts.allow_invalid_api_version {
+        return None;
+    }
+    let no_group = "apiVersion must specify API group".to_owned();
+    match api_version.matches('/').count() {
+        0 => (!opts.allow_empty_group).then_some(no_group),
+        1 => (api_version.starts_with('/') && !opts.allow_empty_group).then_some(no_group),
+        _ => Some(format!("unexpected GroupVersion string: {api_version}")),
+    }
+}
+
 /// `validateMetrics`: each metric, then scaling to zero needs an Object or External metric.
-fn metrics_errors(spec: Option<&Value>, min: Option<i64>) -> Vec<FieldError> {
+fn metrics_errors(spec: Option<&Value>, min: Option<i64>, opts: RefOptions) -> Vec<FieldError> {
     let path = Path::new("spec").child("metrics");
     let metrics = list_at(spec, "metrics");
     let mut errors = Vec::new();
     for (i, metric) in metrics.iter().enumerate() {
-        errors.extend(metric_spec_errors(metric, &path.index(i)));
+        errors.extend(metric_spec_errors(metric, &path.index(i), opts));
     }
     let external = metrics
         .iter()
@@ -437,7 +526,7 @@ fn metrics_errors(spec: Option<&Value>, min: Option<i64>) -> Vec<FieldError> {
 
 /// `validateMetricSpec`: a known type, the source it names, and no other source. An unknown
 /// type is reported twice, as the real one reports it.
-fn metric_spec_errors(metric: &Value, path: &Path) -> Vec<FieldError> {
+fn metric_spec_errors(metric: &Value, path: &Path, opts: RefOptions) -> Vec<FieldError> {
     const TYPES: [&str; 5] = [
         "ContainerResource",
         "External",
@@ -476,7 +565,7 @@ fn metric_spec_errors(metric: &Value, path: &Path) -> Vec<FieldError> {
     {
         let source_path = path.child(first);
         errors.extend(match *first {
-            "object" => object_source_errors(source, &source_path),
+            "object" => object_source_errors(source, &source_path, opts),
             "external" => external_source_errors(source, &source_path),
             "pods" => pods_source_errors(source, &source_path),
             "resource" => resource_source_errors(source, &source_path, false),
@@ -599,11 +688,11 @@ fn target_has(source: &Value, key: &str) -> bool {
 }
 
 /// `validateObjectSource`.
-fn object_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
+fn object_source_errors(source: &Value, path: &Path, opts: RefOptions) -> Vec<FieldError> {
     let mut errors = cross_version_ref_errors(
         source.get("describedObject"),
         &path.child("describedObject"),
-        true,
+        opts,
     );
     errors.extend(metric_identifier_errors(
         source.get("metric"),

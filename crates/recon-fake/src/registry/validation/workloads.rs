@@ -2,13 +2,14 @@
 //! (`pkg/apis/apps/validation`, `pkg/apis/batch/validation`).
 //!
 //! The apps kinds are checked here (selectors, templates, counters, strategies, what may not
-//! change); Jobs for their counters, template and completions; CronJobs for their schedule,
-//! policies and job template.
+//! change); CronJobs for their schedule, policies and job template; Jobs in [`super::job`],
+//! which shares the selector helpers below.
 
 use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
 use serde_json::Value;
 
 use super::Path;
+use super::job;
 use super::pod::{invalid_int, json_string_map, labels, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -22,7 +23,7 @@ pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
         "ReplicaSet" => replica_set_spec(spec, &path),
         "DaemonSet" => daemon_set_spec(spec, &path),
         "StatefulSet" => stateful_set_spec(spec, &path),
-        "Job" => job_spec(spec, &path),
+        "Job" => job::validate_create(obj),
         "CronJob" => cron_job_spec(spec, None, &path),
         _ => Vec::new(),
     }
@@ -50,27 +51,7 @@ pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<Fie
             errors
         }
         "StatefulSet" => stateful_set_update(spec, old_spec),
-        // ValidateJobSpecUpdate: the spec, then completions (of a NonIndexed Job) may not
-        // change. (The template's immutability is reported with the whole template as Go's
-        // `%#v` prints it, which is not reproduced.)
-        "Job" => {
-            let mut errors = job_spec(spec, &path);
-            let completions = spec.and_then(|s| s.get("completions"));
-            let indexed = str_at(spec, "completionMode") == "Indexed";
-            if !indexed && completions != old_spec.and_then(|s| s.get("completions")) {
-                errors.push(FieldError::new(
-                    ErrorType::Invalid,
-                    path.child("completions"),
-                    BadValue::Raw(
-                        completions
-                            .and_then(Value::as_i64)
-                            .map_or_else(|| "null".to_owned(), |n| n.to_string()),
-                    ),
-                    "field is immutable",
-                ));
-            }
-            errors
-        }
+        "Job" => job::validate_update(new, old),
         // ValidateCronJobUpdate
         "CronJob" => cron_job_spec(spec, old_spec, &path),
         _ => Vec::new(),
@@ -101,12 +82,16 @@ pub(super) fn validate_status_update(kind: &str, new: &Object, old: &Object) -> 
             errors.extend(collision_count_decremented(status, old_status));
             errors
         }
+        "Job" => job::validate_status_update(new, old),
         _ => Vec::new(),
     }
 }
 
 /// `ValidateImmutableField` for `spec.selector`.
-fn immutable_selector(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<FieldError> {
+pub(super) fn immutable_selector(
+    spec: Option<&Value>,
+    old_spec: Option<&Value>,
+) -> Vec<FieldError> {
     let new = spec.and_then(|s| s.get("selector"));
     let old = old_spec.and_then(|s| s.get("selector"));
     if new == old {
@@ -122,7 +107,7 @@ fn immutable_selector(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<Fie
 
 /// A `*metav1.LabelSelector` as `field.Invalid` prints it: JSON in the struct's field order
 /// (`matchLabels`, then `matchExpressions`; empty ones left out), `null` for none.
-fn json_label_selector(selector: Option<&Value>) -> String {
+pub(super) fn json_label_selector(selector: Option<&Value>) -> String {
     let Some(selector) = selector.filter(|s| !s.is_null()) else {
         return "null".to_owned();
     };
@@ -241,7 +226,7 @@ fn selector_is_empty(selector: &Value) -> bool {
 
 /// Whether `metav1.LabelSelectorAsSelector` takes `selector`: it refuses what strict
 /// `ValidateLabelSelector` does (bad keys, values or operators, missing or extra values).
-fn selector_converts(selector: &Value) -> bool {
+pub(super) fn selector_converts(selector: &Value) -> bool {
     label_selector(selector, &Path::new("spec")).is_empty()
 }
 
@@ -252,7 +237,7 @@ fn unconvertible_selector(spec: Option<&Value>) -> Option<&Value> {
 }
 
 /// Whether `selector` (`metav1.LabelSelectorAsSelector`) selects `labels`.
-fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
+pub(super) fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
     let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
     let labels_match = selector
         .get("matchLabels")
@@ -297,7 +282,10 @@ fn required_selector(spec: Option<&Value>, path: &Path, what: &str) -> Vec<Field
 }
 
 /// The template-matches-selector rule shared by the apps kinds.
-fn selector_must_match(spec: Option<&Value>, template_path: &Path) -> Option<FieldError> {
+pub(super) fn selector_must_match(
+    spec: Option<&Value>,
+    template_path: &Path,
+) -> Option<FieldError> {
     let selector = spec
         .and_then(|s| s.get("selector"))
         .filter(|s| !s.is_null());
@@ -706,59 +694,6 @@ fn stateful_set_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<Fi
     errors
 }
 
-/// `validateJobSpec` (counters, the template, its restart policy), then the selector part of
-/// `ValidateJobSpec` (the template's labels must match; the generated selector and labels are
-/// the strategy's).
-fn job_spec(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
-    let mut errors = job_spec_core(spec, path);
-    if let Some(selector) = spec
-        .and_then(|s| s.get("selector"))
-        .filter(|s| !s.is_null())
-    {
-        errors.extend(label_selector(selector, &path.child("selector")));
-    }
-    errors.extend(selector_must_match(spec, &path.child("template")));
-    errors
-}
-
-/// `validateJobSpec`: the counters, the template and its restart policy.
-fn job_spec_core(spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for key in [
-        "parallelism",
-        "completions",
-        "activeDeadlineSeconds",
-        "backoffLimit",
-        "ttlSecondsAfterFinished",
-        "backoffLimitPerIndex",
-        "maxFailedIndexes",
-    ] {
-        errors.extend(non_negative(spec, key, path));
-    }
-    let template_path = path.child("template");
-    errors.extend(template_spec(
-        spec.and_then(|s| s.get("template")),
-        &template_path,
-    ));
-    let pod_spec = spec
-        .and_then(|s| s.get("template"))
-        .and_then(|t| t.get("spec"));
-    let restart_path = template_path.child("spec").child("restartPolicy");
-    match str_at(pod_spec, "restartPolicy") {
-        "Always" | "" => errors.push(FieldError::required(
-            restart_path,
-            r#"valid values: "OnFailure", "Never""#,
-        )),
-        "OnFailure" | "Never" => {}
-        other => errors.push(FieldError::not_supported(
-            restart_path,
-            other,
-            &["OnFailure", "Never"],
-        )),
-    }
-    errors
-}
-
 /// `validateCronJobSpec`: the schedule (its time zone rule relaxed on update when the old one
 /// had one), the counters and policies, then the job template (`ValidateJobTemplateSpec`).
 fn cron_job_spec(spec: Option<&Value>, old_spec: Option<&Value>, path: &Path) -> Vec<FieldError> {
@@ -812,7 +747,7 @@ fn cron_job_spec(spec: Option<&Value>, old_spec: Option<&Value>, path: &Path) ->
     let job = spec
         .and_then(|s| s.get("jobTemplate"))
         .and_then(|t| t.get("spec"));
-    errors.extend(job_spec_core(job, &template_path));
+    errors.extend(job::job_spec(job, &template_path));
     if let Some(selector) = job.and_then(|j| j.get("selector")).filter(|s| !s.is_null()) {
         errors.push(FieldError::new(
             ErrorType::Invalid,
