@@ -37,6 +37,13 @@ pub(crate) fn marshal(root: &str, v1: Option<&Value>, source: Source) -> String 
     out
 }
 
+/// `apiequality.Semantic.DeepEqual` of two values of the internal `root` type: their Go
+/// values are the same (an unset field and its zero value alike, a nil and an empty list or
+/// map alike, but a nil pointer and a pointer to zero not; quantities are canonical strings).
+pub(crate) fn semantic_eq(root: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
+    marshal(root, a, Source::Stored) == marshal(root, b, Source::Stored)
+}
+
 /// `diff.Diff(old, new)` of the internal `root` type: the unified diff of the two values
 /// marshalled with `json.MarshalIndent(v, "", " ")`; `old` is the stored object's.
 pub(crate) fn diff(root: &str, old: Option<&Value>, new: Option<&Value>) -> String {
@@ -444,6 +451,15 @@ mod tests {
             marshal("core.NodeSelectorRequirement", Some(&v), Source::Decoded)
                 .ends_with(r#""Values":[]}"#)
         );
+    }
+
+    #[test]
+    fn semantic_equality_takes_zero_values_and_empty_lists_as_unset() {
+        let a = json!({"containers": [{"name": "a", "args": []}], "hostname": ""});
+        let b = json!({"containers": [{"name": "a"}]});
+        assert!(semantic_eq("core.PodSpec", Some(&a), Some(&b)));
+        let deadline = json!({"activeDeadlineSeconds": 0});
+        assert!(!semantic_eq("core.PodSpec", Some(&deadline), Some(&b)));
     }
 
     #[test]

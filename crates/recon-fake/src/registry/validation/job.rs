@@ -30,6 +30,7 @@ use super::workloads::{
     immutable_selector, json_label_selector, label_selector, selector_converts, selector_matches,
     selector_must_match,
 };
+use crate::gotype::internal::{self, Source};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::{Object, meta_str};
@@ -87,7 +88,7 @@ pub(super) fn validate_update(new: &Object, old: &Object) -> Vec<FieldError> {
     let had = |key: &str| old_labels.and_then(|l| l.get(key)).is_some();
     let require_prefixed_labels = had(JOB_NAME_LABEL) && had(CONTROLLER_UID_LABEL);
     let mut errors = validate_job(new, require_prefixed_labels);
-    errors.extend(job_spec_update(new.get("spec"), old.get("spec")));
+    errors.extend(job_spec_update(new.get("spec"), old));
     errors
 }
 
@@ -892,14 +893,159 @@ fn failed_overlapping_completed(completed: &str, failed: &str, completions: i64)
     None
 }
 
+/// `validatePodTemplateUpdate`: a running Job's template may not change. A suspended Job that
+/// has not run (or was suspended since, with no pod active) may change its pods' scheduling
+/// directives (node affinity, node selector, tolerations, scheduling gates), template labels
+/// and annotations, and its containers' resources (the 1.36 beta gates
+/// MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs).
+fn template_update(spec: Option<&Value>, old: &Object, path: &Path) -> Vec<FieldError> {
+    let template = spec.and_then(|s| s.get("template"));
+    let old_spec = old.get("spec");
+    let mut old_template = old_spec
+        .and_then(|s| s.get("template"))
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let suspended = old_spec
+        .and_then(|s| s.get("suspend"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let state = JobState::of(old);
+    // shouldAllowMutablePodTemplate
+    let mutable = suspended
+        && (!is_set(state.status, "startTime") || state.is("Suspended"))
+        && state.count("active") == 0;
+    if mutable {
+        take_scheduling_directives(&mut old_template, template);
+    }
+    let template_path = path.child("template");
+    if !mutable {
+        if !internal::semantic_eq("core.PodTemplateSpec", template, Some(&old_template)) {
+            return vec![immutable(
+                &template_path,
+                internal::marshal("core.PodTemplateSpec", template, Source::Decoded),
+            )];
+        }
+        return Vec::new();
+    }
+    // validatePodResourceUpdatesOnly: the containers' resources taken from the new template
+    // where the lists line up by name, then the specs compared.
+    let new_pod = template.and_then(|t| t.get("spec"));
+    let mut old_pod = old_template
+        .get("spec")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    for key in ["containers", "initContainers"] {
+        let new_list = list_at(new_pod, key);
+        if let Some(Value::Array(old_list)) = old_pod.get_mut(key)
+            && old_list.len() == new_list.len()
+        {
+            for (old_c, new_c) in old_list.iter_mut().zip(new_list) {
+                if str_at(Some(old_c), "name") == str_at(Some(new_c), "name")
+                    && let Value::Object(c) = old_c
+                {
+                    match new_c.get("resources") {
+                        Some(r) => c.insert("resources".into(), r.clone()),
+                        None => c.remove("resources"),
+                    };
+                }
+            }
+        }
+    }
+    if internal::semantic_eq("core.PodSpec", new_pod, Some(&old_pod)) {
+        return Vec::new();
+    }
+    vec![immutable(
+        &template_path.child("spec"),
+        internal::marshal("core.PodSpec", new_pod, Source::Decoded),
+    )]
+}
+
+/// `field.Invalid(path, value, "field is immutable")` with a value already in JSON.
+fn immutable(path: &Path, json: String) -> FieldError {
+    FieldError::new(
+        ErrorType::Invalid,
+        path,
+        BadValue::Raw(json),
+        "field is immutable",
+    )
+}
+
+/// What `validatePodTemplateUpdate` copies from the new template into the old one before
+/// comparing them, for a Job whose scheduling directives may change.
+fn take_scheduling_directives(old_template: &mut Value, template: Option<&Value>) {
+    let new_spec = template.and_then(|t| t.get("spec"));
+    let new_affinity = new_spec
+        .and_then(|s| s.get("affinity"))
+        .filter(|a| !a.is_null());
+    let Value::Object(old_t) = old_template else {
+        return;
+    };
+    let metadata = old_t
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = metadata {
+        for key in ["labels", "annotations"] {
+            match template
+                .and_then(|t| t.get("metadata"))
+                .and_then(|m| m.get(key))
+            {
+                Some(v) => m.insert(key.into(), v.clone()),
+                None => m.remove(key),
+            };
+        }
+    }
+    let spec = old_t
+        .entry("spec")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(spec) = spec else {
+        return;
+    };
+    let old_affinity = spec.get("affinity").filter(|a| !a.is_null()).cloned();
+    match (new_affinity, old_affinity) {
+        // The affinity may be cleared if it held nothing but node affinity.
+        (None, Some(mut old)) => {
+            if let Value::Object(a) = &mut old {
+                a.remove("nodeAffinity");
+                let empty = a.values().all(Value::is_null);
+                if empty {
+                    spec.remove("affinity");
+                } else {
+                    spec.insert("affinity".into(), old);
+                }
+            }
+        }
+        (Some(new), None) => {
+            let node = new.get("nodeAffinity").cloned().unwrap_or(Value::Null);
+            spec.insert("affinity".into(), serde_json::json!({"nodeAffinity": node}));
+        }
+        (Some(new), Some(mut old)) => {
+            if let Value::Object(a) = &mut old {
+                match new.get("nodeAffinity") {
+                    Some(n) => a.insert("nodeAffinity".into(), n.clone()),
+                    None => a.remove("nodeAffinity"),
+                };
+            }
+            spec.insert("affinity".into(), old);
+        }
+        (None, None) => {}
+    }
+    for key in ["nodeSelector", "tolerations", "schedulingGates"] {
+        match new_spec.and_then(|s| s.get(key)) {
+            Some(v) => spec.insert(key.into(), v.clone()),
+            None => spec.remove(key),
+        };
+    }
+}
+
 /// `ValidateJobSpecUpdate`: the spec again, `validateCompletions`, then the fields that may
 /// not change.
-fn job_spec_update(spec: Option<&Value>, old_spec: Option<&Value>) -> Vec<FieldError> {
+fn job_spec_update(spec: Option<&Value>, old: &Object) -> Vec<FieldError> {
+    let old_spec = old.get("spec");
     let path = Path::new("spec");
     let mut errors = job_spec_with_selector(spec, &path);
     errors.extend(completions_update(spec, old_spec, &path));
     errors.extend(immutable_selector(spec, old_spec));
-    // spec.template immutability: added by the pod-diff work
+    errors.extend(template_update(spec, old, &path));
     for (key, shape) in [
         ("completionMode", &STR_PTR),
         ("podFailurePolicy", &POD_FAILURE_POLICY_PTR),

@@ -109,14 +109,14 @@ pub(super) fn validate_update(new: &Object, old: &Object) -> Vec<FieldError> {
     ));
     let new_spec = as_converted(spec);
     let old_spec = as_converted(old_spec);
-    if semantic_eq(&new_spec, &old_spec) {
+    if internal::semantic_eq("core.PodSpec", Some(&new_spec), Some(&old_spec)) {
         return errors;
     }
     let mut munged = munge_updatable(&new_spec, &old_spec);
     if !list_at(Some(&old_spec), "schedulingGates").is_empty() {
         errors.extend(gated_node_constraints(&mut munged, &old_spec, &path));
     }
-    if !semantic_eq(&munged, &old_spec) {
+    if !internal::semantic_eq("core.PodSpec", Some(&munged), Some(&old_spec)) {
         let diff = internal::diff("core.PodSpec", Some(&old_spec), Some(&munged));
         errors.push(FieldError::forbidden(
             path,
@@ -713,32 +713,6 @@ fn as_converted(spec: Option<&Value>) -> Value {
         m.insert("terminationGracePeriodSeconds".into(), Value::from(1));
     }
     spec
-}
-
-/// `apiequality.Semantic.DeepEqual` of two specs: an empty list or map is the same as none.
-/// (Quantities are stored canonical, so equal quantities are equal strings.)
-fn semantic_eq(a: &Value, b: &Value) -> bool {
-    let mut a = a.clone();
-    let mut b = b.clone();
-    drop_empty(&mut a);
-    drop_empty(&mut b);
-    a == b
-}
-
-/// Removes empty lists and maps (and nulls) from the objects in `v`.
-fn drop_empty(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.retain(|_, item| {
-                drop_empty(item);
-                !matches!(item, Value::Null)
-                    && !matches!(item, Value::Array(a) if a.is_empty())
-                    && !matches!(item, Value::Object(o) if o.is_empty())
-            });
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_empty),
-        _ => {}
-    }
 }
 
 /// `ValidatePodUpdate`'s munging: the new spec with what an update may change taken from the
