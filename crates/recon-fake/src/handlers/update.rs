@@ -317,6 +317,24 @@ fn before_update(
             errors.extend(verdict.errors);
             warnings = verdict.warnings;
         }
+    } else if let Some(strategy) = validation::validate_update_placing_meta(
+        &rt.group,
+        &rt.kind,
+        endpoint == Endpoint::Status,
+        &new,
+        old,
+        &|| {
+            // Core's `ValidateObjectMeta` and `ValidateObjectMetaUpdate`: the kube finalizer
+            // names after apimachinery's checks.
+            let mut meta = validate_object_meta(&new, rt.namespaced, rt.name_rule);
+            meta.extend(validate_builtin_finalizer_names(&new));
+            let mut meta_update = validate_object_meta_update(&new, old);
+            meta_update.extend(validate_builtin_finalizer_names(&new));
+            (meta, meta_update)
+        },
+    ) {
+        // A strategy that places the metadata errors among its own.
+        errors.extend(strategy);
     } else {
         errors.extend(validate_object_meta_update(&new, old));
         errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));

@@ -83,11 +83,25 @@ pub(super) fn validate_create(job: &Object) -> Vec<FieldError> {
 /// `jobStrategy.ValidateUpdate`: `ValidateJob` of the new Job, then `ValidateJobUpdate`
 /// (after its metadata part, which the handler checks).
 pub(super) fn validate_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    validate_update_with_meta(new, old, Vec::new(), Vec::new())
+}
+
+/// `jobStrategy.ValidateUpdate` with the metadata errors where Go reports them: `meta`
+/// (`ValidateObjectMeta`) first, `meta_update` (`ValidateObjectMetaUpdate`) between the two
+/// validations of the spec.
+pub(super) fn validate_update_with_meta(
+    new: &Object,
+    old: &Object,
+    meta: Vec<FieldError>,
+    meta_update: Vec<FieldError>,
+) -> Vec<FieldError> {
     // validationOptionsForJob: the prefixed labels are required only of a Job that had both.
     let old_labels = template_labels(old.get("spec"));
     let had = |key: &str| old_labels.and_then(|l| l.get(key)).is_some();
     let require_prefixed_labels = had(JOB_NAME_LABEL) && had(CONTROLLER_UID_LABEL);
-    let mut errors = validate_job(new, require_prefixed_labels);
+    let mut errors = meta;
+    errors.extend(validate_job(new, require_prefixed_labels));
+    errors.extend(meta_update);
     errors.extend(job_spec_update(new.get("spec"), old));
     errors
 }

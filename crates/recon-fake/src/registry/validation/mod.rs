@@ -91,3 +91,39 @@ pub(crate) fn validate_status_update(
         Family::Others => others::validate_status_update(group, kind, new, old),
     }
 }
+
+/// The metadata errors a strategy may place among its own: `ValidateObjectMeta`'s and
+/// `ValidateObjectMetaUpdate`'s (core's: the kube finalizer names included).
+pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldError>);
+
+/// The whole `ValidateUpdate` of the strategies (main endpoint, or `/status` when `status`)
+/// that place the metadata errors among their own rather than first: StatefulSet's status,
+/// Job's update and status. `None` for the others, which the handler composes as metadata
+/// errors, then [`validate_update`] or [`validate_status_update`].
+pub(crate) fn validate_update_placing_meta(
+    group: &str,
+    kind: &str,
+    status: bool,
+    new: &Object,
+    old: &Object,
+    meta: MetaErrors<'_>,
+) -> Option<Vec<FieldError>> {
+    match (group, kind, status) {
+        // ValidateStatefulSetStatusUpdate: the status, the metadata update, the collision count.
+        ("apps", "StatefulSet", true) => {
+            Some(workloads::stateful_set_status_update(new, old, meta().1))
+        }
+        // ValidateJob (metadata first), then ValidateJobUpdate (metadata update first).
+        ("batch", "Job", false) => {
+            let (meta, meta_update) = meta();
+            Some(job::validate_update_with_meta(new, old, meta, meta_update))
+        }
+        // ValidateJobUpdateStatus: the metadata update, then the status.
+        ("batch", "Job", true) => {
+            let mut errors = meta().1;
+            errors.extend(job::validate_status_update(new, old));
+            Some(errors)
+        }
+        _ => None,
+    }
+}

@@ -76,12 +76,7 @@ pub(super) fn validate_status_update(kind: &str, new: &Object, old: &Object) -> 
             errors.extend(collision_count_decremented(status, old_status));
             errors
         }
-        // ValidateStatefulSetStatusUpdate
-        "StatefulSet" => {
-            let mut errors = status_counters(status, &path, &STATEFUL_SET_STATUS);
-            errors.extend(collision_count_decremented(status, old_status));
-            errors
-        }
+        "StatefulSet" => stateful_set_status_update(new, old, Vec::new()),
         "Job" => job::validate_status_update(new, old),
         _ => Vec::new(),
     }
@@ -982,6 +977,20 @@ fn is_go_duration(text: &str) -> bool {
         rest = &rest[unit.len()..];
     }
     true
+}
+
+/// `ValidateStatefulSetStatusUpdate`: the status, then the metadata update's errors
+/// (`meta_update`), then the collision count.
+pub(super) fn stateful_set_status_update(
+    new: &Object,
+    old: &Object,
+    meta_update: Vec<FieldError>,
+) -> Vec<FieldError> {
+    let status = new.get("status");
+    let mut errors = status_counters(status, &Path::new("status"), &STATEFUL_SET_STATUS);
+    errors.extend(meta_update);
+    errors.extend(collision_count_decremented(status, old.get("status")));
+    errors
 }
 
 /// The counters of a controller's status: those that may not be negative, those that may not
