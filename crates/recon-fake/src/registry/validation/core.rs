@@ -1,6 +1,6 @@
-//! The other core/v1 kinds (ConfigMap, Secret, Service, Namespace, ServiceAccount, ...; the
-//! claims are [`super::claim`]'s) and Events, core/v1 and events.k8s.io/v1
-//! (`pkg/apis/core/validation/validation.go`, `events.go`).
+//! The other core/v1 kinds (ConfigMap, Secret, Service, Namespace, ServiceAccount, ...; claims
+//! and ReplicationControllers have files of their own) and Events, core/v1 and
+//! events.k8s.io/v1 (`pkg/apis/core/validation/validation.go`, `events.go`).
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::read::{is_set, list_at, str_at};
 use super::service_addresses::{cidr_errors, external_ip_errors};
-use super::{Path, claim};
+use super::{Path, claim, replication_controller};
 use crate::handlers::validation::STANDARD_FINALIZERS;
 use crate::registry::events::events_v1_to_core;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -26,6 +26,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         "Secret" => validate_secret(obj),
         "Namespace" => validate_namespace(obj),
         "PersistentVolumeClaim" => claim::validate_create(obj),
+        "ReplicationController" => replication_controller::validate_create(obj),
         _ => Vec::new(),
     }
 }
@@ -42,6 +43,7 @@ pub(super) fn validate_update(
         "ConfigMap" => validate_config_map_update(new, old),
         "Secret" => validate_secret_update(new, old),
         "PersistentVolumeClaim" => claim::validate_update(new, old),
+        "ReplicationController" => replication_controller::validate_update(new, old),
         _ => Vec::new(),
     }
 }
@@ -55,6 +57,7 @@ pub(super) fn validate_status_update(
     match kind {
         "Namespace" => validate_namespace_status(new),
         "PersistentVolumeClaim" => claim::validate_status_update(new),
+        "ReplicationController" => replication_controller::validate_status_update(new),
         _ => Vec::new(),
     }
 }

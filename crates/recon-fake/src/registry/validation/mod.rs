@@ -9,7 +9,7 @@
 //!   annotations, create-only fields, what an update may change and its status;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
-//!   [`claim`]: PersistentVolumeClaims;
+//!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
@@ -24,6 +24,7 @@ mod pod;
 mod pod_object;
 mod pod_security;
 mod read;
+mod replication_controller;
 mod service_addresses;
 mod workloads;
 
