@@ -201,7 +201,20 @@ impl Error {
         self.inner.outcome
     }
 
-    pub(crate) fn with_outcome(mut self, outcome: Outcome) -> Self {
+    /// The error with `outcome` added to what it carries: how a step fails and still asks for
+    /// something (a requeue after a delay), as reconciler.io's steps return a result together
+    /// with an error. The root returns it with the error; sequences merge it with what earlier
+    /// steps asked for.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use recon_core::{Error, Outcome};
+    ///
+    /// let err = Error::msg("not ready").with_outcome(Outcome::requeue_after(Duration::from_secs(5)));
+    /// assert_eq!(err.outcome(), Outcome::requeue_after(Duration::from_secs(5)));
+    /// ```
+    #[must_use]
+    pub fn with_outcome(mut self, outcome: Outcome) -> Self {
         self.inner.outcome = outcome.merge(self.inner.outcome);
         self
     }

@@ -1,20 +1,24 @@
-//! `TryCatch`: a sub-reconciler whose error a hook may handle, and one that always runs after.
+//! `TryCatch`: a sub-reconciler whose result a hook may handle, and one that always runs after.
 
 use crate::context::Context;
 use crate::error::Error;
+use crate::outcome::Outcome;
 use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 
-type CatchHook<R> =
-    Box<dyn for<'a> Fn(&'a Context, &'a mut R, Error) -> ReconcileFuture<'a> + Send + Sync>;
+type CatchHook<R> = Box<
+    dyn for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
+        + Send
+        + Sync,
+>;
 
-/// Runs `try`; if it fails, hands the error to the `catch` hook; then runs `finally`, whatever
-/// happened.
+/// Runs `try`, hands its result to the `catch` hook, then runs `finally`, whatever happened,
+/// as reconciler.io's `TryCatch` does.
 ///
-/// - `catch` (async) runs only when `try` fails. It receives the error (the outcome `try`
-///   gathered before failing is [`Error::outcome`]) and returns the result in its place:
-///   `Ok(outcome)` swallows the error (that outcome replaces what `try` gathered), `Err(..)`
-///   rethrows or replaces it (the error returned keeps what `try` gathered). Without `catch`
-///   the error is kept.
+/// - `catch` (async) runs after every `try`, successful or not. It receives what `try`
+///   returned (on failure, the outcome `try` gathered before failing is [`Error::outcome`])
+///   and returns the result in its place: `Ok(outcome)` swallows an error, `Err(..)` rethrows
+///   or replaces it (keep what `try` asked for with [`Error::with_outcome`]); passing the
+///   result through unchanged is the same as having no `catch`.
 /// - `finally` runs after `try` (and `catch`), even when they failed. Its outcome is merged
 ///   with theirs; its error, if any, is returned instead of theirs.
 ///
@@ -33,10 +37,10 @@ type CatchHook<R> =
 ///     })
 /// });
 /// let guarded = TryCatch::new("Guarded", risky)
-///     .catch(|_ctx, _cm, err| {
+///     .catch(|_ctx, _cm, result| {
 ///         Box::pin(async move {
-///             // Not a failure: try again later, keeping what `try` asked for.
-///             Ok(err.outcome().merge(Outcome::requeue()))
+///             // A failure is not one: try again later, keeping what `try` asked for.
+///             result.or_else(|err| Ok(err.outcome().merge(Outcome::requeue())))
 ///         })
 ///     })
 ///     .finally(cleanup);
@@ -66,11 +70,14 @@ impl<R: Send + Sync + 'static> TryCatch<R> {
         }
     }
 
-    /// The hook handling an error of `try`.
+    /// The hook handling the result of `try`.
     #[must_use]
     pub fn catch<F>(mut self, f: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R, Error) -> ReconcileFuture<'a> + Send + Sync + 'static,
+        F: for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
+            + Send
+            + Sync
+            + 'static,
     {
         self.catch = Some(Box::new(f));
         self
@@ -98,16 +105,10 @@ impl<R: Send + Sync> SubReconciler<R> for TryCatch<R> {
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
         Box::pin(async move {
-            let result = match (self.try_.reconcile(ctx, resource).await, &self.catch) {
-                (Err(err), Some(catch)) => {
-                    // What `try` asked for before failing still stands: a hook outside this
-                    // crate cannot attach an outcome to an error it makes.
-                    let gathered = err.outcome();
-                    catch(ctx, resource, err)
-                        .await
-                        .map_err(|e| e.with_outcome(gathered))
-                }
-                (result, _) => result,
+            let tried = self.try_.reconcile(ctx, resource).await;
+            let result = match &self.catch {
+                Some(catch) => catch(ctx, resource, tried).await,
+                None => tried,
             };
             let Some(finally) = &self.finally else {
                 return result;

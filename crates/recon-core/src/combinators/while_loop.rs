@@ -18,7 +18,7 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 100;
 /// A [`While`] loop's condition still held after its last allowed iteration. Reach it from an
 /// [`Error`] with `err.cause().and_then(|c| c.downcast_ref::<MaxIterationsExceeded>())`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the loop condition still holds after the maximum of {iterations} iterations")]
+#[error("exceeded max iterations: {iterations}")]
 pub struct MaxIterationsExceeded {
     /// How many iterations ran (the limit).
     pub iterations: usize,
@@ -26,15 +26,17 @@ pub struct MaxIterationsExceeded {
 
 /// Runs a sub-reconciler while a condition on the resource holds.
 ///
-/// Each iteration checks the condition, then runs the nested reconciler with the iteration
-/// index in the stash ([`While::iteration`], [`WHILE_ITERATION`]). In nested loops the
-/// innermost index is the one visible; the outer index is back once an inner loop ends.
+/// Each iteration, as reconciler.io's `While` does: checks the limit, stashes the iteration
+/// index ([`While::iteration`], [`WHILE_ITERATION`]), evaluates the condition (which sees the
+/// index of the iteration about to run) and, while it holds, runs the nested reconciler. In
+/// nested loops the innermost index is the one visible; the outer index is back once an inner
+/// loop ends.
 ///
 /// Outcomes are aggregated. The first error ends the loop and is returned with the outcome
-/// gathered so far. When the condition still holds after `max_iterations` iterations (default
-/// [`DEFAULT_MAX_ITERATIONS`]), the loop fails with [`MaxIterationsExceeded`]; a loop that
-/// ends after exactly that many iterations succeeds (the condition is checked before the
-/// limit). `max_iterations(None)` or `Some(0)` removes the limit.
+/// gathered so far. The limit is checked before the condition: once `max_iterations`
+/// iterations (default [`DEFAULT_MAX_ITERATIONS`]) have run, the loop fails with
+/// [`MaxIterationsExceeded`], whether or not the condition would still hold.
+/// `max_iterations(None)` or `Some(0)` removes the limit.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
@@ -112,8 +114,7 @@ impl<R: Send + Sync> SubReconciler<R> for While<R> {
             // Restores an enclosing loop's index however this loop ends.
             let scope = Scoped::enter(ctx, WHILE_ITERATION);
             let mut outcome = Outcome::done();
-            let mut iteration = 0;
-            while (self.condition)(ctx, resource) {
+            for iteration in 0.. {
                 if self.max_iterations.is_some_and(|max| iteration >= max) {
                     let exceeded = MaxIterationsExceeded {
                         iterations: iteration,
@@ -121,11 +122,13 @@ impl<R: Send + Sync> SubReconciler<R> for While<R> {
                     return Err(Error::new(exceeded).with_outcome(outcome));
                 }
                 scope.set(iteration);
+                if !(self.condition)(ctx, resource) {
+                    break;
+                }
                 match self.reconciler.reconcile(ctx, resource).await {
                     Ok(o) => outcome = outcome.merge(o),
                     Err(e) => return Err(e.with_outcome(outcome)),
                 }
-                iteration += 1;
             }
             Ok(outcome)
         })

@@ -402,11 +402,12 @@ fn while_loop() {
                 .expect_create(&created("w-1"))
                 .expect_resource(&counted(sized(3), &[(COUNT, 2)]))
                 .expect_stashed(ITERATIONS_SEEN.key(), &[0, 1])
-                .expect_error("the loop condition still holds after the maximum of 2 iterations")
+                .expect_error("exceeded max iterations: 2")
                 .expect_result(Outcome::requeue_after(secs(50))),
         )
         .case(
-            "a loop ending after exactly the limit succeeds",
+            // reconciler.io checks the limit before the condition (flow.go).
+            "a loop reaching the limit fails even if its condition would end it",
             TestCase::sub_reconcile(&sized(2))
                 .metadata("variant", &"limit 2")
                 .expect_event(ran_event("iteration 0"))
@@ -415,15 +416,33 @@ fn while_loop() {
                 .expect_create(&created("w-1"))
                 .expect_resource(&counted(sized(2), &[(COUNT, 2)]))
                 .expect_stashed(ITERATIONS_SEEN.key(), &[0, 1])
+                .expect_error("exceeded max iterations: 2")
+                .expect_result(Outcome::requeue_after(secs(50))),
+        )
+        .case(
+            "the condition sees the index of the iteration about to run",
+            TestCase::sub_reconcile(&sized(4))
+                .metadata("variant", &"index below 2")
+                .expect_event(ran_event("iteration 0"))
+                .expect_event(ran_event("iteration 1"))
+                .expect_create(&created("w-0"))
+                .expect_create(&created("w-1"))
+                .expect_resource(&counted(sized(4), &[(COUNT, 2)]))
+                .expect_stashed(ITERATIONS_SEEN.key(), &[0, 1])
                 .expect_result(Outcome::requeue_after(secs(50))),
         )
         .run(|env| {
             let below_size =
                 |_: &Context, w: &Widget| count(w, COUNT) < w.spec.size.max(0) as usize;
-            let repeat = While::new("Repeat", below_size, bump());
             match variant(env) {
-                "limit 2" => repeat.max_iterations(Some(2)),
-                _ => repeat,
+                "limit 2" => While::new("Repeat", below_size, bump()).max_iterations(Some(2)),
+                // As reconciler.io's own While tests: the condition reads the index.
+                "index below 2" => While::new(
+                    "Repeat",
+                    |ctx: &Context, _: &Widget| While::<Widget>::iteration(ctx) != Some(2),
+                    bump(),
+                ),
+                _ => While::new("Repeat", below_size, bump()),
             }
         });
 }
@@ -532,10 +551,7 @@ async fn an_unlimited_loop_runs_past_the_default_limit() {
     }
     let mut w = sized(1);
     let err = long().reconcile(&ctx, &mut w).await.unwrap_err();
-    assert!(
-        err.to_string().contains("maximum of 100 iterations"),
-        "{err}"
-    );
+    assert_eq!(err.to_string(), "exceeded max iterations: 100");
     assert_eq!(count(&w, COUNT), 100);
 }
 
@@ -700,14 +716,34 @@ fn try_catch_for(variant: &str) -> TryCatch<Widget> {
         Outcome::requeue(),
     ));
     match variant {
-        "swallow" => guarded.catch(|ctx, w, err| {
+        "swallow" => guarded.catch(|ctx, w, result| {
             Box::pin(async move {
-                ran(ctx, w, format!("catch: {err}")).await;
-                Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
+                match result {
+                    Ok(outcome) => {
+                        ran(ctx, w, "catch: ok").await;
+                        Ok(outcome)
+                    }
+                    Err(err) => {
+                        ran(ctx, w, format!("catch: {err}")).await;
+                        Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
+                    }
+                }
             })
         }),
-        "replace" => guarded.catch(|_, _, err| {
-            Box::pin(async move { Err(Error::msg(format!("replaced: {err}"))) })
+        "replace" => guarded.catch(|_, _, result| {
+            Box::pin(async move {
+                result.map_err(|err| {
+                    let gathered = err.outcome();
+                    Error::msg(format!("replaced: {err}")).with_outcome(gathered)
+                })
+            })
+        }),
+        // reconciler.io's Catch may fail a successful Try, or ask for more.
+        "fail success" => guarded.catch(|_, _, result| {
+            Box::pin(async move {
+                let outcome = result?;
+                Err(Error::msg("caught a success").with_outcome(outcome))
+            })
         }),
         _ => guarded,
     }
@@ -726,11 +762,12 @@ fn try_catch() {
     let requeue_and = |delay| Outcome::requeue().merge(Outcome::requeue_after(delay));
     sub_tests()
         .case(
-            "a successful try skips catch, then finally runs and the outcomes merge",
+            "catch sees a successful try too, then finally runs and the outcomes merge",
             TestCase::sub_reconcile(&sized(1))
                 .metadata("variant", &"swallow")
                 .expect_event(ran_event("try"))
                 .expect_event(ran_event("attempt"))
+                .expect_event(ran_event("catch: ok"))
                 .expect_event(ran_event("finally"))
                 .expect_create(&created("attempt"))
                 .expect_create(&created("cleanup"))
@@ -789,12 +826,25 @@ fn try_catch() {
                 .verify(failed_with(internal(DISK_FULL))),
         )
         .case(
+            "catch may turn a successful try into a failure",
+            TestCase::sub_reconcile(&sized(1))
+                .metadata("variant", &"fail success")
+                .expect_event(ran_event("try"))
+                .expect_event(ran_event("attempt"))
+                .expect_event(ran_event("finally"))
+                .expect_create(&created("attempt"))
+                .expect_create(&created("cleanup"))
+                .expect_error("caught a success")
+                .expect_result(requeue_and(secs(30))),
+        )
+        .case(
             "the error of finally fails a successful try",
             TestCase::sub_reconcile(&sized(1))
                 .metadata("variant", &"swallow")
                 .reactor(fail_create("cleanup", DISK_FULL))
                 .expect_event(ran_event("try"))
                 .expect_event(ran_event("attempt"))
+                .expect_event(ran_event("catch: ok"))
                 .expect_event(ran_event("finally"))
                 .expect_create(&created("attempt"))
                 .expect_create(&created("cleanup"))
@@ -818,8 +868,9 @@ fn try_catch_without_finally() {
                 .expect_result(Outcome::requeue_after(secs(5))),
         )
         .run(|_| {
-            TryCatch::new("Guarded", attempt()).catch(|ctx, w, err| {
+            TryCatch::new("Guarded", attempt()).catch(|ctx, w, result| {
                 Box::pin(async move {
+                    let err = result.err().ok_or_else(|| Error::msg("try succeeded"))?;
                     ran(ctx, w, format!("catch: {err}")).await;
                     Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
                 })
