@@ -15,15 +15,18 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum ErrorKind {
     /// Stop the remaining sub-reconcilers. The root treats the reconcile as successful (it still
-    /// records `observedGeneration` and writes status). Implies [`ErrorKind::Quiet`].
+    /// records `observedGeneration` and writes status; without a status write it requeues).
+    /// Implies [`ErrorKind::Quiet`].
     HaltSubReconcilers,
     /// Do not write status in this reconcile.
     SkipStatusUpdate,
     /// Not a failure worth reporting: no log at error level, no warning event; the root turns it
     /// into a requeue.
     Quiet,
-    /// Will not succeed until the observed state changes: retrying sooner is pointless. Implies
-    /// [`ErrorKind::HaltSubReconcilers`] and [`ErrorKind::Quiet`].
+    /// Will not succeed until the observed state changes: meaningful state is on the status.
+    /// Implies [`ErrorKind::HaltSubReconcilers`] and [`ErrorKind::Quiet`], so the root writes
+    /// status and, without a status write, requeues, as reconciler.io's `ErrDurable` does;
+    /// `SuppressTransientErrors` does not count it.
     Durable,
 }
 

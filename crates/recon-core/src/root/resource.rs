@@ -31,6 +31,21 @@ struct StatusAccess<R> {
 /// error): after a failed step it keeps the generation last reconciled in full, while the
 /// conditions the steps set before failing are still written, as reconciler.io does.
 ///
+/// What a reconcile returns, as reconciler.io's `ResourceReconciler` decides it:
+///
+/// | the tree returned | status written | no status write (unchanged or skipped) |
+/// |---|---|---|
+/// | `Ok(outcome)` | `Ok(done)` | `Ok(outcome)` |
+/// | a halt, a durable or any quiet error | `Ok(done)` | `Ok(requeue)` |
+/// | an error with [`SkipStatusUpdate`](crate::ErrorKind::SkipStatusUpdate) | — | the error (`Ok(requeue)` if also quiet) |
+/// | another error | the error | the error |
+///
+/// A successful status write suppresses the result: the write is watched, and the reconcile it
+/// brings reads the new status (a requeue now could read a stale cache). A loud error is
+/// returned all the same (reconciler.io drops it). A failed status write
+/// is returned as the error (joined with the tree's), and a conflicting one is requeued or
+/// retried by the [`ConflictPolicy`].
+///
 /// See the [crate documentation](crate) for a complete example.
 pub struct ResourceReconciler<R: Reconciled> {
     name: String,
@@ -240,7 +255,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
                     Event::normal("StatusUpdated", "UpdateStatus", "Updated status")
                 };
                 ctx.publish(&regarding, event).await;
-                finish(result)
+                after_status_write(result)
             }
             Ok(StatusWrite::Requeue(collision)) => {
                 tracing::info!(
@@ -275,12 +290,24 @@ impl<R: Reconciled> ResourceReconciler<R> {
     }
 }
 
-/// What the root returns: a quiet error becomes a requeue (no failure to report), except a
-/// durable one, which waits for a change.
+/// What the root returns when it wrote no status, as reconciler.io's `ResourceReconciler`
+/// does: the tree's outcome, or its error; a quiet error (a halt and a durable error are
+/// quiet) is no failure but a requeue, whatever the tree asked for besides.
 fn finish(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
     match result {
-        Err(err) if err.is_durable() => Ok(err.outcome()),
-        Err(err) if err.is_quiet() => Ok(err.outcome().merge(Outcome::requeue())),
+        Err(err) if err.is_quiet() => Ok(Outcome::requeue()),
         other => other,
+    }
+}
+
+/// What the root returns after a successful status write: nothing, as reconciler.io's does
+/// ("suppress result"): the write is watched, and the reconcile it brings reads the new status,
+/// where one requeued now could read a stale cache. A loud error is still returned, so that the
+/// controller's error policy sees the failure (reconciler.io drops it; see the README's
+/// "Differences from reconciler.io").
+fn after_status_write(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
+    match result {
+        Err(err) if !err.is_quiet() => Err(err),
+        _ => Ok(Outcome::done()),
     }
 }
