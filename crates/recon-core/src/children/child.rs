@@ -21,9 +21,10 @@ type ReflectHook<R, C> =
 ///    controls (a controller owner reference with its uid), narrowed by `our_child`;
 /// 2. asks `desired_child` what the child should be (`None`: no child; nothing is desired
 ///    while the resource is being deleted). The desired child gets the resource's namespace
-///    if it has none, and a controller owner reference with `blockOwnerDeletion`;
-/// 3. if there is more than one child, deletes the extras (keeping the one with the desired
-///    name, else the oldest);
+///    if it has none, and, unless it names a controller already, a controller owner reference
+///    with `blockOwnerDeletion`;
+/// 3. if there is more than one child, has the [`ObjectManager`] delete the extras (keeping
+///    the one with the desired name, else the oldest);
 /// 4. has the [`ObjectManager`] create, update or delete the child (an
 ///    [`UpdatingObjectManager`](crate::UpdatingObjectManager) sends nothing when it is in sync);
 /// 5. hands `reflect` the child as it now is, or the failure when its reason is one the

@@ -6,7 +6,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{ApiResource, ListParams};
 
-use super::object_manager::{ObjectManager, Parent, delete_unwanted};
+use super::object_manager::{ObjectManager, Parent};
 use crate::context::{Context, Reference};
 use crate::error::Error;
 use crate::object_api::ObjectApi;
@@ -121,16 +121,6 @@ impl OnlyReconcileChildStatus {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OwnerReferenceError {
-    /// The child is already controlled by another object.
-    #[error("{child} is already controlled by {owner_kind} {owner_name:?}")]
-    AlreadyOwned {
-        /// The child, as `<Kind> "<name>"`.
-        child: String,
-        /// The kind of its controller.
-        owner_kind: String,
-        /// The name of its controller.
-        owner_name: String,
-    },
     /// A namespaced parent cannot own an object in another namespace or a cluster-scoped one.
     #[error(
         "cross-namespace owner references are disallowed: the owner is in namespace {owner:?}, the child in {child:?}"
@@ -259,8 +249,10 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
         Ok(children)
     }
 
-    /// Gives a desired child the parent's namespace (when it has none) and its controller
-    /// reference.
+    /// Gives a desired child the parent's namespace (when it has none) and, unless it names a
+    /// controller already, the parent's controller reference, as reconciler.io's
+    /// `ChildReconciler` does: a reference the desired child carries is left as it is (one to
+    /// another controller makes a child that is not ours, which is logged).
     pub(crate) fn adopt(&self, parent: &R, child: &mut C) -> Result<(), Error> {
         if !self.uses_owner_reference() {
             return Ok(());
@@ -279,48 +271,45 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                 .into());
             }
         }
-        let uid = owner_meta
-            .uid
-            .clone()
-            .ok_or(OwnerReferenceError::OwnerWithoutUid)?;
-        let reference = OwnerReference {
-            api_version: R::api_version(&self.parent_type).into_owned(),
-            kind: R::kind(&self.parent_type).into_owned(),
-            name: owner_meta.name.clone().unwrap_or_default(),
-            uid,
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        };
-        let same_object = |o: &OwnerReference| {
-            group_of(&o.api_version) == group_of(&reference.api_version)
-                && o.kind == reference.kind
-                && o.name == reference.name
-        };
-        let other_controller = child
+        let has_controller = child
             .meta()
             .owner_references
             .iter()
             .flatten()
-            .find(|o| o.controller == Some(true) && !same_object(o));
-        if let Some(other) = other_controller {
-            return Err(OwnerReferenceError::AlreadyOwned {
-                child: super::object_manager::describe(&self.child_type, &*child),
-                owner_kind: other.kind.clone(),
-                owner_name: other.name.clone(),
+            .any(|o| o.controller == Some(true));
+        if has_controller {
+            if !self.is_ours(parent, child) {
+                tracing::info!(
+                    child = %super::object_manager::describe(&self.child_type, &*child),
+                    "the desired child names another controller: it is not this resource's \
+                     child and may be orphaned"
+                );
             }
-            .into());
+            return Ok(());
         }
-        let owners = child.meta_mut().owner_references.get_or_insert_default();
-        match owners.iter_mut().find(|o| same_object(o)) {
-            Some(existing) => *existing = reference,
-            None => owners.push(reference),
-        }
+        let uid = owner_meta
+            .uid
+            .clone()
+            .ok_or(OwnerReferenceError::OwnerWithoutUid)?;
+        child
+            .meta_mut()
+            .owner_references
+            .get_or_insert_default()
+            .push(OwnerReference {
+                api_version: R::api_version(&self.parent_type).into_owned(),
+                kind: R::kind(&self.parent_type).into_owned(),
+                name: owner_meta.name.clone().unwrap_or_default(),
+                uid,
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            });
         Ok(())
     }
 
     /// Makes the one child these `candidates` (the parent's children for one slot) should be
-    /// match `desired`: extras are deleted (keeping the one named as desired, else the
-    /// oldest), then the manager converges the rest.
+    /// match `desired`: the manager deletes the extras (keeping the one named as desired, else
+    /// the oldest, where reconciler.io deletes them all and creates the desired child anew),
+    /// then converges the one kept.
     pub(crate) async fn converge(
         &self,
         ctx: &Context,
@@ -336,13 +325,13 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                 .unwrap_or_else(|| oldest(&candidates));
             let kept = candidates.swap_remove(keep);
             candidates.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
-            let owner = Parent {
-                resource: &mut *parent,
-                dyntype: &self.parent_type,
-            };
-            for extra in &candidates {
+            for extra in candidates {
                 tracing::info!(child = ?extra.meta().name, "deleting an extra child");
-                delete_unwanted(ctx, &owner, &self.child_type, extra).await?;
+                let owner = Parent {
+                    resource: &mut *parent,
+                    dyntype: &self.parent_type,
+                };
+                self.manager.manage(ctx, owner, Some(extra), None).await?;
             }
             Some(kept)
         } else if candidates.len() > 1 {
@@ -400,11 +389,6 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
         }
         Triage::Reflect(err)
     }
-}
-
-/// The group of an `apiVersion` (`""` for the core group's `v1`).
-fn group_of(api_version: &str) -> &str {
-    api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 
 /// The index of the oldest object (by creation time, then name).

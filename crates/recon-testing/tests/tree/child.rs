@@ -3,7 +3,7 @@
 //! and reflects whether it has one in `status.ready` (and a failure in a condition).
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::CustomResourceExt;
 use kube::api::{DynamicObject, ListParams};
 use recon_core::fake::RequestOrigin;
@@ -504,6 +504,62 @@ fn a_desired_child_in_another_namespace_cannot_be_owned() {
                 |_, w, child| reflect(w, child),
             );
             ResourceReconciler::new(env.config(), elsewhere)
+        });
+}
+
+/// reconciler.io adds the controller reference only to a desired child naming no controller
+/// (child.go: `GetControllerOfNoCopy(desired) == nil`).
+#[test]
+fn a_desired_child_naming_its_controller_keeps_that_reference() {
+    let own_reference = json!({"apiVersion": "example.com/v1", "kind": "Widget", "name": "w",
+                               "uid": UID, "controller": true, "blockOwnerDeletion": false});
+    let other_controller = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d",
+                                  "uid": "0b5e7a4c-0000-4000-8000-00000000000d",
+                                  "controller": true});
+    let child_with = |reference: &Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "w-child", "namespace": "default",
+                            "ownerReferences": [reference]},
+               "data": {"size": "1"}})
+    };
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "its own reference to the parent is kept, blockOwnerDeletion and all",
+            reconcile_w()
+                .metadata("reference", &own_reference)
+                .given(&parent(1, None))
+                .expect_create(&child_with(&own_reference))
+                .expect_event(EventRef::normal("Created", "Created ConfigMap \"w-child\""))
+                .expect_status_patch(ready_patch(true))
+                .expect_event(status_patched()),
+        )
+        .case(
+            "a reference to another controller is kept, and the child is not ours",
+            reconcile_w()
+                .metadata("reference", &other_controller)
+                .given(&parent(1, None))
+                .expect_create(&child_with(&other_controller))
+                .expect_event(EventRef::normal("Created", "Created ConfigMap \"w-child\""))
+                .expect_status_patch(ready_patch(true))
+                .expect_event(status_patched()),
+        )
+        .run(|env| {
+            let reference: OwnerReference = env
+                .metadata("reference")
+                .and_then(|r| serde_json::from_value(r.clone()).ok())
+                .unwrap_or_default();
+            let named = ChildReconciler::new(
+                manager(),
+                move |_, w: &Widget| {
+                    let mut child = desired(w);
+                    child.metadata.namespace = Some("default".to_owned());
+                    child.metadata.owner_references = Some(vec![reference.clone()]);
+                    Ok(Some(child))
+                },
+                |_, w, child| reflect(w, child),
+            );
+            ResourceReconciler::new(env.config(), named)
         });
 }
 
