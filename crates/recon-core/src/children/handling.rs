@@ -47,6 +47,21 @@ macro_rules! child_options {
                 self
             }
 
+            /// Where children are listed (reconciler.io's `ListOptions`); by default, the
+            /// resource's namespace. With owner references, children still carry the
+            /// resource's controller reference: this is for a cluster-scoped resource whose
+            /// children live in a namespace (`ChildListOptions::in_namespace`) or in several
+            /// (`ChildListOptions::default()`: every namespace), or to narrow the list with
+            /// selectors. Without owner references it replaces the `list` given there.
+            #[must_use]
+            pub fn list_options(
+                mut self,
+                list: impl Fn(&Context, &R) -> ChildListOptions + Send + Sync + 'static,
+            ) -> Self {
+                self.children.set_list_options(list);
+                self
+            }
+
             /// The reasons of API failures handed to the reflect hook instead of returned
             /// (default `AlreadyExists`, `Forbidden`, `Invalid`).
             #[must_use]
@@ -141,8 +156,9 @@ type ListHook<R> = Box<dyn Fn(&Context, &R) -> ChildListOptions + Send + Sync>;
 
 /// How children are found.
 enum Ownership<R> {
-    /// Children carry the parent's controller reference; they are listed in its namespace.
-    ControllerReference,
+    /// Children carry the parent's controller reference; they are listed in its namespace, or
+    /// with these options.
+    ControllerReference(Option<ListHook<R>>),
     /// No owner reference: children are listed with these options and told apart by the
     /// `our_child` filter alone.
     Filtered(ListHook<R>),
@@ -174,7 +190,7 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
             parent_type,
             child_type,
             manager: Box::new(manager),
-            ownership: Ownership::ControllerReference,
+            ownership: Ownership::ControllerReference(None),
             our_child: None,
             reflected_reasons: ["AlreadyExists", "Forbidden", "Invalid"]
                 .map(str::to_owned)
@@ -195,8 +211,20 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
         self.ownership = Ownership::Filtered(Box::new(list));
     }
 
+    pub(crate) fn set_list_options(
+        &mut self,
+        list: impl Fn(&Context, &R) -> ChildListOptions + Send + Sync + 'static,
+    ) {
+        self.ownership = match self.ownership {
+            Ownership::ControllerReference(_) => {
+                Ownership::ControllerReference(Some(Box::new(list)))
+            }
+            Ownership::Filtered(_) => Ownership::Filtered(Box::new(list)),
+        };
+    }
+
     fn uses_owner_reference(&self) -> bool {
-        matches!(self.ownership, Ownership::ControllerReference)
+        matches!(self.ownership, Ownership::ControllerReference(_))
     }
 
     pub(crate) fn setup(&self, setup: &mut Setup) {
@@ -227,11 +255,13 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
     /// The parent's children, sorted by name.
     pub(crate) async fn list(&self, ctx: &Context, parent: &R) -> Result<Vec<C>, Error> {
         let options = match &self.ownership {
-            Ownership::ControllerReference => ChildListOptions {
+            Ownership::ControllerReference(None) => ChildListOptions {
                 namespace: parent.meta().namespace.clone(),
                 params: ListParams::default(),
             },
-            Ownership::Filtered(list) => list(ctx, parent),
+            Ownership::ControllerReference(Some(list)) | Ownership::Filtered(list) => {
+                list(ctx, parent)
+            }
         };
         let api = ObjectApi::<C>::new(
             ctx.config().client(),

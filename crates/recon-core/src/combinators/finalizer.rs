@@ -3,6 +3,7 @@
 //! patch that carries the resourceVersion read (so a concurrent change is a 409, not a lost
 //! finalizer), and copy the server's answer back onto the in-memory resource.
 
+use futures::future::BoxFuture;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -90,6 +91,9 @@ async fn patch_finalizers<R: Reconciled>(
     }
 }
 
+type ReadyHook<R> =
+    Box<dyn for<'a> Fn(&'a Context, &'a R) -> BoxFuture<'a, Result<bool, Error>> + Send + Sync>;
+
 /// Keeps a finalizer on the resource around a sub-tree: added before the sub-tree runs on a
 /// live resource; cleared once the sub-tree succeeds on a resource being deleted (and
 /// `ready_to_clear` agrees).
@@ -98,7 +102,7 @@ pub struct WithFinalizer<R: Reconciled> {
     finalizer: String,
     dyntype: R::DynamicType,
     reconciler: BoxSubReconciler<R>,
-    ready_to_clear: fn(&Context, &R) -> bool,
+    ready_to_clear: Option<ReadyHook<R>>,
 }
 
 impl<R: Reconciled> WithFinalizer<R>
@@ -123,14 +127,33 @@ impl<R: Reconciled> WithFinalizer<R> {
             finalizer: finalizer.into(),
             dyntype,
             reconciler: Box::new(reconciler),
-            ready_to_clear: |_, _| true,
+            ready_to_clear: None,
         }
     }
 
-    /// Only clear the finalizer once `ready` says so.
+    /// Only clear the finalizer once `ready` says so (reconciler.io's `ReadyToClearFinalizer`,
+    /// asked only while the resource is being deleted): an async hook with the context, so it
+    /// may look outside the cluster; its error fails the reconcile and keeps the finalizer.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::{Sequence, WithFinalizer};
+    ///
+    /// let guarded = WithFinalizer::<ConfigMap>::new("example.com/cleanup", Sequence::new([]))
+    ///     .ready_to_clear(|_ctx, cm| {
+    ///         Box::pin(async move { Ok(cm.data.as_ref().is_none_or(|d| d.is_empty())) })
+    ///     });
+    /// # let _ = guarded;
+    /// ```
     #[must_use]
-    pub fn ready_to_clear(mut self, ready: fn(&Context, &R) -> bool) -> Self {
-        self.ready_to_clear = ready;
+    pub fn ready_to_clear<F>(mut self, ready: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context, &'a R) -> BoxFuture<'a, Result<bool, Error>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.ready_to_clear = Some(Box::new(ready));
         self
     }
 }
@@ -151,7 +174,13 @@ impl<R: Reconciled> SubReconciler<R> for WithFinalizer<R> {
                 return self.reconciler.reconcile(ctx, resource).await;
             }
             let outcome: Outcome = self.reconciler.reconcile(ctx, resource).await?;
-            if (self.ready_to_clear)(ctx, resource) {
+            let ready = match &self.ready_to_clear {
+                Some(ready) => ready(ctx, resource)
+                    .await
+                    .map_err(|e| e.with_outcome(outcome))?,
+                None => true,
+            };
+            if ready {
                 clear_finalizer(ctx, resource, &self.dyntype, &self.finalizer)
                     .await
                     .map_err(|e| e.with_outcome(outcome))?;

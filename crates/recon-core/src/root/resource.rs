@@ -10,7 +10,23 @@ use crate::context::{Config, Context, Event, Request};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, Reconciled, SubReconciler};
+use crate::tree::{BoxSubReconciler, ReconcileFuture, Reconciled, SubReconciler};
+
+type SkipRequestHook = Box<dyn Fn(&Context) -> bool + Send + Sync>;
+type SkipResourceHook<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
+type DefaultHook<R> = Box<dyn Fn(&Context, &mut R) -> Result<(), Error> + Send + Sync>;
+type BeforeHook = Box<dyn for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync>;
+type AfterHook =
+    Box<dyn for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a> + Send + Sync>;
+
+/// The hooks around the tree, as reconciler.io's `ResourceReconciler` has them.
+struct RootHooks<R> {
+    skip_request: Option<SkipRequestHook>,
+    skip_resource: Option<SkipResourceHook<R>>,
+    default: Option<DefaultHook<R>>,
+    before: Option<BeforeHook>,
+    after: Option<AfterHook>,
+}
 
 /// How the reconciler reaches a resource's [`ConditionedStatus`].
 struct StatusAccess<R> {
@@ -59,6 +75,7 @@ pub struct ResourceReconciler<R: Reconciled> {
     sync_status_during_finalization: bool,
     pub(crate) requeue_delay: std::time::Duration,
     pub(crate) error_delay: std::time::Duration,
+    hooks: RootHooks<R>,
 }
 
 impl<R: Reconciled> ResourceReconciler<R>
@@ -90,7 +107,71 @@ impl<R: Reconciled> ResourceReconciler<R> {
             sync_status_during_finalization: false,
             requeue_delay: std::time::Duration::from_secs(1),
             error_delay: std::time::Duration::from_secs(5),
+            hooks: RootHooks {
+                skip_request: None,
+                skip_resource: None,
+                default: None,
+                before: None,
+                after: None,
+            },
         }
+    }
+
+    /// Requests this returns true for are not reconciled: nothing is read, the outcome is
+    /// done (reconciler.io's `SkipRequest`).
+    #[must_use]
+    pub fn skip_request(mut self, f: impl Fn(&Context) -> bool + Send + Sync + 'static) -> Self {
+        self.hooks.skip_request = Some(Box::new(f));
+        self
+    }
+
+    /// Resources this returns true for (as read and defaulted) are not reconciled: the tree
+    /// does not run and no status is written (reconciler.io's `SkipResource`).
+    #[must_use]
+    pub fn skip_resource(
+        mut self,
+        f: impl Fn(&Context, &R) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.skip_resource = Some(Box::new(f));
+        self
+    }
+
+    /// Defaults the resource as read before anything else sees it, as reconciler.io calls the
+    /// type's `Default` (the webhook defaulter a CRD usually has): the tree works on the
+    /// defaulted resource; only its status is written back. An error ends the reconcile.
+    #[must_use]
+    pub fn default_resource(
+        mut self,
+        f: impl Fn(&Context, &mut R) -> Result<(), Error> + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.default = Some(Box::new(f));
+        self
+    }
+
+    /// Runs before the resource is read (reconciler.io's `BeforeReconcile`): it may stash
+    /// values for the tree; its outcome is merged with the reconcile's, and its error ends the
+    /// reconcile at once (as returned, even a quiet one).
+    #[must_use]
+    pub fn before_reconcile<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync + 'static,
+    {
+        self.hooks.before = Some(Box::new(f));
+        self
+    }
+
+    /// Sees what the reconcile returns and returns it, or something else, in its place
+    /// (reconciler.io's `AfterReconcile`); a quiet error it returns still becomes a requeue.
+    #[must_use]
+    pub fn after_reconcile<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.hooks.after = Some(Box::new(f));
+        self
     }
 
     /// The same reconciler under another name (for logs).
@@ -176,6 +257,32 @@ impl<R: Reconciled> ResourceReconciler<R> {
 
     /// Reconciles within an existing context (its request names the resource).
     pub async fn reconcile_in(&self, ctx: &Context) -> Result<Outcome, Error> {
+        if self
+            .hooks
+            .skip_request
+            .as_ref()
+            .is_some_and(|skip| skip(ctx))
+        {
+            return Ok(Outcome::done());
+        }
+        let before = match &self.hooks.before {
+            Some(before) => before(ctx).await?,
+            None => Outcome::done(),
+        };
+        let result = match self.reconcile_resource(ctx).await {
+            Ok(outcome) => Ok(before.merge(outcome)),
+            Err(err) => Err(err.with_outcome(before)),
+        };
+        let result = match &self.hooks.after {
+            Some(after) => after(ctx, result).await,
+            None => result,
+        };
+        finish(result)
+    }
+
+    /// Reads, defaults and reconciles the resource, and writes its status: what the tree
+    /// returned, unless a status write settled it.
+    async fn reconcile_resource(&self, ctx: &Context) -> Result<Outcome, Error> {
         let request = ctx.request();
         let reader = ObjectApi::<R>::new(
             ctx.original_config().api_reader(),
@@ -192,6 +299,17 @@ impl<R: Reconciled> ResourceReconciler<R> {
             Err(err) => return Err(err.into()),
         };
         let mut resource = original.clone();
+        if let Some(default) = &self.hooks.default {
+            default(ctx, &mut resource)?;
+        }
+        if self
+            .hooks
+            .skip_resource
+            .as_ref()
+            .is_some_and(|skip| skip(ctx, &resource))
+        {
+            return Ok(Outcome::done());
+        }
         if let Some(access) = &self.status {
             let status = (access.write)(&mut resource);
             let set = status.condition_set();
@@ -228,7 +346,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
             || result.as_ref().is_err_and(Error::is_skip_status_update)
             || (terminating && !self.sync_status_during_finalization);
         if skip {
-            return finish(result);
+            return result;
         }
         // The tree's own writes of the resource (a finalizer patch) moved its resourceVersion and
         // left its status alone: the status write builds on the version the tree last saw, or
@@ -247,7 +365,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
         let regarding = original.object_ref(&self.dyntype);
         let patching = !matches!(self.strategy, StatusStrategy::Update);
         match written {
-            Ok(StatusWrite::Unchanged) => finish(result),
+            Ok(StatusWrite::Unchanged) => result,
             Ok(StatusWrite::Written(_)) => {
                 let event = if patching {
                     Event::normal("StatusPatched", "PatchStatus", "Patched status")
@@ -264,7 +382,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
                     collision = collision.as_ref().map(|c| c.path.as_str()),
                     "status write conflicted with a concurrent write; requeueing"
                 );
-                finish(result).map(|o| o.merge(Outcome::requeue()))
+                result.map(|o| o.merge(Outcome::requeue()))
             }
             Err(err) => {
                 let event = if patching {

@@ -689,6 +689,56 @@ fn child_reconciler_with_a_dynamic_parent() {
         });
 }
 
+/// reconciler.io's `ListOptions`, with owner references kept: a cluster-scoped parent whose
+/// children live in one namespace lists only there.
+#[test]
+fn list_options_narrow_where_owned_children_are_looked_for() {
+    const GIZMO_UID: &str = "0b5e7a4c-0000-4000-8000-00000000000a";
+    let gizmo = json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+                       "metadata": {"name": "g", "uid": GIZMO_UID}, "spec": {"size": 3}});
+    let owner = json!([{"apiVersion": "example.com/v1", "kind": "Gizmo", "name": "g",
+                        "uid": GIZMO_UID, "controller": true, "blockOwnerDeletion": true}]);
+    let child_in = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "g-child", "namespace": namespace, "ownerReferences": owner},
+               "data": {"size": "3"}})
+    };
+    SubReconcilerTests::new()
+        .crd(&gizmo_crd())
+        .case(
+            "an owned object outside the listed namespace is not a child",
+            TestCase::sub_reconcile(&gizmo)
+                .given(&child_in("default"))
+                .expect_create(&child_in("team-a"))
+                .expect_event(EventRef::normal("Created", "Created ConfigMap \"g-child\""))
+                .verify(|env, _| {
+                    let kept = env
+                        .server()
+                        .stored_as::<ConfigMap>(Some("default"), "g-child")
+                        .map_err(|e| e.to_string())?;
+                    kept.map(|_| ())
+                        .ok_or_else(|| "the object in default was deleted".into())
+                }),
+        )
+        .run(|_| {
+            ChildReconciler::<DynamicObject, ConfigMap>::new_with(
+                gizmo_resource(),
+                (),
+                manager(),
+                |_, gizmo| {
+                    let mut child = ConfigMap::default();
+                    child.metadata.name = Some("g-child".to_owned());
+                    child.metadata.namespace = Some("team-a".to_owned());
+                    child.data =
+                        Some([("size".to_owned(), gizmo.data["spec"]["size"].to_string())].into());
+                    Ok(Some(child))
+                },
+                |_, _, child| child.map(|_| ()),
+            )
+            .list_options(|_, _| ChildListOptions::in_namespace("team-a"))
+        });
+}
+
 /// A child's `created-at` label is set once: `harmonize_immutable_fields` copies it from the
 /// actual child onto the desired one, so an update never changes it.
 #[test]

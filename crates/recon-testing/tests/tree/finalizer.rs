@@ -9,8 +9,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, Resource};
 use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use recon_core::{
-    Config, Context, Event, EventLog, EventType, Request, ResourceReconciler, SyncReconciler,
-    WithFinalizer, add_finalizer, clear_finalizer,
+    Config, Context, Error, Event, EventLog, EventType, Request, ResourceReconciler,
+    SyncReconciler, WithFinalizer, add_finalizer, clear_finalizer,
 };
 use recon_test_fixtures::*;
 use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
@@ -467,7 +467,43 @@ fn with_finalizer_not_ready_to_clear() {
                 }),
         )
         .run(|env| {
-            let tree = WithFinalizer::new(FINALIZER, inner()).ready_to_clear(|_, _| false);
+            let tree = WithFinalizer::new(FINALIZER, inner())
+                .ready_to_clear(|_, _| Box::pin(async { Ok(false) }));
+            ResourceReconciler::new(env.config(), tree)
+        });
+}
+
+#[test]
+fn with_finalizer_ready_hook_failing() {
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "the hook's error fails the reconcile and the finalizer stays",
+            reconcile_w()
+                .given(&terminating())
+                .given(&child())
+                .expect_delete(child_deleted())
+                .expect_event(saw_event("finalize"))
+                .expect_error("the external store is unreachable")
+                .verify(|env, _| {
+                    check_sent(env, &[GET_W, DELETE_CHILD])?;
+                    let stored = stored::<Widget>(env, "w")?.ok_or("the widget is gone")?;
+                    match finalizers(&stored) == Some(vec![FINALIZER.to_owned()]) {
+                        true => Ok(()),
+                        false => Err(format!("stored metadata: {:?}", stored.metadata)),
+                    }
+                }),
+        )
+        .run(|env| {
+            let tree = WithFinalizer::new(FINALIZER, inner()).ready_to_clear(|ctx, _| {
+                Box::pin(async move {
+                    // The context is there for I/O; here it only names the request.
+                    Err(Error::msg(format!(
+                        "the external store is unreachable for {}",
+                        ctx.request().name
+                    )))
+                })
+            });
             ResourceReconciler::new(env.config(), tree)
         });
 }

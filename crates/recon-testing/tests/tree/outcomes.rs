@@ -415,6 +415,102 @@ fn resource_reconciler() {
         .run(|env| ResourceReconciler::new(env.config(), step("step")));
 }
 
+/// The hooks around the tree, as reconciler.io's `ResourceReconciler` has them
+/// (`SkipRequest`, `SkipResource`, `Default`, `BeforeReconcile`, `AfterReconcile`).
+#[test]
+fn resource_reconciler_hooks() {
+    const GET_W: &str = "GET /apis/example.com/v1/namespaces/default/widgets/w -> 200";
+    widgets_table()
+        .case(
+            "a skipped request reads nothing",
+            reconcile("w")
+                .metadata("hooks", &"skip request")
+                .given(&w().doing("step", Does::MarkReady))
+                .verify(sent_only(&[])),
+        )
+        .case(
+            "a skipped resource is read, and the tree does not run",
+            reconcile("w")
+                .metadata("hooks", &"skip resource")
+                .given(&w().doing("step", Does::MarkReady))
+                .verify(sent_only(&[GET_W])),
+        )
+        .case(
+            "the tree sees the defaulted resource, and only its status is written",
+            reconcile("w")
+                .metadata("hooks", &"default")
+                .given(&w())
+                .expect_event(ran("step"))
+                .expect_status_patch(ready_patch())
+                .expect_event(status_patched())
+                .verify(|env, _| {
+                    let annotations = stored(env)?.metadata.annotations.unwrap_or_default();
+                    match annotations.is_empty() {
+                        true => Ok(()),
+                        false => Err(format!("defaulted spec stored: {annotations:?}")),
+                    }
+                }),
+        )
+        .case(
+            "before's outcome is merged with the tree's",
+            reconcile("w")
+                .metadata("hooks", &"before")
+                .given(&w().doing("step", Does::RequeueAfter(30)))
+                .expect_event(ran("step"))
+                .expect_result(Outcome::requeue_after(secs(10))),
+        )
+        .case(
+            "before's error ends the reconcile before anything is read",
+            reconcile("w")
+                .metadata("hooks", &"before fails")
+                .given(&w())
+                .expect_error("not now")
+                .verify(sent_only(&[])),
+        )
+        .case(
+            "after replaces what the reconcile returned",
+            reconcile("w")
+                .metadata("hooks", &"after")
+                .given(&w().doing("step", Does::Fail("boom".into())))
+                .expect_event(ran("step"))
+                .expect_result(Outcome::requeue_after(secs(7))),
+        )
+        .case(
+            "a quiet error after returns is still a requeue",
+            reconcile("w")
+                .metadata("hooks", &"after")
+                .given(&w())
+                .expect_event(ran("step"))
+                .expect_result(Outcome::requeue()),
+        )
+        .run(|env| {
+            let root = ResourceReconciler::new(env.config(), step("step"));
+            let hooks = env.metadata("hooks").and_then(|h| h.as_str()).unwrap_or("");
+            match hooks {
+                "skip request" => root.skip_request(|ctx| ctx.request().name == "w"),
+                "skip resource" => root.skip_resource(|_, w: &Widget| w.spec.size == 1),
+                "default" => root.default_resource(|_, w| {
+                    *w = w.clone().doing("step", Does::MarkReady);
+                    Ok(())
+                }),
+                "before" => root
+                    .before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue_after(secs(10))) })),
+                "before fails" => {
+                    root.before_reconcile(|_| Box::pin(async { Err(Error::msg("not now")) }))
+                }
+                "after" => root.after_reconcile(|_, result| {
+                    Box::pin(async move {
+                        match result {
+                            Err(_) => Ok(Outcome::requeue_after(secs(7))),
+                            Ok(_) => Err(Error::signal(ErrorKind::Quiet)),
+                        }
+                    })
+                }),
+                _ => root,
+            }
+        });
+}
+
 #[test]
 fn resource_reconciler_syncing_status_during_finalization() {
     widgets_table()
