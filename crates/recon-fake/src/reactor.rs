@@ -24,6 +24,9 @@ pub enum Failure {
     AlreadyExists,
     /// 500 `InternalError` with this cause.
     Internal(String),
+    /// 403 `Forbidden` for the request's object, with this reason (as RBAC or an admission
+    /// plugin words it: `pods "p" is forbidden: <reason>`).
+    Forbidden(String),
     /// Exactly this error.
     Api(ApiError),
 }
@@ -35,6 +38,7 @@ impl Failure {
             Failure::NotFound => ApiError::not_found(resource, name),
             Failure::AlreadyExists => ApiError::already_exists(resource, name),
             Failure::Internal(cause) => ApiError::internal(cause),
+            Failure::Forbidden(why) => ApiError::forbidden(resource, name, why),
             Failure::Api(err) => err.clone(),
         }
     }

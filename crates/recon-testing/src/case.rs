@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::env::TestEnv;
 use crate::expect::{
-    DeleteCollectionRef, DeleteRef, EventRef, Expectations, OutcomeSpec, PatchRef,
+    DeleteCollectionRef, DeleteRef, ErrorSignal, EventRef, Expectations, OutcomeSpec, PatchRef,
 };
 use crate::reactors::ReactorSpec;
 
@@ -449,6 +449,23 @@ impl TestCase {
     #[must_use]
     pub fn expect_error(mut self, text: &str) -> Self {
         self.expect.error = Some(text.to_owned());
+        self
+    }
+
+    /// Expects the error to carry `signal` (with [`TestCase::expect_error`]).
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::{ErrorSignal, TestCase};
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "w"))
+    ///     .expect_error("")
+    ///     .expect_error_signal(ErrorSignal::Durable);
+    /// assert_eq!(case.expect.error_signals, [ErrorSignal::Durable]);
+    /// ```
+    #[must_use]
+    pub fn expect_error_signal(mut self, signal: ErrorSignal) -> Self {
+        self.expect.error_signals.push(signal);
         self
     }
 

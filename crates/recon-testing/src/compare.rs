@@ -244,7 +244,12 @@ pub(crate) fn compare(
     let both_ok = expected.error.is_none() && observed.error.is_none();
     let both_failed = expected.error.is_some() && observed.error.is_some();
     if both_ok || (both_failed && options.result_on_error) {
-        let (e, o) = (to_json(&expected.result), to_json(&observed.result));
+        // Compared as the controller acts on them (reconciler.io's tables compare results the
+        // way controller-runtime treats them: a delay implies the requeue).
+        let (e, o) = (
+            to_json(&expected.result.as_acted_on()),
+            to_json(&observed.result.as_acted_on()),
+        );
         if let Some(diff) = json_diff(&e, &o, false) {
             out.push(Mismatch::new(
                 "expect.result",

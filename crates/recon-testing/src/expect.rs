@@ -61,6 +61,10 @@ pub struct Expectations {
     /// error). Absent, it must succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Signals the error must carry (`[quiet, halt]`), beside `error`. A durable error is also
+    /// a halt and quiet, a halt also quiet, as [`recon_core::Error`] reads them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_signals: Vec<ErrorSignal>,
     /// Sub-reconcilers only: the resource after the reconcile. Absent, it must be unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<Value>,
@@ -185,6 +189,35 @@ pub enum EventKind {
     Warning,
 }
 
+/// A signal an error carries ([`recon_core::ErrorKind`], as the error reads it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorSignal {
+    /// The remaining sub-reconcilers do not run ([`recon_core::Error::is_halt`]).
+    Halt,
+    /// The root writes no status ([`recon_core::Error::is_skip_status_update`]).
+    SkipStatusUpdate,
+    /// Not reported as a failure ([`recon_core::Error::is_quiet`]).
+    Quiet,
+    /// Not retried before a change ([`recon_core::Error::is_durable`]).
+    Durable,
+}
+
+impl ErrorSignal {
+    /// The signals `err` carries.
+    pub(crate) fn of(err: &recon_core::Error) -> Vec<ErrorSignal> {
+        [
+            (err.is_halt(), ErrorSignal::Halt),
+            (err.is_skip_status_update(), ErrorSignal::SkipStatusUpdate),
+            (err.is_quiet(), ErrorSignal::Quiet),
+            (err.is_durable(), ErrorSignal::Durable),
+        ]
+        .into_iter()
+        .filter_map(|(has, signal)| has.then_some(signal))
+        .collect()
+    }
+}
+
 /// An expected [`Outcome`], as written in a case (`requeueAfter: 30s`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -220,6 +253,22 @@ impl OutcomeSpec {
             requeue: self.requeue,
             requeue_after,
         })
+    }
+
+    /// The outcome as controller-runtime acts on it: a delay makes the requeue flag moot, and
+    /// a zero delay is no delay (`{requeue: true, requeueAfter: 30s}` is `{requeueAfter: 30s}`).
+    /// A spec that does not read is left as it is.
+    pub(crate) fn as_acted_on(&self) -> OutcomeSpec {
+        match self.outcome() {
+            Ok(outcome) => {
+                let delay = outcome.requeue_after.filter(|d| !d.is_zero());
+                OutcomeSpec::of(Outcome {
+                    requeue: outcome.requeue && delay.is_none(),
+                    requeue_after: delay,
+                })
+            }
+            Err(_) => self.clone(),
+        }
     }
 
     /// How `outcome` is written.

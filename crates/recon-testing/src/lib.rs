@@ -178,8 +178,8 @@ pub use compare::Mismatch;
 pub use diff::{assert_json_eq, json_diff};
 pub use env::{Cluster, TestEnv};
 pub use expect::{
-    DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, OutcomeSpec, PatchRef,
-    PatchType,
+    DeleteCollectionRef, DeleteRef, ErrorSignal, EventKind, EventRef, Expectations, OutcomeSpec,
+    PatchRef, PatchType,
 };
 pub use generated::assert_generated_file;
 pub use reactors::{FailureSpec, ReactorSpec};

@@ -52,6 +52,9 @@ pub enum FailureSpec {
     AlreadyExists,
     /// 500 InternalError with this cause.
     Internal(String),
+    /// 403 Forbidden for the object, with this reason (`configmaps "c" is forbidden: <reason>`,
+    /// as RBAC or an admission plugin words it).
+    Forbidden(String),
     /// Exactly this status.
     Status {
         /// The HTTP code.
@@ -99,6 +102,35 @@ impl ReactorSpec {
         self
     }
 
+    /// Only requests to this subresource fail (`status`); without it, only requests to the
+    /// object itself.
+    ///
+    /// ```
+    /// use recon_testing::{FailureSpec, ReactorSpec};
+    ///
+    /// let status = ReactorSpec::new("patch", "widgets", FailureSpec::Conflict).subresource("status");
+    /// assert_eq!(status.subresource.as_deref(), Some("status"));
+    /// ```
+    #[must_use]
+    pub fn subresource(mut self, subresource: &str) -> Self {
+        self.subresource = Some(subresource.to_owned());
+        self
+    }
+
+    /// Only requests in this API group fail (`apps`; `""` for the core group).
+    #[must_use]
+    pub fn group(mut self, group: &str) -> Self {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// Only requests in this namespace fail.
+    #[must_use]
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = Some(namespace.to_owned());
+        self
+    }
+
     /// Registers the reactor on `server`.
     pub(crate) fn install(&self, server: &ApiServer) -> Result<(), String> {
         let verb: Verb = self.verb.parse()?;
@@ -107,6 +139,7 @@ impl ReactorSpec {
             FailureSpec::NotFound => Failure::NotFound,
             FailureSpec::AlreadyExists => Failure::AlreadyExists,
             FailureSpec::Internal(cause) => Failure::Internal(cause.clone()),
+            FailureSpec::Forbidden(why) => Failure::Forbidden(why.clone()),
             FailureSpec::Status {
                 code,
                 reason,

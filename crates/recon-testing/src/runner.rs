@@ -16,7 +16,7 @@ use crate::admission;
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
 use crate::env::{Cluster, Givens, Templates, TestEnv};
-use crate::expect::{Expectations, OutcomeSpec};
+use crate::expect::{ErrorSignal, Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
 use crate::report::{CaseReport, CaseStatus, Report};
@@ -44,6 +44,8 @@ pub(crate) struct Executed {
     pub(crate) result: Result<Outcome, String>,
     /// The outcome a failed reconcile gathered before its error.
     pub(crate) error_outcome: Outcome,
+    /// The signals the error carried.
+    pub(crate) error_signals: Vec<ErrorSignal>,
     /// The panic message, if it panicked.
     pub(crate) panic: Option<String>,
     /// Sub-reconcilers: the resource afterwards.
@@ -76,10 +78,12 @@ impl Executed {
         reconcile: impl Future<Output = Result<Outcome, recon_core::Error>>,
     ) -> Self {
         let mut error_outcome = Outcome::done();
+        let mut error_signals = Vec::new();
         let (result, panic) = match AssertUnwindSafe(reconcile).catch_unwind().await {
             Ok(Ok(outcome)) => (Ok(outcome), None),
             Ok(Err(err)) => {
                 error_outcome = err.outcome();
+                error_signals = ErrorSignal::of(&err);
                 (Err(err.to_string()), None)
             }
             Err(payload) => {
@@ -87,7 +91,9 @@ impl Executed {
                 (Err(format!("panicked: {message}")), Some(message))
             }
         };
-        Executed::ended(result, error_outcome, panic)
+        let mut executed = Executed::ended(result, error_outcome, panic);
+        executed.error_signals = error_signals;
+        executed
     }
 
     fn ended(
@@ -98,6 +104,7 @@ impl Executed {
         Executed {
             result,
             error_outcome,
+            error_signals: Vec::new(),
             panic,
             resource: None,
             stashed: BTreeMap::new(),
@@ -368,6 +375,14 @@ impl Table<'_> {
                 }
             }
         }
+        // What regenerated expectations keep: the signals the case listed that still hold.
+        seen.error_signals = case
+            .expect
+            .error_signals
+            .iter()
+            .filter(|s| executed.error_signals.contains(s))
+            .copied()
+            .collect();
         seen.resource = executed.resource.clone();
         seen.stashed = executed.stashed.clone();
         seen.response = executed.response.clone();
@@ -504,6 +519,24 @@ fn check_error(case: &TestCase, executed: &Executed, kind: TableKind, out: &mut 
             format!("the error {message:?} does not contain {text:?}"),
         )),
         _ => {}
+    }
+    if executed.result.is_err() {
+        let missing: Vec<ErrorSignal> = case
+            .expect
+            .error_signals
+            .iter()
+            .filter(|s| !executed.error_signals.contains(s))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            out.push(Mismatch::new(
+                "expect.errorSignals",
+                format!(
+                    "the error does not carry {missing:?}; it carries {:?}",
+                    executed.error_signals
+                ),
+            ));
+        }
     }
 }
 

@@ -18,9 +18,9 @@ use recon_core::{
     Sequence, Stasher, StatusStrategy, SyncReconciler,
 };
 use recon_testing::{
-    CaseStatus, DeleteCollectionRef, DeleteRef, EventRef, ExpectConfig, Expectations, FailureSpec,
-    OutcomeSpec, PatchRef, PatchType, ReactorSpec, ReconcilerTestSuite, ReconcilerTests, Report,
-    SnapshotSink, SubReconcilerTests, TestCase, TestEnv, json_diff,
+    CaseStatus, DeleteCollectionRef, DeleteRef, ErrorSignal, EventRef, ExpectConfig, Expectations,
+    FailureSpec, OutcomeSpec, PatchRef, PatchType, ReactorSpec, ReconcilerTestSuite,
+    ReconcilerTests, Report, SnapshotSink, SubReconcilerTests, TestCase, TestEnv, json_diff,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -2912,5 +2912,26 @@ async fn a_malformed_given_track_fails_the_case_setup() {
         &[
             "givenTracks[0]: cannot track ConfigMap.core in default named \"w-config\": needs exactly one of name and selector",
         ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// error signals
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn an_error_signal_the_error_does_not_carry_fails_the_case() {
+    let report = check_sub(
+        "a negative size is refused",
+        TestCase::sub_reconcile(&widget(-1))
+            .expect_error("size must not be negative")
+            .expect_error_signal(ErrorSignal::Quiet),
+        reject_negative,
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &["expect.errorSignals: the error does not carry [Quiet]; it carries []"],
     );
 }

@@ -280,7 +280,7 @@ async fn a_suite_can_give_its_crd_inline() {
         .check(|env| widget_reconciler(env.config()))
         .await;
     passes(&report);
-    assert_eq!(report.cases.len(), 3);
+    assert_eq!(report.cases.len(), 4);
 }
 
 #[tokio::test]

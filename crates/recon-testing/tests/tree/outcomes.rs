@@ -19,7 +19,7 @@ use recon_core::{
     ReconcileFailed, ReconcileFuture, Request, ResourceReconciler, Sequence, SyncReconciler,
 };
 use recon_test_fixtures::*;
-use recon_testing::{EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
+use recon_testing::{ErrorSignal, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};
 
 // ---- Scripted steps ----
@@ -241,6 +241,19 @@ fn sequence() {
                 .expect_result(Outcome::requeue()),
         )
         .case(
+            // As controller-runtime acts on it, a delay implies the requeue.
+            "an outcome is compared as the controller acts on it",
+            reconcile("w")
+                .given(&w().doing("first", Does::RequeueAfter(10)))
+                .expect_event(ran("first"))
+                .expect_event(ran("second"))
+                .expect_event(ran("third"))
+                .expect_result(Outcome {
+                    requeue: true,
+                    requeue_after: Some(secs(10)),
+                }),
+        )
+        .case(
             "the smallest non-zero delay wins",
             reconcile("w")
                 .given(
@@ -369,6 +382,7 @@ fn resource_reconciler() {
                 )
                 .expect_event(ran("step"))
                 .expect_error("do not write")
+                .expect_error_signal(ErrorSignal::SkipStatusUpdate)
                 .verify(sent_only(&[
                     "GET /apis/example.com/v1/namespaces/default/widgets/w -> 200",
                 ])),
