@@ -5,8 +5,8 @@
 //! words it: the same field paths, messages and order of `details.causes`.
 //!
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
-//!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
-//!   annotations, create-only fields, what an update may change and its status;
+//!   PodTemplates; [`pod_security`]: their security contexts; [`windows_options`]: the
+//!   Windows options in them; [`pod_object`]: a Pod's own annotations, create-only fields, what an update may change and its status;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims;
@@ -25,6 +25,7 @@ mod pod_object;
 mod pod_security;
 mod read;
 mod service_addresses;
+mod windows_options;
 mod workloads;
 
 pub(crate) use path::Path;

@@ -7,7 +7,8 @@
 //! probes, host ports, security contexts), volumes (names, one source each), the restart and
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
-//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
+//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy,
+//! HostProcess containers ([`super::windows_options`]).
 //! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
 //! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
@@ -25,6 +26,7 @@ use super::Path;
 use super::pod_object;
 use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
+use super::windows_options;
 use super::workloads::label_selector;
 use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -213,6 +215,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         list_at(spec, "topologySpreadConstraints"),
         &path.child("topologySpreadConstraints"),
     ));
+    errors.extend(windows_options::host_process_pod(spec, path));
     // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
     for key in ["serviceAccountName", "nodeName"] {
         let value = str_at(spec, key);

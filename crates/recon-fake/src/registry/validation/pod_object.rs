@@ -454,7 +454,10 @@ fn has_container(spec: Option<&Value>, name: &str) -> bool {
 
 /// Every container of `spec` with its path: init containers, containers, then ephemeral
 /// containers (`VisitContainersWithPath`).
-fn containers_with_paths<'a>(spec: Option<&'a Value>, path: &Path) -> Vec<(&'a Value, Path)> {
+pub(super) fn containers_with_paths<'a>(
+    spec: Option<&'a Value>,
+    path: &Path,
+) -> Vec<(&'a Value, Path)> {
     ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .flat_map(|key| {

@@ -6,8 +6,8 @@
 //! `hostIPC`), `shareProcessNamespace` beside `hostPID`, the fsGroup change, supplemental
 //! groups and SELinux change policies, seccomp and AppArmor profile types with their localhost
 //! profiles, the proc mount type, and privilege escalation turned off beside privileged or
-//! `CAP_SYS_ADMIN`. Not checked: Windows options, and the length limit of AppArmor localhost
-//! profiles. `runAsNonRoot` beside
+//! `CAP_SYS_ADMIN`, and the Windows options ([`super::windows_options`]). Not checked: the
+//! length limit of AppArmor localhost profiles. `runAsNonRoot` beside
 //! `runAsUser: 0` is not refused by the API server (the kubelet refuses to start such a
 //! container), so it is not checked here either.
 
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::Path;
 use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
+use super::windows_options;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// `validation.InclusiveRangeError(0, math.MaxInt32)`, the message of `IsValidUserID` and
@@ -78,6 +79,10 @@ pub(super) fn pod_security_context(spec: Option<&Value>, path: &Path) -> Vec<Fie
     errors.extend(seccomp_profile(
         sc.and_then(|sc| sc.get("seccompProfile")),
         &path.child("seccompProfile"),
+    ));
+    errors.extend(windows_options::security_context_options(
+        sc.and_then(|sc| sc.get("windowsOptions")),
+        &path.child("windowsOptions"),
     ));
     errors.extend(app_armor_profile(
         sc.and_then(|sc| sc.get("appArmorProfile")),
@@ -161,6 +166,10 @@ pub(super) fn container_security_context(
             ));
         }
     }
+    errors.extend(windows_options::security_context_options(
+        sc.and_then(|sc| sc.get("windowsOptions")),
+        &path.child("windowsOptions"),
+    ));
     errors.extend(app_armor_profile(
         sc.and_then(|sc| sc.get("appArmorProfile")),
         &path.child("appArmorProfile"),
