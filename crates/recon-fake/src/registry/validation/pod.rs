@@ -8,11 +8,11 @@
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy,
-//! HostProcess containers ([`super::windows_options`]).
-//! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
-//! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
-//! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
-//! are only checked for their values.
+//! HostProcess containers ([`super::windows_options`]) and the OS ([`super::pod_os`]).
+//! Not checked: the contents of volume sources and probe handlers, image pull secrets, and
+//! what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and
+//! defaulted object, so fields the defaulting always fills (`terminationMessagePolicy`,
+//! `protocol`, ...) are only checked for their values.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::Path;
 use super::pod_object;
+use super::pod_os;
 use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::windows_options;
@@ -299,53 +300,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
             )),
         }
     }
-    errors.extend(os(spec, &path.child("os"), path));
-    errors
-}
-
-/// `validateOS`, then for a linux pod `validateLinux`: no Windows options, of the pod or of
-/// its init and regular containers. (What `validateWindows` forbids a windows pod is not
-/// checked.)
-fn os(spec: Option<&Value>, path: &Path, spec_path: &Path) -> Vec<FieldError> {
-    let Some(os) = spec.and_then(|s| s.get("os")).filter(|o| o.is_object()) else {
-        return Vec::new();
-    };
-    let name = str_at(Some(os), "name");
-    if name.is_empty() {
-        return vec![FieldError::required(path.child("name"), "")];
-    }
-    if !["linux", "windows"].contains(&name) {
-        return vec![FieldError::not_supported(path, name, &["linux", "windows"])];
-    }
-    let mut errors = Vec::new();
-    if name != "linux" {
-        return errors;
-    }
-    const LINUX: &str = "windows options cannot be set for a linux pod";
-    if is_set(
-        spec.and_then(|s| s.get("securityContext")),
-        "windowsOptions",
-    ) {
-        errors.push(FieldError::forbidden(
-            spec_path.child("securityContext").child("windowsOptions"),
-            LINUX,
-        ));
-    }
-    // VisitContainersWithPath: init containers, then the others.
-    for key in ["initContainers", "containers"] {
-        for (i, container) in list_at(spec, key).iter().enumerate() {
-            if is_set(container.get("securityContext"), "windowsOptions") {
-                errors.push(FieldError::forbidden(
-                    spec_path
-                        .child(key)
-                        .index(i)
-                        .child("securityContext")
-                        .child("windowsOptions"),
-                    LINUX,
-                ));
-            }
-        }
-    }
+    errors.extend(pod_os::validate(spec, path));
     errors
 }
 

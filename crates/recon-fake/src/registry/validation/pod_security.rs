@@ -26,10 +26,14 @@ use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 const ID_RANGE: &str = "must be between 0 and 2147483647, inclusive";
 
 /// `IsValidUserID` / `IsValidGroupID` of the integer at `key` of `v`, when it is set.
-fn id_in_range(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> {
-    int_at(v, key)
-        .filter(|id| !(0..=i64::from(i32::MAX)).contains(id))
-        .map(|id| invalid_int(&path.child(key), id, ID_RANGE))
+pub(super) fn id_in_range(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> {
+    id_error(int_at(v, key), &path.child(key))
+}
+
+/// `IsValidUserID` / `IsValidGroupID` of `id`, when there is one, reported at `path`.
+pub(super) fn id_error(id: Option<i64>, path: &Path) -> Option<FieldError> {
+    id.filter(|id| !(0..=i64::from(i32::MAX)).contains(id))
+        .map(|id| invalid_int(path, id, ID_RANGE))
 }
 
 /// `validatePodSpecSecurityContext` of the pod spec `spec`: IDs (fsGroup, runAsUser,
@@ -49,12 +53,7 @@ pub(super) fn pod_security_context(spec: Option<&Value>, path: &Path) -> Vec<Fie
         .collect();
     let groups_path = path.child("supplementalGroups");
     for (i, gid) in list_at(sc, "supplementalGroups").iter().enumerate() {
-        if let Some(gid) = gid
-            .as_i64()
-            .filter(|g| !(0..=i64::from(i32::MAX)).contains(g))
-        {
-            errors.push(invalid_int(&groups_path.index(i), gid, ID_RANGE));
-        }
+        errors.extend(id_error(gid.as_i64(), &groups_path.index(i)));
     }
     if host("shareProcessNamespace") && host("hostPID") {
         errors.push(FieldError::new(
