@@ -7,7 +7,8 @@
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
 //!   PodTemplates; [`pod_security`]: their security contexts; [`windows_options`]: the
 //!   Windows options in them; [`pod_os`]: what a linux or windows pod may set;
-//!   [`pod_object`]: a Pod's own annotations, create-only fields, what an update may change and its status;
+//!   [`user_namespaces`]: pods with `hostUsers: false`; [`pod_object`]: a Pod's own
+//!   annotations, create-only fields, what an update may change and its status;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims;
@@ -27,6 +28,7 @@ mod pod_os;
 mod pod_security;
 mod read;
 mod service_addresses;
+mod user_namespaces;
 mod windows_options;
 mod workloads;
 

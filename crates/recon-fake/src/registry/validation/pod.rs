@@ -8,7 +8,8 @@
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy,
-//! HostProcess containers ([`super::windows_options`]) and the OS ([`super::pod_os`]).
+//! HostProcess containers ([`super::windows_options`]), `hostUsers: false`
+//! ([`super::user_namespaces`]) and the OS ([`super::pod_os`]).
 //! Not checked: the contents of volume sources and probe handlers, image pull secrets, and
 //! what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and
 //! defaulted object, so fields the defaulting always fills (`terminationMessagePolicy`,
@@ -27,8 +28,8 @@ use super::pod_object;
 use super::pod_os;
 use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
-use super::windows_options;
 use super::workloads::label_selector;
+use super::{user_namespaces, windows_options};
 use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -217,6 +218,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         &path.child("topologySpreadConstraints"),
     ));
     errors.extend(windows_options::host_process_pod(spec, path));
+    errors.extend(user_namespaces::host_users(spec, path));
     // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
     for key in ["serviceAccountName", "nodeName"] {
         let value = str_at(spec, key);
