@@ -5,7 +5,9 @@
 //! words it: the same field paths, messages and order of `details.causes`.
 //!
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
-//!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
+//!   PodTemplates; [`pod_security`]: their security contexts; [`windows_options`]: the
+//!   Windows options in them; [`pod_os`]: what a linux or windows pod may set;
+//!   [`user_namespaces`]: pods with `hostUsers: false`; [`pod_object`]: a Pod's own
 //!   annotations, create-only fields, what an update may change and its status;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
@@ -22,10 +24,13 @@ mod others;
 mod path;
 mod pod;
 mod pod_object;
+mod pod_os;
 mod pod_security;
 mod read;
 mod replication_controller;
 mod service_addresses;
+mod user_namespaces;
+mod windows_options;
 mod workloads;
 
 pub(crate) use path::Path;

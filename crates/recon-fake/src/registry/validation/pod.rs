@@ -7,11 +7,13 @@
 //! probes, host ports, security contexts), volumes (names, one source each), the restart and
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
-//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
-//! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
-//! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
-//! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
-//! are only checked for their values.
+//! subdomain, priority and runtime class), tolerations, host aliases, preemption policy,
+//! HostProcess containers ([`super::windows_options`]), `hostUsers: false`
+//! ([`super::user_namespaces`]) and the OS ([`super::pod_os`]).
+//! Not checked: the contents of volume sources and probe handlers, image pull secrets, and
+//! what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and
+//! defaulted object, so fields the defaulting always fills (`terminationMessagePolicy`,
+//! `protocol`, ...) are only checked for their values.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -23,9 +25,11 @@ use serde_json::Value;
 
 use super::Path;
 use super::pod_object;
+use super::pod_os;
 use super::pod_security;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::workloads::label_selector;
+use super::{user_namespaces, windows_options};
 use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -213,6 +217,8 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         list_at(spec, "topologySpreadConstraints"),
         &path.child("topologySpreadConstraints"),
     ));
+    errors.extend(windows_options::host_process_pod(spec, path));
+    errors.extend(user_namespaces::host_users(spec, path));
     // ValidateServiceAccountName and ValidateNodeName: DNS subdomains.
     for key in ["serviceAccountName", "nodeName"] {
         let value = str_at(spec, key);
@@ -296,53 +302,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
             )),
         }
     }
-    errors.extend(os(spec, &path.child("os"), path));
-    errors
-}
-
-/// `validateOS`, then for a linux pod `validateLinux`: no Windows options, of the pod or of
-/// its init and regular containers. (What `validateWindows` forbids a windows pod is not
-/// checked.)
-fn os(spec: Option<&Value>, path: &Path, spec_path: &Path) -> Vec<FieldError> {
-    let Some(os) = spec.and_then(|s| s.get("os")).filter(|o| o.is_object()) else {
-        return Vec::new();
-    };
-    let name = str_at(Some(os), "name");
-    if name.is_empty() {
-        return vec![FieldError::required(path.child("name"), "")];
-    }
-    if !["linux", "windows"].contains(&name) {
-        return vec![FieldError::not_supported(path, name, &["linux", "windows"])];
-    }
-    let mut errors = Vec::new();
-    if name != "linux" {
-        return errors;
-    }
-    const LINUX: &str = "windows options cannot be set for a linux pod";
-    if is_set(
-        spec.and_then(|s| s.get("securityContext")),
-        "windowsOptions",
-    ) {
-        errors.push(FieldError::forbidden(
-            spec_path.child("securityContext").child("windowsOptions"),
-            LINUX,
-        ));
-    }
-    // VisitContainersWithPath: init containers, then the others.
-    for key in ["initContainers", "containers"] {
-        for (i, container) in list_at(spec, key).iter().enumerate() {
-            if is_set(container.get("securityContext"), "windowsOptions") {
-                errors.push(FieldError::forbidden(
-                    spec_path
-                        .child(key)
-                        .index(i)
-                        .child("securityContext")
-                        .child("windowsOptions"),
-                    LINUX,
-                ));
-            }
-        }
-    }
+    errors.extend(pod_os::validate(spec, path));
     errors
 }
 

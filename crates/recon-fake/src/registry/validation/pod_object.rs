@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::Path;
 use super::pod::{pod_spec, tolerations};
+use super::pod_os;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::service_addresses::legacy_ip_errors;
 use crate::gotype::internal::{self, Source};
@@ -190,6 +191,17 @@ pub(super) fn validate_status_update(new: &Object, old: &Object) -> Vec<FieldErr
     ));
     errors.extend(pod_ips(status, old_status, &path));
     errors.extend(host_ips(status, old_status, &path));
+    for key in [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ] {
+        errors.extend(pod_os::container_status_users(
+            list_at(status, key),
+            new.get("spec"),
+            &path.child(key),
+        ));
+    }
     errors
 }
 
@@ -454,7 +466,10 @@ fn has_container(spec: Option<&Value>, name: &str) -> bool {
 
 /// Every container of `spec` with its path: init containers, containers, then ephemeral
 /// containers (`VisitContainersWithPath`).
-fn containers_with_paths<'a>(spec: Option<&'a Value>, path: &Path) -> Vec<(&'a Value, Path)> {
+pub(super) fn containers_with_paths<'a>(
+    spec: Option<&'a Value>,
+    path: &Path,
+) -> Vec<(&'a Value, Path)> {
     ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .flat_map(|key| {

@@ -6,8 +6,8 @@
 //! `hostIPC`), `shareProcessNamespace` beside `hostPID`, the fsGroup change, supplemental
 //! groups and SELinux change policies, seccomp and AppArmor profile types with their localhost
 //! profiles, the proc mount type, and privilege escalation turned off beside privileged or
-//! `CAP_SYS_ADMIN`. Not checked: Windows options, and the length limit of AppArmor localhost
-//! profiles. `runAsNonRoot` beside
+//! `CAP_SYS_ADMIN`, and the Windows options ([`super::windows_options`]). Not checked: the
+//! length limit of AppArmor localhost profiles. `runAsNonRoot` beside
 //! `runAsUser: 0` is not refused by the API server (the kubelet refuses to start such a
 //! container), so it is not checked here either.
 
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::Path;
 use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
+use super::windows_options;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// `validation.InclusiveRangeError(0, math.MaxInt32)`, the message of `IsValidUserID` and
@@ -25,10 +26,14 @@ use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 const ID_RANGE: &str = "must be between 0 and 2147483647, inclusive";
 
 /// `IsValidUserID` / `IsValidGroupID` of the integer at `key` of `v`, when it is set.
-fn id_in_range(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> {
-    int_at(v, key)
-        .filter(|id| !(0..=i64::from(i32::MAX)).contains(id))
-        .map(|id| invalid_int(&path.child(key), id, ID_RANGE))
+pub(super) fn id_in_range(v: Option<&Value>, key: &str, path: &Path) -> Option<FieldError> {
+    id_error(int_at(v, key), &path.child(key))
+}
+
+/// `IsValidUserID` / `IsValidGroupID` of `id`, when there is one, reported at `path`.
+pub(super) fn id_error(id: Option<i64>, path: &Path) -> Option<FieldError> {
+    id.filter(|id| !(0..=i64::from(i32::MAX)).contains(id))
+        .map(|id| invalid_int(path, id, ID_RANGE))
 }
 
 /// `validatePodSpecSecurityContext` of the pod spec `spec`: IDs (fsGroup, runAsUser,
@@ -48,12 +53,7 @@ pub(super) fn pod_security_context(spec: Option<&Value>, path: &Path) -> Vec<Fie
         .collect();
     let groups_path = path.child("supplementalGroups");
     for (i, gid) in list_at(sc, "supplementalGroups").iter().enumerate() {
-        if let Some(gid) = gid
-            .as_i64()
-            .filter(|g| !(0..=i64::from(i32::MAX)).contains(g))
-        {
-            errors.push(invalid_int(&groups_path.index(i), gid, ID_RANGE));
-        }
+        errors.extend(id_error(gid.as_i64(), &groups_path.index(i)));
     }
     if host("shareProcessNamespace") && host("hostPID") {
         errors.push(FieldError::new(
@@ -78,6 +78,10 @@ pub(super) fn pod_security_context(spec: Option<&Value>, path: &Path) -> Vec<Fie
     errors.extend(seccomp_profile(
         sc.and_then(|sc| sc.get("seccompProfile")),
         &path.child("seccompProfile"),
+    ));
+    errors.extend(windows_options::security_context_options(
+        sc.and_then(|sc| sc.get("windowsOptions")),
+        &path.child("windowsOptions"),
     ));
     errors.extend(app_armor_profile(
         sc.and_then(|sc| sc.get("appArmorProfile")),
@@ -161,6 +165,10 @@ pub(super) fn container_security_context(
             ));
         }
     }
+    errors.extend(windows_options::security_context_options(
+        sc.and_then(|sc| sc.get("windowsOptions")),
+        &path.child("windowsOptions"),
+    ));
     errors.extend(app_armor_profile(
         sc.and_then(|sc| sc.get("appArmorProfile")),
         &path.child("appArmorProfile"),
