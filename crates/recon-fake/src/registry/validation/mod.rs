@@ -7,6 +7,7 @@
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
 //!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
 //!   annotations, create-only fields, what an update may change and its status;
+//! - [`probe_handlers`]: containers' probes and lifecycle hooks;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims;
@@ -23,6 +24,7 @@ mod path;
 mod pod;
 mod pod_object;
 mod pod_security;
+mod probe_handlers;
 mod read;
 mod service_addresses;
 mod workloads;

@@ -4,11 +4,12 @@
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
 //! ports, environment, volume mounts (the pod's volumes, paths, propagation), resources,
-//! probes, host ports, security contexts), volumes (names, one source each), the restart and
+//! probes and lifecycle hooks ([`super::probe_handlers`]), host ports, security contexts),
+//! volumes (names, one source each), the restart and
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
-//! Not checked: the contents of volume sources and probe handlers, image pull secrets, what a
+//! Not checked: the contents of volume sources, image pull secrets, what a
 //! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
@@ -24,6 +25,7 @@ use serde_json::Value;
 use super::Path;
 use super::pod_object;
 use super::pod_security;
+use super::probe_handlers;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::workloads::label_selector;
 use crate::gotype::quantity;
@@ -148,6 +150,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
     let context = ContainerContext {
         volumes: &volume_names,
         host_users,
+        grace_period: int_at(spec, "terminationGracePeriodSeconds"),
     };
     errors.extend(regular_containers(
         containers,
@@ -995,6 +998,8 @@ struct ContainerContext<'a> {
     volumes: &'a HashMap<String, bool>,
     /// `hostUsers`, true unless the pod sets it false.
     host_users: bool,
+    /// The pod's `terminationGracePeriodSeconds`, which bounds a sleep hook.
+    grace_period: Option<i64>,
 }
 
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
@@ -1072,8 +1077,8 @@ fn only_one<'a>(
     first
 }
 
-/// `validateContainers`: the common checks, unique names and the probes of each container,
-/// then host ports across them.
+/// `validateContainers`: the common checks, unique names, the lifecycle hooks and probes of
+/// each container, then host ports across them.
 fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     if list.is_empty() {
         return vec![FieldError::required(path, "")];
@@ -1087,16 +1092,11 @@ fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
         }
-        let c = Some(container);
-        for (key, liveness_like) in [
-            ("livenessProbe", true),
-            ("readinessProbe", false),
-            ("startupProbe", true),
-        ] {
-            if let Some(probe) = c.and_then(|c| c.get(key)).filter(|p| p.is_object()) {
-                errors.extend(self::probe(probe, &at.child(key), liveness_like));
-            }
-        }
+        errors.extend(probe_handlers::container_handlers(
+            container,
+            context.grace_period,
+            &at,
+        ));
     }
     // checkHostPortConflicts: a protocol, host IP and host port used twice across containers.
     let mut host_ports = HashSet::new();
@@ -1122,8 +1122,8 @@ fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -
     errors
 }
 
-/// `validateInitContainers`: the common checks, then names unique across init and regular
-/// containers.
+/// `validateInitContainers`: the common checks, names unique across init and regular
+/// containers, then the hooks and probes only a restartable init container may have.
 fn init_containers(
     list: &[Value],
     regular: &[Value],
@@ -1138,6 +1138,16 @@ fn init_containers(
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
+        }
+        // A restartable init container (a sidecar) may have hooks and probes.
+        if str_at(Some(container), "restartPolicy") == "Always" {
+            errors.extend(probe_handlers::container_handlers(
+                container,
+                context.grace_period,
+                &at,
+            ));
+        } else {
+            errors.extend(probe_handlers::forbidden_for_init_container(container, &at));
         }
     }
     errors
@@ -1611,73 +1621,6 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
 fn overcommit_allowed(name: &str) -> bool {
     let native = !name.contains('/') || name.contains("kubernetes.io/");
     native && !name.starts_with("hugepages-")
-}
-
-/// The handlers of a probe, in the order `validateHandler` checks them.
-const HANDLERS: &[&str] = &["exec", "httpGet", "tcpSocket", "grpc"];
-
-/// `validateProbe` (exactly one handler, non-negative counters), then what liveness and
-/// startup probes add (`successThreshold` 1) or readiness probes forbid.
-fn probe(probe: &Value, path: &Path, liveness_like: bool) -> Vec<FieldError> {
-    let p = Some(probe);
-    let mut errors = Vec::new();
-    let mut count = 0;
-    for handler in HANDLERS {
-        if !is_set(p, handler) {
-            continue;
-        }
-        if count > 0 {
-            errors.push(FieldError::forbidden(
-                path.child(handler),
-                "may not specify more than 1 handler type",
-            ));
-        } else {
-            count += 1;
-            // validateExecAction (the other handlers' contents are not checked)
-            if *handler == "exec" && list_at(p.and_then(|p| p.get("exec")), "command").is_empty() {
-                errors.push(FieldError::required(
-                    path.child("exec").child("command"),
-                    "",
-                ));
-            }
-        }
-    }
-    if count == 0 {
-        errors.push(FieldError::required(path, "must specify a handler type"));
-    }
-    for key in [
-        "initialDelaySeconds",
-        "timeoutSeconds",
-        "periodSeconds",
-        "successThreshold",
-        "failureThreshold",
-    ] {
-        errors.extend(non_negative(p, key, path));
-    }
-    if let Some(grace) = int_at(p, "terminationGracePeriodSeconds").filter(|g| *g <= 0) {
-        errors.push(invalid_int(
-            &path.child("terminationGracePeriodSeconds"),
-            grace,
-            "must be greater than 0",
-        ));
-    }
-    if liveness_like {
-        let threshold = int_at(p, "successThreshold").unwrap_or(0);
-        if threshold != 1 {
-            errors.push(invalid_int(
-                &path.child("successThreshold"),
-                threshold,
-                "must be 1",
-            ));
-        }
-    } else if let Some(grace) = int_at(p, "terminationGracePeriodSeconds") {
-        errors.push(invalid_int(
-            &path.child("terminationGracePeriodSeconds"),
-            grace,
-            "must not be set for readinessProbes",
-        ));
-    }
-    errors
 }
 
 #[cfg(test)]
