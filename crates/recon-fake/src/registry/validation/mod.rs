@@ -7,6 +7,8 @@
 //! - [`pod`]: pod specs and templates (containers, ports, probes, volumes, ...), Pods and
 //!   PodTemplates; [`pod_security`]: their security contexts; [`pod_object`]: a Pod's own
 //!   annotations, create-only fields, what an update may change and its status;
+//! - [`volume_sources`]: what each pod volume's source holds; [`volume_files`]: the sources
+//!   that write files (secret, configMap, downwardAPI, projected);
 //! - [`probe_handlers`]: containers' probes and lifecycle hooks;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
@@ -27,6 +29,8 @@ mod pod_security;
 mod probe_handlers;
 mod read;
 mod service_addresses;
+mod volume_files;
+mod volume_sources;
 mod workloads;
 
 pub(crate) use path::Path;

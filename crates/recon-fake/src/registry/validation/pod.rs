@@ -5,11 +5,11 @@
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
 //! ports, environment, volume mounts (the pod's volumes, paths, propagation), resources,
 //! probes and lifecycle hooks ([`super::probe_handlers`]), host ports, security contexts),
-//! volumes (names, one source each), the restart and
+//! volumes (names, one source each, what it holds: [`super::volume_sources`]), the restart and
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy.
-//! Not checked: the contents of volume sources, image pull secrets, what a
+//! Not checked: image pull secrets, what a
 //! windows pod may not set, and what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and defaulted
 //! object, so fields the defaulting always fills (`terminationMessagePolicy`, `protocol`, ...)
 //! are only checked for their values.
@@ -27,6 +27,7 @@ use super::pod_object;
 use super::pod_security;
 use super::probe_handlers;
 use super::read::{int_at, is_set, list_at, str_at};
+use super::volume_sources;
 use super::workloads::label_selector;
 use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -94,7 +95,7 @@ pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldE
     let spec_path = path.child("spec");
     errors.extend(pod_spec(
         template.and_then(|t| t.get("spec")),
-        false,
+        None,
         &spec_path,
     ));
     if !list_at(template.and_then(|t| t.get("spec")), "ephemeralContainers").is_empty() {
@@ -128,9 +129,9 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 /// restart and DNS policies, node selector, security context, affinity, DNS config, readiness
 /// and scheduling gates, topology spread, service account and node names, active deadline,
 /// host name and subdomain, tolerations, host aliases, priority and runtime class names,
-/// preemption policy, OS. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
-/// not of a template.
-pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
+/// preemption policy, OS. `pod` is the name of the Pod whose spec this is (`podMeta`,
+/// `opts.ResourceIsPod`), `None` for a template.
+pub(super) fn pod_spec(spec: Option<&Value>, pod: Option<&str>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
         errors.push(FieldError::required(
@@ -138,7 +139,8 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
             "",
         ));
     }
-    let (volume_names, volume_errors) = volumes(list_at(spec, "volumes"), &path.child("volumes"));
+    let (volume_names, volume_errors) =
+        volumes(list_at(spec, "volumes"), pod, &path.child("volumes"));
     errors.extend(volume_errors);
     let containers = list_at(spec, "containers");
     // Unless the pod says otherwise, containers share the host's user namespace
@@ -163,7 +165,11 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         &context,
         &path.child("initContainers"),
     ));
-    errors.extend(host_network_ports(spec, is_pod, &path.child("containers")));
+    errors.extend(host_network_ports(
+        spec,
+        pod.is_some(),
+        &path.child("containers"),
+    ));
     errors.extend(restart_policy(
         str_at(spec, "restartPolicy"),
         &path.child("restartPolicy"),
@@ -956,41 +962,6 @@ fn restart_policy(policy: &str, path: &Path) -> Vec<FieldError> {
     }
 }
 
-/// The volume sources of `VolumeSource`, in the order `validateVolumeSource` checks them (the
-/// paths it reports; `downwardAPI`'s is misspelt `downwarAPI` there).
-const VOLUME_SOURCES: &[(&str, &str)] = &[
-    ("emptyDir", "emptyDir"),
-    ("hostPath", "hostPath"),
-    ("gitRepo", "gitRepo"),
-    ("gcePersistentDisk", "gcePersistentDisk"),
-    ("awsElasticBlockStore", "awsElasticBlockStore"),
-    ("secret", "secret"),
-    ("nfs", "nfs"),
-    ("iscsi", "iscsi"),
-    ("glusterfs", "glusterfs"),
-    ("flocker", "flocker"),
-    ("persistentVolumeClaim", "persistentVolumeClaim"),
-    ("rbd", "rbd"),
-    ("cinder", "cinder"),
-    ("cephfs", "cephFS"),
-    ("quobyte", "quobyte"),
-    ("downwardAPI", "downwarAPI"),
-    ("fc", "fc"),
-    ("flexVolume", "flexVolume"),
-    ("configMap", "configMap"),
-    ("azureFile", "azureFile"),
-    ("vsphereVolume", "vsphereVolume"),
-    ("photonPersistentDisk", "photonPersistentDisk"),
-    ("portworxVolume", "portworxVolume"),
-    ("azureDisk", "azureDisk"),
-    ("storageos", "storageos"),
-    ("projected", "projected"),
-    ("scaleIO", "scaleIO"),
-    ("csi", "csi"),
-    ("ephemeral", "ephemeral"),
-    ("image", "image"),
-];
-
 /// What the checks of each container need to know of its pod.
 struct ContainerContext<'a> {
     /// The pod's volumes that passed validation (what `ValidateVolumes` returns), by name:
@@ -1003,14 +974,20 @@ struct ContainerContext<'a> {
 }
 
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
-/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found).
-fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldError>) {
+/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found);
+/// in a Pod (`pod` names it), no claim volume of a claim an ephemeral volume creates.
+fn volumes(
+    list: &[Value],
+    pod: Option<&str>,
+    path: &Path,
+) -> (HashMap<String, bool>, Vec<FieldError>) {
     let mut names = HashMap::new();
     let mut errors = Vec::new();
+    let created = volume_sources::created_claims(list, pod);
     for (i, volume) in list.iter().enumerate() {
         let at = path.index(i);
         let name = str_at(Some(volume), "name");
-        let mut own = volume_source(volume, &at);
+        let mut own = volume_sources::volume_source(volume, pod, &at);
         let name_path = at.child("name");
         if name.is_empty() {
             own.push(FieldError::required(&name_path, ""));
@@ -1034,47 +1011,9 @@ fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldErro
         } else {
             errors.extend(own);
         }
+        errors.extend(volume_sources::claim_not_created(volume, &created, &at));
     }
     (names, errors)
-}
-
-/// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
-fn volume_source(volume: &Value, path: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    only_one(
-        volume,
-        VOLUME_SOURCES.iter().copied(),
-        path,
-        "volume type",
-        &mut errors,
-    );
-    errors
-}
-
-/// Of the fields `(key, reported as)` of `v`, the first set one: each one set after it is
-/// forbidden (`may not specify more than 1 <what>`), none set is required.
-fn only_one<'a>(
-    v: &Value,
-    fields: impl Iterator<Item = (&'a str, &'a str)>,
-    path: &Path,
-    what: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<&'a str> {
-    let mut first = None;
-    for (key, reported) in fields.filter(|(key, _)| is_set(Some(v), key)) {
-        if first.is_some() {
-            errors.push(FieldError::forbidden(
-                path.child(reported),
-                format!("may not specify more than 1 {what}"),
-            ));
-        } else {
-            first = Some(key);
-        }
-    }
-    if first.is_none() {
-        errors.push(FieldError::required(path, format!("must specify a {what}")));
-    }
-    first
 }
 
 /// `validateContainers`: the common checks, unique names, the lifecycle hooks and probes of
