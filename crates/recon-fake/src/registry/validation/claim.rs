@@ -238,7 +238,11 @@ pub(super) fn validate_status_update(new: &Object) -> Vec<FieldError> {
 
 /// `ValidatePersistentVolumeClaimSpec`. `allow_invalid_group` keeps an old claim's invalid
 /// data source API group acceptable.
-fn spec(spec: Option<&Value>, path: &Path, allow_invalid_group: bool) -> Vec<FieldError> {
+pub(super) fn spec(
+    spec: Option<&Value>,
+    path: &Path,
+    allow_invalid_group: bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let modes = list_at(spec, "accessModes");
     if modes.is_empty() {

@@ -9,6 +9,9 @@
 //!   Windows options in them; [`pod_os`]: what a linux or windows pod may set;
 //!   [`user_namespaces`]: pods with `hostUsers: false`; [`pod_object`]: a Pod's own
 //!   annotations, create-only fields, what an update may change and its status;
+//! - [`volume_sources`]: what each pod volume's source holds; [`volume_files`]: the sources
+//!   that write files (secret, configMap, downwardAPI, projected);
+//! - [`probe_handlers`]: containers' probes and lifecycle hooks;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
@@ -26,10 +29,13 @@ mod pod;
 mod pod_object;
 mod pod_os;
 mod pod_security;
+mod probe_handlers;
 mod read;
 mod replication_controller;
 mod service_addresses;
 mod user_namespaces;
+mod volume_files;
+mod volume_sources;
 mod windows_options;
 mod workloads;
 

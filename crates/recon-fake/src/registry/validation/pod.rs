@@ -4,16 +4,16 @@
 //!
 //! What is checked is the part of `ValidatePodSpec` operators hit: containers (names, images,
 //! ports, environment, volume mounts (the pod's volumes, paths, propagation), resources,
-//! probes, host ports, security contexts), volumes (names, one source each), the restart and
+//! probes and lifecycle hooks ([`super::probe_handlers`]), host ports, security contexts),
+//! volumes (names, one source each, what it holds: [`super::volume_sources`]), the restart and
 //! DNS policies, node selector, the pod's security context ([`super::pod_security`]),
 //! affinity, DNS config, readiness and scheduling gates, topology spread, names (node, host,
 //! subdomain, priority and runtime class), tolerations, host aliases, preemption policy,
 //! HostProcess containers ([`super::windows_options`]), `hostUsers: false`
-//! ([`super::user_namespaces`]) and the OS ([`super::pod_os`]).
-//! Not checked: the contents of volume sources and probe handlers, image pull secrets, and
-//! what `ValidatePodUpdate` allows a running pod to change. The value is the decoded and
-//! defaulted object, so fields the defaulting always fills (`terminationMessagePolicy`,
-//! `protocol`, ...) are only checked for their values.
+//! ([`super::user_namespaces`]) and the OS ([`super::pod_os`]); a Pod's own rules (what an
+//! update may change, its status) are [`super::pod_object`]'s. Not checked: image pull
+//! secrets. The value is the decoded and defaulted object, so fields the defaulting always
+//! fills (`terminationMessagePolicy`, `protocol`, ...) are only checked for their values.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -27,7 +27,9 @@ use super::Path;
 use super::pod_object;
 use super::pod_os;
 use super::pod_security;
+use super::probe_handlers;
 use super::read::{int_at, is_set, list_at, str_at};
+use super::volume_sources;
 use super::workloads::label_selector;
 use super::{user_namespaces, windows_options};
 use crate::gotype::quantity;
@@ -96,7 +98,7 @@ pub(super) fn template_spec(template: Option<&Value>, path: &Path) -> Vec<FieldE
     let spec_path = path.child("spec");
     errors.extend(pod_spec(
         template.and_then(|t| t.get("spec")),
-        false,
+        None,
         &spec_path,
     ));
     if !list_at(template.and_then(|t| t.get("spec")), "ephemeralContainers").is_empty() {
@@ -130,9 +132,9 @@ pub(super) fn labels(labels: Option<&Value>, path: &Path) -> Vec<FieldError> {
 /// restart and DNS policies, node selector, security context, affinity, DNS config, readiness
 /// and scheduling gates, topology spread, service account and node names, active deadline,
 /// host name and subdomain, tolerations, host aliases, priority and runtime class names,
-/// preemption policy, OS. `is_pod` is the spec of a Pod (`opts.ResourceIsPod`),
-/// not of a template.
-pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<FieldError> {
+/// preemption policy, OS. `pod` is the name of the Pod whose spec this is (`podMeta`,
+/// `opts.ResourceIsPod`), `None` for a template.
+pub(super) fn pod_spec(spec: Option<&Value>, pod: Option<&str>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !is_set(spec, "terminationGracePeriodSeconds") {
         errors.push(FieldError::required(
@@ -140,7 +142,8 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
             "",
         ));
     }
-    let (volume_names, volume_errors) = volumes(list_at(spec, "volumes"), &path.child("volumes"));
+    let (volume_names, volume_errors) =
+        volumes(list_at(spec, "volumes"), pod, &path.child("volumes"));
     errors.extend(volume_errors);
     let containers = list_at(spec, "containers");
     // Unless the pod says otherwise, containers share the host's user namespace
@@ -152,6 +155,7 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
     let context = ContainerContext {
         volumes: &volume_names,
         host_users,
+        grace_period: int_at(spec, "terminationGracePeriodSeconds"),
     };
     errors.extend(regular_containers(
         containers,
@@ -164,7 +168,11 @@ pub(super) fn pod_spec(spec: Option<&Value>, is_pod: bool, path: &Path) -> Vec<F
         &context,
         &path.child("initContainers"),
     ));
-    errors.extend(host_network_ports(spec, is_pod, &path.child("containers")));
+    errors.extend(host_network_ports(
+        spec,
+        pod.is_some(),
+        &path.child("containers"),
+    ));
     errors.extend(restart_policy(
         str_at(spec, "restartPolicy"),
         &path.child("restartPolicy"),
@@ -913,41 +921,6 @@ fn restart_policy(policy: &str, path: &Path) -> Vec<FieldError> {
     }
 }
 
-/// The volume sources of `VolumeSource`, in the order `validateVolumeSource` checks them (the
-/// paths it reports; `downwardAPI`'s is misspelt `downwarAPI` there).
-const VOLUME_SOURCES: &[(&str, &str)] = &[
-    ("emptyDir", "emptyDir"),
-    ("hostPath", "hostPath"),
-    ("gitRepo", "gitRepo"),
-    ("gcePersistentDisk", "gcePersistentDisk"),
-    ("awsElasticBlockStore", "awsElasticBlockStore"),
-    ("secret", "secret"),
-    ("nfs", "nfs"),
-    ("iscsi", "iscsi"),
-    ("glusterfs", "glusterfs"),
-    ("flocker", "flocker"),
-    ("persistentVolumeClaim", "persistentVolumeClaim"),
-    ("rbd", "rbd"),
-    ("cinder", "cinder"),
-    ("cephfs", "cephFS"),
-    ("quobyte", "quobyte"),
-    ("downwardAPI", "downwarAPI"),
-    ("fc", "fc"),
-    ("flexVolume", "flexVolume"),
-    ("configMap", "configMap"),
-    ("azureFile", "azureFile"),
-    ("vsphereVolume", "vsphereVolume"),
-    ("photonPersistentDisk", "photonPersistentDisk"),
-    ("portworxVolume", "portworxVolume"),
-    ("azureDisk", "azureDisk"),
-    ("storageos", "storageos"),
-    ("projected", "projected"),
-    ("scaleIO", "scaleIO"),
-    ("csi", "csi"),
-    ("ephemeral", "ephemeral"),
-    ("image", "image"),
-];
-
 /// What the checks of each container need to know of its pod.
 struct ContainerContext<'a> {
     /// The pod's volumes that passed validation (what `ValidateVolumes` returns), by name:
@@ -955,17 +928,25 @@ struct ContainerContext<'a> {
     volumes: &'a HashMap<String, bool>,
     /// `hostUsers`, true unless the pod sets it false.
     host_users: bool,
+    /// The pod's `terminationGracePeriodSeconds`, which bounds a sleep hook.
+    grace_period: Option<i64>,
 }
 
 /// `ValidateVolumes`: each volume's source and name; the name of a volume with errors is not
-/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found).
-fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldError>) {
+/// remembered (so a later volume of that name is no duplicate, and mounts of it are not found);
+/// in a Pod (`pod` names it), no claim volume of a claim an ephemeral volume creates.
+fn volumes(
+    list: &[Value],
+    pod: Option<&str>,
+    path: &Path,
+) -> (HashMap<String, bool>, Vec<FieldError>) {
     let mut names = HashMap::new();
     let mut errors = Vec::new();
+    let created = volume_sources::created_claims(list, pod);
     for (i, volume) in list.iter().enumerate() {
         let at = path.index(i);
         let name = str_at(Some(volume), "name");
-        let mut own = volume_source(volume, &at);
+        let mut own = volume_sources::volume_source(volume, pod, &at);
         let name_path = at.child("name");
         if name.is_empty() {
             own.push(FieldError::required(&name_path, ""));
@@ -989,51 +970,13 @@ fn volumes(list: &[Value], path: &Path) -> (HashMap<String, bool>, Vec<FieldErro
         } else {
             errors.extend(own);
         }
+        errors.extend(volume_sources::claim_not_created(volume, &created, &at));
     }
     (names, errors)
 }
 
-/// `validateVolumeSource`, as far as counting the sources goes: exactly one is allowed.
-fn volume_source(volume: &Value, path: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    only_one(
-        volume,
-        VOLUME_SOURCES.iter().copied(),
-        path,
-        "volume type",
-        &mut errors,
-    );
-    errors
-}
-
-/// Of the fields `(key, reported as)` of `v`, the first set one: each one set after it is
-/// forbidden (`may not specify more than 1 <what>`), none set is required.
-fn only_one<'a>(
-    v: &Value,
-    fields: impl Iterator<Item = (&'a str, &'a str)>,
-    path: &Path,
-    what: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<&'a str> {
-    let mut first = None;
-    for (key, reported) in fields.filter(|(key, _)| is_set(Some(v), key)) {
-        if first.is_some() {
-            errors.push(FieldError::forbidden(
-                path.child(reported),
-                format!("may not specify more than 1 {what}"),
-            ));
-        } else {
-            first = Some(key);
-        }
-    }
-    if first.is_none() {
-        errors.push(FieldError::required(path, format!("must specify a {what}")));
-    }
-    first
-}
-
-/// `validateContainers`: the common checks, unique names and the probes of each container,
-/// then host ports across them.
+/// `validateContainers`: the common checks, unique names, the lifecycle hooks and probes of
+/// each container, then host ports across them.
 fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -> Vec<FieldError> {
     if list.is_empty() {
         return vec![FieldError::required(path, "")];
@@ -1047,16 +990,11 @@ fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
         }
-        let c = Some(container);
-        for (key, liveness_like) in [
-            ("livenessProbe", true),
-            ("readinessProbe", false),
-            ("startupProbe", true),
-        ] {
-            if let Some(probe) = c.and_then(|c| c.get(key)).filter(|p| p.is_object()) {
-                errors.extend(self::probe(probe, &at.child(key), liveness_like));
-            }
-        }
+        errors.extend(probe_handlers::container_handlers(
+            container,
+            context.grace_period,
+            &at,
+        ));
     }
     // checkHostPortConflicts: a protocol, host IP and host port used twice across containers.
     let mut host_ports = HashSet::new();
@@ -1082,8 +1020,8 @@ fn regular_containers(list: &[Value], context: &ContainerContext, path: &Path) -
     errors
 }
 
-/// `validateInitContainers`: the common checks, then names unique across init and regular
-/// containers.
+/// `validateInitContainers`: the common checks, names unique across init and regular
+/// containers, then the hooks and probes only a restartable init container may have.
 fn init_containers(
     list: &[Value],
     regular: &[Value],
@@ -1098,6 +1036,16 @@ fn init_containers(
         let name = str_at(Some(container), "name");
         if !names.insert(name) {
             errors.push(duplicate(&at.child("name"), name));
+        }
+        // A restartable init container (a sidecar) may have hooks and probes.
+        if str_at(Some(container), "restartPolicy") == "Always" {
+            errors.extend(probe_handlers::container_handlers(
+                container,
+                context.grace_period,
+                &at,
+            ));
+        } else {
+            errors.extend(probe_handlers::forbidden_for_init_container(container, &at));
         }
     }
     errors
@@ -1571,73 +1519,6 @@ fn resources(resources: Option<&Value>, path: &Path) -> Vec<FieldError> {
 fn overcommit_allowed(name: &str) -> bool {
     let native = !name.contains('/') || name.contains("kubernetes.io/");
     native && !name.starts_with("hugepages-")
-}
-
-/// The handlers of a probe, in the order `validateHandler` checks them.
-const HANDLERS: &[&str] = &["exec", "httpGet", "tcpSocket", "grpc"];
-
-/// `validateProbe` (exactly one handler, non-negative counters), then what liveness and
-/// startup probes add (`successThreshold` 1) or readiness probes forbid.
-fn probe(probe: &Value, path: &Path, liveness_like: bool) -> Vec<FieldError> {
-    let p = Some(probe);
-    let mut errors = Vec::new();
-    let mut count = 0;
-    for handler in HANDLERS {
-        if !is_set(p, handler) {
-            continue;
-        }
-        if count > 0 {
-            errors.push(FieldError::forbidden(
-                path.child(handler),
-                "may not specify more than 1 handler type",
-            ));
-        } else {
-            count += 1;
-            // validateExecAction (the other handlers' contents are not checked)
-            if *handler == "exec" && list_at(p.and_then(|p| p.get("exec")), "command").is_empty() {
-                errors.push(FieldError::required(
-                    path.child("exec").child("command"),
-                    "",
-                ));
-            }
-        }
-    }
-    if count == 0 {
-        errors.push(FieldError::required(path, "must specify a handler type"));
-    }
-    for key in [
-        "initialDelaySeconds",
-        "timeoutSeconds",
-        "periodSeconds",
-        "successThreshold",
-        "failureThreshold",
-    ] {
-        errors.extend(non_negative(p, key, path));
-    }
-    if let Some(grace) = int_at(p, "terminationGracePeriodSeconds").filter(|g| *g <= 0) {
-        errors.push(invalid_int(
-            &path.child("terminationGracePeriodSeconds"),
-            grace,
-            "must be greater than 0",
-        ));
-    }
-    if liveness_like {
-        let threshold = int_at(p, "successThreshold").unwrap_or(0);
-        if threshold != 1 {
-            errors.push(invalid_int(
-                &path.child("successThreshold"),
-                threshold,
-                "must be 1",
-            ));
-        }
-    } else if let Some(grace) = int_at(p, "terminationGracePeriodSeconds") {
-        errors.push(invalid_int(
-            &path.child("terminationGracePeriodSeconds"),
-            grace,
-            "must not be set for readinessProbes",
-        ));
-    }
-    errors
 }
 
 #[cfg(test)]

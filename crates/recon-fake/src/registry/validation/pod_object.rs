@@ -269,7 +269,8 @@ fn metadata_and_spec(pod: &Object, allow_invalid_cost: bool) -> Vec<FieldError> 
     let spec = pod.get("spec");
     let path = Path::new("spec");
     let mut errors = pod_annotations(pod, allow_invalid_cost);
-    errors.extend(pod_spec(spec, true, &path));
+    let name = str_at(pod.get("metadata"), "name");
+    errors.extend(pod_spec(spec, Some(name), &path));
     if str_at(spec, "serviceAccountName").is_empty() {
         for (vi, volume) in list_at(spec, "volumes").iter().enumerate() {
             let projected = volume.get("projected");
