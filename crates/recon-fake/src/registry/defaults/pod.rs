@@ -66,6 +66,7 @@ fn requests_from_limits(container: &mut Object) {
 }
 
 pub(super) fn pod_spec(spec: &mut Object) {
+    drop_disabled_fields(spec);
     default_zero(spec, "dnsPolicy", "ClusterFirst");
     default_zero(spec, "restartPolicy", "Always");
     default_nil(spec, "securityContext", json!({}));
@@ -77,6 +78,35 @@ pub(super) fn pod_spec(spec: &mut Object) {
     for key in ["initContainers", "containers", "ephemeralContainers"] {
         for c in items(spec, key) {
             container(c);
+        }
+    }
+}
+
+/// What the strategies' `DropDisabledPodFields` / `DropDisabledTemplateFields` remove before
+/// anything else reads a pod spec, for the 1.36 gates that are off: a container's
+/// `lifecycle.stopSignal` (ContainerStopSignals; an emptied `lifecycle` goes too) and the
+/// `clusterTrustBundle` and `podCertificate` projections (ClusterTrustBundleProjection,
+/// PodCertificateRequest). An old object could keep them in use only if it was created with
+/// them, which it cannot have been, so they are always dropped.
+fn drop_disabled_fields(spec: &mut Object) {
+    for key in ["initContainers", "containers", "ephemeralContainers"] {
+        for c in items(spec, key) {
+            let emptied = match field(c, "lifecycle") {
+                Some(lifecycle) => lifecycle.remove("stopSignal").is_some() && lifecycle.is_empty(),
+                None => false,
+            };
+            if emptied {
+                c.remove("lifecycle");
+            }
+        }
+    }
+    for volume in items(spec, "volumes") {
+        let Some(projected) = field(volume, "projected") else {
+            continue;
+        };
+        for source in items(projected, "sources") {
+            source.remove("clusterTrustBundle");
+            source.remove("podCertificate");
         }
     }
 }

@@ -259,3 +259,31 @@ fn as_stored_drops_empty_lists_and_writes_the_zero_fields_go_keeps() {
                "source": {}})
     );
 }
+
+#[test]
+fn fields_of_gates_that_are_off_are_dropped_from_pod_specs() {
+    let pod = defaulted(
+        "",
+        "Pod",
+        json!({"spec": {
+            "containers": [
+                {"name": "a", "image": "x:1", "lifecycle": {"stopSignal": "SIGUSR1"}},
+                {"name": "b", "image": "x:1", "lifecycle": {"stopSignal": "SIGUSR1",
+                    "preStop": {"exec": {"command": ["true"]}}}},
+            ],
+            "volumes": [{"name": "v", "projected": {"sources": [
+                {"clusterTrustBundle": {"name": "ctb", "path": "ca.pem"}},
+                {"configMap": {"name": "cm"}},
+            ]}}],
+        }}),
+    );
+    let spec = &pod["spec"];
+    assert!(spec["containers"][0].get("lifecycle").is_none(), "{spec}");
+    assert_eq!(
+        spec["containers"][1]["lifecycle"],
+        json!({"preStop": {"exec": {"command": ["true"]}}})
+    );
+    let sources = &spec["volumes"][0]["projected"]["sources"];
+    assert!(sources[0].get("clusterTrustBundle").is_none(), "{sources}");
+    assert_eq!(sources[1]["configMap"]["name"], "cm");
+}
