@@ -128,18 +128,62 @@ fn get(uri: &str) -> HttpRequest {
     }
 }
 
-/// Deletes every object of the suite's kinds, in every namespace, finalizers removed first.
+/// The built-in kinds scenarios create, by the API prefix and plural they are listed at, and
+/// the query deleting one at once (a Pod has no kubelet to stop it; a Job's default
+/// propagation would leave it to a garbage collector that does not run).
+const BUILTIN_KINDS: &[(&str, &str, &str)] = &[
+    ("/api/v1", "pods", "?gracePeriodSeconds=0"),
+    ("/api/v1", "persistentvolumeclaims", ""),
+    ("/api/v1", "replicationcontrollers", ""),
+    ("/api/v1", "podtemplates", ""),
+    ("/api/v1", "services", ""),
+    ("/api/v1", "configmaps", ""),
+    ("/api/v1", "secrets", ""),
+    ("/api/v1", "serviceaccounts", ""),
+    ("/apis/apps/v1", "deployments", ""),
+    ("/apis/apps/v1", "replicasets", ""),
+    ("/apis/apps/v1", "statefulsets", ""),
+    ("/apis/apps/v1", "daemonsets", ""),
+    ("/apis/batch/v1", "jobs", "?propagationPolicy=Background"),
+    ("/apis/batch/v1", "cronjobs", ""),
+    ("/apis/autoscaling/v2", "horizontalpodautoscalers", ""),
+    ("/apis/policy/v1", "poddisruptionbudgets", ""),
+    ("/apis/networking.k8s.io/v1", "ingresses", ""),
+    ("/apis/networking.k8s.io/v1", "networkpolicies", ""),
+    ("/apis/rbac.authorization.k8s.io/v1", "roles", ""),
+    ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", ""),
+    ("/apis/coordination.k8s.io/v1", "leases", ""),
+];
+
+/// Deletes every object of the suite's kinds, in every namespace, and the built-in objects of
+/// the scenarios' own namespaces (`cf-...`), finalizers removed first: a scenario recorded
+/// again then starts from nothing, as on a fresh server.
 async fn clean(transport: &Transport) -> Result<(), String> {
-    for (_, crd) in crd_files()? {
-        let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
-        let listed = transport.send(&get(&format!("{API}/{plural}"))).await?;
+    let mut kinds: Vec<(String, String, &str, bool)> = crd_files()?
+        .iter()
+        .map(|(_, crd)| {
+            let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            (API.to_owned(), plural.to_owned(), "", false)
+        })
+        .collect();
+    kinds.extend(
+        BUILTIN_KINDS.iter().map(|(prefix, plural, query)| {
+            ((*prefix).to_owned(), (*plural).to_owned(), *query, true)
+        }),
+    );
+    for (prefix, plural, query, scenario_namespaces_only) in kinds {
+        let listed = transport.send(&get(&format!("{prefix}/{plural}"))).await?;
         let list: Value = serde_json::from_slice(&listed.body).unwrap_or_default();
         for item in list["items"].as_array().into_iter().flatten() {
             let meta = &item["metadata"];
             let name = meta["name"].as_str().unwrap_or_default();
-            let path = match meta["namespace"].as_str() {
-                Some(ns) => format!("{API}/namespaces/{ns}/{plural}/{name}"),
-                None => format!("{API}/{plural}/{name}"),
+            let namespace = meta["namespace"].as_str();
+            if scenario_namespaces_only && !namespace.is_some_and(|ns| ns.starts_with("cf-")) {
+                continue;
+            }
+            let path = match namespace {
+                Some(ns) => format!("{prefix}/namespaces/{ns}/{plural}/{name}"),
+                None => format!("{prefix}/{plural}/{name}"),
             };
             if meta["finalizers"].is_array() {
                 transport
@@ -154,7 +198,7 @@ async fn clean(transport: &Transport) -> Result<(), String> {
             transport
                 .send(&HttpRequest {
                     method: "DELETE".into(),
-                    uri: path,
+                    uri: format!("{path}{query}"),
                     content_type: None,
                     body: Vec::new(),
                 })
