@@ -6,8 +6,9 @@
 use serde_json::Value;
 
 use super::Path;
-use super::pod::{invalid_int, json_string_map, non_negative, template_spec};
-use super::read::{int_at, is_set, str_at};
+use super::pod::{json_string_map, non_negative, template_spec};
+use super::read::{is_set, str_at};
+use super::workloads::{REPLICATION_CONTROLLER_STATUS, status_counters};
 use crate::gotype::internal;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -63,36 +64,11 @@ pub(super) fn validate_update(new: &Object, old: &Object) -> Vec<FieldError> {
 
 /// `ValidateReplicationControllerStatus`.
 pub(super) fn validate_status_update(new: &Object) -> Vec<FieldError> {
-    let status = new.get("status");
-    let path = Path::new("status");
-    let mut errors: Vec<FieldError> = [
-        "replicas",
-        "fullyLabeledReplicas",
-        "readyReplicas",
-        "availableReplicas",
-        "observedGeneration",
-    ]
-    .iter()
-    .filter_map(|key| non_negative(status, key, &path))
-    .collect();
-    let count = |key: &str| int_at(status, key).unwrap_or(0);
-    for key in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
-        if count(key) > count("replicas") {
-            errors.push(invalid_int(
-                &path.child(key),
-                count(key),
-                "cannot be greater than status.replicas",
-            ));
-        }
-    }
-    if count("availableReplicas") > count("readyReplicas") {
-        errors.push(invalid_int(
-            &path.child("availableReplicas"),
-            count("availableReplicas"),
-            "cannot be greater than readyReplicas",
-        ));
-    }
-    errors
+    status_counters(
+        new.get("status"),
+        &Path::new("status"),
+        &REPLICATION_CONTROLLER_STATUS,
+    )
 }
 
 /// `ValidateReplicationControllerSpec`: min ready seconds, the selector, replicas, then the

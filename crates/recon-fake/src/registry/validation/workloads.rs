@@ -995,7 +995,7 @@ pub(super) fn stateful_set_status_update(
 
 /// The counters of a controller's status: those that may not be negative, those that may not
 /// exceed `replicas`, and the wording of "available may not exceed ready".
-struct StatusRules {
+pub(super) struct StatusRules {
     non_negative: &'static [&'static str],
     within_replicas: &'static [&'static str],
     ready_message: &'static str,
@@ -1031,6 +1031,19 @@ const REPLICA_SET_STATUS: StatusRules = StatusRules {
     ready_message: "cannot be greater than readyReplicas",
 };
 
+/// `ValidateReplicationControllerStatus`: a ReplicaSet's, without terminating replicas.
+pub(super) const REPLICATION_CONTROLLER_STATUS: StatusRules = StatusRules {
+    non_negative: &[
+        "replicas",
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+    ],
+    within_replicas: &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+    ready_message: "cannot be greater than readyReplicas",
+};
+
 /// `ValidateStatefulSetStatus`.
 const STATEFUL_SET_STATUS: StatusRules = StatusRules {
     non_negative: &[
@@ -1052,7 +1065,11 @@ const STATEFUL_SET_STATUS: StatusRules = StatusRules {
 };
 
 /// A status checked by `rules`.
-fn status_counters(status: Option<&Value>, path: &Path, rules: &StatusRules) -> Vec<FieldError> {
+pub(super) fn status_counters(
+    status: Option<&Value>,
+    path: &Path,
+    rules: &StatusRules,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for key in rules.non_negative {
         errors.extend(non_negative(status, key, path));
