@@ -169,6 +169,7 @@ mod observe;
 mod reactors;
 mod report;
 mod runner;
+mod stub_object_manager;
 mod tables;
 mod yaml;
 
@@ -185,6 +186,7 @@ pub use generated::assert_generated_file;
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
+pub use stub_object_manager::StubObjectManager;
 pub use tables::{
     AdmissionWebhookTestSuite, AdmissionWebhookTests, ReconcilerTestSuite, ReconcilerTests,
     RootReconciler, SubReconcilerTestSuite, SubReconcilerTests,

@@ -13,6 +13,7 @@ mod flow;
 mod outcomes;
 mod status;
 mod status_apply;
+mod stub_manager;
 mod suppress_transient_errors;
 mod sync;
 mod task;
