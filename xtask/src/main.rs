@@ -238,8 +238,10 @@ const TASKS: &[Task] = &[
     Task {
         name: "openapi",
         about: "record the built-in kinds' OpenAPI v3 schemas from a real kube-apiserver into \
-            crates/recon-fake/data/openapi.json (typed decoding, field management), and their Go \
-            field order from the sources KUBE_SRC_GIT holds into data/go-field-order.json",
+            crates/recon-fake/data/openapi.json (typed decoding, field management), their Go \
+            field order and always-written fields from the sources KUBE_SRC_GIT holds into \
+            data/go-field-order.json, and the internal core types validation quotes into \
+            data/go-internal-types.json",
         steps: &[
             run(&[
                 "bash",
@@ -254,6 +256,11 @@ const TASKS: &[Task] = &[
                 "xtask/record-go-field-order.py",
                 "crates/recon-fake/data/openapi.json",
                 "crates/recon-fake/data/go-field-order.json",
+            ]),
+            run(&[
+                "python3",
+                "xtask/record-go-internal-types.py",
+                "crates/recon-fake/data/go-internal-types.json",
             ]),
         ],
         options: &[],
