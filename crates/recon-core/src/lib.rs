@@ -104,8 +104,8 @@ pub use root::{
 pub use error::{BoxError, Error, ErrorKind};
 pub use outcome::Outcome;
 pub use tree::{
-    AsyncStep, BoxSubReconciler, IntoBoxed, ReconcileFuture, Reconciled, Setup, SubReconciler,
-    SyncReconciler, Trigger, Watch,
+    AsyncStep, BoxSubReconciler, IntoBoxed, IntoSteps, ReconcileFuture, Reconciled, Setup,
+    SubReconciler, SyncReconciler, Trigger, Watch,
 };
 
 // Nodes made of other nodes.
