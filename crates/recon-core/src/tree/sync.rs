@@ -357,10 +357,10 @@ impl<R: Resource + Send + Sync + 'static> SyncReconciler<R> {
     /// use recon_core::{Setup, SubReconciler, SyncReconciler};
     ///
     /// let settings = SyncReconciler::<ConfigMap>::new("Settings")
-    ///     .sync(|ctx, _| Box::pin(async move {
+    ///     .sync_fn(async |ctx, _| {
     ///         let _settings: Option<ConfigMap> = ctx.track_and_get(Some("default"), "settings").await?;
     ///         Ok(())
-    ///     }))
+    ///     })
     ///     .with_setup(|setup| setup.tracks::<ConfigMap>());
     /// let mut setup = Setup::default();
     /// settings.setup(&mut setup);
