@@ -8,6 +8,11 @@
 //! that stays fixed for the whole reconcile. [`prelude`] brings in what nearly every reconciler
 //! names.
 //!
+//! Your own code runs in [`SyncReconciler`] hooks: an `async fn` of the context and the
+//! resource, or an async closure capturing nothing, given as is ([`SyncReconciler::sync_fn`];
+//! [`AsyncStep`] says what fits), or a closure returning a boxed future when it captures state
+//! ([`SyncReconciler::sync`]). Steps of different types go in a tuple, [`Sequence::of`].
+//!
 //! `fake` (feature `fake`, off by default) re-exports the in-memory API server of the
 //! `recon-fake` crate: a real `kube::Client` backed by a store that answers like kube-apiserver,
 //! records every request, and lets tests inject failures and concurrent writes. The reconciler
@@ -43,19 +48,16 @@
 //! const FUNCTION: ConditionSet = ConditionSet::living(&["ImageResolved"]);
 //! impl_conditioned_status!(FunctionStatus, FUNCTION);
 //!
-//! fn target_image() -> SyncReconciler<Function> {
-//!     SyncReconciler::<Function>::new("TargetImage").sync(|ctx, function| {
-//!         Box::pin(async move {
-//!             let status = function.status.get_or_insert_default();
-//!             status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
-//!             FUNCTION.manage(&mut status.conditions, ctx.now()).mark_true("ImageResolved", "Resolved", "");
-//!             Ok(())
-//!         })
-//!     })
+//! async fn target_image(ctx: &Context, function: &mut Function) -> Result<(), Error> {
+//!     let status = function.status.get_or_insert_default();
+//!     status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
+//!     FUNCTION.manage(&mut status.conditions, ctx.now()).mark_true("ImageResolved", "Resolved", "");
+//!     Ok(())
 //! }
 //!
 //! fn function_reconciler(config: Config) -> ResourceReconciler<Function> {
-//!     ResourceReconciler::new(config, Sequence::new([target_image().boxed()])).manage_status()
+//!     let target_image = SyncReconciler::new("TargetImage").sync_fn(target_image);
+//!     ResourceReconciler::new(config, target_image).manage_status()
 //! }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! # use kube::{Api, CustomResourceExt, api::PostParams};
@@ -104,8 +106,8 @@ pub use root::{
 pub use error::{BoxError, Error, ErrorKind};
 pub use outcome::Outcome;
 pub use tree::{
-    BoxSubReconciler, IntoBoxed, ReconcileFuture, Reconciled, Setup, SubReconciler, SyncReconciler,
-    Trigger, Watch,
+    AsyncStep, BoxSubReconciler, IntoBoxed, IntoSteps, ReconcileFuture, Reconciled, Setup,
+    SubReconciler, SyncReconciler, Trigger, Watch,
 };
 
 // Nodes made of other nodes.
@@ -143,29 +145,26 @@ pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatu
 ///
 /// const KEYS: Stasher<usize> = Stasher::new("keys");
 ///
-/// fn count_keys() -> SyncReconciler<ConfigMap> {
-///     SyncReconciler::<ConfigMap>::new("CountKeys").sync(|ctx, cm| {
-///         Box::pin(async move {
-///             KEYS.store(ctx, cm.data.as_ref().map_or(0, |d| d.len()));
-///             Ok(())
-///         })
-///     })
+/// async fn count_keys(ctx: &Context, cm: &mut ConfigMap) -> Result<(), Error> {
+///     KEYS.store(ctx, cm.data.as_ref().map_or(0, |d| d.len()));
+///     Ok(())
 /// }
 ///
 /// fn recheck_when_empty() -> SyncReconciler<ConfigMap> {
-///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync_with_outcome(|ctx, _| {
-///         Box::pin(async move {
-///             Ok(match KEYS.retrieve(ctx)? {
-///                 0 => Outcome::requeue_after(Duration::from_secs(60)),
-///                 _ => Outcome::done(),
-///             })
+///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync_fn_with_outcome(async |ctx, _| {
+///         Ok(match KEYS.retrieve(ctx)? {
+///             0 => Outcome::requeue_after(Duration::from_secs(60)),
+///             _ => Outcome::done(),
 ///         })
 ///     })
 /// }
 ///
 /// // A ConfigMap has no status to write.
 /// fn reconciler(config: Config) -> ResourceReconciler<ConfigMap> {
-///     let steps = Sequence::new([count_keys().boxed(), recheck_when_empty().boxed()]);
+///     let steps = Sequence::of((
+///         SyncReconciler::new("CountKeys").sync_fn(count_keys),
+///         recheck_when_empty(),
+///     ));
 ///     ResourceReconciler::new(config, steps).skip_status_update(true)
 /// }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

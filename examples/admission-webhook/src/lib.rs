@@ -55,37 +55,33 @@ pub struct WidgetSpec {
 
 /// Defaults `spec.size` and sets the team label: what the mutating webhook runs.
 pub fn defaults() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("WidgetDefaults").sync(|_ctx, widget| {
-        Box::pin(async move {
-            widget.spec.size.get_or_insert(DEFAULT_SIZE);
-            if let Some(team) = &widget.spec.team {
-                widget
-                    .metadata
-                    .labels
-                    .get_or_insert_default()
-                    .insert(TEAM_LABEL.to_owned(), team.clone());
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("WidgetDefaults").sync_fn(async |_ctx, widget| {
+        widget.spec.size.get_or_insert(DEFAULT_SIZE);
+        if let Some(team) = &widget.spec.team {
+            widget
+                .metadata
+                .labels
+                .get_or_insert_default()
+                .insert(TEAM_LABEL.to_owned(), team.clone());
+        }
+        Ok(())
     })
 }
 
 /// Refuses a widget larger than [`MAX_SIZE`] on create and update (a delete is always
 /// allowed): what the validating webhook runs.
 pub fn size_limit() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("WidgetSizeLimit").sync(|ctx, widget| {
-        Box::pin(async move {
-            let deleting = ctx
-                .admission()
-                .is_some_and(|a| a.request().operation == Operation::Delete);
-            match widget.spec.size {
-                Some(size) if size > MAX_SIZE && !deleting => Err(AdmissionDenied::invalid(
-                    format!("spec.size: Invalid value: {size}: must be at most {MAX_SIZE}"),
-                )
-                .into()),
-                _ => Ok(()),
-            }
-        })
+    SyncReconciler::<Widget>::new("WidgetSizeLimit").sync_fn(async |ctx, widget| {
+        let deleting = ctx
+            .admission()
+            .is_some_and(|a| a.request().operation == Operation::Delete);
+        match widget.spec.size {
+            Some(size) if size > MAX_SIZE && !deleting => Err(AdmissionDenied::invalid(format!(
+                "spec.size: Invalid value: {size}: must be at most {MAX_SIZE}"
+            ))
+            .into()),
+            _ => Ok(()),
+        }
     })
 }
 

@@ -82,7 +82,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::{
     ChildReconciler, ChildSetReconciler, ChildSetResult, Condition, ConditionSet, Config, Context,
-    Error, IntoBoxed, OnlyReconcileChildStatus, ResourceReconciler, Sequence, SyncReconciler,
+    Error, OnlyReconcileChildStatus, ResourceReconciler, Sequence, SyncReconciler,
     UpdatingObjectManager, impl_conditioned_status,
 };
 use schemars::JsonSchema;
@@ -221,13 +221,13 @@ pub fn crd() -> CustomResourceDefinition {
 /// The reconciler of Functions (see the [crate documentation](crate) for its steps), writing
 /// with `config`'s client and publishing events through its recorder.
 pub fn reconciler(config: Config) -> ResourceReconciler<Function> {
-    let steps = Sequence::new([
-        resolve_image_step().boxed(),
-        env_config_map().boxed(),
-        config_maps().boxed(),
-        deployment().boxed(),
-        service().boxed(),
-    ]);
+    let steps = Sequence::of((
+        resolve_image_step(),
+        env_config_map(),
+        config_maps(),
+        deployment(),
+        service(),
+    ));
     ResourceReconciler::new(config, steps)
         .named("FunctionReconciler")
         .manage_status()
@@ -472,23 +472,21 @@ fn status_of(function: &mut Function) -> &mut FunctionStatus {
 // --- ResolveImage ------------------------------------------------------------------------------
 
 fn resolve_image_step() -> SyncReconciler<Function> {
-    SyncReconciler::<Function>::new("ResolveImage").sync(|ctx, function| {
-        Box::pin(async move {
-            let resolved = resolve_image(&function.spec.image);
-            let status = status_of(function);
-            let mut conditions = CONDITIONS.manage(&mut status.conditions, ctx.now());
-            match resolved {
-                Ok(image) => {
-                    conditions.mark_true("ImageResolved", "Resolved", "");
-                    status.resolved_image = Some(image);
-                }
-                Err(err) => {
-                    conditions.mark_false("ImageResolved", "InvalidImage", &err.to_string());
-                    status.resolved_image = None;
-                }
+    SyncReconciler::<Function>::new("ResolveImage").sync_fn(async |ctx, function| {
+        let resolved = resolve_image(&function.spec.image);
+        let status = status_of(function);
+        let mut conditions = CONDITIONS.manage(&mut status.conditions, ctx.now());
+        match resolved {
+            Ok(image) => {
+                conditions.mark_true("ImageResolved", "Resolved", "");
+                status.resolved_image = Some(image);
             }
-            Ok(())
-        })
+            Err(err) => {
+                conditions.mark_false("ImageResolved", "InvalidImage", &err.to_string());
+                status.resolved_image = None;
+            }
+        }
+        Ok(())
     })
 }
 

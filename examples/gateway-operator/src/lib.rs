@@ -87,9 +87,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::{
-    ChildReconciler, Condition, ConditionSet, Config, Context, Error, IntoBoxed,
-    OnlyReconcileChildStatus, ResourceReconciler, Sequence, Stasher, SyncReconciler,
-    UpdatingObjectManager, impl_conditioned_status,
+    ChildReconciler, Condition, ConditionSet, Config, Context, Error, OnlyReconcileChildStatus,
+    ResourceReconciler, Sequence, Stasher, SyncReconciler, UpdatingObjectManager,
+    impl_conditioned_status,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -184,60 +184,57 @@ pub fn crd() -> CustomResourceDefinition {
 /// documentation](crate) for the tree). Share `config`'s tracker with the controller it runs
 /// under, as [`ResourceReconciler::controller`] does.
 pub fn reconciler(config: Config) -> ResourceReconciler<Gateway> {
-    ResourceReconciler::new(
-        config,
-        Sequence::new([resolve_settings().boxed(), deployment().boxed()]),
-    )
-    .manage_status()
+    ResourceReconciler::new(config, Sequence::of((resolve_settings(), deployment())))
+        .manage_status()
 }
 
 /// Reads and tracks the settings ConfigMap; sets `SettingsResolved`; stashes the settings when
 /// they are valid.
 fn resolve_settings() -> SyncReconciler<Gateway> {
     SyncReconciler::<Gateway>::new("ResolveSettings")
-        .sync(|ctx, gateway| {
-            Box::pin(async move {
-                let name = gateway.spec.settings.clone();
-                let now = ctx.now();
-                if !settings::is_object_name(&name) {
-                    let status = gateway.status.get_or_insert_default();
-                    GATEWAY_CONDITIONS
-                        .manage(&mut status.conditions, now)
-                        .mark_false(
-                            SETTINGS_RESOLVED,
-                            "InvalidSettings",
-                            &format!("spec.settings: {name:?} is not a valid ConfigMap name"),
-                        );
-                    return Ok(());
-                }
-                let namespace = gateway.metadata.namespace.clone();
-                let config_map: Option<ConfigMap> =
-                    ctx.track_and_get(namespace.as_deref(), &name).await?;
-                let status = gateway.status.get_or_insert_default();
-                let mut conditions = GATEWAY_CONDITIONS.manage(&mut status.conditions, now);
-                let Some(config_map) = config_map else {
-                    conditions.mark_false(
-                        SETTINGS_RESOLVED,
-                        "SettingsNotFound",
-                        &format!("ConfigMap {name:?} not found"),
-                    );
-                    return Ok(());
-                };
-                match Settings::from_data(&config_map.data.unwrap_or_default()) {
-                    Ok(settings) => {
-                        conditions.mark_true(SETTINGS_RESOLVED, "Resolved", "");
-                        SETTINGS.store(ctx, settings);
-                    }
-                    Err(problems) => conditions.mark_false(
-                        SETTINGS_RESOLVED,
-                        "InvalidSettings",
-                        &format!("ConfigMap {name:?}: {}", problems.join("; ")),
-                    ),
-                }
-                Ok(())
-            })
-        })
+        .sync_fn(resolve_gateway_settings)
         .with_setup(|setup| setup.tracks::<ConfigMap>())
+}
+
+/// The sync hook of [`resolve_settings`].
+async fn resolve_gateway_settings(ctx: &Context, gateway: &mut Gateway) -> Result<(), Error> {
+    let name = gateway.spec.settings.clone();
+    let now = ctx.now();
+    if !settings::is_object_name(&name) {
+        let status = gateway.status.get_or_insert_default();
+        GATEWAY_CONDITIONS
+            .manage(&mut status.conditions, now)
+            .mark_false(
+                SETTINGS_RESOLVED,
+                "InvalidSettings",
+                &format!("spec.settings: {name:?} is not a valid ConfigMap name"),
+            );
+        return Ok(());
+    }
+    let namespace = gateway.metadata.namespace.clone();
+    let config_map: Option<ConfigMap> = ctx.track_and_get(namespace.as_deref(), &name).await?;
+    let status = gateway.status.get_or_insert_default();
+    let mut conditions = GATEWAY_CONDITIONS.manage(&mut status.conditions, now);
+    let Some(config_map) = config_map else {
+        conditions.mark_false(
+            SETTINGS_RESOLVED,
+            "SettingsNotFound",
+            &format!("ConfigMap {name:?} not found"),
+        );
+        return Ok(());
+    };
+    match Settings::from_data(&config_map.data.unwrap_or_default()) {
+        Ok(settings) => {
+            conditions.mark_true(SETTINGS_RESOLVED, "Resolved", "");
+            SETTINGS.store(ctx, settings);
+        }
+        Err(problems) => conditions.mark_false(
+            SETTINGS_RESOLVED,
+            "InvalidSettings",
+            &format!("ConfigMap {name:?}: {}", problems.join("; ")),
+        ),
+    }
+    Ok(())
 }
 
 /// Keeps the gateway's Deployment, from the stashed settings; without them, leaves an existing

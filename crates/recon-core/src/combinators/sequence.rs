@@ -2,18 +2,29 @@
 
 use crate::context::Context;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, IntoSteps, ReconcileFuture, Setup, SubReconciler};
 
 /// Runs its steps in order and aggregates their outcomes. The first error stops the sequence;
 /// it carries the outcome gathered so far (see [`Error::outcome`](crate::Error::outcome)).
 ///
+/// Steps of different types go in a tuple, [`Sequence::of`]; a list built at run time, boxed,
+/// in [`Sequence::new`].
+///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use recon_core::{IntoBoxed, Sequence, SyncReconciler};
+/// use recon_core::{Context, Error, IfThen, IntoBoxed, Sequence, SyncReconciler};
 ///
-/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
-/// let steps = Sequence::new([noop().boxed(), noop().boxed()]);
-/// # let _ = steps;
+/// async fn noop(_: &Context, _: &mut ConfigMap) -> Result<(), Error> {
+///     Ok(())
+/// }
+///
+/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync_fn(noop);
+/// let labelled = |_: &_, cm: &ConfigMap| cm.metadata.labels.is_some();
+/// let steps = Sequence::of((step(), IfThen::new("IfLabelled", labelled, step()), step()));
+///
+/// let per_name = ["a", "b"].map(|name| SyncReconciler::<ConfigMap>::new(name).sync_fn(noop));
+/// let steps_per_name = Sequence::new(per_name.map(IntoBoxed::boxed));
+/// # let _ = (steps, steps_per_name);
 /// ```
 pub struct Sequence<R> {
     name: String,
@@ -27,6 +38,35 @@ impl<R> Sequence<R> {
             name: "Sequence".to_owned(),
             steps: steps.into_iter().collect(),
         }
+    }
+
+    /// A sequence of `steps`, a tuple of up to 16 sub-reconcilers of any types (see
+    /// [`IntoSteps`]), each boxed here.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::{Context, Error, Outcome, Sequence, SubReconciler, SyncReconciler};
+    ///
+    /// async fn mark(_: &Context, cm: &mut ConfigMap) -> Result<(), Error> {
+    ///     cm.data.get_or_insert_default().insert("marked".into(), "true".into());
+    ///     Ok(())
+    /// }
+    ///
+    /// let steps = Sequence::of((
+    ///     SyncReconciler::<ConfigMap>::new("Mark").sync_fn(mark),
+    ///     SyncReconciler::<ConfigMap>::new("Later")
+    ///         .sync_fn_with_outcome(async |_, _| Ok(Outcome::requeue())),
+    /// ));
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # use recon_core::{Config, Request};
+    /// # let ctx = Context::new(Config::new(recon_fake::ApiServer::new().client(), "demo"), Request::namespaced("default", "cm"));
+    /// # let mut cm = ConfigMap::default();
+    /// # assert_eq!(steps.reconcile(&ctx, &mut cm).await.unwrap(), Outcome::requeue());
+    /// # assert_eq!(cm.data.unwrap()["marked"], "true");
+    /// # });
+    /// ```
+    pub fn of(steps: impl IntoSteps<R>) -> Self {
+        Sequence::new(steps.into_steps())
     }
 
     /// The same sequence under another name.

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod apply_manager;
+mod async_steps;
 mod cast;
 mod child;
 mod child_set;
