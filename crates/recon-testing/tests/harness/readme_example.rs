@@ -3,7 +3,8 @@
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::fake::{Failure, Verb};
 use recon_core::{
-    Condition, ConditionSet, Request, ResourceReconciler, SyncReconciler, impl_conditioned_status,
+    Condition, ConditionSet, Context, Error, Request, ResourceReconciler, SyncReconciler,
+    impl_conditioned_status,
 };
 use recon_testing::{EventRef, PatchRef, ReconcilerTestSuite, ReconcilerTests, TestCase, TestEnv};
 use schemars::JsonSchema;
@@ -34,18 +35,18 @@ pub struct FunctionStatus {
 const FUNCTION: ConditionSet = ConditionSet::living(&["ImageResolved"]);
 impl_conditioned_status!(FunctionStatus, FUNCTION);
 
+async fn target_image(ctx: &Context, function: &mut Function) -> Result<(), Error> {
+    let status = function.status.get_or_insert_default();
+    status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
+    FUNCTION
+        .manage(&mut status.conditions, ctx.now())
+        .mark_true("ImageResolved", "Resolved", "");
+    Ok(())
+}
+
 fn function_reconciler(env: &TestEnv) -> ResourceReconciler<Function> {
-    let target_image = SyncReconciler::<Function>::new("TargetImage").sync(|ctx, function| {
-        Box::pin(async move {
-            let status = function.status.get_or_insert_default();
-            status.target_image = Some(format!("registry.example.com/{}", function.spec.image));
-            FUNCTION
-                .manage(&mut status.conditions, ctx.now())
-                .mark_true("ImageResolved", "Resolved", "");
-            Ok(())
-        })
-    });
-    ResourceReconciler::new(env.config(), target_image).manage_status()
+    let steps = SyncReconciler::<Function>::new("TargetImage").sync_fn(target_image);
+    ResourceReconciler::new(env.config(), steps).manage_status()
 }
 
 fn function(status: Value) -> Value {
