@@ -145,6 +145,12 @@ pub struct TestCase {
     /// What the reconcile must do.
     #[serde(default)]
     pub expect: Expectations,
+    /// More reconciles after this one, each a case of its own (its own given objects and
+    /// expectations), run by the reconciler this case built: for state the reconciler itself
+    /// keeps between reconciles (reconciler.io's `AdditionalReconciles`). Reported as
+    /// `<case> / <additional case>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_reconciles: Vec<TestCase>,
     /// Rust-only hooks.
     #[serde(skip)]
     pub hooks: Hooks,
@@ -449,6 +455,14 @@ impl TestCase {
     #[must_use]
     pub fn expect_error(mut self, text: &str) -> Self {
         self.expect.error = Some(text.to_owned());
+        self
+    }
+
+    /// Runs `case` after this one with the same reconciler instance (see
+    /// [`TestCase::additional_reconciles`]); name it with [`TestCase::named`].
+    #[must_use]
+    pub fn additional_reconcile(mut self, case: TestCase) -> Self {
+        self.additional_reconciles.push(case);
         self
     }
 

@@ -62,6 +62,41 @@ pub(crate) struct Executed {
     pub(crate) problems: Vec<Mismatch>,
 }
 
+/// Whether a case builds its reconciler with the table's factory, or runs the one its parent
+/// case built (an additional reconcile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    No,
+    Yes,
+}
+
+/// The reconciler of the case running: built by the factory, or, for an additional
+/// reconcile, the one the case it belongs to built.
+pub(crate) struct Built<T>(std::cell::RefCell<Option<std::rc::Rc<T>>>);
+
+impl<T> Built<T> {
+    pub(crate) fn new() -> Self {
+        Built(std::cell::RefCell::new(None))
+    }
+
+    /// The reconciler to run: the last one built when `reuse` says so (and there is one),
+    /// else a new one from `build`; a panicking factory's payload.
+    pub(crate) fn get(
+        &self,
+        reuse: Reuse,
+        build: impl FnOnce() -> T,
+    ) -> Result<std::rc::Rc<T>, Box<dyn std::any::Any + Send>> {
+        if reuse == Reuse::Yes
+            && let Some(built) = self.0.borrow().clone()
+        {
+            return Ok(built);
+        }
+        let built = std::rc::Rc::new(std::panic::catch_unwind(AssertUnwindSafe(build))?);
+        *self.0.borrow_mut() = Some(built.clone());
+        Ok(built)
+    }
+}
+
 /// What the runner prepared for a case before its run.
 pub(crate) enum Input {
     /// Reconciler cases: nothing.
@@ -266,7 +301,7 @@ impl Table<'_> {
     /// each case observed.
     pub(crate) async fn run<F, Fut>(&self, exec: F) -> (Report, Vec<Option<Observed>>)
     where
-        F: Fn(TestEnv, &TestCase, Input) -> Fut,
+        F: Fn(TestEnv, &TestCase, Input, Reuse) -> Fut,
         Fut: Future<Output = Executed>,
     {
         let focused = self.cases.iter().filter(|c| c.focus).count();
@@ -285,13 +320,35 @@ impl Table<'_> {
             } else if left_out {
                 (CaseStatus::Skipped, None)
             } else {
-                self.run_case(&templates, case, &exec).await
+                self.run_case(&templates, case, &exec, Reuse::No).await
             };
+            let ran = matches!(status, CaseStatus::Passed | CaseStatus::Failed(_));
             report.cases.push(CaseReport {
                 name: case.name.clone(),
                 status,
             });
             observed.push(seen);
+            if !ran || left_out {
+                continue;
+            }
+            // reconciler.io's `AdditionalReconciles`: more reconciles, each a case of its own
+            // (its own given objects and expectations), by the same reconciler instance.
+            for additional in &case.additional_reconciles {
+                let status = if additional.skip {
+                    CaseStatus::Skipped
+                } else if additional.focus {
+                    let why = "an additional reconcile cannot be focused; focus its case";
+                    CaseStatus::Failed(vec![Mismatch::new("focus", why)])
+                } else {
+                    self.run_case(&templates, additional, &exec, Reuse::Yes)
+                        .await
+                        .0
+                };
+                report.cases.push(CaseReport {
+                    name: format!("{} / {}", case.name, additional.name),
+                    status,
+                });
+            }
         }
         (report, observed)
     }
@@ -301,9 +358,10 @@ impl Table<'_> {
         templates: &Templates<'_>,
         case: &TestCase,
         exec: &F,
+        reuse: Reuse,
     ) -> (CaseStatus, Option<Observed>)
     where
-        F: Fn(TestEnv, &TestCase, Input) -> Fut,
+        F: Fn(TestEnv, &TestCase, Input, Reuse) -> Fut,
         Fut: Future<Output = Executed>,
     {
         let problems = validate(case, self.kind);
@@ -362,7 +420,7 @@ impl Table<'_> {
             }
         }
 
-        let executed = exec(env.clone(), case, input).await;
+        let executed = exec(env.clone(), case, input, reuse).await;
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,7 +25,7 @@ use crate::compare::Mismatch;
 use crate::env::TestEnv;
 use crate::report::{CaseStatus, Report};
 use crate::runner::{
-    Executed, Input, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode,
+    Built, Executed, Input, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode,
 };
 use crate::yaml::{FixtureError, LoadedSuite, load, overwrite, parse_str};
 
@@ -309,9 +308,10 @@ async fn run_reconciler_cases<T: RootReconciler>(
         cases,
         sink: common.sink.as_ref(),
     };
+    let built_once = Built::new();
     let (report, observed) = table
-        .run(|env, case, _| {
-            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
+        .run(|env, case, _, reuse| {
+            let built = built_once.get(reuse, || factory(&env));
             let request = case.request.clone().unwrap_or_default();
             let now = env.now();
             async move {
@@ -433,9 +433,10 @@ where
         cases,
         sink: common.sink.as_ref(),
     };
+    let built_once = Built::new();
     let (report, observed) = table
-        .run(|env, case, input| {
-            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
+        .run(|env, case, input, reuse| {
+            let built = built_once.get(reuse, || factory(&env));
             let stashed = case.stashed.clone();
             let expected_resource = case.expect.resource.clone();
             async move {
@@ -636,9 +637,10 @@ async fn run_admission_cases<H: AdmissionHandler>(
         cases,
         sink: common.sink.as_ref(),
     };
+    let built_once = Built::new();
     let (report, observed) = table
-        .run(|env, _case, input| {
-            let built = catch_unwind(AssertUnwindSafe(|| factory(&env)));
+        .run(|env, _case, input, reuse| {
+            let built = built_once.get(reuse, || factory(&env));
             let now = env.now();
             async move {
                 let handler = match built {
