@@ -11,4 +11,5 @@
 //! port of reconciler.io's `TestResource`, and its sibling types.
 
 mod resource;
+mod sync;
 mod test_resource;
