@@ -11,5 +11,6 @@
 //! port of reconciler.io's `TestResource`, and its sibling types.
 
 mod resource;
+mod sequence;
 mod sync;
 mod test_resource;
