@@ -71,6 +71,12 @@ impl Returns {
         self.error = Some(Fails::Halt);
         self
     }
+
+    /// The same step, setting `status.fields[key]` to `"true"` first.
+    pub fn setting_status_field(mut self, key: &str) -> Self {
+        self.sets_status_field = Some(key.to_owned());
+        self
+    }
 }
 
 /// The step that returns what `returns` says.
