@@ -10,6 +10,7 @@
 //! The cases run against the in-memory API server with [`test_resource::TestResource`], the
 //! port of reconciler.io's `TestResource`, and its sibling types.
 
+mod advice;
 mod always;
 mod resource;
 mod sequence;
