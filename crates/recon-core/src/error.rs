@@ -147,9 +147,21 @@ impl Error {
         self.has(ErrorKind::SkipStatusUpdate)
     }
 
-    /// Whether the error is not reported as a failure.
+    /// Whether the error is not reported as a failure: it is quiet, halts or is durable; a join
+    /// only when every part is quiet (a loud error joined with a halt is loud).
     pub fn is_quiet(&self) -> bool {
-        self.has(ErrorKind::Quiet) || self.has(ErrorKind::HaltSubReconcilers) || self.is_durable()
+        let quiet = [
+            ErrorKind::Quiet,
+            ErrorKind::HaltSubReconcilers,
+            ErrorKind::Durable,
+        ]
+        .iter()
+        .any(|kind| self.inner.kinds & kind.bit() != 0);
+        quiet
+            || match &self.inner.cause {
+                Cause::Many(errors) => !errors.is_empty() && errors.iter().all(Error::is_quiet),
+                _ => false,
+            }
     }
 
     /// Whether retrying before the observed state changes is pointless.
@@ -318,6 +330,20 @@ mod tests {
     fn an_empty_join_signals_nothing() {
         let empty = Error::join([]);
         assert!(!empty.is_quiet() && !empty.is_durable() && !empty.is_halt());
+    }
+
+    #[test]
+    fn a_loud_error_joined_with_a_halt_is_loud_and_halts() {
+        let joined = Error::join([loud(), Error::signal(ErrorKind::HaltSubReconcilers)]);
+        assert!(!joined.is_quiet(), "the loud part is a failure to report");
+        assert!(joined.is_halt());
+        let durable = Error::join([Error::signal(ErrorKind::Durable), loud()]);
+        assert!(!durable.is_quiet() && !durable.is_durable());
+        let halts = Error::join([
+            Error::signal(ErrorKind::HaltSubReconcilers),
+            Error::signal(ErrorKind::Quiet),
+        ]);
+        assert!(halts.is_quiet());
     }
 
     #[test]
