@@ -7,6 +7,8 @@
 //! The cases run against the in-memory API server with [`test_resource::TestResource`], the
 //! port of reconciler.io's `TestResource`.
 
+mod child;
+mod children_support;
 mod flow;
 // Shared with the other ports; not every type is used by every port.
 #[allow(dead_code)]
