@@ -8,6 +8,7 @@
 //! port of reconciler.io's `TestResource`.
 
 mod child;
+mod child_set;
 mod children_support;
 mod flow;
 // Shared with the other ports; not every type is used by every port.
