@@ -119,8 +119,7 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for StubObjectManager<C> 
                 (None, Some(desired)) => Ok(Some(self.create(ctx, &desired).await?)),
                 (Some(actual), Some(desired)) => {
                     let merged = merge_into(&actual, &desired)?;
-                    let unchanged = serde_json::to_value(&merged).map_err(Error::new)?
-                        == serde_json::to_value(&actual).map_err(Error::new)?;
+                    let unchanged = untyped(&merged)? == untyped(&actual)?;
                     if unchanged {
                         return Ok(Some(actual));
                     }
@@ -131,15 +130,33 @@ impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for StubObjectManager<C> 
     }
 }
 
+/// `object` without `apiVersion` and `kind`, which a `DynamicObject` read from a list lacks.
+fn untyped<C: Reconciled>(object: &C) -> Result<Value, Error> {
+    let mut value = serde_json::to_value(object).map_err(Error::new)?;
+    if let Value::Object(fields) = &mut value {
+        fields.remove("apiVersion");
+        fields.remove("kind");
+    }
+    Ok(value)
+}
+
 /// `actual` with `desired`'s content: its top-level fields (but the type and object
-/// metadata and the status), labels and annotations.
+/// metadata and the status), labels and annotations; `desired`'s type where `actual` has none.
 fn merge_into<C: Reconciled>(actual: &C, desired: &C) -> Result<C, Error> {
     let mut target = serde_json::to_value(actual).map_err(Error::new)?;
     let source = serde_json::to_value(desired).map_err(Error::new)?;
     if let (Value::Object(target), Value::Object(source)) = (&mut target, &source) {
         for (key, value) in source {
-            if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "status") {
-                target.insert(key.clone(), value.clone());
+            match key.as_str() {
+                "metadata" | "status" => {}
+                // A `DynamicObject` read from a list has no type; the update says what it is,
+                // as reconciler.io's unstructured objects always do.
+                "apiVersion" | "kind" => {
+                    target.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+                _ => {
+                    target.insert(key.clone(), value.clone());
+                }
             }
         }
     }

@@ -12,6 +12,10 @@
 
 mod advice;
 mod always;
+mod child;
+mod child_set;
+mod children_support;
+mod flow;
 mod resource;
 mod sequence;
 mod sync;

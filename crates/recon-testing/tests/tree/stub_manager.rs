@@ -77,3 +77,46 @@ fn stub_object_manager() {
             ResourceReconciler::new(env.config(), child)
         });
 }
+
+/// A `DynamicObject` child read from a list has no `apiVersion` or `kind`: the stub's update
+/// still sends them (reconciler.io's unstructured children always carry them), and a child
+/// in sync is still left alone.
+#[test]
+fn stub_object_manager_with_dynamic_objects() {
+    use kube::api::{ApiResource, DynamicObject};
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "a child with other data is updated with its type",
+            reconcile_w()
+                .given(&parent(2))
+                .given(&child("1", "web"))
+                .expect_update(&child("2", "web")),
+        )
+        .case(
+            "a child in sync is left alone",
+            reconcile_w().given(&parent(1)).given(&child("1", "web")),
+        )
+        .run(|env| {
+            let configmaps = ApiResource::erase::<ConfigMap>(&());
+            let child = ChildReconciler::<Widget, DynamicObject>::new_with(
+                (),
+                configmaps.clone(),
+                StubObjectManager::new_with(configmaps),
+                |_, w: &Widget| {
+                    let mut cm = child(&w.spec.size.to_string(), "web");
+                    cm["metadata"]
+                        .as_object_mut()
+                        .expect("metadata")
+                        .remove("ownerReferences");
+                    cm["metadata"]
+                        .as_object_mut()
+                        .expect("metadata")
+                        .remove("namespace");
+                    Ok(Some(serde_json::from_value(cm)?))
+                },
+                |_, _, child| child.map(|_| ()),
+            );
+            ResourceReconciler::new(env.config(), child)
+        });
+}
