@@ -274,6 +274,7 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
             .await?
             .into_iter()
             .filter(|c| self.is_ours(parent, c))
+            .map(|c| with_type(&self.child_type, c))
             .collect();
         children.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
         Ok(children)
@@ -419,6 +420,24 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
         }
         Triage::Reflect(err)
     }
+}
+
+/// `object` with its `apiVersion` and `kind`: the items of a list of built-ins carry none, and
+/// an object of a kind known at runtime (`DynamicObject`) keeps what it was read with, so the
+/// writes a manager sends of it would carry no type either.
+fn with_type<C: Reconciled>(dyntype: &C::DynamicType, object: C) -> C {
+    let Ok(serde_json::Value::Object(mut fields)) = serde_json::to_value(&object) else {
+        return object;
+    };
+    if fields.contains_key("apiVersion") && fields.contains_key("kind") {
+        return object;
+    }
+    fields.insert(
+        "apiVersion".into(),
+        C::api_version(dyntype).into_owned().into(),
+    );
+    fields.insert("kind".into(), C::kind(dyntype).into_owned().into());
+    serde_json::from_value(serde_json::Value::Object(fields)).unwrap_or(object)
 }
 
 /// The index of the oldest object (by creation time, then name).

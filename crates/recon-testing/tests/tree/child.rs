@@ -799,3 +799,41 @@ fn immutable_fields_are_harmonized_before_an_update() {
             ResourceReconciler::new(env.config(), child)
         });
 }
+
+/// A child of a kind known at runtime, listed (list items of a built-in carry no `apiVersion`
+/// and `kind`), is updated with its type: kube-apiserver refuses a body without one.
+#[test]
+fn a_dynamic_child_read_from_a_list_is_updated_with_its_type() {
+    let config_maps = kube::api::ApiResource::erase::<ConfigMap>(&());
+    ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "a drifted child is updated",
+            reconcile_w()
+                .given(&parent(2, Some(true)))
+                .given(&owned("w-child", "1"))
+                .expect_update(&owned("w-child", "2"))
+                .expect_event(EventRef::normal("Updated", "Updated ConfigMap \"w-child\"")),
+        )
+        .run(move |env| {
+            let manager = UpdatingObjectManager::<DynamicObject>::new_with(
+                config_maps.clone(),
+                |current, desired| current.data["data"] = desired.data["data"].clone(),
+            );
+            let child = ChildReconciler::<Widget, DynamicObject>::new_with(
+                (),
+                config_maps.clone(),
+                manager,
+                |_, w: &Widget| {
+                    let mut child = DynamicObject::new(
+                        "w-child",
+                        &kube::api::ApiResource::erase::<ConfigMap>(&()),
+                    );
+                    child.data = json!({"data": {"size": w.spec.size.to_string()}});
+                    Ok(Some(child))
+                },
+                |_, _, child| child.map(|_| ()),
+            );
+            ResourceReconciler::new(env.config(), child)
+        });
+}
