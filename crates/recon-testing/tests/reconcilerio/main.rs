@@ -11,6 +11,7 @@
 //! port of reconciler.io's `TestResource`, and its sibling types.
 
 mod advice;
+mod aggregate;
 mod always;
 mod child;
 mod child_set;
