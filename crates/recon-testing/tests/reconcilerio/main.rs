@@ -13,6 +13,7 @@
 mod advice;
 mod aggregate;
 mod always;
+mod cast;
 mod child;
 mod child_set;
 mod children_support;
