@@ -20,7 +20,8 @@ use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 /// lacks stays out of `R`).
 ///
 /// - A resource that does not read as a `C` is an error naming both types, before the nested
-///   reconciler runs.
+///   reconciler runs. `R`'s `apiVersion` and `kind` are not asked of the `C`: where the `C`
+///   refuses them (a k8s-openapi type accepts only its own), it reads the resource without.
 /// - The changes the nested reconciler made are patched back whether it succeeds or fails (as
 ///   reconciler.io's `CastResource` does): a tree keeps the status a failing step recorded,
 ///   and the root writes it. Its error (and the outcome it carries) is returned afterwards.
@@ -132,7 +133,7 @@ where
             let (from, to) = (std::any::type_name::<R>(), std::any::type_name::<C>());
             let original = serde_json::to_value(&*resource)
                 .map_err(|e| Error::msg(format!("cannot serialise the {from}: {e}")))?;
-            let mut cast: C = serde_json::from_value(original)
+            let mut cast: C = read_as(original)
                 .map_err(|e| Error::msg(format!("cannot cast the {from} to a {to}: {e}")))?;
             let before = serde_json::to_value(&cast)
                 .map_err(|e| Error::msg(format!("cannot serialise the {to}: {e}")))?;
@@ -151,6 +152,26 @@ where
             }
         })
     }
+}
+
+/// `resource` (an `R` as JSON) read as a `C`. A `C` that insists on its own `apiVersion` and
+/// `kind` (a k8s-openapi type refuses any other) reads the resource without them: the cast is a
+/// view of its fields, as reconciler.io's `CastResource` reads one type's JSON into another.
+/// The error is that of the reading without them, the one about the fields.
+fn read_as<C: DeserializeOwned>(mut resource: Value) -> Result<C, serde_json::Error> {
+    let with_type = match serde::Deserialize::deserialize(&resource) {
+        Ok(cast) => return Ok(cast),
+        Err(err) => err,
+    };
+    let Value::Object(fields) = &mut resource else {
+        return Err(with_type);
+    };
+    let api_version = fields.remove("apiVersion");
+    let kind = fields.remove("kind");
+    if api_version.is_none() && kind.is_none() {
+        return Err(with_type);
+    }
+    serde_json::from_value(resource)
 }
 
 /// `C`'s name without its path or generic arguments: `Scalable` for `my_crate::Scalable<T>`.

@@ -11,7 +11,9 @@
 //! port of reconciler.io's `TestResource`, and its sibling types.
 
 mod advice;
+mod aggregate;
 mod always;
+mod cast;
 mod child;
 mod child_set;
 mod children_support;

@@ -360,3 +360,29 @@ async fn a_failing_nested_reconciler_whose_change_cannot_go_back_reports_both() 
     );
     assert_eq!(serde_json::to_value(&deployment).unwrap(), web());
 }
+
+#[tokio::test]
+async fn a_typed_view_of_another_kind_reads_the_resource_without_its_type() {
+    // A ConfigMap (k8s-openapi) accepts only `apiVersion: v1`, `kind: ConfigMap`: the Widget
+    // is read without its own, and the view's metadata change goes back.
+    let server = ApiServer::new();
+    let label = SyncReconciler::<ConfigMap>::new("Label").sync(|_, cm| {
+        Box::pin(async move {
+            cm.metadata
+                .labels
+                .get_or_insert_default()
+                .insert("seen".to_owned(), "yes".to_owned());
+            Ok(())
+        })
+    });
+    let cast = CastResource::<DynamicObject, ConfigMap>::new(label);
+    let mut widget: DynamicObject = from_json(dynamic_widget());
+
+    cast.reconcile(&context(&server), &mut widget)
+        .await
+        .unwrap();
+
+    let mut expected = dynamic_widget();
+    expected["metadata"]["labels"] = json!({"seen": "yes"});
+    assert_eq!(serde_json::to_value(&widget).unwrap(), expected);
+}

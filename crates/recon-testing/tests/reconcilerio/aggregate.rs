@@ -1,0 +1,254 @@
+//! `reconcilers/aggregate_test.go`: `AggregateReconciler` keeping the ConfigMap [`NAME`] in
+//! [`NAMESPACE`] holding `foo: bar` through reconciler.io's testing `StubObjectManager`
+//! ([`StubObjectManager`]). Go's cases put the reconciler in their `Metadata` as a closure;
+//! here `metadata` names how the case changes the default one and the table's factory builds
+//! it.
+//!
+//! Go's induced failures are plain errors; here they are a 500, which recon returns as Go does.
+//! Adapted: the terminating ConfigMap's finalizer has a domain ([`QUALIFIED_FINALIZER`]).
+//!
+//! Left out (Go mechanics Rust makes meaningless):
+//! - "context has resource type": Go stashes the resource's type in the context for
+//!   reflection; in Rust it is the type parameter, and nothing is stashed.
+//! - "context can be augmented in Prepare and accessed in Cleanup": Go's `context.Context`
+//!   values added by the case; a recon case's hooks do not reach the reconcile's `Context`.
+//! - `TestAggregateReconciler_Validate` (9 cases): `Validate` refuses a reconciler without a
+//!   `Request` or an `AggregateObjectManager` (recon's constructor takes both) or with an
+//!   invalid nested `SyncReconciler` (README, "Differences from reconciler.io": nothing is
+//!   validated at setup).
+//!
+//! Left out (recon's `AggregateReconciler` has no `before_reconcile` or `after_reconcile`
+//! hook, which `ResourceReconciler` has: a case cannot be written):
+//! - "before reconcile is called before reconcile and after the context is populated";
+//! - "before reconcile can influence the result";
+//! - "before reconcile can replace the context";
+//! - "before reconcile errors shortcut execution";
+//! - "after reconcile can overwrite the result".
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Resource;
+use recon_core::{
+    AggregateReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, Sequence,
+    SubReconciler, SyncReconciler,
+};
+use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase, TestEnv};
+use serde_json::{Value, json};
+
+use crate::children_support::{config_map, induce};
+use crate::test_resource::{NAME, NAMESPACE, deleted_at};
+
+/// The finalizer of the terminating ConfigMap: Go's `test.finalizer` with a domain, which the
+/// API server asks of a built-in kind's finalizers (Go's fake client does not check).
+const QUALIFIED_FINALIZER: &str = "testing.reconciler.runtime/finalizer";
+
+/// The case's `variant` metadata (how the factory changes the default reconciler).
+fn variant(env: &TestEnv) -> &str {
+    env.metadata("variant")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The Go tests' `configMapGiven` / `configMapCreate` with `data`.
+fn given(data: &[(&str, &str)]) -> Value {
+    config_map(NAMESPACE, NAME, false, data)
+}
+
+fn foo_bar() -> Value {
+    given(&[("foo", "bar")])
+}
+
+/// A reconcile of [`NAME`].
+fn request() -> TestCase {
+    TestCase::reconcile(Request::namespaced(NAMESPACE, NAME))
+}
+
+/// A sync step that does what `sync` does.
+fn sync(
+    sync: impl Fn() -> Result<Outcome, Error> + Send + Sync + 'static,
+) -> SyncReconciler<ConfigMap> {
+    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with_outcome(move |_, _| {
+        let result = sync();
+        Box::pin(async move { result })
+    })
+}
+
+/// A step checking that the context's config and original config are the config the
+/// reconciler was built with: each publishes a probe into the case's event log (which is then
+/// emptied again, so the probes are not expected events).
+fn checks_config(log: EventLog) -> SyncReconciler<ConfigMap> {
+    SyncReconciler::<ConfigMap>::new("ChecksConfig").sync(move |ctx, resource| {
+        let log = log.clone();
+        Box::pin(async move {
+            let regarding = resource.object_ref(&());
+            for (which, config) in [
+                ("config", ctx.config()),
+                ("original config", ctx.original_config()),
+            ] {
+                let probe = Event::normal("Probe", "Probe", which);
+                config.recorder().publish(&probe, &regarding).await?;
+                let seen = log.events();
+                if seen.len() != 1 || seen[0].event != probe {
+                    return Err(Error::msg(format!(
+                        "expected the reconciler's {which} in the context"
+                    )));
+                }
+                log.clear();
+            }
+            Ok(())
+        })
+    })
+}
+
+/// The sub-reconciler the variant names (none: the default, an empty `Sequence`).
+fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
+    let halt = || Err(Error::signal(ErrorKind::HaltSubReconcilers));
+    let fail = || Err(Error::msg("test error"));
+    Some(match variant(env) {
+        "requeues in an hour" => {
+            sync(|| Ok(Outcome::requeue_after(Duration::from_secs(3600)))).boxed()
+        }
+        "fails" => sync(fail).boxed(),
+        "halts" => Sequence::new([sync(halt).boxed(), sync(fail).boxed()]).boxed(),
+        "halts with a requeue" => Sequence::new([
+            sync(|| {
+                Err(Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(Outcome::requeue()))
+            })
+            .boxed(),
+            sync(fail).boxed(),
+        ])
+        .boxed(),
+        "stashes" => SyncReconciler::<ConfigMap>::new("SyncReconciler")
+            .sync(|ctx, _| {
+                ctx.stash().store("foo", "bar".to_owned());
+                Box::pin(async { Ok(()) })
+            })
+            .boxed(),
+        "checks config" => checks_config(env.events().clone()).boxed(),
+        _ => return None,
+    })
+}
+
+/// The Go tests' `defaultAggregateReconciler`, changed as the case's variant says.
+fn aggregate(env: &TestEnv) -> AggregateReconciler<ConfigMap> {
+    let desires_nothing = variant(env) == "desires nothing";
+    let reconciler = AggregateReconciler::<ConfigMap>::new(
+        env.config(),
+        Request::namespaced(NAMESPACE, NAME),
+        StubObjectManager::new(),
+    )
+    .desired_resource(move |_, mut resource| {
+        if desires_nothing {
+            return Ok(None);
+        }
+        resource.data = Some([("foo".to_owned(), "bar".to_owned())].into());
+        Ok(Some(resource))
+    });
+    match sub_reconciler(env) {
+        Some(sub) => reconciler.reconciler(sub),
+        None => reconciler,
+    }
+}
+
+// ---- TestAggregateReconciler ----
+
+#[test]
+fn aggregate_reconciler() {
+    let terminating = {
+        let mut cm = given(&[]);
+        cm["metadata"]["deletionTimestamp"] = json!(deleted_at());
+        cm["metadata"]["finalizers"] = json!([QUALIFIED_FINALIZER]);
+        cm
+    };
+    let delete = || DeleteRef::new("ConfigMap", Some(NAMESPACE), NAME);
+    ReconcilerTests::new()
+        .case("resource is in sync", request().given(&foo_bar()))
+        .case(
+            "ignore other resources",
+            TestCase::reconcile(Request::namespaced(NAMESPACE, "not-it")),
+        )
+        .case(
+            "ignore terminating resources",
+            request().given(&terminating),
+        )
+        .case("create resource", request().expect_create(&foo_bar()))
+        .case(
+            "update resource",
+            request().given(&given(&[])).expect_update(&foo_bar()),
+        )
+        .case(
+            "delete resource",
+            request()
+                .given(&given(&[]))
+                .metadata("variant", &"desires nothing")
+                .expect_delete(delete()),
+        )
+        .case(
+            "error getting resources",
+            request()
+                .reactor(induce("get", "configmaps"))
+                .expect_error(""),
+        )
+        .case(
+            "error creating resource",
+            request()
+                .reactor(induce("create", "configmaps"))
+                .expect_create(&foo_bar())
+                .expect_error(""),
+        )
+        .case(
+            "error updating resource",
+            request()
+                .given(&given(&[]))
+                .reactor(induce("update", "configmaps"))
+                .expect_update(&foo_bar())
+                .expect_error(""),
+        )
+        .case(
+            "error deleting resource",
+            request()
+                .given(&given(&[]))
+                .reactor(induce("delete", "configmaps"))
+                .metadata("variant", &"desires nothing")
+                .expect_delete(delete())
+                .expect_error(""),
+        )
+        .case(
+            "reconcile result",
+            request()
+                .given(&foo_bar())
+                .metadata("variant", &"requeues in an hour")
+                .expect_result(Outcome::requeue_after(Duration::from_secs(3600))),
+        )
+        .case(
+            "reconcile error",
+            request()
+                .metadata("variant", &"fails")
+                .expect_error("test error"),
+        )
+        .case(
+            "reconcile halted",
+            request()
+                .metadata("variant", &"halts")
+                .expect_create(&foo_bar()),
+        )
+        .case(
+            "reconcile halted with result",
+            request()
+                .metadata("variant", &"halts with a requeue")
+                .expect_create(&foo_bar())
+                .expect_result(Outcome::requeue()),
+        )
+        .case(
+            "context is stashable",
+            request().given(&foo_bar()).metadata("variant", &"stashes"),
+        )
+        .case(
+            "context has config",
+            request()
+                .given(&foo_bar())
+                .metadata("variant", &"checks config"),
+        )
+        .run(aggregate);
+}
