@@ -16,9 +16,12 @@ use crate::context::{Config, Context, Request, Tracker};
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, Reconciled, Setup, SubReconciler, Trigger};
+use crate::tree::{BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler, Trigger};
 
 type DesiredHook<R> = Box<dyn Fn(&Context, R) -> Result<Option<R>, Error> + Send + Sync>;
+type BeforeHook = Box<dyn for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync>;
+type AfterHook =
+    Box<dyn for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a> + Send + Sync>;
 
 /// The root of a tree for one object, named by its request: the object is synthesised from
 /// other state rather than written by users.
@@ -62,6 +65,8 @@ pub struct AggregateReconciler<R: Reconciled> {
     desired: DesiredHook<R>,
     manager: Box<dyn ObjectManager<R, R>>,
     error_delay: Duration,
+    before: Option<BeforeHook>,
+    after: Option<AfterHook>,
 }
 
 impl<R: Reconciled> AggregateReconciler<R>
@@ -95,6 +100,8 @@ impl<R: Reconciled> AggregateReconciler<R> {
             desired: Box::new(|_, resource| Ok(Some(resource))),
             manager: Box::new(manager),
             error_delay: Duration::from_secs(5),
+            before: None,
+            after: None,
         }
     }
 
@@ -120,6 +127,32 @@ impl<R: Reconciled> AggregateReconciler<R> {
         desired: impl Fn(&Context, R) -> Result<Option<R>, Error> + Send + Sync + 'static,
     ) -> Self {
         self.desired = Box::new(desired);
+        self
+    }
+
+    /// Runs before the object is read (reconciler.io's `BeforeReconcile`): it may stash values
+    /// for the tree; its outcome is merged with the reconcile's; its error ends the reconcile
+    /// at once (a quiet one as a requeue).
+    #[must_use]
+    pub fn before_reconcile<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync + 'static,
+    {
+        self.before = Some(Box::new(f));
+        self
+    }
+
+    /// Sees what the reconcile returns and returns it, or something else, in its place
+    /// (reconciler.io's `AfterReconcile`); a quiet error it returns still becomes a requeue.
+    #[must_use]
+    pub fn after_reconcile<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.after = Some(Box::new(f));
         self
     }
 
@@ -171,12 +204,22 @@ impl<R: Reconciled> AggregateReconciler<R> {
         if ctx.request() != &self.request {
             return Ok(Outcome::done());
         }
-        let result = self.reconcile_object(ctx).await;
-        match result {
-            Err(err) if err.is_durable() => Ok(err.outcome()),
-            Err(err) if err.is_quiet() => Ok(err.outcome().merge(Outcome::requeue())),
-            other => other,
-        }
+        let before = match &self.before {
+            Some(before) => match before(ctx).await {
+                Ok(outcome) => outcome,
+                Err(err) => return quiet_as_requeue(Err(err)),
+            },
+            None => Outcome::done(),
+        };
+        let result = match self.reconcile_object(ctx).await {
+            Ok(outcome) => Ok(before.merge(outcome)),
+            Err(err) => Err(err.with_outcome(before)),
+        };
+        let result = match &self.after {
+            Some(after) => after(ctx, result).await,
+            None => result,
+        };
+        quiet_as_requeue(result)
     }
 
     async fn reconcile_object(&self, ctx: &Context) -> Result<Outcome, Error> {
@@ -339,5 +382,14 @@ impl<R: Reconciled> AggregateReconciler<R> {
             streams.push(relevant);
         }
         stream::select_all(streams).boxed()
+    }
+}
+
+/// What reconciler.io's `AggregateReconciler` returns for a quiet error: no failure, a
+/// requeue (a halt, durable errors among them, has let the reconcile finish already).
+fn quiet_as_requeue(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
+    match result {
+        Err(err) if err.is_quiet() => Ok(Outcome::requeue()),
+        other => other,
     }
 }

@@ -17,13 +17,9 @@
 //!   invalid nested `SyncReconciler` (README, "Differences from reconciler.io": nothing is
 //!   validated at setup).
 //!
-//! Left out (recon's `AggregateReconciler` has no `before_reconcile` or `after_reconcile`
-//! hook, which `ResourceReconciler` has: a case cannot be written):
-//! - "before reconcile is called before reconcile and after the context is populated";
-//! - "before reconcile can influence the result";
-//! - "before reconcile can replace the context";
-//! - "before reconcile errors shortcut execution";
-//! - "after reconcile can overwrite the result".
+//! Adapted: Go's "before reconcile can replace the context" hands the reconcile a new
+//! `context.Context` with a value; recon's hook cannot replace the context, so it stashes the
+//! value, which is what the Go case uses the context for.
 
 use std::time::Duration;
 
@@ -31,7 +27,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
 use recon_core::{
     AggregateReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, Sequence,
-    SubReconciler, SyncReconciler,
+    Stasher, SubReconciler, SyncReconciler,
 };
 use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase, TestEnv};
 use serde_json::{Value, json};
@@ -130,21 +126,55 @@ fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
     })
 }
 
+/// What the "before reconcile can replace the context" case stashes for `desired_resource`.
+const MESSAGE: Stasher<String> = Stasher::new("message");
+
 /// The Go tests' `defaultAggregateReconciler`, changed as the case's variant says.
 fn aggregate(env: &TestEnv) -> AggregateReconciler<ConfigMap> {
-    let desires_nothing = variant(env) == "desires nothing";
+    let variant = variant(env).to_owned();
+    let desires_nothing = variant == "desires nothing";
+    let message = variant == "before stashes a message";
     let reconciler = AggregateReconciler::<ConfigMap>::new(
         env.config(),
         Request::namespaced(NAMESPACE, NAME),
         StubObjectManager::new(),
     )
-    .desired_resource(move |_, mut resource| {
+    .desired_resource(move |ctx, mut resource| {
         if desires_nothing {
             return Ok(None);
         }
-        resource.data = Some([("foo".to_owned(), "bar".to_owned())].into());
+        let (key, value) = match message {
+            true => ("message".to_owned(), MESSAGE.retrieve(ctx)?),
+            false => ("foo".to_owned(), "bar".to_owned()),
+        };
+        resource.data = Some([(key, value)].into());
         Ok(Some(resource))
     });
+    let reconciler = match variant.as_str() {
+        "before creates it" => reconciler.before_reconcile(|ctx| {
+            Box::pin(async move {
+                let cm: ConfigMap = serde_json::from_value(given(&[])).map_err(Error::new)?;
+                kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), NAMESPACE)
+                    .create(&kube::api::PostParams::default(), &cm)
+                    .await?;
+                Ok(Outcome::done())
+            })
+        }),
+        "before requeues" => {
+            reconciler.before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue()) }))
+        }
+        "before stashes a message" => reconciler.before_reconcile(|ctx| {
+            MESSAGE.store(ctx, "hello world".to_owned());
+            Box::pin(async { Ok(Outcome::done()) })
+        }),
+        "before fails" => {
+            reconciler.before_reconcile(|_| Box::pin(async { Err(Error::msg("test")) }))
+        }
+        "after suppresses the error" => {
+            reconciler.after_reconcile(|_, _| Box::pin(async { Ok(Outcome::done()) }))
+        }
+        _ => reconciler,
+    };
     match sub_reconciler(env) {
         Some(sub) => reconciler.reconciler(sub),
         None => reconciler,
@@ -249,6 +279,43 @@ fn aggregate_reconciler() {
             request()
                 .given(&foo_bar())
                 .metadata("variant", &"checks config"),
+        )
+        .case(
+            "before reconcile is called before reconcile and after the context is populated",
+            request()
+                .metadata("variant", &"before creates it")
+                .expect_create(&given(&[]))
+                .expect_update(&foo_bar()),
+        )
+        .case(
+            "before reconcile can influence the result",
+            request()
+                .given(&given(&[]))
+                .metadata("variant", &"before requeues")
+                .expect_update(&foo_bar())
+                .expect_result(Outcome::requeue()),
+        )
+        .case(
+            "before reconcile can replace the context",
+            request()
+                .given(&given(&[]))
+                .metadata("variant", &"before stashes a message")
+                .expect_update(&given(&[("message", "hello world")])),
+        )
+        .case(
+            "before reconcile errors shortcut execution",
+            request()
+                .given(&given(&[]))
+                .metadata("variant", &"before fails")
+                .expect_error("test"),
+        )
+        .case(
+            "after reconcile can overwrite the result",
+            request()
+                .given(&given(&[]))
+                .reactor(induce("update", "configmaps"))
+                .metadata("variant", &"after suppresses the error")
+                .expect_update(&foo_bar()),
         )
         .run(aggregate);
 }
