@@ -15,6 +15,7 @@ mod always;
 mod child;
 mod child_set;
 mod children_support;
+mod errors;
 mod finalizer;
 mod flow;
 mod resource;
