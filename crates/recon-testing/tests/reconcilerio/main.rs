@@ -20,5 +20,6 @@ mod finalizer;
 mod flow;
 mod resource;
 mod sequence;
+mod stash;
 mod sync;
 mod test_resource;
