@@ -188,7 +188,12 @@ impl FakeService {
             parts.uri.path(),
             parts.uri.query().unwrap_or(""),
             Headers {
-                content_type: header_str(&parts, header::CONTENT_TYPE),
+                // Go reads any header bytes; a value that is not text must still reach the media
+                // type parser and be refused there, not pass as a missing header.
+                content_type: parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
                 accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
                 user_agent: header_str(&parts, header::USER_AGENT).unwrap_or_default(),
             },

@@ -12,15 +12,17 @@ use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
 use crate::wire::group::GroupKind;
-use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
+use crate::wire::media_type::body_media_type;
+use crate::wire::object::{
+    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_object,
+};
 
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
 pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiError> {
     let ctx = call.decode_context();
-    let media = call.content_type.split(';').next().unwrap_or("").trim();
-    match media {
-        "" | "application/json" => {}
-        "application/yaml" => return decode_yaml_request(call),
+    match body_media_type(call.content_type).as_deref() {
+        Some("application/json") => {}
+        Some("application/yaml") => return decode_yaml_request(call),
         _ => {
             return Err(ApiError::unsupported_media_type(&[
                 "application/json",
@@ -29,26 +31,9 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
             ]));
         }
     }
-    let value: Value = serde_json::from_slice(call.body).map_err(|e| {
-        // Go's encoding/json words a truncated document this way.
-        let why = if e.is_eof() {
-            "unexpected end of JSON input".to_owned()
-        } else {
-            e.to_string()
-        };
-        ctx.unrecognized(
-            &format!("couldn't get version/kind; json parse error: {why}"),
-            call.body,
-        )
-    })?;
-    let Value::Object(mut obj) = value else {
-        return Err(ctx.unrecognized(
-            &format!(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
-                json_type(&value)
-            ),
-            call.body,
-        ));
+    let obj = sniff_json_object(call.body).map_err(|why| ctx.unrecognized(&why, call.body))?;
+    let Some(mut obj) = obj else {
+        return Err(ctx.unrecognized(&not_an_object("null"), call.body));
     };
     check_type_meta(call, &mut obj)?;
     let duplicates = duplicate_fields(call.body);

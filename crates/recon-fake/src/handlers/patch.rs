@@ -25,6 +25,7 @@ use crate::strategic;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
+use crate::wire::media_type::{patch_media_type, routed_patch_type};
 use crate::wire::object::{Object, json_type, normalize_metadata};
 use crate::wire::status::Reason;
 
@@ -164,8 +165,11 @@ impl State {
 }
 
 fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
-    let media = call.content_type.split(';').next().unwrap_or("").trim();
-    let patch_type = match media {
+    // Custom resources are served by the apiextensions handler, which has no router check.
+    if !call.rt.custom && !routed_patch_type(call.content_type, &BUILTIN_PATCH_TYPES) {
+        return Err(ApiError::content_type_not_routed());
+    }
+    let patch_type = match patch_media_type(call.content_type) {
         "application/json-patch+json" => PatchType::Json,
         "application/merge-patch+json" => PatchType::Merge,
         "application/strategic-merge-patch+json" if !call.rt.custom => PatchType::Strategic,

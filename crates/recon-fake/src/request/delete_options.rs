@@ -8,6 +8,8 @@ use super::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
+use crate::wire::media_type::body_media_type;
+use crate::wire::object::sniff_json_object;
 
 /// `metav1.DeleteOptions`, from the body or, when the body is empty, the query.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -30,12 +32,9 @@ pub(crate) struct Preconditions {
 
 impl DeleteOptions {
     pub(crate) fn from_call(call: &Call<'_>) -> Result<Self, ApiError> {
-        if !call.body.iter().all(u8::is_ascii_whitespace) {
-            return serde_json::from_slice(call.body).map_err(|e| {
-                ApiError::bad_request(format!(
-                    "the body of the request was in an unknown format: {e}"
-                ))
-            });
+        // `DeleteResource`: a body, however blank, is decoded and the query is then ignored.
+        if !call.body.is_empty() {
+            return Self::from_body(call);
         }
         let q = call.query;
         Ok(DeleteOptions {
@@ -46,6 +45,36 @@ impl DeleteOptions {
                 .map(|_| q.flag("orphanDependents")),
             propagation_policy: q.get("propagationPolicy").map(str::to_owned),
             dry_run: q.all("dryRun").map(str::to_owned).collect(),
+        })
+    }
+
+    /// Options in a request body, negotiated as `NegotiateInputSerializer` does.
+    fn from_body(call: &Call<'_>) -> Result<Self, ApiError> {
+        let json = match body_media_type(call.content_type).as_deref() {
+            Some("application/json") => None,
+            Some("application/yaml") => {
+                let text = String::from_utf8_lossy(call.body);
+                let value: Value = serde_saphyr::from_str(&text)
+                    .map_err(|e| ApiError::bad_request(format!("yaml: {e}")))?;
+                Some(value.to_string().into_bytes())
+            }
+            _ => {
+                return Err(ApiError::unsupported_media_type(&[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ]));
+            }
+        };
+        let body = json.as_deref().unwrap_or(call.body);
+        let Some(obj) = sniff_json_object(body).map_err(ApiError::bad_request)? else {
+            // Go decodes `null` into the empty options.
+            return Ok(DeleteOptions::default());
+        };
+        serde_json::from_value(Value::Object(obj)).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request was in an unknown format: {e}"
+            ))
         })
     }
 

@@ -173,6 +173,17 @@ impl ApiError {
         .with_details(StatusDetails::default())
     }
 
+    /// What kube-apiserver's router (go-restful) answers for a `Content-Type` the route does not
+    /// consume, before any handler runs.
+    pub fn content_type_not_routed() -> Self {
+        Self::new(
+            415,
+            Reason::UnsupportedMediaType,
+            "415: Unsupported Media Type",
+        )
+        .with_details(StatusDetails::default())
+    }
+
     /// What kube-apiserver's router answers for a method a route does not serve.
     pub fn method_not_routed() -> Self {
         Self::new(

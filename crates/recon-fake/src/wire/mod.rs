@@ -6,6 +6,7 @@
 //! - [`group`]: resources and kinds qualified by their API group;
 //! - [`status`], [`error`]: `metav1.Status` errors, with the real codes and messages;
 //! - [`field_error`]: field validation errors, and the causes they become;
+//! - [`media_type`]: `Content-Type` headers as the handlers parse them;
 //! - [`unified_diff`]: the unified diffs Go's validation quotes;
 //! - [`object`]: objects as JSON maps, their `metadata` decoded as `metav1.ObjectMeta` is, and
 //!   their stored bytes.
@@ -15,6 +16,7 @@ pub(crate) mod error;
 pub(crate) mod field_error;
 pub(crate) mod go_json;
 pub(crate) mod group;
+pub(crate) mod media_type;
 pub(crate) mod number;
 pub(crate) mod object;
 pub(crate) mod status;

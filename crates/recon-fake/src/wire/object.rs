@@ -182,6 +182,33 @@ pub(crate) fn decode_body(body: &[u8]) -> Object {
     serde_json::from_slice(body).unwrap_or_default()
 }
 
+/// The first step of decoding a JSON body, reading its `apiVersion` and `kind`: the object, or
+/// `None` for `null` (which Go decodes into nothing, without error); `Err` is the serializer's
+/// message, `couldn't get version/kind; json parse error: ...`.
+pub(crate) fn sniff_json_object(body: &[u8]) -> Result<Option<Object>, String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        // Go's encoding/json words a truncated document this way.
+        let why = if e.is_eof() {
+            "unexpected end of JSON input".to_owned()
+        } else {
+            e.to_string()
+        };
+        format!("couldn't get version/kind; json parse error: {why}")
+    })?;
+    match value {
+        Value::Object(obj) => Ok(Some(obj)),
+        Value::Null => Ok(None),
+        other => Err(not_an_object(json_type(&other))),
+    }
+}
+
+/// The sniffing error for a body whose JSON is a `json_type` other than an object.
+pub(crate) fn not_an_object(json_type: &str) -> String {
+    format!(
+        "couldn't get version/kind; json parse error: json: cannot unmarshal {json_type} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+    )
+}
+
 /// What went wrong when decoding a request body, before the type is known to be right.
 pub(crate) struct DecodeContext<'a> {
     /// The kind the URL expects.

@@ -826,3 +826,27 @@ async fn a_null_config_map_value_is_stored_as_the_empty_string() {
         "a merge patch's null removes the key before decoding"
     );
 }
+
+// A Content-Type of bytes that are not text fails Go's mime.ParseMediaType (only ASCII token
+// characters), so NegotiateInputSerializerForMediaType answers 415; it is not a missing header.
+#[tokio::test]
+async fn content_type_that_is_not_text_is_415() {
+    let server = ApiServer::new();
+    let request = http::Request::builder()
+        .method("POST")
+        .uri("/api/v1/namespaces/default/configmaps")
+        .header(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_bytes(b"application/json\xff").unwrap(),
+        )
+        .body(serde_json::to_vec(&config_map("c1")).unwrap())
+        .unwrap();
+    let err = server.client().request_text(request).await.unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("expected a Status, got {err:?}")
+    };
+    assert_eq!(status.code, 415, "{status:?}");
+    assert_eq!(status.reason, "UnsupportedMediaType");
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    assert!(api.get_opt("c1").await.unwrap().is_none(), "nothing stored");
+}
