@@ -91,6 +91,12 @@ impl<'a> ReactorBuilder<'a> {
     /// and answered. Register it for `Verb::Create`, `Verb::Update` and `Verb::Patch` as
     /// needed: each is its own target, as for any reactor.
     ///
+    /// The hook runs without the server's lock, so it may call the server it is registered on
+    /// (its request log, its resourceVersion, requests from another thread). Like a webhook,
+    /// it may run more than once for one request: when another write changes the object while
+    /// the hook runs, it runs again on the new object, as kube-apiserver admits again when its
+    /// optimistic update retries.
+    ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// use k8s_openapi::api::core::v1::ConfigMap;

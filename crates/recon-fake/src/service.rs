@@ -14,6 +14,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
+use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
 use crate::record::{RecordedRequest, RequestOrigin};
@@ -47,6 +48,10 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+/// How many times a request's mutating hooks may run before the server gives up on an object
+/// that other requests keep changing under them.
+const MAX_ADMISSION_ROUNDS: usize = 16;
 
 /// One client's connection to the server.
 #[derive(Clone)]
@@ -200,15 +205,21 @@ impl FakeService {
             body,
         );
 
-        let (injected, mutations) = match self.origin {
+        let (injected, hooks) = match self.origin {
             RequestOrigin::Client => self.run_reactors(&incoming).await,
             _ => (None, Vec::new()),
         };
         let mut state = self.shared.lock();
         let kind = state.kind_of(&incoming);
-        state.mutations = mutations;
-        let reply = injected.unwrap_or_else(|| state.serve(&incoming));
-        state.mutations.clear();
+        let reply = match injected {
+            Some(reply) => reply,
+            None if hooks.is_empty() => state.serve(&incoming),
+            None => {
+                let (reply, locked) = self.serve_admitted(state, &incoming, &hooks);
+                state = locked;
+                reply
+            }
+        };
         // One buffer serves both the response and the log.
         let body = Bytes::from(reply.body);
         state.log_request(
@@ -222,6 +233,34 @@ impl FakeService {
             Some(stream) => watch_response(stream),
             None => into_response(reply.status, body, reply.warnings, reply.content_type),
         }
+    }
+
+    /// Serves a request that has mutating hooks, in rounds (see [`Admission`]): each round runs
+    /// the handler under the lock, and when it parks an object the hooks run on it with the
+    /// lock released. Returns the reply with the lock held again.
+    fn serve_admitted<'s>(
+        &'s self,
+        mut state: MutexGuard<'s, State>,
+        incoming: &Incoming,
+        hooks: &[MutateHook],
+    ) -> (Reply, MutexGuard<'s, State>) {
+        state.admission = Admission::Pending;
+        for _ in 0..MAX_ADMISSION_ROUNDS {
+            let reply = state.serve(incoming);
+            let Some(input) = state.admission.take_wanted() else {
+                state.admission = Admission::NoHooks;
+                return (reply, state);
+            };
+            drop(state);
+            let output = run_mutate_hooks(hooks, &input);
+            state = self.shared.lock();
+            state.admission = Admission::Answered { input, output };
+        }
+        state.admission = Admission::NoHooks;
+        let err = ApiError::internal(&format!(
+            "the object changed under its mutating admission hooks {MAX_ADMISSION_ROUNDS} times"
+        ));
+        (err.into(), state)
     }
 
     /// Runs the `before` hooks of matching reactors; returns the injected failure, if any, and
@@ -462,7 +501,10 @@ impl State {
             Bytes::from(request.body),
         );
         let kind = self.kind_of(&incoming);
+        // A controller's request has no hooks, even while it serves one of a client that has.
+        let admission = std::mem::take(&mut self.admission);
         let mut reply = self.serve(&incoming);
+        self.admission = admission;
         if let Some(origin) = origin {
             let body = Bytes::from(std::mem::take(&mut reply.body));
             self.log_request(

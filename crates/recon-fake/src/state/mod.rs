@@ -10,8 +10,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::clock::{Clock, format_time};
+use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
-use crate::reactor::{MutateHook, Reactor};
+use crate::reactor::Reactor;
 use crate::record::RecordedRequest;
 use crate::registry::resource::ResourceType;
 use crate::registry::{Registry, events};
@@ -34,8 +35,8 @@ pub(crate) struct State {
     /// Whether requests are appended to `log`.
     pub(crate) recording: bool,
     pub(crate) reactors: Vec<Reactor>,
-    /// The mutating admission hooks of the request being served.
-    pub(crate) mutations: Vec<MutateHook>,
+    /// Where the request being served stands with its mutating admission hooks.
+    pub(crate) admission: Admission,
     /// Set while the CRD controllers run, so their own writes do not re-enter them.
     pub(crate) in_controllers: bool,
     pub(crate) watchers: Vec<Watcher>,
@@ -64,7 +65,7 @@ impl State {
             log: Vec::new(),
             recording: true,
             reactors: Vec::new(),
-            mutations: Vec::new(),
+            admission: Admission::NoHooks,
             in_controllers: false,
             watchers: Vec::new(),
             notified: 0,
@@ -85,7 +86,7 @@ impl State {
             log: Vec::new(),
             recording: self.recording,
             reactors: Vec::new(),
-            mutations: Vec::new(),
+            admission: Admission::NoHooks,
             in_controllers: false,
             watchers: Vec::new(),
             notified: self.notified,

@@ -271,3 +271,119 @@ async fn a_manual_clock_and_a_seed_make_objects_reproducible() {
     );
     assert_ne!(a1.metadata.uid, b1.metadata.uid);
 }
+
+/// Runs `body` on a thread of its own and fails if it has not finished within a minute: a
+/// deadlock then fails this test instead of hanging the whole run.
+fn within_a_minute(body: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        body();
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("finished (a hang means the server deadlocked)");
+}
+
+/// Runs `request` on a runtime of its own, as code without one (a mutate hook) has to; a
+/// client is made inside it, since its request buffer runs on the runtime that made it.
+fn blocking<T>(request: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(request)
+}
+
+// Issue 22: hooks ran under the state lock, so a hook calling its own server hung forever.
+#[test]
+fn a_mutate_hook_may_call_its_own_server() {
+    within_a_minute(|| {
+        let server = ApiServer::new();
+        blocking(async {
+            configmaps(&server)
+                .create(&PostParams::default(), &configmap("seen"))
+                .await
+        })
+        .unwrap();
+        let hooked = server.clone();
+        server.on(Verb::Create, "configmaps").mutate(move |object| {
+            let rv = hooked.resource_version();
+            let logged = hooked.requests().len();
+            // A request from another thread is served while the hook waits for it.
+            let reader = hooked.clone();
+            let seen = std::thread::spawn(move || {
+                blocking(async { configmaps(&reader).get("seen").await })
+            })
+            .join()
+            .expect("the reading thread")
+            .expect("the read");
+            object["data"] = json!({
+                "rv": rv.to_string(),
+                "logged": logged.to_string(),
+                "seen": seen.metadata.name.unwrap_or_default(),
+            });
+        });
+        let created = blocking(async {
+            configmaps(&server)
+                .create(&PostParams::default(), &configmap("c"))
+                .await
+        })
+        .unwrap();
+        let data = created.data.expect("data from the hook");
+        assert_eq!(data["seen"], "seen");
+        assert_eq!(data["logged"], "1", "only the first create was logged then");
+        assert!(data["rv"].parse::<u64>().unwrap() > 0);
+    });
+}
+
+// kube-apiserver runs admission again when `GuaranteedUpdate` retries on a changed object; so
+// do the hooks here when a write lands while they run.
+#[test]
+fn mutate_hooks_run_again_on_an_object_changed_under_them() {
+    within_a_minute(|| {
+        let server = ApiServer::new();
+        let mut cm = configmap("c");
+        cm.data = Some([("k".to_owned(), "v".to_owned())].into());
+        blocking(async {
+            configmaps(&server)
+                .create(&PostParams::default(), &cm)
+                .await
+        })
+        .unwrap();
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (hooked, counted) = (server.clone(), runs.clone());
+        server.on(Verb::Patch, "configmaps").mutate(move |object| {
+            let run = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            object["data"]["admitted"] = json!(run.to_string());
+            if run == 0 {
+                // Another writer changes the object while the first patch is being admitted.
+                let writer = hooked.clone();
+                std::thread::spawn(move || {
+                    let patch = Patch::Merge(json!({"data": {"other": "x"}}));
+                    blocking(async {
+                        configmaps(&writer)
+                            .patch("c", &PatchParams::default(), &patch)
+                            .await
+                    })
+                })
+                .join()
+                .expect("the writing thread")
+                .expect("the other write");
+            }
+        });
+        let patch = Patch::Merge(json!({"data": {"k": "w"}}));
+        let patched = blocking(async {
+            configmaps(&server)
+                .patch("c", &PatchParams::default(), &patch)
+                .await
+        })
+        .unwrap();
+        let data = patched.data.expect("data");
+        // Run 0 was the first patch's, run 1 the other writer's, run 2 the first patch's again.
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(data["k"], "w");
+        assert_eq!(data["other"], "x", "the other write is kept");
+        assert_eq!(data["admitted"], "2");
+    });
+}
