@@ -14,6 +14,7 @@ use crate::server::ApiServer;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
+use crate::wire::nesting;
 use crate::wire::object::{
     Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,
     with_type_meta,
@@ -86,6 +87,10 @@ impl ApiServer {
         let Value::Object(obj) = value else {
             return Err(SeedError::NotAnObject(value.to_string()));
         };
+        // Checked before anything walks it recursively, and so nothing unreadable is stored.
+        if !nesting::object_within_limit(&obj) {
+            return Err(SeedError::Invalid(nesting::too_deep().message().to_owned()));
+        }
         self.shared.lock().seed(obj)
     }
 }

@@ -7,6 +7,7 @@
 //! - [`status`], [`error`]: `metav1.Status` errors, with the real codes and messages;
 //! - [`field_error`]: field validation errors, and the causes they become;
 //! - [`media_type`]: `Content-Type` headers as the handlers parse them;
+//! - [`nesting`]: how deep a stored object may nest;
 //! - [`unified_diff`]: the unified diffs Go's validation quotes;
 //! - [`object`]: objects as JSON maps, their `metadata` decoded as `metav1.ObjectMeta` is, and
 //!   their stored bytes.
@@ -17,6 +18,7 @@ pub(crate) mod field_error;
 pub(crate) mod go_json;
 pub(crate) mod group;
 pub(crate) mod media_type;
+pub(crate) mod nesting;
 pub(crate) mod number;
 pub(crate) mod object;
 pub(crate) mod status;

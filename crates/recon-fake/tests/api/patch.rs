@@ -913,3 +913,66 @@ async fn merge_patch_on_the_main_endpoint_ignores_status() {
         (5, None, Some(2))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 22: a JSON patch could build an object deeper than the server reads back, and storing
+// it broke every later request on the object (merge patch 400 "name ... undeterminable").
+
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!("leaf"), |inner, _| json!({ "a": inner }))
+}
+
+#[tokio::test]
+async fn json_patch_nesting_deeper_than_the_server_stores_is_refused_and_the_object_kept() {
+    let server = server().await;
+    create_widget(&server, "deep", &[]).await;
+    let status = format!("{WIDGETS}/deep/status");
+    let shallow =
+        json!([{"op": "add", "path": "/status", "value": {"conditions": [{"a": nested(100)}]}}]);
+    raw_patch(&server, &status, JSON_PATCH, &shallow.to_string())
+        .await
+        .expect("100 levels under a condition are stored");
+    // /status/conditions/0 then 100 levels of `a`, and 100 more in the value: over the limit.
+    let path = format!("/status/conditions/0{}", "/a".repeat(100));
+    let deeper = json!([{"op": "replace", "path": path, "value": nested(100)}]);
+    let err = raw_patch(&server, &status, JSON_PATCH, &deeper.to_string())
+        .await
+        .unwrap_err();
+    let s = status_of(err);
+    assert_eq!(s.code, 500, "{s:?}");
+    assert!(
+        s.message.contains("deeper than 127 levels"),
+        "{}",
+        s.message
+    );
+    // What was stored before is intact, and the object still takes patches.
+    let patched = widgets(&server)
+        .patch(
+            "deep",
+            &PatchParams::default(),
+            &merge(json!({"spec": {"size": 7}})),
+        )
+        .await
+        .expect("a later merge patch");
+    assert_eq!(patched.spec.size, 7);
+    let conditions = &patched.status.expect("status").conditions;
+    assert_eq!(conditions[0], json!({"a": nested(100)}));
+}
+
+#[tokio::test]
+async fn seeding_an_object_deeper_than_the_server_stores_is_a_seed_error() {
+    let server = server().await;
+    let mut widget = serde_json::to_value(widget("deep", 1)).unwrap();
+    widget["metadata"]["namespace"] = json!("default");
+    widget["status"] = json!({"conditions": [{"a": nested(200)}]});
+    let err = server.seed(&widget).unwrap_err();
+    assert!(err.to_string().contains("deeper than 127 levels"), "{err}");
+    assert!(widgets(&server).get_opt("deep").await.unwrap().is_none());
+}
+
+fn status_of(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
