@@ -214,6 +214,30 @@ fn parse_uncached(source: &str) -> Result<Expr, String> {
             format!("expression recursion limit exceeded: {MAX_DEPTH}"),
         ));
     }
+    let owned = source.to_owned();
+    // Both parsers recurse once per bracket, the ANTLR one through large frames and ours
+    // through one frame per precedence level: on a test thread's 2 MiB, a hundred nested
+    // brackets would overflow it. So both run on a thread of their own with a stack sized for
+    // the deepest nesting let through above; a panic there is a refusal, not a crash.
+    let outcome = std::thread::Builder::new()
+        .name("cel-parse".to_owned())
+        .stack_size(PARSER_STACK)
+        .spawn(move || std::panic::catch_unwind(|| parse_on_a_large_stack(&owned)))
+        .ok()
+        .and_then(|handle| handle.join().ok());
+    match outcome {
+        Some(Ok(parsed)) => parsed,
+        // A parser panicked, or no thread could be started for them.
+        Some(Err(_)) | None => Err(issue(
+            NO_POS,
+            "Syntax error: the expression could not be parsed".to_owned(),
+        )),
+    }
+}
+
+/// The two parses of [`parse_uncached`], on its thread: ANTLR's for the syntax errors, then
+/// ours for the tree.
+fn parse_on_a_large_stack(source: &str) -> Result<Expr, String> {
     if let Some(errors) = antlr_errors(source) {
         return Err(errors);
     }
@@ -221,40 +245,33 @@ fn parse_uncached(source: &str) -> Result<Expr, String> {
     let expr = super::parser::parse(tokens, source.len())
         .map_err(|issue| render_issues(source, &[issue]))?;
     if depth(&expr) > MAX_DEPTH {
-        return Err(issue(NO_POS, "max recursion depth exceeded".to_owned()));
+        return Err(render_issues(
+            source,
+            &[Issue {
+                pos: NO_POS,
+                message: "max recursion depth exceeded".to_owned(),
+            }],
+        ));
     }
     Ok(expr)
 }
 
 /// The syntax errors the ANTLR parser finds, rendered; `None` when it accepts the source.
 fn antlr_errors(source: &str) -> Option<String> {
-    let owned = source.to_owned();
-    // Third-party code fed arbitrary text, on a thread of its own with a large stack; a panic
-    // in it is a refusal, not a crash of the server.
-    let run = move || {
-        std::panic::catch_unwind(|| {
-            kube_cel::cel::parser::Parser::new()
-                .enable_optional_syntax(true)
-                .max_recursion_depth(u16::try_from(MAX_DEPTH).unwrap_or(u16::MAX))
-                .parse(&owned)
-                .map(|_| ())
-                .map_err(|e| {
-                    e.errors
-                        .iter()
-                        .map(|e| (e.pos.0, e.pos.1, e.msg.clone()))
-                        .collect::<Vec<_>>()
-                })
-        })
-    };
-    let outcome = std::thread::Builder::new()
-        .name("cel-parse".to_owned())
-        .stack_size(PARSER_STACK)
-        .spawn(run)
-        .ok()
-        .and_then(|handle| handle.join().ok());
+    let outcome = kube_cel::cel::parser::Parser::new()
+        .enable_optional_syntax(true)
+        .max_recursion_depth(u16::try_from(MAX_DEPTH).unwrap_or(u16::MAX))
+        .parse(source)
+        .map(|_| ())
+        .map_err(|e| {
+            e.errors
+                .iter()
+                .map(|e| (e.pos.0, e.pos.1, e.msg.clone()))
+                .collect::<Vec<_>>()
+        });
     match outcome {
-        Some(Ok(Ok(()))) => None,
-        Some(Ok(Err(errors))) => {
+        Ok(()) => None,
+        Err(errors) => {
             // The `cel` crate adds errors of its own while visiting a broken tree (`Incomplete
             // ExprContext ...`); cel-go reports the syntax errors only.
             let internal = |m: &str| {
@@ -284,14 +301,6 @@ fn antlr_errors(source: &str) -> Option<String> {
                 .collect();
             Some(render_issues(source, &issues))
         }
-        // The parser panicked, or no thread could be started for it.
-        Some(Err(_)) | None => Some(render_issues(
-            source,
-            &[Issue {
-                pos: NO_POS,
-                message: "Syntax error: the expression could not be parsed".to_owned(),
-            }],
-        )),
     }
 }
 

@@ -151,3 +151,85 @@ fn probe_rules() {
         );
     }
 }
+
+/// Rules nested as deep as the server lets through, by each way of nesting.
+fn deep_rule(shape: &str, depth: usize) -> String {
+    match shape {
+        "paren" => format!("{}true{}", "(".repeat(depth), ")".repeat(depth)),
+        "int" => format!("{}1{} > 0", "int(".repeat(depth), ")".repeat(depth)),
+        "list" => format!("{}1{}.size() > 0", "[".repeat(depth), "]".repeat(depth)),
+        "plus" => format!("1{} > 0", "+1".repeat(depth)),
+        "member" => format!("self{} == 1", ".a".repeat(depth)),
+        _ => format!("{}true", "!".repeat(depth)),
+    }
+}
+
+/// Issue 22: a rule nesting brackets a hundred deep overflowed a test thread's 2 MiB stack
+/// and aborted the process. Compiled and run on such a thread, in a child process so that an
+/// overflow is a failure here rather than the end of the run.
+#[test]
+fn deep_rules_compile_and_run_on_a_test_threads_stack() {
+    const NAME: &str =
+        "schema::cel::tests::robustness::deep_rules_compile_and_run_on_a_test_threads_stack";
+    if std::env::var_os("RECON_RISKY_CHILD").is_some() {
+        let outcomes = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(compile_and_run_deep_rules)
+            .expect("a 2 MiB thread")
+            .join()
+            .expect("no panic");
+        for (shape, depth, outcome) in outcomes {
+            // kube-apiserver 1.36 accepts every one of these up to 249 deep (`member` fails
+            // type checking, `string` having no fields) and refuses 250 nested brackets.
+            match (shape, depth) {
+                ("paren" | "int" | "list", 250) => assert!(
+                    outcome.contains("expression recursion limit exceeded: 250"),
+                    "{shape} {depth}: {outcome}"
+                ),
+                ("member", d) if d <= 200 => assert!(
+                    outcome.contains("does not support field selection"),
+                    "{shape} {depth}: {outcome}"
+                ),
+                (_, d) if d <= 200 => assert_eq!(outcome, "compiled", "{shape} {depth}"),
+                _ => assert!(!outcome.is_empty()),
+            }
+        }
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let child = std::process::Command::new(exe)
+        .args(["--exact", NAME, "--test-threads=1"])
+        .env("RECON_RISKY_CHILD", "1")
+        .output()
+        .expect("the child test runs");
+    assert!(
+        child.status.success(),
+        "the child failed ({}):\n{}\n{}",
+        child.status,
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+}
+
+fn compile_and_run_deep_rules() -> Vec<(&'static str, usize, String)> {
+    let mut outcomes = Vec::new();
+    for shape in ["paren", "int", "list", "plus", "member", "not"] {
+        for depth in [100, 200, 248, 249, 250, 1000] {
+            let schema = json!({
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": deep_rule(shape, depth)}],
+            });
+            let errors = crd_errors(&schema);
+            let outcome = if errors.is_empty() {
+                // Evaluation walks the tree as deep as compilation did.
+                rules(&schema).evaluate(&json!({"a": "x"}), None);
+                "compiled".to_owned()
+            } else {
+                errors
+            };
+            outcomes.push((shape, depth, outcome));
+        }
+    }
+    outcomes
+}
