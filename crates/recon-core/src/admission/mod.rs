@@ -32,7 +32,8 @@ pub use review::{
 #[cfg(feature = "webhook-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhook-server")))]
 pub use server::{
-    DEFAULT_MAX_BODY_SIZE, HEALTH_PATH, RunningWebhookServer, WebhookServer, WebhookServerError,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_SHUTDOWN_GRACE_PERIOD, HEALTH_PATH,
+    RunningWebhookServer, WebhookServer, WebhookServerError,
 };
 #[cfg(feature = "webhook-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhook-server")))]

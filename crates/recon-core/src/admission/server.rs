@@ -1,5 +1,6 @@
 //! `WebhookServer`: an HTTPS server (hyper over rustls) for one or more admission webhooks,
-//! with a health endpoint, a request size limit and graceful shutdown.
+//! with a health endpoint, a request size limit, a deadline for reading a request's body and
+//! graceful shutdown bounded by a grace period.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -38,6 +39,36 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// assert_eq!(recon_core::admission::DEFAULT_MAX_BODY_SIZE, 8 << 20);
 /// ```
 pub const DEFAULT_MAX_BODY_SIZE: usize = 8 * 1024 * 1024;
+
+/// How long a [`WebhookServer`] waits for a request's whole body unless told otherwise: 10
+/// seconds, counted from the end of the headers. A body not read in time is answered
+/// `408 Request Timeout` and the connection is closed.
+///
+/// kube-apiserver gives up on a webhook after the configuration's `timeoutSeconds`, 10 seconds
+/// by default (30 at most), and it sends the whole review at once: a body still incomplete
+/// after as long as kube-apiserver waits for the whole call comes from a stalled or hostile
+/// client, not from kube-apiserver.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// assert_eq!(recon_core::admission::DEFAULT_BODY_READ_TIMEOUT, Duration::from_secs(10));
+/// ```
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long [`RunningWebhookServer::shutdown`] lets requests under way finish unless told
+/// otherwise: 25 seconds. The connections still open after it are closed.
+///
+/// It covers a call at kube-apiserver's default webhook timeout (10 seconds) with room to
+/// spare, and ends before Kubernetes' default `terminationGracePeriodSeconds` (30 seconds)
+/// would kill the pod, leaving the process a few seconds to exit cleanly.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// assert_eq!(recon_core::admission::DEFAULT_SHUTDOWN_GRACE_PERIOD, Duration::from_secs(25));
+/// ```
+pub const DEFAULT_SHUTDOWN_GRACE_PERIOD: Duration = Duration::from_secs(25);
 
 /// How long a client has to complete the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -102,13 +133,17 @@ pub enum WebhookServerError {
 /// - `GET` [`HEALTH_PATH`] (`/healthz`) answers `200 OK` with `ok`.
 /// - Any other path answers `404 Not Found` with a `Status` body; a body larger than the
 ///   limit ([`DEFAULT_MAX_BODY_SIZE`] unless [`max_body_size`](Self::max_body_size) says
-///   otherwise), `413 Payload Too Large`.
+///   otherwise), `413 Payload Too Large`; a body not read in time
+///   ([`DEFAULT_BODY_READ_TIMEOUT`] unless [`body_read_timeout`](Self::body_read_timeout)
+///   says otherwise), `408 Request Timeout`, and the connection is closed.
 /// - It speaks HTTP/1.1 over TLS, each connection in a task of its own. A failed handshake
 ///   or a broken connection is logged and the server carries on.
 /// - [`start`](Self::start) binds and serves in the background, and
 ///   [`RunningWebhookServer::shutdown`] stops it gracefully: no new connections, requests
-///   under way are answered, then it returns. [`serve_with_shutdown`](Self::serve_with_shutdown)
-///   does both around a signal.
+///   under way are answered, and the connections still open after the grace period
+///   ([`DEFAULT_SHUTDOWN_GRACE_PERIOD`] unless
+///   [`shutdown_grace_period`](Self::shutdown_grace_period) says otherwise) are closed, then
+///   it returns. [`serve_with_shutdown`](Self::serve_with_shutdown) does both around a signal.
 ///
 /// Routes are checked when the server starts: each path starts with `/`, has no query or
 /// fragment, is not [`HEALTH_PATH`], and is routed once; otherwise starting fails with a
@@ -140,6 +175,8 @@ pub struct WebhookServer {
     tls: TlsConfig,
     routes: Vec<(String, Arc<dyn AdmissionHandler>)>,
     max_body_size: usize,
+    body_read_timeout: Duration,
+    shutdown_grace_period: Duration,
 }
 
 impl WebhookServer {
@@ -156,6 +193,8 @@ impl WebhookServer {
             tls,
             routes: Vec::new(),
             max_body_size: DEFAULT_MAX_BODY_SIZE,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            shutdown_grace_period: DEFAULT_SHUTDOWN_GRACE_PERIOD,
         }
     }
 
@@ -223,6 +262,50 @@ impl WebhookServer {
         self
     }
 
+    /// The same server, giving a client `timeout` to send a request's whole body, counted from
+    /// the end of its headers ([`DEFAULT_BODY_READ_TIMEOUT`] unless told otherwise).
+    ///
+    /// A body not read in time is answered `408 Request Timeout` with a `Status` body and
+    /// `Connection: close`, and the connection is closed: the rest of the body may still
+    /// arrive, so the connection cannot carry another request (RFC 9110, section 15.5.9). The
+    /// handler is not called. Keep it at or under the webhook configuration's
+    /// `timeoutSeconds`: kube-apiserver stops waiting after that anyway.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let server = WebhookServer::new(tls).body_read_timeout(Duration::from_secs(5));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// The same server, letting requests under way finish for at most `grace_period` once
+    /// [`RunningWebhookServer::shutdown`] is called (or `serve_with_shutdown`'s signal
+    /// completes), then closing the connections still open ([`DEFAULT_SHUTDOWN_GRACE_PERIOD`]
+    /// unless told otherwise). A request cut off this way gets no answer; its handler is
+    /// dropped at its next `.await`. `Duration::ZERO` closes every connection at once.
+    ///
+    /// Keep it under the pod's `terminationGracePeriodSeconds`, so that shutting down
+    /// returns before the pod is killed.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let server = WebhookServer::new(tls).shutdown_grace_period(Duration::from_secs(15));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn shutdown_grace_period(mut self, grace_period: Duration) -> Self {
+        self.shutdown_grace_period = grace_period;
+        self
+    }
+
     /// Listens on `addr` (port 0 picks a free port: see
     /// [`RunningWebhookServer::local_addr`]) and serves in a background task until
     /// [`RunningWebhookServer::shutdown`], or until the handle is dropped. Needs a Tokio
@@ -247,10 +330,17 @@ impl WebhookServer {
         let router = Arc::new(Router {
             routes,
             max_body_size: self.max_body_size,
+            body_read_timeout: self.body_read_timeout,
         });
         let (stop, stopping) = watch::channel(false);
         let acceptor = TlsAcceptor::from(self.tls.server_config());
-        let task = tokio::spawn(accept_loop(listener, acceptor, router, stopping));
+        let task = tokio::spawn(accept_loop(
+            listener,
+            acceptor,
+            router,
+            stopping,
+            self.shutdown_grace_period,
+        ));
         Ok(RunningWebhookServer {
             local_addr,
             stop,
@@ -259,7 +349,8 @@ impl WebhookServer {
     }
 
     /// Listens on `addr` and serves until `signal` completes, then shuts down gracefully
-    /// (see [`RunningWebhookServer::shutdown`]) and returns.
+    /// (see [`RunningWebhookServer::shutdown`]: within the
+    /// [`shutdown_grace_period`](Self::shutdown_grace_period)) and returns.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
@@ -304,6 +395,8 @@ impl fmt::Debug for WebhookServer {
         f.debug_struct("WebhookServer")
             .field("routes", &routes)
             .field("max_body_size", &self.max_body_size)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("shutdown_grace_period", &self.shutdown_grace_period)
             .finish_non_exhaustive()
     }
 }
@@ -361,7 +454,10 @@ impl RunningWebhookServer {
 
     /// Stops the server gracefully: it stops accepting connections (and closes the idle
     /// ones), lets the requests under way be answered, and returns once every connection is
-    /// closed. The stop is signalled when the returned future is first polled.
+    /// closed. Connections still open after the
+    /// [`shutdown_grace_period`](WebhookServer::shutdown_grace_period) are closed without an
+    /// answer, so a stalled client or handler cannot hold it up longer. The stop is signalled
+    /// when the returned future is first polled.
     ///
     /// ```
     /// # use k8s_openapi::api::core::v1::ConfigMap;
@@ -424,6 +520,7 @@ fn checked_routes(
 struct Router {
     routes: HashMap<String, Arc<dyn AdmissionHandler>>,
     max_body_size: usize,
+    body_read_timeout: Duration,
 }
 
 impl Router {
@@ -454,7 +551,11 @@ impl Router {
         if declared.is_some_and(|n| n > self.max_body_size as u64) {
             return self.too_large();
         }
-        let body = match Limited::new(body, self.max_body_size).collect().await {
+        let reading = Limited::new(body, self.max_body_size).collect();
+        let Ok(read) = tokio::time::timeout(self.body_read_timeout, reading).await else {
+            return self.timed_out();
+        };
+        let body = match read {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return self.too_large(),
             Err(e) => {
@@ -475,6 +576,22 @@ impl Router {
             "RequestEntityTooLarge",
             format!("the body is larger than {} bytes", self.max_body_size),
         )
+    }
+
+    /// The answer to a body not read within the deadline. The connection is closed after it:
+    /// what is left of the body may still arrive and cannot be told from a next request
+    /// (hyper does not reuse a connection whose request body was not read to the end either).
+    fn timed_out(&self) -> http::Response<Full<Bytes>> {
+        let mut response = failure(
+            http::StatusCode::REQUEST_TIMEOUT,
+            "Timeout",
+            format!("the body was not read within {:?}", self.body_read_timeout),
+        );
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+        response
     }
 }
 
@@ -510,12 +627,14 @@ async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|stop| *stop).await;
 }
 
-/// Accepts connections until told to stop, then waits for the open ones to close.
+/// Accepts connections until told to stop, then waits for the open ones to close, for at most
+/// `grace_period`; those still open then are closed.
 async fn accept_loop(
     listener: TcpListener,
     acceptor: TlsAcceptor,
     router: Arc<Router>,
     mut stopping: watch::Receiver<bool>,
+    grace_period: Duration,
 ) {
     let mut connections = JoinSet::new();
     loop {
@@ -547,8 +666,19 @@ async fn accept_loop(
         open_connections = connections.len(),
         "the webhook server stopped accepting connections"
     );
-    while let Some(done) = connections.join_next().await {
-        log_panic(done);
+    let draining = async {
+        while let Some(done) = connections.join_next().await {
+            log_panic(done);
+        }
+    };
+    if tokio::time::timeout(grace_period, draining).await.is_err() {
+        tracing::warn!(
+            open_connections = connections.len(),
+            ?grace_period,
+            "closing the webhook connections still open after the shutdown grace period"
+        );
+        // Aborts each connection's task (dropping its socket) and waits for them to end.
+        connections.shutdown().await;
     }
     tracing::info!("the webhook server stopped");
 }
@@ -616,6 +746,7 @@ async fn serve_connection(
 
 #[cfg(test)]
 mod tests {
+    use futures::StreamExt as _;
     use futures::future::BoxFuture;
     use jiff::Timestamp;
     use serde_json::{Value, json};
@@ -646,6 +777,37 @@ mod tests {
         }
     }
 
+    /// Tells the test it was called, then answers once `release` turns `true` (or its sender
+    /// is dropped).
+    struct Held {
+        started: tokio::sync::mpsc::UnboundedSender<()>,
+        release: watch::Receiver<bool>,
+    }
+
+    impl AdmissionHandler for Held {
+        fn name(&self) -> &str {
+            "held"
+        }
+
+        fn is_mutating(&self) -> bool {
+            false
+        }
+
+        fn handle_at<'a>(
+            &'a self,
+            admission: Admission,
+            _now: Timestamp,
+        ) -> BoxFuture<'a, AdmissionResponse> {
+            let _ = self.started.send(());
+            let mut release = self.release.clone();
+            let response = AdmissionResponse::allow(admission.request().uid.clone());
+            Box::pin(async move {
+                let _ = release.wait_for(|go| *go).await;
+                response
+            })
+        }
+    }
+
     fn allow(name: &'static str) -> Arc<dyn AdmissionHandler> {
         Arc::new(Allow(name))
     }
@@ -659,15 +821,86 @@ mod tests {
         Router {
             routes,
             max_body_size,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 
-    fn tls() -> TlsConfig {
-        SelfSignedCertificate::generate(&["127.0.0.1"])
-            .unwrap()
-            .tls_config()
-            .unwrap()
+    fn certificate() -> SelfSignedCertificate {
+        SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap()
     }
+
+    fn tls() -> TlsConfig {
+        certificate().tls_config().unwrap()
+    }
+
+    /// A TLS connection to the server at `addr`, trusting `certificate`, to write raw HTTP on.
+    async fn connect(
+        addr: SocketAddr,
+        certificate: &SelfSignedCertificate,
+    ) -> tokio_rustls::client::TlsStream<TcpStream> {
+        use rustls_pki_types::pem::PemObject as _;
+
+        let mut roots = rustls::RootCertStore::empty();
+        let cert =
+            rustls_pki_types::CertificateDer::from_pem_slice(certificate.cert_pem().as_bytes())
+                .unwrap();
+        roots.add(cert).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let name = rustls_pki_types::ServerName::from(addr.ip());
+        connector.connect(name, tcp).await.unwrap()
+    }
+
+    /// Writes the headers of a `POST /mutate` announcing a 1000-byte body, and 13 bytes of it.
+    async fn send_a_partial_body(tls: &mut tokio_rustls::client::TlsStream<TcpStream>) {
+        let request = "POST /mutate HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+                       content-type: application/json\r\ncontent-length: 1000\r\n\r\n\
+                       {\"apiVersion\"";
+        tokio::io::AsyncWriteExt::write_all(tls, request.as_bytes())
+            .await
+            .unwrap();
+        tokio::io::AsyncWriteExt::flush(tls).await.unwrap();
+    }
+
+    /// Writes a whole `POST /mutate` of [`review`].
+    async fn send_a_review(tls: &mut tokio_rustls::client::TlsStream<TcpStream>) {
+        let body = review().to_string();
+        let request = format!(
+            "POST /mutate HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::io::AsyncWriteExt::write_all(tls, request.as_bytes())
+            .await
+            .unwrap();
+        tokio::io::AsyncWriteExt::flush(tls).await.unwrap();
+    }
+
+    /// Everything the server sends until it closes the connection (a TLS connection closed
+    /// without `close_notify` ends in an error; what came before it counts).
+    async fn read_until_closed(tls: &mut tokio_rustls::client::TlsStream<TcpStream>) -> String {
+        let mut received = Vec::new();
+        let reading = tokio::io::AsyncReadExt::read_to_end(tls, &mut received);
+        // Only a guard against a hang: the deadlines under test are far shorter.
+        let _ = tokio::time::timeout(HANG_GUARD, reading)
+            .await
+            .expect("the server did not close the connection");
+        String::from_utf8_lossy(&received).into_owned()
+    }
+
+    /// How long a test waits before calling a server hung: far longer than the deadlines the
+    /// tests set, so it never decides a test that works.
+    const HANG_GUARD: Duration = Duration::from_secs(30);
+
+    /// A deadline the tests set, short so they are quick.
+    const SHORT: Duration = Duration::from_millis(200);
 
     fn review() -> Value {
         json!({
@@ -898,5 +1131,152 @@ mod tests {
         );
         server.shutdown().await;
         assert!(TcpStream::connect(addr).await.is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_not_read_in_time_is_a_request_timeout() {
+        let mut router = router(DEFAULT_MAX_BODY_SIZE);
+        router.body_read_timeout = SHORT;
+        // 13 bytes, then nothing more, ever.
+        let stalled = futures::stream::iter([Ok::<_, Infallible>(http_body::Frame::data(
+            Bytes::from_static(b"{\"apiVersion\""),
+        ))])
+        .chain(futures::stream::pending());
+        let request = http::Request::post("/mutate")
+            .header("content-type", "application/json")
+            .header("content-length", "1000")
+            .body(http_body_util::StreamBody::new(stalled))
+            .unwrap();
+        // The clock is paused: it jumps to the earlier of the two deadlines.
+        let response = tokio::time::timeout(HANG_GUARD, router.answer(request))
+            .await
+            .expect("the body was waited for without a deadline");
+        assert_eq!(response.status(), http::StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(response.headers()[http::header::CONNECTION], "close");
+        assert_eq!(
+            body_json(response).await,
+            json!({
+                "apiVersion": "v1", "kind": "Status", "status": "Failure",
+                "message": "the body was not read within 200ms", "reason": "Timeout", "code": 408,
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stalled_body_is_answered_408_and_its_connection_closed() {
+        let certificate = certificate();
+        let server = WebhookServer::new(certificate.tls_config().unwrap())
+            .route("/mutate", Allow("mutate"))
+            .body_read_timeout(SHORT)
+            .start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let mut tls = connect(server.local_addr(), &certificate).await;
+        send_a_partial_body(&mut tls).await;
+        let answer = read_until_closed(&mut tls).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+            "{answer}"
+        );
+        assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+        assert!(answer.contains(r#""reason":"Timeout""#), "{answer}");
+        tokio::time::timeout(HANG_GUARD, server.shutdown())
+            .await
+            .expect("shutdown hung");
+    }
+
+    #[tokio::test]
+    async fn shutdown_closes_a_connection_stalled_in_its_body_after_the_grace_period() {
+        let certificate = certificate();
+        let server = WebhookServer::new(certificate.tls_config().unwrap())
+            .route("/mutate", Allow("mutate"))
+            // Only the grace period can end the stalled request.
+            .body_read_timeout(Duration::from_secs(3600))
+            .shutdown_grace_period(SHORT)
+            .start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let addr = server.local_addr();
+        let mut tls = connect(addr, &certificate).await;
+        send_a_partial_body(&mut tls).await;
+        // Lets the server read the headers, so the request is under way when it is told to
+        // stop (were it not, the connection would be idle and closed at once: the test would
+        // pass without showing anything).
+        tokio::time::sleep(SHORT).await;
+        tokio::time::timeout(HANG_GUARD, server.shutdown())
+            .await
+            .expect("shutdown hung on a stalled body");
+        assert_eq!(read_until_closed(&mut tls).await, "", "answered");
+        assert!(TcpStream::connect(addr).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn serve_with_shutdown_is_bounded_by_the_grace_period_too() {
+        let certificate = certificate();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (started, mut handler_started) = tokio::sync::mpsc::unbounded_channel();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        // Kept, never sent: the handler never answers.
+        let (_release, released) = watch::channel(false);
+        let never = Held {
+            started,
+            release: released,
+        };
+        let serving = tokio::spawn(
+            WebhookServer::new(certificate.tls_config().unwrap())
+                .route("/mutate", never)
+                .shutdown_grace_period(SHORT)
+                .serve_with_shutdown(addr, async {
+                    let _ = stopped.await;
+                }),
+        );
+        let mut tls = loop {
+            // The server may not listen yet.
+            if TcpStream::connect(addr).await.is_ok() {
+                break connect(addr, &certificate).await;
+            }
+            tokio::task::yield_now().await;
+        };
+        send_a_review(&mut tls).await;
+        handler_started.recv().await.unwrap();
+        stop.send(()).unwrap();
+        tokio::time::timeout(HANG_GUARD, serving)
+            .await
+            .expect("serve_with_shutdown hung on a handler that never answers")
+            .unwrap()
+            .unwrap();
+        assert_eq!(read_until_closed(&mut tls).await, "", "answered");
+    }
+
+    #[tokio::test]
+    async fn shutdown_lets_a_request_under_way_be_answered() {
+        let certificate = certificate();
+        let (started, mut handler_started) = tokio::sync::mpsc::unbounded_channel();
+        let (release, released) = watch::channel(false);
+        let held = Held {
+            started,
+            release: released,
+        };
+        let server = WebhookServer::new(certificate.tls_config().unwrap())
+            .route("/mutate", held)
+            .shutdown_grace_period(HANG_GUARD)
+            .start("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let mut tls = connect(server.local_addr(), &certificate).await;
+        send_a_review(&mut tls).await;
+        handler_started.recv().await.unwrap();
+        let mut shutting_down = std::pin::pin!(server.shutdown());
+        // Polled once, it has told the server to stop; then the handler answers.
+        assert!(futures::poll!(shutting_down.as_mut()).is_pending());
+        release.send_replace(true);
+        let answer = read_until_closed(&mut tls).await;
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.contains(r#""uid":"u-1""#), "{answer}");
+        tokio::time::timeout(HANG_GUARD, shutting_down)
+            .await
+            .expect("shutdown hung");
     }
 }
