@@ -41,6 +41,7 @@ mod parser;
 mod re2;
 mod rule_json;
 mod rules;
+mod stack;
 mod stdlib;
 mod strings;
 mod syntax;
@@ -59,7 +60,7 @@ use rules::RuleNode;
 use serde_json::Value;
 use tree::SNode;
 
-use crate::wire::field_error::FieldError;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// Every `x-kubernetes-validations` rule of one version's `openAPIV3Schema`, compiled once so
 /// that validating an object only evaluates.
@@ -67,6 +68,8 @@ use crate::wire::field_error::FieldError;
 pub(crate) struct CelRules {
     schema: SNode,
     rules: RuleNode,
+    /// Some expression is deeper than [`stack::SHALLOW`]: evaluation needs a large stack.
+    deep: bool,
 }
 
 /// What the rules say about one write: the errors, and the failures ratcheting turned into
@@ -99,6 +102,22 @@ impl CelRules {
         open_api_v3_schema: &Value,
         root: &str,
     ) -> Result<Option<CelRules>, Vec<FieldError>> {
+        stack::on_large_stack(|| Self::compile_here(open_api_v3_schema, root)).unwrap_or_else(
+            || {
+                Err(vec![FieldError::new(
+                    ErrorType::Internal,
+                    root,
+                    BadValue::Omit,
+                    "compiling the validation rules failed",
+                )])
+            },
+        )
+    }
+
+    fn compile_here(
+        open_api_v3_schema: &Value,
+        root: &str,
+    ) -> Result<Option<CelRules>, Vec<FieldError>> {
         let schema = SNode::resource(open_api_v3_schema);
         if !schema.has_rules() {
             return Ok(None);
@@ -115,7 +134,12 @@ impl CelRules {
             return Err(all);
         }
         let rules = rules::build(&schema, &schema, true).unwrap_or_default();
-        Ok(Some(CelRules { schema, rules }))
+        let deep = rules.deepest_tree() > stack::SHALLOW;
+        Ok(Some(CelRules {
+            schema,
+            rules,
+            deep,
+        }))
     }
 
     /// Evaluates the rules against a whole custom resource `new` (after defaulting), with
@@ -130,6 +154,23 @@ impl CelRules {
     /// same validator with the same ratcheting. Failures ratcheting let through come back as
     /// warnings.
     pub(crate) fn evaluate(&self, new: &Value, old: Option<&Value>) -> CelOutcome {
+        if self.deep {
+            return stack::on_large_stack(|| self.evaluate_here(new, old)).unwrap_or_else(|| {
+                CelOutcome {
+                    errors: vec![FieldError::new(
+                        ErrorType::Internal,
+                        "",
+                        BadValue::Omit,
+                        "evaluating the validation rules failed",
+                    )],
+                    warnings: Vec::new(),
+                }
+            });
+        }
+        self.evaluate_here(new, old)
+    }
+
+    fn evaluate_here(&self, new: &Value, old: Option<&Value>) -> CelOutcome {
         let mut run = walk::Run::new();
         run.resource(&self.rules, &self.schema, new, old);
         CelOutcome {

@@ -85,9 +85,11 @@ impl Parser {
         }
     }
 
-    /// A chain (`a + b + c`, `a.b.c`) grows the tree one level per link without recursing.
+    /// A chain (`a + b + c`, `a.b.c`) grows the tree one level per link without recursing, and
+    /// cel-go's visitor counts every link (see `syntax::visit_depth`, which decides): a chain
+    /// longer than the limit is refused as soon as it is, before the tree grows further.
     fn chain(&self, links: usize) -> Result<(), Issue> {
-        if self.depth + links > MAX_DEPTH {
+        if links > MAX_DEPTH {
             return Err(Issue {
                 pos: NO_POS,
                 message: "max recursion depth exceeded".to_owned(),
@@ -147,12 +149,12 @@ impl Parser {
         let mut lhs = self.calc(0)?;
         let mut links = 0;
         loop {
-            links += 1;
-            self.chain(links)?;
             let op = match self.peek() {
                 Some(Tok::Punct(p @ ("<" | "<=" | ">" | ">=" | "==" | "!=" | "in"))) => *p,
                 _ => return Ok(lhs),
             };
+            links += 1;
+            self.chain(links)?;
             let pos = self.pos();
             self.at += 1;
             let rhs = self.calc(0)?;
@@ -173,13 +175,13 @@ impl Parser {
         };
         let mut links = 0;
         loop {
-            links += 1;
-            self.chain(links)?;
             let op = match (level, self.peek()) {
                 (0, Some(Tok::Punct(p @ ("+" | "-"))))
                 | (1, Some(Tok::Punct(p @ ("*" | "/" | "%")))) => *p,
                 _ => return Ok(lhs),
             };
+            links += 1;
+            self.chain(links)?;
             let pos = self.pos();
             self.at += 1;
             let rhs = if level == 0 {
@@ -210,10 +212,9 @@ impl Parser {
             while self.eat(op).is_some() {
                 count += 1;
             }
-            self.enter()?;
-            let operand = self.member();
-            self.depth -= 1;
-            let operand = operand?;
+            // No nesting of its own: ANTLR reads `!!!x` as one rule, and cel-go's visitor
+            // passes negations through uncounted.
+            let operand = self.member()?;
             return Ok(if count % 2 == 0 {
                 operand
             } else {
@@ -225,10 +226,11 @@ impl Parser {
 
     fn member(&mut self) -> PResult {
         let mut e = self.primary()?;
+        // The links formed so far.
         let mut links = 0;
         loop {
-            links += 1;
             self.chain(links)?;
+            links += 1;
             if let Some(pos) = self.eat(".") {
                 let optional = self.eat("?").is_some();
                 let (name, name_pos) = self.ident()?;

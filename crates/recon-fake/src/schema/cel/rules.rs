@@ -43,6 +43,26 @@ pub(super) struct RuleNode {
     pub(super) all_of: Vec<RuleNode>,
 }
 
+impl RuleNode {
+    /// The depth of the deepest expression tree among these rules and those below.
+    pub(super) fn deepest_tree(&self) -> usize {
+        let own = self.rules.iter().flat_map(|r| {
+            r.program
+                .iter()
+                .chain(&r.message_expression)
+                .map(syntax::tree_depth)
+        });
+        let below = self
+            .items
+            .iter()
+            .chain(&self.additional)
+            .map(|n| n.deepest_tree())
+            .chain(self.properties.values().map(RuleNode::deepest_tree))
+            .chain(self.all_of.iter().map(RuleNode::deepest_tree));
+        own.chain(below).max().unwrap_or(0)
+    }
+}
+
 /// The reasons a rule may give.
 const REASONS: [&str; 4] = [
     "FieldValueDuplicate",

@@ -244,7 +244,7 @@ fn parse_on_a_large_stack(source: &str) -> Result<Expr, String> {
     let tokens = super::lex::lex(source).map_err(|issue| render_issues(source, &[issue]))?;
     let expr = super::parser::parse(tokens, source.len())
         .map_err(|issue| render_issues(source, &[issue]))?;
-    if depth(&expr) > MAX_DEPTH {
+    if visit_depth(&expr) > MAX_DEPTH {
         return Err(render_issues(
             source,
             &[Issue {
@@ -333,9 +333,55 @@ fn nesting(source: &str) -> usize {
     max
 }
 
-/// The depth of a tree, as cel-go's parser counts its visits.
-fn depth(e: &Expr) -> usize {
-    let children = match &e.kind {
+/// How deep cel-go's visitor recurses over a tree, as its `checkAndIncrementRecursionDepth`
+/// counts: one for each node built from a ternary, a relation, an arithmetic operator, a field
+/// selection, an index or a receiver-style call (macros included) on the way down; logic,
+/// negation, global calls, literals and list or map creation pass through uncounted. More
+/// than [`MAX_DEPTH`] is `max recursion depth exceeded` (kube-apiserver 1.36 takes
+/// `1+1+...+1 > 0` with 249 `+` and `self.a.a...a == 1` with 249 selections, not one more).
+fn visit_depth(e: &Expr) -> usize {
+    let (counted, children): (bool, Vec<&Expr>) = match &e.kind {
+        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 0,
+        Kind::Select { operand, .. } => (true, vec![operand.as_ref()]),
+        Kind::Call { func, target, args } => (
+            target.is_some() || counted_operator(func),
+            target.iter().map(AsRef::as_ref).chain(args).collect(),
+        ),
+        Kind::List(elems) => (false, elems.iter().map(|(e, _)| e).collect()),
+        Kind::Map(entries) => (false, entries.iter().flat_map(|(k, v, _)| [k, v]).collect()),
+        Kind::Comprehension { range, args, .. } => {
+            (true, std::iter::once(range.as_ref()).chain(args).collect())
+        }
+    };
+    usize::from(counted) + children.into_iter().map(visit_depth).max().unwrap_or(0)
+}
+
+/// The operators whose parse rules cel-go's visitor counts.
+fn counted_operator(function: &str) -> bool {
+    matches!(
+        function,
+        "_?_:_"
+            | "_==_"
+            | "_!=_"
+            | "_<_"
+            | "_<=_"
+            | "_>_"
+            | "_>=_"
+            | "@in"
+            | "_+_"
+            | "_-_"
+            | "_*_"
+            | "_/_"
+            | "_%_"
+            | "_[_]"
+            | "_[?_]"
+            | "_?._"
+    )
+}
+
+/// The depth of a tree, every node counted: how deep checking and evaluating it recurse.
+pub(super) fn tree_depth(e: &Expr) -> usize {
+    let children: Vec<&Expr> = match &e.kind {
         Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 1,
         Kind::Select { operand, .. } => vec![operand.as_ref()],
         Kind::Call { target, args, .. } => target.iter().map(AsRef::as_ref).chain(args).collect(),
@@ -345,7 +391,7 @@ fn depth(e: &Expr) -> usize {
             std::iter::once(range.as_ref()).chain(args).collect()
         }
     };
-    1 + children.into_iter().map(depth).max().unwrap_or(0)
+    1 + children.into_iter().map(tree_depth).max().unwrap_or(0)
 }
 
 /// The byte offset of a 1-based line and 1-based column (in code points), as the ANTLR parser
