@@ -104,8 +104,8 @@ fn selector_text(valid: &'static [&'static str]) -> impl Strategy<Value = String
     ]
 }
 
-/// Label sets that share keys and values with the selectors above.
-fn labels() -> impl Strategy<Value = HashMap<String, String>> {
+/// Labels, or an object's field values, sharing keys and values with the selectors above.
+fn string_map() -> impl Strategy<Value = HashMap<String, String>> {
     let word = prop_oneof![
         Just(String::new()),
         "[a-c]",
@@ -158,7 +158,7 @@ proptest! {
     #[test]
     fn label_selectors_parse_and_match_without_panicking(
         text in selector_text(VALID_LABEL_SELECTORS),
-        labels in labels(),
+        labels in string_map(),
     ) {
         if let Ok(selector) = LabelSelector::parse(&text) {
             selector.matches(|key| labels.get(key).map(String::as_str));
@@ -170,7 +170,7 @@ proptest! {
     #[test]
     fn field_selectors_parse_match_and_round_trip(
         text in selector_text(VALID_FIELD_SELECTORS),
-        fields in labels(),
+        fields in string_map(),
     ) {
         if let Ok(selector) = FieldSelector::parse(&text) {
             selector.matches(|field| fields.get(field).cloned());
