@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::proptests::{config, json as json_value};
 
-/// Rules the `spec` schema below compiles, covering macros, optionals, the extension
+/// Rules the `spec` schema below compiles, each within the bounds of [`bounded`], covering macros, optionals, the extension
 /// libraries and the Kubernetes library types.
 const VALID_RULES: &[&str] = &[
     "self.a.startsWith('x') || self.l.all(x, x > 0)",
@@ -25,8 +25,8 @@ const VALID_RULES: &[&str] = &[
     "self.a.matches('^[a-z]+$') && self.a.indexOf('b') < 3",
     "quantity('1Gi').isGreaterThan(quantity('1Mi'))",
     "int(self.n) + self.i - 1 != 0 && self.i % 2 == 0",
-    "duration('1h') < duration('2h') && self.a.split(',').size() < 4",
-    "[1, 2, 3].sort() == [1, 2, 3] && {'a': 1}.exists(k, k == 'a')",
+    "duration('90m') > duration('1h') && self.a.split(',') != []",
+    "[3, 1].sort() == [1, 3] && {'a': 1}.exists(k, k == 'a')",
 ];
 
 /// Tokens for generated sources: the language's operators, literals, macros and functions,
@@ -236,6 +236,7 @@ fn rule_schema(rule: &str) -> Value {
 #[test]
 fn the_valid_rules_compile() {
     for rule in VALID_RULES {
+        assert!(bounded(rule), "{rule} is out of the generators' bounds");
         assert!(
             matches!(CelRules::compile(&rule_schema(rule)), Ok(Some(_))),
             "{rule}: {}",
