@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
+mod fuzz;
 mod layering;
 mod measure;
 
@@ -64,6 +65,12 @@ const INSPECTIONS: &[Inspection] = &[
         about: "check that recon-core with default features neither compiles nor imports the in-memory API server",
         usage: "cargo xtask layering",
         run: layering::run,
+    },
+    Inspection {
+        name: "fuzz",
+        about: "run the property tests of the parsers and patch engines long (release build, CASES cases each, default 100000)",
+        usage: "cargo xtask fuzz [CASES]",
+        run: fuzz::run,
     },
 ];
 

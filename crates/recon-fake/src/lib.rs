@@ -90,6 +90,8 @@ mod gotype;
 mod handlers;
 mod ids;
 mod inspect;
+#[cfg(test)]
+mod proptests;
 mod reactor;
 mod reactor_builder;
 mod record;

@@ -41,6 +41,8 @@ mod error;
 mod gofmt;
 mod gosort;
 mod merge;
+#[cfg(test)]
+mod proptests;
 mod schema;
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,8 @@
 
 mod apply;
 mod patched_text;
+#[cfg(test)]
+mod proptests;
 
 use patched_text::{Reached, patched_text};
 

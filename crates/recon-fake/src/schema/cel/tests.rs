@@ -8,6 +8,7 @@ use crate::wire::field_error::aggregate;
 
 mod crd;
 mod library;
+mod properties;
 mod robustness;
 mod runtime;
 
