@@ -12,7 +12,7 @@ use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
 use crate::wire::group::GroupKind;
-use crate::wire::media_type::body_media_type;
+use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
 use crate::wire::object::{
     Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_object,
 };
@@ -24,11 +24,7 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
         Some("application/json") => {}
         Some("application/yaml") => return decode_yaml_request(call),
         _ => {
-            return Err(ApiError::unsupported_media_type(&[
-                "application/json",
-                "application/yaml",
-                "application/vnd.kubernetes.protobuf",
-            ]));
+            return Err(ApiError::unsupported_media_type(&BODY_MEDIA_TYPES));
         }
     }
     let obj = sniff_json_object(call.body).map_err(|why| ctx.unrecognized(&why, call.body))?;

@@ -8,8 +8,8 @@ use super::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
-use crate::wire::media_type::body_media_type;
-use crate::wire::object::sniff_json_object;
+use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
+use crate::wire::object::{json_type, not_an_object, sniff_json_object};
 
 /// `metav1.DeleteOptions`, from the body or, when the body is empty, the query.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -50,24 +50,23 @@ impl DeleteOptions {
 
     /// Options in a request body, negotiated as `NegotiateInputSerializer` does.
     fn from_body(call: &Call<'_>) -> Result<Self, ApiError> {
-        let json = match body_media_type(call.content_type).as_deref() {
-            Some("application/json") => None,
+        let obj = match body_media_type(call.content_type).as_deref() {
+            Some("application/json") => {
+                sniff_json_object(call.body).map_err(ApiError::bad_request)?
+            }
             Some("application/yaml") => {
                 let text = String::from_utf8_lossy(call.body);
-                let value: Value = serde_saphyr::from_str(&text)
-                    .map_err(|e| ApiError::bad_request(format!("yaml: {e}")))?;
-                Some(value.to_string().into_bytes())
+                match serde_saphyr::from_str(&text)
+                    .map_err(|e| ApiError::bad_request(format!("yaml: {e}")))?
+                {
+                    Value::Object(obj) => Some(obj),
+                    Value::Null => None,
+                    other => return Err(ApiError::bad_request(not_an_object(json_type(&other)))),
+                }
             }
-            _ => {
-                return Err(ApiError::unsupported_media_type(&[
-                    "application/json",
-                    "application/yaml",
-                    "application/vnd.kubernetes.protobuf",
-                ]));
-            }
+            _ => return Err(ApiError::unsupported_media_type(&BODY_MEDIA_TYPES)),
         };
-        let body = json.as_deref().unwrap_or(call.body);
-        let Some(obj) = sniff_json_object(body).map_err(ApiError::bad_request)? else {
+        let Some(obj) = obj else {
             // Go decodes `null` into the empty options.
             return Ok(DeleteOptions::default());
         };

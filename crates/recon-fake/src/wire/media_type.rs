@@ -13,6 +13,13 @@
 //! router (go-restful, not the apiextensions server's) turns away a PATCH whose header names no
 //! patch type it consumes, with a message of its own.
 
+/// The media types a request body may have, as the 415 for any other lists them.
+pub(crate) const BODY_MEDIA_TYPES: [&str; 3] = [
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
+
 /// The media type of a request body's `Content-Type`, lower-cased, as
 /// `NegotiateInputSerializerForMediaType` matches it; `None` when Go's `mime.ParseMediaType`
 /// rejects the header. An empty header is `application/json`, the first type every resource

@@ -6,7 +6,9 @@
 //! positions and shapes macros (`all`, `exists`, `map`, `has`, ...) as nodes of their own
 //! rather than as expanded comprehensions.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Mutex;
 
 /// Deepest nesting the parser follows (cel-go refuses deeper expressions too).
 pub(super) const MAX_DEPTH: usize = 250;
@@ -170,30 +172,32 @@ pub(super) const NO_POS: usize = usize::MAX;
 /// cel-go's limit on the length of an expression, in code points.
 const MAX_CODE_POINTS: usize = 100_000;
 
-/// Stack for the ANTLR parser's thread: its recursion is deep and its frames are large (an
-/// unoptimised build needs tens of megabytes for an expression nested 250 deep).
-const PARSER_STACK: usize = 256 << 20;
-
-thread_local! {
-    /// Sources parsed lately: a CRD's rules are compiled twice (checked, then kept), and the
-    /// ANTLR parse is the costly part.
-    static PARSED: std::cell::RefCell<std::collections::HashMap<String, Result<Expr, String>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
+/// Sources parsed lately, shared by every thread: a CRD's rules are compiled more than once
+/// (checked when it is written, then kept), each time on a thread of its own, and the ANTLR
+/// parse is the costly part.
+static PARSED: std::sync::LazyLock<Mutex<HashMap<String, Result<Expr, String>>>> =
+    std::sync::LazyLock::new(Mutex::default);
 
 /// Parses `source`: the syntax errors (worded by the ANTLR parser cel-go also uses) or the tree.
+///
+/// Both parsers recurse once per bracket, the ANTLR one through large frames: a hundred nested
+/// brackets would overflow a test thread's 2 MiB. Callers run this on
+/// [`super::stack::on_large_stack`], as [`super::CelRules::compile_at`] does.
 pub(super) fn parse(source: &str) -> Result<Expr, String> {
-    if let Some(done) = PARSED.with(|p| p.borrow().get(source).cloned()) {
+    let cache = || {
+        PARSED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    if let Some(done) = cache().get(source).cloned() {
         return done;
     }
     let result = parse_uncached(source);
-    PARSED.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() >= 256 {
-            p.clear();
-        }
-        p.insert(source.to_owned(), result.clone());
-    });
+    let mut parsed = cache();
+    if parsed.len() >= 256 {
+        parsed.clear();
+    }
+    parsed.insert(source.to_owned(), result.clone());
     result
 }
 
@@ -214,30 +218,17 @@ fn parse_uncached(source: &str) -> Result<Expr, String> {
             format!("expression recursion limit exceeded: {MAX_DEPTH}"),
         ));
     }
-    let owned = source.to_owned();
-    // Both parsers recurse once per bracket, the ANTLR one through large frames and ours
-    // through one frame per precedence level: on a test thread's 2 MiB, a hundred nested
-    // brackets would overflow it. So both run on a thread of their own with a stack sized for
-    // the deepest nesting let through above; a panic there is a refusal, not a crash.
-    let outcome = std::thread::Builder::new()
-        .name("cel-parse".to_owned())
-        .stack_size(PARSER_STACK)
-        .spawn(move || std::panic::catch_unwind(|| parse_on_a_large_stack(&owned)))
-        .ok()
-        .and_then(|handle| handle.join().ok());
-    match outcome {
-        Some(Ok(parsed)) => parsed,
-        // A parser panicked, or no thread could be started for them.
-        Some(Err(_)) | None => Err(issue(
+    // Third-party code fed arbitrary text: a panic in it is a refusal, not a crash.
+    std::panic::catch_unwind(|| parse_both(source)).unwrap_or_else(|_| {
+        Err(issue(
             NO_POS,
             "Syntax error: the expression could not be parsed".to_owned(),
-        )),
-    }
+        ))
+    })
 }
 
-/// The two parses of [`parse_uncached`], on its thread: ANTLR's for the syntax errors, then
-/// ours for the tree.
-fn parse_on_a_large_stack(source: &str) -> Result<Expr, String> {
+/// The two parses: ANTLR's for the syntax errors, then ours for the tree.
+fn parse_both(source: &str) -> Result<Expr, String> {
     if let Some(errors) = antlr_errors(source) {
         return Err(errors);
     }
@@ -340,20 +331,13 @@ fn nesting(source: &str) -> usize {
 /// than [`MAX_DEPTH`] is `max recursion depth exceeded` (kube-apiserver 1.36 takes
 /// `1+1+...+1 > 0` with 249 `+` and `self.a.a...a == 1` with 249 selections, not one more).
 fn visit_depth(e: &Expr) -> usize {
-    let (counted, children): (bool, Vec<&Expr>) = match &e.kind {
+    let counted = match &e.kind {
         Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 0,
-        Kind::Select { operand, .. } => (true, vec![operand.as_ref()]),
-        Kind::Call { func, target, args } => (
-            target.is_some() || counted_operator(func),
-            target.iter().map(AsRef::as_ref).chain(args).collect(),
-        ),
-        Kind::List(elems) => (false, elems.iter().map(|(e, _)| e).collect()),
-        Kind::Map(entries) => (false, entries.iter().flat_map(|(k, v, _)| [k, v]).collect()),
-        Kind::Comprehension { range, args, .. } => {
-            (true, std::iter::once(range.as_ref()).chain(args).collect())
-        }
+        Kind::Select { .. } | Kind::Comprehension { .. } => true,
+        Kind::Call { func, target, .. } => target.is_some() || counted_operator(func),
+        Kind::List(_) | Kind::Map(_) => false,
     };
-    usize::from(counted) + children.into_iter().map(visit_depth).max().unwrap_or(0)
+    usize::from(counted) + children(e).into_iter().map(visit_depth).max().unwrap_or(0)
 }
 
 /// The operators whose parse rules cel-go's visitor counts.
@@ -381,8 +365,13 @@ fn counted_operator(function: &str) -> bool {
 
 /// The depth of a tree, every node counted: how deep checking and evaluating it recurse.
 pub(super) fn tree_depth(e: &Expr) -> usize {
-    let children: Vec<&Expr> = match &e.kind {
-        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 1,
+    1 + children(e).into_iter().map(tree_depth).max().unwrap_or(0)
+}
+
+/// The subexpressions of a node.
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => Vec::new(),
         Kind::Select { operand, .. } => vec![operand.as_ref()],
         Kind::Call { target, args, .. } => target.iter().map(AsRef::as_ref).chain(args).collect(),
         Kind::List(elems) => elems.iter().map(|(e, _)| e).collect(),
@@ -390,8 +379,7 @@ pub(super) fn tree_depth(e: &Expr) -> usize {
         Kind::Comprehension { range, args, .. } => {
             std::iter::once(range.as_ref()).chain(args).collect()
         }
-    };
-    1 + children.into_iter().map(tree_depth).max().unwrap_or(0)
+    }
 }
 
 /// The byte offset of a 1-based line and 1-based column (in code points), as the ANTLR parser

@@ -250,7 +250,8 @@ proptest! {
 
     #[test]
     fn parsing_never_panics(source in source()) {
-        let _ = super::super::syntax::parse(&source);
+        // As compilation runs it: on a stack sized for deep nesting.
+        let _ = super::super::stack::on_large_stack(|| super::super::syntax::parse(&source));
     }
 
     #[test]
