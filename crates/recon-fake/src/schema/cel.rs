@@ -13,12 +13,15 @@
 //!   `kube-cel`);
 //! - [`tree`], [`rules`], [`field_path`], [`rule_json`]: the schema's rules compiled, and what
 //!   CRD validation reports about them (a refused rule quoted as Go's JSON);
+//! - [`cost`]: cel-go's cost model, estimated when the CRD is written and charged when rules
+//!   run;
 //! - [`walk`]: evaluation over an object, with ratcheting, and the field errors.
 //!
 //! Where it differs from the real server:
-//! - cel-go's cost estimation is not modelled: a CRD whose rules the real server refuses as
-//!   too expensive (`estimated rule cost exceeds budget`) is accepted; at run time each
-//!   evaluation step costs one against the per-call and per-request limits;
+//! - a call that would build a string or list longer than [`cost::actual::MAX_RESULT_LEN`]
+//!   is stopped as over the per-call cost limit (the real server builds it, however large);
+//!   the per-rule cost estimate is applied to a CRD update that keeps a schema unchanged
+//!   (the real server waives it there);
 //! - the type of `self` is named `selfType0` in messages (the real name has the clock's
 //!   nanoseconds in it);
 //! - regular expressions run on Rust's `regex` (RE2 syntax, ASCII Perl classes), so a pattern
@@ -28,6 +31,7 @@
 //!   order).
 
 mod check;
+mod cost;
 mod decls;
 mod env;
 mod eval;
@@ -128,9 +132,11 @@ impl CelRules {
             Path::default().child(root)
         };
         let errors = rules::crd_errors(&schema, &root_path);
-        if !errors.schema.is_empty() || !errors.cel.is_empty() {
+        let total = errors.total_cost_errors(&root_path);
+        if !errors.schema.is_empty() || !errors.cel.is_empty() || !total.is_empty() {
             let mut all = errors.schema;
             all.extend(errors.cel);
+            all.extend(total);
             return Err(all);
         }
         let rules = rules::build(&schema, &schema, true).unwrap_or_default();

@@ -23,6 +23,17 @@ pub(super) struct Checked {
     pub(super) issues: Vec<Issue>,
     /// Whether it refers to `oldSelf`.
     pub(super) uses_old_self: bool,
+    /// The type of every node, by its address in the checked tree (valid while the tree is
+    /// not moved), for cost estimation.
+    pub(super) node_types: NodeTypes,
+}
+
+/// Types of nodes by address: see [`node_key`].
+pub(super) type NodeTypes = HashMap<usize, Type>;
+
+/// The key of a node in [`NodeTypes`].
+pub(super) fn node_key(e: &Expr) -> usize {
+    std::ptr::from_ref(e) as usize
 }
 
 /// Checks `e` (rewriting it) with `self: self_type` and, when given, `oldSelf: old_self_type`.
@@ -36,6 +47,7 @@ pub(super) fn check(e: &mut Expr, self_type: &Type, old_self_type: Option<&Type>
         in_format: 0,
         literals: Vec::new(),
         types: HashMap::new(),
+        node_types: HashMap::new(),
         constant_args: Vec::new(),
         formats: Vec::new(),
     };
@@ -47,10 +59,16 @@ pub(super) fn check(e: &mut Expr, self_type: &Type, old_self_type: Option<&Type>
     if c.issues.is_empty() {
         c.validate();
     }
+    let node_types = c
+        .node_types
+        .iter()
+        .map(|(k, t)| (*k, substitute(&c.mappings, t, true)))
+        .collect();
     Checked {
         ty,
         issues: c.issues,
         uses_old_self: c.uses_old_self,
+        node_types,
     }
 }
 
@@ -68,6 +86,8 @@ struct Checker {
     literals: Vec<Literal>,
     /// The type of each node, by position.
     types: HashMap<usize, Type>,
+    /// The type of each node, by address.
+    node_types: NodeTypes,
     /// Constant arguments of `duration`, `timestamp` and `matches`.
     constant_args: Vec<(&'static str, usize, String)>,
     /// `'...'.format([...])` with a constant string and a list literal.
@@ -104,6 +124,7 @@ impl Checker {
         let pos = e.pos;
         let t = self.check_kind(e);
         self.types.insert(pos, t.clone());
+        self.node_types.insert(node_key(e), t.clone());
         t
     }
 

@@ -1,17 +1,16 @@
-//! The environment of an evaluation: the variables in scope, and the steps left before the cost
-//! limit interrupts it.
+//! The environment of an evaluation: the variables in scope, and the cost left before the
+//! per-call limit interrupts it.
 
 use std::rc::Rc;
 
 use super::value::{EvalError, Result, Value};
 
-/// cel-go's per-call limit is a cost; here each evaluation step costs one.
-pub(super) const STEP_LIMIT: u64 = 1_000_000;
+pub(super) use super::cost::PER_CALL_LIMIT as STEP_LIMIT;
 
 /// What an interrupted evaluation reports (cel-go's message).
 pub(super) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
-/// Variables in scope and the steps left.
+/// Variables in scope and the cost left.
 pub(super) struct Env<'a> {
     vars: Vec<(Rc<str>, Result<Value<'a>>)>,
     pub(super) steps: u64,
@@ -28,7 +27,13 @@ impl<'a> Env<'a> {
         }
     }
 
-    /// Charges `n` steps.
+    /// Gives back `n` of what was charged (for a cost cel-go counts differently from how
+    /// the tree is walked).
+    pub(super) fn refund(&mut self, n: u64) {
+        self.steps = self.steps.saturating_add(n).min(STEP_LIMIT);
+    }
+
+    /// Charges `n` units of cost.
     pub(super) fn charge(&mut self, n: u64) -> Result<()> {
         if self.steps < n {
             self.steps = 0;

@@ -1,10 +1,13 @@
 //! The interpreter: a checked tree evaluated against `self` (and `oldSelf`), with cel-go's
 //! semantics for errors (`&&`, `||` and the `all`/`exists` macros absorb an error when the
-//! other side decides the result; everything else propagates the first error) and a cost
-//! limit standing in for cel-go's per-call cost limit.
+//! other side decides the result; everything else propagates the first error) and cel-go's
+//! runtime cost (an identifier or field one, a call what [`actual::call_cost`] says, a list
+//! literal ten, a macro what its expansion's steps cost), charged against the per-call limit.
 
 use std::rc::Rc;
 
+use super::cost::actual;
+use super::cost::{LIST_CREATE, MAP_CREATE, SELECT_AND_IDENT};
 use super::env::{COST_EXCEEDED, Env};
 use super::stdlib;
 use super::syntax::{Expr, Kind, Lit, Macro};
@@ -12,27 +15,39 @@ use super::value::{self, EvalError, MapVal, Result, Value};
 
 /// Evaluates `e`.
 pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
-    env.charge(1)?;
     match &e.kind {
         Kind::Lit(lit) => Ok(literal(lit)),
-        Kind::Ident(name) => match env.lookup(name) {
-            Some(v) => v,
-            // A type name, or a declared variable with no value here (`oldSelf` on create).
-            None if super::decls::type_ident(name).is_some() => {
-                Ok(Value::Type(Rc::from(name.as_str())))
+        Kind::Ident(name) => {
+            env.charge(SELECT_AND_IDENT)?;
+            match env.lookup(name) {
+                Some(v) => v,
+                // A type name, or a declared variable with no value here (`oldSelf` on create).
+                None if super::decls::type_ident(name).is_some() => {
+                    Ok(Value::Type(Rc::from(name.as_str())))
+                }
+                None => Err(EvalError::new(format!("no such attribute(s): {name}"))),
             }
-            None => Err(EvalError::new(format!("no such attribute(s): {name}"))),
-        },
+        }
         Kind::Select {
             operand,
             field,
             test,
         } => {
             let target = eval(operand, env)?;
+            if *test {
+                // A presence test costs nothing of its own (Kubernetes turns it off), and
+                // cel-go counts the variable it starts from as part of the test.
+                env.refund(SELECT_AND_IDENT);
+            } else {
+                env.charge(SELECT_AND_IDENT)?;
+            }
             select(target, field, *test)
         }
         Kind::Call { func, target, args } => call(func, target.as_deref(), args, env),
         Kind::List(elems) => {
+            if !constant(elems.iter().map(|(x, _)| x)) {
+                env.charge(LIST_CREATE)?;
+            }
             let mut out = Vec::with_capacity(elems.len());
             for (elem, optional) in elems {
                 let v = eval(elem, env)?;
@@ -45,6 +60,9 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
             Ok(Value::list(out))
         }
         Kind::Map(entries) => {
+            if !constant(entries.iter().flat_map(|(k, v, _)| [k, v])) {
+                env.charge(MAP_CREATE)?;
+            }
             let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::with_capacity(entries.len());
             for (k, v, optional) in entries {
                 let key = eval(k, env)?;
@@ -80,6 +98,12 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
             args,
         } => comprehension(*kind, range, var, var2.as_deref(), args, env),
     }
+}
+
+/// Whether a literal list or map is made of literals only: cel-go's optimizer builds it once,
+/// when the program is planned, so evaluating it costs nothing.
+fn constant<'e>(mut items: impl Iterator<Item = &'e Expr>) -> bool {
+    items.all(|x| matches!(x.kind, Kind::Lit(_)))
 }
 
 fn literal<'a>(lit: &Lit) -> Value<'a> {
@@ -151,6 +175,7 @@ fn call<'a>(
                 return Err(EvalError::no_overload());
             };
             let target = eval(operand, env)?;
+            env.charge(SELECT_AND_IDENT)?;
             return opt_select(target, name);
         }
         _ => {}
@@ -163,7 +188,18 @@ fn call<'a>(
     for a in args {
         values.push(eval(a, env)?);
     }
-    stdlib::call(func, receiver, values, env)
+    let member = receiver.is_some();
+    let cost = match &receiver {
+        Some(r) => {
+            let mut all = Vec::with_capacity(values.len() + 1);
+            all.push(r.clone());
+            all.extend(values.iter().cloned());
+            actual::call_cost(func, member, &all)
+        }
+        None => actual::call_cost(func, member, &values),
+    };
+    env.charge(cost)?;
+    stdlib::call(func, receiver, values)
 }
 
 /// `a && b` (`or`: `a || b`): the deciding value wins over an error on the other side.
@@ -261,13 +297,17 @@ fn comprehension<'a>(
     match kind {
         Macro::All | Macro::Exists => {
             let or = kind == Macro::Exists;
+            // The condition `@not_strictly_false(@result)` (`!@result` for exists), then
+            // the step `@result && p` (`||`); the result `@result`.
+            let condition = if or { 3 } else { 2 };
             let mut accu: Result<Value<'a>> = Ok(Value::Bool(!or));
             for (first, second) in &items {
                 // The loop stops once the result is decided.
+                env.charge(condition)?;
                 if matches!(accu, Ok(Value::Bool(v)) if v == or) {
                     break;
                 }
-                env.charge(1)?;
+                env.charge(SELECT_AND_IDENT)?;
                 bind(env, first, second);
                 let r = body(env, 0);
                 env.pop(scope);
@@ -276,34 +316,44 @@ fn comprehension<'a>(
                 }
                 accu = combine(accu, r, or);
             }
+            env.charge(SELECT_AND_IDENT)?;
             accu
         }
         Macro::ExistsOne => {
+            // The step `p ? @result + 1 : @result`; the result `@result == 1`.
             let mut count = 0;
             for (first, second) in &items {
-                env.charge(1)?;
                 bind(env, first, second);
                 let r = body(env, 0);
                 env.pop(scope);
                 match r? {
-                    Value::Bool(true) => count += 1,
-                    Value::Bool(false) => {}
+                    Value::Bool(true) => {
+                        env.charge(2)?;
+                        count += 1;
+                    }
+                    Value::Bool(false) => env.charge(SELECT_AND_IDENT)?,
                     _ => return Err(EvalError::no_overload()),
                 }
             }
+            env.charge(2)?;
             Ok(Value::Bool(count == 1))
         }
         Macro::Map | Macro::Filter | Macro::TransformList => {
+            // The accumulator starts as `[]`; the step `@result + [t]` (`[x]` for filter),
+            // under `p ? ... : @result` when filtered.
             let filtered = args.len() > 1;
+            env.charge(LIST_CREATE)?;
             let mut out = Vec::new();
             for (first, second) in &items {
-                env.charge(1)?;
                 bind(env, first, second);
                 let r = (|| {
                     if (filtered || kind == Macro::Filter) && !truth(body(env, 0)?)? {
+                        env.charge(SELECT_AND_IDENT)?;
                         return Ok(None);
                     }
+                    env.charge(1 + LIST_CREATE + 1)?;
                     if kind == Macro::Filter {
+                        env.charge(SELECT_AND_IDENT)?;
                         return first.clone().map(Some);
                     }
                     body(env, args.len() - 1).map(Some)
@@ -313,18 +363,23 @@ fn comprehension<'a>(
                     out.push(v);
                 }
             }
+            env.charge(SELECT_AND_IDENT)?;
             Ok(Value::list(out))
         }
         Macro::TransformMap | Macro::TransformMapEntry => {
+            // `{}`, then `cel.@mapInsert(@result, k, t)` (`(@result, t)` for entries).
             let filtered = args.len() > 1;
+            env.charge(MAP_CREATE)?;
+            let insert = if kind == Macro::TransformMap { 3 } else { 2 };
             let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
             for (first, second) in &items {
-                env.charge(1)?;
                 bind(env, first, second);
                 let r = (|| {
                     if filtered && !truth(body(env, 0)?)? {
+                        env.charge(SELECT_AND_IDENT)?;
                         return Ok(None);
                     }
+                    env.charge(insert)?;
                     body(env, args.len() - 1).map(Some)
                 })();
                 env.pop(scope);
@@ -352,18 +407,26 @@ fn comprehension<'a>(
                     out.push((k, ev));
                 }
             }
+            env.charge(SELECT_AND_IDENT)?;
             Ok(Value::Map(MapVal::Owned(Rc::new(out))))
         }
         Macro::SortBy => {
+            // `cel.bind(in, range, in.@sortByAssociatedKeys(in.map(x, key)))`.
+            env.charge(LIST_CREATE + 1 + LIST_CREATE + 1)?;
             let mut keyed = Vec::with_capacity(items.len());
             for (first, second) in &items {
-                env.charge(1)?;
+                env.charge(1 + LIST_CREATE + 1)?;
                 bind(env, first, second);
                 let key = body(env, 0);
                 env.pop(scope);
                 keyed.push((key?, first.clone()?));
             }
             let keys: Vec<Value<'a>> = keyed.iter().map(|(k, _)| k.clone()).collect();
+            env.charge(actual::call_cost(
+                "sort",
+                true,
+                &[Value::list(keys.clone())],
+            ))?;
             let order = super::lists::sort_order(&keys)?;
             Ok(Value::list(
                 order
@@ -394,9 +457,13 @@ fn opt_map<'a>(
     let Value::Optional(inner) = target else {
         return Err(EvalError::no_overload());
     };
+    // `x.hasValue() ? optional.of(cel.bind(v, x.value(), t)) : optional.none()`.
+    env.charge(1)?;
     let Some(inner) = inner else {
+        env.charge(1)?;
         return Ok(Value::Optional(None));
     };
+    env.charge(1 + 1 + LIST_CREATE + u64::from(kind == Macro::OptMap))?;
     env.push(var, Ok((*inner).clone()));
     let r = match args.first() {
         Some(e) => eval(e, env),

@@ -4,7 +4,6 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use super::env::Env;
 use super::ext;
 use super::operators::{add, compare};
 use super::time::Duration;
@@ -21,12 +20,7 @@ pub(super) fn set_contains(a: &List<'_>, b: &List<'_>) -> Result<bool> {
 }
 
 /// The lists extensions (Kubernetes' and cel-go's).
-pub(super) fn lists<'a>(
-    func: &str,
-    member: bool,
-    all: &[Value<'a>],
-    env: &mut Env<'a>,
-) -> Result<Value<'a>> {
+pub(super) fn lists<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
     use Value as V;
     match (func, all) {
         ("indexOf" | "lastIndexOf", [V::List(l), x]) => {
@@ -62,7 +56,7 @@ pub(super) fn lists<'a>(
                 _ => V::Int(0),
             };
             for x in &xs {
-                acc = add(&acc, x, env)?;
+                acc = add(&acc, x)?;
             }
             Ok(acc)
         }
@@ -114,12 +108,11 @@ pub(super) fn lists<'a>(
                 return err("level must be non-negative");
             }
             let mut out = Vec::new();
-            flatten(l, depth, &mut out, env)?;
+            flatten(l, depth, &mut out)?;
             Ok(V::list(out))
         }
         ("lists.range", [V::Int(n)]) => {
             let n = u64::try_from(*n).unwrap_or(0);
-            env.charge(n)?;
             Ok(V::list(
                 (0..n)
                     .map(|i| V::Int(i64::try_from(i).unwrap_or(i64::MAX)))
@@ -166,16 +159,10 @@ pub(super) fn lists<'a>(
     }
 }
 
-fn flatten<'a>(
-    l: &List<'a>,
-    depth: i64,
-    out: &mut Vec<Value<'a>>,
-    env: &mut Env<'a>,
-) -> Result<()> {
+fn flatten<'a>(l: &List<'a>, depth: i64, out: &mut Vec<Value<'a>>) -> Result<()> {
     for x in l.items() {
-        env.charge(1)?;
         match x? {
-            Value::List(inner) if depth > 0 => flatten(&inner, depth - 1, out, env)?,
+            Value::List(inner) if depth > 0 => flatten(&inner, depth - 1, out)?,
             v => out.push(v),
         }
     }

@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::check;
+use super::cost::estimate;
+use super::cost::schema_size::{children_per_value, unbounded_cardinality};
+use super::cost::{STATIC_CRD_LIMIT, STATIC_EXPRESSION_LIMIT};
 use super::env::Env;
 use super::eval;
 use super::field_path::{self, Path};
@@ -27,6 +30,10 @@ pub(super) struct CompiledRule {
     pub(super) message_expression_error: Option<String>,
     /// The rule's `fieldPath`, normalized; empty when unset or invalid.
     pub(super) field_path: String,
+    /// The estimated cost of one evaluation of the rule (`MaxCost`), and of its
+    /// `messageExpression`.
+    pub(super) max_cost: u64,
+    pub(super) message_max_cost: u64,
 }
 
 /// The compiled rules of one schema node and of the nodes below it that have rules.
@@ -155,6 +162,8 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
         message_expression: None,
         message_expression_error: None,
         field_path: String::new(),
+        max_cost: 0,
+        message_max_cost: 0,
     };
     if raw.rule.trim().is_empty() {
         return out;
@@ -164,13 +173,16 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
     } else {
         self_type.clone()
     };
-    let compile = |source: &str| -> Result<(Expr, Type, bool), String> {
+    // The estimate reads the checker's types by node address, so it runs before the tree
+    // moves.
+    let compile = |source: &str| -> Result<(Expr, Type, bool, u64), String> {
         let mut expr = syntax::parse(source)?;
         let checked = check::check(&mut expr, self_type, Some(&old_self_type));
         if !checked.issues.is_empty() {
             return Err(syntax::render_issues(source, &checked.issues));
         }
-        Ok((expr, checked.ty, checked.uses_old_self))
+        let cost = estimate::max_cost(&expr, &checked.node_types, node);
+        Ok((expr, checked.ty, checked.uses_old_self, cost))
     };
     // cel-go folds conversions of constants when it plans the program.
     let instantiate = |expr: &Expr| -> Option<String> {
@@ -183,17 +195,18 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
             out.error = Some(format!("compilation failed: {issues}"));
             return out;
         }
-        Ok((_, ty, _)) if ty != Type::Bool => {
+        Ok((_, ty, ..)) if ty != Type::Bool => {
             out.error = Some("cel expression must evaluate to a bool".to_owned());
             return out;
         }
-        Ok((expr, _, uses_old_self)) => {
+        Ok((expr, _, uses_old_self, cost)) => {
             if let Some(e) = instantiate(&expr) {
                 out.error = Some(format!("program instantiation failed: {e}"));
                 return out;
             }
             out.program = Some(expr);
             out.uses_old_self = uses_old_self;
+            out.max_cost = cost;
         }
     }
     if !raw.message_expression.is_empty() {
@@ -202,16 +215,19 @@ fn compile_rule(raw: &RawRule, node: &SNode, self_type: &Type) -> CompiledRule {
                 out.message_expression_error =
                     Some(format!("messageExpression compilation failed: {issues}"));
             }
-            Ok((_, ty, _)) if ty != Type::String => {
+            Ok((_, ty, ..)) if ty != Type::String => {
                 out.message_expression_error =
                     Some("messageExpression must evaluate to a string".to_owned());
             }
-            Ok((expr, ..)) => match instantiate(&expr) {
+            Ok((expr, _, _, cost)) => match instantiate(&expr) {
                 Some(e) => {
                     out.message_expression_error =
                         Some(format!("messageExpression instantiation failed: {e}"));
                 }
-                None => out.message_expression = Some(expr),
+                None => {
+                    out.message_expression = Some(expr);
+                    out.message_max_cost = cost;
+                }
             },
         }
     }
@@ -276,6 +292,65 @@ fn constant_conversions(e: &Expr, failure: &mut Option<String>) {
 pub(super) struct CrdErrors {
     pub(super) schema: Vec<FieldError>,
     pub(super) cel: Vec<FieldError>,
+    /// The estimated cost of every rule and message expression compiled, added up
+    /// (`TotalCost`), and the dearest of them (at most four, each at least a hundredth of the
+    /// limit), dearest first.
+    total_cost: u64,
+    dearest: Vec<(String, u64)>,
+}
+
+impl CrdErrors {
+    fn observe_cost(&mut self, at: String, cost: u64) {
+        self.total_cost = self.total_cost.saturating_add(cost);
+        if cost < STATIC_CRD_LIMIT / 100 {
+            return;
+        }
+        let place = self.dearest.partition_point(|(_, c)| *c >= cost);
+        self.dearest.insert(place, (at, cost));
+        self.dearest.truncate(4);
+    }
+
+    /// The errors of a schema whose rules together are estimated to cost more than
+    /// [`STATIC_CRD_LIMIT`]: each of the dearest rules, then the schema at `root`.
+    pub(super) fn total_cost_errors(&self, root: &Path) -> Vec<FieldError> {
+        if self.total_cost <= STATIC_CRD_LIMIT {
+            return Vec::new();
+        }
+        let mut out: Vec<FieldError> = self
+            .dearest
+            .iter()
+            .map(|(at, _)| {
+                FieldError::forbidden(
+                    at.clone(),
+                    "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+                )
+            })
+            .collect();
+        out.push(FieldError::forbidden(
+            root.render(),
+            cost_error_message(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                self.total_cost,
+                STATIC_CRD_LIMIT,
+            ),
+        ));
+        out
+    }
+}
+
+/// `getCostErrorMessage`.
+fn cost_error_message(what: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{what} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
 }
 
 /// How a node's rules see `oldSelf` and their types, while walking the schema.
@@ -285,6 +360,9 @@ struct Context {
     /// Whether the rules here are compiled (not under `allOf`).
     compiled: bool,
     resource_root: bool,
+    /// How many values of this node one object may hold (`MaxCardinality`); `None` when
+    /// unbounded.
+    cardinality: Option<u64>,
 }
 
 /// The errors CRD validation (`ValidateCustomResourceDefinitionOpenAPISchema`) reports about
@@ -295,6 +373,7 @@ pub(super) fn crd_errors(schema: &SNode, root: &Path) -> CrdErrors {
         uncorrelatable: None,
         compiled: true,
         resource_root: true,
+        cardinality: Some(1),
     };
     walk(schema, root, &ctx, &mut errors);
     errors
@@ -303,11 +382,22 @@ pub(super) fn crd_errors(schema: &SNode, root: &Path) -> CrdErrors {
 /// Visits a node; returns whether it or a node below it has errors of the first kind.
 fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
     let before = out.schema.len();
+    let cardinality = ctx
+        .cardinality
+        .zip(children_per_value(s))
+        .map(|(here, per)| {
+            if here == 0 {
+                0
+            } else {
+                here.saturating_mul(per)
+            }
+        });
     if let Some(additional) = s.additional.as_deref() {
         let child = Context {
             uncorrelatable: ctx.uncorrelatable.clone(),
             compiled: ctx.compiled,
             resource_root: additional.embedded,
+            cardinality,
         };
         walk(additional, &path.child("additionalProperties"), &child, out);
     }
@@ -322,6 +412,7 @@ fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
             uncorrelatable,
             compiled: ctx.compiled,
             resource_root: prop.embedded,
+            cardinality,
         };
         walk(prop, &path.child("properties").key(name), &child, out);
     }
@@ -330,6 +421,7 @@ fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
             uncorrelatable: ctx.uncorrelatable.clone(),
             compiled: false,
             resource_root: false,
+            cardinality,
         };
         walk(branch, &path.child("allOf").index(i), &child, out);
     }
@@ -343,6 +435,7 @@ fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
             uncorrelatable,
             compiled: ctx.compiled,
             resource_root: items.embedded,
+            cardinality,
         };
         walk(items, &path.child("items"), &child, out);
     }
@@ -437,6 +530,21 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         let at = rules_path.index(i);
         let compiled = compile_rule(raw, s, &self_type);
         let rule_value = || BadValue::Raw(rule_json::rule(raw));
+        // `getExpressionCost`: one evaluation's cost times how many times the rule may run.
+        let runs = ctx.cardinality.unwrap_or_else(|| unbounded_cardinality(s));
+        let cost = if compiled.max_cost == 0 {
+            0
+        } else {
+            compiled.max_cost.saturating_mul(runs)
+        };
+        let rule_at = at.child("rule").render();
+        if cost > STATIC_EXPRESSION_LIMIT {
+            out.cel.push(FieldError::forbidden(
+                rule_at.clone(),
+                cost_error_message("estimated rule cost", cost, STATIC_EXPRESSION_LIMIT),
+            ));
+        }
+        out.observe_cost(rule_at, cost);
         if let Some(detail) = &compiled.error {
             out.cel.push(FieldError::new(
                 ErrorType::Invalid,
@@ -452,6 +560,20 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
                 rule_value(),
                 detail,
             ));
+        } else if compiled.message_expression.is_some() {
+            // Not multiplied by the rule's runs, as the real server does.
+            let message_at = at.child("messageExpression").render();
+            if compiled.message_max_cost > STATIC_EXPRESSION_LIMIT {
+                out.cel.push(FieldError::forbidden(
+                    message_at.clone(),
+                    cost_error_message(
+                        "estimated messageExpression cost",
+                        compiled.message_max_cost,
+                        STATIC_EXPRESSION_LIMIT,
+                    ),
+                ));
+            }
+            out.observe_cost(message_at, compiled.message_max_cost);
         }
         if compiled.uses_old_self {
             if let Some(uncorrelatable) = &ctx.uncorrelatable {

@@ -1,18 +1,12 @@
 //! The strings extension (cel-go's strings library, version 2), sets and regex functions,
 //! with cel-go's results and errors; then the lists extensions.
 
-use super::env::Env;
 use super::lists::{lists, set_contains};
 use super::re2::compile_regex;
 use super::value::{self, EvalError, Result, Value, display, err, items};
 
 /// The strings, lists, sets and regex extensions, then the Kubernetes libraries.
-pub(super) fn extensions<'a>(
-    func: &str,
-    member: bool,
-    all: &[Value<'a>],
-    env: &mut Env<'a>,
-) -> Result<Value<'a>> {
+pub(super) fn extensions<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
     use Value as V;
     match (func, all) {
         ("charAt", [V::String(s), V::Int(i)]) => {
@@ -46,7 +40,6 @@ pub(super) fn extensions<'a>(
                 [V::Int(n)] => *n,
                 _ => -1,
             };
-            env.charge(u64::try_from(s.len() / 10).unwrap_or(u64::MAX))?;
             Ok(V::string(&go_replace(s, old, new, n)))
         }
         ("split", [V::String(s), V::String(sep), rest @ ..]) => {
@@ -138,7 +131,7 @@ pub(super) fn extensions<'a>(
                     .collect(),
             ))
         }
-        _ => lists(func, member, all, env),
+        _ => lists(func, member, all),
     }
 }
 

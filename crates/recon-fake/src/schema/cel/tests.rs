@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::CelRules;
 use crate::wire::field_error::aggregate;
 
+mod cost;
 mod crd;
 mod library;
 mod properties;

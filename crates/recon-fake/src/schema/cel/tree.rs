@@ -50,6 +50,20 @@ pub(super) struct SNode {
     /// For the root of a resource (the custom resource, or an embedded one): the node as its
     /// rules see it, with `apiVersion`, `kind` and `metadata.name`/`generateName` declared.
     pub(super) resource_view: Option<Box<SNode>>,
+    /// What cost estimation reads: `maxLength`, `maxItems`, `maxProperties`, ...
+    pub(super) bounds: Bounds,
+}
+
+/// The parts of a node that bound the size of its values, for cost estimation.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Bounds {
+    pub(super) max_length: Option<i64>,
+    pub(super) max_items: Option<i64>,
+    pub(super) max_properties: Option<i64>,
+    pub(super) required: Vec<String>,
+    /// The length of the longest string of `enum`, when there is an `enum`.
+    pub(super) enum_max_len: Option<i64>,
+    pub(super) has_default: bool,
 }
 
 impl SNode {
@@ -112,6 +126,7 @@ impl SNode {
                 .map(|all| all.iter().map(SNode::parse).collect())
                 .unwrap_or_default(),
             resource_view: None,
+            bounds: bounds(m),
         };
         if node.embedded {
             node.resource_view = Some(Box::new(node.with_type_and_object_meta()));
@@ -184,6 +199,29 @@ fn strings(m: &Map<String, Json>, key: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+fn bounds(m: &Map<String, Json>) -> Bounds {
+    let int = |k: &str| m.get(k).and_then(Json::as_i64);
+    let enum_max_len = m
+        .get("enum")
+        .and_then(Json::as_array)
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            e.iter()
+                .filter_map(Json::as_str)
+                .map(|s| i64::try_from(s.len()).unwrap_or(i64::MAX))
+                .max()
+                .unwrap_or(0)
+        });
+    Bounds {
+        max_length: int("maxLength"),
+        max_items: int("maxItems"),
+        max_properties: int("maxProperties"),
+        required: strings(m, "required"),
+        enum_max_len,
+        has_default: m.get("default").is_some_and(|d| !d.is_null()),
+    }
 }
 
 fn raw_rule(v: &Json) -> RawRule {

@@ -15,8 +15,8 @@ use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::go_json;
 use crate::wire::number::Num;
 
-/// The total cost all rules of one write may use (`RuntimeCELCostBudget`), in steps.
-const BUDGET: u64 = 10_000_000;
+/// The total cost all rules of one write may use.
+use super::cost::RUNTIME_BUDGET as BUDGET;
 
 /// Largest message a `messageExpression` may produce, in bytes.
 const MAX_MESSAGE: usize = 5 * 1024;

@@ -227,8 +227,11 @@ fn spec_value() -> impl Strategy<Value = Value> {
 fn rule_schema(rule: &str) -> Value {
     spec_schema(json!({"type": "object",
         "x-kubernetes-validations": [{"rule": rule}],
-        "properties": {"a": {"type": "string"}, "l": {"type": "array", "items": {"type": "integer"}},
-            "m": {"type": "object", "additionalProperties": {"type": "string"}},
+        // Bounded, so that the real server's cost estimate accepts every valid rule.
+        "properties": {"a": {"type": "string", "maxLength": 100},
+            "l": {"type": "array", "maxItems": 100, "items": {"type": "integer"}},
+            "m": {"type": "object", "maxProperties": 20,
+                "additionalProperties": {"type": "string", "maxLength": 100}},
             "n": {"type": "number"}, "i": {"type": "integer"},
             "ts": {"type": "string", "format": "date-time"}}}))
 }

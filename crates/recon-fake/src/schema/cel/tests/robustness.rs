@@ -236,3 +236,43 @@ fn compile_and_run_deep_rules() -> Vec<(&'static str, usize, String)> {
     }
     outcomes
 }
+
+/// The issue-22 rule: each `replace` puts the whole string in place of every `a`, so four of
+/// them on 100 characters would build 10^10 of them. kube-apiserver 1.36 accepts the CRD
+/// (each `replace` is estimated from its receiver, `self.s`, only) and has no bound on what a
+/// call builds; recon stops the call before it allocates, as over the per-call cost limit.
+#[test]
+fn a_rule_that_would_build_gigabytes_stops_at_the_cost_limit() {
+    const NAME: &str =
+        "schema::cel::tests::robustness::a_rule_that_would_build_gigabytes_stops_at_the_cost_limit";
+    if std::env::var_os("RECON_RISKY_CHILD").is_none() {
+        let exe = std::env::current_exe().expect("the test binary");
+        let child = std::process::Command::new(exe)
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env("RECON_RISKY_CHILD", "1")
+            .output()
+            .expect("the child test runs");
+        assert!(
+            child.status.success(),
+            "the child failed ({}):\n{}\n{}",
+            child.status,
+            String::from_utf8_lossy(&child.stdout),
+            String::from_utf8_lossy(&child.stderr)
+        );
+        return;
+    }
+    let rule = "self.s.replace('a', self.s.replace('a', self.s.replace('a', \
+                self.s.replace('a', self.s)))).size() > 0";
+    let schema = super::spec_schema(json!({"type": "object",
+        "x-kubernetes-validations": [{"rule": rule}],
+        "properties": {"s": {"type": "string"}}}));
+    let rules = super::rules(&schema);
+    let object = json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "k"},
+        "spec": {"s": "a".repeat(100)}});
+    let outcome = rules.evaluate(&object, None);
+    let errors = crate::wire::field_error::aggregate(&outcome.errors);
+    assert!(
+        errors.contains("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule"),
+        "{errors}"
+    );
+}
