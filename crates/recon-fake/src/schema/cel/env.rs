@@ -27,12 +27,6 @@ impl<'a> Env<'a> {
         }
     }
 
-    /// Gives back `n` of what was charged (for a cost cel-go counts differently from how
-    /// the tree is walked).
-    pub(super) fn refund(&mut self, n: u64) {
-        self.steps = self.steps.saturating_add(n).min(STEP_LIMIT);
-    }
-
     /// Charges `n` units of cost.
     pub(super) fn charge(&mut self, n: u64) -> Result<()> {
         if self.steps < n {

@@ -34,11 +34,8 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
             test,
         } => {
             let target = eval(operand, env)?;
-            if *test {
-                // A presence test costs nothing of its own (Kubernetes turns it off), and
-                // cel-go counts the variable it starts from as part of the test.
-                env.refund(SELECT_AND_IDENT);
-            } else {
+            // A presence test costs nothing of its own (Kubernetes turns that cost off).
+            if !*test {
                 env.charge(SELECT_AND_IDENT)?;
             }
             select(target, field, *test)
@@ -320,7 +317,8 @@ fn comprehension<'a>(
             accu
         }
         Macro::ExistsOne => {
-            // The step `p ? @result + 1 : @result`; the result `@result == 1`.
+            // The step `p ? @result + 1 : @result` (a conditional's branch that is only the
+            // accumulator costs nothing); the result `@result == 1`.
             let mut count = 0;
             for (first, second) in &items {
                 bind(env, first, second);
@@ -331,7 +329,7 @@ fn comprehension<'a>(
                         env.charge(2)?;
                         count += 1;
                     }
-                    Value::Bool(false) => env.charge(SELECT_AND_IDENT)?,
+                    Value::Bool(false) => {}
                     _ => return Err(EvalError::no_overload()),
                 }
             }
@@ -340,20 +338,28 @@ fn comprehension<'a>(
         }
         Macro::Map | Macro::Filter | Macro::TransformList => {
             // The accumulator starts as `[]`; the step `@result + [t]` (`[x]` for filter),
-            // under `p ? ... : @result` when filtered.
+            // under `p ? ... : @result` when filtered (that branch costs nothing). Literals
+            // (`[]`, `[t]` of a literal) are built once, when cel-go plans the program.
             let filtered = args.len() > 1;
-            env.charge(LIST_CREATE)?;
+            let element = match (kind, args.last()) {
+                (Macro::Filter, _) => 1 + LIST_CREATE,
+                (
+                    _,
+                    Some(Expr {
+                        kind: Kind::Lit(_), ..
+                    }),
+                ) => 0,
+                _ => LIST_CREATE,
+            };
             let mut out = Vec::new();
             for (first, second) in &items {
                 bind(env, first, second);
                 let r = (|| {
                     if (filtered || kind == Macro::Filter) && !truth(body(env, 0)?)? {
-                        env.charge(SELECT_AND_IDENT)?;
                         return Ok(None);
                     }
-                    env.charge(1 + LIST_CREATE + 1)?;
+                    env.charge(1 + element + 1)?;
                     if kind == Macro::Filter {
-                        env.charge(SELECT_AND_IDENT)?;
                         return first.clone().map(Some);
                     }
                     body(env, args.len() - 1).map(Some)
@@ -367,16 +373,15 @@ fn comprehension<'a>(
             Ok(Value::list(out))
         }
         Macro::TransformMap | Macro::TransformMapEntry => {
-            // `{}`, then `cel.@mapInsert(@result, k, t)` (`(@result, t)` for entries).
+            // `{}` (a literal: free), then `cel.@mapInsert(@result, k, t)` (`(@result, t)` for
+            // entries).
             let filtered = args.len() > 1;
-            env.charge(MAP_CREATE)?;
             let insert = if kind == Macro::TransformMap { 3 } else { 2 };
             let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
             for (first, second) in &items {
                 bind(env, first, second);
                 let r = (|| {
                     if filtered && !truth(body(env, 0)?)? {
-                        env.charge(SELECT_AND_IDENT)?;
                         return Ok(None);
                     }
                     env.charge(insert)?;
@@ -411,8 +416,8 @@ fn comprehension<'a>(
             Ok(Value::Map(MapVal::Owned(Rc::new(out))))
         }
         Macro::SortBy => {
-            // `cel.bind(in, range, in.@sortByAssociatedKeys(in.map(x, key)))`.
-            env.charge(LIST_CREATE + 1 + LIST_CREATE + 1)?;
+            // `cel.bind(in, range, in.@sortByAssociatedKeys(in.map(x, key)))`, its `[]`s free.
+            env.charge(1 + 1)?;
             let mut keyed = Vec::with_capacity(items.len());
             for (first, second) in &items {
                 env.charge(1 + LIST_CREATE + 1)?;

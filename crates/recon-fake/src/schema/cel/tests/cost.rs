@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{crd_errors, spec_schema};
+use crate::wire::field_error::aggregate;
 
 const BOUNDARIES: &str = include_str!("../../../../../../fixtures/cel/cost-boundaries.json");
 
@@ -35,6 +36,63 @@ fn estimates_refuse_rules_where_kube_apiserver_does() {
         if refused != expected {
             wrong.push(format!(
                 "{rule}: maxItems {at}:\n  real: {expected}\n  recon: {refused}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of the recorded rules differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+const RUNTIME_BOUNDARIES: &str =
+    include_str!("../../../../../../fixtures/cel/runtime-cost-boundaries.json");
+
+/// `0, 1, ..., n - 1` as the recorder wrote them for items of type `item`.
+fn items(item: &str, n: u64) -> Value {
+    (0..n)
+        .map(|i| match item {
+            "string" => json!(i.to_string()),
+            "object" => json!({"a": i}),
+            _ => json!(i),
+        })
+        .collect()
+}
+
+/// The charges against kube-apiserver's: for each recorded rule, the longest list the real
+/// server evaluates within the per-call limit passes here, and the shortest it stops is
+/// stopped with the same message. Recorded by `xtask/record-cel-runtime-costs.py`.
+#[test]
+fn runtime_charges_stop_rules_where_kube_apiserver_does() {
+    let recorded: Value = serde_json::from_str(RUNTIME_BOUNDARIES).expect("the fixture is JSON");
+    let rules = super::rules(&recorded["schema"]);
+    let fields = &recorded["schema"]["properties"]["spec"]["properties"];
+    let mut wrong = Vec::new();
+    for case in recorded["cases"].as_array().expect("cases") {
+        let field = case["field"].as_str().expect("field");
+        let at = case["refusedAt"].as_u64().expect("refusedAt");
+        let expected = case["message"].as_str().expect("message");
+        let item = fields[field]["items"]["type"].as_str().expect("item type");
+        let outcome = |n: u64| {
+            let object = json!({"apiVersion": "conformance.example.com/v1", "kind": "RuntimeCost",
+                "metadata": {"name": "probe", "namespace": "default"},
+                "spec": {field: items(item, n)}});
+            rules.evaluate(&object, None).errors
+        };
+        let below = outcome(at - 1);
+        if !below.is_empty() {
+            wrong.push(format!(
+                "{field}: {} items refused: {}",
+                at - 1,
+                aggregate(&below)
+            ));
+        }
+        let refused = aggregate(&outcome(at));
+        if refused != expected {
+            wrong.push(format!(
+                "{field}: {at} items:\n  real: {expected}\n  recon: {refused}"
             ));
         }
     }
