@@ -162,6 +162,11 @@ impl TestEnv {
         self.default.config()
     }
 
+    /// A kube client of the default cluster, for a plain kube-rs controller's context.
+    pub fn client(&self) -> kube::Client {
+        self.default.config().client().clone()
+    }
+
     /// The config of an additional cluster (`additionalConfigs` of the case).
     pub fn config_named(&self, name: &str) -> Option<Config> {
         self.additional.get(name).map(Cluster::config)

@@ -164,6 +164,7 @@ pub mod diff;
 mod env;
 mod expect;
 mod generated;
+mod kube_reconcile;
 mod normalize;
 mod observe;
 mod reactors;
@@ -183,6 +184,7 @@ pub use expect::{
     PatchRef, PatchType,
 };
 pub use generated::assert_generated_file;
+pub use kube_reconcile::{KubeReconcile, kube_reconcile};
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};

@@ -14,6 +14,7 @@ use crate::expect::{
 /// tracks it made), as [`Expectations`].
 pub(crate) fn observe(cluster: &Cluster) -> Expectations {
     let mut seen = Expectations::default();
+    let mut api_events = Vec::new();
     for r in cluster
         .server()
         .requests()
@@ -23,6 +24,17 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
         let status = r.subresource.as_deref() == Some("status");
         let body = || r.body_json().unwrap_or(Value::Null);
         let group = || Some(r.group.clone());
+        // kube's `Recorder` publishes an event by creating it, and a repeat by patching the
+        // whole event with its series: each is one event published.
+        if r.kind == "Event"
+            && matches!(r.group.as_str(), "" | "events.k8s.io")
+            && matches!(r.verb, Verb::Create | Verb::Patch)
+            && r.subresource.is_none()
+            && let Some(event) = published_event(&body())
+        {
+            api_events.push(event);
+            continue;
+        }
         match r.verb {
             Verb::Create if r.subresource.is_none() => seen.creates.push(body()),
             Verb::Update if status => seen.status_updates.push(body()),
@@ -66,18 +78,31 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
         }
     }
     seen.tracks = cluster.tracker().requests();
-    seen.events = cluster
-        .events()
-        .events()
-        .into_iter()
-        .map(|e| EventRef {
+    seen.events = api_events;
+    seen.events
+        .extend(cluster.events().events().into_iter().map(|e| EventRef {
             type_: match e.event.type_ {
                 EventType::Normal => EventKind::Normal,
                 EventType::Warning => EventKind::Warning,
             },
             reason: e.event.reason,
             note: e.event.note,
-        })
-        .collect();
+        }));
     seen
+}
+
+/// The event an `Event` body publishes (`note` in events.k8s.io/v1, `message` in core/v1),
+/// when it has a type and a reason.
+fn published_event(body: &Value) -> Option<EventRef> {
+    let type_ = match body.get("type")?.as_str()? {
+        "Normal" => EventKind::Normal,
+        "Warning" => EventKind::Warning,
+        _ => return None,
+    };
+    let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    Some(EventRef {
+        type_,
+        reason: text("reason")?,
+        note: text("note").or_else(|| text("message")),
+    })
 }

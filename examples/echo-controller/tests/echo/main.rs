@@ -1,0 +1,5 @@
+//! The echo controller's `reconcile`, unchanged, in a recon-testing table and a YAML suite:
+//! the same function `Controller::run` calls in `main.rs`.
+
+mod readme_sync;
+mod table;
