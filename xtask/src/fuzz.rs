@@ -9,7 +9,9 @@ use std::process::{Command, ExitCode};
 const DEFAULT_CASES: u64 = 100_000;
 
 /// The test runs: the selector properties are an integration test of recon-apimachinery, the
-/// others `#[cfg(test)]` modules of recon-fake, picked by their module names.
+/// others `#[cfg(test)]` modules picked by their module names: recon-fake's (patch engines,
+/// server-side apply and request bodies through the server, CEL), recon-core's (admission
+/// reviews) and recon-testing's (YAML suite loaders).
 const RUNS: &[&[&str]] = &[
     &[
         "test",
@@ -28,6 +30,24 @@ const RUNS: &[&[&str]] = &[
         "--",
         "proptests::",
         "cel::tests::properties::",
+    ],
+    &[
+        "test",
+        "--release",
+        "-p",
+        "recon-core",
+        "--lib",
+        "--",
+        "proptests::",
+    ],
+    &[
+        "test",
+        "--release",
+        "-p",
+        "recon-testing",
+        "--lib",
+        "--",
+        "proptests::",
     ],
 ];
 

@@ -1,6 +1,9 @@
 //! The `tower::Service` behind `kube::Client`: reads a request, lets reactors act, routes it to
 //! the verb handlers, records it, and writes the response.
 
+#[cfg(test)]
+mod proptests;
+
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};

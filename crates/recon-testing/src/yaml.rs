@@ -1,6 +1,9 @@
 //! Tables as YAML files: reading them (with errors that name the file, line and field) and
 //! writing them back with observed expectations when fixtures are regenerated.
 
+#[cfg(test)]
+mod proptests;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};

@@ -15,6 +15,8 @@ mod adapter;
 mod denied;
 mod exchange;
 mod handler;
+#[cfg(test)]
+mod proptests;
 mod review;
 #[cfg(feature = "webhook-server")]
 mod server;

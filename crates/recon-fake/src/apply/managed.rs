@@ -342,6 +342,11 @@ impl ManagedFields {
                 let meta = root
                     .entry("metadata")
                     .or_insert_with(|| Value::Object(Map::new()));
+                // `metadata: null` (an applied configuration can say so) decodes as an empty
+                // ObjectMeta, which takes the entries as any other.
+                if meta.is_null() {
+                    *meta = Value::Object(Map::new());
+                }
                 if let Value::Object(meta) = meta {
                     meta.insert("managedFields".to_owned(), list);
                 }

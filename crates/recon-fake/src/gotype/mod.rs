@@ -27,7 +27,7 @@ use serde_json::Value;
 pub(crate) use decode::decode;
 pub(crate) use encode::{child_type, write_array, write_object, write_value};
 pub(crate) use unstructured::{from_unstructured, go_format};
-pub(crate) use zero_fields::fill_zero_fields;
+pub(crate) use zero_fields::{drop_unset_fields, fill_zero_fields};
 
 /// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.
 const OPENAPI: &str = include_str!("../../data/openapi.json");

@@ -115,6 +115,61 @@ fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
     }
 }
 
+/// Drops the fields of `obj`, a `group` `kind` object, that a `null` or an empty map leaves
+/// unset, at any depth: Go decodes `null` as the zero value and protobuf storage keeps no
+/// empty map, so neither is written back unless the field is always written, which
+/// [`fill_zero_fields`] then restores. An empty struct (`emptyDir: {}`) is a set pointer and
+/// stays; a schemaless value ([`GoType::Any`]) is kept as sent.
+pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
+    if let Some(name) = TYPES
+        .kinds
+        .get(kind)
+        .and_then(|all| all.iter().find(|(g, _, _)| g == group))
+        .map(|(_, _, name)| name.as_str())
+    {
+        drop_unset_struct(name, obj);
+    }
+}
+
+fn drop_unset_struct(name: &str, obj: &mut Map<String, Value>) {
+    let Some(go_struct) = TYPES.get(name) else {
+        return;
+    };
+    obj.retain(|key, value| match (go_struct.fields.get(key), &*value) {
+        (Some(GoType::Any) | None, _) => true,
+        (Some(_), Value::Null) => false,
+        (Some(GoType::Map(_)), Value::Object(map)) => !map.is_empty(),
+        _ => true,
+    });
+    for (key, value) in obj.iter_mut() {
+        if let Some(ty) = go_struct.fields.get(key) {
+            drop_unset_value(ty, value);
+        }
+    }
+}
+
+fn drop_unset_value(ty: &GoType, value: &mut Value) {
+    match (ty, value) {
+        (GoType::Struct(name), Value::Object(obj)) => drop_unset_struct(name, obj),
+        (GoType::Slice(item) | GoType::Map(item), Value::Array(_) | Value::Object(_))
+            if !matches!(
+                **item,
+                GoType::Struct(_) | GoType::Slice(_) | GoType::Map(_)
+            ) => {}
+        (GoType::Slice(item), Value::Array(items)) => {
+            for v in items {
+                drop_unset_value(item, v);
+            }
+        }
+        (GoType::Map(item), Value::Object(map)) => {
+            for v in map.values_mut() {
+                drop_unset_value(item, v);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -135,6 +190,24 @@ mod tests {
             !zero
                 .holders
                 .contains("io.k8s.api.core.v1.LocalObjectReference")
+        );
+    }
+
+    #[test]
+    fn null_fields_and_empty_maps_are_unset_and_empty_structs_stay() {
+        let mut obj: Map<String, Value> = serde_json::from_value(json!({
+            "metadata": {"name": "p", "annotations": {}},
+            "spec": {"nodeSelector": {}, "hostname": null, "securityContext": null,
+                "volumes": [{"name": "v", "emptyDir": {}, "hostPath": null}],
+                "containers": [{"name": "a", "resources": {"limits": {}, "requests": {"cpu": "1"}}}]}
+        }))
+        .unwrap_or_default();
+        drop_unset_fields("", "Pod", &mut obj);
+        assert_eq!(
+            Value::Object(obj),
+            json!({"metadata": {"name": "p"}, "spec": {
+                "volumes": [{"name": "v", "emptyDir": {}}],
+                "containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}})
         );
     }
 

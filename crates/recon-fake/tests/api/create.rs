@@ -850,3 +850,43 @@ async fn content_type_that_is_not_text_is_415() {
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     assert!(api.get_opt("c1").await.unwrap().is_none(), "nothing stored");
 }
+
+// Issue 22, found by the request-body property (`service::proptests`): Go decodes a built-in's
+// `null` field as unset and writes neither it nor an empty map back (`omitempty`; protobuf
+// storage keeps no empty map), so neither is stored. An empty struct is a set pointer and stays.
+#[tokio::test]
+async fn null_fields_and_empty_maps_of_a_built_in_are_not_stored() {
+    let server = ApiServer::new();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c"}, "data": null, "binaryData": {}});
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &cm.to_string(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(created.get("data"), None, "{created}");
+    assert_eq!(created.get("binaryData"), None, "{created}");
+
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+            "metadata": {"labels": {"app": "d"}, "annotations": {}},
+            "spec": {"nodeSelector": {}, "volumes": [{"name": "v", "emptyDir": {}}],
+                "containers": [{"name": "main", "image": "nginx", "resources": {"limits": {}}}]}}}});
+    let created = raw(
+        &server,
+        "POST",
+        "/apis/apps/v1/namespaces/default/deployments",
+        &deployment.to_string(),
+    )
+    .await
+    .unwrap();
+    let template = &created["spec"]["template"];
+    assert_eq!(template["metadata"], json!({"labels": {"app": "d"}}));
+    assert_eq!(template["spec"].get("nodeSelector"), None, "{template}");
+    assert_eq!(template["spec"]["volumes"][0]["emptyDir"], json!({}));
+    // `resources` is a struct (always written); its empty `limits` map is not.
+    assert_eq!(template["spec"]["containers"][0]["resources"], json!({}));
+}

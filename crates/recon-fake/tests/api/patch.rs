@@ -976,3 +976,62 @@ fn status_of(err: kube::Error) -> kube::core::Status {
         other => panic!("expected an API error, got {other:?}"),
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 22: found by the server-side apply property (`handlers::patch::apply::proptests`)
+
+const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
+const APPLY: &str = "application/apply-patch+yaml";
+
+// U6, P7: the applier's last field pruned leaves `data: {}`, which a ConfigMap does not store;
+// the same configuration applied again finds nothing to change and writes nothing.
+#[tokio::test]
+async fn applying_an_empty_map_again_is_a_no_op() {
+    let server = ApiServer::new();
+    let path = format!("{CONFIG_MAPS}/c?fieldManager=b");
+    let with_key = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"k": "v"}});
+    raw_patch(&server, &path, APPLY, &with_key.to_string())
+        .await
+        .unwrap();
+    let empty = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {}});
+    let first = raw_patch(&server, &path, APPLY, &empty.to_string())
+        .await
+        .unwrap();
+    assert_eq!(first.get("data"), None, "{first}");
+    let again = raw_patch(&server, &path, APPLY, &empty.to_string())
+        .await
+        .unwrap();
+    assert_eq!(
+        again["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+}
+
+// P8: `metadata: null` is an empty ObjectMeta (the name comes from the URL); the object the
+// apply creates still records its manager.
+#[tokio::test]
+async fn an_apply_with_null_metadata_records_its_manager() {
+    let server = ApiServer::new();
+    let body =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": null, "data": {"k": "v"}});
+    let created = raw_patch(
+        &server,
+        &format!("{CONFIG_MAPS}/c?fieldManager=a"),
+        APPLY,
+        &body.to_string(),
+    )
+    .await
+    .unwrap();
+    let managers: Vec<(&Value, &Value)> = created["metadata"]["managedFields"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| (&e["manager"], &e["operation"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(managers, [(&json!("a"), &json!("Apply"))], "{created}");
+}

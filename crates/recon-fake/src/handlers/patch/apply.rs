@@ -3,6 +3,9 @@
 //! existing one goes through the ordinary update path with the merged result, so its
 //! resourceVersion, if the body has one, is an optimistic lock.
 
+#[cfg(test)]
+mod proptests;
+
 use serde_json::Value;
 
 use crate::handlers::decode::{check_name, decode_into_type, ensure_namespace};

@@ -60,9 +60,9 @@ pub(crate) fn as_decoded(group: &str, kind: &str, obj: &mut Object) {
 }
 
 /// What storing a built-in object does to it: etcd holds built-ins as protobuf, which keeps no
-/// difference between an empty list and none, so an empty list comes back absent, or `null`
-/// where the Go field is not `omitempty` (a Role's `rules`); and the fields Go writes even when
-/// unset appear ([`gotype::fill_zero_fields`]: an Event's times, a condition's
+/// difference between an empty list or map and none, so an empty list or map (or a `null`, which
+/// decodes as unset) comes back absent, or `null` where the Go field is not `omitempty` (a
+/// Role's `rules`); and the fields Go writes even when unset appear ([`gotype::fill_zero_fields`]: an Event's times, a condition's
 /// `lastProbeTime`, a template's `metadata`).
 pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
     drop_empty_lists(obj);
@@ -74,6 +74,7 @@ pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
             }
         }
     }
+    gotype::drop_unset_fields(group, kind, obj);
     gotype::fill_zero_fields(group, kind, obj);
 }
 

@@ -1,0 +1,283 @@
+//! Property tests of server-side apply through the whole server (issue 22): apply bodies,
+//! valid, mutated, generated or mangled, written as JSON or YAML, sent by several field managers
+//! with and without `force`, to objects that exist and to objects that do not (a ConfigMap, a
+//! Deployment with its keyed container lists, a custom resource with every list and map type).
+//!
+//! After every step: the answer is the applied object (201 when it created it) or a `Status`
+//! kube-apiserver could answer; a refused or dry-run apply stores nothing; every stored object
+//! reads back with `managedFields` that decode; and the same apply by the same manager, sent
+//! again, is a no-op (200, resourceVersion unchanged, nothing stored changes).
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::ApiServer;
+use crate::proptests::{
+    COLLECTIONS, Edit, check_readable, check_stored_as_answered, check_write_answer, config, edits,
+    json as json_value, mangle, replace_node, seeded_server, send, snapshot,
+};
+
+/// Apply configurations of each kind (indexed as [`COLLECTIONS`]) that overlap in the fields
+/// they set, with other values, so that managers share fields and conflict. No names: a step
+/// names them.
+fn valid_bodies(kind: usize) -> Vec<Value> {
+    match kind {
+        0 => vec![
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"app": "a"}},
+                "data": {"k": "v", "mode": "a"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"annotations": {"note": "b"}, "labels": {"app": "b"}},
+                "data": {"k": "w"}, "binaryData": {"bin": "aGk="}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"finalizers": ["example.com/f"]}, "data": {"other": ""}}),
+        ],
+        1 => vec![
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 2,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
+                    {"name": "main", "image": "nginx", "ports": [{"containerPort": 80}],
+                     "env": [{"name": "A", "value": "1"}]}]}}}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {
+                "template": {"spec": {"containers": [{"name": "proxy", "image": "envoy",
+                    "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]}}}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 3,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
+                    {"name": "main", "image": "nginx:2", "ports": [{"containerPort": 80, "protocol": "UDP"}]}]}}}}),
+        ],
+        _ => vec![
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"replicas": 1,
+                "ports": [{"name": "http", "port": 80}], "tags": ["x", "y"], "args": ["a"],
+                "labels": {"a": "b"}, "ref": {"name": "r", "kind": "K"},
+                "config": {"free": {"x": [1, 2]}}}, "status": {"ready": true}}),
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"replicas": 2,
+                "ports": [{"name": "http", "port": 80, "host": "h"}, {"name": "https", "port": 443}],
+                "tags": ["y", "z"], "mode": "b"}}),
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"args": ["b", "c"],
+                "labels": {"c": "d"}, "ref": {"name": "s"}}}),
+        ],
+    }
+}
+
+/// Apply configurations only YAML can write: comments, anchors and aliases, block scalars,
+/// tags, an explicit document; `{name}` stands for the step's object name.
+const YAML_BODIES: &[&str] = &[
+    "# applied by hand\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: &l {app: y}\n  annotations: *l\ndata:\n  k: |\n    one\n    two\n  n: !!str 1\n",
+    "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {name}}\nspec:\n  replicas: 0x2\n  selector: {matchLabels: &m {app: d}}\n  template:\n    metadata: {labels: *m}\n    spec:\n      containers:\n      - name: main\n        image: >-\n          nginx\n...\n",
+    "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: {name}\nspec:\n  tags: [x, x]\n  ports:\n  - {name: a, port: 1}\n  - {name: a, port: 1}\n  config: {? k : v, n: ~}\n",
+];
+
+/// How a step writes its body.
+#[derive(Debug, Clone)]
+enum Body {
+    /// A valid configuration, its metadata named as the URL.
+    Valid(usize),
+    /// A valid configuration with the node `steps` lead to replaced.
+    Mutated(usize, Vec<usize>, Value),
+    /// A generated value as the configuration's `spec` (a ConfigMap's `data`).
+    Generated(Value),
+    /// A valid configuration's text (JSON or YAML) with bytes edited.
+    Mangled(usize, Vec<Edit>),
+    /// A hand-written YAML text, its bytes edited (no edits: as written).
+    Yaml(usize, Vec<Edit>),
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    kind: usize,
+    existing: bool,
+    manager: &'static str,
+    force: bool,
+    dry_run: bool,
+    yaml: bool,
+    body: Body,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let body = prop_oneof![
+        3 => (0usize..3).prop_map(Body::Valid),
+        3 => (0usize..3, prop::collection::vec(any::<usize>(), 0..6), json_value(2))
+            .prop_map(|(i, steps, by)| Body::Mutated(i, steps, by)),
+        1 => json_value(3).prop_map(Body::Generated),
+        2 => (0usize..3, edits()).prop_map(|(i, e)| Body::Mangled(i, e)),
+        1 => (0..YAML_BODIES.len(), prop::option::weighted(0.5, edits()))
+            .prop_map(|(i, e)| Body::Yaml(i, e.unwrap_or_default())),
+    ];
+    (
+        0usize..3,
+        any::<bool>(),
+        // `""` leaves `fieldManager` out: an apply without one is a 422.
+        prop_oneof![
+            9 => prop::sample::select(&["a", "b", "kubectl"][..]),
+            1 => Just(""),
+        ],
+        prop::bool::weighted(0.3),
+        prop::bool::weighted(0.1),
+        any::<bool>(),
+        body,
+    )
+        .prop_map(
+            |(kind, existing, manager, force, dry_run, yaml, body)| Step {
+                kind,
+                existing,
+                manager,
+                force,
+                dry_run,
+                yaml,
+                body,
+            },
+        )
+}
+
+fn name(step: &Step) -> &'static str {
+    if step.existing { "obj0" } else { "obj1" }
+}
+
+fn render(value: &Value, yaml: bool) -> Vec<u8> {
+    if yaml {
+        serde_saphyr::to_string(value)
+            .unwrap_or_else(|_| value.to_string())
+            .into_bytes()
+    } else {
+        value.to_string().into_bytes()
+    }
+}
+
+/// The valid configuration `i` of the step's kind, named as the step's URL.
+fn named(step: &Step, i: usize) -> Value {
+    let mut body = valid_bodies(step.kind)[i].clone();
+    body["metadata"]["name"] = json!(name(step));
+    body
+}
+
+fn body_of(step: &Step) -> Vec<u8> {
+    match &step.body {
+        Body::Valid(i) => render(&named(step, *i), step.yaml),
+        Body::Mutated(i, steps, by) => {
+            let mut body = named(step, *i);
+            replace_node(&mut body, steps, by.clone());
+            render(&body, step.yaml)
+        }
+        Body::Generated(value) => {
+            let mut body = named(step, 0);
+            let field = if step.kind == 0 { "data" } else { "spec" };
+            body[field] = value.clone();
+            render(&body, step.yaml)
+        }
+        Body::Mangled(i, edits) => mangle(render(&named(step, *i), step.yaml), edits),
+        Body::Yaml(i, edits) => mangle(
+            YAML_BODIES[*i].replace("{name}", name(step)).into_bytes(),
+            edits,
+        ),
+    }
+}
+
+fn uri(step: &Step) -> String {
+    let mut query = Vec::new();
+    if !step.manager.is_empty() {
+        query.push(format!("fieldManager={}", step.manager));
+    }
+    if step.force {
+        query.push("force=true".to_owned());
+    }
+    if step.dry_run {
+        query.push("dryRun=All".to_owned());
+    }
+    format!(
+        "{}/{}?{}",
+        COLLECTIONS[step.kind].1,
+        name(step),
+        query.join("&")
+    )
+}
+
+fn apply(server: &ApiServer, uri: &str, body: &[u8]) -> crate::proptests::Answer {
+    send(
+        server,
+        "PATCH",
+        uri,
+        Some(b"application/apply-patch+yaml"),
+        body.to_vec(),
+    )
+}
+
+/// Whether a configuration carries a field that makes a repeat of a successful apply fail by
+/// design: `resourceVersion` (ignored on create, an optimistic lock after) or `uid` (compared
+/// with the object's, which a create gave anew).
+fn has_preconditions(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    serde_saphyr::from_str::<Value>(&text).is_ok_and(|v| {
+        ["/metadata/resourceVersion", "/metadata/uid"]
+            .iter()
+            .any(|p| v.pointer(p).is_some_and(|x| !x.is_null()))
+    })
+}
+
+fn listed(lists: &[Value], kind: usize, name: &str) -> bool {
+    lists[kind]["items"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i["metadata"]["name"] == name))
+}
+
+fn run(steps: &[Step]) -> Result<(), TestCaseError> {
+    let server = seeded_server();
+    for step in steps {
+        let (uri, body) = (uri(step), body_of(step));
+        let kind = COLLECTIONS[step.kind].0;
+        let before = snapshot(&server);
+        let first = apply(&server, &uri, &body);
+        let at = || format!("{uri} {}", String::from_utf8_lossy(&body));
+        check_write_answer(&first, kind, false)
+            .map_err(|e| TestCaseError::fail(format!("{}: {e}", at())))?;
+        let after = snapshot(&server);
+        if !first.succeeded() || step.dry_run {
+            prop_assert_eq!(&after, &before, "{} changed the store", at());
+        } else {
+            check_stored_as_answered(&server, COLLECTIONS[step.kind].1, &first)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", at())))?;
+            let existed = listed(&before, step.kind, name(step));
+            prop_assert_eq!(
+                first.status,
+                if existed { 200 } else { 201 },
+                "{}: {}",
+                at(),
+                first.text()
+            );
+            let again = apply(&server, &uri, &body);
+            if again.succeeded() {
+                let rv = |a: &crate::proptests::Answer| {
+                    a.json().map(|o| o["metadata"]["resourceVersion"].clone())
+                };
+                prop_assert_eq!(again.status, 200, "{}: {}", at(), again.text());
+                prop_assert_eq!(rv(&again), rv(&first), "{}: a repeated apply wrote", at());
+                prop_assert_eq!(
+                    &snapshot(&server),
+                    &after,
+                    "{}: a repeated apply wrote",
+                    at()
+                );
+            } else {
+                prop_assert!(
+                    has_preconditions(&body),
+                    "{}: the repeat failed: {}",
+                    at(),
+                    again.text()
+                );
+            }
+        }
+        check_readable(&server, &snapshot(&server))
+            .map_err(|e| TestCaseError::fail(format!("{}: {e}", at())))?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    #[test]
+    fn apply_answers_are_well_formed_and_repeats_are_no_ops(
+        steps in prop::collection::vec(step(), 1..5),
+    ) {
+        run(&steps)?;
+    }
+}
