@@ -1,6 +1,6 @@
 //! Files generated from code and committed for review, such as a CRD manifest derived from
-//! `#[derive(CustomResource)]`: a test keeps each one current, and `cargo xtask fixtures`
-//! rewrites them.
+//! `#[derive(CustomResource)]`: a test keeps each one current, and
+//! `RECON_FIXTURES=overwrite cargo test` rewrites them.
 
 use std::path::Path;
 
@@ -8,7 +8,9 @@ use crate::diff::{text_diff, use_color};
 use crate::runner::overwrite_mode;
 
 /// Checks that the file at `path` holds exactly `contents`; when fixtures are regenerated
-/// (`RECON_FIXTURES=overwrite`, what `cargo xtask fixtures` sets) writes it instead.
+/// (`RECON_FIXTURES=overwrite cargo test`) writes it instead, whole or not at all (through a
+/// file beside it renamed into place), so that a suite test reading it meanwhile never sees
+/// half of it.
 ///
 /// Panics with a diff and the command to regenerate when the file differs, and with the path
 /// when it cannot be read or written.
@@ -29,11 +31,7 @@ use crate::runner::overwrite_mode;
 pub fn assert_generated_file(path: impl AsRef<Path>, contents: &str) {
     let path = path.as_ref();
     if overwrite_mode() {
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(path, contents));
-        if let Err(e) = written {
+        if let Err(e) = write_whole(path, contents) {
             panic!("cannot write {}: {e}", path.display());
         }
         return;
@@ -41,17 +39,32 @@ pub fn assert_generated_file(path: impl AsRef<Path>, contents: &str) {
     let current = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) => panic!(
-            "cannot read {}: {e}\nGenerate it with `cargo xtask fixtures`.",
+            "cannot read {}: {e}\nGenerate it with `{REGENERATE}`.",
             path.display()
         ),
     };
     if let Some(diff) = text_diff(&current, contents, use_color()) {
         panic!(
             "{} is not what the code generates (-file, +generated):\n{diff}\
-             Regenerate it with `cargo xtask fixtures` and review the change.",
+             Regenerate it with `{REGENERATE}` and review the change.",
             path.display()
         );
     }
+}
+
+/// The command that regenerates fixtures in any crate (`cargo xtask fixtures` runs it in
+/// recon's own repository).
+pub(crate) const REGENERATE: &str = "RECON_FIXTURES=overwrite cargo test";
+
+/// Writes `contents` to a file beside `path`, then renames it into place.
+fn write_whole(path: &Path, contents: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(format!(".{}.partial", std::process::id()));
+    std::fs::write(&partial, contents)?;
+    std::fs::rename(&partial, path)
 }
 
 #[cfg(test)]
@@ -83,7 +96,7 @@ mod tests {
             message.contains("-kind: A") && message.contains("+kind: B"),
             "{message}"
         );
-        assert!(message.contains("cargo xtask fixtures"), "{message}");
+        assert!(message.contains(REGENERATE), "{message}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -94,6 +107,6 @@ mod tests {
         }
         let message = panic_message(|| assert_generated_file("/nonexistent/recon/crd.yaml", ""));
         assert!(message.contains("/nonexistent/recon/crd.yaml"), "{message}");
-        assert!(message.contains("cargo xtask fixtures"), "{message}");
+        assert!(message.contains(REGENERATE), "{message}");
     }
 }

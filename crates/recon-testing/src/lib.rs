@@ -79,11 +79,13 @@
 //! }
 //! ```
 //!
-//! `RECON_FIXTURES=overwrite cargo test` (what `cargo xtask fixtures` runs) rewrites each suite
-//! file's expectations with what its cases observed, for review as a diff: without the fields
-//! the server sets, byte-exact bodies only where the file had them, an admission case's
-//! `response` included (left out where the file had none and the webhook allowed the request
-//! unchanged), and the comment lines heading the file kept (other comments are not).
+//! `RECON_FIXTURES=overwrite cargo test` rewrites each suite file's expectations with what its
+//! cases observed, for review as a diff. Only the `expect` blocks that changed are rewritten, in
+//! place and in block style at their own indentation; the rest of the file (the inputs in the
+//! author's style, comments, key order) stays byte for byte. Written: no fields the server sets,
+//! byte-exact bodies only where the file had them, an admission case's `response` (left out
+//! where the file had none and the webhook allowed the request unchanged). A CRD manifest the
+//! same run generates (see [`assert_generated_file`]) is waited for, so one run suffices.
 //!
 //! # Admission webhook tables
 //!

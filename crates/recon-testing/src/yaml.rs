@@ -1,6 +1,7 @@
 //! Tables as YAML files: reading them (with errors that name the file, line and field) and
 //! writing them back with observed expectations when fixtures are regenerated.
 
+mod edit;
 #[cfg(test)]
 mod proptests;
 
@@ -76,10 +77,16 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSuite, FixtureError> {
             CrdSource::Inline(crd) => crds.push(crd.clone()),
             CrdSource::File(relative) => {
                 let crd_path = path.parent().unwrap_or(Path::new(".")).join(relative);
-                let text = std::fs::read_to_string(&crd_path).map_err(|e| {
+                let text = read_crd(&crd_path, crate::runner::overwrite_mode()).map_err(|e| {
                     FixtureError::new(
                         path,
-                        format!("crds: cannot read {}: {e}", crd_path.display()),
+                        format!(
+                            "crds: cannot read {}: {e}\nA manifest generated from a Rust type is \
+                             written by `{}`; or give the table the type's CRD with \
+                             `.crd(&T::crd())` instead of a file",
+                            crd_path.display(),
+                            crate::generated::REGENERATE
+                        ),
                     )
                 })?;
                 crds.push(parse(&crd_path, &text)?);
@@ -92,6 +99,24 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSuite, FixtureError> {
         crds,
         path: path.to_owned(),
     })
+}
+
+/// Reads a CRD file. While fixtures are regenerated (`wait`), a missing one may be a generated
+/// manifest another test of the same run is about to write: it is waited for, up to 20 seconds.
+fn read_crd(path: &Path, wait: bool) -> std::io::Result<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match std::fs::read_to_string(path) {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && wait
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Parses a suite from `text` (its CRDs must be inline); `origin` names it in errors.
@@ -142,12 +167,65 @@ fn leading_comments(text: &str) -> String {
 }
 
 /// Writes `suite` back to its file with each case's expectations replaced by what it
-/// observed (cases that did not run keep theirs). The comment lines heading the file are kept;
-/// other comments are not.
+/// observed (cases that did not run keep theirs). Only the expectations that changed are
+/// rewritten, in place, in block style at their own indentation; the rest of the file (inputs,
+/// their style, comments) is left byte for byte. A file that cannot be edited so (anchors
+/// shared with an expectation, flow-style cases) is written whole, keeping only the comment
+/// lines heading it.
 pub(crate) fn overwrite(
     suite: &LoadedSuite,
     observed: &[Option<Observed>],
 ) -> Result<(), FixtureError> {
+    let file = rewritten(suite, observed);
+    let current = std::fs::read_to_string(&suite.path).unwrap_or_default();
+    let cannot_write = |e: String| FixtureError::new(&suite.path, format!("cannot write: {e}"));
+    let text = match in_place(&current, &suite.file, &file) {
+        Ok(text) => text,
+        Err(_) => {
+            let body = serde_saphyr::to_string(&file).map_err(|e| cannot_write(e.to_string()))?;
+            format!("{}{body}", leading_comments(&current))
+        }
+    };
+    if text == current {
+        return Ok(());
+    }
+    std::fs::write(&suite.path, text).map_err(|e| cannot_write(e.to_string()))
+}
+
+/// `current` with the expectations of `new` that differ from those of `old` edited in.
+fn in_place(current: &str, old: &SuiteFile, new: &SuiteFile) -> Result<String, String> {
+    let mut edits = Vec::new();
+    for (i, (was, now)) in old.cases.iter().zip(&new.cases).enumerate() {
+        if !same(&was.expect, &now.expect) {
+            edits.push((edit::Place::Case(i), to_yaml(&now.expect)?));
+        }
+        for (name, config) in &now.additional_configs {
+            let before = was.additional_configs.get(name).map(|c| &c.expect);
+            if before.is_none_or(|b| !same(b, &config.expect)) {
+                edits.push((
+                    edit::Place::Config(i, name.clone()),
+                    to_yaml(&config.expect)?,
+                ));
+            }
+        }
+    }
+    edit::replace_expectations(current, &edits)
+}
+
+/// Whether two expectations write the same.
+fn same(a: &impl Serialize, b: &impl Serialize) -> bool {
+    match (serde_json::to_value(a), serde_json::to_value(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn to_yaml(value: &impl Serialize) -> Result<String, String> {
+    serde_saphyr::to_string(value).map_err(|e| e.to_string())
+}
+
+/// The suite with each case's expectations as observed.
+fn rewritten(suite: &LoadedSuite, observed: &[Option<Observed>]) -> SuiteFile {
     let mut file = suite.file.clone();
     for (case, seen) in file.cases.iter_mut().zip(observed) {
         let Some(seen) = seen.as_ref().filter(|o| o.rewritable) else {
@@ -176,10 +254,36 @@ pub(crate) fn overwrite(
             }
         }
     }
-    let body = serde_saphyr::to_string(&file)
-        .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))?;
-    let current = std::fs::read_to_string(&suite.path).unwrap_or_default();
-    let text = format!("{}{body}", leading_comments(&current));
-    std::fs::write(&suite.path, text)
-        .map_err(|e| FixtureError::new(&suite.path, format!("cannot write: {e}")))
+    file
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_written_during_regeneration_is_waited_for() {
+        let dir = std::env::temp_dir().join(format!("recon-read-crd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("late.yaml");
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                std::fs::write(path, "kind: CustomResourceDefinition\n").unwrap();
+            })
+        };
+        assert_eq!(
+            read_crd(&path, true).unwrap(),
+            "kind: CustomResourceDefinition\n"
+        );
+        writer.join().unwrap();
+        let missing = dir.join("never.yaml");
+        assert_eq!(
+            read_crd(&missing, false).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound,
+            "without regeneration a missing file is an error at once"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -685,6 +685,35 @@ async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
 }
 
 #[tokio::test]
+async fn overwrite_edits_only_the_expectations_that_changed_and_keeps_the_rest_of_the_file() {
+    if regenerating() {
+        return; // the suite files are being rewritten by `every_widget_suite_passes`
+    }
+    let dir = TempDir::new("overwrite-in-place");
+    let path = wrong_status_suite(&dir);
+    // Inputs in the author's own style, and comments among the cases.
+    let styled = replace_once(
+        std::fs::read_to_string(&path).unwrap(),
+        "- name: a negative size is an error\n",
+        "# a comment between cases\n- name: a negative size is an error   # and after a name\n",
+    );
+    std::fs::write(&path, &styled).unwrap();
+    ReconcilerTestSuite::from_yaml_file(&path)
+        .unwrap()
+        .overwrite_fixtures(true)
+        .check(|env| widget_reconciler(env.config()))
+        .await;
+    // The three wrong expectations are put right; every other byte is the author's.
+    let original = std::fs::read_to_string(fixture("suites/status.yaml")).unwrap();
+    let expected = replace_once(
+        original,
+        "- name: a negative size is an error\n",
+        "# a comment between cases\n- name: a negative size is an error   # and after a name\n",
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+}
+
+#[tokio::test]
 async fn overwrite_keeps_byte_exact_bodies_only_where_the_file_had_them() {
     if regenerating() {
         return; // the suite files are being rewritten by `every_widget_suite_passes`
