@@ -62,10 +62,30 @@ impl<'a> Templates<'a> {
 fn seed(server: &ApiServer, what: &str, objects: &[Value]) -> Result<(), String> {
     for (i, object) in objects.iter().enumerate() {
         server
-            .seed(object)
+            .seed(&with_given_uid(object))
             .map_err(|e| format!("{what}[{i}]: {e}"))?;
     }
     Ok(())
+}
+
+/// `object` with the uid [`crate::given_uid`] derives, when it has a name and no uid.
+fn with_given_uid(object: &Value) -> std::borrow::Cow<'_, Value> {
+    let meta = &object["metadata"];
+    let named = meta["name"].as_str().is_some_and(|n| !n.is_empty());
+    let has_uid = meta["uid"].as_str().is_some_and(|u| !u.is_empty());
+    if !named || has_uid || !meta.is_object() {
+        return std::borrow::Cow::Borrowed(object);
+    }
+    let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    let uid = crate::given_uid(
+        &text(&object["apiVersion"]),
+        &text(&object["kind"]),
+        meta["namespace"].as_str(),
+        &text(&meta["name"]),
+    );
+    let mut object = object.clone();
+    object["metadata"]["uid"] = Value::String(uid);
+    std::borrow::Cow::Owned(object)
 }
 
 /// What a cluster starts with.

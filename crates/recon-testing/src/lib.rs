@@ -169,6 +169,7 @@ mod generated;
 mod kube_reconcile;
 mod normalize;
 mod observe;
+mod owner;
 mod reactors;
 mod report;
 mod runner;
@@ -187,6 +188,7 @@ pub use expect::{
 };
 pub use generated::assert_generated_file;
 pub use kube_reconcile::{KubeReconcile, kube_reconcile};
+pub use owner::{controller_reference, given_uid, kube_controller_reference};
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
