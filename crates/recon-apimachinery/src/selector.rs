@@ -70,6 +70,11 @@ impl LabelSelector {
         Ok(Self { requirements })
     }
 
+    /// Whether the selector has no requirement, and so selects everything (`Empty`).
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
     /// Whether an object's labels satisfy every requirement. `labels` yields the object's
     /// value for a key; `None` means the label is absent.
     pub fn matches<'a>(&self, labels: impl Fn(&str) -> Option<&'a str>) -> bool {

@@ -12,7 +12,9 @@ use crate::wire::object::with_type_meta;
 impl ApiServer {
     /// The stored object of `kind` in `api_version` named `name` (in `namespace`, ignored for
     /// cluster-scoped kinds), as a GET of that version would return it; `None` when there is no
-    /// such object or no such kind. Nothing is recorded in the request log and no reactor runs.
+    /// such object or no such kind, and (logged as a warning) when its stored body does not
+    /// decode, which a GET would answer with a 500. Nothing is recorded in the request log and no
+    /// reactor runs.
     ///
     /// ```
     /// use recon_fake::ApiServer;
@@ -36,16 +38,34 @@ impl ApiServer {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<Value> {
+        let body = self.stored_body(api_version, kind, namespace, name)?;
+        match serde_json::from_slice(&body) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                tracing::warn!(kind, name, error = %e, "stored object does not decode");
+                None
+            }
+        }
+    }
+
+    /// The stored body as a GET of `api_version` serves it, if there is such an object.
+    fn stored_body(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Vec<u8>> {
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
         let state = self.shared.lock();
         let rt = state.registry.find_kind(group, version, kind)?;
         let key = object_key(namespace.filter(|_| rt.namespaced), name);
         let stored = state.store.get(&rt.group_resource(), &key)?;
-        serde_json::from_slice(&with_type_meta(api_version, &rt.kind, &stored.body)).ok()
+        Some(with_type_meta(api_version, &rt.kind, &stored.body))
     }
 
     /// [`ApiServer::stored`] for a typed resource: `Ok(None)` when absent, an error when the
-    /// stored object does not deserialize as `K`.
+    /// stored object does not deserialize as `K` (or does not decode at all).
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
@@ -70,8 +90,8 @@ impl ApiServer {
         K: Resource<DynamicType = ()> + DeserializeOwned,
     {
         let (api_version, kind) = (K::api_version(&()), K::kind(&()));
-        self.stored(&api_version, &kind, namespace, name)
-            .map(serde_json::from_value)
+        self.stored_body(&api_version, &kind, namespace, name)
+            .map(|body| serde_json::from_slice(&body))
             .transpose()
     }
 }

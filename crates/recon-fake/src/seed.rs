@@ -17,7 +17,6 @@ use crate::wire::error::ApiError;
 use crate::wire::nesting;
 use crate::wire::object::{
     Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,
-    with_type_meta,
 };
 
 /// Why an object could not be seeded.
@@ -166,9 +165,14 @@ impl State {
         if keeps_generation && generation(&obj) == 0 {
             set_meta(&mut obj, "generation", Value::from(1));
         }
-        let (_, stored) = self.store.put(&rt.group_resource(), key, obj);
+        let (_, stored) = self.store.put(&rt.group_resource(), key.clone(), obj);
         self.after_write(&rt);
-        let typed = with_type_meta(&api_version, &rt.kind, &stored.body);
-        Ok(serde_json::from_slice(&typed).unwrap_or(Value::Null))
+        // The object as it reads back: one that does not is an error, never `null`.
+        let mut served = stored
+            .decode(&key)
+            .map_err(|e| SeedError::Invalid(e.to_string()))?;
+        served.insert("apiVersion".into(), Value::String(api_version));
+        served.insert("kind".into(), Value::String(rt.kind.clone()));
+        Ok(Value::Object(served))
     }
 }

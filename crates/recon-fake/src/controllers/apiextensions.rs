@@ -16,7 +16,7 @@ use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
 use crate::state::State;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{Object, decode_body, finalizers, is_terminating, meta_str, set_meta};
+use crate::wire::object::{DecodeError, Object, finalizers, is_terminating, meta_str, set_meta};
 
 /// The CustomResourceDefinition type, whose writes the controllers follow.
 const GROUP: &str = "apiextensions.k8s.io";
@@ -58,13 +58,22 @@ impl State {
         let Some(crd_type) = self.registry.get(GROUP, PLURAL) else {
             return false;
         };
-        let crds: Vec<(String, Object)> = self
-            .store
-            .list(&crd_type.group_resource(), None)
-            .map(|(k, s)| (k.clone(), decode_body(&s.body)))
-            .collect();
-        let mut changed = false;
+        let mut crds: Vec<(String, Object)> = Vec::new();
         let mut served = Vec::new();
+        for (key, stored) in self.store.list(&crd_type.group_resource(), None) {
+            match stored.decode(key) {
+                Ok(crd) => crds.push((key.clone(), crd)),
+                Err(e) => {
+                    // The CRD informer keeps what it read before: the type stays served as it
+                    // was and nothing is done with the CRD. A CRD is named `<plural>.<group>`.
+                    tracing::warn!(error = %e, "CRD controllers skip a CRD they cannot read");
+                    if let Some((plural, group)) = key.split_once('.') {
+                        served.push((group.to_owned(), plural.to_owned()));
+                    }
+                }
+            }
+        }
+        let mut changed = false;
         for (key, crd) in crds {
             if let Some(t) = resource_type(&crd) {
                 served.push((t.group.clone(), t.plural.clone()));
@@ -240,15 +249,35 @@ impl State {
                 self.store.put(&gr, key, crd);
                 return true;
             }
-            let instances: Vec<(Option<String>, String)> = self
+            let listed: Result<Vec<(Option<String>, String)>, DecodeError> = self
                 .store
                 .list(&served.group_resource(), None)
-                .map(|(_, s)| {
-                    let o = decode_body(&s.body);
+                .map(|(key, s)| {
+                    let o = s.decode(key)?;
                     let ns = Some(meta_str(&o, "namespace").to_owned()).filter(|n| !n.is_empty());
-                    (ns, meta_str(&o, "name").to_owned())
+                    Ok((ns, meta_str(&o, "name").to_owned()))
                 })
                 .collect();
+            let instances = match listed {
+                Ok(instances) => instances,
+                Err(e) => {
+                    // `deleteInstances`: the list fails, the condition says so, the CRD is
+                    // kept and tried again on its next change.
+                    let before = crd.clone();
+                    set_condition(
+                        &mut crd,
+                        "Terminating",
+                        "True",
+                        "InstanceDeletionFailed",
+                        &format!("could not list instances: {}", e.go_message),
+                        &now,
+                    );
+                    if crd != before {
+                        self.store.put(&gr, key, crd);
+                    }
+                    return false;
+                }
+            };
             let mut remaining = 0;
             for (ns, name) in instances {
                 let gone = matches!(

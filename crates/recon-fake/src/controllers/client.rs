@@ -15,7 +15,7 @@ use crate::request::reply::Reply;
 use crate::service::InternalRequest;
 use crate::state::State;
 use crate::wire::error::ApiError;
-use crate::wire::object::{Object, decode_body, meta_str};
+use crate::wire::object::{DecodeError, Object, meta_str};
 use crate::wire::status::Reason;
 
 /// One kube-controller-manager controller: its requests carry its User-Agent, whose first
@@ -97,7 +97,11 @@ impl Target {
 
 /// The error a refused write answered with.
 pub(crate) fn refusal(reply: &Reply) -> ApiError {
-    let status: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
+    let Ok(status) = serde_json::from_slice::<Value>(&reply.body) else {
+        // Not a Status: its text is the message, rather than none.
+        let text = String::from_utf8_lossy(&reply.body).into_owned();
+        return ApiError::new(reply.status, Reason::Unknown, text);
+    };
     let text = |k: &str| status.get(k).and_then(Value::as_str).unwrap_or("");
     let reason = text("reason").parse().unwrap_or(Reason::Unknown);
     ApiError::new(reply.status, reason, text("message"))
@@ -125,9 +129,16 @@ fn collection_path(rt: &ResourceType, namespace: Option<&str>) -> String {
 }
 
 impl State {
-    /// The stored object `key` of `rt`, if it is still the one with `uid`.
+    /// The stored object `key` of `rt`, if it is still the one with `uid`. One that no longer
+    /// decodes is left alone, as a controller whose GET of it fails retries it later.
     pub(crate) fn reload(&self, rt: &Arc<ResourceType>, key: &str, uid: &str) -> Option<Target> {
-        let (obj, _) = self.load(rt, key)?;
+        let (obj, _) = match self.load(rt, key) {
+            Ok(loaded) => loaded?,
+            Err(e) => {
+                tracing::warn!(resource = %rt.group_resource(), error = %e, "controller skips an object it cannot read");
+                return None;
+            }
+        };
         (meta_str(&obj, "uid") == uid).then(|| Target {
             rt: rt.clone(),
             key: key.to_owned(),
@@ -135,19 +146,55 @@ impl State {
         })
     }
 
-    /// Whether `target` is gone from storage (or replaced by another object of its name).
+    /// Whether `target` is gone from storage (or replaced by another object of its name). One
+    /// that no longer decodes is still there.
     pub(crate) fn is_removed(&self, target: &Target) -> bool {
-        self.reload(&target.rt, &target.key, target.uid()).is_none()
+        match self.load(&target.rt, &target.key) {
+            Ok(Some((obj, _))) => meta_str(&obj, "uid") != target.uid(),
+            Ok(None) => true,
+            Err(_) => false,
+        }
     }
 
-    /// Every stored object of `rt` (in `namespace` when given), in key order.
-    pub(crate) fn targets(&self, rt: &Arc<ResourceType>, namespace: Option<&str>) -> Vec<Target> {
+    /// Every stored object of `rt` (in `namespace` when given) that decodes, in key order: what
+    /// a controller's informer holds. One that does not decode is skipped and logged: the
+    /// informer's relist fails, and it keeps working from what it read before.
+    pub(crate) fn known_targets(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+    ) -> Vec<Target> {
         self.store
             .list(&rt.group_resource(), namespace)
-            .map(|(key, stored)| Target {
-                rt: rt.clone(),
-                key: key.clone(),
-                obj: decode_body(&stored.body),
+            .filter_map(|(key, stored)| match stored.decode(key) {
+                Ok(obj) => Some(Target {
+                    rt: rt.clone(),
+                    key: key.clone(),
+                    obj,
+                }),
+                Err(e) => {
+                    tracing::warn!(resource = %rt.group_resource(), error = %e, "controller skips an object it cannot read");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Every stored object of `rt` (in `namespace` when given), in key order, as a controller's
+    /// list reads them: one that does not decode fails the list, as it fails the real one.
+    pub(crate) fn targets(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Target>, DecodeError> {
+        self.store
+            .list(&rt.group_resource(), namespace)
+            .map(|(key, stored)| {
+                Ok(Target {
+                    rt: rt.clone(),
+                    key: key.clone(),
+                    obj: stored.decode(key)?,
+                })
             })
             .collect()
     }

@@ -134,7 +134,7 @@ impl State {
             .all()
             .iter()
             .filter(|rt| monitored(rt))
-            .flat_map(|rt| self.targets(rt, None))
+            .flat_map(|rt| self.known_targets(rt, None))
             .collect();
         let graph = Graph::build(&items);
         for item in &items {
@@ -249,11 +249,15 @@ impl State {
         } else {
             None
         };
-        let owner = self
-            .load(&owner_rt, &object_key(namespace, &reference.name))
-            .map(|(owner, _)| owner)
-            .filter(|owner| meta_str(owner, "uid") == reference.uid);
-        Some(owner)
+        let owner = match self.load(&owner_rt, &object_key(namespace, &reference.name)) {
+            Ok(owner) => owner.map(|(owner, _)| owner),
+            Err(e) => {
+                // `isDangling`'s GET fails: the item is retried later, so left alone now.
+                tracing::warn!(error = %e, "garbage collector cannot read an owner");
+                return None;
+            }
+        };
+        Some(owner.filter(|owner| meta_str(owner, "uid") == reference.uid))
     }
 
     /// `item`'s dependents as stored now (the graph is the pass's snapshot).

@@ -171,7 +171,7 @@ impl State {
         let Some(namespaces) = self.registry.get("", "namespaces") else {
             return;
         };
-        for ns in self.targets(&namespaces, None) {
+        for ns in self.known_targets(&namespaces, None) {
             if is_terminating(&ns.obj) {
                 self.sync_namespace(ns, actions);
             }
@@ -209,7 +209,15 @@ impl State {
         let mut remaining = Remaining::default();
         let name = ns.name().to_owned();
         for rt in self.registry.all().into_iter().filter(|rt| rt.namespaced) {
-            let before = self.targets(&rt, Some(&name));
+            let before = match self.targets(&rt, Some(&name)) {
+                Ok(before) => before,
+                // The type's list fails (`deleteAllContentForGroupVersionResource` returns
+                // the error): kept, the namespace waits, the other types go on.
+                Err(e) => {
+                    remaining.errors.push(e.go_message);
+                    continue;
+                }
+            };
             if before.is_empty() {
                 continue;
             }
@@ -250,7 +258,13 @@ impl State {
         estimate: i64,
         remaining: &mut Remaining,
     ) {
-        let left = self.targets(rt, Some(namespace));
+        let left = match self.targets(rt, Some(namespace)) {
+            Ok(left) => left,
+            Err(e) => {
+                remaining.errors.push(e.go_message);
+                return;
+            }
+        };
         if left.is_empty() {
             return;
         }

@@ -106,7 +106,8 @@ impl Walk {
     }
 
     fn value(&mut self, ty: &GoType, value: &mut Value, place: &Place<'_>, display: &str) {
-        let mismatch = match (ty, &mut *value) {
+        // A named type decodes as what it is; the error names it.
+        let mismatch = match (ty.underlying(), &mut *value) {
             (GoType::Any, _) => None,
             (GoType::Int32 | GoType::IntOrString, Value::Number(n)) => {
                 integer_text(n, i64::from(i32::MIN), i64::from(i32::MAX))
@@ -219,6 +220,7 @@ impl GoType {
             GoType::Struct(_) => Value::Object(Object::new()),
             GoType::Quantity => Value::String("0".into()),
             GoType::Bytes | GoType::Any | GoType::Slice(_) | GoType::Map(_) => Value::Null,
+            GoType::Named(_, of) => of.zero(),
         }
     }
 }

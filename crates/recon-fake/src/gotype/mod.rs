@@ -9,7 +9,7 @@
 //!
 //! The OpenAPI names structs but not Go's named scalar, slice and map types: a field of
 //! `type Protocol string` is a `string` here, so a decoding error names `string` where Go names
-//! `v1.Protocol`. The JSON types accepted are the same.
+//! `v1.Protocol` (but for the fields of [`NAMED_TYPES`]). The JSON types accepted are the same.
 
 mod base64;
 mod decode;
@@ -64,7 +64,36 @@ pub(crate) enum GoType {
     Map(Box<GoType>),
     /// A struct, by schema name.
     Struct(String),
+    /// A named type (`type DeletionPropagation string`), decoded as what it is: Go's errors
+    /// name it, the OpenAPI does not ([`NAMED_TYPES`]).
+    Named(&'static str, Box<GoType>),
 }
+
+impl GoType {
+    /// The type a named type is, or the type itself.
+    pub(crate) fn underlying(&self) -> &GoType {
+        match self {
+            GoType::Named(_, of) => of.underlying(),
+            other => other,
+        }
+    }
+}
+
+/// Fields whose Go type is a named one, as `(struct schema, field, type as reflect prints it)`.
+/// Only the option structs' here: the built-in kinds still name the underlying type (see the
+/// module documentation).
+const NAMED_TYPES: &[(&str, &str, &str)] = &[
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        "propagationPolicy",
+        "v1.DeletionPropagation",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
+        "uid",
+        "types.UID",
+    ),
+];
 
 /// One Go struct: its name as Go prints it and its fields by JSON name.
 #[derive(Debug)]
@@ -104,10 +133,15 @@ impl GoTypes {
             let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
                 continue;
             };
-            let fields: BTreeMap<String, GoType> = properties
+            let mut fields: BTreeMap<String, GoType> = properties
                 .iter()
                 .map(|(field, s)| (field.clone(), go_type(s, &schemas)))
                 .collect();
+            for (_, field, go_name) in NAMED_TYPES.iter().filter(|(s, _, _)| s == name) {
+                if let Some(ty) = fields.get_mut(*field) {
+                    *ty = GoType::Named(go_name, Box::new(ty.clone()));
+                }
+            }
             let short = name.rsplit('.').next().unwrap_or(name).to_owned();
             types.structs.insert(
                 name.clone(),
@@ -252,6 +286,7 @@ impl GoType {
             GoType::Struct(name) => TYPES
                 .get(name)
                 .map_or_else(|| name.clone(), |s| s.qualified.clone()),
+            GoType::Named(name, _) => (*name).to_owned(),
         }
     }
 }

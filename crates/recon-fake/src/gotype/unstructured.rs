@@ -58,6 +58,7 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
     };
     match ty {
         GoType::Any => Ok(()),
+        GoType::Named(_, of) => convert(of, value),
         GoType::Int32 => scalar("int32", &["int64"], &["float64"]),
         GoType::Int64 => scalar("int64", &["int64"], &["float64"]),
         GoType::Float64 => scalar("float64", &["int64", "float64"], &[]),

@@ -117,9 +117,14 @@ impl State {
             ));
         }
         set_meta(&mut obj, "resourceVersion", Value::Null);
-        if let Some((existing, _)) = self.load(&call.rt, &key) {
+        if self.store.get(&call.rt.group_resource(), &key).is_some() {
             let err = ApiError::already_exists(&call.rt.group_resource(), meta_str(&obj, "name"));
-            return Err(if is_terminating(&existing) {
+            // `Store.Create` reads the existing object only to word the error: one that does
+            // not decode leaves it plain.
+            let terminating = self
+                .load(&call.rt, &key)
+                .is_ok_and(|existing| existing.is_some_and(|(o, _)| is_terminating(&o)));
+            return Err(if terminating {
                 err.prefixed("object is being deleted: ")
             } else {
                 err

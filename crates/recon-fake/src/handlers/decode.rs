@@ -11,10 +11,11 @@ use crate::request::call::Call;
 use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::FieldError;
+use crate::wire::go_yaml::go_yaml_error;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
 use crate::wire::object::{
-    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_object,
+    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_object, sniff_value,
 };
 
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
@@ -41,17 +42,12 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
 fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiError> {
     let ctx = call.decode_context();
     let text = String::from_utf8_lossy(call.body);
-    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
-        ctx.unrecognized(
-            &format!("couldn't get version/kind; yaml parse error: {e}"),
-            call.body,
-        )
-    })?;
-    let Value::Object(mut obj) = value else {
-        return Err(ctx.unrecognized(
-            "couldn't get version/kind; yaml parse error: not a mapping",
-            call.body,
-        ));
+    // The YAML serializer converts to JSON first (its error is go-yaml's), then reads the JSON
+    // as a JSON body is read.
+    let value: Value = serde_saphyr::from_str(&text)
+        .map_err(|e| ctx.unrecognized(&go_yaml_error(&text, &e), call.body))?;
+    let Some(mut obj) = sniff_value(value).map_err(|why| ctx.unrecognized(&why, call.body))? else {
+        return Err(ctx.unrecognized(&not_an_object("null"), call.body));
     };
     check_type_meta(call, &mut obj)?;
     let warnings = coerce(call, &mut obj, &[]).map_err(|why| ctx.cannot_handle(&why))?;

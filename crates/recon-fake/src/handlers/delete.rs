@@ -18,8 +18,7 @@ use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{
-    Object, decode_body, deletion_grace, encode_body, finalizers, generation, is_terminating,
-    meta_str, set_meta,
+    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
 };
 use crate::wire::status::StatusDetails;
 
@@ -93,7 +92,7 @@ impl State {
     ) -> Result<Deleted, ApiError> {
         let gr = rt.group_resource();
         let key = object_key(namespace, name);
-        let Some((mut obj, stored)) = self.load(rt, &key) else {
+        let Some((mut obj, stored)) = self.load(rt, &key).map_err(|e| e.to_api_error())? else {
             return Err(ApiError::not_found(&gr, name));
         };
         check_preconditions(rt, &obj, name, options)?;
@@ -178,15 +177,7 @@ impl State {
         let body = match self.store.remove(&gr, &key) {
             // The object as deleted carries the deletion's revision (what a delete answering
             // with the object shows, as the DELETED event does).
-            Some((revision, _)) => {
-                let mut last = decode_body(&current);
-                set_meta(
-                    &mut last,
-                    "resourceVersion",
-                    Value::String(revision.to_string()),
-                );
-                encode_body(&last).to_vec()
-            }
+            Some((_, last)) => last.body.to_vec(),
             None => current,
         };
         self.after_write(rt);

@@ -20,6 +20,8 @@ pub(crate) mod namespace_lifecycle;
 pub(crate) mod paging;
 pub(crate) mod patch;
 pub(crate) mod read;
+#[cfg(test)]
+mod unreadable_tests;
 pub(crate) mod update;
 pub(crate) mod validation;
 pub(crate) mod watch;

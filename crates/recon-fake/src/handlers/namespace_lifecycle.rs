@@ -37,6 +37,8 @@ enum Lifecycle {
     Missing,
     Active,
     Terminating,
+    /// Stored, but its body does not decode: the plugin's error.
+    Unreadable(ApiError),
 }
 
 impl State {
@@ -54,19 +56,20 @@ impl State {
                 namespace,
             )),
             Lifecycle::Active => Ok(()),
+            Lifecycle::Unreadable(err) => Err(err),
         }
     }
 
     /// Admission of an update (PUT, any patch, `/status` included) of an existing object: its
     /// namespace must exist; terminating is fine.
     pub(crate) fn admit_update(&self, call: &Call<'_>) -> Result<(), ApiError> {
-        match self.checked_namespace(&call.rt, call.namespace()) {
-            Some(namespace)
-                if matches!(self.namespace_lifecycle(namespace), Lifecycle::Missing) =>
-            {
-                Err(namespace_not_found(namespace))
-            }
-            _ => Ok(()),
+        let Some(namespace) = self.checked_namespace(&call.rt, call.namespace()) else {
+            return Ok(());
+        };
+        match self.namespace_lifecycle(namespace) {
+            Lifecycle::Missing => Err(namespace_not_found(namespace)),
+            Lifecycle::Unreadable(err) => Err(err),
+            Lifecycle::Active | Lifecycle::Terminating => Ok(()),
         }
     }
 
@@ -112,8 +115,11 @@ impl State {
         let Some(rt) = self.registry.get("", "namespaces") else {
             return Lifecycle::Missing;
         };
-        let Some((ns, _)) = self.load(&rt, &object_key(None, name)) else {
-            return Lifecycle::Missing;
+        let (ns, _) = match self.load(&rt, &object_key(None, name)) {
+            Ok(Some(ns)) => ns,
+            Ok(None) => return Lifecycle::Missing,
+            // The plugin's live GET fails: `return errors.NewInternalError(err)`.
+            Err(e) => return Lifecycle::Unreadable(ApiError::internal(&e.go_message)),
         };
         let phase = ns.get("status").and_then(|s| s.get("phase"));
         if phase.and_then(Value::as_str) == Some("Terminating") {

@@ -11,6 +11,7 @@ use base64::alphabet::URL_SAFE;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::handlers::read::unreadable;
 use crate::request::call::Call;
 use crate::request::list_options::{ListOptions, Match, list_too_old};
 use crate::request::list_query::ListQuery;
@@ -213,7 +214,9 @@ impl State {
         }
     }
 
-    /// The page of `call`'s list at `point`: up to `limit` matching objects (all with 0).
+    /// The page of `call`'s list at `point`: up to `limit` matching objects (all with 0). As
+    /// etcd3's `GetList`, every object read until the page is full is decoded before the
+    /// selectors filter it: one that does not decode fails the list.
     pub(crate) fn page(
         &self,
         call: &Call<'_>,
@@ -221,7 +224,7 @@ impl State {
         point: &ReadPoint,
         limit: usize,
         selective: bool,
-    ) -> Page {
+    ) -> Result<Page, ApiError> {
         let resource = call.rt.group_resource();
         let prefix = list_prefix(call.namespace());
         let from = point.start.clone().unwrap_or_else(|| prefix.clone());
@@ -243,24 +246,39 @@ impl State {
             (Some(_), None) => stored.next(),
             (None, None) => None,
         });
+        let scope = query.scope(call);
         let mut items = Vec::new();
-        let mut rest = merged.filter(|(key, s)| query.matches(&call.rt, key, s));
-        for (key, s) in rest.by_ref() {
-            items.push((key.to_owned(), s.clone()));
-            if limit > 0 && items.len() == limit {
-                break;
+        let mut merged = merged.filter(|(key, _)| scope.contains(key));
+        for (key, s) in merged.by_ref() {
+            let selected = s
+                .served(key)
+                .and_then(|_| query.matches(&call.rt, key, s))
+                .map_err(unreadable)?;
+            if selected {
+                items.push((key.to_owned(), s.clone()));
+                if limit > 0 && items.len() == limit {
+                    break;
+                }
             }
         }
-        let remaining = if limit > 0 { rest.count() } else { 0 };
+        // Past a full page nothing more is read; an object there that does not decode counts
+        // as one to come, and fails the page that reads it.
+        let remaining = if limit > 0 {
+            merged
+                .filter(|(key, s)| query.matches(&call.rt, key, s).unwrap_or(true))
+                .count()
+        } else {
+            0
+        };
         let continue_token = (remaining > 0)
             .then(|| items.last())
             .flatten()
             .map(|(key, _)| encode_token(point.revision, key, &prefix));
-        Page {
+        Ok(Page {
             continue_token,
             remaining: (remaining > 0 && !selective).then_some(remaining),
             items,
-        }
+        })
     }
 
     /// For each key of the list changed after `revision`, its value at `revision` (`None`: it did

@@ -73,7 +73,7 @@ impl State {
             }
             _ => None,
         };
-        let Some((current, stored)) = self.load_typed(call) else {
+        let Some((current, stored)) = self.load_typed(call)? else {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let mut doc = Value::Object(current.clone());

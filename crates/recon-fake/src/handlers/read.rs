@@ -6,23 +6,24 @@ use serde_json::Value;
 
 use crate::request::call::Call;
 use crate::request::list_options::ListOptions;
-use crate::request::list_query::{ListQuery, split_key};
+use crate::request::list_query::{ListQuery, Scope, split_key};
 use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
-use crate::wire::object::with_type_meta;
+use crate::wire::object::{DecodeError, with_type_meta};
 
 impl State {
     pub(crate) fn get(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         let format = negotiate(call.accept, false)?;
-        let Some(stored) = self.store.get(&call.rt.group_resource(), &call.key()) else {
+        let key = call.key();
+        let Some(stored) = self.store.get(&call.rt.group_resource(), &key) else {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let body = match format {
-            Format::Full => call.object_response(&stored.body),
-            Format::Metadata => partial_metadata(&stored.body),
+            Format::Full => call.object_response(stored.served(&key).map_err(unreadable)?),
+            Format::Metadata => partial_metadata(&key, &stored.body).map_err(unreadable)?,
         };
         Ok(Reply::json(200, body))
     }
@@ -38,7 +39,7 @@ impl State {
         let selective = ["labelSelector", "fieldSelector"]
             .iter()
             .any(|p| call.query.get(p).is_some_and(|s| !s.trim().is_empty()));
-        let page = self.page(call, &query, &point, options.limit, selective);
+        let page = self.page(call, &query, &point, options.limit, selective)?;
         let meta = ListMeta {
             revision: point.revision,
             continue_token: page.continue_token.as_deref().unwrap_or(""),
@@ -50,8 +51,8 @@ impl State {
                 let items: Vec<Vec<u8>> = page
                     .items
                     .iter()
-                    .map(|(_, stored)| item_body(call, &api_version, stored))
-                    .collect();
+                    .map(|(key, stored)| item_body(call, &api_version, key, stored))
+                    .collect::<Result<_, _>>()?;
                 list_body(
                     &call.rt.list_kind,
                     &api_version,
@@ -64,24 +65,46 @@ impl State {
                 let items: Vec<Vec<u8>> = page
                     .items
                     .iter()
-                    .map(|(_, stored)| partial_metadata(&stored.body))
-                    .collect();
+                    .map(|(key, stored)| partial_metadata(key, &stored.body).map_err(unreadable))
+                    .collect::<Result<_, _>>()?;
                 list_body("PartialObjectMetadataList", PARTIAL, &meta, &items, false)
             }
         };
         Ok(Reply::json(200, body))
     }
 
-    /// The stored objects a list selects, with their storage keys, in key order.
+    /// The stored objects a list selects, with their storage keys, in key order. etcd3's
+    /// `GetList` decodes every object it reads before filtering, so one that does not decode
+    /// fails the list whether or not it is selected (the first, in key order).
     fn matching<'a>(
         &'a self,
         call: &'a Call<'_>,
-        query: &'a ListQuery,
-    ) -> impl Iterator<Item = (&'a String, &'a Stored)> + 'a {
+        query: &ListQuery,
+    ) -> Result<Vec<(&'a String, &'a Stored)>, ApiError> {
+        let resource = call.rt.group_resource();
+        match query.scope(call) {
+            Scope::Key(key) => {
+                if let Some(stored) = self.store.get(&resource, &key) {
+                    stored.served(&key).map_err(unreadable)?;
+                }
+            }
+            Scope::Prefix(prefix) => {
+                if let Some(e) = self.store.first_unreadable(&resource, &prefix) {
+                    return Err(unreadable(e));
+                }
+            }
+        }
         let required: Vec<(&str, &str)> = query.required_labels().collect();
-        self.store
-            .list_labelled(&call.rt.group_resource(), call.namespace(), &required)
-            .filter(move |(key, stored)| query.matches(&call.rt, key, stored))
+        let mut selected = Vec::new();
+        for (key, stored) in self
+            .store
+            .list_labelled(&resource, call.namespace(), &required)
+        {
+            if query.matches(&call.rt, key, stored).map_err(unreadable)? {
+                selected.push((key, stored));
+            }
+        }
+        Ok(selected)
     }
 
     /// The list response for `call`, and the names of its items.
@@ -92,13 +115,11 @@ impl State {
     ) -> Result<(Vec<u8>, Vec<String>), ApiError> {
         let api_version = call.api_version();
         let mut names = Vec::new();
-        let items: Vec<Vec<u8>> = self
-            .matching(call, query)
-            .map(|(key, stored)| {
-                names.push(split_key(key).1.to_owned());
-                item_body(call, &api_version, stored)
-            })
-            .collect();
+        let mut items: Vec<Vec<u8>> = Vec::new();
+        for (key, stored) in self.matching(call, query)? {
+            names.push(split_key(key).1.to_owned());
+            items.push(item_body(call, &api_version, key, stored)?);
+        }
         let meta = ListMeta {
             revision: self.store.revision(),
             continue_token: "",
@@ -116,12 +137,23 @@ impl State {
 }
 
 /// A list item: custom resource lists carry typed items, built-in lists do not.
-fn item_body(call: &Call<'_>, api_version: &str, stored: &Stored) -> Vec<u8> {
-    if call.rt.custom {
-        with_type_meta(api_version, &call.rt.kind, &stored.body)
+fn item_body(
+    call: &Call<'_>,
+    api_version: &str,
+    key: &str,
+    stored: &Stored,
+) -> Result<Vec<u8>, ApiError> {
+    let body = stored.served(key).map_err(unreadable)?;
+    Ok(if call.rt.custom {
+        with_type_meta(api_version, &call.rt.kind, body)
     } else {
-        stored.body.to_vec()
-    }
+        body.to_vec()
+    })
+}
+
+/// A read of an object whose body does not decode, answered as the real server answers it.
+pub(crate) fn unreadable(e: DecodeError) -> ApiError {
+    e.to_api_error()
 }
 
 /// `ListMeta`: the list's revision, and where the next page starts.

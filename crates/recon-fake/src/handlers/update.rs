@@ -101,7 +101,11 @@ impl State {
             current,
             fields_managed,
         } = request;
-        let Some((mut old, stored)) = current.or_else(|| self.load_typed(call)) else {
+        let current = match current {
+            Some(current) => Some(current),
+            None => self.load_typed(call)?,
+        };
+        let Some((mut old, stored)) = current else {
             if rt.create_on_update && endpoint == Endpoint::Main {
                 FieldManager::new(call, self.clock.now()).record_update(None, &mut new);
                 return self.create_on_update(call, new, warnings);
@@ -184,11 +188,10 @@ impl State {
             );
         }
         // etcd's bytes: what was written, where storage serves it otherwise.
-        let written = self
-            .store
-            .written(&gr, &key)
-            .map(|bytes| decode_body(bytes))
-            .unwrap_or_else(|| old.clone());
+        let written = match self.store.written(&gr, &key) {
+            Some(bytes) => decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
+            None => old.clone(),
+        };
         if new == written {
             // What would be stored is byte-identical (bodies are canonical, so equal objects
             // encode equally): etcd is not written, the resourceVersion stays, no watch event.

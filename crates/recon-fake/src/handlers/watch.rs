@@ -10,6 +10,10 @@
 //!   as ADDED, one that stops matching as DELETED carrying its previous state with the event's
 //!   revision.
 //! - No-op writes store nothing and so send nothing; the stream ends after `timeoutSeconds`.
+//! - An object whose stored body does not decode ends the watch that reads it with an ERROR
+//!   event, `500 InternalError` with the decoder's message, as etcd3's watcher ends on a
+//!   decoding error. (The real watch cache instead stops serving the resource until the object
+//!   is repaired; that is not modelled.)
 
 use std::time::Duration;
 
@@ -22,7 +26,7 @@ use crate::request::negotiate::negotiate;
 use crate::request::reply::Reply;
 use crate::request::watch_stream::{WatchStream, frame};
 use crate::state::State;
-use crate::state::watcher::Watcher;
+use crate::state::watcher::{Event, Watcher};
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;
 
@@ -37,6 +41,7 @@ impl State {
         self.notify_watchers();
         let options = ListOptions::parse(call.query, true)?;
         let query = ListQuery::parse(call)?;
+        let scope = query.scope(call);
         let format = negotiate(call.accept, false)?;
         let (sender, receiver) = mpsc::unbounded_channel();
         let resource = call.rt.group_resource();
@@ -46,6 +51,7 @@ impl State {
             api_version: call.api_version(),
             namespace: call.namespace().map(str::to_owned),
             query,
+            scope,
             format,
             bookmarks: options.allow_bookmarks,
             sender,
@@ -58,10 +64,24 @@ impl State {
 
         if options.initial_events() {
             for (key, stored) in self.store.list(&resource, watcher.namespace.as_deref()) {
-                if watcher.passes(key, stored) {
-                    let _ = watcher
-                        .sender
-                        .send(frame("ADDED", &watcher.object(&stored.body)));
+                if !watcher.scope.contains(key) {
+                    continue;
+                }
+                // Initial events are read as a list is: an object that does not decode ends
+                // the watch with an ERROR event, as etcd3's watcher ends on its decoding error.
+                let added = stored
+                    .served(key)
+                    .and_then(|_| watcher.passes(key, stored))
+                    .and_then(|passes| passes.then(|| watcher.object(key, stored)).transpose());
+                match added {
+                    Ok(Some(object)) => {
+                        let _ = watcher.sender.send(frame("ADDED", &object));
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        let _ = watcher.sender.send(Watcher::unreadable(&e));
+                        return Ok(Reply::stream(stream));
+                    }
                 }
             }
             if options.send_initial_events == Some(true) && watcher.bookmarks {
@@ -82,8 +102,15 @@ impl State {
                 return Ok(Reply::stream(stream));
             }
             for change in self.store.history.since(&resource, from) {
-                if let Some(event) = watcher.event(change) {
-                    let _ = watcher.sender.send(event);
+                match watcher.event(change) {
+                    Some(Event::Frame(event)) => {
+                        let _ = watcher.sender.send(event);
+                    }
+                    Some(Event::Last(error)) => {
+                        let _ = watcher.sender.send(error);
+                        return Ok(Reply::stream(stream));
+                    }
+                    None => {}
                 }
             }
         }
@@ -107,7 +134,14 @@ impl State {
                     && history
                         .all_since(notified)
                         .filter_map(|change| watcher.event(change))
-                        .all(|event| watcher.sender.send(event).is_ok())
+                        .all(|event| match event {
+                            Event::Frame(event) => watcher.sender.send(event).is_ok(),
+                            // The watch ends after it: kept no longer.
+                            Event::Last(error) => {
+                                let _ = watcher.sender.send(error);
+                                false
+                            }
+                        })
             });
         }
         self.watchers.retain(|w| !w.sender.is_closed());

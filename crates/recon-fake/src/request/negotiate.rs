@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::wire::error::ApiError;
-use crate::wire::object::{decode_body, meta, with_type_meta};
+use crate::wire::object::{DecodeError, decode_body, meta, with_type_meta};
 use crate::wire::status::Reason;
 
 /// The response form an `Accept` header asks for.
@@ -50,14 +50,14 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
     ))
 }
 
-/// `PartialObjectMetadata` of a stored body.
-pub(crate) fn partial_metadata(body: &[u8]) -> Vec<u8> {
-    let obj = decode_body(body);
+/// `PartialObjectMetadata` of the body stored under `key`.
+pub(crate) fn partial_metadata(key: &str, body: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let obj = decode_body(key, body)?;
     let metadata = meta(&obj).cloned().unwrap_or_default();
     let mut doc = serde_json::Map::new();
     doc.insert("metadata".into(), Value::Object(metadata));
     let inner = serde_json::to_vec(&doc).unwrap_or_default();
-    with_type_meta(PARTIAL, "PartialObjectMetadata", &inner)
+    Ok(with_type_meta(PARTIAL, "PartialObjectMetadata", &inner))
 }
 
 #[cfg(test)]

@@ -20,8 +20,9 @@ use crate::request::call::Call;
 use crate::schema::CustomResourceSchema;
 use crate::storage::store::Store;
 use crate::storage::stored::Stored;
+use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{Object, decode_body};
+use crate::wire::object::{DecodeError, Object};
 use watcher::Watcher;
 
 /// Everything the server knows, guarded by one lock: requests are served one at a time, as etcd
@@ -100,18 +101,30 @@ impl State {
         Value::String(format_time(self.clock.now()))
     }
 
-    /// The stored object `key` of `rt`, decoded.
-    pub(crate) fn load(&self, rt: &ResourceType, key: &str) -> Option<(Object, Stored)> {
-        let stored = self.store.get(&rt.group_resource(), key)?;
-        Some((decode_body(&stored.body), stored.clone()))
+    /// The stored object `key` of `rt`, decoded; `Ok(None)` when there is none.
+    pub(crate) fn load(
+        &self,
+        rt: &ResourceType,
+        key: &str,
+    ) -> Result<Option<(Object, Stored)>, DecodeError> {
+        let Some(stored) = self.store.get(&rt.group_resource(), key) else {
+            return Ok(None);
+        };
+        Ok(Some((stored.decode(key)?, stored.clone())))
     }
 
     /// The object a request names, decoded as that request's version serves it (stored bodies
-    /// carry no `apiVersion` / `kind`).
-    pub(crate) fn load_typed(&self, call: &Call<'_>) -> Option<(Object, Stored)> {
-        let (mut obj, stored) = self.load(&call.rt, &call.key())?;
+    /// carry no `apiVersion` / `kind`). A body that does not decode fails the request as the
+    /// real server's read of it does ([`DecodeError::to_api_error`]).
+    pub(crate) fn load_typed(&self, call: &Call<'_>) -> Result<Option<(Object, Stored)>, ApiError> {
+        let Some((mut obj, stored)) = self
+            .load(&call.rt, &call.key())
+            .map_err(|e| e.to_api_error())?
+        else {
+            return Ok(None);
+        };
         obj.insert("apiVersion".into(), Value::String(call.api_version()));
         obj.insert("kind".into(), Value::String(call.rt.kind.clone()));
-        Some((obj, stored))
+        Ok(Some((obj, stored)))
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::State;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupResource;
-use crate::wire::object::{Object, decode_body};
+use crate::wire::object::Object;
 
 const RANGE_BASE: u32 = u32::from_be_bytes([10, 0, 0, 0]);
 const RANGE_PREFIX: u32 = 24;
@@ -46,7 +46,14 @@ impl State {
             if Some(key.as_str()) == except {
                 continue;
             }
-            let obj = decode_body(&stored.body);
+            let obj = match stored.decode(key) {
+                Ok(obj) => obj,
+                Err(e) => {
+                    // Its addresses cannot be read; the others are still allocated.
+                    tracing::warn!(error = %e, "a Service's allocations cannot be read");
+                    continue;
+                }
+            };
             let spec = obj.get("spec");
             for ip in spec
                 .and_then(|s| s.get("clusterIPs"))

@@ -8,16 +8,24 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::registry::resource::ResourceType;
-use crate::request::list_query::ListQuery;
+use crate::request::list_query::{ListQuery, Scope};
 use crate::request::negotiate::{Format, partial_metadata};
 use crate::request::watch_stream::frame;
 use crate::storage::history::Change;
 use crate::storage::stored::Stored;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{decode_body, encode_body, set_meta, with_type_meta};
+use crate::wire::object::{DecodeError, set_meta, with_type_meta};
 
 /// The annotation of the BOOKMARK that ends the initial events of a streaming list.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// What a change means to one watch.
+pub(crate) enum Event {
+    /// A frame to send; the watch goes on.
+    Frame(Bytes),
+    /// The ERROR frame the watch ends with.
+    Last(Bytes),
+}
 
 /// An open watch, fed by the server after each write.
 pub(crate) struct Watcher {
@@ -26,6 +34,8 @@ pub(crate) struct Watcher {
     pub(crate) api_version: String,
     pub(crate) namespace: Option<String>,
     pub(crate) query: ListQuery,
+    /// The keys the watch reads ([`ListQuery::scope`]).
+    pub(crate) scope: Scope,
     pub(crate) format: Format,
     pub(crate) bookmarks: bool,
     pub(crate) sender: mpsc::UnboundedSender<Bytes>,
@@ -42,46 +52,77 @@ impl Watcher {
     }
 
     /// Whether the object stored at `key` passes the watch's selectors.
-    pub(crate) fn passes(&self, key: &str, stored: &Stored) -> bool {
+    pub(crate) fn passes(&self, key: &str, stored: &Stored) -> Result<bool, DecodeError> {
         self.query.matches(&self.rt, key, stored)
     }
 
-    /// A stored body in the form the watch asked for.
-    pub(crate) fn object(&self, body: &[u8]) -> Vec<u8> {
-        match self.format {
+    /// The object stored at `key` in the form the watch asked for.
+    pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, DecodeError> {
+        let body = stored.served(key)?;
+        Ok(match self.format {
             Format::Full => with_type_meta(&self.api_version, &self.rt.kind, body),
-            Format::Metadata => partial_metadata(body),
+            Format::Metadata => partial_metadata(key, body)?,
+        })
+    }
+
+    /// The ERROR frame of an object the watch cannot decode.
+    pub(crate) fn unreadable(e: &DecodeError) -> Bytes {
+        frame("ERROR", &e.to_watch_error().to_status_json())
+    }
+
+    /// The event `change` is for this watcher, if any (`convertToWatchEvent`). etcd3's watcher
+    /// decodes the new state of every change it sees, and the previous one for a removal or
+    /// when selectors filter (`prepareObjs`); one that does not decode ends the watch with an
+    /// ERROR event (`sendError`).
+    pub(crate) fn event(&self, change: &Change) -> Option<Event> {
+        if change.resource != self.resource
+            || !self.in_scope(&change.key)
+            || !self.scope.contains(&change.key)
+        {
+            return None;
+        }
+        match self.transform(change) {
+            Ok(frame) => frame.map(Event::Frame),
+            Err(e) => Some(Event::Last(Self::unreadable(&e))),
         }
     }
 
-    /// The event `change` is for this watcher, if any (`convertToWatchEvent`).
-    pub(crate) fn event(&self, change: &Change) -> Option<Bytes> {
-        if change.resource != self.resource || !self.in_scope(&change.key) {
-            return None;
+    fn transform(&self, change: &Change) -> Result<Option<Bytes>, DecodeError> {
+        let key = &change.key;
+        if !change.removed {
+            change.object.served(key)?;
         }
-        let now = !change.removed && self.passes(&change.key, &change.object);
-        let before = change
-            .previous
-            .as_ref()
-            .is_some_and(|p| self.passes(&change.key, p));
+        if let Some(previous) = &change.previous
+            && (change.removed || !self.query.is_everything())
+        {
+            previous.served(key)?;
+        }
+        let now = !change.removed && self.passes(key, &change.object)?;
+        let before = match &change.previous {
+            Some(previous) => self.passes(key, previous)?,
+            None => false,
+        };
         let (kind, object) = match (now, before) {
-            (true, false) => ("ADDED", self.object(&change.object.body)),
-            (true, true) => ("MODIFIED", self.object(&change.object.body)),
-            (false, true) if change.removed => ("DELETED", self.object(&change.object.body)),
+            (true, false) => ("ADDED", self.object(key, &change.object)?),
+            (true, true) => ("MODIFIED", self.object(key, &change.object)?),
+            (false, true) if change.removed => ("DELETED", self.object(key, &change.object)?),
             (false, true) => {
                 // Left the selection: its previous state, at this event's revision.
-                let previous = change.previous.as_ref()?;
-                let mut obj = decode_body(&previous.body);
+                let Some(previous) = change.previous.as_ref() else {
+                    return Ok(None);
+                };
+                let mut obj = previous.decode(key)?;
                 set_meta(
                     &mut obj,
                     "resourceVersion",
                     Value::String(change.revision.to_string()),
                 );
-                ("DELETED", self.object(&encode_body(&obj)))
+                let left = Stored::new(&obj, change.revision);
+                ("DELETED", self.object(key, &left)?)
             }
-            (false, false) => return None,
+            (false, false) => return Ok(None),
         };
-        Some(frame(kind, &object))
+        Ok(Some(frame(kind, &object)))
     }
 
     /// A BOOKMARK at `revision`, annotated as the end of the initial events when

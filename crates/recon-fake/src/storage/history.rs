@@ -105,8 +105,6 @@ impl History {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
-
     use super::*;
 
     fn change(revision: u64, resource: &GroupResource) -> Change {
@@ -114,11 +112,7 @@ mod tests {
             revision,
             resource: resource.clone(),
             key: "ns/a".into(),
-            object: Stored {
-                body: Bytes::new(),
-                revision,
-                labels: std::sync::Arc::from([]),
-            },
+            object: Stored::new(&serde_json::Map::new(), revision),
             previous: None,
             removed: false,
         }

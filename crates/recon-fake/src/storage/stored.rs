@@ -4,6 +4,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::wire::nesting;
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body, labels};
+
 /// One stored object.
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {
@@ -13,9 +16,55 @@ pub(crate) struct Stored {
     pub(crate) revision: u64,
     /// `metadata.labels`, kept decoded for selectors; shared with the history's copies.
     pub(crate) labels: Arc<[(String, String)]>,
+    /// Whether `body` decodes. It is known when the body is made, so that reads serving the
+    /// bytes as they are need not decode them to know: serde_json reads back what it wrote
+    /// unless it nests deeper than it reads.
+    pub(super) readable: bool,
 }
 
 impl Stored {
+    /// `obj` as stored at `revision` (which `obj` carries).
+    pub(crate) fn new(obj: &Object, revision: u64) -> Stored {
+        Stored {
+            body: encode_body(obj),
+            revision,
+            labels: labels(obj).into(),
+            readable: nesting::object_within_limit(obj),
+        }
+    }
+
+    /// Bytes stored as they are, as a corrupted etcd value would be: the tests' way to hold a
+    /// body the server cannot read.
+    #[cfg(test)]
+    pub(crate) fn raw(body: Bytes, revision: u64) -> Stored {
+        let decoded = decode_body("", &body);
+        Stored {
+            labels: decoded.as_ref().map(labels).unwrap_or_default().into(),
+            readable: decoded.is_ok(),
+            body,
+            revision,
+        }
+    }
+
+    /// Whether the body decodes.
+    pub(crate) fn readable(&self) -> bool {
+        self.readable
+    }
+
+    /// The body, to be served as it is; `Err` when it does not decode (the real server decodes
+    /// every object it reads, and fails the read).
+    pub(crate) fn served(&self, key: &str) -> Result<&Bytes, DecodeError> {
+        if !self.readable {
+            decode_body(key, &self.body)?;
+        }
+        Ok(&self.body)
+    }
+
+    /// The object stored under `key`, decoded.
+    pub(crate) fn decode(&self, key: &str) -> Result<Object, DecodeError> {
+        decode_body(key, &self.body)
+    }
+
     pub(crate) fn label(&self, key: &str) -> Option<&str> {
         self.labels
             .binary_search_by(|(k, _)| k.as_str().cmp(key))

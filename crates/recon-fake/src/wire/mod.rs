@@ -2,6 +2,8 @@
 //! above quotes in its answers. It imports nothing else of the server.
 //!
 //! - [`go_json`]: JSON as Go's `encoding/json` writes it;
+//! - [`go_json_syntax`]: the syntax errors Go's `encoding/json` reads malformed JSON with;
+//! - [`go_yaml`]: YAML bodies read as go-yaml reads them, with its errors;
 //! - [`number`]: JSON numbers as Go decodes them, and Go's `%v` of them;
 //! - [`group`]: resources and kinds qualified by their API group;
 //! - [`status`], [`error`]: `metav1.Status` errors, with the real codes and messages;
@@ -16,6 +18,8 @@ pub(crate) mod duplicate_fields;
 pub(crate) mod error;
 pub(crate) mod field_error;
 pub(crate) mod go_json;
+pub(crate) mod go_json_syntax;
+pub(crate) mod go_yaml;
 pub(crate) mod group;
 pub(crate) mod media_type;
 pub(crate) mod nesting;

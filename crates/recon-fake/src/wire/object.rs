@@ -7,6 +7,7 @@ use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
 use super::error::ApiError;
+use super::go_json_syntax;
 
 /// A decoded object.
 pub(crate) type Object = Map<String, Value>;
@@ -177,9 +178,63 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
-/// Decodes a stored body.
-pub(crate) fn decode_body(body: &[u8]) -> Object {
-    serde_json::from_slice(body).unwrap_or_default()
+/// A stored body that does not decode.
+///
+/// Nothing the server writes should ever be one: bodies are serde_json's own output, and writes
+/// nesting deeper than serde_json reads back are refused ([`super::nesting`]). Should one be
+/// stored all the same, it is reported, never read as an empty object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the object stored under {key:?} does not decode: {reason}")]
+pub(crate) struct DecodeError {
+    /// The storage key: `<namespace>/<name>`, or `<name>`.
+    pub(crate) key: String,
+    /// serde_json's message.
+    pub(crate) reason: String,
+    /// What Go's decoder says of the same bytes, where it is known (its syntax errors, a
+    /// document that is not an object); else serde_json's message.
+    pub(crate) go_message: String,
+}
+
+impl DecodeError {
+    /// How a request reading the object is answered. etcd3's store returns the decoder's error
+    /// as it is (`Get`, `GetList`, `GuaranteedUpdate`, `conditionalDelete`:
+    /// `s.decoder.Decode(...)`; it becomes `storage.NewCorruptObjError`, and then
+    /// `apierrors.NewInternalError`, only under the `AllowUnsafeMalformedObjectDeletion`
+    /// gate, off by default in 1.36); `storeerr.Interpret*Error` pass a plain error on, and
+    /// `ErrorToAPIStatus` answers it 500 with no reason and the error's text.
+    pub(crate) fn to_api_error(&self) -> ApiError {
+        ApiError::internal_unknown(self.go_message.clone())
+    }
+
+    /// The ERROR event a watch ends with: etcd3's watcher sends a decoding error through
+    /// `transformErrorToEvent`, which wraps what is not an API status in `NewInternalError`.
+    pub(crate) fn to_watch_error(&self) -> ApiError {
+        ApiError::internal(&self.go_message)
+    }
+}
+
+/// Decodes the body stored under `key`.
+pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError> {
+    let error = |reason: String, go_message: String| DecodeError {
+        key: key.to_owned(),
+        reason,
+        go_message,
+    };
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(obj)) => Ok(obj),
+        // What the unstructured decoder says of a document that is not an object.
+        Ok(other) => Err(error(
+            format!("a JSON {} is not an object", json_type(&other)),
+            format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                json_type(&other)
+            ),
+        )),
+        Err(e) => Err(error(
+            e.to_string(),
+            go_json_syntax::syntax_error(body).unwrap_or_else(|| e.to_string()),
+        )),
+    }
 }
 
 /// The first step of decoding a JSON body, reading its `apiVersion` and `kind`: the object, or
@@ -187,16 +242,30 @@ pub(crate) fn decode_body(body: &[u8]) -> Object {
 /// message, `couldn't get version/kind; json parse error: ...`.
 pub(crate) fn sniff_json_object(body: &[u8]) -> Result<Option<Object>, String> {
     let value: Value = serde_json::from_slice(body).map_err(|e| {
-        // Go's encoding/json words a truncated document this way.
-        let why = if e.is_eof() {
-            "unexpected end of JSON input".to_owned()
-        } else {
-            e.to_string()
-        };
+        // Go's scanner reads the whole document first: its syntax error is the one reported.
+        let why = go_json_syntax::syntax_error(body).unwrap_or_else(|| e.to_string());
         format!("couldn't get version/kind; json parse error: {why}")
     })?;
+    sniff_value(value)
+}
+
+/// The sniffing of a body already read as JSON (a YAML body is converted first): the object,
+/// `None` for `null`, or the serializer's message.
+pub(crate) fn sniff_value(value: Value) -> Result<Option<Object>, String> {
     match value {
-        Value::Object(obj) => Ok(Some(obj)),
+        Value::Object(obj) => {
+            // The struct it is read into has string `apiVersion` and `kind` (`null` leaves one
+            // empty); the struct is anonymous, so Go names the field `.kind`.
+            for field in ["apiVersion", "kind"] {
+                if let Some(bad) = obj.get(field).filter(|v| !v.is_string() && !v.is_null()) {
+                    return Err(format!(
+                        "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go struct field .{field} of type string",
+                        json_type(bad)
+                    ));
+                }
+            }
+            Ok(Some(obj))
+        }
         Value::Null => Ok(None),
         other => Err(not_an_object(json_type(&other))),
     }
@@ -511,12 +580,57 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::wire::status::Reason;
 
     fn obj(v: Value) -> Object {
         match v {
             Value::Object(m) => m,
             _ => panic!("not an object"),
         }
+    }
+
+    #[test]
+    fn a_body_that_does_not_decode_is_an_error_naming_its_key_never_an_empty_object() {
+        let error = |body: &[u8]| decode_body("ns/a", body).unwrap_err();
+        let truncated = error(br#"{"metadata":{"name":"a""#);
+        assert_eq!(truncated.key, "ns/a");
+        assert!(
+            truncated.reason.starts_with("EOF while parsing"),
+            "{truncated:?}"
+        );
+        // What kube-apiserver 1.36 answered for the same corruption of an etcd value.
+        assert_eq!(truncated.go_message, "unexpected end of JSON input");
+        assert_eq!(
+            error(b"garbage").go_message,
+            "invalid character 'g' looking for beginning of value"
+        );
+        assert_eq!(
+            error(b"[1]").go_message,
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+        // Deeper than serde_json reads, which Go's decoder would read: serde_json's words.
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        assert!(
+            error(deep.as_bytes())
+                .go_message
+                .starts_with("recursion limit exceeded"),
+        );
+
+        let api = truncated.to_api_error();
+        assert_eq!(
+            (api.code(), api.reason(), api.message()),
+            (500, Reason::Unknown, "unexpected end of JSON input")
+        );
+        let watch = truncated.to_watch_error();
+        assert_eq!(
+            (watch.code(), watch.reason(), watch.message()),
+            (
+                500,
+                Reason::InternalError,
+                "Internal error occurred: unexpected end of JSON input"
+            )
+        );
+        assert_eq!(decode_body("ns/a", br#"{"a":1}"#), Ok(obj(json!({"a": 1}))));
     }
 
     #[test]

@@ -27,10 +27,7 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "apply/malformed-yaml-is-400",
-    "bug: YAML parser's error text instead of `error decoding YAML: ...` with Go's",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -16,6 +16,7 @@ use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::wire::error::ApiError;
+use crate::wire::go_yaml::go_yaml_error;
 use crate::wire::object::{Object, json_type, meta_str, normalize_metadata, set_meta};
 
 impl State {
@@ -23,7 +24,7 @@ impl State {
         let applied = decode_apply_body(call.body)?;
         let force = call.query.flag("force");
         let fields = FieldManager::new(call, self.clock.now());
-        let Some((current, stored)) = self.load_typed(call) else {
+        let Some((current, stored)) = self.load_typed(call)? else {
             // Only the main resource creates: a subresource needs its object (404).
             if call.path.subresource.is_some() {
                 return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
@@ -76,8 +77,12 @@ fn prepare(call: &Call<'_>, object: &mut Object) -> Result<Vec<String>, ApiError
 fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
-    let value: Value = serde_saphyr::from_str(text)
-        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    let value: Value = serde_saphyr::from_str(text).map_err(|e| {
+        ApiError::bad_request(format!(
+            "error decoding YAML: error converting YAML to JSON: {}",
+            go_yaml_error(text, &e)
+        ))
+    })?;
     match value {
         Value::Object(_) => Ok(value),
         other => Err(ApiError::bad_request(format!(
