@@ -207,7 +207,7 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
     errors.extend(validate_builtin_finalizer_names(obj));
     if let Some(validate) = rt.hooks.validate {
-        errors.extend(validate(obj));
+        errors.extend(validate(obj, None));
     }
     errors.extend(validation::validate_create(&rt.group, &rt.kind, obj));
     if errors.is_empty() {

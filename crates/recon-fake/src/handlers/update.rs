@@ -343,7 +343,7 @@ fn before_update(
         errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));
         errors.extend(validate_builtin_finalizer_names(&new));
         if let Some(validate) = rt.hooks.validate {
-            errors.extend(validate(&new));
+            errors.extend(validate(&new, Some(old)));
         }
         errors.extend(match endpoint {
             Endpoint::Main => validation::validate_update(&rt.group, &rt.kind, &new, old),

@@ -115,8 +115,10 @@ pub(crate) fn prepare_update(new: &mut Object, _old: &Object) {
     }
 }
 
-/// The parts of `ValidateCustomResourceDefinition` that decide whether a CRD can be served.
-pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
+/// The parts of `ValidateCustomResourceDefinition` that decide whether a CRD can be served; on
+/// an update (`old`), a version whose schema is unchanged is not refused for the estimated
+/// cost of a rule (`findVersionsWithUnchangedSchemas`), only for their total.
+pub(crate) fn validate(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let (group, plural) = (
         spec_str(obj, &["group"]),
@@ -169,7 +171,9 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
             // checked after the versions and names.
             Some(_) if shared || schemas.len() == 1 => {}
             Some(schema) => {
-                errors.extend(schema_errors(schema, &structural::schema_path(&schemas, i)));
+                let unchanged = unchanged_schema(old, list[i], schema);
+                let path = structural::schema_path(&schemas, i);
+                errors.extend(schema_errors(schema, &path, unchanged));
             }
         }
     }
@@ -187,19 +191,42 @@ pub(crate) fn validate(obj: &Object) -> Vec<FieldError> {
         }
     }
     if let (true, Some(Some(schema))) = (shared || schemas.len() == 1, schemas.first()) {
-        errors.extend(schema_errors(schema, &structural::schema_path(&schemas, 0)));
+        // The internal `spec.validation` is one schema; its per-expression costs are waived
+        // when any version's is unchanged, as the real validator passes the first version's
+        // name with it.
+        let unchanged = list
+            .first()
+            .is_some_and(|v| unchanged_schema(old, v, schema));
+        errors.extend(schema_errors(
+            schema,
+            &structural::schema_path(&schemas, 0),
+            unchanged,
+        ));
     }
     errors
 }
 
+/// Whether the stored CRD `old` has a version of the same name as `version` with the same
+/// schema.
+fn unchanged_schema(old: Option<&Object>, version: &Map<String, Value>, schema: &Value) -> bool {
+    let Some(old) = old else {
+        return false;
+    };
+    let name = version.get("name");
+    versions(old).iter().any(|v| {
+        v.get("name") == name
+            && v.get("schema").and_then(|s| s.get("openAPIV3Schema")) == Some(schema)
+    })
+}
+
 /// The errors of one version's schema, reported at `path`: not structural, or else rules that
 /// do not compile (the real server compiles rules only in a schema it can build).
-fn schema_errors(schema: &Value, path: &str) -> Vec<FieldError> {
+fn schema_errors(schema: &Value, path: &str, unchanged: bool) -> Vec<FieldError> {
     let errors = structural::validate(schema, path);
     if !errors.is_empty() {
         return errors;
     }
-    CelRules::compile_at(schema, path).err().unwrap_or_default()
+    CelRules::check_crd(schema, path, unchanged)
 }
 
 /// The versions as the validator prints them: Go's internal type, encoded without JSON tags.
@@ -440,7 +467,7 @@ mod tests {
         assert_eq!(obj["spec"]["names"]["listKind"], "WidgetList");
         assert_eq!(obj["spec"]["conversion"], json!({"strategy": "None"}));
         assert_eq!(obj["status"]["storedVersions"], json!(["v1"]));
-        assert!(validate(&obj).is_empty());
+        assert!(validate(&obj, None).is_empty());
     }
 
     #[test]
@@ -449,9 +476,36 @@ mod tests {
         obj["metadata"]["name"] = json!("wrong.example.com");
         prepare_create(&mut obj);
         assert_eq!(
-            crate::wire::field_error::aggregate(&validate(&obj)),
+            crate::wire::field_error::aggregate(&validate(&obj, None)),
             r#"metadata.name: Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group"#
         );
+    }
+
+    /// `findVersionsWithUnchangedSchemas`: a CRD stored with a rule over the per-expression
+    /// budget (here about 1.6 times it, under the limit of all rules together) can still be
+    /// updated while that version's schema stays as it is; a changed schema is checked in
+    /// full.
+    #[test]
+    fn a_rule_over_budget_is_waived_only_while_its_schema_is_unchanged() {
+        let mut old = widget_crd();
+        prepare_create(&mut old);
+        old["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object",
+            "properties": {"spec": {"type": "object",
+                "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": "self.l.all(x, x > 0) && self.l.all(x, x < 9)"}]}}});
+        let over_budget = "estimated rule cost exceeds budget by factor of";
+        let created = crate::wire::field_error::aggregate(&validate(&old, None));
+        assert!(created.contains(over_budget), "{created}");
+
+        let mut relabelled = old.clone();
+        relabelled["metadata"]["labels"] = json!({"team": "a"});
+        assert!(validate(&relabelled, Some(&old)).is_empty());
+
+        let mut changed = old.clone();
+        changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
+            [0]["rule"] = json!("self.l.all(x, x > 1) && self.l.all(x, x < 8)");
+        let updated = crate::wire::field_error::aggregate(&validate(&changed, Some(&old)));
+        assert!(updated.contains(over_budget), "{updated}");
     }
 
     #[test]

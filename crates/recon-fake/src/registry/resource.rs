@@ -38,8 +38,11 @@ pub(crate) enum StatusWrite {
 pub(crate) type Prepare = fn(&mut Map<String, Value>);
 /// `PrepareForUpdate`-style hook: edits `new` knowing `old`.
 pub(crate) type PrepareUpdate = fn(&mut Map<String, Value>, &Map<String, Value>);
-/// Type-specific validation.
-pub(crate) type Validate = fn(&Map<String, Value>) -> Vec<crate::wire::field_error::FieldError>;
+/// Type-specific validation of an object, given the stored one on an update.
+pub(crate) type Validate = fn(
+    &Map<String, Value>,
+    Option<&Map<String, Value>>,
+) -> Vec<crate::wire::field_error::FieldError>;
 /// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
 pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
 
@@ -54,7 +57,8 @@ pub(crate) struct TypeHooks {
     /// The status strategy's `PrepareForUpdate` beyond resetting the fields it keeps:
     /// `(new, old)`.
     pub(crate) prepare_status_update: Option<PrepareUpdate>,
-    /// Type-specific validation run by the strategy on create and update.
+    /// Type-specific validation run by the strategy on create and update (with the stored
+    /// object).
     pub(crate) validate: Option<Validate>,
     /// `CheckGracefulDelete`: the grace period for a delete that asked for `requested` seconds,
     /// `None` when the type deletes without grace.

@@ -20,8 +20,6 @@
 //! Where it differs from the real server:
 //! - a call that would build a string or list longer than [`cost::actual::MAX_RESULT_LEN`]
 //!   is stopped as over the per-call cost limit (the real server builds it, however large);
-//!   the per-rule cost estimate is applied to a CRD update that keeps a schema unchanged
-//!   (the real server waives it there);
 //! - the type of `self` is named `selfType0` in messages (the real name has the clock's
 //!   nanoseconds in it);
 //! - regular expressions run on Rust's `regex` (RE2 syntax, ASCII Perl classes), so a pattern
@@ -106,21 +104,42 @@ impl CelRules {
         open_api_v3_schema: &Value,
         root: &str,
     ) -> Result<Option<CelRules>, Vec<FieldError>> {
-        stack::on_large_stack(|| Self::compile_here(open_api_v3_schema, root)).unwrap_or_else(
-            || {
+        Self::compile_checked(open_api_v3_schema, root, false)
+    }
+
+    /// The CRD-time errors of a schema's rules, as [`CelRules::compile_at`] gives them;
+    /// `unchanged_schema`: the CRD is updated and this version's schema is as stored, so a
+    /// rule is not refused for its own estimated cost (only all rules together are).
+    pub(crate) fn check_crd(
+        open_api_v3_schema: &Value,
+        root: &str,
+        unchanged_schema: bool,
+    ) -> Vec<FieldError> {
+        Self::compile_checked(open_api_v3_schema, root, unchanged_schema)
+            .err()
+            .unwrap_or_default()
+    }
+
+    fn compile_checked(
+        open_api_v3_schema: &Value,
+        root: &str,
+        unchanged_schema: bool,
+    ) -> Result<Option<CelRules>, Vec<FieldError>> {
+        stack::on_large_stack(|| Self::compile_here(open_api_v3_schema, root, unchanged_schema))
+            .unwrap_or_else(|| {
                 Err(vec![FieldError::new(
                     ErrorType::Internal,
                     root,
                     BadValue::Omit,
                     "compiling the validation rules failed",
                 )])
-            },
-        )
+            })
     }
 
     fn compile_here(
         open_api_v3_schema: &Value,
         root: &str,
+        unchanged_schema: bool,
     ) -> Result<Option<CelRules>, Vec<FieldError>> {
         let schema = SNode::resource(open_api_v3_schema);
         if !schema.has_rules() {
@@ -131,7 +150,7 @@ impl CelRules {
         } else {
             Path::default().child(root)
         };
-        let errors = rules::crd_errors(&schema, &root_path);
+        let errors = rules::crd_errors(&schema, &root_path, unchanged_schema);
         let total = errors.total_cost_errors(&root_path);
         if !errors.schema.is_empty() || !errors.cel.is_empty() || !total.is_empty() {
             let mut all = errors.schema;

@@ -297,6 +297,8 @@ pub(super) struct CrdErrors {
     /// limit), dearest first.
     total_cost: u64,
     dearest: Vec<(String, u64)>,
+    /// The schema is unchanged by a CRD update: no rule is refused for its own cost.
+    waive_expression_cost: bool,
 }
 
 impl CrdErrors {
@@ -367,8 +369,11 @@ struct Context {
 
 /// The errors CRD validation (`ValidateCustomResourceDefinitionOpenAPISchema`) reports about
 /// the `x-kubernetes-validations` of `schema`, a CRD version's `openAPIV3Schema` at `root`.
-pub(super) fn crd_errors(schema: &SNode, root: &Path) -> CrdErrors {
-    let mut errors = CrdErrors::default();
+pub(super) fn crd_errors(schema: &SNode, root: &Path, unchanged_schema: bool) -> CrdErrors {
+    let mut errors = CrdErrors {
+        waive_expression_cost: unchanged_schema,
+        ..CrdErrors::default()
+    };
     let ctx = Context {
         uncorrelatable: None,
         compiled: true,
@@ -538,7 +543,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
             compiled.max_cost.saturating_mul(runs)
         };
         let rule_at = at.child("rule").render();
-        if cost > STATIC_EXPRESSION_LIMIT {
+        if cost > STATIC_EXPRESSION_LIMIT && !out.waive_expression_cost {
             out.cel.push(FieldError::forbidden(
                 rule_at.clone(),
                 cost_error_message("estimated rule cost", cost, STATIC_EXPRESSION_LIMIT),
@@ -563,7 +568,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         } else if compiled.message_expression.is_some() {
             // Not multiplied by the rule's runs, as the real server does.
             let message_at = at.child("messageExpression").render();
-            if compiled.message_max_cost > STATIC_EXPRESSION_LIMIT {
+            if compiled.message_max_cost > STATIC_EXPRESSION_LIMIT && !out.waive_expression_cost {
                 out.cel.push(FieldError::forbidden(
                     message_at.clone(),
                     cost_error_message(
