@@ -21,6 +21,30 @@ pub(crate) fn config(default: u32) -> Config {
     }
 }
 
+/// Runs the test `name` (its full path in the test binary) again in a child process, unless
+/// this is that child: `true` in the child, which then does the risky work; in the parent,
+/// asserts that the child passed (an abort or a stack overflow there is this test's failure,
+/// not the end of the run) and gives `false`.
+pub(crate) fn in_child_process(name: &str) -> bool {
+    if std::env::var_os("RECON_RISKY_CHILD").is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let child = std::process::Command::new(exe)
+        .args(["--exact", name, "--test-threads=1"])
+        .env("RECON_RISKY_CHILD", "1")
+        .output()
+        .expect("the child test runs");
+    assert!(
+        child.status.success(),
+        "the child failed ({}):\n{}\n{}",
+        child.status,
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    false
+}
+
 /// Object keys and string values from a small vocabulary, so that a generated patch and a
 /// generated document name the same fields, and the patch engines' special keys and values
 /// (directives, merge keys, `$patch` values) come up often.

@@ -378,20 +378,7 @@ proptest! {
 #[test]
 fn deep_bodies_are_refused_on_a_test_threads_stack() {
     const NAME: &str = "service::proptests::deep_bodies_are_refused_on_a_test_threads_stack";
-    if std::env::var_os("RECON_RISKY_CHILD").is_none() {
-        let exe = std::env::current_exe().expect("the test binary");
-        let child = std::process::Command::new(exe)
-            .args(["--exact", NAME, "--test-threads=1"])
-            .env("RECON_RISKY_CHILD", "1")
-            .output()
-            .expect("the child test runs");
-        assert!(
-            child.status.success(),
-            "the child failed ({}):\n{}\n{}",
-            child.status,
-            String::from_utf8_lossy(&child.stdout),
-            String::from_utf8_lossy(&child.stderr)
-        );
+    if !crate::proptests::in_child_process(NAME) {
         return;
     }
     let failures = std::thread::Builder::new()

@@ -172,46 +172,33 @@ fn deep_rule(shape: &str, depth: usize) -> String {
 fn deep_rules_compile_and_run_on_a_test_threads_stack() {
     const NAME: &str =
         "schema::cel::tests::robustness::deep_rules_compile_and_run_on_a_test_threads_stack";
-    if std::env::var_os("RECON_RISKY_CHILD").is_some() {
-        let outcomes = std::thread::Builder::new()
-            .stack_size(2 << 20)
-            .spawn(compile_and_run_deep_rules)
-            .expect("a 2 MiB thread")
-            .join()
-            .expect("no panic");
-        for (shape, depth, outcome) in outcomes {
-            // What kube-apiserver 1.36 answered for each (a CRD POST with `dryRun=All`): up to
-            // 249 deep every shape is accepted (`member` then fails type checking, a string
-            // having no fields); 250 nested brackets are ANTLR's limit, 250 links of a chain
-            // the visitor's; `!` does not nest.
-            let expected = match (shape, depth) {
-                ("paren" | "int" | "list" | "negint", 250 | 1000) => {
-                    "expression recursion limit exceeded: 250"
-                }
-                ("plus" | "member", 250 | 1000) => "max recursion depth exceeded",
-                ("member", _) => "type 'string' does not support field selection",
-                _ => "compiled",
-            };
-            assert!(
-                outcome.contains(expected),
-                "{shape} {depth}: expected {expected:?}, got {outcome}"
-            );
-        }
+    if !crate::proptests::in_child_process(NAME) {
         return;
     }
-    let exe = std::env::current_exe().expect("the test binary");
-    let child = std::process::Command::new(exe)
-        .args(["--exact", NAME, "--test-threads=1"])
-        .env("RECON_RISKY_CHILD", "1")
-        .output()
-        .expect("the child test runs");
-    assert!(
-        child.status.success(),
-        "the child failed ({}):\n{}\n{}",
-        child.status,
-        String::from_utf8_lossy(&child.stdout),
-        String::from_utf8_lossy(&child.stderr)
-    );
+    let outcomes = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(compile_and_run_deep_rules)
+        .expect("a 2 MiB thread")
+        .join()
+        .expect("no panic");
+    for (shape, depth, outcome) in outcomes {
+        // What kube-apiserver 1.36 answered for each (a CRD POST with `dryRun=All`): up to
+        // 249 deep every shape is accepted (`member` then fails type checking, a string
+        // having no fields); 250 nested brackets are ANTLR's limit, 250 links of a chain
+        // the visitor's; `!` does not nest.
+        let expected = match (shape, depth) {
+            ("paren" | "int" | "list" | "negint", 250 | 1000) => {
+                "expression recursion limit exceeded: 250"
+            }
+            ("plus" | "member", 250 | 1000) => "max recursion depth exceeded",
+            ("member", _) => "type 'string' does not support field selection",
+            _ => "compiled",
+        };
+        assert!(
+            outcome.contains(expected),
+            "{shape} {depth}: expected {expected:?}, got {outcome}"
+        );
+    }
 }
 
 fn compile_and_run_deep_rules() -> Vec<(&'static str, usize, String)> {
@@ -245,20 +232,7 @@ fn compile_and_run_deep_rules() -> Vec<(&'static str, usize, String)> {
 fn a_rule_that_would_build_gigabytes_stops_at_the_cost_limit() {
     const NAME: &str =
         "schema::cel::tests::robustness::a_rule_that_would_build_gigabytes_stops_at_the_cost_limit";
-    if std::env::var_os("RECON_RISKY_CHILD").is_none() {
-        let exe = std::env::current_exe().expect("the test binary");
-        let child = std::process::Command::new(exe)
-            .args(["--exact", NAME, "--test-threads=1"])
-            .env("RECON_RISKY_CHILD", "1")
-            .output()
-            .expect("the child test runs");
-        assert!(
-            child.status.success(),
-            "the child failed ({}):\n{}\n{}",
-            child.status,
-            String::from_utf8_lossy(&child.stdout),
-            String::from_utf8_lossy(&child.stderr)
-        );
+    if !crate::proptests::in_child_process(NAME) {
         return;
     }
     let rule = "self.s.replace('a', self.s.replace('a', self.s.replace('a', \
