@@ -11,6 +11,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::output::Output;
+
 /// Whether the cluster has no Node to run Pods on.
 pub(crate) async fn has_no_nodes(client: &kube::Client) -> bool {
     let nodes: Api<Node> = Api::all(client.clone());
@@ -25,6 +27,7 @@ pub(crate) async fn has_no_nodes(client: &kube::Client) -> bool {
 pub(crate) fn spawn(
     client: kube::Client,
     namespace: &str,
+    output: Output,
     mut stopping: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
     let pods: Api<Pod> = Api::namespaced(client, namespace);
@@ -41,7 +44,7 @@ pub(crate) fn spawn(
                 next = stream.next() => next,
             };
             match next {
-                Some(Ok(pod)) if !is_ready(&pod) => report_ready(&pods, &pod).await,
+                Some(Ok(pod)) if !is_ready(&pod) => report_ready(&pods, &pod, &output).await,
                 Some(_) => {}
                 None => break,
             }
@@ -56,7 +59,7 @@ fn is_ready(pod: &Pod) -> bool {
         .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
-async fn report_ready(pods: &Api<Pod>, pod: &Pod) {
+async fn report_ready(pods: &Api<Pod>, pod: &Pod, output: &Output) {
     let Some(name) = pod.metadata.name.as_deref() else {
         return;
     };
@@ -70,7 +73,9 @@ async fn report_ready(pods: &Api<Pod>, pod: &Pod) {
         .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
         .await
     {
-        Ok(_) => tracing::info!("(playing the kubelet) Pod {name}: running and ready"),
+        Ok(_) => output.note(format!(
+            "(playing the kubelet) Pod {name}: running and ready"
+        )),
         // Deleted meanwhile, or changed under us: the next event brings it again.
         Err(err) => tracing::debug!("(playing the kubelet) Pod {name}: {err}"),
     }

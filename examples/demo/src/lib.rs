@@ -1,16 +1,23 @@
 //! recon's demo: the example operators ([`function_operator`], [`gateway_operator`]) under
 //! kube's `Controller`, and the [`admission_webhook`]s over HTTPS, against recon's in-memory
 //! API server or a real cluster. [`run`] plays a scenario (create, edit, delete), printing what
-//! happens through `tracing` as it happens, and returns a [`Summary`].
+//! happens through `tracing` as it happens (each reconcile with the writes it sent and the
+//! events it published), and returns a [`Summary`] with the transcript of what it printed.
 
+pub mod cli;
 mod kubelet;
+pub mod logging;
 mod observe;
+mod operators;
+mod output;
 mod scenario;
 mod summary;
+mod tap;
 mod target;
 
 use std::time::Duration;
 
+pub use output::Line;
 pub use scenario::{NAMESPACE, run};
 pub use summary::{StepReport, Summary};
 pub use target::Target;

@@ -1,28 +1,24 @@
 //! The scenario: install the CRDs, start the operators, create a Gateway and a Function, edit
 //! what they depend on, ask the admission webhooks, delete, stop.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::future::Future;
-use std::sync::Arc;
 
 use admission_webhook::{MUTATE_PATH, VALIDATE_PATH, WebhookClient, webhook_server, widget_review};
 use function_operator::{Function, FunctionSpec};
-use futures::StreamExt;
 use gateway_operator::{Gateway, GatewaySpec, SETTINGS_HASH_ANNOTATION};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::watcher;
 use kube::{Api, CustomResourceExt, Resource};
 use recon_core::admission::SelfSignedCertificate;
-use recon_core::fake::Verb;
-use recon_core::{Config, Reconciled, ResourceReconciler};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::kubelet;
-use crate::observe::{Observer, describe_conditions, lock};
+use crate::observe::{describe_conditions, others_events};
+use crate::operators::{self, Activity, Operator};
+use crate::output::Output;
 use crate::summary::{StepReport, Summary};
 use crate::target::Target;
 use crate::{DemoError, WAIT};
@@ -30,22 +26,27 @@ use crate::{DemoError, WAIT};
 /// The namespace the demo's objects live in.
 pub const NAMESPACE: &str = "recon-demo";
 
+/// The controller names the operators publish their events as.
+const OPERATORS: [&str; 2] = ["function-operator", "gateway-operator"];
+
 /// The scenario as it runs.
 struct Demo<'a> {
     target: &'a Target,
     user: kube::Client,
-    /// The first request of the step under way, in the in-memory server's log.
-    mark: usize,
+    output: Output,
+    activity: Activity,
     summary: Summary,
 }
 
 /// Plays the scenario on `target`; what happens is printed as it happens (through
-/// `tracing`), and the summary returned.
+/// `tracing`), and the summary returned, with the transcript of what was printed.
 pub async fn run(target: &Target) -> Result<Summary, DemoError> {
+    let output = Output::default();
     let mut demo = Demo {
         target,
         user: target.user_client(),
-        mark: 0,
+        activity: Activity::new(output.clone(), target.server().cloned()),
+        output,
         summary: Summary {
             target: if target.is_in_memory() {
                 "the in-memory API server".to_owned()
@@ -55,7 +56,6 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
             ..Summary::default()
         },
     };
-    let mut observer = Observer::new();
     let (stop, stopping) = watch::channel(false);
 
     demo.announce("install the CRDs and the namespace");
@@ -71,32 +71,39 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
 
     demo.announce("start the operators under kube's Controller");
     let client = target.client();
-    let controllers = [
-        spawn_controller(
-            function_operator::reconciler(Config::new(client.clone(), "function-operator")),
-            Api::namespaced(client.clone(), NAMESPACE),
-            stopping.clone(),
-        ),
-        spawn_controller(
-            gateway_operator::reconciler(Config::new(client.clone(), "gateway-operator")),
-            Api::namespaced(client.clone(), NAMESPACE),
-            stopping.clone(),
-        ),
-    ];
+    let function_controller = operators::start(
+        Operator::new(OPERATORS[0], &demo.activity),
+        function_operator::reconciler,
+        &client,
+        NAMESPACE,
+        stopping.clone(),
+    );
+    let gateway_controller = operators::start(
+        Operator::new(OPERATORS[1], &demo.activity),
+        gateway_operator::reconciler,
+        &client,
+        NAMESPACE,
+        stopping.clone(),
+    );
     let kubelet = match target {
         Target::Cluster(client) if kubelet::has_no_nodes(client).await => {
-            tracing::info!("the cluster has no nodes: the demo plays the kubelet for its Pods");
+            demo.output
+                .note("the cluster has no nodes: the demo plays the kubelet for its Pods");
             Some(kubelet::spawn(
                 demo.user.clone(),
                 NAMESPACE,
+                demo.output.clone(),
                 stopping.clone(),
             ))
         }
         _ => None,
     };
-    observer.events(demo.user.clone(), NAMESPACE);
-    observer.conditions::<Function>(Api::namespaced(demo.user.clone(), NAMESPACE));
-    observer.conditions::<Gateway>(Api::namespaced(demo.user.clone(), NAMESPACE));
+    let _others = others_events(
+        demo.user.clone(),
+        NAMESPACE,
+        &OPERATORS,
+        demo.output.clone(),
+    );
     demo.end_step("start the operators under kube's Controller");
 
     demo.gateway().await?;
@@ -106,62 +113,28 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
 
     demo.announce("stop the operators");
     let _ = stop.send(true);
-    for task in controllers.into_iter().chain(kubelet) {
+    for task in [function_controller, gateway_controller]
+        .into_iter()
+        .chain(kubelet)
+    {
         let _ = task.await;
     }
     demo.end_step("stop the operators");
-    demo.summary.events = lock(&observer.seen).events.clone();
+    demo.summary.events = demo.activity.events();
+    demo.summary.transcript = demo.output.transcript();
     Ok(demo.summary)
 }
 
 impl Demo<'_> {
     fn announce(&self, step: &str) {
-        tracing::info!("== {step}");
+        self.output.step(step);
     }
 
-    /// Ends the step `name`: prints the requests the operators sent in it (in memory) and
-    /// counts their writes for the summary.
+    /// Ends the step `name`, with the writes the operators sent in it.
     fn end_step(&mut self, name: &str) {
-        let (sent, next) = self.target.requests_since(self.mark);
-        self.mark = next;
-        let writes = self.target.is_in_memory().then(|| {
-            let mut writes = BTreeMap::new();
-            for request in &sent {
-                let write = matches!(
-                    request.verb,
-                    Verb::Create
-                        | Verb::Update
-                        | Verb::Patch
-                        | Verb::Delete
-                        | Verb::DeleteCollection
-                );
-                let what = match &request.subresource {
-                    Some(sub) => format!("{} {}/{sub}", request.method, request.resource),
-                    None => format!("{} {}", request.method, request.resource),
-                };
-                // A create names its object in the body.
-                let name = request.name.clone().or_else(|| {
-                    serde_json::from_slice::<Value>(&request.body)
-                        .ok()
-                        .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
-                });
-                let line = format!(
-                    "sent    {what} {} → {}",
-                    name.as_deref().unwrap_or(""),
-                    request.status
-                );
-                if write {
-                    tracing::info!("{line}");
-                    *writes.entry(what).or_insert(0) += 1;
-                } else {
-                    tracing::debug!("{line}");
-                }
-            }
-            writes
-        });
         self.summary.steps.push(StepReport {
             name: name.to_owned(),
-            writes,
+            writes: self.activity.take_step_writes(),
         });
     }
 
@@ -256,7 +229,10 @@ impl Demo<'_> {
             },
         )
         .await?;
-        tracing::info!("rollout Deployment {name}: settings hash {hash}");
+        self.operators_finish().await;
+        let short: String = hash.chars().take(12).collect();
+        self.output
+            .note(format!("rollout Deployment {name}: settings hash {short}…"));
         self.play_deployment_controller(&name).await?;
         let gateway_ready = || async {
             let gateway = gateways.get_opt("edge").await.ok().flatten()?;
@@ -272,6 +248,7 @@ impl Demo<'_> {
         })
         .await?;
         wait_for("the Gateway to be ready", gateway_ready).await?;
+        self.activity.settle().await;
         Ok(hash)
     }
 
@@ -339,7 +316,9 @@ impl Demo<'_> {
             (value.pointer("/spec/template/spec/containers/0/image")? == image).then_some(())
         })
         .await?;
-        tracing::info!("rollout Deployment hello: image {image}");
+        self.operators_finish().await;
+        self.output
+            .note(format!("rollout Deployment hello: image {image}"));
         self.play_deployment_controller("hello").await?;
         wait_for("the Function to be ready", || async {
             let function = functions.get_opt("hello").await.ok().flatten()?;
@@ -352,7 +331,17 @@ impl Demo<'_> {
             (ready && current).then_some(())
         })
         .await?;
+        self.activity.settle().await;
         Ok(())
+    }
+
+    /// In memory, the played Deployment controller waits until the operators have finished what
+    /// they do with the change (their status, their events): what happens then prints in the
+    /// same order on every run. A cluster's own controller waits for nobody.
+    async fn operators_finish(&self) {
+        if self.target.is_in_memory() {
+            self.activity.settle().await;
+        }
     }
 
     /// In memory, reports the Deployment `name` available, as kube-controller-manager's
@@ -380,13 +369,14 @@ impl Demo<'_> {
             "conditions": [{"type": "Available", "status": "True",
                             "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."}],
         }});
+        // Said before it is done: the reconcile it causes may end before the write returns.
+        self.output.note(format!(
+            "(playing the Deployment controller) Deployment {name}: {replicas} available"
+        ));
         deployments
             .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
             .await
             .map_err(|e| DemoError::kube(&step, e))?;
-        tracing::info!(
-            "(playing the Deployment controller) Deployment {name}: {replicas} available"
-        );
         Ok(())
     }
 
@@ -418,7 +408,7 @@ impl Demo<'_> {
             let answer: Value =
                 serde_json::from_slice(answer.body()).map_err(|e| webhook_error(&e))?;
             let line = describe_answer(path, &spec, &answer);
-            tracing::info!("webhook {line}");
+            self.output.note(format!("webhook {line}"));
             self.summary.webhooks.push(line);
         }
         server.shutdown().await;
@@ -438,10 +428,10 @@ impl Demo<'_> {
         if let Target::InMemory(server) = self.target {
             // kube-controller-manager's garbage collector, played on request.
             let collected = server.collect_garbage();
-            tracing::info!(
+            self.output.note(format!(
                 "(playing the garbage collector) removed {} objects",
                 collected.removed().len()
-            );
+            ));
         }
         let deployments: Api<Deployment> = Api::namespaced(self.user.clone(), NAMESPACE);
         wait_for("the Function's Deployment to be collected", || async {
@@ -454,40 +444,6 @@ impl Demo<'_> {
         );
         Ok(())
     }
-}
-
-/// Runs `reconciler`'s controller for `api` until `stopping` turns true, printing each
-/// reconcile.
-fn spawn_controller<R>(
-    reconciler: ResourceReconciler<R>,
-    api: Api<R>,
-    mut stopping: watch::Receiver<bool>,
-) -> tokio::task::JoinHandle<()>
-where
-    R: Reconciled + Resource<DynamicType = ()> + Debug + Unpin,
-{
-    let reconciler = Arc::new(reconciler);
-    let controller = reconciler
-        .controller(api, watcher::Config::default())
-        .graceful_shutdown_on(async move {
-            let _ = stopping.wait_for(|stop| *stop).await;
-        });
-    tokio::spawn(
-        controller
-            .run(
-                ResourceReconciler::reconcile_object,
-                ResourceReconciler::error_policy,
-                reconciler,
-            )
-            .for_each(|result| async move {
-                match result {
-                    Ok((object, _)) => {
-                        tracing::info!("reconciled {} {}", R::kind(&()), object.name)
-                    }
-                    Err(err) => tracing::debug!("controller: {err}"),
-                }
-            }),
-    )
 }
 
 /// Polls `check` until it gives a value, for at most [`WAIT`].

@@ -4,7 +4,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
-use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin};
+use recon_core::fake::ApiServer;
 
 use crate::{DemoError, WAIT};
 
@@ -31,12 +31,20 @@ impl Target {
         }
     }
 
-    /// The client the demo acts with, as the cluster's user: in memory, its requests are
-    /// recorded apart from the operators'.
+    /// The client the demo acts with, as the cluster's user: in memory, the server records its
+    /// requests apart from the operators'.
     pub fn user_client(&self) -> kube::Client {
         match self {
             Target::InMemory(server) => server.setup_client(),
             Target::Cluster(client) => client.clone(),
+        }
+    }
+
+    /// The in-memory server, if that is where the demo runs.
+    pub(crate) fn server(&self) -> Option<&ApiServer> {
+        match self {
+            Target::InMemory(server) => Some(server),
+            Target::Cluster(_) => None,
         }
     }
 
@@ -68,23 +76,5 @@ impl Target {
                 message: e.to_string(),
             })?;
         Ok(())
-    }
-
-    /// The requests the operators sent since the `from`th (in-memory only: a cluster keeps no
-    /// such log), and the index to read from next time.
-    pub(crate) fn requests_since(&self, from: usize) -> (Vec<RecordedRequest>, usize) {
-        match self {
-            Target::InMemory(server) => {
-                let all = server.requests();
-                let next = all.len();
-                let sent = all
-                    .into_iter()
-                    .skip(from)
-                    .filter(|r| r.origin == RequestOrigin::Client)
-                    .collect();
-                (sent, next)
-            }
-            Target::Cluster(_) => (Vec::new(), from),
-        }
     }
 }
