@@ -233,7 +233,13 @@ impl Store {
         let revision = stored.revision;
         let collection = self.collections.entry(resource.clone()).or_default();
         collection.note_readability(&key, stored.readable());
+        // Only labels the object did not carry before: re-inserting a key into each of its
+        // labels' sets on every write costs a sorted-set search per label.
+        let before = collection.objects.get(&key).map(|p| &p.labels);
         for pair in stored.labels.iter() {
+            if before.is_some_and(|b| b.contains(pair)) {
+                continue;
+            }
             collection
                 .by_label
                 .entry(pair.clone())
@@ -491,6 +497,19 @@ mod tests {
             ["a/x", "b/z"]
         );
         assert_eq!(keys(store.list_labelled(&cm, None, &[])), ["a/x", "b/z"]);
+
+        // A label kept through a rewrite stays indexed beside one added and one dropped.
+        labelled(&mut store, &cm, "b/z", json!({"app": "db", "tier": "back"}));
+        labelled(&mut store, &cm, "b/z", json!({"app": "db", "zone": "1"}));
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "db")])),
+            ["a/x", "b/z"]
+        );
+        assert!(keys(store.list_labelled(&cm, None, &[("tier", "back")])).is_empty());
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("zone", "1")])),
+            ["b/z"]
+        );
     }
 
     fn shouted(obj: &Object) -> Object {
