@@ -39,9 +39,12 @@
 //! #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 //! #[serde(rename_all = "camelCase")]
 //! pub struct FunctionStatus {
+//!     #[serde(default, skip_serializing_if = "Option::is_none")]
 //!     pub observed_generation: Option<i64>,
 //!     #[serde(default)]
 //!     pub conditions: Vec<Condition>,
+//!     // Left out when unset: a `null` here would be sent in every status patch.
+//!     #[serde(default, skip_serializing_if = "Option::is_none")]
 //!     pub target_image: Option<String>,
 //! }
 //!

@@ -1,5 +1,5 @@
-// The README's "Testing your reconciler" example; `readme_sync.rs` checks that the README shows
-// this file verbatim.
+// The README's "Testing a reconciler tree" example; `readme_sync.rs` checks that the README
+// shows this file verbatim.
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::fake::{Failure, Verb};
 use recon_core::{
@@ -26,9 +26,11 @@ pub struct FunctionSpec {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     #[serde(default)]
     pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")] // never sends `null`
     pub target_image: Option<String>,
 }
 
@@ -106,7 +108,7 @@ fn function_reconciler_cases() {
         .run(function_reconciler);
 }
 
-// A generated CRD manifest, kept current (`cargo xtask fixtures` rewrites it).
+// A generated CRD manifest, kept current (`RECON_FIXTURES=overwrite cargo test` writes it).
 #[test]
 fn the_function_crd_manifest_is_current() {
     let manifest = serde_saphyr::to_string(&Function::crd()).unwrap();
