@@ -42,9 +42,10 @@ operators.example.com and example.com), creates its objects in the namespace `{N
 kubelet, reporting its Pods running and ready.
 
 Environment:
-  RUST_LOG  what is printed; default `info`. `debug` adds the reads of each reconcile and
-            recon-core's own lines; tower, hyper, rustls and kube_client stay at `warn`
-            unless named (`RUST_LOG=debug,kube_client=debug`).
+  RUST_LOG  what is printed; default `info,recon_core=warn` (recon-core's own lines repeat
+            the writes each block shows). `info` adds them back, `debug` adds the reads of
+            each reconcile too; tower, hyper, rustls and kube_client stay at `warn` unless
+            named (`RUST_LOG=debug,kube_client=debug`).
 "
     )
 }

@@ -2,7 +2,8 @@
 //! embedded in-memory API server (no cluster, no kubeconfig), printing what happens as it
 //! happens, then a summary. `--help` describes the flags (see [`recon_demo::cli`]).
 //!
-//! - `RUST_LOG` picks what is printed (default `info`; `debug` adds each reconcile's reads).
+//! - `RUST_LOG` picks what is printed (default `info,recon_core=warn`; `debug` adds each
+//!   reconcile's reads).
 //! - `--cluster` runs the same scenario against the cluster of the current kubeconfig context
 //!   (or the pod's service account); `--kubeconfig PATH` against the one in that file. It
 //!   installs the example CRDs there and creates its objects in the namespace `recon-demo`. On
