@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode};
 mod fuzz;
 mod layering;
 mod measure;
+mod peer;
 
 /// A task: its name, what it does, and the commands it runs in order.
 struct Task {
@@ -21,6 +22,8 @@ struct TaskOption {
     flag: &'static str,
     about: &'static str,
     steps: &'static [Step],
+    /// Instead of steps, a task whose work is more than fixed commands.
+    run: Option<fn(&Path) -> ExitCode>,
 }
 
 /// One command, with the environment variables it needs.
@@ -140,21 +143,32 @@ const TASKS: &[Task] = &[
             ]),
             run(&["cargo", "bench", "-p", "recon-testing", "--bench", "cases"]),
         ],
-        options: &[TaskOption {
-            flag: "--real",
-            about: "also measure a real API server in the same run (xtask/real-apiserver.sh), for the ratio",
-            steps: &[run(&[
-                "bash",
-                "xtask/real-apiserver.sh",
-                "run",
-                "cargo",
-                "bench",
-                "-p",
-                "recon-fake",
-                "--bench",
-                "fake_apiserver",
-            ])],
-        }],
+        options: &[
+            TaskOption {
+                flag: "--real",
+                about: "also measure a real API server in the same run (xtask/real-apiserver.sh), for the ratio",
+                steps: &[run(&[
+                    "bash",
+                    "xtask/real-apiserver.sh",
+                    "run",
+                    "cargo",
+                    "bench",
+                    "-p",
+                    "recon-fake",
+                    "--bench",
+                    "fake_apiserver",
+                ])],
+                run: None,
+            },
+            TaskOption {
+                flag: "--peer",
+                about: "measure recon against kube-fake-client 0.3 (bench/peer, on kube 4) on the same \
+                workloads (bench/workload.json), interleaved in one run: both throughputs, memory \
+                per object and the ratios, medians of 3 (RECON_BENCH_RUNS); builds the peer once",
+                steps: &[],
+                run: Some(peer::run),
+            },
+        ],
     },
     Task {
         name: "fixtures",
@@ -216,6 +230,7 @@ const TASKS: &[Task] = &[
                     "--",
                     "--cluster",
                 ])],
+                run: None,
             },
             TaskOption {
                 flag: "--real",
@@ -233,6 +248,7 @@ const TASKS: &[Task] = &[
                         "cargo run -p recon-demo -- --kubeconfig \"$KUBECONFIG\" --check",
                     ],
                 }],
+                run: None,
             },
         ],
     },
@@ -286,6 +302,7 @@ const TASKS: &[Task] = &[
                 about: "record the custom-resource scenarios again from a real server \
                     (xtask/real-apiserver.sh), then replay",
                 steps: record_with!("xtask/real-apiserver.sh"),
+                run: None,
             },
             TaskOption {
                 flag: "--record-builtin",
@@ -293,6 +310,7 @@ const TASKS: &[Task] = &[
                     kube-apiserver (xtask/kube-apiserver.sh; its first install needs KUBE_SRC_GIT), \
                     then replay",
                 steps: record_with!("xtask/kube-apiserver.sh"),
+                run: None,
             },
         ],
     },
@@ -342,6 +360,7 @@ fn main() -> ExitCode {
     let steps = match flag.as_deref() {
         None => task.steps,
         Some(flag) => match task.options.iter().find(|o| o.flag == flag) {
+            Some(TaskOption { run: Some(run), .. }) => return run(root),
             Some(option) => option.steps,
             None => {
                 eprintln!("task `{}` has no flag `{flag}`\n", task.name);
