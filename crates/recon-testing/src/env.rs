@@ -76,13 +76,7 @@ fn with_given_uid(object: &Value) -> std::borrow::Cow<'_, Value> {
     if !named || has_uid || !meta.is_object() {
         return std::borrow::Cow::Borrowed(object);
     }
-    let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
-    let uid = crate::given_uid(
-        &text(&object["apiVersion"]),
-        &text(&object["kind"]),
-        meta["namespace"].as_str(),
-        &text(&meta["name"]),
-    );
+    let uid = crate::owner::derived_uid(object);
     let mut object = object.clone();
     object["metadata"]["uid"] = Value::String(uid);
     std::borrow::Cow::Owned(object)

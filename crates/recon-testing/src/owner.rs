@@ -42,18 +42,23 @@ fn fnv1a(data: &[u8], basis: u64) -> u64 {
     })
 }
 
-/// The uid of `object` as its case's cluster holds it: its own, or [`given_uid`].
-fn uid_of(object: &Value) -> String {
+/// The uid [`given_uid`] derives for `object` from what it is.
+pub(crate) fn derived_uid(object: &Value) -> String {
     let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
     let meta = &object["metadata"];
-    match meta["uid"].as_str() {
+    given_uid(
+        &text(&object["apiVersion"]),
+        &text(&object["kind"]),
+        meta["namespace"].as_str(),
+        &text(&meta["name"]),
+    )
+}
+
+/// The uid of `object` as its case's cluster holds it: its own, or [`given_uid`].
+fn uid_of(object: &Value) -> String {
+    match object["metadata"]["uid"].as_str() {
         Some(uid) if !uid.is_empty() => uid.to_owned(),
-        _ => given_uid(
-            &text(&object["apiVersion"]),
-            &text(&object["kind"]),
-            meta["namespace"].as_str(),
-            &text(&meta["name"]),
-        ),
+        _ => derived_uid(object),
     }
 }
 

@@ -185,16 +185,7 @@ fn call<'a>(
     for a in args {
         values.push(eval(a, env)?);
     }
-    let member = receiver.is_some();
-    let cost = match &receiver {
-        Some(r) => {
-            let mut all = Vec::with_capacity(values.len() + 1);
-            all.push(r.clone());
-            all.extend(values.iter().cloned());
-            actual::call_cost(func, member, &all)
-        }
-        None => actual::call_cost(func, member, &values),
-    };
+    let cost = actual::call_cost(func, receiver.as_ref(), &values);
     env.charge(cost)?;
     stdlib::call(func, receiver, values)
 }
@@ -429,8 +420,8 @@ fn comprehension<'a>(
             let keys: Vec<Value<'a>> = keyed.iter().map(|(k, _)| k.clone()).collect();
             env.charge(actual::call_cost(
                 "sort",
-                true,
-                &[Value::list(keys.clone())],
+                Some(&Value::list(keys.clone())),
+                &[],
             ))?;
             let order = super::lists::sort_order(&keys)?;
             Ok(Value::list(

@@ -13,12 +13,15 @@ use crate::schema::cel::value::Value;
 /// process runs out of memory); recon refuses the call as over the cost limit instead.
 pub(crate) const MAX_RESULT_LEN: u64 = 32 << 20;
 
-/// The cost of calling `func` with `args` (the receiver first for a method, `member`), or
-/// `u64::MAX` for a call whose result would be longer than [`MAX_RESULT_LEN`].
-pub(crate) fn call_cost(func: &str, member: bool, args: &[Value<'_>]) -> u64 {
-    let size = |i: usize| args.get(i).map_or(1, size_of);
+/// The cost of calling `func` on `receiver` (a method) with `args`, or `u64::MAX` for a call
+/// whose result would be longer than [`MAX_RESULT_LEN`].
+pub(crate) fn call_cost(func: &str, receiver: Option<&Value<'_>>, args: &[Value<'_>]) -> u64 {
+    let member = receiver.is_some();
+    // References only: the arguments are not copied to be costed.
+    let args: Vec<&Value<'_>> = receiver.into_iter().chain(args).collect();
+    let size = |i: usize| args.get(i).map_or(1, |v| size_of(v));
     let traverse = |n: u64, factor: f64| by_factor(n, factor);
-    match (func, args) {
+    match (func, args.as_slice()) {
         // The sets and lists extensions' trackers.
         ("sets.contains" | "sets.intersects", [a, b]) => {
             1 + traverse(size_of(a).saturating_mul(size_of(b)), 1.0)
@@ -77,7 +80,7 @@ pub(crate) fn call_cost(func: &str, member: bool, args: &[Value<'_>]) -> u64 {
                 .iter()
                 .map(|i| i.as_ref().map_or(0, size_of))
                 .fold(0, u64::saturating_add);
-            let separators = rest.first().map_or(0, size_of);
+            let separators = rest.first().map_or(0, |v| size_of(v));
             let len =
                 items.saturating_add(separators.saturating_mul(l.len().saturating_sub(1) as u64));
             if len > MAX_RESULT_LEN {

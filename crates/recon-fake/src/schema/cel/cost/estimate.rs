@@ -249,11 +249,10 @@ impl Estimator<'_> {
             return n;
         }
         if func == "_?._"
-            && let [operand, field] = args
+            && let [operand, _] = args
         {
             // `a.?b` is a call of its own in cel-go, costed as one.
             let op = self.cost(operand);
-            let _ = field;
             return Node {
                 cost: op.cost.add(fixed(1)),
                 ..Node::default()
@@ -310,6 +309,14 @@ impl Estimator<'_> {
         let arg_ty = |i: usize| args.get(i).and_then(|n| n.ty.clone());
         let target_ty = t.and_then(|n| n.ty.clone());
         let cost = |c: Range| CallCost::cost(c);
+        let library_eq = match func {
+            "_==_" => library_equality(
+                arg_ty(0).as_ref(),
+                arg_ty(1).as_ref(),
+                args.get(1).and_then(|n| n.size),
+            ),
+            _ => None,
+        };
         match func {
             // The lists and sets extensions' own estimators come first.
             "slice" if t.is_some() && args.len() == 2 => {
@@ -483,22 +490,7 @@ impl Estimator<'_> {
             "validate" if !args.is_empty() => {
                 cost(size(0).times(STRING_TRAVERSAL).times(128.0 * REGEX_LENGTH))
             }
-            "_==_" if library_equality(arg_ty(0).as_ref(), arg_ty(1).as_ref()).is_some() => {
-                let computed = args.get(1).and_then(|n| n.size);
-                cost(
-                    library_equality(arg_ty(0).as_ref(), arg_ty(1).as_ref()).map_or(
-                        fixed(1),
-                        |c| match (arg_ty(0), computed) {
-                            (Some(Type::Opaque("kubernetes.URL", _)), Some(sz)) => Range {
-                                min: 1,
-                                max: sz.max,
-                            }
-                            .times(STRING_TRAVERSAL),
-                            _ => c,
-                        },
-                    ),
-                )
-            }
+            "_==_" if library_eq.is_some() => cost(library_eq.unwrap_or(fixed(1))),
             // cel-go's own estimates.
             "format" if t.is_some() => cost(target_size().times(STRING_TRAVERSAL)),
             "bytes" if arg_ty(0) == Some(Type::String) => {
@@ -822,8 +814,9 @@ fn compare_cost(l: Range, r: Range) -> Range {
     .times(STRING_TRAVERSAL)
 }
 
-/// The Kubernetes library's equality of its own types.
-fn library_equality(l: Option<&Type>, r: Option<&Type>) -> Option<Range> {
+/// The Kubernetes library's equality of its own types; a URL's by the size of the right side
+/// when it is computed.
+fn library_equality(l: Option<&Type>, r: Option<&Type>, right: Option<Range>) -> Option<Range> {
     let (l, r) = (l?, r?);
     if l != r {
         return None;
@@ -832,7 +825,13 @@ fn library_equality(l: Option<&Type>, r: Option<&Type>) -> Option<Range> {
         Type::Opaque(name, _) => match *name {
             "net.IP" | "net.CIDR" | "kubernetes.Quantity" | "kubernetes.Semver" => Some(fixed(1)),
             "kubernetes.NamedFormat" => Some(Range { min: 1, max: 64 }.times(STRING_TRAVERSAL)),
-            "kubernetes.URL" => Some(fixed(1).times(STRING_TRAVERSAL)),
+            "kubernetes.URL" => Some(
+                Range {
+                    min: 1,
+                    max: right.map_or(1, |r| r.max),
+                }
+                .times(STRING_TRAVERSAL),
+            ),
             _ => None,
         },
         _ => None,
