@@ -4,10 +4,12 @@
 //! Each side is a program of its own, on its own kube: kube-fake-client's is `bench/peer` (kube
 //! 4, outside the workspace), recon's the bench `versus_peer` of recon-fake (kube 5). Both read
 //! `bench/workload.json`. Before measuring, this checks that the two programs are the same below
-//! their marked line and that they send byte-identical bodies. Then, for each shape, it runs them
-//! interleaved — peer, recon, recon with its request log off, then the same again for memory —
+//! their marked line and that they send byte-identical bodies. Then, for each shape, it records
+//! recon's answers once and runs the sides interleaved — peer, recon, recon with its request log
+//! off, and the floor (recon's program with no server, its client fed the recorded answers:
+//! what `kube::Api` alone costs), then the same again for memory (the floor has none) —
 //! `RECON_BENCH_RUNS` times (3), each run a fresh process, and prints the medians and the ratios
-//! recon / peer as a Markdown table. `RECON_BENCH_OBJECTS` overrides the number of objects.
+//! to the peer as a Markdown table. `RECON_BENCH_OBJECTS` overrides the number of objects.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,8 @@ const PEER_SOURCE: &str = "bench/peer/src/main.rs";
 const RECON_SOURCE: &str = "crates/recon-fake/benches/versus_peer.rs";
 /// Both programs are identical from the line holding this on.
 const SHARED_FROM: &str = "From here on, both programs are identical";
+/// The side that measures the client alone.
+const FLOOR: &str = "kube::Api alone (floor)";
 /// The shapes of `bench/workload.json`, in the order they run.
 const SHAPES: [&str; 2] = ["large", "small"];
 /// What the programs print in `speed` mode, and how the table names it.
@@ -37,6 +41,15 @@ struct Side {
     exe: PathBuf,
     /// Extra flags (recon's request log).
     flags: &'static [&'static str],
+    /// `RECON_BENCH_ANSWERS`, for the side that replays recorded answers (the floor).
+    answers: Option<String>,
+}
+
+impl Side {
+    /// The floor replays answers: its memory says nothing about a server.
+    fn has_memory(&self) -> bool {
+        self.answers.is_none()
+    }
 }
 
 /// What the runs of one side measured: rate per workload, bytes per object.
@@ -94,33 +107,55 @@ fn measure(root: &Path) -> Result<(), String> {
         "versus_peer",
     )?;
     let build = build.elapsed().as_secs_f64();
+    let answers = target.join("bench-answers.bin");
+    let replay = format!("replay:{}", answers.display());
     let sides = [
         Side {
             label: "kube-fake-client 0.3",
             exe: peer,
             flags: &[],
+            answers: None,
         },
         Side {
             label: "recon",
             exe: recon.clone(),
             flags: &["--log", "on"],
+            answers: None,
         },
         Side {
             label: "recon, request log off",
-            exe: recon,
+            exe: recon.clone(),
             flags: &["--log", "off"],
+            answers: None,
+        },
+        Side {
+            label: FLOOR,
+            exe: recon.clone(),
+            flags: &[],
+            answers: Some(replay),
         },
     ];
+    let recording = Side {
+        label: "recon, recording its answers",
+        exe: recon,
+        flags: &[],
+        answers: Some(format!("record:{}", answers.display())),
+    };
 
     let load_before = load_average();
     let mut tables = Vec::new();
     let mut objects_run = 0;
     for shape in SHAPES {
         let body_bytes = check_bodies(root, &sides, shape, objects)?;
+        eprintln!("{shape}: {}", recording.label);
+        run_side(root, &recording, shape, "speed", objects)?;
         let mut measured: Vec<Runs> = sides.iter().map(|_| Runs::default()).collect();
         for round in 1..=runs {
             for mode in ["speed", "memory"] {
                 for (side, into) in sides.iter().zip(&mut measured) {
+                    if mode == "memory" && !side.has_memory() {
+                        continue;
+                    }
                     eprintln!("{shape}, run {round}/{runs}: {} ({mode})", side.label);
                     let line = run_side(root, side, shape, mode, objects)?;
                     objects_run =
@@ -130,6 +165,8 @@ fn measure(root: &Path) -> Result<(), String> {
         }
         tables.push(table(&sides, &measured, shape, body_bytes));
     }
+    // The recorded answers are large (about 80 MB per shape) and only this run's.
+    let _ = std::fs::remove_file(&answers);
     let load_after = load_average();
 
     println!(
@@ -149,6 +186,11 @@ fn measure(root: &Path) -> Result<(), String> {
     println!(
         "\nMemory: peak resident set (VmHWM) of a process that only created the objects, divided \
          by their number (KB = 1,000 bytes); lower is better, so a ratio below 1 favours recon."
+    );
+    println!(
+        "{FLOOR}: the same program with no server, its client fed recon's recorded answers by a \
+         service that does nothing else: what `kube::Api` itself costs. Its ratio is the most \
+         any in-memory backend's can be."
     );
     eprintln!(
         "bench --peer: {:.0} s in all ({build:.0} s building)",
@@ -231,6 +273,10 @@ fn run_side(
         .args(side.flags)
         .current_dir(root)
         .stderr(Stdio::inherit());
+    match &side.answers {
+        Some(answers) => command.env("RECON_BENCH_ANSWERS", answers),
+        None => command.env_remove("RECON_BENCH_ANSWERS"),
+    };
     if let Some(n) = objects {
         command.args(["--objects", &n.to_string()]);
     }
@@ -318,7 +364,9 @@ fn table(sides: &[Side], measured: &[Runs], shape: &str, body_bytes: usize) -> S
     out.push_str("| workload |");
     for (i, side) in sides.iter().enumerate() {
         out.push_str(&format!(" {} |", side.label));
-        if i > 0 {
+        if side.label == FLOOR {
+            out.push_str(" floor / peer |");
+        } else if i > 0 {
             out.push_str(" recon / peer |");
         }
     }
@@ -338,7 +386,11 @@ fn table(sides: &[Side], measured: &[Runs], shape: &str, body_bytes: usize) -> S
         "| peak memory per stored object | {:.1} KB |",
         base / 1000.0
     ));
-    for runs in &measured[1..] {
+    for (side, runs) in sides.iter().zip(measured).skip(1) {
+        if !side.has_memory() {
+            out.push_str(" – | – |");
+            continue;
+        }
         let m = median(&runs.bytes_per_object);
         out.push_str(&format!(" {:.1} KB | {} |", m / 1000.0, ratio(m / base)));
     }

@@ -83,10 +83,9 @@ fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
 /// bytes; more than one `/` gets a single message of its own.
 pub fn label_key_errors(key: &str) -> Vec<String> {
     let mut errors = Vec::new();
-    let parts: Vec<&str> = key.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => name,
-        [prefix, name] => {
+    let name = match key.split_once('/') {
+        None => key,
+        Some((prefix, name)) if !name.contains('/') => {
             if prefix.is_empty() {
                 errors.push("prefix part must be non-empty".to_owned());
             } else {
@@ -98,7 +97,7 @@ pub fn label_key_errors(key: &str) -> Vec<String> {
             }
             name
         }
-        _ => {
+        Some(_) => {
             return vec![format!(
                 "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 regex_error(LABEL_KEY_ERR_MSG, LABEL_KEY_FMT, LABEL_KEY_EXAMPLES)

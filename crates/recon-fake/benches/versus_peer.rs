@@ -24,24 +24,109 @@
 //! - `bodies`: prints every create, patch and apply body, one a line, for the check.
 //!
 //! `--log off` turns the request log off; on (the default) is `ApiServer::new()`.
+//!
+//! `RECON_BENCH_ANSWERS=record:FILE` writes, at the end, every answer the server gave (status
+//! and body, in order) to FILE; `RECON_BENCH_ANSWERS=replay:FILE` then runs the same workload
+//! with no server at all: the client is fed those answers by a service that does nothing else.
+//! That run measures what `kube::Api` itself costs (building, sending and decoding), the
+//! floor of any in-memory backend: `cargo xtask bench --peer` prints it as its last column.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use bytes::Bytes;
+use http_body_util::Full;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use recon_fake::ApiServer;
 use serde_json::Value;
 
-/// The client under test, and what must live as long as it. Only this function differs from
-/// the peer's program.
-async fn client(log: bool) -> Result<(kube::Client, ApiServer), String> {
-    let server = if log {
+/// The client under test, and what must live as long as it. Only this function (and what it
+/// calls) differs from the peer's program.
+async fn client(log: bool) -> Result<(kube::Client, Keep), String> {
+    let answers = std::env::var("RECON_BENCH_ANSWERS").unwrap_or_default();
+    if let Some(file) = answers.strip_prefix("replay:") {
+        return Ok((replaying(file)?, Keep::Nothing));
+    }
+    let record = answers.strip_prefix("record:").map(PathBuf::from);
+    let server = if log || record.is_some() {
         ApiServer::new()
     } else {
         ApiServer::builder().record_requests(false).build()
     };
-    Ok((server.client(), server))
+    Ok((server.client(), Keep::Server { server, record }))
+}
+
+/// What the client needs kept alive.
+enum Keep {
+    Server {
+        server: ApiServer,
+        /// Where to write the server's answers when the run ends.
+        record: Option<PathBuf>,
+    },
+    Nothing,
+}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        let Keep::Server {
+            server,
+            record: Some(file),
+        } = self
+        else {
+            return;
+        };
+        let mut out = Vec::new();
+        for request in server.requests() {
+            out.extend_from_slice(&request.status.to_le_bytes());
+            out.extend_from_slice(&(request.response.len() as u64).to_le_bytes());
+            out.extend_from_slice(&request.response);
+        }
+        if let Err(e) = std::fs::write(&*file, out) {
+            eprintln!("writing {}: {e}", file.display());
+        }
+    }
+}
+
+/// A client answered, in order, with the answers a recorded run wrote to `file`.
+fn replaying(file: &str) -> Result<kube::Client, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("reading {file}: {e}"))?;
+    let mut answers = VecDeque::new();
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        let (status, after) = rest.split_at_checked(2).ok_or("a truncated answer")?;
+        let (len, after) = after.split_at_checked(8).ok_or("a truncated answer")?;
+        let status = u16::from_le_bytes([status[0], status[1]]);
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| "a truncated answer")?);
+        let (body, after) = after
+            .split_at_checked(usize::try_from(len).map_err(|e| e.to_string())?)
+            .ok_or("a truncated answer")?;
+        answers.push_back((status, Bytes::copy_from_slice(body)));
+        rest = after;
+    }
+    let answers = Arc::new(Mutex::new(answers));
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let answers = answers.clone();
+        async move {
+            // Read the request as a server would; answer with the next recorded answer.
+            let _ = request.into_body().collect_bytes().await;
+            let next = answers.lock().ok().and_then(|mut a| a.pop_front());
+            let (status, body) = next.unwrap_or((500, Bytes::from_static(b"no answer left")));
+            let mut response = http::Response::new(Full::new(body));
+            *response.status_mut() = http::StatusCode::from_u16(status)
+                .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            Ok::<_, Infallible>(response)
+        }
+    });
+    Ok(kube::Client::new(service, "default"))
 }
 
 // ---- From here on, both programs are identical (`cargo xtask bench --peer` checks). ----

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::field_set::FieldSet;
 use super::path::PathElement;
@@ -30,9 +30,9 @@ impl Comparison {
         if reset.is_empty() {
             return;
         }
-        self.removed = self.removed.recursive_difference(reset);
-        self.modified = self.modified.recursive_difference(reset);
-        self.added = self.added.recursive_difference(reset);
+        self.removed.remove_recursive(reset);
+        self.modified.remove_recursive(reset);
+        self.added.remove_recursive(reset);
     }
 }
 
@@ -118,19 +118,28 @@ impl Walker {
         if m.atomic || empty {
             return self.leaf(lhs, rhs, in_leaf);
         }
-        let mut keys: Vec<&String> = lm.into_iter().chain(rm).flat_map(|o| o.keys()).collect();
-        keys.sort();
-        keys.dedup();
-        for k in keys {
+        // Both sides in key order, merged: each key of either comes once, in order.
+        let mut left = in_key_order(lm).peekable();
+        let mut right = in_key_order(rm).peekable();
+        loop {
+            let take_left = match (left.peek(), right.peek()) {
+                (None, None) => break,
+                (Some((lk, _)), Some((rk, _))) => lk <= rk,
+                (left_key, _) => left_key.is_some(),
+            };
+            let (k, l, r) = if take_left {
+                let Some((k, l)) = left.next() else { break };
+                let r = right.next_if(|(rk, _)| *rk == k).map(|(_, r)| r);
+                (k, Some(l), r)
+            } else {
+                let Some((k, r)) = right.next() else { break };
+                (k, None, Some(r))
+            };
             if self.is_managed_fields(k) {
                 continue;
             }
             self.path.push(PathElement::field(k));
-            self.walk(
-                field_type(m, k),
-                lm.and_then(|o| o.get(k)),
-                rm.and_then(|o| o.get(k)),
-            );
+            self.walk(field_type(m, k), l, r);
             self.path.pop();
         }
     }
@@ -179,6 +188,37 @@ impl Walker {
                 }
             }
             self.path.pop();
+        }
+    }
+}
+
+/// The entries of a map in key order: serde_json's default map iterates so already; with its
+/// `preserve_order` feature (which any crate of a build can turn on) it may not, and then the
+/// entries are sorted.
+fn in_key_order(map: Option<&Map<String, Value>>) -> KeyOrder<'_> {
+    match map {
+        None => KeyOrder::Sorted(Vec::new().into_iter()),
+        Some(m) if m.keys().is_sorted() => KeyOrder::Map(m.iter()),
+        Some(m) => {
+            let mut entries: Vec<_> = m.iter().collect();
+            entries.sort_unstable_by_key(|(k, _)| *k);
+            KeyOrder::Sorted(entries.into_iter())
+        }
+    }
+}
+
+enum KeyOrder<'a> {
+    Map(serde_json::map::Iter<'a>),
+    Sorted(std::vec::IntoIter<(&'a String, &'a Value)>),
+}
+
+impl<'a> Iterator for KeyOrder<'a> {
+    type Item = (&'a String, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            KeyOrder::Map(entries) => entries.next(),
+            KeyOrder::Sorted(entries) => entries.next(),
         }
     }
 }

@@ -103,6 +103,62 @@ impl FieldSet {
         FieldSet { members, children }
     }
 
+    /// Adds the paths of `other`, in place: [`union`](Self::union) without copying `self`.
+    pub fn union_with(&mut self, other: &FieldSet) {
+        for m in &other.members {
+            if !self.members.contains(m) {
+                self.members.insert(m.clone());
+            }
+        }
+        for (pe, c) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.union_with(c),
+                None => {
+                    self.children.insert(pe.clone(), c.clone());
+                }
+            }
+        }
+    }
+
+    /// Removes the paths of `other`, in place: [`difference`](Self::difference) without
+    /// copying `self`.
+    pub fn remove(&mut self, other: &FieldSet) {
+        if self.is_empty() || other.is_empty() {
+            return;
+        }
+        for m in &other.members {
+            self.members.remove(m);
+        }
+        for (pe, c) in &other.children {
+            if let Some(mine) = self.children.get_mut(pe) {
+                mine.remove(c);
+                if mine.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
+    /// Removes the paths of `other` and everything under them, in place:
+    /// [`recursive_difference`](Self::recursive_difference) without copying `self`.
+    pub fn remove_recursive(&mut self, other: &FieldSet) {
+        if self.is_empty() || other.is_empty() {
+            return;
+        }
+        for m in &other.members {
+            self.members.remove(m);
+            self.children.remove(m);
+        }
+        for (pe, c) in &other.children {
+            if let Some(mine) = self.children.get_mut(pe) {
+                mine.remove_recursive(c);
+                if mine.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
     /// Paths in both sets.
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
         if self.is_empty() || other.is_empty() {

@@ -55,7 +55,12 @@ impl PathElement {
     /// The `fieldsV1` key for this element (`SerializePathElement`).
     pub fn serialize(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => {
+                let mut out = String::with_capacity(name.len() + 2);
+                out.push_str("f:");
+                out.push_str(name);
+                out
+            }
             PathElement::Key(fields) => {
                 let mut out = String::from("k:{");
                 for (i, (name, value)) in fields.iter().enumerate() {

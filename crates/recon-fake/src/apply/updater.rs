@@ -46,7 +46,7 @@ static STRIPPED: LazyLock<FieldSet> = LazyLock::new(|| {
 /// Removes the server-owned fields from `id`'s set, dropping the entry if it empties.
 fn strip_meta(m: &mut ManagedFields, id: &ManagerId) {
     if let Some(vs) = m.sets.get_mut(id) {
-        vs.set = vs.set.difference(&STRIPPED);
+        vs.set.remove(&STRIPPED);
         if vs.set.is_empty() {
             m.sets.remove(id);
         }
@@ -66,8 +66,16 @@ fn update_owners(
 ) -> Result<Comparison, Vec<Conflict>> {
     let mut cmp = compare(old, new, schema);
     cmp.exclude(reset);
-    let changed = cmp.modified.union(&cmp.added);
     let mut conflicts: Vec<(ManagerId, FieldSet)> = Vec::new();
+    // What changed matters only to owners other than the writer (a create has none).
+    let others = sets.keys().any(|id| Some(id) != workflow);
+    let changed = if others {
+        let mut changed = cmp.modified.clone();
+        changed.union_with(&cmp.added);
+        changed
+    } else {
+        FieldSet::new()
+    };
     for (id, vs) in sets.iter() {
         if Some(id) == workflow {
             continue;
@@ -92,13 +100,13 @@ fn update_owners(
     }
     for (id, contested) in conflicts {
         if let Some(vs) = sets.get_mut(&id) {
-            vs.set = vs.set.difference(&contested);
+            vs.set.remove(&contested);
         }
     }
     if !cmp.removed.is_empty() {
         for (id, vs) in sets.iter_mut() {
             if Some(id) != workflow {
-                vs.set = vs.set.difference(&cmp.removed);
+                vs.set.remove(&cmp.removed);
             }
         }
     }
@@ -131,18 +139,21 @@ pub(super) fn record(
     let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, schema, reset) else {
         return;
     };
-    let gained = cmp
-        .modified
-        .union(&cmp.added)
-        .recursive_difference(reset)
-        .difference(&STRIPPED);
+    let Comparison {
+        modified: mut gained,
+        added,
+        ..
+    } = cmp;
+    gained.union_with(&added);
+    gained.remove_recursive(reset);
+    gained.remove(&STRIPPED);
     if gained.is_empty() {
         return;
     }
-    let set = match m.sets.get(id) {
-        Some(previous) => gained.union(&previous.set),
-        None => gained,
-    };
+    let mut set = gained;
+    if let Some(previous) = m.sets.get(id) {
+        set.union_with(&previous.set);
+    }
     m.sets.insert(
         id.clone(),
         VersionedSet {

@@ -8,7 +8,8 @@ use super::decode::{
 };
 use super::field_manager::FieldManager;
 use super::validation::{
-    custom_finalizer_warnings, validate_builtin_finalizer_names, validate_object_meta,
+    custom_finalizer_warnings, validate_builtin_finalizer_names, validate_names,
+    validate_object_meta,
 };
 use crate::registry::resource::{GenerationRule, ResourceType};
 use crate::registry::{defaults, validation};
@@ -210,8 +211,10 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
         errors.extend(validate(obj, None));
     }
     errors.extend(validation::validate_create(&rt.group, &rt.kind, obj));
-    if errors.is_empty() {
-        errors = validate_object_meta(obj, rt.namespaced, NameRule::PathSegment);
+    // The generic checks are the strategy's metadata checks again under the path-segment name
+    // rule: with the rest passed, only the names can fail anew.
+    if errors.is_empty() && rt.name_rule != NameRule::PathSegment {
+        errors = validate_names(obj, NameRule::PathSegment);
     }
     if !errors.is_empty() {
         return Err(ApiError::invalid(

@@ -15,7 +15,7 @@ use crate::wire::go_yaml::go_yaml_error;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
 use crate::wire::object::{
-    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_object, sniff_value,
+    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_body, sniff_value,
 };
 
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
@@ -28,12 +28,17 @@ pub(crate) fn decode_request(call: &Call<'_>) -> Result<(Object, Vec<String>), A
             return Err(ApiError::unsupported_media_type(&BODY_MEDIA_TYPES));
         }
     }
-    let obj = sniff_json_object(call.body).map_err(|why| ctx.unrecognized(&why, call.body))?;
+    let (obj, repeats) =
+        sniff_json_body(call.body).map_err(|why| ctx.unrecognized(&why, call.body))?;
     let Some(mut obj) = obj else {
         return Err(ctx.unrecognized(&not_an_object("null"), call.body));
     };
     check_type_meta(call, &mut obj)?;
-    let duplicates = duplicate_fields(call.body);
+    let duplicates = if repeats {
+        duplicate_fields(call.body)
+    } else {
+        Vec::new()
+    };
     let warnings = coerce(call, &mut obj, &duplicates).map_err(|why| ctx.cannot_handle(&why))?;
     Ok((obj, warnings))
 }

@@ -19,12 +19,10 @@ const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 /// Finalizers the core group accepts without a domain (`helper.IsStandardFinalizerName`).
 pub(crate) const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
 
-/// `ValidateObjectMetaAccessor`: the checks every create (and every update, again) runs.
-pub(crate) fn validate_object_meta(
-    obj: &Object,
-    namespaced: bool,
-    name_rule: NameRule,
-) -> Vec<FieldError> {
+/// The part of [`validate_object_meta`] that depends on the name rule: `generateName` and
+/// `name`. When the rest of it has passed once, running this alone under another rule gives
+/// what the whole would.
+pub(crate) fn validate_names(obj: &Object, name_rule: NameRule) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let generate_name = meta_str(obj, "generateName");
     if !generate_name.is_empty() {
@@ -47,6 +45,16 @@ pub(crate) fn validate_object_meta(
             errors.push(FieldError::invalid("metadata.name", name, msg));
         }
     }
+    errors
+}
+
+/// `ValidateObjectMetaAccessor`: the checks every create (and every update, again) runs.
+pub(crate) fn validate_object_meta(
+    obj: &Object,
+    namespaced: bool,
+    name_rule: NameRule,
+) -> Vec<FieldError> {
+    let mut errors = validate_names(obj, name_rule);
     let namespace = meta_str(obj, "namespace");
     if namespaced {
         if namespace.is_empty() {

@@ -176,17 +176,17 @@ impl Store {
         served: Object,
         mut written: Object,
     ) -> (u64, Stored) {
+        // Both get the same resourceVersion, so they differ now exactly when their bodies
+        // will; comparing the values spares encoding the written one when they are the same.
+        let differs = written != served;
         let (revision, stored) = self.put(resource, key.clone(), served);
-        set_meta(
-            &mut written,
-            "resourceVersion",
-            Value::String(revision.to_string()),
-        );
-        let bytes = encode_body(&written);
-        if bytes != stored.body
-            && let Some(collection) = self.collections.get_mut(resource)
-        {
-            collection.written.insert(key, bytes);
+        if differs && let Some(collection) = self.collections.get_mut(resource) {
+            set_meta(
+                &mut written,
+                "resourceVersion",
+                Value::String(revision.to_string()),
+            );
+            collection.written.insert(key, encode_body(&written));
         }
         (revision, stored)
     }
@@ -240,11 +240,17 @@ impl Store {
             if before.is_some_and(|b| b.contains(pair)) {
                 continue;
             }
-            collection
-                .by_label
-                .entry(pair.clone())
-                .or_default()
-                .insert(key.clone());
+            // The pair is copied only the first time it is seen.
+            match collection.by_label.get_mut(pair) {
+                Some(keys) => {
+                    keys.insert(key.clone());
+                }
+                None => {
+                    collection
+                        .by_label
+                        .insert(pair.clone(), BTreeSet::from([key.clone()]));
+                }
+            }
         }
         collection.written.remove(&key);
         let previous = collection.objects.insert(key.clone(), stored.clone());

@@ -6,6 +6,93 @@ use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+/// `body` read as serde_json reads a [`Value`] (the last of repeated keys wins), and whether
+/// any object in it repeats a key: one pass, so that a body without repeats — nearly all —
+/// is not walked again by [`duplicate_fields`] for the paths.
+pub(crate) fn parse_noting_repeats(body: &[u8]) -> serde_json::Result<(Value, bool)> {
+    let mut repeats = false;
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let value = Build {
+        repeats: &mut repeats,
+    }
+    .deserialize(&mut reader)?;
+    reader.end()?;
+    Ok((value, repeats))
+}
+
+/// One value of the document, built as serde_json's own `Value` visitor builds it.
+struct Build<'a> {
+    repeats: &'a mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Build<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Build<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Build {
+                repeats: &mut *self.repeats,
+            })?;
+            if out.insert(key, value).is_some() {
+                *self.repeats = true;
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(Build {
+            repeats: &mut *self.repeats,
+        })? {
+            out.push(item);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
 
 /// The paths of the keys `body` repeats, in document order (`data`, `spec.ports[0].port`);
 /// none for a body that is not JSON (its parse error is reported elsewhere).
@@ -103,7 +190,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::duplicate_fields;
+    use super::{duplicate_fields, parse_noting_repeats};
 
     #[test]
     fn repeated_keys_are_found_at_any_depth_in_document_order() {
@@ -121,5 +208,31 @@ mod tests {
     fn a_deep_document_is_refused_by_the_reader_not_the_stack() {
         let deep = "[".repeat(100_000);
         assert!(duplicate_fields(deep.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn the_one_pass_reading_is_serde_json_s_and_notes_repeats_at_any_depth() {
+        for (body, repeats) in [
+            (
+                &br#"{"a":1,"b":[1,-2,3.5,-0.0,1e300,"x",null,true,{}],"c":{"d":"\u00e9"}}"#[..],
+                false,
+            ),
+            (br#"{"a":{"k":1,"k":2}}"#, true),
+            (br#"[{"a":1},{"a":2,"b":{"c":[{"x":1,"x":1}]}}]"#, true),
+            (br#""plain""#, false),
+        ] {
+            let (value, found) = parse_noting_repeats(body).unwrap();
+            let expected: serde_json::Value = serde_json::from_slice(body).unwrap();
+            assert_eq!(value, expected, "{}", String::from_utf8_lossy(body));
+            assert_eq!(found, repeats, "{}", String::from_utf8_lossy(body));
+            assert_eq!(found, !duplicate_fields(body).is_empty());
+        }
+        for bad in [&b"{\"a\":1} x"[..], b"{", b"", b"[1,]", b"[1e400]"] {
+            let theirs = serde_json::from_slice::<serde_json::Value>(bad).unwrap_err();
+            let ours = parse_noting_repeats(bad).unwrap_err();
+            assert_eq!(ours.to_string(), theirs.to_string());
+        }
+        let deep = "[".repeat(100_000);
+        assert!(parse_noting_repeats(deep.as_bytes()).is_err());
     }
 }

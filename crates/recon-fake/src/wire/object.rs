@@ -6,6 +6,7 @@ use bytes::Bytes;
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
+use super::duplicate_fields::parse_noting_repeats;
 use super::error::ApiError;
 use super::go_json_syntax;
 
@@ -110,10 +111,28 @@ pub(crate) fn encode_body(obj: &Object) -> Bytes {
         map: obj,
         skip: &["apiVersion", "kind"],
     };
-    let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
-    // The writer doubles its buffer as it goes; stored bodies live long, so they keep no slack.
-    bytes.shrink_to_fit();
-    Bytes::from(bytes)
+    // Written into a buffer kept for the next body, then copied once at its exact size: a
+    // fresh buffer would double as it goes, and stored bodies live long, so keep no slack.
+    SCRATCH.with_borrow_mut(|scratch| {
+        scratch.clear();
+        let bytes = match serde_json::to_writer(&mut *scratch, &body) {
+            Ok(()) => Bytes::copy_from_slice(scratch),
+            Err(_) => Bytes::new(),
+        };
+        // An occasional huge body is not kept for good.
+        if scratch.capacity() > SCRATCH_KEPT {
+            *scratch = Vec::new();
+        }
+        bytes
+    })
+}
+
+/// The largest buffer [`encode_body`] keeps between bodies.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    /// [`encode_body`]'s buffer.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A map serialised with its keys in order, without copying it: serde_json's default map already
@@ -241,12 +260,18 @@ pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError>
 /// `None` for `null` (which Go decodes into nothing, without error); `Err` is the serializer's
 /// message, `couldn't get version/kind; json parse error: ...`.
 pub(crate) fn sniff_json_object(body: &[u8]) -> Result<Option<Object>, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
+    sniff_json_body(body).map(|(obj, _)| obj)
+}
+
+/// [`sniff_json_object`], and whether any object in the body repeats a key (read in the same
+/// pass).
+pub(crate) fn sniff_json_body(body: &[u8]) -> Result<(Option<Object>, bool), String> {
+    let (value, repeats) = parse_noting_repeats(body).map_err(|e| {
         // Go's scanner reads the whole document first: its syntax error is the one reported.
         let why = go_json_syntax::syntax_error(body).unwrap_or_else(|| e.to_string());
         format!("couldn't get version/kind; json parse error: {why}")
     })?;
-    sniff_value(value)
+    Ok((sniff_value(value)?, repeats))
 }
 
 /// The sniffing of a body already read as JSON (a YAML body is converted first): the object,

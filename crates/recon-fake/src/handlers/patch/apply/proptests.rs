@@ -281,3 +281,63 @@ proptest! {
         run(&steps)?;
     }
 }
+
+/// A JSON body rendered compactly or pretty.
+fn rendered(value: &Value, pretty: bool) -> Vec<u8> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    text.unwrap_or_default().into_bytes()
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The JSON reading of an apply body is taken only where it reads as the YAML reader does.
+    #[test]
+    fn a_body_read_as_json_reads_as_the_yaml_reader_reads_it(
+        doc in json_value(4),
+        pretty in any::<bool>(),
+        edits in edits(),
+    ) {
+        let doc = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": doc});
+        for body in [rendered(&doc, pretty), mangle(rendered(&doc, pretty), &edits)] {
+            if let Some(fast) = super::plain_json_mapping(&body) {
+                let slow = super::read_yaml_mapping(&body).map_err(|e| e.to_string());
+                prop_assert_eq!(Ok(fast), slow, "{}", String::from_utf8_lossy(&body));
+            }
+        }
+    }
+}
+
+#[test]
+fn what_the_yaml_reader_might_read_otherwise_is_left_to_it() {
+    let long_key = format!(r#"{{"{}":1}}"#, "k".repeat(1001));
+    let deep = format!("{}1{}", r#"{"a":"#.repeat(70), "}".repeat(70));
+    for body in [
+        "{\"a\":\t1}",
+        r#"{"a":"\u00e9"}"#,
+        r#"{"a":"\/"}"#,
+        r#"{"a":1.0}"#,
+        r#"{"a":1e3}"#,
+        r#"{"a":99999999999999999999}"#,
+        r#"{"a":1,"a":2}"#,
+        "{\"\u{e9}\":1}",
+        "\u{feff}{}",
+        "{\"a\":\"\u{7f}\"}",
+        "[1]",
+        "null",
+        "a: 1",
+        &long_key,
+        &deep,
+    ] {
+        assert_eq!(super::plain_json_mapping(body.as_bytes()), None, "{body}");
+    }
+    let body = br#"{"apiVersion":"v1","data":{"applied":"7"},"kind":"ConfigMap","metadata":{"name":"obj-00007"}}"#;
+    let read = json!({"apiVersion": "v1", "data": {"applied": "7"}, "kind": "ConfigMap",
+        "metadata": {"name": "obj-00007"}});
+    assert_eq!(super::plain_json_mapping(body), Some(read.clone()));
+    assert_eq!(super::read_yaml_mapping(body).ok(), Some(read));
+}
