@@ -170,7 +170,9 @@ impl Incoming {
             name: r.and_then(|r| r.name.clone()),
             subresource: r.and_then(|r| r.subresource.clone()),
             content_type: self.content_type.clone(),
-            body: self.body.clone(),
+            // A copy at its exact size: the client's buffer, kept as it is, may be up to twice
+            // as large, and the log keeps every body for the server's life.
+            body: Bytes::copy_from_slice(&self.body),
             status,
             response,
             warnings: Vec::new(),

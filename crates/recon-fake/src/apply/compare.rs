@@ -42,24 +42,66 @@ pub fn compare(old: &Value, new: &Value, schema: &Schema) -> Comparison {
     let mut w = Walker {
         out: Comparison::default(),
         path: Vec::new(),
+        built: Vec::new(),
     };
     w.walk(&schema.root, Some(old), Some(new));
     w.out
 }
 
-struct Walker {
-    out: Comparison,
-    path: Vec<PathElement>,
+/// One step of the path being walked: a map key is kept borrowed until a set needs it.
+enum Step<'v> {
+    Key(&'v str),
+    Element(PathElement),
 }
 
-impl Walker {
+/// Which set of the comparison a path goes to.
+#[derive(Clone, Copy)]
+enum Change {
+    Removed,
+    Modified,
+    Added,
+}
+
+struct Walker<'v> {
+    out: Comparison,
+    path: Vec<Step<'v>>,
+    /// The first steps of `path` as elements: only as far as a path was recorded, so that
+    /// walking what did not change allocates nothing for it.
+    built: Vec<PathElement>,
+}
+
+impl<'v> Walker<'v> {
     /// Whether `key` of the map at the current path is `metadata.managedFields`.
     fn is_managed_fields(&self, key: &str) -> bool {
-        key == "managedFields"
-            && matches!(self.path.as_slice(), [PathElement::Field(f)] if &**f == "metadata")
+        key == "managedFields" && matches!(self.path.as_slice(), [Step::Key("metadata")])
     }
 
-    fn walk(&mut self, t: &Type, lhs: Option<&Value>, rhs: Option<&Value>) {
+    fn push(&mut self, step: Step<'v>) {
+        self.path.push(step);
+    }
+
+    fn pop(&mut self) {
+        self.path.pop();
+        self.built.truncate(self.path.len());
+    }
+
+    /// Records the current path in one of the sets.
+    fn record(&mut self, change: Change) {
+        for step in &self.path[self.built.len()..] {
+            self.built.push(match step {
+                Step::Key(key) => PathElement::field(key),
+                Step::Element(pe) => pe.clone(),
+            });
+        }
+        let set = match change {
+            Change::Removed => &mut self.out.removed,
+            Change::Modified => &mut self.out.modified,
+            Change::Added => &mut self.out.added,
+        };
+        set.insert(&self.built);
+    }
+
+    fn walk(&mut self, t: &Type, lhs: Option<&'v Value>, rhs: Option<&'v Value>) {
         let mut in_leaf = false;
         match (lhs, rhs) {
             (None, None) => return,
@@ -76,9 +118,9 @@ impl Walker {
         }
         if !in_leaf {
             if lhs.is_none() {
-                self.out.added.insert(&self.path);
+                self.record(Change::Added);
             } else if rhs.is_none() {
-                self.out.removed.insert(&self.path);
+                self.record(Change::Removed);
             }
         }
     }
@@ -86,8 +128,8 @@ impl Walker {
     fn handle(
         &mut self,
         node: Node<'_>,
-        lhs: Option<&Value>,
-        rhs: Option<&Value>,
+        lhs: Option<&'v Value>,
+        rhs: Option<&'v Value>,
         in_leaf: &mut bool,
     ) {
         match node {
@@ -97,20 +139,26 @@ impl Walker {
         }
     }
 
-    fn leaf(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+    fn leaf(&mut self, lhs: Option<&'v Value>, rhs: Option<&'v Value>, in_leaf: &mut bool) {
         if *in_leaf {
             return;
         }
         *in_leaf = true;
         match (lhs, rhs) {
-            (None, _) => self.out.added.insert(&self.path),
-            (_, None) => self.out.removed.insert(&self.path),
-            (Some(l), Some(r)) if !equals(l, r) => self.out.modified.insert(&self.path),
+            (None, _) => self.record(Change::Added),
+            (_, None) => self.record(Change::Removed),
+            (Some(l), Some(r)) if !equals(l, r) => self.record(Change::Modified),
             _ => {}
         }
     }
 
-    fn map(&mut self, m: &MapType, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+    fn map(
+        &mut self,
+        m: &MapType,
+        lhs: Option<&'v Value>,
+        rhs: Option<&'v Value>,
+        in_leaf: &mut bool,
+    ) {
         let lm = lhs.and_then(Value::as_object);
         let rm = rhs.and_then(Value::as_object);
         // Both sides empty or null: compare as values, keeping `{}` apart from `null`.
@@ -138,13 +186,19 @@ impl Walker {
             if self.is_managed_fields(k) {
                 continue;
             }
-            self.path.push(PathElement::field(k));
+            self.push(Step::Key(k));
             self.walk(field_type(m, k), l, r);
-            self.path.pop();
+            self.pop();
         }
     }
 
-    fn list(&mut self, l: &ListType, lhs: Option<&Value>, rhs: Option<&Value>, in_leaf: &mut bool) {
+    fn list(
+        &mut self,
+        l: &ListType,
+        lhs: Option<&'v Value>,
+        rhs: Option<&'v Value>,
+        in_leaf: &mut bool,
+    ) {
         let ll = lhs.and_then(Value::as_array);
         let rl = rhs.and_then(Value::as_array);
         let empty = ll.is_none_or(|v| v.is_empty()) && rl.is_none_or(|v| v.is_empty());
@@ -152,7 +206,7 @@ impl Walker {
             return self.leaf(lhs, rhs, in_leaf);
         }
         // Items grouped by identity; duplicated items are compared as one atomic value.
-        let mut groups: BTreeMap<PathElement, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+        let mut groups: BTreeMap<PathElement, (Vec<&'v Value>, Vec<&'v Value>)> = BTreeMap::new();
         for item in ll.into_iter().flatten() {
             if let Ok(pe) = item_pe(l, item) {
                 groups.entry(pe).or_default().0.push(item);
@@ -164,30 +218,30 @@ impl Walker {
             }
         }
         for (pe, (old, new)) in groups {
-            self.path.push(pe);
+            self.push(Step::Element(pe));
             match (old.len(), new.len()) {
                 (0..=1, 0..=1) => self.walk(&l.elem, old.first().copied(), new.first().copied()),
                 (2.., 2..) => {
                     let same =
                         old.len() == new.len() && old.iter().zip(&new).all(|(a, b)| equals(a, b));
                     if !same {
-                        self.out.modified.insert(&self.path);
+                        self.record(Change::Modified);
                     }
                 }
                 (2.., _) => {
                     if let Some(r) = new.first() {
                         self.walk(&l.elem, None, Some(r));
                     }
-                    self.out.removed.insert(&self.path);
+                    self.record(Change::Removed);
                 }
                 (_, _) => {
                     if let Some(o) = old.first() {
                         self.walk(&l.elem, Some(o), None);
                     }
-                    self.out.added.insert(&self.path);
+                    self.record(Change::Added);
                 }
             }
-            self.path.pop();
+            self.pop();
         }
     }
 }

@@ -128,13 +128,13 @@ pub fn reset_fields(subresource: &str, has_status_subresource: bool) -> FieldSet
 /// strategy's resets. As upstream (`skipNonAppliedManager`), an existing object without
 /// managedFields stays untracked; a created one is always tracked.
 pub fn record_update(
-    managed: &ManagedFields,
+    managed: ManagedFields,
     old: Option<&Value>,
     new: &Value,
     req: &Request<'_>,
     schema: &Schema,
 ) -> ManagedFields {
-    let mut m = managed.clone();
+    let mut m = managed;
     if m.is_empty() && old.is_some() {
         return m;
     }
@@ -235,6 +235,19 @@ fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
+/// [`apply_owned`] on copies of `live` and `managed`.
+#[cfg(test)]
+pub fn apply(
+    live: Option<&Value>,
+    applied: &Value,
+    managed: &ManagedFields,
+    req: &Request<'_>,
+    force: bool,
+    schema: &Schema,
+) -> Result<Applied, ApplyError> {
+    apply_owned(live.cloned(), applied, managed.clone(), req, force, schema)
+}
+
 /// Server-side apply of `applied` by `req.manager` (`FieldManager.Apply` and the managers it
 /// wraps: version check, `before-first-apply`, strip meta, structured merge).
 ///
@@ -242,10 +255,10 @@ fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
 /// entries ([`ManagedFields::from_object`]; upstream answers a decode error with a 500
 /// `failed to decode managed fields: <err>`). The caller still applies the strategy's resets
 /// (drop `status` on the main endpoint, keep only `status` on `/status`) to the result.
-pub fn apply(
-    live: Option<&Value>,
+pub fn apply_owned(
+    live: Option<Value>,
     applied: &Value,
-    managed: &ManagedFields,
+    managed: ManagedFields,
     req: &Request<'_>,
     force: bool,
     schema: &Schema,
@@ -255,8 +268,7 @@ pub fn apply(
         return Err(ApplyError::InvalidObjectType(got));
     }
     let ctx = req.ctx(schema);
-    let mut m = managed.clone();
-    let live = live.cloned();
+    let mut m = managed;
     // An object nobody tracked yet: its current fields go to `before-first-apply`.
     if m.is_empty()
         && let Some(l) = &live

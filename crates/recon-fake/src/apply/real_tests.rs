@@ -188,7 +188,7 @@ impl Server {
         let reset = reset_fields("", true);
         let req = self.request(manager, "", time, &reset);
         let managed = ManagedFields::from_request(&body, None, RequestRules::default());
-        let managed = record_update(&managed, None, &body, &req, &self.schema);
+        let managed = record_update(managed, None, &body, &req, &self.schema);
         let mut new = body;
         managed.write_to(&mut new);
         let new = self.reset(new, "");
@@ -204,7 +204,7 @@ impl Server {
             empty_list_resets: false,
         };
         let managed = ManagedFields::from_request(&new, Some(&self.object), rules);
-        let managed = record_update(&managed, Some(&self.object), &new, &req, &self.schema);
+        let managed = record_update(managed, Some(&self.object), &new, &req, &self.schema);
         managed.write_to(&mut new);
         let new = self.reset(new, sub);
         self.store(new)
@@ -215,7 +215,7 @@ impl Server {
         let req = self.request(manager, "", time, &reset);
         let managed =
             ManagedFields::from_request(&body, Some(&self.object), RequestRules::default());
-        let managed = record_update(&managed, Some(&self.object), &body, &req, &self.schema);
+        let managed = record_update(managed, Some(&self.object), &body, &req, &self.schema);
         let mut new = body;
         managed.write_to(&mut new);
         let new = self.reset(new, "");

@@ -146,7 +146,7 @@ fn create_with_managed_fields_in_the_body() {
         "data": {"a": 1, "b": 2}});
     let managed = ManagedFields::from_request(&body, None, RequestRules::default());
     let m = record_update(
-        &managed,
+        managed,
         None,
         &body,
         &req("creator", "v1", "Thing", &none),
@@ -169,7 +169,7 @@ fn update_entries_are_per_api_version_and_subresource() {
     let v1 =
         json!({"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"a": 1}});
     let m = record_update(
-        &ManagedFields::new(),
+        ManagedFields::new(),
         None,
         &v1,
         &req("m", "g/v1", "K", &none),
@@ -177,12 +177,12 @@ fn update_entries_are_per_api_version_and_subresource() {
     );
     let mut v2 = v1.clone();
     v2["spec"]["b"] = json!(2);
-    let m = record_update(&m, Some(&v1), &v2, &req("m", "g/v2", "K", &none), &schema);
+    let m = record_update(m, Some(&v1), &v2, &req("m", "g/v2", "K", &none), &schema);
     let mut v3 = v2.clone();
     v3["status"] = json!({"s": 1});
     let mut status = req("m", "g/v2", "K", &none);
     status.subresource = "status";
-    let m = record_update(&m, Some(&v2), &v3, &status, &schema);
+    let m = record_update(m, Some(&v2), &v3, &status, &schema);
     let entries: Vec<(String, String, String)> = m
         .entries()
         .iter()
@@ -204,7 +204,7 @@ fn update_entries_are_per_api_version_and_subresource() {
     );
     // An empty manager name is recorded as "unknown".
     let m = record_update(
-        &ManagedFields::new(),
+        ManagedFields::new(),
         None,
         &v1,
         &req("", "g/v1", "K", &none),
@@ -239,7 +239,7 @@ fn cap_ignores_appliers_and_buckets_per_version() {
         let name = format!("u{i:02}");
         r.manager = &name;
         r.time = Time(1_000 + i);
-        m = record_update(&m, Some(&obj), &next, &r, &schema);
+        m = record_update(m, Some(&obj), &next, &r, &schema);
         obj = next;
     }
     let v = m.to_value().unwrap();
@@ -349,8 +349,8 @@ fn odd_inputs_do_not_panic() {
             for new in &values {
                 let _ = compare(live, new, schema);
                 let _ = merge(live, new, schema);
-                let _ = record_update(&m, Some(live), new, &r, schema);
-                let _ = record_update(&m, None, new, &r, schema);
+                let _ = record_update(m.clone(), Some(live), new, &r, schema);
+                let _ = record_update(m.clone(), None, new, &r, schema);
                 for force in [false, true] {
                     let _ = apply(Some(live), new, &m, &r, force, schema);
                     let _ = apply(None, new, &m, &r, force, schema);

@@ -84,7 +84,7 @@ impl<'c> FieldManager<'c> {
         with_value(new, |doc| {
             let record = |old: Option<&Value>| {
                 let start = ManagedFields::from_request(doc, old, rules);
-                apply::record_update(&start, old, doc, &self.request(), &self.schema)
+                apply::record_update(start, old, doc, &self.request(), &self.schema)
             };
             let managed = match old {
                 Some(old) => with_value(old, |old| record(Some(&*old))),
@@ -108,15 +108,9 @@ impl<'c> FieldManager<'c> {
             })?,
             None => ManagedFields::default(),
         };
-        let applied = apply::apply(
-            live.as_ref(),
-            applied,
-            &managed,
-            &self.request(),
-            force,
-            &self.schema,
-        )
-        .map_err(apply_error)?;
+        let applied =
+            apply::apply_owned(live, applied, managed, &self.request(), force, &self.schema)
+                .map_err(apply_error)?;
         match applied.object {
             Value::Object(map) => Ok(map),
             _ => Err(ApiError::internal_unknown(

@@ -2,6 +2,7 @@
 //! (the current revision), and the response forms the real server writes (custom resource lists
 //! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use crate::request::call::Call;
@@ -48,7 +49,7 @@ impl State {
         let body = match format {
             Format::Full => {
                 let api_version = call.api_version();
-                let items: Vec<Vec<u8>> = page
+                let items: Vec<Bytes> = page
                     .items
                     .iter()
                     .map(|(key, stored)| item_body(call, &api_version, key, stored))
@@ -115,7 +116,7 @@ impl State {
     ) -> Result<(Vec<u8>, Vec<String>), ApiError> {
         let api_version = call.api_version();
         let mut names = Vec::new();
-        let mut items: Vec<Vec<u8>> = Vec::new();
+        let mut items: Vec<Bytes> = Vec::new();
         for (key, stored) in self.matching(call, query)? {
             names.push(split_key(key).1.to_owned());
             items.push(item_body(call, &api_version, key, stored)?);
@@ -142,12 +143,12 @@ fn item_body(
     api_version: &str,
     key: &str,
     stored: &Stored,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Bytes, ApiError> {
     let body = stored.served(key).map_err(unreadable)?;
     Ok(if call.rt.custom {
-        with_type_meta(api_version, &call.rt.kind, body)
+        Bytes::from(with_type_meta(api_version, &call.rt.kind, body))
     } else {
-        body.to_vec()
+        body.clone()
     })
 }
 
@@ -165,35 +166,28 @@ struct ListMeta<'a> {
 
 /// A list document. Custom resource lists are unstructured, which the server writes with sorted
 /// keys and an explicit empty `continue`; typed lists follow their Go field order.
-fn list_body(
+fn list_body<I: AsRef<[u8]>>(
     kind: &str,
     api_version: &str,
     meta: &ListMeta<'_>,
-    items: &[Vec<u8>],
+    items: &[I],
     unstructured: bool,
 ) -> Vec<u8> {
     let quote = |s: &str| Value::String(s.to_owned()).to_string();
-    let mut joined = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
-    joined.push(b'[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            joined.push(b',');
-        }
-        joined.extend_from_slice(item);
-    }
-    joined.push(b']');
-    let items = String::from_utf8_lossy(&joined);
     let rv = quote(&meta.revision.to_string());
     let remaining = meta
         .remaining
         .map(|n| format!(r#","remainingItemCount":{n}"#))
         .unwrap_or_default();
-    if unstructured {
-        format!(
-            r#"{{"apiVersion":{},"items":{items},"kind":{},"metadata":{{"continue":{}{remaining},"resourceVersion":{rv}}}}}"#,
-            quote(api_version),
-            quote(kind),
-            quote(meta.continue_token),
+    // What comes before and after the items, which are written once, straight into the body.
+    let (head, tail) = if unstructured {
+        (
+            format!(r#"{{"apiVersion":{},"items":"#, quote(api_version)),
+            format!(
+                r#","kind":{},"metadata":{{"continue":{}{remaining},"resourceVersion":{rv}}}}}"#,
+                quote(kind),
+                quote(meta.continue_token),
+            ),
         )
     } else {
         let continue_field = if meta.continue_token.is_empty() {
@@ -201,13 +195,28 @@ fn list_body(
         } else {
             format!(r#","continue":{}"#, quote(meta.continue_token))
         };
-        format!(
-            r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}{continue_field}{remaining}}},"items":{items}}}"#,
-            quote(kind),
-            quote(api_version)
+        (
+            format!(
+                r#"{{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":{rv}{continue_field}{remaining}}},"items":"#,
+                quote(kind),
+                quote(api_version)
+            ),
+            "}".to_owned(),
         )
+    };
+    let items_len = items.iter().map(|i| i.as_ref().len() + 1).sum::<usize>() + 1;
+    let mut out = Vec::with_capacity(head.len() + items_len + tail.len());
+    out.extend_from_slice(head.as_bytes());
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_ref());
     }
-    .into_bytes()
+    out.push(b']');
+    out.extend_from_slice(tail.as_bytes());
+    out
 }
 
 #[cfg(test)]
@@ -227,8 +236,14 @@ mod tests {
             r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}}]}"#
         );
         assert_eq!(
-            String::from_utf8(list_body("WidgetList", "example.com/v1", &at(7), &[], true))
-                .unwrap(),
+            String::from_utf8(list_body::<Bytes>(
+                "WidgetList",
+                "example.com/v1",
+                &at(7),
+                &[],
+                true
+            ))
+            .unwrap(),
             r#"{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"7"}}"#
         );
     }

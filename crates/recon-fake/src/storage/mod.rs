@@ -3,11 +3,13 @@
 //! lists read.
 //!
 //! - [`stored`]: one stored object and its key;
+//! - [`labels`]: an object's labels as selectors and the label index read them;
 //! - [`history`]: the bounded change log;
 //! - [`store`]: the objects, their label index and the revision counter;
 //! - [`write_limit`]: etcd's limit on the size of one write.
 
 pub(crate) mod history;
+pub(crate) mod labels;
 pub(crate) mod store;
 pub(crate) mod stored;
 pub(crate) mod write_limit;

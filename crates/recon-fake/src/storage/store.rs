@@ -17,9 +17,9 @@ use crate::wire::object::{DecodeError, Object, decode_body, encode_body, set_met
 #[derive(Debug, Default, Clone)]
 struct Collection {
     objects: BTreeMap<String, Stored>,
-    /// `(label key, label value)` to the storage keys carrying it: a selector with an equality
-    /// reads only those keys instead of every object.
-    by_label: HashMap<(String, String), BTreeSet<String>>,
+    /// Label key, then label value, to the storage keys carrying it: a selector with an
+    /// equality reads only those keys instead of every object.
+    by_label: HashMap<String, HashMap<String, BTreeSet<String>>>,
     /// The bodies as written, of the objects whose served body differs from them (a custom
     /// resource read through a schema that changed since the write).
     written: HashMap<String, Bytes>,
@@ -38,15 +38,41 @@ impl Collection {
         }
     }
 
-    fn unindex(&mut self, key: &str, labels: &[(String, String)]) {
-        for pair in labels {
-            if let Some(keys) = self.by_label.get_mut(pair) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.by_label.remove(pair);
-                }
+    /// Files `key` under the label `name=value`; the label is copied only the first time.
+    fn index(&mut self, key: &str, name: &str, value: &str) {
+        let values = match self.by_label.get_mut(name) {
+            Some(values) => values,
+            None => self.by_label.entry(name.to_owned()).or_default(),
+        };
+        match values.get_mut(value) {
+            Some(keys) => {
+                keys.insert(key.to_owned());
+            }
+            None => {
+                values.insert(value.to_owned(), BTreeSet::from([key.to_owned()]));
             }
         }
+    }
+
+    /// Takes `key` out of the label `name=value`.
+    fn unindex(&mut self, key: &str, name: &str, value: &str) {
+        let Some(values) = self.by_label.get_mut(name) else {
+            return;
+        };
+        if let Some(keys) = values.get_mut(value) {
+            keys.remove(key);
+            if keys.is_empty() {
+                values.remove(value);
+            }
+        }
+        if values.is_empty() {
+            self.by_label.remove(name);
+        }
+    }
+
+    /// The keys carrying the label `name=value`.
+    fn labelled(&self, name: &str, value: &str) -> Option<&BTreeSet<String>> {
+        self.by_label.get(name)?.get(value)
     }
 }
 
@@ -231,38 +257,32 @@ impl Store {
     /// Keeps `stored` under `key`, indexing its labels, and logs the change.
     fn keep(&mut self, resource: &GroupResource, key: String, stored: Stored) -> Stored {
         let revision = stored.revision;
-        let collection = self.collections.entry(resource.clone()).or_default();
+        // The resource is copied only for its first object.
+        if !self.collections.contains_key(resource) {
+            self.collections
+                .insert(resource.clone(), Collection::default());
+        }
+        let Some(collection) = self.collections.get_mut(resource) else {
+            return stored;
+        };
         collection.note_readability(&key, stored.readable());
         // Only labels the object did not carry before: re-inserting a key into each of its
         // labels' sets on every write costs a sorted-set search per label.
-        let before = collection.objects.get(&key).map(|p| &p.labels);
-        for pair in stored.labels.iter() {
-            if before.is_some_and(|b| b.contains(pair)) {
-                continue;
+        let before = collection.objects.get(&key).map(|p| p.labels.clone());
+        for (name, value) in stored.labels.iter() {
+            if !before.as_ref().is_some_and(|b| b.has(name, value)) {
+                collection.index(&key, name, value);
             }
-            // The pair is copied only the first time it is seen.
-            match collection.by_label.get_mut(pair) {
-                Some(keys) => {
-                    keys.insert(key.clone());
-                }
-                None => {
-                    collection
-                        .by_label
-                        .insert(pair.clone(), BTreeSet::from([key.clone()]));
+        }
+        if let Some(before) = before {
+            for (name, value) in before.iter() {
+                if !stored.labels.has(name, value) {
+                    collection.unindex(&key, name, value);
                 }
             }
         }
         collection.written.remove(&key);
         let previous = collection.objects.insert(key.clone(), stored.clone());
-        if let Some(previous) = &previous {
-            let gone: Vec<(String, String)> = previous
-                .labels
-                .iter()
-                .filter(|p| !stored.labels.contains(p))
-                .cloned()
-                .collect();
-            collection.unindex(&key, &gone);
-        }
         self.history.push(Change {
             revision,
             resource: resource.clone(),
@@ -328,7 +348,7 @@ impl Store {
         };
         let smallest = required
             .iter()
-            .map(|(k, v)| collection.by_label.get(&((*k).to_owned(), (*v).to_owned())))
+            .map(|(k, v)| collection.labelled(k, v))
             .min_by_key(|keys| keys.map_or(0, BTreeSet::len));
         let Some(smallest) = smallest else {
             return Box::new(self.list(resource, namespace));
@@ -363,7 +383,9 @@ impl Store {
     fn take(&mut self, resource: &GroupResource, key: &str, revision: u64) -> Option<Stored> {
         let collection = self.collections.get_mut(resource)?;
         let removed = collection.objects.remove(key)?;
-        collection.unindex(key, &removed.labels);
+        for (name, value) in removed.labels.iter() {
+            collection.unindex(key, name, value);
+        }
         collection.written.remove(key);
         collection.unreadable.remove(key);
         // The object's last state carries the removal's revision; one that does not decode is

@@ -1,11 +1,10 @@
 //! One stored object, and the key it is stored under.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 
+use super::labels::Labels;
 use crate::wire::nesting;
-use crate::wire::object::{DecodeError, Object, decode_body, encode_body, labels};
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body};
 
 /// One stored object.
 #[derive(Debug, Clone)]
@@ -15,7 +14,7 @@ pub(crate) struct Stored {
     /// `metadata.resourceVersion`, as a number.
     pub(crate) revision: u64,
     /// `metadata.labels`, kept decoded for selectors; shared with the history's copies.
-    pub(crate) labels: Arc<[(String, String)]>,
+    pub(crate) labels: Labels,
     /// Whether `body` decodes. It is known when the body is made, so that reads serving the
     /// bytes as they are need not decode them to know: serde_json reads back what it wrote
     /// unless it nests deeper than it reads.
@@ -28,7 +27,7 @@ impl Stored {
         Stored {
             body: encode_body(obj),
             revision,
-            labels: labels(obj).into(),
+            labels: Labels::of(obj),
             readable: nesting::object_within_limit(obj),
         }
     }
@@ -39,7 +38,7 @@ impl Stored {
     pub(crate) fn raw(body: Bytes, revision: u64) -> Stored {
         let decoded = decode_body("", &body);
         Stored {
-            labels: decoded.as_ref().map(labels).unwrap_or_default().into(),
+            labels: decoded.as_ref().map(Labels::of).unwrap_or_default(),
             readable: decoded.is_ok(),
             body,
             revision,
@@ -66,10 +65,7 @@ impl Stored {
     }
 
     pub(crate) fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
-            .map(|i| self.labels[i].1.as_str())
+        self.labels.get(key)
     }
 }
 

@@ -88,21 +88,6 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
     meta_value(obj, "deletionTimestamp").is_some_and(|v| !v.is_null())
 }
 
-/// `metadata.labels`, as (key, value) pairs in key order.
-pub(crate) fn labels(obj: &Object) -> Vec<(String, String)> {
-    meta_value(obj, "labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            let mut pairs: Vec<(String, String)> = m
-                .iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-                .collect();
-            pairs.sort();
-            pairs
-        })
-        .unwrap_or_default()
-}
-
 /// Serialises an object for storage: keys sorted (Go writes maps sorted, so equal objects must
 /// give equal bytes whatever order a client sent), `apiVersion` and `kind` left out (they are
 /// added per response, and omitted for items of built-in lists as the real server does).
