@@ -83,10 +83,7 @@ impl State {
         match (patch_type, strategic) {
             (PatchType::Merge, _) => {
                 let patch = apply_merge_patch(&mut doc, call.body)?;
-                reached = Some(Reached::by_merge_patch(
-                    &Value::Object(current.clone()),
-                    &patch,
-                ));
+                reached = Some(Reached::by_merge_patch(&current, &patch));
             }
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
@@ -119,8 +116,12 @@ impl State {
             check_builtin_type_meta(call, &object)?;
         }
         // The patched object is decoded as a body is, which consumes what it prunes and
-        // normalises: its metadata is kept aside for quoting it in an error.
-        let patched_metadata = object.get("metadata").cloned();
+        // normalises: without what the patch reached to patch it again, its metadata is kept
+        // aside for quoting it in an error.
+        let patched_metadata = match reached {
+            Some(_) => None,
+            None => object.get("metadata").cloned(),
+        };
         let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
             unknown.extend(decode_into_type(call, &mut object)?);
             FieldValidation::of(call).unknown_fields(&unknown)

@@ -188,11 +188,11 @@ impl State {
             );
         }
         // etcd's bytes: what was written, where storage serves it otherwise.
-        let written = match self.store.written(&gr, &key) {
-            Some(bytes) => decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
-            None => old.clone(),
+        let unchanged = match self.store.written(&gr, &key) {
+            Some(bytes) => new == decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
+            None => new == old,
         };
-        if new == written {
+        if unchanged {
             // What would be stored is byte-identical (bodies are canonical, so equal objects
             // encode equally): etcd is not written, the resourceVersion stays, no watch event.
             return Ok(Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings));

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::gotype::{GoType, child_type, write_array, write_object, write_value};
 
@@ -35,14 +35,14 @@ impl Reached {
     /// What an RFC 7396 merge of `patch` into `current` decodes: each object both have under
     /// a key is merged member by member; any other value the patch gives replaces the current
     /// one (`mergeDocs`).
-    pub(crate) fn by_merge_patch(current: &Value, patch: &Value) -> Reached {
+    pub(crate) fn by_merge_patch(current: &Map<String, Value>, patch: &Value) -> Reached {
         let mut reached = Reached::default();
         for (key, change) in patch.as_object().into_iter().flatten() {
             if change.is_null() {
                 continue;
             }
             let child = match current.get(key) {
-                Some(now @ Value::Object(_)) if change.is_object() => {
+                Some(Value::Object(now)) if change.is_object() => {
                     Reached::by_merge_patch(now, change)
                 }
                 _ => Reached::whole(),
@@ -135,7 +135,7 @@ mod tests {
         let patch = json!({"data": {"k": 5, "a": "x"}});
         let mut patched = current.clone();
         json_patch::merge(&mut patched, &patch);
-        let reached = Reached::by_merge_patch(&current, &patch);
+        let reached = Reached::by_merge_patch(current.as_object().unwrap(), &patch);
         assert_eq!(
             patched_text(&patched, Some(&config_map()), &reached),
             r#"{"apiVersion":"v1","data":{"a":"x","k":5},"kind":"ConfigMap","metadata":{"name":"c","uid":"u","labels":{"b":"1"}}}"#
@@ -145,7 +145,10 @@ mod tests {
     #[test]
     fn a_merge_patch_replacing_an_object_by_a_scalar_reaches_it_whole() {
         let current = json!({"spec": {"a": {"y": 1, "x": 2}}});
-        let reached = Reached::by_merge_patch(&current, &json!({"spec": {"a": 3, "b": null}}));
+        let reached = Reached::by_merge_patch(
+            current.as_object().unwrap(),
+            &json!({"spec": {"a": 3, "b": null}}),
+        );
         assert!(reached.children["spec"].children["a"].whole);
         assert!(!reached.children["spec"].children.contains_key("b"));
     }
@@ -177,7 +180,8 @@ mod tests {
     #[test]
     fn an_unstructured_object_is_sorted_throughout() {
         let patched = json!({"spec": {"b": 1, "a": {"d": 1, "c": 2}}});
-        let reached = Reached::by_merge_patch(&patched, &json!({"spec": {"b": 1}}));
+        let reached =
+            Reached::by_merge_patch(patched.as_object().unwrap(), &json!({"spec": {"b": 1}}));
         assert_eq!(
             patched_text(&patched, None, &reached),
             r#"{"spec":{"a":{"c":2,"d":1},"b":1}}"#
