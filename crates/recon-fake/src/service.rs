@@ -148,28 +148,43 @@ impl Incoming {
         })
     }
 
-    fn record(
-        &self,
+    /// The log's entry for this request, made of its parts (nothing is copied but the body).
+    fn into_record(
+        self,
         origin: RequestOrigin,
         kind: String,
         status: u16,
         response: Bytes,
     ) -> RecordedRequest {
-        let r = self.resource();
+        let r = match self.route {
+            Route::Resource(r) => Some(r),
+            Route::Discovery(_) | Route::Unknown => None,
+        };
+        let (group, version, resource, namespace, name, subresource) = match r {
+            Some(r) => (
+                r.group,
+                r.version,
+                r.plural,
+                r.namespace,
+                r.name,
+                r.subresource,
+            ),
+            None => Default::default(),
+        };
         RecordedRequest {
             origin,
-            method: self.method.clone(),
-            path: self.path.clone(),
-            query: self.query_string.clone(),
+            method: self.method,
+            path: self.path,
+            query: self.query_string,
             verb: self.verb,
-            group: r.map(|r| r.group.clone()).unwrap_or_default(),
-            version: r.map(|r| r.version.clone()).unwrap_or_default(),
-            resource: r.map(|r| r.plural.clone()).unwrap_or_default(),
+            group,
+            version,
+            resource,
             kind,
-            namespace: r.and_then(|r| r.namespace.clone()),
-            name: r.and_then(|r| r.name.clone()),
-            subresource: r.and_then(|r| r.subresource.clone()),
-            content_type: self.content_type.clone(),
+            namespace,
+            name,
+            subresource,
+            content_type: self.content_type,
             // A copy at its exact size: the client's buffer, kept as it is, may be up to twice
             // as large, and the log keeps every body for the server's life.
             body: Bytes::copy_from_slice(&self.body),
@@ -229,7 +244,7 @@ impl FakeService {
         let body = Bytes::from(reply.body);
         state.log_request(
             self.origin,
-            &incoming,
+            incoming,
             kind,
             (reply.status, body.clone(), &reply.warnings),
         );
@@ -514,7 +529,7 @@ impl State {
             let body = Bytes::from(std::mem::take(&mut reply.body));
             self.log_request(
                 origin,
-                &incoming,
+                incoming,
                 kind,
                 (reply.status, body.clone(), &reply.warnings),
             );
@@ -523,9 +538,12 @@ impl State {
         reply
     }
 
-    /// The kind a request's resource serves, resolved before serving: deleting a CRD can take
-    /// its type away.
+    /// The kind a request's resource serves, for the log (empty when not logging), resolved
+    /// before serving: deleting a CRD can take its type away.
     fn kind_of(&self, incoming: &Incoming) -> String {
+        if !self.recording {
+            return String::new();
+        }
         incoming
             .resource()
             .and_then(|r| self.registry.get(&r.group, &r.plural))
@@ -537,12 +555,12 @@ impl State {
     fn log_request(
         &mut self,
         origin: RequestOrigin,
-        incoming: &Incoming,
+        incoming: Incoming,
         kind: String,
         (status, response, warnings): (u16, Bytes, &[String]),
     ) {
         if self.recording {
-            let mut record = incoming.record(origin, kind, status, response);
+            let mut record = incoming.into_record(origin, kind, status, response);
             record.warnings = warnings.to_vec();
             self.log.push(record);
         }
