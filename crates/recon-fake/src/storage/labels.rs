@@ -101,10 +101,7 @@ mod tests {
     use super::*;
 
     fn object(v: Value) -> Object {
-        match v {
-            Value::Object(m) => m,
-            _ => unreachable!("a test object"),
-        }
+        serde_json::from_value(v).expect("a test object")
     }
 
     #[test]
