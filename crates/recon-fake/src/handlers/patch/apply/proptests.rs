@@ -341,3 +341,32 @@ fn what_the_yaml_reader_might_read_otherwise_is_left_to_it() {
     assert_eq!(super::plain_json_mapping(body), Some(read.clone()));
     assert_eq!(super::read_yaml_mapping(body).ok(), Some(read));
 }
+
+#[test]
+fn integers_and_yaml_looking_strings_read_alike_both_ways() {
+    for n in [
+        "0",
+        "-0",
+        "-1",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "18446744073709551615",
+        "00",
+        "1e2",
+        r#"{"<<":{"a":1}}"#,
+        r#""*a""#,
+        r#""&a b""#,
+        r#""!!int 3""#,
+        r#""--- ...""#,
+        r##""# not a comment""##,
+        r#""a: b""#,
+        r#""~""#,
+        r#""yes""#,
+    ] {
+        let body = format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","n":{n}}}"#);
+        if let Some(fast) = super::plain_json_mapping(body.as_bytes()) {
+            let slow = super::read_yaml_mapping(body.as_bytes()).map_err(|e| e.to_string());
+            assert_eq!(Ok(fast), slow, "{body}");
+        }
+    }
+}
