@@ -64,10 +64,13 @@ use crate::wire::object::json_type;
 ///
 /// # Errors
 ///
-/// 400 `invalid JSON patch` when `body` is not JSON.
+/// 400 with Go's JSON syntax error (`invalid character ...`) when `body` is not JSON.
 pub fn parse_patch_body(body: &[u8]) -> Result<Value, StrategicError> {
     serde_json::from_slice(body).map_err(|_| {
-        StrategicError::new(StrategicErrorKind::BadRequest, "invalid JSON patch".into())
+        // Go's `json.Unmarshal` syntax error, bare: the strategic patcher does not prefix it.
+        let why = crate::wire::go_json_syntax::syntax_error(body)
+            .unwrap_or_else(|| "invalid JSON patch".into());
+        StrategicError::new(StrategicErrorKind::BadRequest, why)
     })
 }
 

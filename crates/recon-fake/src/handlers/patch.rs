@@ -26,6 +26,7 @@ use crate::state::State;
 use crate::strategic;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};
 use crate::wire::object::{Object, json_type, normalize_metadata};
@@ -221,7 +222,7 @@ fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), Api
 /// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
 /// Returns the patch.
 fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
-    let patch: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    let patch: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -236,7 +237,7 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
 /// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
 /// Returns the operations.
 fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<Vec<Value>, ApiError> {
-    let ops: Value = serde_json::from_slice(body).map_err(decode_error)?;
+    let ops: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
     let Value::Array(ops) = ops else {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
@@ -325,12 +326,17 @@ fn strategic_error(err: &strategic::StrategicError) -> ApiError {
     }
 }
 
-fn decode_error(e: serde_json::Error) -> ApiError {
-    if e.is_eof() {
-        // Go's encoding/json words a truncated document this way.
-        return ApiError::bad_request("error decoding patch: unexpected end of JSON input");
-    }
-    ApiError::bad_request(format!("error decoding patch: {e}"))
+/// A patch body that does not read as JSON, worded as Go's `json.Unmarshal` words it: its
+/// scanner's syntax error when there is one (the first malformed byte of the whole body).
+fn decode_error(body: &[u8], e: serde_json::Error) -> ApiError {
+    let why = go_json_syntax::syntax_error(body).unwrap_or_else(|| {
+        if e.is_eof() {
+            "unexpected end of JSON input".to_owned()
+        } else {
+            e.to_string()
+        }
+    });
+    ApiError::bad_request(format!("error decoding patch: {why}"))
 }
 
 /// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.

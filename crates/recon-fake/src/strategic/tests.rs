@@ -194,11 +194,16 @@ fn patch_that_is_not_an_object_is_a_bad_request() {
 }
 
 #[test]
-fn unparsable_body_is_an_invalid_json_patch() {
+fn unparsable_body_is_refused_with_go_s_syntax_error() {
     let err = parse_patch_body(b"{\"metadata\": ").unwrap_err();
     assert_eq!(
         (err.code, err.message.as_str()),
-        (400, "invalid JSON patch")
+        (400, "unexpected end of JSON input")
+    );
+    let err = parse_patch_body(b"{\"a\":tru}").unwrap_err();
+    assert_eq!(
+        err.message,
+        "invalid character '}' in literal true (expecting 'e')"
     );
     assert_eq!(parse_patch_body(b" {\"a\": 1} ").unwrap(), json!({"a": 1}));
 }
