@@ -66,11 +66,12 @@ use crate::wire::object::json_type;
 ///
 /// 400 with Go's JSON syntax error (`invalid character ...`) when `body` is not JSON.
 pub fn parse_patch_body(body: &[u8]) -> Result<Value, StrategicError> {
-    serde_json::from_slice(body).map_err(|_| {
-        // Go's `json.Unmarshal` syntax error, bare: the strategic patcher does not prefix it.
-        let why = crate::wire::go_json_syntax::syntax_error(body)
-            .unwrap_or_else(|| "invalid JSON patch".into());
-        StrategicError::new(StrategicErrorKind::BadRequest, why)
+    // Go's `json.Unmarshal` error, bare: the strategic patcher does not prefix it.
+    serde_json::from_slice(body).map_err(|e| {
+        StrategicError::new(
+            StrategicErrorKind::BadRequest,
+            crate::wire::go_json_syntax::worded(body, &e),
+        )
     })
 }
 

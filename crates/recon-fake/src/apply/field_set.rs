@@ -85,25 +85,12 @@ impl FieldSet {
 
     /// Paths in either set.
     pub fn union(&self, other: &FieldSet) -> FieldSet {
-        if other.is_empty() {
-            return self.clone();
-        }
-        if self.is_empty() {
-            return other.clone();
-        }
-        let members = self.members.union(&other.members).cloned().collect();
-        let mut children = self.children.clone();
-        for (pe, c) in &other.children {
-            let merged = match children.get(pe) {
-                Some(mine) => mine.union(c),
-                None => c.clone(),
-            };
-            children.insert(pe.clone(), merged);
-        }
-        FieldSet { members, children }
+        let mut out = self.clone();
+        out.union_with(other);
+        out
     }
 
-    /// Adds the paths of `other`, in place: [`union`](Self::union) without copying `self`.
+    /// Adds the paths of `other`, in place.
     pub fn union_with(&mut self, other: &FieldSet) {
         for m in &other.members {
             if !self.members.contains(m) {
@@ -120,8 +107,7 @@ impl FieldSet {
         }
     }
 
-    /// Removes the paths of `other`, in place: [`difference`](Self::difference) without
-    /// copying `self`.
+    /// Removes the paths of `other`, in place (exactly: removing `a` keeps `a.b`).
     pub fn remove(&mut self, other: &FieldSet) {
         if self.is_empty() || other.is_empty() {
             return;
@@ -139,8 +125,7 @@ impl FieldSet {
         }
     }
 
-    /// Removes the paths of `other` and everything under them, in place:
-    /// [`recursive_difference`](Self::recursive_difference) without copying `self`.
+    /// Removes the paths of `other` and everything under them, in place.
     pub fn remove_recursive(&mut self, other: &FieldSet) {
         if self.is_empty() || other.is_empty() {
             return;
@@ -181,38 +166,17 @@ impl FieldSet {
     /// Paths in `self` but not in `other`. Paths are compared exactly: removing `a` keeps
     /// `a.b` (upstream `Set.Difference`).
     pub fn difference(&self, other: &FieldSet) -> FieldSet {
-        if self.is_empty() || other.is_empty() {
-            return self.clone();
-        }
-        let members = self.members.difference(&other.members).cloned().collect();
-        let children = self
-            .children
-            .iter()
-            .map(|(pe, c)| match other.children.get(pe) {
-                Some(o) => (pe.clone(), c.difference(o)),
-                None => (pe.clone(), c.clone()),
-            })
-            .collect();
-        FieldSet::from_parts(members, children)
+        let mut out = self.clone();
+        out.remove(other);
+        out
     }
 
     /// Paths in `self` that neither are in `other` nor lie under a path of `other`: removing
     /// `a` also removes `a.b` (upstream `Set.RecursiveDifference`, used for reset fields).
     pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
-        if self.is_empty() || other.is_empty() {
-            return self.clone();
-        }
-        let members = self.members.difference(&other.members).cloned().collect();
-        let children = self
-            .children
-            .iter()
-            .filter(|(pe, _)| !other.members.contains(*pe))
-            .map(|(pe, c)| match other.children.get(pe) {
-                Some(o) => (pe.clone(), c.recursive_difference(o)),
-                None => (pe.clone(), c.clone()),
-            })
-            .collect();
-        FieldSet::from_parts(members, children)
+        let mut out = self.clone();
+        out.remove_recursive(other);
+        out
     }
 
     /// Every path, in upstream iteration order: at each node its members first, then each

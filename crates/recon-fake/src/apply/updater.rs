@@ -150,14 +150,13 @@ pub(super) fn record(
     if gained.is_empty() {
         return;
     }
-    let mut set = gained;
     if let Some(previous) = m.sets.get(id) {
-        set.union_with(&previous.set);
+        gained.union_with(&previous.set);
     }
     m.sets.insert(
         id.clone(),
         VersionedSet {
-            set,
+            set: gained,
             api_version: ctx.api_version.to_owned(),
             applied: false,
         },

@@ -326,16 +326,9 @@ fn strategic_error(err: &strategic::StrategicError) -> ApiError {
     }
 }
 
-/// A patch body that does not read as JSON, worded as Go's `json.Unmarshal` words it: its
-/// scanner's syntax error when there is one (the first malformed byte of the whole body).
+/// A patch body that does not read as JSON, worded as Go's `json.Unmarshal` words it.
 fn decode_error(body: &[u8], e: serde_json::Error) -> ApiError {
-    let why = go_json_syntax::syntax_error(body).unwrap_or_else(|| {
-        if e.is_eof() {
-            "unexpected end of JSON input".to_owned()
-        } else {
-            e.to_string()
-        }
-    });
+    let why = go_json_syntax::worded(body, &e);
     ApiError::bad_request(format!("error decoding patch: {why}"))
 }
 

@@ -258,12 +258,9 @@ impl Store {
     fn keep(&mut self, resource: &GroupResource, key: String, stored: Stored) -> Stored {
         let revision = stored.revision;
         // The resource is copied only for its first object.
-        if !self.collections.contains_key(resource) {
-            self.collections
-                .insert(resource.clone(), Collection::default());
-        }
-        let Some(collection) = self.collections.get_mut(resource) else {
-            return stored;
+        let collection = match self.collections.get_mut(resource) {
+            Some(collection) => collection,
+            None => self.collections.entry(resource.clone()).or_default(),
         };
         collection.note_readability(&key, stored.readable());
         // Only labels the object did not carry before: re-inserting a key into each of its

@@ -26,6 +26,13 @@ pub(crate) fn syntax_error(data: &[u8]) -> Option<String> {
     scanner.eof().err()
 }
 
+/// Why `body`, which serde_json refused with `error`, does not read as JSON, in Go's words when
+/// Go's scanner refuses it too; otherwise (a number out of range, invalid UTF-8 in a string)
+/// serde_json's.
+pub(crate) fn worded(body: &[u8], error: &serde_json::Error) -> String {
+    syntax_error(body).unwrap_or_else(|| error.to_string())
+}
+
 /// What the scanner expects next (one of Go's `state*` functions).
 #[derive(Debug, Clone, Copy)]
 enum Step {

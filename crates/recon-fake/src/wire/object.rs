@@ -234,10 +234,7 @@ pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError>
                 json_type(&other)
             ),
         )),
-        Err(e) => Err(error(
-            e.to_string(),
-            go_json_syntax::syntax_error(body).unwrap_or_else(|| e.to_string()),
-        )),
+        Err(e) => Err(error(e.to_string(), go_json_syntax::worded(body, &e))),
     }
 }
 
@@ -253,7 +250,7 @@ pub(crate) fn sniff_json_object(body: &[u8]) -> Result<Option<Object>, String> {
 pub(crate) fn sniff_json_body(body: &[u8]) -> Result<(Option<Object>, bool), String> {
     let (value, repeats) = parse_noting_repeats(body).map_err(|e| {
         // Go's scanner reads the whole document first: its syntax error is the one reported.
-        let why = go_json_syntax::syntax_error(body).unwrap_or_else(|| e.to_string());
+        let why = go_json_syntax::worded(body, &e);
         format!("couldn't get version/kind; json parse error: {why}")
     })?;
     Ok((sniff_value(value)?, repeats))
