@@ -93,6 +93,9 @@ mod json;
 mod object_api;
 mod outcome;
 mod root;
+#[cfg(feature = "runner")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runner")))]
+pub mod runner;
 mod tree;
 
 #[cfg(feature = "fake")]

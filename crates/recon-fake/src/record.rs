@@ -75,6 +75,9 @@ pub struct RecordedRequest {
     pub subresource: Option<String>,
     /// The `Content-Type` header, if any.
     pub content_type: Option<String>,
+    /// The `User-Agent` header, empty when none was sent (kube-apiserver's audit log keeps it
+    /// too): tells apart clients that share a server, such as two replicas of an operator.
+    pub user_agent: String,
     /// The request body, byte for byte.
     pub body: Bytes,
     /// The response status code.

@@ -185,6 +185,7 @@ impl Incoming {
             name,
             subresource,
             content_type: self.content_type,
+            user_agent: self.user_agent,
             // A copy at its exact size: the client's buffer, kept as it is, may be up to twice
             // as large, and the log keeps every body for the server's life.
             body: Bytes::copy_from_slice(&self.body),

@@ -71,6 +71,13 @@ impl Config {
         self
     }
 
+    /// Writes go through `client` from now on (the runner's metered client); the API reader and
+    /// the recorder keep theirs.
+    #[cfg(feature = "runner")]
+    pub(crate) fn replace_client(&mut self, client: kube::Client) {
+        self.client = client;
+    }
+
     /// The tracker.
     pub fn tracker(&self) -> &Tracker {
         &self.tracker

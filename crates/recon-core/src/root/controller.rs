@@ -127,8 +127,13 @@ impl<R: Reconciled> ResourceReconciler<R> {
     /// The error policy for `Controller::run`: retry after the reconciler's error delay, or wait
     /// for a change when the error is durable.
     pub fn error_policy(object: Arc<R>, error: &ReconcileFailed, this: Arc<Self>) -> Action {
+        this.error_action(&object, error)
+    }
+
+    /// What [`error_policy`](Self::error_policy) decides, without the `Arc`s.
+    pub(crate) fn error_action(&self, object: &R, error: &ReconcileFailed) -> Action {
         tracing::warn!(
-            reconciler = %this.name(),
+            reconciler = %self.name(),
             name = object.meta().name.as_deref().unwrap_or_default(),
             error = %error,
             "reconcile failed"
@@ -136,7 +141,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
         if error.0.is_durable() {
             Action::await_change()
         } else {
-            Action::requeue(this.error_delay)
+            Action::requeue(self.error_delay)
         }
     }
 

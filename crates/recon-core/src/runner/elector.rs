@@ -1,0 +1,290 @@
+//! The leader election loop: client-go's `tryAcquireOrRenew`, `acquire`, `renew` and `release`
+//! on a Lease, timed by Tokio's clock (which a test can pause and advance).
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::api::{Api, PostParams};
+use tokio::sync::watch;
+use tokio::time::{Duration, Instant};
+
+use super::election::{JITTER_FACTOR, LeaderElection};
+use super::probes::Probes;
+
+/// What a replica knows of the election.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Leadership {
+    /// This replica holds the Lease and reconciles.
+    pub leading: bool,
+    /// The holder this replica last saw in the Lease (itself when leading); `None` before the
+    /// first read, or when nobody holds it.
+    pub holder: Option<String>,
+}
+
+/// Where the runner is, as the elector needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Campaign, lead, renew.
+    Running,
+    /// Shutting down: stop campaigning, but a leader keeps renewing while its reconciles drain.
+    Draining,
+    /// The controllers have stopped: hand the Lease back and end.
+    Release,
+}
+
+pub(crate) struct Elector {
+    api: Api<Lease>,
+    settings: LeaderElection,
+    /// The Lease as last read or written: its resourceVersion guards the next update, so two
+    /// candidates cannot both take it.
+    lease: Option<Lease>,
+    /// The Lease's spec as last seen, and when this replica saw it change.
+    observed: Option<(LeaseSpec, Instant)>,
+    /// Told of each renewal, for `/healthz`.
+    probes: Probes,
+}
+
+impl Elector {
+    pub(crate) fn new(settings: LeaderElection, client: kube::Client, probes: Probes) -> Self {
+        let client = settings.client.clone().unwrap_or(client);
+        Elector {
+            api: Api::namespaced(client, &settings.namespace),
+            settings,
+            lease: None,
+            observed: None,
+            probes,
+        }
+    }
+
+    /// Campaigns, leads and renews until told to release, publishing each change to `state`.
+    /// A leader that cannot renew within the renew deadline, or sees another holder, stops
+    /// leading at once and campaigns again.
+    pub(crate) async fn run(
+        mut self,
+        state: watch::Sender<Leadership>,
+        mut phase: watch::Receiver<Phase>,
+    ) {
+        loop {
+            // A candidate.
+            loop {
+                if *phase.borrow() != Phase::Running {
+                    return;
+                }
+                let acquired = self.attempt(self.settings.renew_deadline).await;
+                self.publish(&state, acquired);
+                if acquired {
+                    self.probes.renewed();
+                    tracing::info!(lease = %self.describe(), identity = %self.settings.identity, "acquired the lease; leading");
+                    break;
+                }
+                let wait = jittered(self.settings.retry_period);
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    _ = phase.changed() => {}
+                }
+            }
+            // The leader: renew every retry period; give up when a renewal does not succeed
+            // within the renew deadline (client-go's `renew`).
+            loop {
+                if *phase.borrow() == Phase::Release {
+                    self.release().await;
+                    self.publish(&state, false);
+                    return;
+                }
+                if !self.renew().await {
+                    tracing::warn!(lease = %self.describe(), identity = %self.settings.identity, "could not renew the lease; no longer leading");
+                    break;
+                }
+                self.probes.renewed();
+                self.publish(&state, true);
+                tokio::select! {
+                    () = tokio::time::sleep(self.settings.retry_period) => {}
+                    _ = phase.wait_for(|p| *p == Phase::Release) => {}
+                }
+            }
+            // Not leading any more, whatever the Lease said last: the next try reads it again.
+            self.lease = None;
+            self.publish(&state, false);
+        }
+    }
+
+    /// Tries, every retry period, until a try succeeds (true) or the renew deadline passes or
+    /// another replica is seen holding the Lease (false).
+    async fn renew(&mut self) -> bool {
+        let deadline = Instant::now() + self.settings.renew_deadline;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            if self.attempt(left).await {
+                return true;
+            }
+            if self.holder().is_some_and(|h| h != self.settings.identity) {
+                return false;
+            }
+            tokio::time::sleep_until((Instant::now() + self.settings.retry_period).min(deadline))
+                .await;
+        }
+    }
+
+    /// One `tryAcquireOrRenew`, abandoned after `limit`.
+    async fn attempt(&mut self, limit: Duration) -> bool {
+        match tokio::time::timeout(limit, self.try_acquire_or_renew()).await {
+            Ok(Ok(done)) => done,
+            Ok(Err(err)) => {
+                tracing::debug!(lease = %self.describe(), error = %err, "a lease request failed");
+                false
+            }
+            Err(_) => {
+                tracing::debug!(lease = %self.describe(), "a lease request took too long");
+                false
+            }
+        }
+    }
+
+    async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
+        let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+        let mut record = LeaseSpec {
+            holder_identity: Some(self.settings.identity.clone()),
+            lease_duration_seconds: Some(self.settings.lease_seconds()),
+            acquire_time: Some(now.clone()),
+            renew_time: Some(now),
+            ..LeaseSpec::default()
+        };
+        // The fast path: the leader updates the Lease it last wrote, without reading it first.
+        if self.is_leader()
+            && self.lease_valid()
+            && let (Some((observed, _)), Some(lease)) = (&self.observed, self.lease.clone())
+        {
+            record.acquire_time = observed.acquire_time.clone();
+            record.lease_transitions = observed.lease_transitions;
+            if self.update(lease, record.clone()).await.is_ok() {
+                return Ok(true);
+            }
+        }
+        let current = match self.api.get_opt(&self.settings.lease).await? {
+            Some(current) => current,
+            None => {
+                let mut lease = Lease::default();
+                lease.metadata.name = Some(self.settings.lease.clone());
+                lease.spec = Some(record.clone());
+                let created = self.api.create(&PostParams::default(), &lease).await?;
+                self.observe(record, created);
+                return Ok(true);
+            }
+        };
+        let spec = current.spec.clone().unwrap_or_default();
+        if self.observed.as_ref().is_none_or(|(seen, _)| *seen != spec) {
+            self.observed = Some((spec.clone(), Instant::now()));
+        }
+        let held = spec
+            .holder_identity
+            .as_deref()
+            .is_some_and(|h| !h.is_empty());
+        if held && self.lease_valid() && !self.is_leader() {
+            return Ok(false);
+        }
+        if self.is_leader() {
+            record.acquire_time = spec.acquire_time;
+            record.lease_transitions = spec.lease_transitions;
+        } else {
+            record.lease_transitions = Some(spec.lease_transitions.unwrap_or(0).saturating_add(1));
+        }
+        self.update(current, record).await?;
+        Ok(true)
+    }
+
+    /// Hands the Lease back as client-go does: no holder, a one-second duration, the
+    /// transitions kept. Only the leader does.
+    async fn release(&mut self) {
+        if !self.settings.release_on_shutdown || !self.is_leader() {
+            return;
+        }
+        let limit = self.settings.renew_deadline;
+        let lease = self.describe();
+        let released = async {
+            let current = self.api.get(&self.settings.lease).await?;
+            let transitions = current.spec.as_ref().and_then(|s| s.lease_transitions);
+            let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+            self.update(
+                current,
+                LeaseSpec {
+                    lease_duration_seconds: Some(1),
+                    acquire_time: Some(now.clone()),
+                    renew_time: Some(now),
+                    lease_transitions: transitions,
+                    ..LeaseSpec::default()
+                },
+            )
+            .await
+        };
+        match tokio::time::timeout(limit, released).await {
+            Ok(Ok(())) => tracing::info!(%lease, "released the lease"),
+            Ok(Err(err)) => tracing::warn!(%lease, error = %err, "could not release the lease"),
+            Err(_) => tracing::warn!(%lease, "releasing the lease took too long"),
+        }
+    }
+
+    /// Replaces `lease` (as last read or written) with `record`, guarded by its resourceVersion.
+    async fn update(&mut self, mut lease: Lease, record: LeaseSpec) -> Result<(), kube::Error> {
+        lease.spec = Some(record.clone());
+        let written = self
+            .api
+            .replace(&self.settings.lease, &PostParams::default(), &lease)
+            .await?;
+        self.observe(record, written);
+        Ok(())
+    }
+
+    fn observe(&mut self, record: LeaseSpec, written: Lease) {
+        self.observed = Some((record, Instant::now()));
+        self.lease = Some(written);
+    }
+
+    fn holder(&self) -> Option<String> {
+        let (spec, _) = self.observed.as_ref()?;
+        spec.holder_identity.clone().filter(|h| !h.is_empty())
+    }
+
+    fn is_leader(&self) -> bool {
+        self.holder().as_deref() == Some(self.settings.identity.as_str())
+    }
+
+    /// client-go's `isLeaseValid`: the duration the Lease itself states, counted from when this
+    /// replica saw it change.
+    fn lease_valid(&self) -> bool {
+        self.observed.as_ref().is_some_and(|(spec, seen)| {
+            let seconds = u64::try_from(spec.lease_duration_seconds.unwrap_or(0)).unwrap_or(0);
+            *seen + Duration::from_secs(seconds) > Instant::now()
+        })
+    }
+
+    /// Publishes whether this replica leads (what the runner acts on: the Lease may still name
+    /// it after it gave up) and the holder it saw, itself only when leading.
+    fn publish(&self, state: &watch::Sender<Leadership>, leading: bool) {
+        let holder = self
+            .holder()
+            .filter(|h| leading || *h != self.settings.identity);
+        let now = Leadership { leading, holder };
+        state.send_if_modified(|old| {
+            let changed = *old != now;
+            *old = now;
+            changed
+        });
+    }
+
+    fn describe(&self) -> String {
+        format!("{}/{}", self.settings.namespace, self.settings.lease)
+    }
+}
+
+/// `period` plus up to 1.2 times it, at random (client-go's `wait.Jitter`).
+fn jittered(period: Duration) -> Duration {
+    let random = RandomState::new().hash_one(Instant::now());
+    let fraction = (random % 1_000_000) as f64 / 1_000_000.0;
+    period + period.mul_f64(JITTER_FACTOR * fraction)
+}

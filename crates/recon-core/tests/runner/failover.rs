@@ -1,0 +1,147 @@
+//! Two replicas, one leader; the leader's Lease stops renewing and the other takes over, never
+//! while the first still reconciles.
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+use recon_fake::Verb;
+
+use crate::support::*;
+
+/// controller-runtime's (and so the runner's) defaults.
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+const RETRY: Duration = Duration::from_secs(2);
+
+#[tokio::test(start_paused = true)]
+async fn the_standby_takes_over_within_the_lease_duration_once_the_leader_stops_renewing() {
+    let server = server_with_a_widget().await;
+    let (lease_a, lease_b) = (Cut::default(), Cut::default());
+    let a = replica(&server, "replica-a", &lease_a, Duration::ZERO).await;
+    until_leading(&a, true).await;
+    let b = replica(&server, "replica-b", &lease_b, Duration::ZERO).await;
+
+    // A minute on: a still leads, b waits and knows who leads.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(a.leadership().borrow().leading);
+    let seen_by_b = b.leadership().borrow().clone();
+    assert!(!seen_by_b.leading);
+    assert_eq!(seen_by_b.holder.as_deref(), Some("replica-a"));
+    assert!(
+        sent_by(&server, "replica-b").is_empty(),
+        "the standby reconciled"
+    );
+    let gets_of_w = |agent: &str| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.user_agent == agent && r.verb == Verb::Get && r.name.as_deref() == Some("w")
+            })
+            .count()
+    };
+    assert!(
+        gets_of_w("replica-a") >= 30,
+        "the leader resyncs w every second"
+    );
+    assert!(a.metrics().encode_prometheus().contains(&format!(
+        "leader_election_master_status{{name=\"{LEASE}\"}} 1"
+    )));
+    assert!(b.metrics().encode_prometheus().contains(&format!(
+        "leader_election_master_status{{name=\"{LEASE}\"}} 0"
+    )));
+
+    // The leader's Lease requests fail from now on; its controllers still reach the server.
+    let cut_at = tokio::time::Instant::now();
+    lease_a.cut();
+    let a_stopped = until_leading(&a, false).await;
+    let b_leads = until_leading(&b, true).await;
+
+    // a stops within its renew deadline of its last renewal (at most a retry period before
+    // the cut), and before anyone may take over: client-go's `renew`.
+    assert!(
+        a_stopped - cut_at <= RENEW_DEADLINE,
+        "a stopped after {:?}",
+        a_stopped - cut_at
+    );
+    assert!(a_stopped < b_leads);
+    // b takes over once the Lease it saw last change is older than its duration: at most a
+    // jittered retry (2.2 periods) after the last renewal it saw, and one more after expiry.
+    let took_over = b_leads - cut_at;
+    assert!(
+        took_over >= LEASE_DURATION - RETRY,
+        "b took over after {took_over:?}, before the lease expired"
+    );
+    assert!(
+        took_over <= LEASE_DURATION + RETRY.mul_f64(4.4),
+        "b took over after {took_over:?}"
+    );
+
+    // The request log: every request a's controller sent precedes every request b's sent.
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let (sent_a, sent_b) = (sent_by(&server, "replica-a"), sent_by(&server, "replica-b"));
+    assert!(
+        !sent_b.is_empty() && gets_of_w("replica-b") >= 20,
+        "b does not reconcile"
+    );
+    assert!(
+        sent_a.last() < sent_b.first(),
+        "a sent request {:?} after b's first, {:?}",
+        sent_a.last(),
+        sent_b.first()
+    );
+    let lease: Lease = Api::default_namespaced(server.setup_client())
+        .get(LEASE)
+        .await
+        .unwrap();
+    let spec = lease.spec.unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("replica-b"));
+    assert_eq!(
+        spec.lease_transitions,
+        Some(1),
+        "a created it, b took it over"
+    );
+    assert_eq!(spec.lease_duration_seconds, Some(15));
+    assert!(b.metrics().encode_prometheus().contains(&format!(
+        "leader_election_master_status{{name=\"{LEASE}\"}} 1"
+    )));
+    assert!(a.metrics().encode_prometheus().contains(&format!(
+        "leader_election_master_status{{name=\"{LEASE}\"}} 0"
+    )));
+
+    b.shutdown().await;
+    a.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_lease_is_taken_stops_and_waits_its_turn() {
+    let server = server_with_a_widget().await;
+    let lease_a = Cut::default();
+    let a = replica(&server, "replica-a", &lease_a, Duration::ZERO).await;
+    until_leading(&a, true).await;
+    // Someone else writes itself in as holder (a forced takeover, `kubectl edit`).
+    let leases: Api<Lease> = Api::default_namespaced(server.setup_client());
+    let mut lease = leases.get(LEASE).await.unwrap();
+    lease.spec.as_mut().unwrap().holder_identity = Some("intruder".to_owned());
+    leases
+        .replace(LEASE, &Default::default(), &lease)
+        .await
+        .unwrap();
+    let taken_at = tokio::time::Instant::now();
+    let stopped = until_leading(&a, false).await;
+    assert!(
+        stopped - taken_at <= RETRY,
+        "a noticed after {:?}",
+        stopped - taken_at
+    );
+    assert_eq!(a.leadership().borrow().holder.as_deref(), Some("intruder"));
+    // The intruder never renews: a takes the Lease back once it expired.
+    let back = until_leading(&a, true).await;
+    assert!(
+        back - taken_at >= LEASE_DURATION - RETRY,
+        "a took it back after {:?}",
+        back - taken_at
+    );
+    a.shutdown().await;
+}

@@ -1,0 +1,8 @@
+//! The runner against the in-memory API server: leader election and failover with Tokio's clock
+//! paused (a 15 s lease takes no time), graceful shutdown, and the metrics and probes served
+//! over HTTP.
+
+mod failover;
+mod metrics;
+mod shutdown;
+mod support;
