@@ -5,6 +5,7 @@
 //! events it published), and returns a [`Summary`] with the transcript of what it printed.
 
 pub mod cli;
+pub mod failover;
 mod kubelet;
 pub mod logging;
 mod observe;

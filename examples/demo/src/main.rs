@@ -2,6 +2,8 @@
 //! embedded in-memory API server (no cluster, no kubeconfig), printing what happens as it
 //! happens, then a summary. `--help` describes the flags (see [`recon_demo::cli`]).
 //!
+//! - After the scenario, two replicas of the Function operator run under recon's `Runner` with
+//!   leader election, and hand over twice (a graceful shutdown, then a lost Lease).
 //! - `RUST_LOG` picks what is printed (default `info,recon_core=warn`; `debug` adds each
 //!   reconcile's reads).
 //! - `--cluster` runs the same scenario against the cluster of the current kubeconfig context
@@ -74,6 +76,11 @@ async fn main() -> ExitCode {
         }
     };
     println!("\n{summary}");
+    println!("\n==== two replicas of the Function operator under recon's Runner, and a failover");
+    if let Err(err) = recon_demo::failover::run(&target).await {
+        eprintln!("recon-demo: the failover: {err}");
+        return ExitCode::FAILURE;
+    }
     let Some(embedded) = embedded else {
         return ExitCode::SUCCESS;
     };

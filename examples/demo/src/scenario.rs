@@ -447,7 +447,7 @@ impl Demo<'_> {
 }
 
 /// Polls `check` until it gives a value, for at most [`WAIT`].
-async fn wait_for<T, F, Fut>(what: &str, check: F) -> Result<T, DemoError>
+pub(crate) async fn wait_for<T, F, Fut>(what: &str, check: F) -> Result<T, DemoError>
 where
     F: Fn() -> Fut,
     Fut: Future<Output = Option<T>>,
