@@ -114,12 +114,25 @@ async fn the_standby_takes_over_within_the_lease_duration_once_the_leader_stops_
     a.shutdown().await;
 }
 
+/// `controller_runtime_active_workers` of the widget controller.
+fn active_workers(replica: &recon_core::runner::RunningRunner) -> String {
+    let text = replica.metrics().encode_prometheus();
+    let prefix = format!("controller_runtime_active_workers{{controller=\"{CONTROLLER}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[tokio::test(start_paused = true)]
-async fn a_leader_whose_lease_is_taken_stops_and_waits_its_turn() {
+async fn a_leader_whose_lease_is_taken_cancels_its_reconcile_and_waits_its_turn() {
     let server = server_with_a_widget().await;
     let lease_a = Cut::default();
-    let a = replica(&server, "replica-a", &lease_a, Duration::ZERO).await;
+    // Each reconcile takes 30 s: a is always in the middle of one.
+    let a = replica(&server, "replica-a", &lease_a, Duration::from_secs(30)).await;
     until_leading(&a, true).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(active_workers(&a), "1");
     // Someone else writes itself in as holder (a forced takeover, `kubectl edit`).
     let leases: Api<Lease> = Api::default_namespaced(server.setup_client());
     let mut lease = leases.get(LEASE).await.unwrap();
@@ -136,6 +149,9 @@ async fn a_leader_whose_lease_is_taken_stops_and_waits_its_turn() {
         stopped - taken_at
     );
     assert_eq!(a.leadership().borrow().holder.as_deref(), Some("intruder"));
+    // The reconcile under way was cancelled, not drained: the intruder may start any time.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(active_workers(&a), "0");
     // The intruder never renews: a takes the Lease back once it expired.
     let back = until_leading(&a, true).await;
     assert!(

@@ -4,5 +4,6 @@
 
 mod failover;
 mod metrics;
+mod probes;
 mod shutdown;
 mod support;

@@ -1,5 +1,6 @@
 //! What `/metrics`, `/healthz` and `/readyz` serve over HTTP after a replica reconciled a
-//! widget: reconciles, child writes, a status write that conflicted and its retry.
+//! widget: reconciles, one that failed, child writes, a status write that conflicted and
+//! its retry.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::support::*;
 
 /// One HTTP/1.1 GET: the status code and the body.
-async fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
+pub async fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: recon\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
@@ -28,7 +29,7 @@ async fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
 }
 
 /// Polls until `check` holds, for at most ten seconds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -54,6 +55,11 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
             .once()
             .fail(Failure::Conflict);
     }
+    // The first reconcile cannot read its widget: it fails, and is retried.
+    server
+        .on(Verb::Get, "widgets")
+        .once()
+        .fail(Failure::Forbidden("not yet".to_owned()));
     let client = server.client();
     let running = Runner::new(client.clone())
         .controller(
@@ -76,6 +82,15 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
     })
     .await;
 
+    // A status write ends its reconcile with no requeue (reconciler.io's rule); the reconcile it
+    // brings writes nothing and asks for the resync.
+    eventually("a reconcile asked for a resync", || async {
+        get(addr, "/metrics", "text/plain")
+            .await
+            .1
+            .contains("result=\"requeue_after\"")
+    })
+    .await;
     let (code, text) = get(addr, "/metrics", "text/plain").await;
     assert_eq!(code, 200);
     let count = |line_start: &str| -> f64 {
@@ -100,20 +115,36 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
         )),
         1.0
     );
+    let metric =
+        |name: &str, labels: &str| format!("{name}{{controller=\"{CONTROLLER}\"{labels}}}");
+    assert!(count(&metric("recon_status_writes_total", ",result=\"success\"")) >= 1.0);
+    assert!(
+        count(&metric(
+            "controller_runtime_reconcile_time_seconds_count",
+            ""
+        )) >= 2.0
+    );
     assert_eq!(
-        count(&format!(
-            "recon_status_writes_total{{controller=\"{CONTROLLER}\",result=\"success\"}}"
+        count(&metric(
+            "controller_runtime_reconcile_total",
+            ",result=\"error\""
+        )),
+        1.0
+    );
+    assert_eq!(
+        count(&metric("controller_runtime_reconcile_errors_total", "")),
+        1.0
+    );
+    assert_eq!(
+        count(&metric(
+            "recon_reconcile_errors_by_kind_total",
+            ",kind=\"Forbidden\""
         )),
         1.0
     );
     assert!(
-        count(&format!(
-            "controller_runtime_reconcile_time_seconds_count{{controller=\"{CONTROLLER}\"}}"
-        )) >= 1.0
-    );
-    assert!(
-        !text.contains("controller_runtime_reconcile_errors_total{"),
-        "the retry succeeded:\n{text}"
+        !text.contains("controller_runtime_terminal_reconcile_errors_total{"),
+        "a 403 is retried:\n{text}"
     );
     assert!(
         !text.contains("leader_election_master_status"),
