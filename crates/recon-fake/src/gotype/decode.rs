@@ -12,6 +12,7 @@ use base64::Engine as _;
 use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::{Number, Value};
 
+use super::go_time::{self, Layout};
 use super::{GoType, TYPES, base64::corrupt_at, quantity};
 use crate::wire::object::{Object, json_type};
 
@@ -116,8 +117,20 @@ impl Walk {
             (GoType::Int64, Value::Number(n)) => {
                 integer_text(n, i64::MIN, i64::MAX).map(|text| format!("number {text}"))
             }
+            (GoType::Time | GoType::MicroTime, Value::String(text)) => {
+                // Not a type error: `time.Parse`'s own, without a field; kept in the server's form.
+                let layout = match ty.underlying() {
+                    GoType::Time => Layout::Time,
+                    _ => Layout::MicroTime,
+                };
+                match go_time::canonical(layout, text) {
+                    Ok(canonical) => *text = canonical,
+                    Err(why) => self.error = Some(why),
+                }
+                return;
+            }
             (GoType::Float64, Value::Number(_))
-            | (GoType::String | GoType::Time | GoType::IntOrString, Value::String(_))
+            | (GoType::String | GoType::IntOrString, Value::String(_))
             | (GoType::Bool, Value::Bool(_)) => None,
             (GoType::Bytes, Value::String(text)) => {
                 match corrupt_at(text) {
@@ -214,7 +227,7 @@ impl GoType {
     /// What a `null` list item or map value decodes to: the type's zero value as Go writes it.
     fn zero(&self) -> Value {
         match self {
-            GoType::String | GoType::Time => Value::String(String::new()),
+            GoType::String | GoType::Time | GoType::MicroTime => Value::String(String::new()),
             GoType::Int32 | GoType::Int64 | GoType::Float64 | GoType::IntOrString => Value::from(0),
             GoType::Bool => Value::Bool(false),
             GoType::Struct(_) => Value::Object(Object::new()),

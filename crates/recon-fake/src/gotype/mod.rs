@@ -14,6 +14,7 @@
 mod base64;
 mod decode;
 mod encode;
+pub(crate) mod go_time;
 pub(crate) mod internal;
 pub(crate) mod quantity;
 mod unstructured;
@@ -56,8 +57,10 @@ pub(crate) enum GoType {
     IntOrString,
     /// `resource.Quantity`: a string or a number, in the quantity syntax.
     Quantity,
-    /// `metav1.Time` and `metav1.MicroTime`: decoded through a `string`.
+    /// `metav1.Time`: decoded through a `string` read as RFC 3339, stored in UTC, whole seconds.
     Time,
+    /// `metav1.MicroTime`: the same with exactly six fractional digits.
+    MicroTime,
     /// Anything: `runtime.RawExtension`, `metav1.FieldsV1`, schemaless objects.
     Any,
     Slice(Box<GoType>),
@@ -237,8 +240,8 @@ fn go_type(schema: &Value, schemas: &serde_json::Map<String, Value>) -> GoType {
         return match name {
             "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => GoType::IntOrString,
             "io.k8s.apimachinery.pkg.api.resource.Quantity" => GoType::Quantity,
-            "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
-            | "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => GoType::Time,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Time" => GoType::Time,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => GoType::MicroTime,
             _ => match schemas.get(name) {
                 Some(target) if target.get("properties").is_some() => {
                     GoType::Struct(name.to_owned())
@@ -276,7 +279,7 @@ impl GoType {
             GoType::Int32 | GoType::IntOrString => "int32".into(),
             GoType::Int64 => "int64".into(),
             GoType::Float64 => "float64".into(),
-            GoType::String | GoType::Time => "string".into(),
+            GoType::String | GoType::Time | GoType::MicroTime => "string".into(),
             GoType::Bytes => "[]uint8".into(),
             GoType::Bool => "bool".into(),
             GoType::Quantity => "resource.Quantity".into(),

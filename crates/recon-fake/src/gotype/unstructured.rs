@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::base64::corrupt_at;
+use super::go_time::{self, Layout};
 use super::{GoType, TYPES, quantity};
 use crate::wire::object::Object;
 
@@ -85,8 +86,16 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(str::to_owned)
         }
-        GoType::Time => match value {
-            Value::String(_) => Ok(()),
+        GoType::Time | GoType::MicroTime => match value {
+            // The converter hands a type with its own `UnmarshalJSON` its JSON: `time.Parse`.
+            Value::String(text) => {
+                let layout = if *ty == GoType::Time {
+                    Layout::Time
+                } else {
+                    Layout::MicroTime
+                };
+                go_time::parse(layout, text).map(|_| ())
+            }
             other => Err(format!(
                 "json: cannot unmarshal {} into Go value of type string",
                 crate::wire::object::json_type(other)

@@ -444,13 +444,9 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                 other => return Err(type_error(other, "int64")),
             },
             MetaField::Time => match &value {
-                Value::String(s) if s.parse::<jiff::Timestamp>().is_ok() => true,
                 Value::String(s) => {
-                    return Err(format!(
-                        "parsing time {} as \"2006-01-02T15:04:05Z07:00\": cannot parse {} as \"2006\"",
-                        go_quote(s),
-                        go_quote(s)
-                    ));
+                    crate::gotype::go_time::parse(crate::gotype::go_time::Layout::Time, s)?;
+                    true
                 }
                 other => return Err(type_error(other, "v1.Time")),
             },

@@ -234,9 +234,14 @@ fn is_uuid(b: &[u8]) -> bool {
     })
 }
 
-/// RFC 3339 as Kubernetes writes it: `2024-01-01T00:00:00Z`, with optional fraction or offset.
+/// A time as kube-apiserver writes a `metav1.Time` (`2024-01-01T00:00:00Z`) or a
+/// `metav1.MicroTime` (`2024-01-01T00:00:00.000000Z`): in UTC, whole seconds or six digits. Any
+/// other form (an offset, another fraction) is kept as it is, so a server that echoes a time
+/// instead of writing it in its own form is caught.
 fn is_timestamp(s: &str) -> bool {
     timestamp_len(s) == Some(s.len())
+        && s.ends_with('Z')
+        && (s.len() == 20 || (s.len() == 27 && s.as_bytes()[19] == b'.'))
 }
 
 /// The length of the RFC 3339 timestamp `s` starts with, if it starts with one.

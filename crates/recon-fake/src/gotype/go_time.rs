@@ -1,0 +1,395 @@
+//! `metav1.Time` and `metav1.MicroTime` as kube-apiserver decodes and encodes them: read with Go's
+//! `time.Parse` (layout `time.RFC3339`, or `RFC3339Micro` for a MicroTime), with Go's error
+//! text; written back in UTC, whole seconds for a Time (a fraction is dropped, not rounded) and
+//! exactly six fractional digits for a MicroTime. Recorded from kube-apiserver: scenario
+//! `update/leader-election-lease-takeover-and-release` (a MicroTime without six digits is a 400)
+//! and an Event created with `firstTimestamp: 2026-11-27T12:00:00.75+02:00`, answered
+//! `2026-11-27T10:00:00Z`, and `eventTime: 2026-11-27T12:00:00.123456+02:00`, answered
+//! `2026-11-27T10:00:00.123456Z`.
+
+use jiff::Timestamp;
+use jiff::civil::DateTime;
+use jiff::tz::Offset;
+
+/// Which of the two layouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// `metav1.Time`: `2006-01-02T15:04:05Z07:00`; a fraction after the seconds is read too.
+    Time,
+    /// `metav1.MicroTime`: `2006-01-02T15:04:05.000000Z07:00`, exactly six digits.
+    MicroTime,
+}
+
+impl Layout {
+    fn text(self) -> &'static str {
+        match self {
+            Layout::Time => "2006-01-02T15:04:05Z07:00",
+            Layout::MicroTime => "2006-01-02T15:04:05.000000Z07:00",
+        }
+    }
+}
+
+/// Parses `value` as `time.Parse(layout, value)` does; `Err` is Go's `ParseError` text.
+pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
+    let fail = |layout_elem: &str, value_elem: &str| {
+        format!(
+            "parsing time {} as {}: cannot parse {} as {}",
+            quote(value),
+            quote(layout.text()),
+            quote(value_elem),
+            quote(layout_elem)
+        )
+    };
+    let out_of_range = |what: &str| format!("parsing time {}: {what} out of range", quote(value));
+    let mut rest = value.as_bytes();
+
+    // "2006": four bytes, the first a digit, all of them read as an integer.
+    let hold = rest;
+    if rest.len() < 4 || !rest[0].is_ascii_digit() || !rest[..4].iter().all(u8::is_ascii_digit) {
+        return Err(fail("2006", text(hold)));
+    }
+    let year = number(&rest[..4]);
+    rest = &rest[4..];
+
+    // "-01": a literal, then two digits.
+    rest = skip(rest, b"-").ok_or_else(|| fail("-", text(rest)))?;
+    let hold = rest;
+    let (month, after) = two_digits(rest, true).ok_or_else(|| fail("01", text(hold)))?;
+    rest = after;
+    if !(1..=12).contains(&month) {
+        return Err(out_of_range("month"));
+    }
+
+    // "-02": the day, checked against the month once everything is read.
+    rest = skip(rest, b"-").ok_or_else(|| fail("-", text(rest)))?;
+    let hold = rest;
+    let (day, after) = two_digits(rest, true).ok_or_else(|| fail("02", text(hold)))?;
+    rest = after;
+
+    // "T15": Go's `15` takes one digit or two.
+    rest = skip(rest, b"T").ok_or_else(|| fail("T", text(rest)))?;
+    let hold = rest;
+    let (hour, after) = two_digits(rest, false).ok_or_else(|| fail("15", text(hold)))?;
+    rest = after;
+    if hour >= 24 {
+        return Err(out_of_range("hour"));
+    }
+
+    rest = skip(rest, b":").ok_or_else(|| fail(":", text(rest)))?;
+    let hold = rest;
+    let (minute, after) = two_digits(rest, true).ok_or_else(|| fail("04", text(hold)))?;
+    rest = after;
+    if minute >= 60 {
+        return Err(out_of_range("minute"));
+    }
+
+    rest = skip(rest, b":").ok_or_else(|| fail(":", text(rest)))?;
+    let hold = rest;
+    let (second, after) = two_digits(rest, true).ok_or_else(|| fail("05", text(hold)))?;
+    rest = after;
+    if second >= 60 {
+        return Err(out_of_range("second"));
+    }
+
+    let mut nanos = 0;
+    match layout {
+        // A fraction the layout does not name is read anyway: `.` or `,` and digits.
+        Layout::Time => {
+            if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && rest[1].is_ascii_digit() {
+                let n = 1 + rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+                nanos = fraction(&rest[1..n]);
+                rest = &rest[n..];
+            }
+        }
+        // `.000000`: a separator and six bytes Go reads with `atoi`, which takes a sign too:
+        // `.+12345` is 12345 scaled as six digits, a negative fraction is out of range.
+        Layout::MicroTime => {
+            let separator = rest.first().is_some_and(|b| matches!(b, b'.' | b','));
+            let Some(six) = rest.get(1..7).filter(|_| separator) else {
+                return Err(fail(".000000", text(rest)));
+            };
+            let (negative, digits) = match six[0] {
+                b'+' => (false, &six[1..]),
+                b'-' => (true, &six[1..]),
+                _ => (false, six),
+            };
+            if !digits.iter().all(u8::is_ascii_digit) {
+                return Err(fail(".000000", text(rest)));
+            }
+            let micros = number(digits);
+            if negative && micros != 0 {
+                return Err(out_of_range("fractional second"));
+            }
+            nanos = micros * 1000;
+            rest = &rest[7..];
+        }
+    }
+
+    // "Z07:00": `Z`, or a sign, two digits, a colon and two digits.
+    let hold = rest;
+    let offset_seconds = if rest.first() == Some(&b'Z') {
+        rest = &rest[1..];
+        0
+    } else {
+        let zone = rest.get(..6).filter(|z| z[3] == b':');
+        let parsed = zone.and_then(|z| {
+            let (hours, _) = two_digits(&z[1..3], true)?;
+            let (minutes, _) = two_digits(&z[4..6], true)?;
+            Some((z[0], hours, minutes))
+        });
+        let Some((sign, hours, minutes)) = parsed else {
+            return Err(fail("Z07:00", text(hold)));
+        };
+        if hours > 24 {
+            return Err(out_of_range("time zone offset hour"));
+        }
+        if minutes > 60 {
+            return Err(out_of_range("time zone offset minute"));
+        }
+        let seconds = (hours * 60 + minutes) * 60;
+        rest = &rest[6..];
+        match sign {
+            b'+' => seconds,
+            b'-' => -seconds,
+            _ => return Err(fail("Z07:00", text(hold))),
+        }
+    };
+    if !rest.is_empty() {
+        return Err(format!(
+            "parsing time {}: extra text: {}",
+            quote(value),
+            quote(text(rest))
+        ));
+    }
+    if day < 1 || day > days_in(month, year) {
+        return Err(out_of_range("day"));
+    }
+    // Every field is in range, and a year has four digits: the civil time exists.
+    let civil = DateTime::new(
+        i16::try_from(year).unwrap_or(i16::MAX),
+        i8::try_from(month).unwrap_or(1),
+        i8::try_from(day).unwrap_or(1),
+        i8::try_from(hour).unwrap_or(0),
+        i8::try_from(minute).unwrap_or(0),
+        i8::try_from(second).unwrap_or(0),
+        nanos,
+    )
+    .map_err(|_| out_of_range("year"))?;
+    let offset =
+        Offset::from_seconds(offset_seconds).map_err(|_| out_of_range("time zone offset hour"))?;
+    offset.to_timestamp(civil).map_err(|_| out_of_range("year"))
+}
+
+/// `t` as the server writes it back: RFC 3339 in UTC, whole seconds for a Time, six digits for a
+/// MicroTime.
+pub(crate) fn format(layout: Layout, t: Timestamp) -> String {
+    match layout {
+        Layout::Time => t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Layout::MicroTime => t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+    }
+}
+
+/// `value` read and written back as the server stores it, or Go's error.
+pub(crate) fn canonical(layout: Layout, value: &str) -> Result<String, String> {
+    parse(layout, value).map(|t| format(layout, t))
+}
+
+fn skip<'a>(value: &'a [u8], literal: &[u8]) -> Option<&'a [u8]> {
+    value.strip_prefix(literal)
+}
+
+/// Go's `getnum`: two digits, or (unless `fixed`) one digit not followed by another.
+fn two_digits(value: &[u8], fixed: bool) -> Option<(i32, &[u8])> {
+    let first = *value.first().filter(|b| b.is_ascii_digit())?;
+    match value.get(1).filter(|b| b.is_ascii_digit()) {
+        Some(second) => Some((
+            i32::from(first - b'0') * 10 + i32::from(second - b'0'),
+            &value[2..],
+        )),
+        None if fixed => None,
+        None => Some((i32::from(first - b'0'), &value[1..])),
+    }
+}
+
+fn number(digits: &[u8]) -> i32 {
+    digits.iter().fold(0, |n, d| n * 10 + i32::from(d - b'0'))
+}
+
+/// Nanoseconds from fraction digits: the first nine count (Go reads at most nine).
+fn fraction(digits: &[u8]) -> i32 {
+    let mut nanos = 0;
+    for i in 0..9 {
+        nanos = nanos * 10 + digits.get(i).map_or(0, |d| i32::from(d - b'0'));
+    }
+    nanos
+}
+
+fn days_in(month: i32, year: i32) -> i32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// The unread part of the value: whole characters, as it was cut at a byte Go reached by
+/// skipping ASCII.
+fn text(rest: &[u8]) -> &str {
+    std::str::from_utf8(rest).unwrap_or_default()
+}
+
+/// Go's `time.quote`: double quotes, `"` and `\` escaped, and every byte of a control or
+/// non-ASCII character as `\xNN`.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c.is_ascii() && !c.is_ascii_control() {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        } else {
+            let mut buf = [0; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{byte:02x}"));
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_written_back_in_utc_without_its_fraction() {
+        assert_eq!(
+            canonical(Layout::Time, "2026-11-27T12:00:00.75+02:00").unwrap(),
+            "2026-11-27T10:00:00Z"
+        );
+        assert_eq!(
+            canonical(Layout::Time, "2026-11-27T10:00:00,5Z").unwrap(),
+            "2026-11-27T10:00:00Z"
+        );
+    }
+
+    #[test]
+    fn a_micro_time_is_written_back_in_utc_with_six_digits() {
+        assert_eq!(
+            canonical(Layout::MicroTime, "2026-11-27T12:00:00.123456+02:00").unwrap(),
+            "2026-11-27T10:00:00.123456Z"
+        );
+        assert_eq!(
+            canonical(Layout::MicroTime, "2026-11-27T00:30:00.000001-01:30").unwrap(),
+            "2026-11-27T02:00:00.000001Z"
+        );
+    }
+
+    #[test]
+    fn a_micro_time_needs_exactly_six_digits_as_kube_apiserver_said() {
+        let layout = "\"2006-01-02T15:04:05.000000Z07:00\"";
+        assert_eq!(
+            parse(Layout::MicroTime, "2026-11-27T10:00:22Z").unwrap_err(),
+            format!(
+                "parsing time \"2026-11-27T10:00:22Z\" as {layout}: cannot parse \"Z\" as \".000000\""
+            )
+        );
+        assert_eq!(
+            parse(Layout::MicroTime, "2026-11-27T10:00:22.5Z").unwrap_err(),
+            format!(
+                "parsing time \"2026-11-27T10:00:22.5Z\" as {layout}: cannot parse \".5Z\" as \".000000\""
+            )
+        );
+        // A sign is read as part of the six.
+        assert_eq!(
+            canonical(Layout::MicroTime, "2026-11-27T10:00:22.+12345Z").unwrap(),
+            "2026-11-27T10:00:22.012345Z"
+        );
+        assert_eq!(
+            parse(Layout::MicroTime, "2026-11-27T10:00:22.-12345Z").unwrap_err(),
+            "parsing time \"2026-11-27T10:00:22.-12345Z\": fractional second out of range"
+        );
+        // Seven digits: six are the fraction, the seventh is not a zone.
+        assert_eq!(
+            parse(Layout::MicroTime, "2026-11-27T10:00:22.1234567Z").unwrap_err(),
+            format!(
+                "parsing time \"2026-11-27T10:00:22.1234567Z\" as {layout}: cannot parse \"7Z\" as \"Z07:00\""
+            )
+        );
+    }
+
+    #[test]
+    fn errors_name_the_element_that_failed_as_go_does() {
+        let layout = "\"2006-01-02T15:04:05Z07:00\"";
+        let cases = [
+            ("", "cannot parse \"\" as \"2006\""),
+            ("soon", "cannot parse \"soon\" as \"2006\""),
+            ("2026/11/27", "cannot parse \"/11/27\" as \"-\""),
+            (
+                "2026-1-27T00:00:00Z",
+                "cannot parse \"1-27T00:00:00Z\" as \"01\"",
+            ),
+            (
+                "2026-11-27 10:00:00Z",
+                "cannot parse \" 10:00:00Z\" as \"T\"",
+            ),
+            ("2026-11-27T10:00:00", "cannot parse \"\" as \"Z07:00\""),
+            (
+                "2026-11-27T10:00:00+0200",
+                "cannot parse \"+0200\" as \"Z07:00\"",
+            ),
+        ];
+        for (value, tail) in cases {
+            assert_eq!(
+                parse(Layout::Time, value).unwrap_err(),
+                format!("parsing time {} as {layout}: {tail}", quote(value)),
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranges_and_trailing_text_have_their_own_messages() {
+        let err = |v| parse(Layout::Time, v).unwrap_err();
+        assert_eq!(
+            err("2026-13-01T00:00:00Z"),
+            "parsing time \"2026-13-01T00:00:00Z\": month out of range"
+        );
+        assert_eq!(
+            err("2026-02-29T00:00:00Z"),
+            "parsing time \"2026-02-29T00:00:00Z\": day out of range"
+        );
+        assert_eq!(
+            err("2026-11-27T24:00:00Z"),
+            "parsing time \"2026-11-27T24:00:00Z\": hour out of range"
+        );
+        assert_eq!(
+            err("2026-11-27T10:60:00Z"),
+            "parsing time \"2026-11-27T10:60:00Z\": minute out of range"
+        );
+        assert_eq!(
+            err("2026-11-27T10:00:60Z"),
+            "parsing time \"2026-11-27T10:00:60Z\": second out of range"
+        );
+        assert_eq!(
+            err("2026-11-27T10:00:00Zsoon"),
+            "parsing time \"2026-11-27T10:00:00Zsoon\": extra text: \"soon\""
+        );
+        assert!(
+            parse(Layout::Time, "2024-02-29T00:00:00Z").is_ok(),
+            "a leap day"
+        );
+        // Go's `15` takes a single digit.
+        assert!(parse(Layout::Time, "2026-11-27T9:00:00Z").is_ok());
+    }
+
+    #[test]
+    fn quotes_escape_as_go_s_time_package() {
+        assert_eq!(quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(quote("é\n"), r#""\xc3\xa9\x0a""#);
+    }
+}
