@@ -8,6 +8,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::NAMESPACE;
+use crate::failover::LEASE;
 
 /// The usage line, also printed after a wrong argument.
 pub const USAGE: &str = "usage: recon-demo [--cluster | --kubeconfig PATH] [--check]";
@@ -19,7 +20,10 @@ pub fn help() -> String {
 recon-demo: recon's example operators (function-operator, gateway-operator) under kube-rs's
 Controller, and its admission webhooks over HTTPS, playing a scenario: create a Gateway and a
 Function, change them, ask the webhooks, delete the Function. It prints each reconcile with the
-writes it sent and the events it published, then a summary.
+writes it sent and the events it published, then a summary. Then two replicas of the Function
+operator run under recon's Runner with leader election on the Lease
+`{LEASE}`, and hand over twice: the leader shuts down and releases the
+Lease; the next loses the API server for its Lease, and the other takes over once it expired.
 
 {USAGE}
 
@@ -38,7 +42,8 @@ Options:
 
 On a cluster the demo installs the example CRDs (functions, gateways and widgets in
 operators.example.com and example.com), creates its objects in the namespace `{NAMESPACE}`
-(created if missing), and leaves them there. On a control plane without nodes it plays the
+(created if missing), and leaves them there (the Lease too; the Function `relay` of the
+failover is deleted). On a control plane without nodes it plays the
 kubelet, reporting its Pods running and ready.
 
 Environment:
