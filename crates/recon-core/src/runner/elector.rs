@@ -61,7 +61,8 @@ impl Elector {
 
     /// Campaigns, leads and renews until told to release, publishing each change to `state`.
     /// A leader that cannot renew within the renew deadline, or sees another holder, stops
-    /// leading at once and campaigns again.
+    /// leading at once and campaigns again. If the runner's handle is dropped, it stops without
+    /// releasing.
     pub(crate) async fn run(
         mut self,
         state: watch::Sender<Leadership>,
@@ -83,7 +84,10 @@ impl Elector {
                 let wait = jittered(self.settings.retry_period);
                 tokio::select! {
                     () = tokio::time::sleep(wait) => {}
-                    _ = phase.changed() => {}
+                    changed = phase.changed() => if changed.is_err() {
+                        // The runner's handle was dropped: stop.
+                        return;
+                    },
                 }
             }
             // The leader: renew every retry period; give up when a renewal does not succeed
@@ -100,9 +104,16 @@ impl Elector {
                 }
                 self.probes.renewed();
                 self.publish(&state, true);
-                tokio::select! {
-                    () = tokio::time::sleep(self.settings.retry_period) => {}
-                    _ = phase.wait_for(|p| *p == Phase::Release) => {}
+                let release = tokio::select! {
+                    () = tokio::time::sleep(self.settings.retry_period) => false,
+                    released = phase.wait_for(|p| *p == Phase::Release) => released.is_ok(),
+                };
+                if !release && phase.has_changed().is_err() {
+                    // The runner's handle was dropped, its reconciles cancelled without waiting:
+                    // stop renewing, and let the Lease expire rather than hand it over while
+                    // one may still be finishing.
+                    self.publish(&state, false);
+                    return;
                 }
             }
             // Not leading any more, whatever the Lease said last: the next try reads it again.

@@ -286,7 +286,10 @@ impl std::fmt::Debug for Runner {
     }
 }
 
-/// A started [`Runner`].
+/// A started [`Runner`]. [`shutdown`](Self::shutdown) stops it gracefully; dropping it stops it
+/// at once instead: reconciles are cancelled, the endpoints and webhooks close, and a leader
+/// stops renewing and leaves its Lease to expire (another replica takes over after the lease
+/// duration, as after a crash).
 #[derive(Debug)]
 pub struct RunningRunner {
     leadership: watch::Receiver<Leadership>,

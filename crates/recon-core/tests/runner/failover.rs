@@ -161,3 +161,38 @@ async fn a_leader_whose_lease_is_taken_cancels_its_reconcile_and_waits_its_turn(
     );
     a.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_leader_stops_at_once_and_its_lease_expires_as_after_a_crash() {
+    let server = server_with_a_widget().await;
+    let (lease_a, lease_b) = (Cut::default(), Cut::default());
+    let a = replica(&server, "replica-a", &lease_a, Duration::ZERO).await;
+    until_leading(&a, true).await;
+    let b = replica(&server, "replica-b", &lease_b, Duration::ZERO).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    drop(a);
+    let dropped_at = tokio::time::Instant::now();
+    let after_drop = server.requests().len();
+    let b_leads = until_leading(&b, true).await;
+    // Nobody handed the Lease over: b waited for it to expire.
+    assert!(
+        b_leads - dropped_at >= LEASE_DURATION - RETRY.mul_f64(2.2),
+        "b took over after {:?}",
+        b_leads - dropped_at
+    );
+    let sent_after_drop = |agent: &str| {
+        server.requests()[after_drop..]
+            .iter()
+            .filter(|r| r.user_agent == agent)
+            .count()
+    };
+    assert_eq!(sent_after_drop("replica-a-lease"), 0, "a kept renewing");
+    // A reconcile whose turn came at the very instant of the drop may have sent a request or
+    // two before its cancellation was seen; none came once b started.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (sent_a, sent_b) = (sent_by(&server, "replica-a"), sent_by(&server, "replica-b"));
+    assert!(sent_a.last() < sent_b.first(), "a reconciled after b began");
+    assert!(sent_after_drop("replica-a") <= 2, "a kept reconciling");
+    b.shutdown().await;
+}

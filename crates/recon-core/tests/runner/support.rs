@@ -131,8 +131,10 @@ pub async fn replica_draining(
     drain: Duration,
 ) -> RunningRunner {
     let client = tagged(server.client(), identity);
+    // Its Lease requests carry `User-Agent: <identity>-lease`.
+    let lease_client = tagged(server.client(), &format!("{identity}-lease"));
     let election =
-        LeaderElection::new(LEASE, "default", identity).client(lease.client(server.client()));
+        LeaderElection::new(LEASE, "default", identity).client(lease.client(lease_client));
     Runner::new(client.clone())
         .controller(
             reconciler(client.clone(), pause),
