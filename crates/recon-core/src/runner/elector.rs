@@ -146,8 +146,15 @@ impl Elector {
     async fn attempt(&mut self, limit: Duration) -> bool {
         match tokio::time::timeout(limit, self.try_acquire_or_renew()).await {
             Ok(Ok(done)) => done,
+            // A conflict is another candidate winning a race; anything else (RBAC, a missing
+            // namespace, an unreachable server) is worth an operator's attention, as client-go
+            // logs it.
+            Ok(Err(kube::Error::Api(status))) if status.code == 409 => {
+                tracing::debug!(lease = %self.describe(), error = %status.message, "another replica wrote the lease first");
+                false
+            }
             Ok(Err(err)) => {
-                tracing::debug!(lease = %self.describe(), error = %err, "a lease request failed");
+                tracing::warn!(lease = %self.describe(), error = %err, "a lease request failed");
                 false
             }
             Err(_) => {

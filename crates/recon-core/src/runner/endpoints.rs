@@ -8,13 +8,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::metrics::{Metrics, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_CONTENT_TYPE};
 use super::probes::{Check, Probes};
+
+/// How long a client gets to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long open connections get to finish once the endpoints stop.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -55,7 +58,10 @@ async fn accept_loop(
                             let endpoints = Arc::clone(&endpoints);
                             async move { Ok::<_, Infallible>(endpoints.answer(&request)) }
                         });
+                        // A client that never finishes its headers is dropped.
                         let served = hyper::server::conn::http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(HEADER_READ_TIMEOUT)
                             .serve_connection(TokioIo::new(tcp), service)
                             .await;
                         if let Err(e) = served {

@@ -226,3 +226,37 @@ async fn a_runner_refuses_what_cannot_run() {
         "{err}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_never_finishes_its_headers_is_let_go() {
+    let server = server_with_a_widget().await;
+    let client = server.client();
+    let running = Runner::new(client.clone())
+        .controller(
+            reconciler(client.clone(), Duration::ZERO),
+            Api::all(client),
+            watcher::Config::default(),
+        )
+        .endpoints("127.0.0.1:0".parse().unwrap())
+        .start()
+        .await
+        .unwrap();
+    let mut tcp = tokio::net::TcpStream::connect(running.endpoints_addr().unwrap())
+        .await
+        .unwrap();
+    tcp.write_all(b"GET /metrics HTTP/1.1\r\nHost: rec")
+        .await
+        .unwrap();
+    let began = tokio::time::Instant::now();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), tcp.read_to_end(&mut answer))
+        .await
+        .expect("the endpoints kept the connection open")
+        .unwrap();
+    assert!(
+        began.elapsed() >= Duration::from_secs(10),
+        "closed after {:?}",
+        began.elapsed()
+    );
+    running.shutdown().await;
+}
