@@ -6,4 +6,5 @@ mod failover;
 mod metrics;
 mod probes;
 mod shutdown;
+mod signal;
 mod support;

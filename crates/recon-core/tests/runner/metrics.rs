@@ -6,10 +6,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::Api;
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
 use recon_core::runner::Runner;
 use recon_fake::{Failure, Verb};
+use recon_test_fixtures::Widget;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::*;
@@ -91,6 +93,26 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
             .contains("result=\"requeue_after\"")
     })
     .await;
+    // A resize updates the child.
+    let widgets: Api<Widget> = Api::default_namespaced(server.setup_client());
+    widgets
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 2}})),
+        )
+        .await
+        .unwrap();
+    eventually("the child follows the resize", || async {
+        let child = children.get("w-child").await.unwrap();
+        child
+            .data
+            .unwrap_or_default()
+            .get("size")
+            .map(String::as_str)
+            == Some("2")
+    })
+    .await;
     let (code, text) = get(addr, "/metrics", "text/plain").await;
     assert_eq!(code, 200);
     let count = |line_start: &str| -> f64 {
@@ -103,12 +125,15 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
             "controller_runtime_reconcile_total{{controller=\"{CONTROLLER}\",result=\"requeue_after\"}}"
         )) >= 1.0
     );
-    assert_eq!(
-        count(&format!(
-            "recon_child_writes_total{{controller=\"{CONTROLLER}\",resource=\"configmaps\",verb=\"create\"}}"
-        )),
-        1.0
-    );
+    for verb in ["create", "update"] {
+        assert_eq!(
+            count(&format!(
+                "recon_child_writes_total{{controller=\"{CONTROLLER}\",resource=\"configmaps\",verb=\"{verb}\"}}"
+            )),
+            1.0,
+            "{verb}"
+        );
+    }
     assert_eq!(
         count(&format!(
             "recon_status_writes_total{{controller=\"{CONTROLLER}\",result=\"conflict\"}}"
