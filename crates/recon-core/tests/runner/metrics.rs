@@ -6,12 +6,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::watcher;
 use recon_core::runner::Runner;
 use recon_fake::{Failure, Verb};
-use recon_test_fixtures::Widget;
-use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::*;
@@ -62,17 +60,7 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
         .on(Verb::Get, "widgets")
         .once()
         .fail(Failure::Forbidden("not yet".to_owned()));
-    let client = server.client();
-    let running = Runner::new(client.clone())
-        .controller(
-            reconciler(client.clone(), Duration::ZERO),
-            Api::all(client),
-            watcher::Config::default(),
-        )
-        .endpoints("127.0.0.1:0".parse().unwrap())
-        .start()
-        .await
-        .unwrap();
+    let running = serving_endpoints(&server).await;
     let addr = running.endpoints_addr().unwrap();
     let children: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
     eventually("the child exists", || async {
@@ -94,15 +82,7 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
     })
     .await;
     // A resize updates the child.
-    let widgets: Api<Widget> = Api::default_namespaced(server.setup_client());
-    widgets
-        .patch(
-            "w",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"size": 2}})),
-        )
-        .await
-        .unwrap();
+    resize(&server, 2).await;
     eventually("the child follows the resize", || async {
         let child = children.get("w-child").await.unwrap();
         child
@@ -255,17 +235,7 @@ async fn a_runner_refuses_what_cannot_run() {
 #[tokio::test(start_paused = true)]
 async fn a_client_that_never_finishes_its_headers_is_let_go() {
     let server = server_with_a_widget().await;
-    let client = server.client();
-    let running = Runner::new(client.clone())
-        .controller(
-            reconciler(client.clone(), Duration::ZERO),
-            Api::all(client),
-            watcher::Config::default(),
-        )
-        .endpoints("127.0.0.1:0".parse().unwrap())
-        .start()
-        .await
-        .unwrap();
+    let running = serving_endpoints(&server).await;
     let mut tcp = tokio::net::TcpStream::connect(running.endpoints_addr().unwrap())
         .await
         .unwrap();

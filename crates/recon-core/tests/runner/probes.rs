@@ -22,17 +22,7 @@ async fn readiness_fails_until_the_controllers_cache_has_listed_its_objects() {
             let _ = gated.wait_for(|open| *open).await;
         }
     });
-    let client = server.client();
-    let running = Runner::new(client.clone())
-        .controller(
-            reconciler(client.clone(), Duration::ZERO),
-            Api::all(client),
-            watcher::Config::default(),
-        )
-        .endpoints("127.0.0.1:0".parse().unwrap())
-        .start()
-        .await
-        .unwrap();
+    let running = serving_endpoints(&server).await;
     let addr = running.endpoints_addr().unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(

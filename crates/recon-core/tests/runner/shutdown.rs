@@ -5,26 +5,16 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use recon_core::runner::Drained;
 use recon_fake::{ApiServer, Verb};
-use recon_test_fixtures::Widget;
-use serde_json::json;
 
 use crate::support::*;
 
 /// Resizes `w` to 2, then waits until `agent` has read it again: a reconcile of the new size
 /// is under way.
 async fn resize_and_wait_for_a_reconcile(server: &ApiServer, agent: &str) {
-    let widgets: Api<Widget> = Api::default_namespaced(server.setup_client());
-    widgets
-        .patch(
-            "w",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"size": 2}})),
-        )
-        .await
-        .unwrap();
+    resize(server, 2).await;
     let resized_at = server.requests().len();
     let reading = async {
         loop {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::client::Body;
 use kube::runtime::watcher;
 use recon_core::runner::{LeaderElection, Runner, RunningRunner};
@@ -35,6 +35,32 @@ pub async fn server_with_a_widget() -> ApiServer {
         .await
         .unwrap();
     server
+}
+
+/// Resizes the widget `w`, as its user.
+pub async fn resize(server: &ApiServer, size: i32) {
+    let widgets: Api<Widget> = Api::default_namespaced(server.setup_client());
+    let patch = Patch::Merge(serde_json::json!({"spec": {"size": size}}));
+    widgets
+        .patch("w", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+}
+
+/// One runner of the widget controller without an election, serving its endpoints on a free
+/// port.
+pub async fn serving_endpoints(server: &ApiServer) -> RunningRunner {
+    let client = server.client();
+    Runner::new(client.clone())
+        .controller(
+            reconciler(client.clone(), Duration::ZERO),
+            Api::all(client),
+            watcher::Config::default(),
+        )
+        .endpoints("127.0.0.1:0".parse().unwrap())
+        .start()
+        .await
+        .unwrap()
 }
 
 /// `client` sending `User-Agent: <agent>`, so the request log tells its requests apart.
