@@ -57,8 +57,8 @@
 //! schemas.
 //!
 //! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
-//! of an embedded resource's `metadata`, conversion between a CRD's versions (an object reads
-//! the same through each), other admission plugins; in decoding built-ins, Go's named types in
+//! of an embedded resource's `metadata`, conversion webhooks (a CRD's versions convert as
+//! `strategy: None` does), other admission plugins; in decoding built-ins, Go's named types in
 //! messages (`string` where Go says `v1.Protocol`).
 //!
 //! ```

@@ -21,7 +21,7 @@
 //! ```ignore
 //! // create, PUT, merge/JSON patch (main resource or a subresource):
 //! let reset = reset_fields(subresource, has_status_subresource);
-//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset };
+//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None };
 //! let start = ManagedFields::from_request(&new, live.as_ref(), rules);
 //! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
@@ -45,6 +45,7 @@ mod time;
 mod typed;
 mod updater;
 mod value;
+mod versions;
 
 #[cfg(test)]
 mod real_tests;
@@ -62,6 +63,7 @@ use serde_json::{Value, json};
 pub use time::Time;
 pub use updater::MAX_UPDATE_MANAGERS;
 use updater::{ApplyFailure, Ctx};
+pub use versions::ServedSchemas;
 
 /// Who writes, to what, and when.
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +82,9 @@ pub struct Request<'a> {
     /// Fields the endpoint's strategy resets ([`reset_fields`]): never owned through this
     /// endpoint, and changes to them never conflict.
     pub reset_fields: &'a FieldSet,
+    /// The schemas of every version the resource serves, when its managers' versions matter
+    /// (a custom resource): entries of other versions are converted ([`ServedSchemas`]).
+    pub served: Option<&'a ServedSchemas>,
 }
 
 impl Request<'_> {
@@ -97,6 +102,7 @@ impl Request<'_> {
             reset: self.reset_fields,
             api_version: self.api_version,
             time: self.time,
+            served: self.served,
         }
     }
 
@@ -152,7 +158,10 @@ pub fn record_update(
         req.api_version,
         req.subresource,
     );
-    updater::record(&mut m, old, new, &id, &req.ctx(schema));
+    if updater::record(&mut m, old, new, &id, &req.ctx(schema)).is_err() {
+        // `UpdateNoErrors`: the write goes on, with no managedFields at all.
+        return ManagedFields::default();
+    }
     updater::cap_update_managers(&mut m, MAX_UPDATE_MANAGERS);
     m
 }
@@ -187,6 +196,8 @@ pub enum ApplyError {
     InvalidLive(String),
     /// 500: the merge failed.
     Merge(String),
+    /// 500: an object does not convert into the version another manager wrote through.
+    Conversion(String),
 }
 
 impl ApplyError {
@@ -205,7 +216,9 @@ impl ApplyError {
             ApplyError::InvalidObjectType(gvk) => format!("invalid object type: {gvk}"),
             ApplyError::ManagedFieldsNotNil => "metadata.managedFields must be nil".to_owned(),
             ApplyError::Conflicts(c) => conflict_message(c),
-            ApplyError::InvalidPatch(m) | ApplyError::InvalidLive(m) => m.clone(),
+            ApplyError::InvalidPatch(m)
+            | ApplyError::InvalidLive(m)
+            | ApplyError::Conversion(m) => m.clone(),
             ApplyError::Merge(m) => format!("failed to merge config: {m}"),
         }
     }
@@ -279,7 +292,8 @@ pub fn apply_owned(
             req.api_version,
             req.subresource,
         );
-        updater::record(&mut m, &req.empty_object(), l, &id, &ctx);
+        // Nobody else owns anything yet: no other version to convert into.
+        let _ = updater::record(&mut m, &req.empty_object(), l, &id, &ctx);
         updater::cap_update_managers(&mut m, MAX_UPDATE_MANAGERS);
     }
     if matches!(
@@ -307,6 +321,9 @@ pub fn apply_owned(
             typed::join_errors(&errs)
         )));
     }
+    if let Some(served) = req.served {
+        versions::reconcile(&m, &live, req.api_version, served).map_err(ApplyError::Conversion)?;
+    }
     let id = ManagerId::new(
         req.manager(),
         Operation::Apply,
@@ -317,6 +334,7 @@ pub fn apply_owned(
         Ok(r) => r,
         Err(ApplyFailure::Conflicts(c)) => return Err(ApplyError::Conflicts(c)),
         Err(ApplyFailure::Merge(e)) => return Err(ApplyError::Merge(e)),
+        Err(ApplyFailure::Conversion(e)) => return Err(ApplyError::Conversion(e)),
     };
     let mut object = if changed { new } else { live };
     m.write_to(&mut object);

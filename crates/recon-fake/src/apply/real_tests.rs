@@ -139,6 +139,7 @@ impl Server {
             subresource: sub,
             time,
             reset_fields: reset,
+            served: None,
         }
     }
 

@@ -26,6 +26,7 @@ fn req<'a>(
         subresource: "",
         time: Time::parse(NOW).unwrap(),
         reset_fields: reset,
+        served: None,
     }
 }
 

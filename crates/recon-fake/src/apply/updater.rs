@@ -16,6 +16,7 @@ use super::path::Path;
 use super::schema::Schema;
 use super::time::Time;
 use super::typed::{ensure_named, fields_of};
+use super::versions::{self, ServedSchemas};
 
 /// Update entries kept before the oldest are folded into `ancient-changes`.
 pub const MAX_UPDATE_MANAGERS: usize = 10;
@@ -121,6 +122,7 @@ pub(super) struct Ctx<'a> {
     pub reset: &'a FieldSet,
     pub api_version: &'a str,
     pub time: Time,
+    pub served: Option<&'a ServedSchemas>,
 }
 
 /// Records a non-apply write by `id` (`managedFieldsUpdater.Update` around `Updater.Update`):
@@ -132,12 +134,16 @@ pub(super) fn record(
     new: &Value,
     id: &ManagerId,
     ctx: &Ctx<'_>,
-) {
+) -> Result<(), String> {
     let (schema, reset) = (ctx.schema, ctx.reset);
+    if let Some(served) = ctx.served {
+        versions::reconcile(m, old, ctx.api_version, served)?;
+        versions::update(m, old, new, ctx.api_version, served)?;
+    }
     // Upstream runs this as manager "current-operation" and merges afterwards, so the
     // writer's own previous entry is treated like any other owner's.
     let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, schema, reset) else {
-        return;
+        return Ok(());
     };
     let Comparison {
         modified: mut gained,
@@ -148,7 +154,7 @@ pub(super) fn record(
     gained.remove_recursive(reset);
     gained.remove(&STRIPPED);
     if gained.is_empty() {
-        return;
+        return Ok(());
     }
     if let Some(previous) = m.sets.get(id) {
         gained.union_with(&previous.set);
@@ -162,6 +168,7 @@ pub(super) fn record(
         },
     );
     m.times.insert(id.clone(), ctx.time);
+    Ok(())
 }
 
 /// `Updater.Apply` plus `stripMeta` and `managedFieldsUpdater.Apply`: merges `config` into
@@ -188,6 +195,10 @@ pub(super) fn apply(
         },
     );
     let new = prune(&merged, &m.sets, last.as_ref(), schema);
+    if let Some(served) = ctx.served {
+        versions::update(m, live, &new, ctx.api_version, served)
+            .map_err(ApplyFailure::Conversion)?;
+    }
     update_owners(live, &new, &mut m.sets, Some(id), force, schema, reset)
         .map_err(ApplyFailure::Conflicts)?;
     let changed = !super::value::equals(live, &new);
@@ -202,6 +213,8 @@ pub(super) fn apply(
 pub(super) enum ApplyFailure {
     Merge(String),
     Conflicts(Vec<Conflict>),
+    /// An object does not convert into another manager's version.
+    Conversion(String),
 }
 
 /// `Updater.prune`: removes what the applier applied last time and not now, unless someone

@@ -12,7 +12,7 @@ use super::validation::{
     validate_object_meta,
 };
 use crate::registry::resource::{GenerationRule, ResourceType};
-use crate::registry::{defaults, validation};
+use crate::registry::{conversion, defaults, validation};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -131,6 +131,7 @@ impl State {
                 err
             });
         }
+        conversion::to_storage(&call.rt, &call.path.version, &mut obj);
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
             return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));

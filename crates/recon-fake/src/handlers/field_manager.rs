@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::apply::{
-    self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, Time,
+    self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, ServedSchemas, Time,
     conflict_causes, reset_fields,
 };
 use crate::request::call::Call;
@@ -43,6 +43,8 @@ impl Call<'_> {
 pub(crate) struct FieldManager<'c> {
     call: &'c Call<'c>,
     schema: Arc<Schema>,
+    /// A custom resource's versions: its managers' entries convert between them.
+    served: Option<ServedSchemas>,
     reset: FieldSet,
     api_version: String,
     subresource: String,
@@ -55,6 +57,15 @@ impl<'c> FieldManager<'c> {
         FieldManager {
             call,
             schema: call.field_schema(),
+            served: call.rt.custom.then(|| {
+                ServedSchemas::new(call.rt.versions.iter().map(|v| {
+                    let schema = v
+                        .schema
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(Schema::untyped()));
+                    (call.rt.api_version(&v.name), schema)
+                }))
+            }),
             reset: reset_fields(&subresource, call.has_status()),
             api_version: call.api_version(),
             subresource,
@@ -70,6 +81,7 @@ impl<'c> FieldManager<'c> {
             subresource: &self.subresource,
             time: self.time,
             reset_fields: &self.reset,
+            served: self.served.as_ref(),
         }
     }
 

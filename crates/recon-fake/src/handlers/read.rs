@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::registry::conversion;
 use crate::request::call::Call;
 use crate::request::list_options::ListOptions;
 use crate::request::list_query::{ListQuery, Scope, split_key};
@@ -146,7 +147,8 @@ fn item_body(
 ) -> Result<Bytes, ApiError> {
     let body = stored.served(key).map_err(unreadable)?;
     Ok(if call.rt.custom {
-        Bytes::from(with_type_meta(api_version, &call.rt.kind, body))
+        let body = conversion::body_in_version(&call.rt, &call.path.version, key, body);
+        Bytes::from(with_type_meta(api_version, &call.rt.kind, &body))
     } else {
         body.clone()
     })

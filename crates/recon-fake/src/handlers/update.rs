@@ -16,7 +16,7 @@ use super::validation::{
 };
 use crate::apply::restore_unchanged_times;
 use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
-use crate::registry::{defaults, validation};
+use crate::registry::{conversion, defaults, validation};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
@@ -172,6 +172,7 @@ impl State {
         warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
         restore_unchanged_times(&mut new, &old);
+        conversion::to_storage(&rt, &call.path.version, &mut new);
 
         let finalizers_done = finalizers(&new).is_empty()
             && is_terminating(&old)
@@ -190,6 +191,10 @@ impl State {
         // etcd's bytes: what was written, where storage serves it otherwise.
         let unchanged = match self.store.written(&gr, &key) {
             Some(bytes) => new == decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
+            // `old` is in the request's version; storage's form is what it compares with.
+            None if conversion::converts(&rt, &call.path.version) => {
+                new == stored.decode(&key).map_err(|e| e.to_api_error())?
+            }
             None => new == old,
         };
         if unchanged {

@@ -440,6 +440,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
             ..DiscoveryInfo::default()
         },
         internal_group: None,
+        storage: None,
     }
 }
 

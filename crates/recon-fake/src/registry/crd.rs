@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+    ServedVersion, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
 use crate::apply::Schema;
@@ -59,6 +59,7 @@ fn apply_defaults(obj: &mut Object) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
+    whole_bounds(spec);
     if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
         let kind = names
             .get("kind")
@@ -85,6 +86,37 @@ fn apply_defaults(obj: &mut Object) {
     }
     if !spec.contains_key("conversion") {
         spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+}
+
+/// `maximum`, `minimum` and `multipleOf` are Go `float64`s: a whole number is written back
+/// without a fraction (`10.0`, as k8s-openapi's `f64` sends it, is stored as `10`). The JSON a
+/// schema carries as is (`default`, `enum`, `example`) is kept as sent. Walked with a stack of
+/// its own: a schema nests as deep as its sender likes.
+fn whole_bounds(spec: &mut Object) {
+    let mut stack: Vec<&mut Value> = spec.values_mut().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    match key.as_str() {
+                        "default" | "enum" | "example" => {}
+                        "maximum" | "minimum" | "multipleOf" => {
+                            if let Value::Number(n) = child
+                                && let Some(f) = n
+                                    .as_f64()
+                                    .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
+                            {
+                                *n = serde_json::Number::from(f as i64);
+                            }
+                        }
+                        _ => stack.push(child),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
     }
 }
 
@@ -304,6 +336,13 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
         return None;
     }
     let group = spec_str(obj, &["group"]);
+    // Conversion matters only when another version is served besides the storage one.
+    let storage = storage_version(obj)
+        .filter(|v| served.iter().any(|s| &s.name != v))
+        .map(|name| StorageVersion {
+            schema: storage_schema_of(obj, &served, &name),
+            name,
+        });
     // The discovery controller hashes the storage version only when it is served.
     let storage_version_hash = storage_version(obj)
         .filter(|v| served.iter().any(|s| &s.name == v))
@@ -338,6 +377,7 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
             storage_version_hash,
         },
         internal_group: None,
+        storage,
     })
 }
 
@@ -347,13 +387,20 @@ pub(crate) fn storage_schema(
     obj: &Object,
     served: &ResourceType,
 ) -> Option<Arc<CustomResourceSchema>> {
-    let storage = storage_version(obj)?;
-    if let Some(v) = served.versions.iter().find(|v| v.name == storage) {
+    storage_schema_of(obj, &served.versions, &storage_version(obj)?)
+}
+
+fn storage_schema_of(
+    obj: &Object,
+    served: &[ServedVersion],
+    storage: &str,
+) -> Option<Arc<CustomResourceSchema>> {
+    if let Some(v) = served.iter().find(|v| v.name == storage) {
         return v.validation.clone();
     }
     versions(obj)
         .into_iter()
-        .find(|v| v.get("name").and_then(Value::as_str) == Some(storage.as_str()))?
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(storage))?
         .get("schema")?
         .get("openAPIV3Schema")
         .filter(|s| s.is_object())

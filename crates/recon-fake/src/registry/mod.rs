@@ -10,6 +10,7 @@
 //! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
 
 pub(crate) mod builtins;
+pub(crate) mod conversion;
 pub(crate) mod crd;
 pub(crate) mod defaults;
 pub(crate) mod events;

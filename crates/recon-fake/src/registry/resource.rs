@@ -204,6 +204,16 @@ pub(crate) struct ResourceType {
     /// The group of the internal type when it is another group's (events.k8s.io Events decode
     /// into core Events), which validation errors name.
     pub(crate) internal_group: Option<String>,
+    /// A custom resource's storage version, when it is not the only version served: requests
+    /// through the others convert ([`super::conversion`]).
+    pub(crate) storage: Option<StorageVersion>,
+}
+
+/// The version a custom resource is stored in, and the schema storage reads it with.
+#[derive(Debug, Clone)]
+pub(crate) struct StorageVersion {
+    pub(crate) name: String,
+    pub(crate) schema: Option<std::sync::Arc<crate::schema::CustomResourceSchema>>,
 }
 
 impl ResourceType {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::route::{Query, ResourcePath};
+use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
 use crate::wire::object::{DecodeContext, with_type_meta};
@@ -64,6 +65,7 @@ impl Call<'_> {
 
     /// A stored body as this request's version serves it.
     pub(crate) fn object_response(&self, body: &[u8]) -> Vec<u8> {
-        with_type_meta(&self.api_version(), &self.rt.kind, body)
+        let body = conversion::body_in_version(&self.rt, &self.path.version, &self.key(), body);
+        with_type_meta(&self.api_version(), &self.rt.kind, &body)
     }
 }

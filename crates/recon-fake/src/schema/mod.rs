@@ -110,6 +110,12 @@ impl CustomResourceSchema {
         Ok(unknown)
     }
 
+    /// Drops the fields this schema does not know, and nothing else: what serving an object
+    /// through this version does to one stored in another (no defaults).
+    pub(crate) fn prune(&self, obj: &mut Object) {
+        prune::prune_resource(&self.root, obj);
+    }
+
     /// `customResourceStrategy.Validate`'s schema part: the value validator, embedded
     /// resources, list invariants, then the rules.
     pub(crate) fn validate_create(&self, obj: &Object) -> Verdict {

@@ -15,7 +15,7 @@ use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
 use crate::record::RecordedRequest;
 use crate::registry::resource::ResourceType;
-use crate::registry::{Registry, events};
+use crate::registry::{Registry, conversion, events};
 use crate::request::call::Call;
 use crate::schema::CustomResourceSchema;
 use crate::storage::store::Store;
@@ -123,6 +123,7 @@ impl State {
         else {
             return Ok(None);
         };
+        conversion::to_version(&call.rt, &call.path.version, &mut obj);
         obj.insert("apiVersion".into(), Value::String(call.api_version()));
         obj.insert("kind".into(), Value::String(call.rt.kind.clone()));
         Ok(Some((obj, stored)))

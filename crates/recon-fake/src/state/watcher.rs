@@ -7,6 +7,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::request::list_query::{ListQuery, Scope};
 use crate::request::negotiate::{Format, partial_metadata};
@@ -60,7 +61,11 @@ impl Watcher {
     pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, DecodeError> {
         let body = stored.served(key)?;
         Ok(match self.format {
-            Format::Full => with_type_meta(&self.api_version, &self.rt.kind, body),
+            Format::Full => {
+                let version = self.api_version.rsplit('/').next().unwrap_or_default();
+                let body = conversion::body_in_version(&self.rt, version, key, body);
+                with_type_meta(&self.api_version, &self.rt.kind, &body)
+            }
             Format::Metadata => partial_metadata(key, body)?,
         })
     }
