@@ -88,6 +88,7 @@ mod children;
 mod combinators;
 pub mod conditions;
 mod context;
+pub mod conversion;
 mod error;
 mod json;
 mod object_api;

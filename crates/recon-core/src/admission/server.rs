@@ -22,6 +22,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::handler::{AdmissionHandler, respond};
 use super::tls::TlsConfig;
+use crate::conversion::{ConversionHandler, respond_conversion};
 
 /// The path of the health endpoint: `GET /healthz` answers `200 OK` with the body `ok` while
 /// the server accepts connections (for a readiness or liveness probe with `scheme: HTTPS`).
@@ -173,7 +174,7 @@ pub enum WebhookServerError {
 /// ```
 pub struct WebhookServer {
     tls: TlsConfig,
-    routes: Vec<(String, Arc<dyn AdmissionHandler>)>,
+    routes: Vec<(String, Endpoint)>,
     max_body_size: usize,
     body_read_timeout: Duration,
     shutdown_grace_period: Duration,
@@ -244,7 +245,31 @@ impl WebhookServer {
         path: impl Into<String>,
         handler: Arc<dyn AdmissionHandler>,
     ) -> Self {
-        self.routes.push((path.into(), handler));
+        self.routes
+            .push((path.into(), Endpoint::Admission(handler)));
+        self
+    }
+
+    /// The same server, answering kube-apiserver's `ConversionReview`s at `path` with
+    /// `handler` (a [`Conversion`](crate::conversion::Conversion)): the URL of a CRD's
+    /// `conversion.webhook.clientConfig`.
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
+    /// use recon_core::conversion::Conversion;
+    /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
+    /// let server = WebhookServer::new(tls).conversion("/convert", Conversion::<ConfigMap>::hub());
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn conversion(
+        mut self,
+        path: impl Into<String>,
+        handler: impl ConversionHandler + 'static,
+    ) -> Self {
+        self.routes
+            .push((path.into(), Endpoint::Conversion(Arc::new(handler))));
         self
     }
 
@@ -390,7 +415,7 @@ impl fmt::Debug for WebhookServer {
         let routes: Vec<(&str, &str)> = self
             .routes
             .iter()
-            .map(|(path, handler)| (path.as_str(), handler.name()))
+            .map(|(path, endpoint)| (path.as_str(), endpoint.name()))
             .collect();
         f.debug_struct("WebhookServer")
             .field("routes", &routes)
@@ -483,10 +508,26 @@ impl RunningWebhookServer {
     }
 }
 
+/// What answers at a path.
+#[derive(Clone)]
+enum Endpoint {
+    Admission(Arc<dyn AdmissionHandler>),
+    Conversion(Arc<dyn ConversionHandler>),
+}
+
+impl Endpoint {
+    fn name(&self) -> &str {
+        match self {
+            Endpoint::Admission(handler) => handler.name(),
+            Endpoint::Conversion(handler) => handler.kind(),
+        }
+    }
+}
+
 /// The routes by path, checked.
 fn checked_routes(
-    routes: Vec<(String, Arc<dyn AdmissionHandler>)>,
-) -> Result<HashMap<String, Arc<dyn AdmissionHandler>>, WebhookServerError> {
+    routes: Vec<(String, Endpoint)>,
+) -> Result<HashMap<String, Endpoint>, WebhookServerError> {
     if routes.is_empty() {
         return Err(WebhookServerError::NoRoutes);
     }
@@ -518,7 +559,7 @@ fn checked_routes(
 
 /// What a connection needs to answer requests.
 struct Router {
-    routes: HashMap<String, Arc<dyn AdmissionHandler>>,
+    routes: HashMap<String, Endpoint>,
     max_body_size: usize,
     body_read_timeout: Duration,
 }
@@ -534,14 +575,14 @@ impl Router {
         if path == HEALTH_PATH {
             return health(request.method());
         }
-        let Some(handler) = self.routes.get(path) else {
+        let Some(endpoint) = self.routes.get(path) else {
             return failure(
                 http::StatusCode::NOT_FOUND,
                 "NotFound",
                 format!("no webhook at {path}"),
             );
         };
-        let handler = Arc::clone(handler);
+        let endpoint = endpoint.clone();
         let (parts, body) = request.into_parts();
         let declared = parts
             .headers
@@ -566,7 +607,11 @@ impl Router {
                 );
             }
         };
-        let response = respond(handler.as_ref(), http::Request::from_parts(parts, body)).await;
+        let request = http::Request::from_parts(parts, body);
+        let response = match &endpoint {
+            Endpoint::Admission(handler) => respond(handler.as_ref(), request).await,
+            Endpoint::Conversion(handler) => respond_conversion(handler.as_ref(), request),
+        };
         response.map(Full::new)
     }
 
@@ -808,14 +853,20 @@ mod tests {
         }
     }
 
-    fn allow(name: &'static str) -> Arc<dyn AdmissionHandler> {
-        Arc::new(Allow(name))
+    fn allow(name: &'static str) -> Endpoint {
+        Endpoint::Admission(Arc::new(Allow(name)))
     }
 
     fn router(max_body_size: usize) -> Router {
         let routes = checked_routes(vec![
             ("/mutate".to_owned(), allow("mutate")),
             ("/validate".to_owned(), allow("validate")),
+            (
+                "/convert".to_owned(),
+                Endpoint::Conversion(Arc::new(crate::conversion::Conversion::<
+                    k8s_openapi::api::core::v1::ConfigMap,
+                >::hub())),
+            ),
         ])
         .unwrap();
         Router {
@@ -985,6 +1036,30 @@ mod tests {
             err.to_string(),
             "cannot route \"b\": a path starts with '/'"
         );
+    }
+
+    #[tokio::test]
+    async fn a_conversion_route_answers_conversion_reviews() {
+        let router = router(DEFAULT_MAX_BODY_SIZE);
+        let conversion = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c-1", "desiredAPIVersion": "v1", "objects": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}]}
+        });
+        let response = router
+            .answer(post("/convert", conversion.to_string()))
+            .await;
+        assert_eq!(response.status(), http::StatusCode::OK);
+        let body = body_json(response).await;
+        assert_eq!(body["kind"], "ConversionReview");
+        assert_eq!(body["response"]["uid"], "c-1");
+        assert_eq!(
+            body["response"]["convertedObjects"][0]["metadata"]["name"],
+            "c"
+        );
+        // An admission review sent to it is not a conversion review.
+        let response = router.answer(post("/convert", review().to_string())).await;
+        assert_eq!(response.status(), http::StatusCode::BAD_REQUEST);
     }
 
     #[tokio::test]
