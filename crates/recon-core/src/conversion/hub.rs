@@ -46,11 +46,11 @@ struct Spoke {
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
-/// #[kube(group = "example.com", version = "v1", kind = "Shape", struct = "ShapeV1", namespaced)]
+/// #[kube(group = "example.com", version = "v1", kind = "Shape", root = "ShapeV1", namespaced)]
 /// pub struct ShapeV1Spec { pub size: i64, pub color: String }
 ///
 /// #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
-/// #[kube(group = "example.com", version = "v1alpha1", kind = "Shape", struct = "ShapeV1alpha1", namespaced)]
+/// #[kube(group = "example.com", version = "v1alpha1", kind = "Shape", root = "ShapeV1alpha1", namespaced)]
 /// pub struct ShapeV1alpha1Spec { pub size: i64 }
 ///
 /// fn up(old: ShapeV1alpha1) -> ShapeV1 {
