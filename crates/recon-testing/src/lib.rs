@@ -162,6 +162,7 @@
 mod admission;
 mod case;
 mod compare;
+mod conversion;
 pub mod diff;
 mod env;
 mod expect;
@@ -180,6 +181,7 @@ mod yaml;
 pub use admission::{DEFAULT_ADMISSION_UID, ResponseSpec};
 pub use case::{ExpectConfig, Hook, Hooks, TestCase, VerifyHook};
 pub use compare::Mismatch;
+pub use conversion::{ConversionCase, ConversionTests, assert_round_trips};
 pub use diff::{assert_json_eq, json_diff};
 pub use env::{Cluster, TestEnv};
 pub use expect::{

@@ -2,6 +2,7 @@
 //! generated suites, and the README's example (kept verbatim in the README).
 
 mod admission_tables;
+mod conversion_tables;
 mod generated_cases;
 mod readme_example;
 mod readme_sync;
