@@ -9,6 +9,7 @@
 //! instead (`cargo xtask conformance --record` does it all). The format is described in the
 //! README, section "Conformance".
 
+mod conversion;
 mod fixture;
 mod normalize;
 mod record;
@@ -27,7 +28,20 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[];
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "versions/webhook-converts-each-way",
+        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
+    ),
+    (
+        "versions/webhook-failures",
+        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
+    ),
+    (
+        "versions/webhook-watch",
+        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
+    ),
+];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -82,7 +82,8 @@ fn crd_files() -> Result<Vec<(String, Value)>, String> {
 /// Applies every CRD of `crds/` (creating or updating it) and waits until each is Established
 /// and its resource answers a list.
 fn install_all_crds(curl: &Curl) -> Result<(), String> {
-    for (name, crd) in crd_files()? {
+    for (name, mut crd) in crd_files()? {
+        crate::conversion::point_at_the_webhook(&mut crd);
         let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}");
         let applied = curl.send(&HttpRequest {
             method: "PATCH".into(),
