@@ -10,6 +10,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::ids::IdGenerator;
 use crate::reactor_builder::ReactorBuilder;
 use crate::record::{RecordedRequest, RequestOrigin};
+use crate::registry::conversion_webhook::ConversionWebhook;
 use crate::request::route::Verb;
 use crate::service::{FakeService, Shared};
 use crate::state::State;
@@ -193,6 +194,37 @@ impl ApiServer {
     /// Removes every reactor.
     pub fn clear_reactors(&self) {
         self.shared.lock().reactors.clear();
+    }
+
+    /// Serves the conversion webhook of the CRD `crd_name` (`<plural>.<group>`) in-process: when
+    /// the CRD says `conversion.strategy: Webhook`, every object read or written through another
+    /// version than the storage one is converted by `webhook` (sent the `ConversionReview` the
+    /// real server would POST), and what it answers is checked as the real server checks it: a
+    /// webhook that fails, answers an HTTP error, or returns the wrong objects makes the request a
+    /// 500 with kube-apiserver's message. Without a webhook registered, such a CRD's conversions
+    /// fail as an unreachable webhook's do.
+    ///
+    /// ```
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::new();
+    /// server.serve_conversion("shapes.example.com", |review: &[u8]| {
+    ///     // A webhook that refuses everything, as kube-apiserver would see it.
+    ///     let review: serde_json::Value = serde_json::from_slice(review).unwrap();
+    ///     let answer = serde_json::json!({
+    ///         "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+    ///         "response": {"uid": review["request"]["uid"], "convertedObjects": [],
+    ///             "result": {"status": "Failure", "message": "not today"}}
+    ///     });
+    ///     http::Response::new(answer.to_string().into_bytes())
+    /// });
+    /// ```
+    pub fn serve_conversion(&self, crd_name: &str, webhook: impl ConversionWebhook) {
+        let (plural, group) = crd_name.split_once('.').unwrap_or((crd_name, ""));
+        self.shared
+            .lock()
+            .registry
+            .serve_conversion(group, plural, Arc::new(webhook));
     }
 
     /// A new, independent server holding a copy of this one as it is now: its objects, its

@@ -131,14 +131,14 @@ impl State {
                 err
             });
         }
-        conversion::to_storage(&call.rt, &call.path.version, &mut obj);
+        conversion::to_storage(&call.rt, &call.path.version, &mut obj)?;
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
-            return Ok(Reply::json(201, call.object_response(&encode_body(&obj))));
+            return Ok(Reply::json(201, call.object_response(&encode_body(&obj))?));
         }
         write_limit::fit(&mut obj, &key, call.body.len(), !call.is_apply())?;
         let (_, stored) = self.store_created(&call.rt, key, obj);
-        let reply = Reply::json(201, call.object_response(&stored.body));
+        let reply = Reply::json(201, call.object_response(&stored.body)?);
         self.after_write(&call.rt);
         Ok(reply)
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::clock::format_time;
+use crate::registry::conversion;
 use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};
 use crate::registry::resource::{DeleteBehavior, GcPolicy, ResourceType};
 use crate::request::call::Call;
@@ -35,8 +36,13 @@ impl State {
         let options = DeleteOptions::from_call(call)?;
         options.validate()?;
         self.admit_delete(call)?;
+        if conversion::converts(&call.rt, &call.path.version) {
+            // The stored object is read in the request's version first: one its conversion
+            // fails on is not deleted.
+            self.load_typed(call)?;
+        }
         let outcome = self.delete_one(&call.rt, call.namespace(), call.name(), &options)?;
-        Ok(self.delete_reply(&call.rt, call, outcome, &options))
+        self.delete_reply(&call.rt, call, outcome, &options)
     }
 
     /// DELETE on a collection: list with the selectors, then delete each item as a single delete
@@ -62,8 +68,8 @@ impl State {
         call: &Call<'_>,
         outcome: Deleted,
         options: &DeleteOptions,
-    ) -> Reply {
-        match outcome {
+    ) -> Result<Reply, ApiError> {
+        Ok(match outcome {
             Deleted::Kept(body) => {
                 // The legacy `orphanDependents: false` asks for 202 while deletion is pending.
                 let status = if options.orphan_dependents == Some(false) {
@@ -71,15 +77,15 @@ impl State {
                 } else {
                     200
                 };
-                Reply::json(status, call.object_response(&body))
+                Reply::json(status, call.object_response(&body)?)
             }
             Deleted::Removed { body, .. } if rt.delete_returns_object => {
-                Reply::json(200, call.object_response(&body))
+                Reply::json(200, call.object_response(&body)?)
             }
             Deleted::Removed { uid, .. } => {
                 Reply::json(200, success_status(&rt.group_resource(), call.name(), &uid))
             }
-        }
+        })
     }
 
     /// `Store.Delete` (or the registry's own, for Namespace and CustomResourceDefinition).

@@ -24,7 +24,7 @@ impl State {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let body = match format {
-            Format::Full => call.object_response(stored.served(&key).map_err(unreadable)?),
+            Format::Full => call.object_response(stored.served(&key).map_err(unreadable)?)?,
             Format::Metadata => partial_metadata(&key, &stored.body).map_err(unreadable)?,
         };
         Ok(Reply::json(200, body))
@@ -147,7 +147,7 @@ fn item_body(
 ) -> Result<Bytes, ApiError> {
     let body = stored.served(key).map_err(unreadable)?;
     Ok(if call.rt.custom {
-        let body = conversion::body_in_version(&call.rt, &call.path.version, key, body);
+        let body = conversion::body_in_version(&call.rt, &call.path.version, key, body)?;
         Bytes::from(with_type_meta(api_version, &call.rt.kind, &body))
     } else {
         body.clone()

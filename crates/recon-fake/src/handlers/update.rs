@@ -172,7 +172,7 @@ impl State {
         warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
         restore_unchanged_times(&mut new, &old);
-        conversion::to_storage(&rt, &call.path.version, &mut new);
+        conversion::to_storage(&rt, &call.path.version, &mut new)?;
 
         let finalizers_done = finalizers(&new).is_empty()
             && is_terminating(&old)
@@ -185,7 +185,7 @@ impl State {
                 self.after_write(&rt);
             }
             return Ok(
-                Reply::json(200, call.object_response(&encode_body(&new))).with_warnings(warnings)
+                Reply::json(200, call.object_response(&encode_body(&new))?).with_warnings(warnings)
             );
         }
         // etcd's bytes: what was written, where storage serves it otherwise.
@@ -200,16 +200,18 @@ impl State {
         if unchanged {
             // What would be stored is byte-identical (bodies are canonical, so equal objects
             // encode equally): etcd is not written, the resourceVersion stays, no watch event.
-            return Ok(Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings));
+            return Ok(
+                Reply::json(200, call.object_response(&stored.body)?).with_warnings(warnings)
+            );
         }
         if call.dry_run() {
             let body = encode_body(&new);
-            return Ok(Reply::json(200, call.object_response(&body)).with_warnings(warnings));
+            return Ok(Reply::json(200, call.object_response(&body)?).with_warnings(warnings));
         }
         let bound = call.body.len().saturating_add(stored.body.len());
         write_limit::fit(&mut new, &key, bound, !call.is_apply())?;
         let (_, stored) = self.store.put(&gr, key, new);
-        let reply = Reply::json(200, call.object_response(&stored.body)).with_warnings(warnings);
+        let reply = Reply::json(200, call.object_response(&stored.body)?).with_warnings(warnings);
         self.after_write(&rt);
         Ok(reply)
     }
@@ -239,12 +241,12 @@ impl State {
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
             return Ok(
-                Reply::json(201, call.object_response(&encode_body(&obj))).with_warnings(warnings)
+                Reply::json(201, call.object_response(&encode_body(&obj))?).with_warnings(warnings)
             );
         }
         write_limit::fit(&mut obj, &call.key(), call.body.len(), !call.is_apply())?;
         let (_, stored) = self.store_created(&call.rt, call.key(), obj);
-        let reply = Reply::json(201, call.object_response(&stored.body)).with_warnings(warnings);
+        let reply = Reply::json(201, call.object_response(&stored.body)?).with_warnings(warnings);
         self.after_write(&call.rt);
         Ok(reply)
     }

@@ -26,7 +26,7 @@ use crate::request::negotiate::negotiate;
 use crate::request::reply::Reply;
 use crate::request::watch_stream::{WatchStream, frame};
 use crate::state::State;
-use crate::state::watcher::{Event, Watcher};
+use crate::state::watcher::{Event, EventError, Watcher};
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;
 
@@ -72,6 +72,7 @@ impl State {
                 let added = stored
                     .served(key)
                     .and_then(|_| watcher.passes(key, stored))
+                    .map_err(EventError::from)
                     .and_then(|passes| passes.then(|| watcher.object(key, stored)).transpose());
                 match added {
                     Ok(Some(object)) => {
@@ -79,7 +80,7 @@ impl State {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        let _ = watcher.sender.send(Watcher::unreadable(&e));
+                        let _ = watcher.sender.send(e.frame());
                         return Ok(Reply::stream(stream));
                     }
                 }

@@ -8,11 +8,19 @@
 //! - A read is the stored object with the request's `apiVersion`, pruned by the request
 //!   version's schema and not defaulted by it (only storage's defaults show).
 //!
+//! - With `strategy: Webhook`, the CRD's webhook converts between the request's version and the
+//!   storage version on the way in and out ([`super::conversion_webhook`]); its failures are
+//!   500s with kube-apiserver's messages.
+//!
 //! Stored bodies carry no `apiVersion`: that part is the serving code's.
 
 use std::borrow::Cow;
 
+use serde_json::Value;
+
+use super::conversion_webhook::{self, WebhookEndpoint};
 use super::resource::ResourceType;
+use crate::wire::error::ApiError;
 use crate::wire::object::{Object, decode_body, encode_body};
 
 /// Whether a request through `version` converts: the CRD stores another version.
@@ -20,26 +28,44 @@ pub(crate) fn converts(rt: &ResourceType, version: &str) -> bool {
     rt.storage.as_ref().is_some_and(|s| s.name != version)
 }
 
-/// `obj`, written through `version`, as storage keeps it.
-pub(crate) fn to_storage(rt: &ResourceType, version: &str, obj: &mut Object) {
-    if !converts(rt, version) {
-        return;
+/// `obj`, written through `version`, as storage keeps it: converted by the CRD's webhook if it
+/// has one, then read with the storage version's schema.
+pub(crate) fn to_storage(
+    rt: &ResourceType,
+    version: &str,
+    obj: &mut Object,
+) -> Result<(), ApiError> {
+    let Some(storage) = rt.storage.as_ref().filter(|s| s.name != version) else {
+        return Ok(());
+    };
+    if let Some(webhook) = &storage.webhook {
+        convert_by(webhook, rt, version, &storage.name, obj)?;
     }
-    if let Some(schema) = rt.storage.as_ref().and_then(|s| s.schema.as_deref()) {
+    if let Some(schema) = storage.schema.as_deref() {
         // What cannot be coerced is kept as written, as storage's decoder drops only what it
         // cannot read.
         let _ = schema.decode(obj);
     }
+    Ok(())
 }
 
-/// `obj`, as stored, served through `version`.
-pub(crate) fn to_version(rt: &ResourceType, version: &str, obj: &mut Object) {
-    if !converts(rt, version) {
-        return;
+/// `obj`, as stored, served through `version`: converted by the CRD's webhook if it has one,
+/// then pruned by `version`'s schema.
+pub(crate) fn to_version(
+    rt: &ResourceType,
+    version: &str,
+    obj: &mut Object,
+) -> Result<(), ApiError> {
+    let Some(storage) = rt.storage.as_ref().filter(|s| s.name != version) else {
+        return Ok(());
+    };
+    if let Some(webhook) = &storage.webhook {
+        convert_by(webhook, rt, &storage.name, version, obj)?;
     }
     if let Some(schema) = rt.validation(version) {
         schema.prune(obj);
     }
+    Ok(())
 }
 
 /// A stored body served through `version`: the same bytes unless the request converts.
@@ -48,16 +74,33 @@ pub(crate) fn body_in_version<'a>(
     version: &str,
     key: &str,
     body: &'a [u8],
-) -> Cow<'a, [u8]> {
+) -> Result<Cow<'a, [u8]>, ApiError> {
     if !converts(rt, version) {
-        return Cow::Borrowed(body);
+        return Ok(Cow::Borrowed(body));
     }
     match decode_body(key, body) {
         Ok(mut obj) => {
-            to_version(rt, version, &mut obj);
-            Cow::Owned(encode_body(&obj).to_vec())
+            to_version(rt, version, &mut obj)?;
+            Ok(Cow::Owned(encode_body(&obj).to_vec()))
         }
         // Served as it is: whoever reads it reports what does not decode.
-        Err(_) => Cow::Borrowed(body),
+        Err(_) => Ok(Cow::Borrowed(body)),
     }
+}
+
+/// Converts `obj` from `from` to `to` (versions of `rt`) with `webhook`: a 500 with
+/// kube-apiserver's message when the webhook fails.
+fn convert_by(
+    webhook: &WebhookEndpoint,
+    rt: &ResourceType,
+    from: &str,
+    to: &str,
+    obj: &mut Object,
+) -> Result<(), ApiError> {
+    obj.insert("apiVersion".into(), Value::String(rt.api_version(from)));
+    obj.insert("kind".into(), Value::String(rt.kind.clone()));
+    let converted = conversion_webhook::convert(webhook, std::mem::take(obj), &rt.api_version(to))
+        .map_err(ApiError::internal_unknown)?;
+    *obj = converted;
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
+use super::conversion_webhook::WebhookEndpoint;
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
     ServedVersion, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
@@ -342,6 +343,7 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
         .map(|name| StorageVersion {
             schema: storage_schema_of(obj, &served, &name),
             name,
+            webhook: conversion_webhook(obj),
         });
     // The discovery controller hashes the storage version only when it is served.
     let storage_version_hash = storage_version(obj)
@@ -378,6 +380,44 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
         },
         internal_group: None,
         storage,
+    })
+}
+
+/// The webhook a CRD converts with (`conversion.strategy: Webhook`), as its `clientConfig`
+/// names it; the handler is the one registered in-process, attached when the type is served.
+fn conversion_webhook(obj: &Object) -> Option<WebhookEndpoint> {
+    let conversion = obj.get("spec")?.get("conversion")?;
+    if conversion.get("strategy").and_then(Value::as_str) != Some("Webhook") {
+        return None;
+    }
+    let config = conversion
+        .get("webhook")
+        .and_then(|w| w.get("clientConfig"));
+    let target = match config.and_then(|c| c.get("url")).and_then(Value::as_str) {
+        Some(url) => url.to_owned(),
+        None => {
+            let service = config.and_then(|c| c.get("service"));
+            let field = |k: &str| {
+                service
+                    .and_then(|s| s.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            };
+            let port = service
+                .and_then(|s| s.get("port"))
+                .and_then(Value::as_i64)
+                .unwrap_or(443);
+            format!(
+                "https://{}.{}.svc:{port}{}",
+                field("name"),
+                field("namespace"),
+                field("path")
+            )
+        }
+    };
+    Some(WebhookEndpoint {
+        target,
+        handler: None,
     })
 }
 

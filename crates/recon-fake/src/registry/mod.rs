@@ -11,6 +11,7 @@
 
 pub(crate) mod builtins;
 pub(crate) mod conversion;
+pub(crate) mod conversion_webhook;
 pub(crate) mod crd;
 pub(crate) mod defaults;
 pub(crate) mod events;
@@ -22,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use builtins::builtin_types;
+use conversion_webhook::ConversionWebhook;
 use resource::ResourceType;
 
 /// The built-in types, built once per process and shared by every server's registry (which
@@ -36,6 +38,8 @@ pub(crate) struct Registry {
     types: HashMap<(String, String), Arc<ResourceType>>,
     /// Custom types whose CRD is being deleted: new instances are refused.
     terminating: HashSet<(String, String)>,
+    /// The conversion webhooks registered in-process, by group and plural.
+    conversion_webhooks: HashMap<(String, String), Arc<dyn ConversionWebhook>>,
 }
 
 impl Registry {
@@ -47,6 +51,7 @@ impl Registry {
         Registry {
             types,
             terminating: HashSet::new(),
+            conversion_webhooks: HashMap::new(),
         }
     }
 
@@ -94,10 +99,29 @@ impl Registry {
 
     /// Serves a custom resource type; a built-in of the same name is never replaced (the real
     /// server reports such a CRD as overlapping a built-in resource).
-    pub(crate) fn serve_custom(&mut self, t: ResourceType) {
+    pub(crate) fn serve_custom(&mut self, mut t: ResourceType) {
         let key = (t.group.clone(), t.plural.clone());
+        if let Some(webhook) = t.storage.as_mut().and_then(|s| s.webhook.as_mut()) {
+            webhook.handler = self.conversion_webhooks.get(&key).cloned();
+        }
         if self.types.get(&key).is_none_or(|existing| existing.custom) {
             self.types.insert(key, Arc::new(t));
+        }
+    }
+
+    /// Converts the custom resources `plural` of `group` with `webhook` when their CRD says
+    /// `strategy: Webhook`, now and whenever the CRD is served again.
+    pub(crate) fn serve_conversion(
+        &mut self,
+        group: &str,
+        plural: &str,
+        webhook: Arc<dyn ConversionWebhook>,
+    ) {
+        let key = (group.to_owned(), plural.to_owned());
+        self.conversion_webhooks.insert(key.clone(), webhook);
+        if let Some(served) = self.types.get(&key).filter(|t| t.custom) {
+            let served = ResourceType::clone(served);
+            self.serve_custom(served);
         }
     }
 

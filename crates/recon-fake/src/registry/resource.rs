@@ -214,6 +214,8 @@ pub(crate) struct ResourceType {
 pub(crate) struct StorageVersion {
     pub(crate) name: String,
     pub(crate) schema: Option<std::sync::Arc<crate::schema::CustomResourceSchema>>,
+    /// With `strategy: Webhook`, where conversions go.
+    pub(crate) webhook: Option<super::conversion_webhook::WebhookEndpoint>,
 }
 
 impl ResourceType {

@@ -6,6 +6,7 @@ use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
+use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeContext, with_type_meta};
 
 /// One resource request, routed and typed.
@@ -64,8 +65,8 @@ impl Call<'_> {
     }
 
     /// A stored body as this request's version serves it.
-    pub(crate) fn object_response(&self, body: &[u8]) -> Vec<u8> {
-        let body = conversion::body_in_version(&self.rt, &self.path.version, &self.key(), body);
-        with_type_meta(&self.api_version(), &self.rt.kind, &body)
+    pub(crate) fn object_response(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+        let body = conversion::body_in_version(&self.rt, &self.path.version, &self.key(), body)?;
+        Ok(with_type_meta(&self.api_version(), &self.rt.kind, &body))
     }
 }

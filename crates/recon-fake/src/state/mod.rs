@@ -123,7 +123,7 @@ impl State {
         else {
             return Ok(None);
         };
-        conversion::to_version(&call.rt, &call.path.version, &mut obj);
+        conversion::to_version(&call.rt, &call.path.version, &mut obj)?;
         obj.insert("apiVersion".into(), Value::String(call.api_version()));
         obj.insert("kind".into(), Value::String(call.rt.kind.clone()));
         Ok(Some((obj, stored)))

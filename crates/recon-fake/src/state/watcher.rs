@@ -14,6 +14,7 @@ use crate::request::negotiate::{Format, partial_metadata};
 use crate::request::watch_stream::frame;
 use crate::storage::history::Change;
 use crate::storage::stored::Stored;
+use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeError, set_meta, with_type_meta};
 
@@ -58,12 +59,13 @@ impl Watcher {
     }
 
     /// The object stored at `key` in the form the watch asked for.
-    pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, DecodeError> {
+    pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, EventError> {
         let body = stored.served(key)?;
         Ok(match self.format {
             Format::Full => {
                 let version = self.api_version.rsplit('/').next().unwrap_or_default();
-                let body = conversion::body_in_version(&self.rt, version, key, body);
+                let body = conversion::body_in_version(&self.rt, version, key, body)
+                    .map_err(EventError::Conversion)?;
                 with_type_meta(&self.api_version, &self.rt.kind, &body)
             }
             Format::Metadata => partial_metadata(key, body)?,
@@ -88,11 +90,11 @@ impl Watcher {
         }
         match self.transform(change) {
             Ok(frame) => frame.map(Event::Frame),
-            Err(e) => Some(Event::Last(Self::unreadable(&e))),
+            Err(e) => Some(Event::Last(e.frame())),
         }
     }
 
-    fn transform(&self, change: &Change) -> Result<Option<Bytes>, DecodeError> {
+    fn transform(&self, change: &Change) -> Result<Option<Bytes>, EventError> {
         let key = &change.key;
         if !change.removed {
             change.object.served(key)?;
@@ -151,5 +153,29 @@ impl Watcher {
             Format::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadata"),
         };
         frame("BOOKMARK", &with_type_meta(api_version, kind, &body))
+    }
+}
+
+/// Why an event's object cannot be sent, which ends the watch with an ERROR event: it does not
+/// decode, or its CRD's conversion webhook failed on it.
+#[derive(Debug)]
+pub(crate) enum EventError {
+    Unreadable(DecodeError),
+    Conversion(ApiError),
+}
+
+impl From<DecodeError> for EventError {
+    fn from(e: DecodeError) -> Self {
+        EventError::Unreadable(e)
+    }
+}
+
+impl EventError {
+    /// The ERROR frame that ends the watch.
+    pub(crate) fn frame(&self) -> Bytes {
+        match self {
+            EventError::Unreadable(e) => Watcher::unreadable(e),
+            EventError::Conversion(e) => frame("ERROR", &e.to_status_json()),
+        }
     }
 }

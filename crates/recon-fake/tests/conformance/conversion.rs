@@ -72,6 +72,28 @@ pub fn answer(review: &Value) -> (u16, Value) {
     (200, respond(json!({"status": "Success"}), converted))
 }
 
+/// [`answer`] as the in-memory server calls it: the review's JSON in, the HTTP answer out.
+pub fn in_process(review: &[u8]) -> http::Response<Vec<u8>> {
+    let review: Value = serde_json::from_slice(review).unwrap_or_default();
+    let (code, answer) = answer(&review);
+    http_answer(code, answer)
+}
+
+/// The HTTP answer the webhook sends, JSON whatever the body.
+fn http_answer(code: u16, answer: Value) -> http::Response<Vec<u8>> {
+    let body = match answer {
+        Value::String(text) => text.into_bytes(),
+        other => other.to_string().into_bytes(),
+    };
+    let mut response = http::Response::new(body);
+    *response.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// The webhook served for the recorder: its URL and the PEM of its CA.
 pub struct Served {
     pub url: String,
@@ -129,21 +151,7 @@ pub fn serve() -> &'static Served {
                                     .await
                                     .map(|b| b.to_bytes())
                                     .unwrap_or_default();
-                                let review: Value =
-                                    serde_json::from_slice(&body).unwrap_or_default();
-                                let (code, answer) = answer(&review);
-                                let body = match answer {
-                                    Value::String(text) => text.into_bytes(),
-                                    other => other.to_string().into_bytes(),
-                                };
-                                let mut response =
-                                    http::Response::new(Full::new(Bytes::from(body)));
-                                *response.status_mut() = http::StatusCode::from_u16(code)
-                                    .unwrap_or(http::StatusCode::OK);
-                                response.headers_mut().insert(
-                                    http::header::CONTENT_TYPE,
-                                    http::HeaderValue::from_static("application/json"),
-                                );
+                                let response = in_process(&body).map(|b| Full::new(Bytes::from(b)));
                                 Ok::<_, std::convert::Infallible>(response)
                             },
                         );

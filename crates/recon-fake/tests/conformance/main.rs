@@ -28,20 +28,7 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "versions/webhook-converts-each-way",
-        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
-    ),
-    (
-        "versions/webhook-failures",
-        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
-    ),
-    (
-        "versions/webhook-watch",
-        "conversion webhooks (strategy: Webhook) are not served yet: issue 26",
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -60,6 +47,8 @@ async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
             .map_err(|e| format!("bad replay time: {e}"))?,
     );
     let server = ApiServer::builder().clock(clock).build();
+    // The webhook the recorder served to the real server, called in-process.
+    server.serve_conversion("morphs.conformance.example.com", conversion::in_process);
     for (name, manifest) in &scenario.crds {
         let crd: CustomResourceDefinition = serde_json::from_value(manifest.clone())
             .map_err(|e| format!("crds/{name}.yaml is not a CustomResourceDefinition: {e}"))?;

@@ -1,0 +1,298 @@
+//! A CRD's conversion webhook (`conversion.strategy: Webhook`), called in-process: the request is
+//! the `ConversionReview` kube-apiserver would POST, the answer what the webhook would send back,
+//! and what comes back is checked as kube-apiserver's webhook converter checks it, with its
+//! messages (apiextensions-apiserver `webhook_converter.go`; recorded in the
+//! `versions/webhook-*` scenarios).
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::wire::object::Object;
+
+/// A conversion webhook the in-memory server calls in-process, in place of the URL or Service a
+/// CRD names: it gets the body of the `ConversionReview` request and answers as the webhook
+/// would over HTTP. Any `Fn(&[u8]) -> http::Response<Vec<u8>>` is one; recon-core's
+/// `Conversion` is one with its `fake` feature.
+pub trait ConversionWebhook: Send + Sync + 'static {
+    /// Answers one `ConversionReview` (its JSON body).
+    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>>;
+}
+
+impl<F> ConversionWebhook for F
+where
+    F: Fn(&[u8]) -> http::Response<Vec<u8>> + Send + Sync + 'static,
+{
+    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>> {
+        self(request)
+    }
+}
+
+impl fmt::Debug for dyn ConversionWebhook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ConversionWebhook")
+    }
+}
+
+/// Where a CRD's conversions go: the webhook it names, and the one registered in-process.
+#[derive(Clone)]
+pub(crate) struct WebhookEndpoint {
+    /// The CRD's `clientConfig`, as the connection error names it.
+    pub(crate) target: String,
+    pub(crate) handler: Option<Arc<dyn ConversionWebhook>>,
+}
+
+impl fmt::Debug for WebhookEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookEndpoint")
+            .field("target", &self.target)
+            .field("registered", &self.handler.is_some())
+            .finish()
+    }
+}
+
+/// `obj` (with its `apiVersion` and `kind`) converted to `to` (`group/version`) by the
+/// webhook; `Err` is kube-apiserver's message.
+pub(crate) fn convert(endpoint: &WebhookEndpoint, obj: Object, to: &str) -> Result<Object, String> {
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    // An object with nothing but its type is converted without asking.
+    if obj.keys().all(|k| k == "apiVersion" || k == "kind") || api_version == to {
+        let mut obj = obj;
+        obj.insert("apiVersion".into(), Value::String(to.to_owned()));
+        return Ok(obj);
+    }
+    let gvk = gvk_string(&api_version, &kind);
+    let failed = |why: String| format!("conversion webhook for {gvk} failed: {why}");
+    let uid = request_uid();
+    let review = json!({
+        "kind": "ConversionReview",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "request": {"uid": uid, "desiredAPIVersion": to, "objects": [Value::Object(obj.clone())]},
+    });
+    let Some(handler) = &endpoint.handler else {
+        return Err(failed(format!(
+            "Post {:?}: no conversion webhook is registered with the in-memory server (ApiServer::serve_conversion)",
+            endpoint.target
+        )));
+    };
+    let answer = handler.review(review.to_string().as_bytes());
+    let objects = converted_objects(&uid, answer).map_err(failed)?;
+    if objects.len() != 1 {
+        return Err(format!(
+            "conversion webhook for {gvk} returned {} objects, expected 1",
+            objects.len()
+        ));
+    }
+    let Some(Value::Object(mut converted)) = objects.into_iter().next() else {
+        return Err(failed("unexpected type at index 0".to_owned()));
+    };
+    let got = |k: &str| {
+        converted
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    if got("apiVersion") != to {
+        return Err(format!(
+            "conversion webhook for {gvk} returned invalid object at index 0: invalid groupVersion (expected {}, received {})",
+            to,
+            got("apiVersion")
+        ));
+    }
+    if got("kind") != kind {
+        return Err(format!(
+            "conversion webhook for {gvk} returned invalid object at index 0: invalid kind (expected {kind}, received {})",
+            got("kind")
+        ));
+    }
+    same_identity(&obj, &converted)
+        .map_err(|why| format!("conversion webhook for {gvk} returned invalid object: {why}"))?;
+    restore_metadata(&obj, &mut converted)
+        .map_err(|why| format!("conversion webhook for {gvk} returned invalid metadata: {why}"))?;
+    Ok(converted)
+}
+
+/// The objects of the webhook's answer (`getConvertedObjectsFromResponse`, after the REST
+/// client's reading of the HTTP answer); `Err` is why not.
+fn converted_objects(uid: &str, answer: http::Response<Vec<u8>>) -> Result<Vec<Value>, String> {
+    let (parts, body) = answer.into_parts();
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let decoded: Result<Value, serde_json::Error> = serde_json::from_slice(&body);
+    if !parts.status.is_success() {
+        return Err(http_error(
+            parts.status.as_u16(),
+            content_type,
+            &body,
+            decoded.as_ref().ok(),
+        ));
+    }
+    let review = decoded.map_err(|e| {
+        format!(
+            "couldn't get version/kind; json parse error: {}",
+            crate::wire::go_json_syntax::worded(&body, &e)
+        )
+    })?;
+    let (api_version, kind) = (
+        review
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        review.get("kind").and_then(Value::as_str).unwrap_or(""),
+    );
+    if (api_version, kind) != ("apiextensions.k8s.io/v1", "ConversionReview") {
+        return Err(format!(
+            "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {}",
+            gvk_string(api_version, kind)
+        ));
+    }
+    let Some(response) = review.get("response").filter(|r| r.is_object()) else {
+        return Err("no response provided".to_owned());
+    };
+    let got_uid = response.get("uid").and_then(Value::as_str).unwrap_or("");
+    if got_uid != uid {
+        return Err(format!("expected response.uid={uid:?}, got {got_uid:?}"));
+    }
+    let result = response.get("result");
+    let status = result
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if status != "Success" {
+        let message = result
+            .and_then(|r| r.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return Err(if message.is_empty() {
+            format!("response.result.status was '{status}', not 'Success'")
+        } else {
+            message.to_owned()
+        });
+    }
+    Ok(response
+        .get("convertedObjects")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
+}
+
+/// What client-go makes of an answer that is not a success: the `Status` it carries, or
+/// `NewGenericServerResponse` for the code.
+fn http_error(code: u16, content_type: &str, body: &[u8], decoded: Option<&Value>) -> String {
+    if let Some(status) =
+        decoded.filter(|v| v.get("kind").and_then(Value::as_str) == Some("Status"))
+    {
+        return status
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+    }
+    let server = if content_type
+        .split(';')
+        .next()
+        .is_some_and(|t| t.trim() == "text/plain")
+    {
+        String::from_utf8_lossy(body).trim().to_owned()
+    } else {
+        "unknown".to_owned()
+    };
+    match code {
+        409 => "the server reported a conflict".to_owned(),
+        404 => "the server could not find the requested resource".to_owned(),
+        400 => "the server rejected our request for an unknown reason".to_owned(),
+        401 => "the server has asked for the client to provide credentials".to_owned(),
+        403 | 415 => server,
+        406 if server.is_empty() || server == "unknown" => {
+            "the server was unable to respond with a content type that the client supports".to_owned()
+        }
+        406 => server,
+        405 => "the server does not allow this method on the requested resource".to_owned(),
+        422 => "the server rejected our request due to an error in our request".to_owned(),
+        503 => "the server is currently unable to handle the request".to_owned(),
+        504 => "the server was unable to return a response in the time allotted, but may still be processing the request".to_owned(),
+        429 => "the server has received too many requests and has asked us to try again later".to_owned(),
+        500.. => format!("an error on the server ({server:?}) has prevented the request from succeeding"),
+        _ => format!("the server responded with the status code {code} but did not return more information"),
+    }
+}
+
+/// `validateConvertedObject`: the identity may not change.
+fn same_identity(original: &Object, converted: &Object) -> Result<(), String> {
+    let meta = |o: &Object, k: &str| {
+        o.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    for (field, label) in [("name", "name"), ("namespace", "namespace"), ("uid", "UID")] {
+        let (e, a) = (meta(original, field), meta(converted, field));
+        if e != a {
+            return Err(format!("must have the same {label}: {e} != {a}"));
+        }
+    }
+    Ok(())
+}
+
+/// `restoreObjectMeta`: the original's metadata, with the labels and annotations the webhook
+/// wrote.
+fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), String> {
+    let written = match converted.get("metadata") {
+        None => return Err("missing metadata in converted object".to_owned()),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err("invalid metadata of type in converted object".to_owned()),
+    };
+    let mut metadata: Map<String, Value> = original
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for field in ["labels", "annotations"] {
+        match written.get(field) {
+            None | Some(Value::Null) => {
+                metadata.remove(field);
+            }
+            Some(Value::Object(map)) => {
+                if let Some(key) = map.iter().find(|(_, v)| !v.is_string()).map(|(k, _)| k) {
+                    return Err(format!(
+                        "metadata.{field}[{key}] must be a string in converted object"
+                    ));
+                }
+                metadata.insert(field.to_owned(), Value::Object(map.clone()));
+            }
+            Some(_) => return Err(format!("invalid metadata.{field} in converted object")),
+        }
+    }
+    converted.insert("metadata".into(), Value::Object(metadata));
+    Ok(())
+}
+
+/// Go's `GroupVersionKind.String()`: `group/version, Kind=kind` (a custom resource always has
+/// a group).
+fn gvk_string(api_version: &str, kind: &str) -> String {
+    format!("{api_version}, Kind={kind}")
+}
+
+/// A version 4 UUID for the review's `uid`.
+fn request_uid() -> String {
+    let a = RandomState::new().hash_one(0u8);
+    let b = RandomState::new().hash_one(1u8);
+    let hex = format!("{a:016x}{b:016x}");
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
