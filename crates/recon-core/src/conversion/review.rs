@@ -166,6 +166,29 @@ fn json_response(code: http::StatusCode, body: Vec<u8>) -> http::Response<Bytes>
     response
 }
 
+/// A [`Conversion`] (or any [`ConversionHandler`]) serves the in-memory API server's
+/// `strategy: Webhook` CRDs exactly as it serves kube-apiserver: the review goes through
+/// [`respond_conversion`], the HTTP side of the production webhook.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_core::conversion::Conversion;
+///
+/// let server = recon_fake::ApiServer::new();
+/// server.serve_conversion("shapes.example.com", Conversion::<ConfigMap>::hub());
+/// ```
+#[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
+impl<H: 'static> recon_fake::ConversionWebhook for Conversion<H> {
+    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>> {
+        let request = http::Request::post("/convert")
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Bytes::copy_from_slice(request))
+            .unwrap_or_default();
+        respond_conversion(self, request).map(|body| body.to_vec())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;

@@ -189,3 +189,66 @@ fn run_panics_on_a_failing_case() {
         ))
         .run();
 }
+
+/// The CRD of both versions, stored as v1 and converted by a webhook.
+fn crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd =
+        kube::core::crd::merge_crds(vec![ShapeV1alpha1::crd(), ShapeV1::crd()], "v1").unwrap();
+    crd.spec.conversion = Some(
+        serde_json::from_value(json!({
+            "strategy": "Webhook",
+            "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://shape-conversion.example.com/convert"}}
+        }))
+        .unwrap(),
+    );
+    crd
+}
+
+#[tokio::test]
+async fn the_conversion_serves_the_in_memory_server_as_its_webhook() {
+    use kube::api::{Api, PostParams};
+    use recon_core::fake::ApiServer;
+
+    let server = ApiServer::new();
+    server.install_crd(&crd()).await.unwrap();
+    let old: Api<ShapeV1alpha1> = Api::default_namespaced(server.client());
+    let new: Api<ShapeV1> = Api::default_namespaced(server.client());
+    let mut shape = ShapeV1alpha1::new("s", ShapeV1alpha1Spec { size: 3 });
+    shape.metadata.annotations = Some([(COLOR.to_owned(), "blue".to_owned())].into());
+
+    // No webhook yet: the conversion to the storage version fails as an unreachable one does.
+    let err = old
+        .create(&PostParams::default(), &shape)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("conversion webhook for example.com/v1alpha1, Kind=Shape failed"),
+        "{err}"
+    );
+
+    server.serve_conversion(
+        "shapes.example.com",
+        Conversion::<ShapeV1>::hub().spoke(up, down),
+    );
+    old.create(&PostParams::default(), &shape).await.unwrap();
+    let read = new.get("s").await.unwrap();
+    assert_eq!(
+        read.spec,
+        ShapeV1Spec {
+            size: 3,
+            color: "blue".into()
+        }
+    );
+    assert!(
+        read.metadata.annotations.is_none(),
+        "{:?}",
+        read.metadata.annotations
+    );
+    let back = old.get("s").await.unwrap();
+    assert_eq!(back.spec, ShapeV1alpha1Spec { size: 3 });
+    assert_eq!(back.metadata.annotations.unwrap()[COLOR], "blue");
+}
