@@ -57,8 +57,9 @@
 //! schemas.
 //!
 //! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
-//! of an embedded resource's `metadata`, conversion webhooks (a CRD's versions convert as
-//! `strategy: None` does), other admission plugins; in decoding built-ins, Go's named types in
+//! of an embedded resource's `metadata`, conversion webhooks reached over the network (a CRD
+//! with `strategy: Webhook` calls the one registered with [`ApiServer::serve_conversion`]),
+//! other admission plugins; in decoding built-ins, Go's named types in
 //! messages (`string` where Go says `v1.Protocol`).
 //!
 //! ```
