@@ -1,0 +1,114 @@
+//! The Website operator: its conversion, by tables and round trips, and the reconciler reading
+//! through `v1` an object written through `v1alpha1`, on the in-memory server.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams};
+use recon_core::fake::ApiServer;
+use recon_core::{Config, Request};
+use recon_testing::{ConversionCase, ConversionTests, assert_round_trips};
+use serde_json::{Value, json};
+use website_operator::{
+    MORE_HOSTS, WebsiteV1alpha1, WebsiteV1alpha1Spec, conversion, crd, reconciler,
+};
+
+fn v1(hosts: &[&str]) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Website",
+        "metadata": {"name": "blog", "namespace": "default"}, "spec": {"hosts": hosts}})
+}
+
+fn v1alpha1(domain: &str, more: Option<&str>) -> Value {
+    let mut site = json!({"apiVersion": "example.com/v1alpha1", "kind": "Website",
+        "metadata": {"name": "blog", "namespace": "default"}, "spec": {"domain": domain}});
+    if let Some(more) = more {
+        site["metadata"]["annotations"] = json!({MORE_HOSTS: more});
+    }
+    site
+}
+
+#[test]
+fn conversion_cases() {
+    ConversionTests::new(conversion())
+        .case(
+            ConversionCase::new(
+                "one host is the domain",
+                v1(&["blog.example.com"]),
+                "example.com/v1alpha1",
+            )
+            .expect(v1alpha1("blog.example.com", None)),
+        )
+        .case(
+            ConversionCase::new(
+                "more hosts ride in an annotation",
+                v1(&["a.example.com", "b.example.com", "c.example.com"]),
+                "example.com/v1alpha1",
+            )
+            .expect(v1alpha1(
+                "a.example.com",
+                Some("b.example.com,c.example.com"),
+            )),
+        )
+        .case(
+            ConversionCase::new(
+                "no host is an empty domain",
+                v1(&[]),
+                "example.com/v1alpha1",
+            )
+            .expect(v1alpha1("", None)),
+        )
+        .case(
+            ConversionCase::new(
+                "the annotation comes back as hosts",
+                v1alpha1("a.example.com", Some("b.example.com")),
+                "example.com/v1",
+            )
+            .expect(v1(&["a.example.com", "b.example.com"])),
+        )
+        .case(
+            ConversionCase::new("a version it does not have", v1(&[]), "example.com/v2")
+                .error("no version example.com/v2"),
+        )
+        .run();
+    assert_round_trips(
+        &conversion(),
+        [
+            v1(&[]),
+            v1(&["one.example.com"]),
+            v1(&["one.example.com", "two.example.com"]),
+            v1alpha1("x.example.com", None),
+        ],
+    );
+}
+
+#[tokio::test]
+async fn a_website_written_through_v1alpha1_is_reconciled_as_v1() {
+    let server = ApiServer::new();
+    server.install_crd(&crd()).await.unwrap();
+    server.serve_conversion("websites.example.com", conversion());
+    let old: Api<WebsiteV1alpha1> = Api::default_namespaced(server.client());
+    let mut site = WebsiteV1alpha1::new(
+        "blog",
+        WebsiteV1alpha1Spec {
+            domain: "blog.example.com".into(),
+        },
+    );
+    site.metadata.annotations =
+        Some([(MORE_HOSTS.to_owned(), "www.blog.example.com".to_owned())].into());
+    old.create(&PostParams::default(), &site).await.unwrap();
+
+    let reconciler = reconciler(Config::new(server.client(), "website-operator"));
+    reconciler
+        .reconcile(&Request::namespaced("default", "blog"))
+        .await
+        .unwrap();
+    let maps: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let hosts = maps.get("blog-hosts").await.unwrap().data.unwrap();
+    assert_eq!(hosts["hosts"], "blog.example.com\nwww.blog.example.com");
+
+    // Read back through v1alpha1, the object is as it was written.
+    let back = old.get("blog").await.unwrap();
+    assert_eq!(back.spec.domain, "blog.example.com");
+    assert_eq!(
+        back.metadata.annotations.unwrap()[MORE_HOSTS],
+        "www.blog.example.com"
+    );
+}
