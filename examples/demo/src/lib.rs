@@ -15,6 +15,7 @@ mod scenario;
 mod summary;
 mod tap;
 mod target;
+pub mod versions;
 
 use std::time::Duration;
 

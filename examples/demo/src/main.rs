@@ -4,6 +4,8 @@
 //!
 //! - After the scenario, two replicas of the Function operator run under recon's `Runner` with
 //!   leader election, and hand over twice (a graceful shutdown, then a lost Lease).
+//! - Then a Website is written through its old version (`v1alpha1`) and reconciled by the
+//!   Website operator, which reads `v1`: the CRD converts through the operator's webhook.
 //! - `RUST_LOG` picks what is printed (default `info,recon_core=warn`; `debug` adds each
 //!   reconcile's reads).
 //! - `--cluster` runs the same scenario against the cluster of the current kubeconfig context
@@ -79,6 +81,11 @@ async fn main() -> ExitCode {
     println!("\n==== two replicas of the Function operator under recon's Runner, and a failover");
     if let Err(err) = recon_demo::failover::run(&target).await {
         eprintln!("recon-demo: the failover: {err}");
+        return ExitCode::FAILURE;
+    }
+    println!("\n==== a Website written through its old version (v1alpha1), reconciled as v1");
+    if let Err(err) = recon_demo::versions::run(&target).await {
+        eprintln!("recon-demo: the versions: {err}");
         return ExitCode::FAILURE;
     }
     let Some(embedded) = embedded else {
