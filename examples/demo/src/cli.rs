@@ -24,6 +24,8 @@ writes it sent and the events it published, then a summary. Then two replicas of
 operator run under recon's Runner with leader election on the Lease
 `{LEASE}`, and hand over twice: the leader shuts down and releases the
 Lease; the next loses the API server for its Lease, and the other takes over once it expired.
+Last, a Website is created through its old version (v1alpha1) and reconciled by the Website
+operator, which reads v1, the CRD converting through the operator's webhook.
 
 {USAGE}
 
@@ -40,11 +42,12 @@ Options:
                      final state, webhook answers, the events the operators published)
   -h, --help         print this help
 
-On a cluster the demo installs the example CRDs (functions, gateways and widgets in
+On a cluster the demo installs the example CRDs (functions, gateways, widgets and websites in
 operators.example.com and example.com), creates its objects in the namespace `{NAMESPACE}`
 (created if missing), and leaves them there (the Lease too; the Function `relay` of the
-failover is deleted). On a control plane without nodes it plays the
-kubelet, reporting its Pods running and ready.
+failover and the Website `blog` are deleted). The websites CRD converts through a webhook the
+demo serves on 127.0.0.1: only an API server on this machine reaches it. On a control plane
+without nodes it plays the kubelet, reporting its Pods running and ready.
 
 Environment:
   RUST_LOG  what is printed; default `info,recon_core=warn` (recon-core's own lines repeat

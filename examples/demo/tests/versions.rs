@@ -11,7 +11,10 @@ async fn a_website_written_through_v1alpha1_is_reconciled_and_reads_back_through
         views,
         Views {
             v1_hosts: vec!["blog.example.com".into(), "www.blog.example.com".into()],
-            v1alpha1: ("blog.example.com".into(), Some("www.blog.example.com".into())),
+            v1alpha1: (
+                "blog.example.com".into(),
+                Some("www.blog.example.com".into())
+            ),
             config_map: "blog.example.com\nwww.blog.example.com".into(),
         }
     );
