@@ -112,7 +112,7 @@ pub use controllers::report::{GarbageCollection, GcAction, ObjectId, Propagation
 pub use reactor::Failure;
 pub use reactor_builder::ReactorBuilder;
 pub use record::{RecordedRequest, RequestOrigin};
-pub use registry::conversion_webhook::ConversionWebhook;
+pub use registry::conversion_webhook::{ConversionWebhook, NoAnswer};
 pub use request::route::Verb;
 pub use seed::SeedError;
 pub use server::{ApiServer, ApiServerBuilder};

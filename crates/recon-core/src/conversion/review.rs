@@ -180,12 +180,12 @@ fn json_response(code: http::StatusCode, body: Vec<u8>) -> http::Response<Bytes>
 #[cfg(feature = "fake")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 impl<H: 'static> recon_fake::ConversionWebhook for Conversion<H> {
-    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>> {
+    fn review(&self, request: &[u8]) -> Result<http::Response<Vec<u8>>, recon_fake::NoAnswer> {
         let request = http::Request::post("/convert")
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Bytes::copy_from_slice(request))
             .unwrap_or_default();
-        respond_conversion(self, request).map(|body| body.to_vec())
+        Ok(respond_conversion(self, request).map(|body| body.to_vec()))
     }
 }
 

@@ -15,20 +15,28 @@ use crate::wire::object::Object;
 
 /// A conversion webhook the in-memory server calls in-process, in place of the URL or Service a
 /// CRD names: it gets the body of the `ConversionReview` request and answers as the webhook
-/// would over HTTP. Any `Fn(&[u8]) -> http::Response<Vec<u8>>` is one; recon-core's
-/// `Conversion` is one with its `fake` feature.
+/// would over HTTP, or not at all. Any `Fn(&[u8]) -> http::Response<Vec<u8>>` is one;
+/// recon-core's `Conversion` is one with its `fake` feature.
 pub trait ConversionWebhook: Send + Sync + 'static {
-    /// Answers one `ConversionReview` (its JSON body).
-    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>>;
+    /// Answers one `ConversionReview` (its JSON body); `Err` plays a webhook that does not.
+    fn review(&self, request: &[u8]) -> Result<http::Response<Vec<u8>>, NoAnswer>;
 }
 
 impl<F> ConversionWebhook for F
 where
     F: Fn(&[u8]) -> http::Response<Vec<u8>> + Send + Sync + 'static,
 {
-    fn review(&self, request: &[u8]) -> http::Response<Vec<u8>> {
-        self(request)
+    fn review(&self, request: &[u8]) -> Result<http::Response<Vec<u8>>, NoAnswer> {
+        Ok(self(request))
     }
+}
+
+/// Why a conversion webhook gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoAnswer {
+    /// It did not answer within the 30 s kube-apiserver's webhook client waits.
+    TimedOut,
 }
 
 impl fmt::Debug for dyn ConversionWebhook {
@@ -79,7 +87,18 @@ pub(crate) fn convert(endpoint: &WebhookEndpoint, obj: Object, to: &str) -> Resu
             endpoint.target
         )));
     };
-    let answer = handler.review(review.to_string().as_bytes());
+    let answer = match handler.review(review.to_string().as_bytes()) {
+        Ok(answer) => answer,
+        // Seen from kube-apiserver 1.36 against a webhook that never answered; which of its
+        // two 30 s deadlines fires first varies, and the other run said only "context deadline
+        // exceeded".
+        Err(NoAnswer::TimedOut) => {
+            return Err(failed(format!(
+                "Post \"{}?timeout=30s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+                endpoint.target
+            )));
+        }
+    };
     let objects = converted_objects(&uid, answer).map_err(failed)?;
     if objects.len() != 1 {
         return Err(format!(
@@ -295,4 +314,168 @@ fn request_uid() -> String {
         &hex[17..20],
         &hex[20..32]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object() -> Object {
+        match json!({"apiVersion": "example.com/v1alpha1", "kind": "Shape",
+            "metadata": {"name": "s", "namespace": "ns", "uid": "u"}, "spec": {"size": 1}})
+        {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    fn endpoint(handler: impl ConversionWebhook) -> WebhookEndpoint {
+        WebhookEndpoint {
+            target: "https://hook.example.com/convert".to_owned(),
+            handler: Some(Arc::new(handler)),
+        }
+    }
+
+    /// Answers with `body` for the review's uid (`UID` in `body` is replaced), `code` and
+    /// `content_type`.
+    fn answering(
+        code: u16,
+        content_type: &'static str,
+        body: &'static str,
+    ) -> impl ConversionWebhook {
+        move |request: &[u8]| {
+            let review: Value = serde_json::from_slice(request).unwrap();
+            let uid = review["request"]["uid"].as_str().unwrap().to_owned();
+            let mut response = http::Response::new(body.replace("UID", &uid).into_bytes());
+            *response.status_mut() = http::StatusCode::from_u16(code).unwrap();
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(content_type),
+            );
+            response
+        }
+    }
+
+    const PREFIX: &str = "conversion webhook for example.com/v1alpha1, Kind=Shape failed: ";
+
+    fn error(handler: impl ConversionWebhook) -> String {
+        convert(&endpoint(handler), object(), "example.com/v1").unwrap_err()
+    }
+
+    #[test]
+    fn a_webhook_that_times_out_is_reported_as_the_client_timeout() {
+        struct Silent;
+        impl ConversionWebhook for Silent {
+            fn review(&self, _: &[u8]) -> Result<http::Response<Vec<u8>>, NoAnswer> {
+                Err(NoAnswer::TimedOut)
+            }
+        }
+        assert_eq!(
+            error(Silent),
+            format!(
+                "{PREFIX}Post \"https://hook.example.com/convert?timeout=30s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+            )
+        );
+    }
+
+    #[test]
+    fn http_errors_read_as_client_go_reads_them() {
+        assert_eq!(
+            error(answering(500, "application/json", "not json")),
+            format!(
+                "{PREFIX}an error on the server (\"unknown\") has prevented the request from succeeding"
+            )
+        );
+        assert_eq!(
+            error(answering(503, "text/plain", " down for repairs\n")),
+            format!("{PREFIX}the server is currently unable to handle the request")
+        );
+        assert_eq!(
+            error(answering(502, "text/plain", " bad gateway\n")),
+            format!(
+                "{PREFIX}an error on the server (\"bad gateway\") has prevented the request from succeeding"
+            )
+        );
+        assert_eq!(
+            error(answering(
+                403,
+                "application/json",
+                r#"{"kind": "Status", "message": "forbidden here"}"#
+            )),
+            format!("{PREFIX}forbidden here")
+        );
+    }
+
+    #[test]
+    fn malformed_reviews_are_refused_with_the_converter_s_words() {
+        assert_eq!(
+            error(answering(
+                200,
+                "application/json",
+                r#"{"apiVersion": "v1", "kind": "Status"}"#
+            )),
+            format!(
+                "{PREFIX}expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got v1, Kind=Status"
+            )
+        );
+        assert_eq!(
+            error(answering(
+                200,
+                "application/json",
+                r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview"}"#
+            )),
+            format!("{PREFIX}no response provided")
+        );
+        let wrong_uid = error(answering(
+            200,
+            "application/json",
+            r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": {"uid": "other", "result": {"status": "Success"}}}"#,
+        ));
+        assert!(
+            wrong_uid.starts_with(&format!("{PREFIX}expected response.uid=\""))
+                && wrong_uid.ends_with("\", got \"other\""),
+            "{wrong_uid}"
+        );
+        assert_eq!(
+            error(answering(
+                200,
+                "application/json",
+                r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": {"uid": "UID", "result": {"status": "Failure"}}}"#
+            )),
+            format!("{PREFIX}response.result.status was 'Failure', not 'Success'")
+        );
+    }
+
+    #[test]
+    fn without_a_registered_webhook_the_conversion_fails() {
+        let unregistered = WebhookEndpoint {
+            target: "https://hook.example.com/convert".to_owned(),
+            handler: None,
+        };
+        let err = convert(&unregistered, object(), "example.com/v1").unwrap_err();
+        assert!(
+            err.starts_with(PREFIX) && err.contains("ApiServer::serve_conversion"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn metadata_comes_back_as_it_was_but_labels_and_annotations() {
+        let converted = convert(
+            &endpoint(answering(200, "application/json", r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": "UID", "result": {"status": "Success"}, "convertedObjects": [
+                    {"apiVersion": "example.com/v1", "kind": "Shape",
+                     "metadata": {"name": "s", "namespace": "ns", "uid": "u", "generation": 9, "labels": {"a": "b"}},
+                     "spec": {"size": 2}}]}}"#)),
+            object(),
+            "example.com/v1",
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(converted),
+            json!({"apiVersion": "example.com/v1", "kind": "Shape",
+                "metadata": {"name": "s", "namespace": "ns", "uid": "u", "labels": {"a": "b"}},
+                "spec": {"size": 2}})
+        );
+    }
 }
