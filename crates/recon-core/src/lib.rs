@@ -98,6 +98,7 @@ mod root;
 #[cfg_attr(docsrs, doc(cfg(feature = "runner")))]
 pub mod runner;
 mod tree;
+mod webhook_http;
 
 #[cfg(feature = "fake")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake")))]

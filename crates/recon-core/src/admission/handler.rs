@@ -7,11 +7,12 @@ use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::denied::AdmissionDenied;
 use super::exchange::Admission;
 use super::review::{ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview};
+use crate::webhook_http::{expect_json_post, failure, json_response};
 
 /// Something that decides admission requests: an
 /// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type, as a
@@ -64,28 +65,8 @@ pub async fn respond(
     request: http::Request<Bytes>,
 ) -> http::Response<Bytes> {
     let (parts, body) = request.into_parts();
-    if parts.method != http::Method::POST {
-        let mut response = failure(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            format!("{} takes POST, not {}", parts.uri.path(), parts.method),
-        );
-        response
-            .headers_mut()
-            .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
-        return response;
-    }
-    if !is_json(&parts.headers) {
-        let given = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        return failure(
-            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UnsupportedMediaType",
-            format!("the body must be application/json, not {given}"),
-        );
+    if let Err(refused) = expect_json_post(&parts) {
+        return refused;
     }
     let request = match read_request(&body) {
         Ok(request) => request,
@@ -152,14 +133,6 @@ fn read_request(body: &[u8]) -> Result<AdmissionRequest, Unreadable> {
     })
 }
 
-fn is_json(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 /// `200 OK` with `response` in a review.
 fn ok(response: AdmissionResponse) -> http::Response<Bytes> {
     let body = serde_json::to_vec(&AdmissionReview::of_response(response)).unwrap_or_else(|e| {
@@ -167,31 +140,4 @@ fn ok(response: AdmissionResponse) -> http::Response<Bytes> {
         format!(r#"{{"error":"cannot serialise the response: {e}"}}"#).into_bytes()
     });
     json_response(http::StatusCode::OK, body)
-}
-
-/// An HTTP error with a `metav1.Status` body.
-pub(crate) fn failure(
-    code: http::StatusCode,
-    reason: &str,
-    message: String,
-) -> http::Response<Bytes> {
-    let status = json!({
-        "apiVersion": "v1",
-        "kind": "Status",
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code.as_u16(),
-    });
-    json_response(code, status.to_string().into_bytes())
-}
-
-fn json_response(code: http::StatusCode, body: Vec<u8>) -> http::Response<Bytes> {
-    let mut response = http::Response::new(Bytes::from(body));
-    *response.status_mut() = code;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
 }

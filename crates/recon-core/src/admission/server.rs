@@ -663,7 +663,7 @@ fn health(method: &http::Method) -> http::Response<Full<Bytes>> {
 
 /// An HTTP error with a `metav1.Status` body, as [`respond`] writes them.
 fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Full<Bytes>> {
-    super::handler::failure(code, reason, message).map(Full::new)
+    crate::webhook_http::failure(code, reason, message).map(Full::new)
 }
 
 /// Completes once the server is told to stop (or its handle is gone).

@@ -5,9 +5,10 @@
 use bytes::Bytes;
 use kube::core::Status;
 use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::hub::Conversion;
+use crate::webhook_http::{expect_json_post, failure, json_response};
 
 /// The `ConversionReview` version kube-apiserver sends (`conversionReviewVersions: ["v1"]`).
 pub const CONVERSION_API_VERSION: &str = "apiextensions.k8s.io/v1";
@@ -82,34 +83,8 @@ pub fn respond_conversion(
     request: http::Request<Bytes>,
 ) -> http::Response<Bytes> {
     let (parts, body) = request.into_parts();
-    if parts.method != http::Method::POST {
-        let mut response = failure(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            format!("{} takes POST, not {}", parts.uri.path(), parts.method),
-        );
-        response
-            .headers_mut()
-            .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
-        return response;
-    }
-    let json = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        let given = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        return failure(
-            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UnsupportedMediaType",
-            format!("the body must be application/json, not {given}"),
-        );
+    if let Err(refused) = expect_json_post(&parts) {
+        return refused;
     }
     let request = match read_request(&body) {
         Ok(request) => request,
@@ -142,28 +117,6 @@ fn read_request(body: &[u8]) -> Result<ConversionRequest, String> {
         .map_err(|e| format!("the ConversionReview is malformed: {e}"))?;
     ConversionRequest::from_review(review)
         .map_err(|_| "the ConversionReview has no request".to_owned())
-}
-
-fn failure(code: http::StatusCode, reason: &str, message: String) -> http::Response<Bytes> {
-    let status = json!({
-        "apiVersion": "v1",
-        "kind": "Status",
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code.as_u16(),
-    });
-    json_response(code, status.to_string().into_bytes())
-}
-
-fn json_response(code: http::StatusCode, body: Vec<u8>) -> http::Response<Bytes> {
-    let mut response = http::Response::new(Bytes::from(body));
-    *response.status_mut() = code;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 /// A [`Conversion`] (or any [`ConversionHandler`]) serves the in-memory API server's
