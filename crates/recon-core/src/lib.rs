@@ -78,7 +78,12 @@
 //! ```
 //!
 //! Run it with `kube::runtime::Controller` through [`ResourceReconciler::reconcile_object`] and
-//! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly.
+//! [`ResourceReconciler::error_policy`], or call [`ResourceReconciler::reconcile`] directly; in
+//! production, `runner::Runner` (feature `runner`) runs several with leader election, metrics,
+//! probes and a graceful shutdown.
+//!
+//! [`admission`] runs the same trees as admission webhooks; [`conversion`] converts a custom
+//! resource between its versions, with typed functions, as its CRD's conversion webhook.
 
 // docs.rs (`--cfg docsrs`, nightly) marks what a feature gates, such as `webhook-server`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
