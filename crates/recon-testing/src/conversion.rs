@@ -4,12 +4,14 @@
 //! serve an object differently through each version, and lose data on the next write).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use recon_core::conversion::Conversion;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::diff::{json_diff, use_color};
+use crate::yaml::{self, FixtureError};
 
 /// One conversion case.
 ///
@@ -27,7 +29,8 @@ use crate::diff::{json_diff, use_color};
 /// }));
 /// # let _ = case;
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ConversionCase {
     /// The case's name.
@@ -36,14 +39,25 @@ pub struct ConversionCase {
     /// The object, in its own version.
     pub given: Value,
     /// The apiVersion to convert it to.
+    #[serde(rename = "desiredAPIVersion")]
     pub desired_api_version: String,
     // Outputs.
     /// The converted object, compared whole as JSON; `None` checks only that it converts.
+    #[serde(default)]
     pub expect: Option<Value>,
     /// The conversion fails with a message containing this text.
+    #[serde(default)]
     pub error: Option<String>,
     /// The conversion is lossy on purpose: no round-trip check.
+    #[serde(default)]
     pub lossy: bool,
+}
+
+/// A file of conversion cases.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConversionFile {
+    cases: Vec<ConversionCase>,
 }
 
 impl ConversionCase {
@@ -109,6 +123,45 @@ impl<H> ConversionTests<H> {
             conversion,
             cases: Vec::new(),
         }
+    }
+
+    /// A table for `conversion` with the cases of the YAML file at `path`:
+    ///
+    /// ```yaml
+    /// cases:
+    /// - name: one host is the domain
+    ///   given: {apiVersion: example.com/v1, kind: Website, metadata: {name: blog}, spec: {hosts: [blog.example.com]}}
+    ///   desiredAPIVersion: example.com/v1alpha1
+    ///   expect: {apiVersion: example.com/v1alpha1, kind: Website, metadata: {name: blog}, spec: {domain: blog.example.com}}
+    /// - name: no such version
+    ///   given: {apiVersion: example.com/v1, kind: Website, metadata: {name: blog}, spec: {hosts: []}}
+    ///   desiredAPIVersion: example.com/v9
+    ///   error: no version example.com/v9
+    /// ```
+    ///
+    /// A file that cannot be read, or a case that does not parse, is an error naming the file,
+    /// line and field.
+    pub fn from_yaml_file(
+        conversion: Conversion<H>,
+        path: impl AsRef<Path>,
+    ) -> Result<Self, FixtureError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| FixtureError::new(path, format!("cannot read it: {e}")))?;
+        Self::from_yaml_str(conversion, path, &text)
+    }
+
+    /// [`from_yaml_file`](Self::from_yaml_file) of `text`, said to come from `origin`.
+    pub fn from_yaml_str(
+        conversion: Conversion<H>,
+        origin: impl AsRef<Path>,
+        text: &str,
+    ) -> Result<Self, FixtureError> {
+        let file: ConversionFile = yaml::parse(origin.as_ref(), text)?;
+        Ok(ConversionTests {
+            conversion,
+            cases: file.cases,
+        })
     }
 
     /// Adds a case.

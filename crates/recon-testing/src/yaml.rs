@@ -25,7 +25,7 @@ pub struct FixtureError {
 }
 
 impl FixtureError {
-    fn new(path: &Path, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: &Path, message: impl Into<String>) -> Self {
         FixtureError {
             path: path.to_owned(),
             message: message.into(),
@@ -57,7 +57,11 @@ pub(crate) struct LoadedSuite {
     pub(crate) path: PathBuf,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, FixtureError> {
+/// `text`, read from `path`, as a `T`; the error names the file, line and field.
+pub(crate) fn parse<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    text: &str,
+) -> Result<T, FixtureError> {
     serde_saphyr::from_str(text).map_err(|e| {
         let message = e
             .to_string()

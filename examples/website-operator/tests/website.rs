@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use recon_core::fake::ApiServer;
 use recon_core::{Config, Request};
-use recon_testing::{ConversionCase, ConversionTests, assert_round_trips};
+use recon_testing::{ConversionTests, assert_round_trips};
 use serde_json::{Value, json};
 use website_operator::{
     MORE_HOSTS, WebsiteV1alpha1, WebsiteV1alpha1Spec, conversion, crd, reconciler,
@@ -27,46 +27,9 @@ fn v1alpha1(domain: &str, more: Option<&str>) -> Value {
 
 #[test]
 fn conversion_cases() {
-    ConversionTests::new(conversion())
-        .case(
-            ConversionCase::new(
-                "one host is the domain",
-                v1(&["blog.example.com"]),
-                "example.com/v1alpha1",
-            )
-            .expect(v1alpha1("blog.example.com", None)),
-        )
-        .case(
-            ConversionCase::new(
-                "more hosts ride in an annotation",
-                v1(&["a.example.com", "b.example.com", "c.example.com"]),
-                "example.com/v1alpha1",
-            )
-            .expect(v1alpha1(
-                "a.example.com",
-                Some("b.example.com,c.example.com"),
-            )),
-        )
-        .case(
-            ConversionCase::new(
-                "no host is an empty domain",
-                v1(&[]),
-                "example.com/v1alpha1",
-            )
-            .expect(v1alpha1("", None)),
-        )
-        .case(
-            ConversionCase::new(
-                "the annotation comes back as hosts",
-                v1alpha1("a.example.com", Some("b.example.com")),
-                "example.com/v1",
-            )
-            .expect(v1(&["a.example.com", "b.example.com"])),
-        )
-        .case(
-            ConversionCase::new("a version it does not have", v1(&[]), "example.com/v2")
-                .error("no version example.com/v2"),
-        )
+    let cases = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conversions.yaml");
+    ConversionTests::from_yaml_file(conversion(), cases)
+        .unwrap()
         .run();
     assert_round_trips(
         &conversion(),

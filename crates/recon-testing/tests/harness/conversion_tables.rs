@@ -252,3 +252,27 @@ async fn the_conversion_serves_the_in_memory_server_as_its_webhook() {
     assert_eq!(back.spec, ShapeV1alpha1Spec { size: 3 });
     assert_eq!(back.metadata.annotations.unwrap()[COLOR], "blue");
 }
+
+#[test]
+fn cases_read_from_yaml_run_and_bad_yaml_names_the_line() {
+    let conversion = Conversion::<ShapeV1>::hub().spoke(up, down);
+    let text = r#"
+cases:
+- name: down keeps the color
+  given: {apiVersion: example.com/v1, kind: Shape, metadata: {name: s, namespace: ns}, spec: {size: 3, color: blue}}
+  desiredAPIVersion: example.com/v1alpha1
+  expect: {apiVersion: example.com/v1alpha1, kind: Shape, metadata: {name: s, namespace: ns, annotations: {example.com/color: blue}}, spec: {size: 3}}
+"#;
+    ConversionTests::from_yaml_str(conversion.clone(), "cases.yaml", text)
+        .unwrap()
+        .run();
+    let bad = "cases:\n- name: x\n  given: {}\n  desiredApiVersion: example.com/v1\n";
+    let err = ConversionTests::from_yaml_str(conversion, "bad.yaml", bad).unwrap_err();
+    let message = err.to_string();
+    assert!(message.starts_with("bad.yaml: "), "{message}");
+    assert!(message.contains("desiredApiVersion"), "{message}");
+    assert!(
+        message.contains("line 4") || message.contains("4:"),
+        "{message}"
+    );
+}
