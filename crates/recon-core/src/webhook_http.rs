@@ -4,9 +4,11 @@
 use bytes::Bytes;
 use serde_json::json;
 
-/// `Err` with the answer when `parts` is not a `POST` of `application/json`: 405 (with
-/// `Allow: POST`) or 415.
-pub(crate) fn expect_json_post(parts: &http::request::Parts) -> Result<(), http::Response<Bytes>> {
+/// The answer to a request that is not a `POST` of `application/json` (405 with `Allow: POST`,
+/// or 415); `None` for one that is.
+pub(crate) fn refuse_unless_json_post(
+    parts: &http::request::Parts,
+) -> Option<http::Response<Bytes>> {
     if parts.method != http::Method::POST {
         let mut response = failure(
             http::StatusCode::METHOD_NOT_ALLOWED,
@@ -16,7 +18,7 @@ pub(crate) fn expect_json_post(parts: &http::request::Parts) -> Result<(), http:
         response
             .headers_mut()
             .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
-        return Err(response);
+        return Some(response);
     }
     let content_type = parts
         .headers
@@ -26,7 +28,7 @@ pub(crate) fn expect_json_post(parts: &http::request::Parts) -> Result<(), http:
         .and_then(|v| v.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err(failure(
+        return Some(failure(
             http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             format!(
@@ -35,7 +37,7 @@ pub(crate) fn expect_json_post(parts: &http::request::Parts) -> Result<(), http:
             ),
         ));
     }
-    Ok(())
+    None
 }
 
 /// An HTTP error with a `metav1.Status` body.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::denied::AdmissionDenied;
 use super::exchange::Admission;
 use super::review::{ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview};
-use crate::webhook_http::{expect_json_post, failure, json_response};
+use crate::webhook_http::{failure, json_response, refuse_unless_json_post};
 
 /// Something that decides admission requests: an
 /// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type, as a
@@ -65,7 +65,7 @@ pub async fn respond(
     request: http::Request<Bytes>,
 ) -> http::Response<Bytes> {
     let (parts, body) = request.into_parts();
-    if let Err(refused) = expect_json_post(&parts) {
+    if let Some(refused) = refuse_unless_json_post(&parts) {
         return refused;
     }
     let request = match read_request(&body) {

@@ -8,7 +8,7 @@ use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionRe
 use serde_json::Value;
 
 use super::hub::Conversion;
-use crate::webhook_http::{expect_json_post, failure, json_response};
+use crate::webhook_http::{failure, json_response, refuse_unless_json_post};
 
 /// The `ConversionReview` version kube-apiserver sends (`conversionReviewVersions: ["v1"]`).
 pub const CONVERSION_API_VERSION: &str = "apiextensions.k8s.io/v1";
@@ -83,7 +83,7 @@ pub fn respond_conversion(
     request: http::Request<Bytes>,
 ) -> http::Response<Bytes> {
     let (parts, body) = request.into_parts();
-    if let Err(refused) = expect_json_post(&parts) {
+    if let Some(refused) = refuse_unless_json_post(&parts) {
         return refused;
     }
     let request = match read_request(&body) {
