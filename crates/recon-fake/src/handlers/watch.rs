@@ -80,7 +80,9 @@ impl State {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        let _ = watcher.sender.send(e.frame());
+                        if let Some(error) = e.frame() {
+                            let _ = watcher.sender.send(error);
+                        }
                         return Ok(Reply::stream(stream));
                     }
                 }
@@ -108,7 +110,9 @@ impl State {
                         let _ = watcher.sender.send(event);
                     }
                     Some(Event::Last(error)) => {
-                        let _ = watcher.sender.send(error);
+                        if let Some(error) = error {
+                            let _ = watcher.sender.send(error);
+                        }
                         return Ok(Reply::stream(stream));
                     }
                     None => {}
@@ -139,7 +143,9 @@ impl State {
                             Event::Frame(event) => watcher.sender.send(event).is_ok(),
                             // The watch ends after it: kept no longer.
                             Event::Last(error) => {
-                                let _ = watcher.sender.send(error);
+                                if let Some(error) = error {
+                                    let _ = watcher.sender.send(error);
+                                }
                                 false
                             }
                         })

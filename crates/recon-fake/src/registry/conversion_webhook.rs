@@ -154,12 +154,10 @@ fn converted_objects(uid: &str, answer: http::Response<Vec<u8>>) -> Result<Vec<V
             decoded.as_ref().ok(),
         ));
     }
-    let review = decoded.map_err(|e| {
-        format!(
-            "couldn't get version/kind; json parse error: {}",
-            crate::wire::go_json_syntax::worded(&body, &e)
-        )
-    })?;
+    let review = match decoded {
+        Ok(review) => review,
+        Err(_) => read_as_yaml(&body)?,
+    };
     let (api_version, kind) = (
         review
             .get("apiVersion")
@@ -201,6 +199,29 @@ fn converted_objects(uid: &str, answer: http::Response<Vec<u8>>) -> Result<Vec<V
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default())
+}
+
+/// A body that is not JSON, read as client-go's serializer reads it: as YAML, converted to
+/// JSON, whose type must be an object (recorded: a plain-text body is a YAML string).
+fn read_as_yaml(body: &[u8]) -> Result<Value, String> {
+    const TYPE_META: &str = r#"struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#;
+    let text = String::from_utf8_lossy(body);
+    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
+        format!(
+            "couldn't get version/kind; json parse error: error converting YAML to JSON: {}",
+            crate::wire::go_yaml::go_yaml_error(&text, &e)
+        )
+    })?;
+    let found = match &value {
+        Value::Object(_) | Value::Null => return Ok(value),
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+    };
+    Err(format!(
+        "couldn't get version/kind; json parse error: json: cannot unmarshal {found} into Go value of type {TYPE_META}"
+    ))
 }
 
 /// What client-go makes of an answer that is not a success: the `Status` it carries, or

@@ -25,8 +25,8 @@ const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 pub(crate) enum Event {
     /// A frame to send; the watch goes on.
     Frame(Bytes),
-    /// The ERROR frame the watch ends with.
-    Last(Bytes),
+    /// The watch ends, with this ERROR frame or (`None`) without a word.
+    Last(Option<Bytes>),
 }
 
 /// An open watch, fed by the server after each write.
@@ -156,8 +156,10 @@ impl Watcher {
     }
 }
 
-/// Why an event's object cannot be sent, which ends the watch with an ERROR event: it does not
-/// decode, or its CRD's conversion webhook failed on it.
+/// Why an event's object cannot be sent, which ends the watch: it does not decode (an ERROR
+/// event first, as etcd3's watcher sends), or its CRD's conversion webhook failed on it (the
+/// stream just ends: kube-apiserver's watch server stops when it cannot encode an event, and
+/// sends nothing more, recorded in `versions/webhook-malformed-answers`).
 #[derive(Debug)]
 pub(crate) enum EventError {
     Unreadable(DecodeError),
@@ -171,11 +173,14 @@ impl From<DecodeError> for EventError {
 }
 
 impl EventError {
-    /// The ERROR frame that ends the watch.
-    pub(crate) fn frame(&self) -> Bytes {
+    /// The ERROR frame that ends the watch, if any.
+    pub(crate) fn frame(&self) -> Option<Bytes> {
         match self {
-            EventError::Unreadable(e) => Watcher::unreadable(e),
-            EventError::Conversion(e) => frame("ERROR", &e.to_status_json()),
+            EventError::Unreadable(e) => Some(Watcher::unreadable(e)),
+            EventError::Conversion(e) => {
+                tracing::debug!(error = %e.message(), "a watch ends: its event's object does not convert");
+                None
+            }
         }
     }
 }

@@ -6,7 +6,9 @@
 //! - 14: the review is answered with no objects;
 //! - 15: the object comes back renamed (`metadata.name` + `-renamed`);
 //! - 16: the object comes back in the version it was sent in;
-//! - 17: the answer is an HTTP 500 with a plain-text body.
+//! - 17: the answer is an HTTP 500 with a plain-text body;
+//! - 19: the answer is a 200 whose body is not JSON;
+//! - 20: the answer is a review for another request (its `uid` is `wrong`).
 //!
 //! At record time the recorder serves it over HTTPS on 127.0.0.1 with a self-signed
 //! certificate, and writes its URL and CA into the CRD it installs.
@@ -34,6 +36,14 @@ pub fn answer(review: &Value) -> (u16, Value) {
     };
     if objects.iter().any(|o| size(o) == 17) {
         return (500, Value::String("the webhook broke".to_owned()));
+    }
+    if objects.iter().any(|o| size(o) == 19) {
+        return (200, Value::String("this is not JSON".to_owned()));
+    }
+    if objects.iter().any(|o| size(o) == 20) {
+        let mut answer = respond(json!({"status": "Success"}), objects.clone());
+        answer["response"]["uid"] = Value::String("wrong".to_owned());
+        return (200, answer);
     }
     if objects.iter().any(|o| size(o) == 13) {
         let failure = json!({"status": "Failure", "message": "size 13 is unlucky"});
