@@ -44,7 +44,7 @@ pub(crate) struct FieldManager<'c> {
     call: &'c Call<'c>,
     schema: Arc<Schema>,
     /// A custom resource's versions: its managers' entries convert between them.
-    served: Option<ServedSchemas>,
+    served: Option<Arc<ServedSchemas>>,
     reset: FieldSet,
     api_version: String,
     subresource: String,
@@ -57,15 +57,7 @@ impl<'c> FieldManager<'c> {
         FieldManager {
             call,
             schema: call.field_schema(),
-            served: call.rt.custom.then(|| {
-                ServedSchemas::new(call.rt.versions.iter().map(|v| {
-                    let schema = v
-                        .schema
-                        .clone()
-                        .unwrap_or_else(|| Arc::new(Schema::untyped()));
-                    (call.rt.api_version(&v.name), schema)
-                }))
-            }),
+            served: call.rt.field_versions.clone(),
             reset: reset_fields(&subresource, call.has_status()),
             api_version: call.api_version(),
             subresource,
@@ -81,7 +73,7 @@ impl<'c> FieldManager<'c> {
             subresource: &self.subresource,
             time: self.time,
             reset_fields: &self.reset,
-            served: self.served.as_ref(),
+            served: self.served.as_deref(),
         }
     }
 

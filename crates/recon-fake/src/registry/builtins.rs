@@ -441,6 +441,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
         },
         internal_group: None,
         storage: None,
+        field_versions: None,
     }
 }
 

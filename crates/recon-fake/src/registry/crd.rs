@@ -14,7 +14,7 @@ use super::resource::{
     ServedVersion, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
-use crate::apply::Schema;
+use crate::apply::{Schema, ServedSchemas};
 use crate::schema::{CelRules, CustomResourceSchema, structural};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
@@ -337,6 +337,16 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
         return None;
     }
     let group = spec_str(obj, &["group"]);
+    let served_field_schemas: Vec<(String, Arc<Schema>)> = served
+        .iter()
+        .map(|v| {
+            let schema = v
+                .schema
+                .clone()
+                .unwrap_or_else(|| Arc::new(Schema::untyped()));
+            (format!("{group}/{}", v.name), schema)
+        })
+        .collect();
     // Conversion matters only when another version is served besides the storage one.
     let storage = storage_version(obj)
         .filter(|v| served.iter().any(|s| &s.name != v))
@@ -380,6 +390,7 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
         },
         internal_group: None,
         storage,
+        field_versions: Some(Arc::new(ServedSchemas::new(served_field_schemas))),
     })
 }
 

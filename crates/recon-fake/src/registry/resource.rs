@@ -207,6 +207,9 @@ pub(crate) struct ResourceType {
     /// A custom resource's storage version, when it is not the only version served: requests
     /// through the others convert ([`super::conversion`]).
     pub(crate) storage: Option<StorageVersion>,
+    /// A custom resource's field-management schema of each version served, by apiVersion: the
+    /// field manager converts managers' entries between them.
+    pub(crate) field_versions: Option<std::sync::Arc<crate::apply::ServedSchemas>>,
 }
 
 /// The version a custom resource is stored in, and the schema storage reads it with.
