@@ -48,12 +48,12 @@ pub async fn resize(server: &ApiServer, size: i32) {
 }
 
 /// One runner of the widget controller without an election, serving its endpoints on a free
-/// port.
+/// port; a failed reconcile is retried after 50 ms.
 pub async fn serving_endpoints(server: &ApiServer) -> RunningRunner {
     let client = server.client();
     Runner::new(client.clone())
         .controller(
-            reconciler(client.clone(), Duration::ZERO),
+            reconciler(client.clone(), Duration::ZERO).delays(RESYNC, Duration::from_millis(50)),
             Api::all(client),
             watcher::Config::default(),
         )
