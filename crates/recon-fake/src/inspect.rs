@@ -5,6 +5,7 @@ use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::registry::conversion;
 use crate::server::ApiServer;
 use crate::storage::stored::object_key;
 use crate::wire::object::with_type_meta;
@@ -61,7 +62,14 @@ impl ApiServer {
         let rt = state.registry.find_kind(group, version, kind)?;
         let key = object_key(namespace.filter(|_| rt.namespaced), name);
         let stored = state.store.get(&rt.group_resource(), &key)?;
-        Some(with_type_meta(api_version, &rt.kind, &stored.body))
+        // Through another version than the storage one, converted as a GET is.
+        match conversion::body_in_version(&rt, version, &key, &stored.body) {
+            Ok(body) => Some(with_type_meta(api_version, &rt.kind, &body)),
+            Err(e) => {
+                tracing::warn!(kind, name, error = %e.message(), "stored object does not convert");
+                None
+            }
+        }
     }
 
     /// [`ApiServer::stored`] for a typed resource: `Ok(None)` when absent, an error when the

@@ -248,6 +248,12 @@ async fn the_conversion_serves_the_in_memory_server_as_its_webhook() {
         "{:?}",
         read.metadata.annotations
     );
+    // The server's own inspection reads through a version as a GET does.
+    let stored = server
+        .stored("example.com/v1alpha1", "Shape", Some("default"), "s")
+        .unwrap();
+    assert_eq!(stored["spec"], json!({"size": 3}));
+    assert_eq!(stored["metadata"]["annotations"][COLOR], "blue");
     let back = old.get("s").await.unwrap();
     assert_eq!(back.spec, ShapeV1alpha1Spec { size: 3 });
     assert_eq!(back.metadata.annotations.unwrap()[COLOR], "blue");
