@@ -63,7 +63,7 @@ impl ApiServer {
         let key = object_key(namespace.filter(|_| rt.namespaced), name);
         let stored = state.store.get(&rt.group_resource(), &key)?;
         // Through another version than the storage one, converted as a GET is.
-        match conversion::body_in_version(&rt, version, &key, &stored.body) {
+        match conversion::body_in_version(&rt, version, &stored.body) {
             Ok(body) => Some(with_type_meta(api_version, &rt.kind, &body)),
             Err(e) => {
                 tracing::warn!(kind, name, error = %e.message(), "stored object does not convert");

@@ -25,9 +25,6 @@ pub(crate) type MakeController<R> =
 
 /// A controller the runner can start and stop, whatever its resource type.
 pub(crate) trait Managed: Send + Sync {
-    /// The reconciler's name: the `controller` label of its metrics.
-    fn name(&self) -> &str;
-
     /// One leadership term: watches and reconciles until `stop` fires, then lets the reconciles
     /// under way finish. Sends on `synced` once the controller's cache has listed its objects.
     fn term(
@@ -98,10 +95,6 @@ impl<R: Reconciled> Managed for ManagedController<R>
 where
     R::DynamicType: Eq + Hash + Debug + Unpin,
 {
-    fn name(&self) -> &str {
-        &self.context.name
-    }
-
     fn term(
         &self,
         stop: oneshot::Receiver<()>,

@@ -54,7 +54,7 @@ pub const DEFAULT_DRAIN_DEADLINE: Duration = Duration::from_secs(30);
 /// ```
 pub struct Runner {
     client: kube::Client,
-    controllers: Vec<Arc<dyn Managed>>,
+    controllers: Vec<PendingController>,
     election: Option<LeaderElection>,
     endpoints: Option<SocketAddr>,
     #[cfg(feature = "webhook-server")]
@@ -108,8 +108,13 @@ impl Runner {
         R: Reconciled,
         R::DynamicType: Eq + Hash + Debug + Unpin,
     {
-        let managed = ManagedController::new(reconciler, Box::new(make), self.metrics.clone());
-        self.controllers.push(Arc::new(managed));
+        // Built when the runner starts, with the metrics it has then, whenever they were set.
+        self.controllers.push(PendingController {
+            name: reconciler.name().to_owned(),
+            build: Box::new(move |metrics| {
+                Arc::new(ManagedController::new(reconciler, Box::new(make), metrics))
+            }),
+        });
         self
     }
 
@@ -157,7 +162,7 @@ impl Runner {
         if self.controllers.is_empty() && !self.serves_webhooks() {
             return Err(RunnerError::NothingToRun);
         }
-        let mut names: Vec<&str> = self.controllers.iter().map(|c| c.name()).collect();
+        let mut names: Vec<&str> = self.controllers.iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(RunnerError::DuplicateController {
@@ -224,7 +229,10 @@ impl Runner {
         };
         let (stop, stopping) = watch::channel(false);
         let supervisor = tokio::spawn(supervise(
-            self.controllers,
+            self.controllers
+                .into_iter()
+                .map(|c| (c.build)(self.metrics.clone()))
+                .collect(),
             leadership.clone(),
             stopping,
             probes.clone(),
@@ -276,7 +284,7 @@ impl Runner {
 
 impl std::fmt::Debug for Runner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.controllers.iter().map(|c| c.name()).collect();
+        let names: Vec<&str> = self.controllers.iter().map(|c| c.name.as_str()).collect();
         f.debug_struct("Runner")
             .field("controllers", &names)
             .field("election", &self.election)
@@ -284,6 +292,12 @@ impl std::fmt::Debug for Runner {
             .field("drain_deadline", &self.drain_deadline)
             .finish_non_exhaustive()
     }
+}
+
+/// A controller added to a runner, built when it starts.
+struct PendingController {
+    name: String,
+    build: Box<dyn FnOnce(Metrics) -> Arc<dyn Managed> + Send>,
 }
 
 /// A started [`Runner`]. [`shutdown`](Self::shutdown) stops it gracefully; dropping it stops it

@@ -256,3 +256,27 @@ async fn a_client_that_never_finishes_its_headers_is_let_go() {
     );
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn metrics_given_after_the_controllers_are_the_ones_counted() {
+    let server = server_with_a_widget().await;
+    let client = server.client();
+    let metrics = recon_core::runner::Metrics::new();
+    let running = Runner::new(client.clone())
+        .controller(
+            reconciler(client.clone(), Duration::ZERO),
+            Api::all(client),
+            watcher::Config::default(),
+        )
+        .metrics(metrics.clone())
+        .start()
+        .await
+        .unwrap();
+    eventually("a reconcile is counted in the metrics given", || async {
+        metrics
+            .encode_prometheus()
+            .contains("controller_runtime_reconcile_total{controller=\"widgets\"")
+    })
+    .await;
+    running.shutdown().await;
+}

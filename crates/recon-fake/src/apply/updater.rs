@@ -138,7 +138,7 @@ pub(super) fn record(
     let (schema, reset) = (ctx.schema, ctx.reset);
     if let Some(served) = ctx.served {
         versions::reconcile(m, old, ctx.api_version, served)?;
-        versions::update(m, old, new, ctx.api_version, served)?;
+        versions::update(m, new, ctx.api_version, served)?;
     }
     // Upstream runs this as manager "current-operation" and merges afterwards, so the
     // writer's own previous entry is treated like any other owner's.
@@ -196,8 +196,7 @@ pub(super) fn apply(
     );
     let new = prune(&merged, &m.sets, last.as_ref(), schema);
     if let Some(served) = ctx.served {
-        versions::update(m, live, &new, ctx.api_version, served)
-            .map_err(ApplyFailure::Conversion)?;
+        versions::update(m, &new, ctx.api_version, served).map_err(ApplyFailure::Conversion)?;
     }
     update_owners(live, &new, &mut m.sets, Some(id), force, schema, reset)
         .map_err(ApplyFailure::Conflicts)?;

@@ -48,10 +48,10 @@ pub(super) fn reconcile(
 }
 
 /// `update`'s conversions: drops the managers of versions no longer served, then converts the
-/// old and the new object into each other manager's version.
+/// new object into each other manager's version. (Upstream converts the old object too; it is
+/// the live one [`reconcile`] converted first, so that cannot fail here.)
 pub(super) fn update(
     m: &mut ManagedFields,
-    old: &Value,
     new: &Value,
     own: &str,
     served: &ServedSchemas,
@@ -65,7 +65,6 @@ pub(super) fn update(
     });
     for version in other_versions(m, own) {
         if let Some(schema) = served.by_api_version.get(version) {
-            convert(old, schema).map_err(|e| format!("failed to convert old object: {e}"))?;
             convert(new, schema).map_err(|e| format!("failed to convert new object: {e}"))?;
         }
     }
@@ -124,7 +123,7 @@ mod tests {
             schema(json!({"size": {"type": "integer"}})),
         )]);
         let object = json!({"apiVersion": "x.io/v1", "kind": "X", "spec": {"size": 1}});
-        update(&mut m, &object, &object, "x.io/v1", &served).unwrap();
+        update(&mut m, &object, "x.io/v1", &served).unwrap();
         let left = m.to_value().unwrap();
         assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
         assert_eq!(left[0]["manager"], "new");
@@ -153,7 +152,7 @@ mod tests {
         assert_eq!(reconcile(&m, &fits, "x.io/v1", &served), Ok(()));
         let mut m = m;
         assert_eq!(
-            update(&mut m, &fits, &live, "x.io/v1", &served),
+            update(&mut m, &live, "x.io/v1", &served),
             Err(
                 "failed to convert new object: .spec.shade: field not declared in schema"
                     .to_owned()

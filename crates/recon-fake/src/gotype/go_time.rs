@@ -51,45 +51,29 @@ pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
     let year = number(&rest[..4]);
     rest = &rest[4..];
 
-    // "-01": a literal, then two digits.
-    rest = skip(rest, b"-").ok_or_else(|| fail("-", text(rest)))?;
-    let hold = rest;
-    let (month, after) = two_digits(rest, true).ok_or_else(|| fail("01", text(hold)))?;
-    rest = after;
-    if !(1..=12).contains(&month) {
-        return Err(out_of_range("month"));
+    // Then each element after its literal: its layout text, whether it takes exactly two digits
+    // (Go's `15` takes one or two), and the range it must be in (the day is checked against the
+    // month once everything is read).
+    const ELEMENTS: [(&str, &str, bool, Option<(i32, i32, &str)>); 5] = [
+        ("-", "01", true, Some((1, 12, "month"))),
+        ("-", "02", true, None),
+        ("T", "15", false, Some((0, 23, "hour"))),
+        (":", "04", true, Some((0, 59, "minute"))),
+        (":", "05", true, Some((0, 59, "second"))),
+    ];
+    let mut fields = [0; 5];
+    for (field, (literal, element, fixed, range)) in fields.iter_mut().zip(ELEMENTS) {
+        rest = skip(rest, literal.as_bytes()).ok_or_else(|| fail(literal, text(rest)))?;
+        let (n, after) = two_digits(rest, fixed).ok_or_else(|| fail(element, text(rest)))?;
+        if let Some((low, high, what)) = range
+            && !(low..=high).contains(&n)
+        {
+            return Err(out_of_range(what));
+        }
+        *field = n;
+        rest = after;
     }
-
-    // "-02": the day, checked against the month once everything is read.
-    rest = skip(rest, b"-").ok_or_else(|| fail("-", text(rest)))?;
-    let hold = rest;
-    let (day, after) = two_digits(rest, true).ok_or_else(|| fail("02", text(hold)))?;
-    rest = after;
-
-    // "T15": Go's `15` takes one digit or two.
-    rest = skip(rest, b"T").ok_or_else(|| fail("T", text(rest)))?;
-    let hold = rest;
-    let (hour, after) = two_digits(rest, false).ok_or_else(|| fail("15", text(hold)))?;
-    rest = after;
-    if hour >= 24 {
-        return Err(out_of_range("hour"));
-    }
-
-    rest = skip(rest, b":").ok_or_else(|| fail(":", text(rest)))?;
-    let hold = rest;
-    let (minute, after) = two_digits(rest, true).ok_or_else(|| fail("04", text(hold)))?;
-    rest = after;
-    if minute >= 60 {
-        return Err(out_of_range("minute"));
-    }
-
-    rest = skip(rest, b":").ok_or_else(|| fail(":", text(rest)))?;
-    let hold = rest;
-    let (second, after) = two_digits(rest, true).ok_or_else(|| fail("05", text(hold)))?;
-    rest = after;
-    if second >= 60 {
-        return Err(out_of_range("second"));
-    }
+    let [month, day, hour, minute, second] = fields;
 
     let mut nanos = 0;
     match layout {

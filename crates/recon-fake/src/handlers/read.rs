@@ -147,7 +147,7 @@ fn item_body(
 ) -> Result<Bytes, ApiError> {
     let body = stored.served(key).map_err(unreadable)?;
     Ok(if call.rt.custom {
-        let body = conversion::body_in_version(&call.rt, &call.path.version, key, body)?;
+        let body = conversion::body_in_version(&call.rt, &call.path.version, body)?;
         Bytes::from(with_type_meta(api_version, &call.rt.kind, &body))
     } else {
         body.clone()

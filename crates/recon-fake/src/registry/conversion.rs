@@ -19,13 +19,19 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::conversion_webhook::{self, WebhookEndpoint};
-use super::resource::ResourceType;
+use super::resource::{ResourceType, StorageVersion};
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, decode_body, encode_body};
 
-/// Whether a request through `version` converts: the CRD stores another version.
+/// The storage version a request through `version` converts to and from, if it converts: the
+/// CRD stores another version.
+fn storage_for<'a>(rt: &'a ResourceType, version: &str) -> Option<&'a StorageVersion> {
+    rt.storage.as_ref().filter(|s| s.name != version)
+}
+
+/// Whether a request through `version` converts.
 pub(crate) fn converts(rt: &ResourceType, version: &str) -> bool {
-    rt.storage.as_ref().is_some_and(|s| s.name != version)
+    storage_for(rt, version).is_some()
 }
 
 /// `obj`, written through `version`, as storage keeps it: converted by the CRD's webhook if it
@@ -35,7 +41,7 @@ pub(crate) fn to_storage(
     version: &str,
     obj: &mut Object,
 ) -> Result<(), ApiError> {
-    let Some(storage) = rt.storage.as_ref().filter(|s| s.name != version) else {
+    let Some(storage) = storage_for(rt, version) else {
         return Ok(());
     };
     if let Some(webhook) = &storage.webhook {
@@ -56,7 +62,7 @@ pub(crate) fn to_version(
     version: &str,
     obj: &mut Object,
 ) -> Result<(), ApiError> {
-    let Some(storage) = rt.storage.as_ref().filter(|s| s.name != version) else {
+    let Some(storage) = storage_for(rt, version) else {
         return Ok(());
     };
     if let Some(webhook) = &storage.webhook {
@@ -72,13 +78,13 @@ pub(crate) fn to_version(
 pub(crate) fn body_in_version<'a>(
     rt: &ResourceType,
     version: &str,
-    key: &str,
     body: &'a [u8],
 ) -> Result<Cow<'a, [u8]>, ApiError> {
     if !converts(rt, version) {
         return Ok(Cow::Borrowed(body));
     }
-    match decode_body(key, body) {
+    // The key only words a decoding error, and that error is not reported here.
+    match decode_body("", body) {
         Ok(mut obj) => {
             to_version(rt, version, &mut obj)?;
             Ok(Cow::Owned(encode_body(&obj).to_vec()))

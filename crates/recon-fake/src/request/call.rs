@@ -66,7 +66,7 @@ impl Call<'_> {
 
     /// A stored body as this request's version serves it.
     pub(crate) fn object_response(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-        let body = conversion::body_in_version(&self.rt, &self.path.version, &self.key(), body)?;
+        let body = conversion::body_in_version(&self.rt, &self.path.version, body)?;
         Ok(with_type_meta(&self.api_version(), &self.rt.kind, &body))
     }
 }

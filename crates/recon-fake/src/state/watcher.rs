@@ -64,7 +64,7 @@ impl Watcher {
         Ok(match self.format {
             Format::Full => {
                 let version = self.api_version.rsplit('/').next().unwrap_or_default();
-                let body = conversion::body_in_version(&self.rt, version, key, body)
+                let body = conversion::body_in_version(&self.rt, version, body)
                     .map_err(EventError::Conversion)?;
                 with_type_meta(&self.api_version, &self.rt.kind, &body)
             }
