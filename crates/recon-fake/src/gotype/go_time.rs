@@ -11,6 +11,9 @@ use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::Offset;
 
+/// The range an element must be in, and its name in the error: `(low, high, name)`.
+type Range = (i32, i32, &'static str);
+
 /// Which of the two layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
@@ -54,7 +57,7 @@ pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
     // Then each element after its literal: its layout text, whether it takes exactly two digits
     // (Go's `15` takes one or two), and the range it must be in (the day is checked against the
     // month once everything is read).
-    const ELEMENTS: [(&str, &str, bool, Option<(i32, i32, &str)>); 5] = [
+    const ELEMENTS: [(&str, &str, bool, Option<Range>); 5] = [
         ("-", "01", true, Some((1, 12, "month"))),
         ("-", "02", true, None),
         ("T", "15", false, Some((0, 23, "hour"))),
