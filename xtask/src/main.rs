@@ -71,8 +71,8 @@ const INSPECTIONS: &[Inspection] = &[
     },
     Inspection {
         name: "fuzz",
-        about: "run the property tests of the parsers and patch engines long (release build, CASES cases each, default 100000)",
-        usage: "cargo xtask fuzz [CASES]",
+        about: "run the property tests of the parsers and patch engines long (release build, CASES cases each, default 100000, from SEED or a new seed it prints)",
+        usage: "cargo xtask fuzz [CASES] [SEED]",
         run: fuzz::run,
     },
 ];

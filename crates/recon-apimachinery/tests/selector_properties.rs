@@ -5,22 +5,29 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, RngSeed};
 use recon_apimachinery::selector::{FieldOp, FieldRequirement, FieldSelector, LabelSelector};
 
 /// `RECON_PROPTEST_CASES` cases per property (`cargo xtask fuzz` sets it high), else enough to
-/// be useful within a second or two of a debug build. No failure persistence: a failure prints
-/// its minimal input, which belongs in a plain regression test, and nothing is written into the
-/// source tree.
+/// be useful within a second or two of a debug build, from the seed `PROPTEST_RNG_SEED` (the
+/// fuzz command sets a new one) or else a fixed one, so that CI explores what the submitter's
+/// run explored. (recon-test-fixtures has the same for the other crates; this crate stays
+/// free of it.) No failure persistence: a failure prints its minimal input, which belongs in a
+/// plain regression test, and nothing is written into the source tree.
 fn config() -> Config {
     let cases = std::env::var("RECON_PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(1000);
+    let defaults = Config::default();
     Config {
         cases,
         failure_persistence: None,
-        ..Config::default()
+        rng_seed: match std::env::var_os("PROPTEST_RNG_SEED") {
+            Some(_) => defaults.rng_seed,
+            None => RngSeed::Fixed(0x7265_636f_6e00),
+        },
+        ..defaults
     }
 }
 

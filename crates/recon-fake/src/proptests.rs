@@ -2,24 +2,10 @@
 //! JSON documents and of mutations of valid ones.
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use serde_json::{Map, Value};
 
-/// `RECON_PROPTEST_CASES` cases per property (`cargo xtask fuzz` sets it high), else `default`,
-/// chosen per property so that all of them take a few seconds of a debug build. No failure
-/// persistence: a failure prints its minimal input, which belongs in a plain regression test,
-/// and nothing is written into the source tree.
-pub(crate) fn config(default: u32) -> Config {
-    let cases = std::env::var("RECON_PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
+/// How many cases each property runs, and from which seed.
+pub(crate) use recon_test_fixtures::proptest_config as config;
 
 /// Runs the test `name` (its full path in the test binary) again in a child process, unless
 /// this is that child: `true` in the child, which then does the risky work; in the parent,

@@ -1,6 +1,11 @@
 //! What recon's own integration tests share: a namespaced `Widget` CRD with the status
 //! subresource (derived), a cluster-scoped `Gizmo` CRD without it (a YAML fixture under
-//! `fixtures/crds`), and small helpers for requests to the in-memory API server.
+//! `fixtures/crds`), small helpers for requests to the in-memory API server, and the
+//! configuration of the property tests.
+
+mod proptest_config;
+
+pub use proptest_config::proptest_config;
 
 use std::path::Path;
 

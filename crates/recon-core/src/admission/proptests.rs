@@ -11,27 +11,13 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use k8s_openapi::api::core::v1::ConfigMap;
 use proptest::prelude::*;
-use proptest::test_runner::Config as ProptestConfig;
+use recon_test_fixtures::proptest_config as config;
 use serde_json::{Map, Value, json};
 
 use super::{
     AdmissionDenied, AdmissionHandler, AdmissionResponse, AdmissionReview, AdmissionStatus, respond,
 };
 use crate::{AdmissionWebhookAdapter, Config, SyncReconciler};
-
-/// `RECON_PROPTEST_CASES` cases per property (`cargo xtask fuzz` sets it high), else `default`.
-/// No failure persistence: a failure prints its minimal input, for a plain regression test.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("RECON_PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Keys and strings from the reviews' own vocabulary, so that generated values land on the
 /// fields the decoders read.

@@ -158,30 +158,44 @@ fn merge_list(
     Ok((!out.is_empty()).then_some(Value::Array(out)))
 }
 
-/// Removes the paths in `to_remove`, each with everything under it (`TypedValue.RemoveItems`).
-/// A map or list left empty becomes `null`, as upstream leaves it.
+/// Removes the paths in `to_remove`, each with everything under it (`TypedValue.RemoveItems`
+/// of structured-merge-diff v6.3, which kube-apiserver 1.36 vendors). A map or list is `null`
+/// when it was empty, atomic or named itself; one emptied by removals under it stays, as `{}`
+/// or `[]` (`removingWalker` keeps "the empty container structure").
 pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
+    // What a removal under a container left: an emptied child container stays, empty.
+    fn emptied(before: &Value, after: Value) -> Value {
+        match (before, after) {
+            (Value::Object(_), Value::Null) => Value::Object(Map::new()),
+            (Value::Array(_), Value::Null) => Value::Array(Vec::new()),
+            (_, after) => after,
+        }
+    }
     match resolve(t, Some(v)) {
         Node::Leaf(_) => v.clone(),
         Node::List(l) => {
             let Value::Array(items) = v else {
                 return Value::Null;
             };
-            if l.kind == ListKind::Atomic {
+            if items.is_empty() || l.kind == ListKind::Atomic {
                 return Value::Null;
             }
             let mut out = Vec::new();
+            let mut reached = false;
             for item in items {
                 match item_pe(l, item) {
                     Ok(pe) if to_remove.members().contains(&pe) => {}
                     Ok(pe) => match to_remove.with_prefix(&pe) {
-                        Some(sub) => out.push(remove(item, sub, &l.elem)),
+                        Some(sub) => {
+                            reached = true;
+                            out.push(emptied(item, remove(item, sub, &l.elem)));
+                        }
                         None => out.push(item.clone()),
                     },
                     Err(_) => out.push(item.clone()),
                 }
             }
-            if out.is_empty() {
+            if out.is_empty() && !reached {
                 Value::Null
             } else {
                 Value::Array(out)
@@ -191,22 +205,26 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
             let Value::Object(obj) = v else {
                 return Value::Null;
             };
-            if m.atomic {
+            if obj.is_empty() || m.atomic {
                 return Value::Null;
             }
             let mut out = Map::new();
+            let mut reached = false;
             for (k, val) in obj {
                 let pe = PathElement::field(k);
                 if to_remove.members().contains(&pe) {
                     continue;
                 }
                 let kept = match to_remove.with_prefix(&pe) {
-                    Some(sub) => remove(val, sub, field_type(m, k)),
+                    Some(sub) => {
+                        reached = true;
+                        emptied(val, remove(val, sub, field_type(m, k)))
+                    }
                     None => val.clone(),
                 };
                 out.insert(k.clone(), kept);
             }
-            if out.is_empty() {
+            if out.is_empty() && !reached {
                 Value::Null
             } else {
                 Value::Object(out)
@@ -296,7 +314,7 @@ mod tests {
     }
 
     #[test]
-    fn remove_prunes_subtrees_and_leaves_null() {
+    fn removal_keeps_the_containers_it_empties() {
         let s = schema();
         let v =
             json!({"spec": {"items": [{"name": "p", "v": "1"}], "set": ["x", "y"], "other": 1}});
@@ -310,7 +328,15 @@ mod tests {
         ]);
         assert_eq!(
             remove(&v, &rm, &s.root),
-            json!({"spec": {"items": null, "set": ["y"], "other": 1}})
+            json!({"spec": {"items": [], "set": ["y"], "other": 1}})
         );
+        // A container named itself goes, and so does one with nothing left of it above.
+        let rm = FieldSet::from_paths([Path::fields(&["spec", "items"])]);
+        assert_eq!(
+            remove(&v, &rm, &s.root),
+            json!({"spec": {"set": ["x", "y"], "other": 1}})
+        );
+        let all = FieldSet::from_paths([Path::fields(&["spec"])]);
+        assert_eq!(remove(&v, &all, &s.root), json!(null));
     }
 }

@@ -632,8 +632,9 @@ fn apply_removes_dropped_fields() {
             "nested": {"x": "a", "y": 1}, "replicas": 1, "setList": ["s1", "s2", "s3"]}})
     );
 
-    // Dropping `free.m` removes it with mgr-d's `y` and leaves `free: null` (which the real
-    // server's validation then rejects with 422).
+    // Dropping `free.m` removes it with mgr-d's `y` and leaves `free: {}`: structured-merge-diff
+    // v6.3 keeps a container its removals emptied (kube-apiserver v1.36.2 answered 200 with
+    // `free: {}`; older servers left `null` and failed validation with 422).
     let dropped = apply(
         Some(&s.object),
         &l2_body(json!({"l1": "1"}), json!({"replicas": 1, "mapList": [{"name": "b", "v": "2"}], "setList": ["s1"], "granularMap": {"g1": "1"}})),
@@ -643,7 +644,7 @@ fn apply_removes_dropped_fields() {
         &s.schema,
     )
     .unwrap();
-    assert_eq!(dropped.object["spec"]["free"], Value::Null);
+    assert_eq!(dropped.object["spec"]["free"], json!({}));
 
     let t33 = "2026-11-21T07:23:33Z";
     let again = l2_body(
@@ -1293,8 +1294,8 @@ fn emptied_lists_and_maps() {
         s.body(),
         json!({"spec": {"granularMap": {"g": "1"}, "mapList": [{"name": "a"}], "replicas": 1}})
     );
-    // `granularMap: {}` owns the map but not `g`: `g` is pruned and the map left `null`
-    // (the real server then fails validation with 422).
+    // `granularMap: {}` owns the map but not `g`: `g` is pruned and the map left empty, as
+    // kube-apiserver v1.36.2 answers (an older structured-merge-diff left `null`, then 422).
     let out = apply(
         Some(&s.object),
         &body(json!({"mapList": [{"name": "a"}], "granularMap": {}, "replicas": 1})),
@@ -1304,7 +1305,7 @@ fn emptied_lists_and_maps() {
         &s.schema,
     )
     .unwrap();
-    assert_eq!(out.object["spec"]["granularMap"], Value::Null);
+    assert_eq!(out.object["spec"]["granularMap"], json!({}));
     // Undeclared fields are refused.
     for (b, field) in [
         (

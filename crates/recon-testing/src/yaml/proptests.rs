@@ -8,24 +8,10 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use recon_test_fixtures::proptest_config as config;
 
 use super::{SuiteFile, parse};
 use crate::{AdmissionWebhookTestSuite, ReconcilerTestSuite, SubReconcilerTestSuite};
-
-/// `RECON_PROPTEST_CASES` cases per property (`cargo xtask fuzz` sets it high), else `default`.
-/// No failure persistence: a failure prints its minimal input, for a plain regression test.
-fn config(default: u32) -> Config {
-    let cases = std::env::var("RECON_PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
 
 /// The repository's suites, to mutate: each kind of table, CRDs inline and by file, flow and
 /// block style, comments, multi-line strings.

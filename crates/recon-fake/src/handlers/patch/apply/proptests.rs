@@ -370,3 +370,22 @@ fn integers_and_yaml_looking_strings_read_alike_both_ways() {
         }
     }
 }
+
+/// Found by `apply_answers_are_well_formed_and_repeats_are_no_ops`: `spec: {}` applied over fields the same manager had set empties
+/// the spec, which must stay `{}` (and so be defaulted) for a repeat of the apply to be a no-op.
+#[test]
+fn an_apply_that_empties_the_spec_repeats_as_a_no_op() {
+    let step = |body| Step {
+        kind: 2,
+        existing: false,
+        manager: "b",
+        force: false,
+        dry_run: false,
+        yaml: false,
+        body,
+    };
+    let steps = [step(Body::Valid(1)), step(Body::Generated(json!({})))];
+    if let Err(e) = run(&steps) {
+        panic!("{e}");
+    }
+}
