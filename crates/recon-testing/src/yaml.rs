@@ -65,9 +65,34 @@ pub(crate) fn parse<T: for<'de> Deserialize<'de>>(
     serde_saphyr::from_str(text).map_err(|e| {
         let message = e
             .to_string()
-            .replace("<input>", &path.display().to_string());
+            .replace("<input>", &path.display().to_string())
+            // The reader's hint names its Rust API; a fixture's author needs the rule.
+            .replace(
+                "multiple YAML documents detected; use from_str_multiple or from_str_multiple_with_options",
+                "a fixture file holds one YAML document, and another starts here",
+            );
+        // Only an empty document (`---` and nothing else) is refused without a position: the
+        // error is at its start.
+        let message = match e.location() {
+            Some(_) => message,
+            None => format!(
+                "line {}: {message} (the YAML document is empty)",
+                first_document_line(text)
+            ),
+        };
         FixtureError::new(path, message)
     })
+}
+
+/// The line (from 1) where the first YAML document starts: the first that is neither blank
+/// nor a comment.
+fn first_document_line(text: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            !l.is_empty() && !l.starts_with('#')
+        })
+        .map_or(1, |i| i + 1)
 }
 
 /// Reads the suite at `path` and the CRD files it names.

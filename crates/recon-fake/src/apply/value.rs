@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::wire::go_json::go_exponent;
 use crate::wire::number::Num;
+pub(super) use crate::wire::number::go_type;
 
 fn rank(v: &Value) -> u8 {
     match v {
@@ -161,21 +162,6 @@ pub(super) fn go_v(v: &Value) -> String {
             let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}:{}", go_v(v))).collect();
             format!("map[{}]", parts.join(" "))
         }
-    }
-}
-
-/// Go's `%T` of decoded JSON.
-pub(super) fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) => match Num::of(n) {
-            Num::Int(_) => "int64",
-            Num::Float(_) => "float64",
-        },
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 

@@ -233,31 +233,49 @@ fn string_map<'a>(obj: &'a Object, key: &str) -> Vec<(&'a str, &'a str)> {
     pairs
 }
 
-/// `ValidateLabels`: key errors then value errors, all on the field `metadata.labels`.
 fn validate_labels(obj: &Object, errors: &mut Vec<FieldError>) {
-    for (key, value) in string_map(obj, "labels") {
+    label_errors(&string_map(obj, "labels"), "metadata.labels", errors);
+}
+
+fn validate_annotations(obj: &Object, errors: &mut Vec<FieldError>) {
+    annotation_errors(
+        &string_map(obj, "annotations"),
+        "metadata.annotations",
+        errors,
+    );
+}
+
+/// `ValidateLabels` of `labels` (sorted) on the field `path`: for each label, the key's errors,
+/// then the value's.
+pub(crate) fn label_errors(labels: &[(&str, &str)], path: &str, errors: &mut Vec<FieldError>) {
+    for &(key, value) in labels {
         for msg in label_key_errors(key) {
-            errors.push(FieldError::invalid("metadata.labels", key, msg));
+            errors.push(FieldError::invalid(path, key, msg));
         }
         for msg in label_value_errors(value) {
-            errors.push(FieldError::invalid("metadata.labels", value, msg));
+            errors.push(FieldError::invalid(path, value, msg));
         }
     }
 }
 
-/// `ValidateAnnotations`: keys are label keys (compared lower-cased); 256 KiB in total.
-fn validate_annotations(obj: &Object, errors: &mut Vec<FieldError>) {
+/// `ValidateAnnotations` of `annotations` (sorted) on the field `path`: keys are label keys
+/// (compared lower-cased); 256 KiB in total.
+pub(crate) fn annotation_errors(
+    annotations: &[(&str, &str)],
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
     let mut total = 0;
-    for (key, value) in string_map(obj, "annotations") {
+    for &(key, value) in annotations {
         for msg in label_key_errors(&key.to_lowercase()) {
-            errors.push(FieldError::invalid("metadata.annotations", key, msg));
+            errors.push(FieldError::invalid(path, key, msg));
         }
         total += key.len() + value.len();
     }
     if total > ANNOTATIONS_MAX_BYTES {
         errors.push(FieldError::new(
             ErrorType::TooLong,
-            "metadata.annotations",
+            path,
             BadValue::Omit,
             format!("may not be more than {ANNOTATIONS_MAX_BYTES} bytes"),
         ));

@@ -11,6 +11,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use crate::handlers::validation::{annotation_errors, label_errors};
+use crate::wire::field_error::aggregate;
+use crate::wire::go_json_syntax;
+use crate::wire::number::go_type;
 use crate::wire::object::Object;
 
 /// A conversion webhook the in-memory server calls in-process, in place of the URL or Service a
@@ -154,9 +158,17 @@ fn converted_objects(uid: &str, answer: http::Response<Vec<u8>>) -> Result<Vec<V
             decoded.as_ref().ok(),
         ));
     }
-    let review = match decoded {
-        Ok(review) => review,
-        Err(_) => read_as_yaml(&body)?,
+    // The REST client's decoder reads a body that starts with `{` as JSON, anything else as
+    // YAML (`IsJSONBuffer`).
+    let review = if body.trim_ascii_start().starts_with(b"{") {
+        decoded.map_err(|e| {
+            format!(
+                "couldn't get version/kind; json parse error: {}",
+                go_json_syntax::worded(&body, &e)
+            )
+        })?
+    } else {
+        read_as_yaml(&body)?
     };
     let (api_version, kind) = (
         review
@@ -284,12 +296,17 @@ fn same_identity(original: &Object, converted: &Object) -> Result<(), String> {
 }
 
 /// `restoreObjectMeta`: the original's metadata, with the labels and annotations the webhook
-/// wrote.
+/// wrote, validated when they differ from the original's.
 fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), String> {
     let written = match converted.get("metadata") {
         None => return Err("missing metadata in converted object".to_owned()),
         Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err("invalid metadata of type in converted object".to_owned()),
+        Some(other) => {
+            return Err(format!(
+                "invalid metadata of type {} in converted object",
+                go_type(other)
+            ));
+        }
     };
     let mut metadata: Map<String, Value> = original
         .get("metadata")
@@ -297,20 +314,44 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
         .cloned()
         .unwrap_or_default();
     for field in ["labels", "annotations"] {
-        match written.get(field) {
+        let map = match written.get(field) {
             None | Some(Value::Null) => {
                 metadata.remove(field);
+                continue;
             }
-            Some(Value::Object(map)) => {
-                if let Some(key) = map.iter().find(|(_, v)| !v.is_string()).map(|(k, _)| k) {
-                    return Err(format!(
-                        "metadata.{field}[{key}] must be a string in converted object"
-                    ));
-                }
-                metadata.insert(field.to_owned(), Value::Object(map.clone()));
+            Some(Value::Object(map)) => map,
+            Some(other) => {
+                return Err(format!(
+                    "invalid metadata.{field} of type {} in converted object",
+                    go_type(other)
+                ));
             }
-            Some(_) => return Err(format!("invalid metadata.{field} in converted object")),
+        };
+        let mut pairs = Vec::with_capacity(map.len());
+        for (key, value) in map {
+            let Value::String(value) = value else {
+                return Err(format!(
+                    "metadata.{field}[{key}] must be a string, but is {} in converted object",
+                    go_type(value)
+                ));
+            };
+            pairs.push((key.as_str(), value.as_str()));
         }
+        if metadata.get(field) != Some(&Value::Object(map.clone())) {
+            // Go ranges over the map in random order; sorted is one of the orders it can take.
+            pairs.sort_unstable();
+            let mut errors = Vec::new();
+            if field == "labels" {
+                label_errors(&pairs, "metadata.labels", &mut errors);
+            } else {
+                // The converter names the field `metadata.annotation`.
+                annotation_errors(&pairs, "metadata.annotation", &mut errors);
+            }
+            if !errors.is_empty() {
+                return Err(aggregate(&errors));
+            }
+        }
+        metadata.insert(field.to_owned(), Value::Object(map.clone()));
     }
     converted.insert("metadata".into(), Value::Object(metadata));
     Ok(())
@@ -464,6 +505,72 @@ mod tests {
                 r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": {"uid": "UID", "result": {"status": "Failure"}}}"#
             )),
             format!("{PREFIX}response.result.status was 'Failure', not 'Success'")
+        );
+    }
+
+    #[test]
+    fn a_body_starting_with_a_brace_is_read_as_json_and_any_other_as_yaml() {
+        // Recorded (versions/webhook-http-errors): `{{ not: [yaml` is a JSON syntax error.
+        assert_eq!(
+            error(answering(200, "application/json", "{{ not: [yaml")),
+            format!(
+                "{PREFIX}couldn't get version/kind; json parse error: invalid character '{{' looking for beginning of object key string"
+            )
+        );
+        assert_eq!(
+            error(answering(200, "application/json", " \n{\"kind\": ")),
+            format!(
+                "{PREFIX}couldn't get version/kind; json parse error: unexpected end of JSON input"
+            )
+        );
+        // A JSON array is not a JSON buffer: the YAML reader reads it, and it is no review.
+        assert!(
+            error(answering(200, "application/json", "[1]")).starts_with(&format!(
+                "{PREFIX}couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct {{"
+            ))
+        );
+    }
+
+    #[test]
+    fn written_labels_and_annotations_are_checked_as_restore_object_meta_checks_them() {
+        let restored = |metadata: Value| {
+            let mut converted = object();
+            converted.insert("metadata".into(), metadata);
+            restore_metadata(&object(), &mut converted).map(|()| converted)
+        };
+        assert_eq!(
+            restored(json!([])).unwrap_err(),
+            "invalid metadata of type []interface {} in converted object"
+        );
+        assert_eq!(
+            restored(json!({"labels": "a=b"})).unwrap_err(),
+            "invalid metadata.labels of type string in converted object"
+        );
+        assert_eq!(
+            restored(json!({"annotations": {"a": 1.5}})).unwrap_err(),
+            "metadata.annotations[a] must be a string, but is float64 in converted object"
+        );
+        // Several errors are aggregated, a label's key errors before its value's.
+        let many = restored(json!({"labels": {"b!": "-", "a": "ok"}})).unwrap_err();
+        assert!(
+            many.starts_with("[metadata.labels: Invalid value: \"b!\": "),
+            "{many}"
+        );
+        assert!(
+            many.contains(", metadata.labels: Invalid value: \"-\": "),
+            "{many}"
+        );
+        // Annotations over 256 KiB in total are refused on the converter's singular field name.
+        let big = "x".repeat(256 * 1024);
+        assert_eq!(
+            restored(json!({"annotations": {"a": big}})).unwrap_err(),
+            "metadata.annotation: Too long: may not be more than 262144 bytes"
+        );
+        // Labels and annotations left out are removed; the rest of the metadata is the original's.
+        let kept = restored(json!({"name": "other", "labels": {"a": "b"}})).unwrap();
+        assert_eq!(
+            kept["metadata"],
+            json!({"name": "s", "namespace": "ns", "uid": "u", "labels": {"a": "b"}})
         );
     }
 

@@ -1,7 +1,7 @@
 //! JSON numbers as the apiserver decodes them into unstructured content (an integral literal
 //! that fits is an `int64`, anything else a `float64`), and Go's `%v` text for them.
 
-use serde_json::Number;
+use serde_json::{Number, Value};
 
 /// A decoded JSON number.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +33,21 @@ impl Num {
             Num::Int(i) => i.to_string(),
             Num::Float(f) => go_float(f),
         }
+    }
+}
+
+/// Go's `%T` of a value decoded into unstructured content.
+pub(crate) fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) => match Num::of(n) {
+            Num::Int(_) => "int64",
+            Num::Float(_) => "float64",
+        },
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
     }
 }
 

@@ -8,7 +8,14 @@
 //! - 16: the object comes back in the version it was sent in;
 //! - 17: the answer is an HTTP 500 with a plain-text body;
 //! - 19: the answer is a 200 whose body is not JSON;
-//! - 20: the answer is a review for another request (its `uid` is `wrong`).
+//! - 20: the answer is a review for another request (its `uid` is `wrong`);
+//! - 21, 22: the object comes back with a label whose key (21) or value (22) is invalid;
+//! - 23: the object comes back with an annotation whose key is invalid;
+//! - 24: the object comes back with a label whose value is a number;
+//! - 25: the object comes back with a list for `metadata`;
+//! - 26: the answer is an HTTP 403 with a `Status` body;
+//! - 27: the answer is an HTTP 404 with a plain-text body;
+//! - 28: the answer is a 200 whose body is not even YAML.
 //!
 //! At record time the recorder serves it over HTTPS on 127.0.0.1 with a self-signed
 //! certificate, and writes its URL and CA into the CRD it installs.
@@ -40,6 +47,17 @@ pub fn answer(review: &Value) -> (u16, Value) {
     if objects.iter().any(|o| size(o) == 19) {
         return (200, Value::String("this is not JSON".to_owned()));
     }
+    if objects.iter().any(|o| size(o) == 26) {
+        let status = json!({"apiVersion": "v1", "kind": "Status", "status": "Failure",
+            "message": "not for you", "reason": "Forbidden", "code": 403});
+        return (403, status);
+    }
+    if objects.iter().any(|o| size(o) == 27) {
+        return (404, Value::String("no such hook".to_owned()));
+    }
+    if objects.iter().any(|o| size(o) == 28) {
+        return (200, Value::String("{{ not: [yaml".to_owned()));
+    }
     if objects.iter().any(|o| size(o) == 20) {
         let mut answer = respond(json!({"status": "Success"}), objects.clone());
         answer["response"]["uid"] = Value::String("wrong".to_owned());
@@ -61,6 +79,11 @@ pub fn answer(review: &Value) -> (u16, Value) {
                     object["metadata"]["name"] = Value::String(format!("{name}-renamed"));
                 }
                 16 => return object,
+                21 => object["metadata"]["labels"] = json!({"bad key!": "v"}),
+                22 => object["metadata"]["labels"] = json!({"k": "-v-"}),
+                23 => object["metadata"]["annotations"] = json!({"bad key!": "v"}),
+                24 => object["metadata"]["labels"] = json!({"n": 1}),
+                25 => object["metadata"] = json!([]),
                 _ => {}
             }
             let from = object["apiVersion"].as_str().unwrap_or_default().to_owned();

@@ -409,3 +409,33 @@ fn deep_and_exploding_suites_are_refused_on_a_test_threads_stack() {
         assert!(took.as_secs() < 10, "{start}: {took:?}");
     }
 }
+
+/// Found by `cargo xtask fuzz`: an empty YAML document has no position of its own, and a
+/// second document was refused with a hint at the reader's Rust API.
+#[test]
+fn empty_and_extra_documents_are_named_by_line() {
+    let message = |text: &str| {
+        ReconcilerTestSuite::from_yaml_str("x.yaml", text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        message("# a suite\n---\n---\ncases: []\n"),
+        "x.yaml: line 2: missing field `cases` (the YAML document is empty)"
+    );
+    let second = message("cases: []\n---\ncases: []\n");
+    assert!(
+        second.starts_with(
+            "x.yaml: error: line 3 column 1: a fixture file holds one YAML document, and another starts here"
+        ),
+        "{second}"
+    );
+    let text = mutate(
+        &without_crd_files(SUITES[1]),
+        &[Mutation::Insert(0, 0), Mutation::Insert(0, 0)],
+    );
+    if let Err(e) = check_from_str("suites/mutated.yaml", &text, 0) {
+        panic!("{e}");
+    }
+}

@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use super::time::{self, Duration, Timestamp};
 use super::tree::{ListType, SNode};
 use super::types::{escape, unescape};
-use crate::wire::number::go_float;
+use crate::wire::number::{go_float, go_type};
 
 /// An evaluation error: its message (as cel-go words it) and whether it is a "no such
 /// overload" (reported differently).
@@ -271,19 +271,6 @@ pub(super) fn ext_type_name(v: &kube_cel::cel::Value) -> String {
             other => other.to_owned(),
         },
         _ => "dyn".to_owned(),
-    }
-}
-
-/// Go's `%T` of decoded JSON.
-fn go_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "<nil>",
-        Json::Bool(_) => "bool",
-        Json::Number(n) if n.is_i64() => "int64",
-        Json::Number(_) => "float64",
-        Json::String(_) => "string",
-        Json::Array(_) => "[]interface {}",
-        Json::Object(_) => "map[string]interface {}",
     }
 }
 

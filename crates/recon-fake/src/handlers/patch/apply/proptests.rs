@@ -389,3 +389,21 @@ fn an_apply_that_empties_the_spec_repeats_as_a_no_op() {
         panic!("{e}");
     }
 }
+
+/// Found by `cargo xtask fuzz`: a float read back from storage must be the float the request
+/// wrote (serde_json's default parsing can be one ulp off), or a repeated apply writes.
+#[test]
+fn a_float_reads_back_as_written_and_a_repeat_is_a_no_op() {
+    let step = Step {
+        kind: 2,
+        existing: false,
+        manager: "a",
+        force: false,
+        dry_run: false,
+        yaml: false,
+        body: Body::Generated(json!({"config": {"": -927_725_104.851_791_7}})),
+    };
+    if let Err(e) = run(&[step]) {
+        panic!("{e}");
+    }
+}
