@@ -56,7 +56,7 @@
 //! `fieldValidation` rules, and field management follows the list and map rules of the same
 //! schemas.
 //!
-//! Not modelled yet: CEL cost estimation, `allOf`/`anyOf`/`oneOf`/`not` validation, validation
+//! Not modelled yet: CEL cost estimation, validation
 //! of an embedded resource's `metadata`, conversion webhooks reached over the network (a CRD
 //! with `strategy: Webhook` calls the one registered with [`ApiServer::serve_conversion`]),
 //! other admission plugins; in decoding built-ins, Go's named types in

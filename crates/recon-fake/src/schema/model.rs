@@ -100,6 +100,12 @@ pub(crate) struct Node {
     pub(crate) preserve_unknown_fields: bool,
     pub(crate) embedded_resource: bool,
     pub(crate) list_type: Option<ListType>,
+    /// `allOf`, `anyOf`, `oneOf` and `not`: value validations of the same value (a structural
+    /// schema declares no types there, so they only validate).
+    pub(crate) all_of: Vec<Node>,
+    pub(crate) any_of: Vec<Node>,
+    pub(crate) one_of: Vec<Node>,
+    pub(crate) not: Option<Box<Node>>,
 }
 
 impl Node {
@@ -176,6 +182,13 @@ impl Node {
             preserve_unknown_fields: flag("x-kubernetes-preserve-unknown-fields"),
             embedded_resource: flag("x-kubernetes-embedded-resource"),
             list_type,
+            all_of: nodes(m, "allOf"),
+            any_of: nodes(m, "anyOf"),
+            one_of: nodes(m, "oneOf"),
+            not: m
+                .get("not")
+                .filter(|v| v.is_object())
+                .map(|v| Box::new(Node::parse(v))),
         }
     }
 
@@ -197,6 +210,14 @@ impl Node {
                 _ => None,
             })
     }
+}
+
+/// The schemas of a list keyword (`allOf`, `anyOf`, `oneOf`).
+fn nodes(m: &Map<String, Value>, key: &str) -> Vec<Node> {
+    m.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(Node::parse).collect())
+        .unwrap_or_default()
 }
 
 fn strings(m: &Map<String, Value>, key: &str) -> Vec<String> {

@@ -3,10 +3,16 @@
 //! (`RatchetingSchemaValidator`, feature `CRDValidationRatcheting`, on by default): errors found
 //! in a part of the object that is unchanged from the stored one are dropped.
 //!
-//! Each node runs kube-openapi's validators in their order: type, string, format, number,
-//! slice, enum, object. Errors become field errors as `kubeOpenAPIResultToFieldErrors` turns
-//! them into a `field.ErrorList`. Sibling properties are visited in name order (the real server
-//! walks a Go map, in no fixed order).
+//! Each node runs kube-openapi's validators in their order: type, schema props (`allOf`,
+//! `anyOf`, `oneOf`, `not`), string, format, number, slice, enum, object. Errors become field
+//! errors as `kubeOpenAPIResultToFieldErrors` turns them into a `field.ErrorList`, and an error
+//! already reported is not reported again (`Result.AddErrors`). Sibling properties are visited
+//! in name order (the real server walks a Go map, in no fixed order).
+//!
+//! Each check also counts what kube-openapi's `Result.MatchCount` counts: one per validator that
+//! applies, what those count below them, and one per node. When no branch of an `anyOf` (or a
+//! `oneOf`) validates, the errors reported are those of the branch that counted most, the first
+//! of equals.
 
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
@@ -36,8 +42,14 @@ pub(crate) struct Validator<'a> {
 impl Validator<'_> {
     /// Validates `new` (and ratchets against `old` when given).
     pub(crate) fn run(&self, node: &Node, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut out = Vec::new();
-        self.node(node, "", new, old, &mut out);
+        let mut found = Vec::new();
+        self.node(node, "", new, old, &mut found);
+        let mut out: Vec<FieldError> = Vec::with_capacity(found.len());
+        for error in found {
+            if !out.contains(&error) {
+                out.push(error);
+            }
+        }
         out
     }
 
@@ -78,6 +90,8 @@ impl Validator<'_> {
         )
     }
 
+    /// Validates one value (`SchemaValidator.Validate` under `RatchetingSchemaValidator`);
+    /// returns its `MatchCount`.
     fn node(
         &self,
         node: &Node,
@@ -85,16 +99,18 @@ impl Validator<'_> {
         new: &Value,
         old: Option<&Value>,
         out: &mut Vec<FieldError>,
-    ) {
+    ) -> usize {
         let mut errors = Vec::new();
-        self.check(node, path, new, old, &mut errors);
-        // Ratcheting: an unchanged value keeps its errors to itself.
-        if !errors.is_empty() && old == Some(new) {
-            return;
+        let matches = self.check(node, path, new, old, &mut errors);
+        // Ratcheting: an unchanged value keeps its errors to itself (as warnings, which keep
+        // their count).
+        if errors.is_empty() || old != Some(new) {
+            out.extend(errors);
         }
-        out.extend(errors);
+        matches
     }
 
+    /// Every validator of `node` on `new`; returns the `MatchCount`.
     fn check(
         &self,
         node: &Node,
@@ -102,7 +118,7 @@ impl Validator<'_> {
         new: &Value,
         old: Option<&Value>,
         out: &mut Vec<FieldError>,
-    ) {
+    ) -> usize {
         let type_names = || {
             node.types
                 .iter()
@@ -111,39 +127,159 @@ impl Validator<'_> {
                 .join(",")
         };
         if new.is_null() {
-            // Only the type and enum validators see a null.
-            if !node.types.is_empty() && !node.nullable {
+            // Only the type and enum validators see a null, and only the type counts it.
+            let refused = !node.types.is_empty() && !node.nullable;
+            if refused {
                 out.push(self.type_invalid(path, "null", &type_names()));
             }
             self.check_enum(node, path, new, out);
-            return;
+            return usize::from(!refused);
         }
-        self.check_type(node, path, new, &type_names(), out);
+        // One for the node; each validator that applies counts one more, and what it counts.
+        let mut matches = 1;
+        if !node.types.is_empty() || !node.format.is_empty() {
+            let before = out.len();
+            self.check_type(node, path, new, &type_names(), out);
+            matches += 1 + usize::from(out.len() == before);
+        }
+        matches += 1 + self.check_schema_props(node, path, new, old, out);
         if let Value::String(s) = new {
             self.check_string(node, path, s, out);
-            if Format::is_string_format(&node.format) && !Format::validates(&node.format, s) {
-                out.push(FieldError::new(
-                    ErrorType::TypeInvalid,
-                    self.field(path),
-                    BadValue::Str(s.clone()),
-                    format!(
-                        "{path} in body must be of type {}: {}",
-                        node.format,
-                        go_quote(s)
-                    ),
-                ));
+            matches += 1;
+            if Format::is_string_format(&node.format) {
+                matches += 1;
+                if !Format::validates(&node.format, s) {
+                    out.push(FieldError::new(
+                        ErrorType::TypeInvalid,
+                        self.field(path),
+                        BadValue::Str(s.clone()),
+                        format!(
+                            "{path} in body must be of type {}: {}",
+                            node.format,
+                            go_quote(s)
+                        ),
+                    ));
+                }
             }
         }
         if let Value::Number(n) = new {
             self.check_number(node, path, Num::of(n), out);
+            matches += 2;
         }
         if let Value::Array(items) = new {
-            self.check_array(node, path, items, old, out);
+            matches += 2 + self.check_array(node, path, items, old, out);
         }
         self.check_enum(node, path, new, out);
+        matches += 1;
         if let Value::Object(map) = new {
-            self.check_object(node, path, map, old, out);
+            matches += 1 + self.check_object(node, path, map, old, out);
         }
+        matches
+    }
+
+    /// `schemaPropsValidator`: `anyOf`, `oneOf`, `allOf`, then `not`, each branch validating
+    /// the same value. Returns the count of the branches it keeps, and one.
+    fn check_schema_props(
+        &self,
+        node: &Node,
+        path: &str,
+        new: &Value,
+        old: Option<&Value>,
+        out: &mut Vec<FieldError>,
+    ) -> usize {
+        let branch = |schema: &Node| {
+            let mut errors = Vec::new();
+            let matches = self.check(schema, path, new, old, &mut errors);
+            (errors, matches)
+        };
+        let quoted = go_quote(path);
+        let mut matches = 1;
+        if !node.any_of.is_empty() {
+            let mut best: Option<(Vec<FieldError>, usize)> = None;
+            let mut success = None;
+            for schema in &node.any_of {
+                let (errors, count) = branch(schema);
+                if errors.is_empty() {
+                    best = None;
+                    success = Some(count);
+                    break;
+                }
+                if best.as_ref().is_none_or(|(_, most)| count > *most) {
+                    best = Some((errors, count));
+                }
+            }
+            if success.is_none() {
+                out.push(self.plain(format!(
+                    "{quoted} must validate at least one schema (anyOf)"
+                )));
+            }
+            match (best, success) {
+                (Some((errors, count)), _) => {
+                    out.extend(errors);
+                    matches += count;
+                }
+                (None, Some(count)) => matches += count,
+                (None, None) => {}
+            }
+        }
+        if !node.one_of.is_empty() {
+            let mut best: Option<(Vec<FieldError>, usize)> = None;
+            let mut first_success = None;
+            let mut validated = 0;
+            for schema in &node.one_of {
+                let (errors, count) = branch(schema);
+                if errors.is_empty() {
+                    validated += 1;
+                    best = None;
+                    first_success.get_or_insert(count);
+                    continue;
+                }
+                if validated == 0 && best.as_ref().is_none_or(|(_, most)| count > *most) {
+                    best = Some((errors, count));
+                }
+            }
+            if validated == 1 {
+                matches += first_success.unwrap_or(0);
+            } else {
+                let found = if validated == 0 {
+                    "Found none valid".to_owned()
+                } else {
+                    format!("Found {validated} valid alternatives")
+                };
+                out.push(self.plain(format!(
+                    "{quoted} must validate one and only one schema (oneOf). {found}"
+                )));
+                if let Some((errors, count)) = best {
+                    out.extend(errors);
+                    matches += count;
+                }
+            }
+        }
+        if !node.all_of.is_empty() {
+            let mut validated = 0;
+            for schema in &node.all_of {
+                let (errors, count) = branch(schema);
+                validated += usize::from(errors.is_empty());
+                out.extend(errors);
+                matches += count;
+            }
+            if validated != node.all_of.len() {
+                let none = if validated == 0 {
+                    ". None validated"
+                } else {
+                    ""
+                };
+                out.push(self.plain(format!(
+                    "{quoted} must validate all the schemas (allOf){none}"
+                )));
+            }
+        }
+        if let Some(schema) = &node.not
+            && branch(schema).0.is_empty()
+        {
+            out.push(self.plain(format!("{quoted} must not validate the schema (not)")));
+        }
+        matches
     }
 
     /// `typeValidator`.
@@ -343,7 +479,8 @@ impl Validator<'_> {
         }
     }
 
-    /// `schemaSliceValidator`: the items, then minItems and maxItems.
+    /// `schemaSliceValidator`: the items, then minItems and maxItems; returns what the items
+    /// count.
     fn check_array(
         &self,
         node: &Node,
@@ -351,12 +488,13 @@ impl Validator<'_> {
         items: &[Value],
         old: Option<&Value>,
         out: &mut Vec<FieldError>,
-    ) {
+    ) -> usize {
+        let mut matches = 0;
         if let Some(item_schema) = &node.items {
             let old_items = old.and_then(Value::as_array);
             for (i, item) in items.iter().enumerate() {
                 let old_item = old_items.and_then(|o| correlate(node, item, o));
-                self.node(item_schema, &format!("{path}[{i}]"), item, old_item, out);
+                matches += self.node(item_schema, &format!("{path}[{i}]"), item, old_item, out);
             }
         }
         self.check_count(
@@ -366,6 +504,7 @@ impl Validator<'_> {
             "items",
             out,
         );
+        matches
     }
 
     /// `minItems` / `maxItems` and `minProperties` / `maxProperties`: the same two checks
@@ -424,7 +563,7 @@ impl Validator<'_> {
     }
 
     /// `objectValidator`: property counts, forbidden or additional properties, properties,
-    /// required.
+    /// required; returns what the properties count.
     fn check_object(
         &self,
         node: &Node,
@@ -432,7 +571,8 @@ impl Validator<'_> {
         map: &Map<String, Value>,
         old: Option<&Value>,
         out: &mut Vec<FieldError>,
-    ) {
+    ) -> usize {
+        let mut matches = 0;
         let present: Vec<&str> = map.keys().map(String::as_str).collect();
         self.check_count(
             path,
@@ -464,7 +604,7 @@ impl Validator<'_> {
                         continue;
                     };
                     let old_value = old_map.and_then(|o| o.get(*key));
-                    self.node(schema, &child_path, value, old_value, out);
+                    matches += self.node(schema, &child_path, value, old_value, out);
                 }
             }
             _ => {}
@@ -483,7 +623,7 @@ impl Validator<'_> {
             let old_value = old_map
                 .filter(|_| !(path.is_empty() && matches!(name.as_str(), "kind" | "apiVersion")))
                 .and_then(|o| o.get(name));
-            self.node(schema, &child_path, value, old_value, out);
+            matches += self.node(schema, &child_path, value, old_value, out);
         }
         for name in &node.required {
             if !present.contains(&name.as_str()) {
@@ -495,6 +635,7 @@ impl Validator<'_> {
                 ));
             }
         }
+        matches
     }
 }
 
@@ -524,5 +665,79 @@ fn enum_matches(value: &Value, member: &Value) -> bool {
             (a, Num::Float(b)) => a.as_f64() == b,
         },
         (a, b) => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn errors(schema: Value, new: Value, old: Option<Value>) -> Vec<String> {
+        let node = Node::parse(&json!({"type": "object", "properties": {"spec": schema}}));
+        let (new, old) = (json!({"spec": new}), old.map(|o| json!({"spec": o})));
+        Validator { field_root: None }
+            .run(&node, &new, old.as_ref())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_failed_any_of_reports_the_branch_that_matched_most_and_the_first_of_equals() {
+        // The second branch checks a property more than the first, so it counts more.
+        let schema = json!({"type": "object", "properties": {
+                "a": {"type": "integer"}, "b": {"type": "integer"}},
+            "anyOf": [{"required": ["c"]}, {"properties": {"a": {"minimum": 5}, "b": {}}}]});
+        assert_eq!(
+            errors(schema.clone(), json!({"a": 1, "b": 2}), None),
+            [
+                r#"<nil>: Invalid value: "": "spec" must validate at least one schema (anyOf)"#,
+                "spec.a: Invalid value: 1: spec.a in body should be greater than or equal to 5",
+            ]
+        );
+        // Equal counts: the first branch's errors.
+        let equal = json!({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 0}]});
+        assert_eq!(
+            errors(equal, json!(3), None),
+            [
+                r#"<nil>: Invalid value: "": "spec" must validate at least one schema (anyOf)"#,
+                "spec: Invalid value: 3: spec in body should be greater than or equal to 5",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unchanged_property_ratchets_inside_a_branch_too() {
+        let schema = json!({"type": "object", "properties": {
+                "a": {"type": "integer"}, "b": {"type": "integer"}},
+            "oneOf": [{"properties": {"a": {"maximum": 0}}}, {"required": ["z"]}]});
+        // On create, no branch validates; the first, which checks `a`, counted most.
+        assert_eq!(
+            errors(schema.clone(), json!({"a": 1}), None),
+            [
+                r#"<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid"#,
+                "spec.a: Invalid value: 1: spec.a in body should be less than or equal to 0",
+            ]
+        );
+        // On update, `a` is unchanged: the first branch validates with a warning.
+        assert_eq!(
+            errors(schema, json!({"a": 1, "b": 2}), Some(json!({"a": 1}))),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn an_error_two_branches_report_is_reported_once() {
+        let schema = json!({"type": "string", "allOf": [{"maxLength": 2}, {"maxLength": 2}]});
+        assert_eq!(
+            errors(schema, json!("abc"), None),
+            [
+                "spec: Too long: may not be more than 2 bytes",
+                r#"<nil>: Invalid value: "": "spec" must validate all the schemas (allOf). None validated"#,
+            ]
+        );
     }
 }
