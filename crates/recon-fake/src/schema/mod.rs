@@ -239,7 +239,7 @@ mod tests {
         );
         assert_eq!(
             aggregate(&errors),
-            "<nil>: Too many: 4: must have at most 1 items"
+            "<nil>: Too many: 4: must have at most 1 item"
         );
     }
 

@@ -330,12 +330,7 @@ impl Validator<'_> {
             && chars > max
         {
             // `field.TooLong(errPath, "", max)`: the real server says bytes, counts characters.
-            out.push(FieldError::new(
-                ErrorType::TooLong,
-                self.field(path),
-                BadValue::Omit,
-                format!("may not be more than {max} bytes"),
-            ));
+            out.push(FieldError::too_long(self.field(path), max));
             return;
         }
         if let Some(min) = node.min_length
@@ -530,12 +525,7 @@ impl Validator<'_> {
         if let Some(max) = max
             && count > max
         {
-            out.push(FieldError::new(
-                ErrorType::TooMany,
-                self.field(path),
-                BadValue::Raw(count.to_string()),
-                format!("must have at most {max} items"),
-            ));
+            out.push(FieldError::too_many(self.field(path), count, max));
         }
     }
 

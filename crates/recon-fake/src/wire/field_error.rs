@@ -104,6 +104,33 @@ impl FieldError {
         )
     }
 
+    /// `field.TooLong` (the value is never printed): "byte" for a limit of one, and no number
+    /// for a negative limit.
+    pub(crate) fn too_long(field: impl Into<String>, max: i64) -> Self {
+        let detail = match max {
+            1 => "may not be more than 1 byte".to_owned(),
+            m if m >= 0 => format!("may not be more than {m} bytes"),
+            _ => "value is too long".to_owned(),
+        };
+        Self::new(ErrorType::TooLong, field, BadValue::Omit, detail)
+    }
+
+    /// `field.TooMany`: the number of items (omitted when negative), then the limit, worded as
+    /// `too_long` words it.
+    pub(crate) fn too_many(field: impl Into<String>, actual: i64, max: i64) -> Self {
+        let detail = match max {
+            1 => "must have at most 1 item".to_owned(),
+            m if m >= 0 => format!("must have at most {m} items"),
+            _ => "has too many items".to_owned(),
+        };
+        let value = if actual >= 0 {
+            BadValue::Raw(actual.to_string())
+        } else {
+            BadValue::Omit
+        };
+        Self::new(ErrorType::TooMany, field, value, detail)
+    }
+
     /// `field.Required`.
     pub(crate) fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Required, field, BadValue::Omit, detail)

@@ -465,24 +465,15 @@ fn domain_prefixed_path_errors(value: &str, path: &Path) -> Vec<FieldError> {
     errors
 }
 
-/// `field.TooLong` (the value is never printed).
+/// `field.TooLong` of a length limit.
 fn too_long(path: &Path, max: usize) -> FieldError {
-    FieldError::new(
-        ErrorType::TooLong,
-        path,
-        BadValue::Omit,
-        format!("may not be more than {max} bytes"),
-    )
+    FieldError::too_long(path, i64::try_from(max).unwrap_or(i64::MAX))
 }
 
-/// `field.TooMany`: the number of items, then the limit.
+/// `field.TooMany` of a count limit.
 fn too_many(path: &Path, actual: usize, max: usize) -> FieldError {
-    FieldError::new(
-        ErrorType::TooMany,
-        path,
-        BadValue::Raw(actual.to_string()),
-        format!("must have at most {max} items"),
-    )
+    let wide = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    FieldError::too_many(path, wide(actual), wide(max))
 }
 
 /// `field.NotSupported` of a value of a named string type, which Go prints as JSON.
