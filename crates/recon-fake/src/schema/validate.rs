@@ -14,6 +14,8 @@
 //! `oneOf`) validates, the errors reported are those of the branch that counted most, the first
 //! of equals.
 
+use std::collections::HashSet;
+
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
@@ -44,13 +46,9 @@ impl Validator<'_> {
     pub(crate) fn run(&self, node: &Node, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut found = Vec::new();
         self.node(node, "", new, old, &mut found);
-        let mut out: Vec<FieldError> = Vec::with_capacity(found.len());
-        for error in found {
-            if !out.contains(&error) {
-                out.push(error);
-            }
-        }
-        out
+        let mut seen = HashSet::with_capacity(found.len());
+        found.retain(|error| seen.insert(error.clone()));
+        found
     }
 
     /// `errPath`: the validator's name for the value, under the field root.
@@ -191,13 +189,20 @@ impl Validator<'_> {
         new: &Value,
         out: &mut Vec<FieldError>,
     ) -> usize {
+        let mut matches = 1;
+        if node.any_of.is_empty()
+            && node.one_of.is_empty()
+            && node.all_of.is_empty()
+            && node.not.is_none()
+        {
+            return matches;
+        }
         let branch = |schema: &Node| {
             let mut errors = Vec::new();
             let matches = self.check(schema, path, new, None, &mut errors);
             (errors, matches)
         };
         let quoted = go_quote(path);
-        let mut matches = 1;
         if !node.any_of.is_empty() {
             let mut best: Option<(Vec<FieldError>, usize)> = None;
             let mut success = None;
@@ -716,7 +721,11 @@ mod tests {
         assert_eq!(errors(schema.clone(), json!({"a": 1}), None), refused);
         // An update keeping `a` is refused the same way (kube-apiserver 1.36.2 did so).
         assert_eq!(
-            errors(schema.clone(), json!({"a": 1, "b": 2}), Some(json!({"a": 1}))),
+            errors(
+                schema.clone(),
+                json!({"a": 1, "b": 2}),
+                Some(json!({"a": 1}))
+            ),
             refused
         );
         // The whole value unchanged ratchets, as any value does (kube-apiserver accepted a label

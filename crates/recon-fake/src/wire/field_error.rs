@@ -6,7 +6,7 @@ use recon_apimachinery::go_quote;
 use super::status::StatusCause;
 
 /// The `field.ErrorType` of a validation error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum ErrorType {
     Required,
     Invalid,
@@ -56,7 +56,7 @@ impl ErrorType {
 }
 
 /// The offending value, in the form Go prints it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum BadValue {
     /// No value is printed (`Required`, `Forbidden`, `Too long`, or omitted on purpose).
     Omit,
@@ -67,7 +67,7 @@ pub(crate) enum BadValue {
 }
 
 /// One field validation error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct FieldError {
     kind: ErrorType,
     field: String,
