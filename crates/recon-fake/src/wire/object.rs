@@ -393,7 +393,8 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
 
 /// Normalises `metadata` as decoding into `metav1.ObjectMeta` and encoding again would: drops
 /// unknown fields (returning their paths, `metadata.clusterName`, for `fieldValidation`), nulls and empty
-/// `omitempty` values, and rejects wrong JSON types with Go's decoding message (the `Err`).
+/// `omitempty` values, writes a null label, annotation or finalizer as `""` (Go's zero value for
+/// an element), and rejects wrong JSON types with Go's decoding message (the `Err`).
 pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String> {
     let mut unknown = Vec::new();
     let Some(raw) = obj.get_mut("metadata") else {
@@ -455,13 +456,13 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                     if let Some(bad) = m.values().find(|v| !v.is_string() && !v.is_null()) {
                         return Err(type_error(bad, "string"));
                     }
-                    m.values().any(|v| v.is_string())
+                    !m.is_empty()
                 }
                 other => return Err(type_error(other, "map[string]string")),
             },
             MetaField::StringList => match &value {
                 Value::Array(items) => {
-                    if let Some(bad) = items.iter().find(|v| !v.is_string()) {
+                    if let Some(bad) = items.iter().find(|v| !v.is_string() && !v.is_null()) {
                         return Err(type_error(bad, "string"));
                     }
                     !items.is_empty()
@@ -494,9 +495,18 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
             continue;
         }
         let value = match (field, value) {
-            (MetaField::StringMap, Value::Object(m)) => {
-                Value::Object(m.into_iter().filter(|(_, v)| v.is_string()).collect())
-            }
+            // Go's decoder stores a null element as the type's zero value: `""`.
+            (MetaField::StringMap, Value::Object(m)) => Value::Object(
+                m.into_iter()
+                    .map(|(k, v)| (k, if v.is_null() { Value::from("") } else { v }))
+                    .collect(),
+            ),
+            (MetaField::StringList, Value::Array(items)) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|v| if v.is_null() { Value::from("") } else { v })
+                    .collect(),
+            ),
             (MetaField::OwnerRefs, Value::Array(refs)) => {
                 Value::Array(normalize_owner_refs(refs, &mut unknown)?)
             }
