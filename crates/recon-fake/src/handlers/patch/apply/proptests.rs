@@ -385,59 +385,50 @@ fn integers_and_yaml_looking_strings_read_alike_both_ways() {
     }
 }
 
-/// Found by `apply_answers_are_well_formed_and_repeats_are_no_ops`: `spec: {}` applied over fields the same manager had set empties
-/// the spec, which must stay `{}` (and so be defaulted) for a repeat of the apply to be a no-op.
-#[test]
-fn an_apply_that_empties_the_spec_repeats_as_a_no_op() {
-    let step = |body| Step {
-        kind: 2,
+/// A step of kind `kind` by manager `a`, without force, dry run or YAML, on a new object: the
+/// regressions below, each an input the properties above once failed on.
+fn plain_step(kind: usize, body: Body) -> Step {
+    Step {
+        kind,
         existing: false,
-        manager: "b",
+        manager: "a",
         force: false,
         dry_run: false,
         yaml: false,
         body,
-    };
-    let steps = [step(Body::Valid(1)), step(Body::Generated(json!({})))];
-    if let Err(e) = run(&steps) {
+    }
+}
+
+/// Runs `steps` as the apply property does, failing with its message.
+fn passes(steps: &[Step]) {
+    if let Err(e) = run(steps) {
         panic!("{e}");
     }
+}
+
+/// Found on CI: `spec: {}` applied over fields the same manager had set empties the spec,
+/// which must stay `{}` (and so be defaulted) for a repeat of the apply to be a no-op.
+#[test]
+fn an_apply_that_empties_the_spec_repeats_as_a_no_op() {
+    passes(&[
+        plain_step(2, Body::Valid(1)),
+        plain_step(2, Body::Generated(json!({}))),
+    ]);
 }
 
 /// Found by `cargo xtask fuzz`: a float read back from storage must be the float the request
 /// wrote (serde_json's default parsing can be one ulp off), or a repeated apply writes.
 #[test]
 fn a_float_reads_back_as_written_and_a_repeat_is_a_no_op() {
-    let step = Step {
-        kind: 2,
-        existing: false,
-        manager: "a",
-        force: false,
-        dry_run: false,
-        yaml: false,
-        body: Body::Generated(json!({"config": {"": -927_725_104.851_791_7}})),
-    };
-    if let Err(e) = run(&[step]) {
-        panic!("{e}");
-    }
+    let config = json!({"config": {"": -927_725_104.851_791_7}});
+    passes(&[plain_step(2, Body::Generated(config))]);
 }
 
 /// Found by `cargo xtask fuzz`: an apply that owns nothing is repeated once more before the
 /// repeat is a no-op (the real server records `before-first-apply` on the second).
 #[test]
 fn an_apply_owning_nothing_settles_on_the_third() {
-    let step = Step {
-        kind: 2,
-        existing: false,
-        manager: "a",
-        force: false,
-        dry_run: false,
-        yaml: false,
-        body: Body::Generated(json!({"ports": []})),
-    };
-    if let Err(e) = run(&[step]) {
-        panic!("{e}");
-    }
+    passes(&[plain_step(2, Body::Generated(json!({"ports": []})))]);
 }
 
 /// Found by `cargo xtask fuzz`: a null label applied is stored as `""`, as Go's decoder stores
@@ -445,21 +436,12 @@ fn an_apply_owning_nothing_settles_on_the_third() {
 #[test]
 fn a_null_label_applied_is_an_empty_one_and_a_repeat_is_a_no_op() {
     // The steps lead to `metadata.labels.app` of the second ConfigMap configuration.
+    let leads = vec![12_644_985_917_800_074_699, 10_412_655_560_995_967_338, 0];
     let step = Step {
-        kind: 0,
         existing: true,
-        manager: "a",
         force: true,
-        dry_run: false,
-        yaml: false,
-        body: Body::Mutated(
-            1,
-            vec![12_644_985_917_800_074_699, 10_412_655_560_995_967_338, 0],
-            Value::Null,
-        ),
+        ..plain_step(0, Body::Mutated(1, leads, Value::Null))
     };
     assert!(String::from_utf8_lossy(&body_of(&step)).contains(r#""labels":{"app":null}"#));
-    if let Err(e) = run(&[step]) {
-        panic!("{e}");
-    }
+    passes(&[step]);
 }
