@@ -219,13 +219,13 @@ pub(crate) fn send(
 
 /// A namespaced custom resource, `things.example.com/v1` `Thing`, whose schema has each kind of
 /// list and map server-side apply treats differently (a keyed list, a set, an atomic list and
-/// map, a granular map, preserved unknown fields), a default, a CEL rule and a status
-/// subresource.
+/// map, a granular map, preserved unknown fields), a default, a CEL rule, `allOf`, `anyOf`,
+/// `oneOf` and `not`, and a status subresource.
 pub(crate) fn thing_crd() -> Value {
     let spec = serde_json::json!({"type": "object",
         "x-kubernetes-validations": [{"rule": "!has(self.replicas) || self.replicas <= 100"}],
         "properties": {
-            "replicas": {"type": "integer", "minimum": 0},
+            "replicas": {"type": "integer", "minimum": 0, "not": {"enum": [13]}},
             "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
             "ports": {"type": "array", "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": ["name", "port"],
@@ -233,10 +233,13 @@ pub(crate) fn thing_crd() -> Value {
                     "name": {"type": "string"}, "port": {"type": "integer"},
                     "host": {"type": "string"}}}},
             "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-            "args": {"type": "array", "items": {"type": "string"}},
+            "args": {"type": "array", "items": {"type": "string"}, "allOf": [{"maxItems": 10}]},
             "labels": {"type": "object", "additionalProperties": {"type": "string"}},
             "ref": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {
-                "name": {"type": "string"}, "kind": {"type": "string"}}},
+                "name": {"type": "string"}, "kind": {"type": "string"}},
+                "anyOf": [{"required": ["name"]}, {"required": ["kind"]}],
+                "oneOf": [{"required": ["kind"], "properties": {"kind": {"enum": ["K"]}}},
+                    {"not": {"required": ["kind"]}}]},
             "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
     let schema = serde_json::json!({"type": "object", "properties": {
         "spec": spec,
