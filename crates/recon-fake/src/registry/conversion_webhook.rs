@@ -298,13 +298,13 @@ fn same_identity(original: &Object, converted: &Object) -> Result<(), String> {
 /// `restoreObjectMeta`: the original's metadata, with the labels and annotations the webhook
 /// wrote, validated when they differ from the original's.
 fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), String> {
-    let written = match converted.get("metadata") {
+    let mut written = match converted.remove("metadata") {
         None => return Err("missing metadata in converted object".to_owned()),
-        Some(Value::Object(m)) => m.clone(),
+        Some(Value::Object(m)) => m,
         Some(other) => {
             return Err(format!(
                 "invalid metadata of type {} in converted object",
-                go_type(other)
+                go_type(&other)
             ));
         }
     };
@@ -314,7 +314,7 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
         .cloned()
         .unwrap_or_default();
     for field in ["labels", "annotations"] {
-        let map = match written.get(field) {
+        let map = match written.remove(field) {
             None | Some(Value::Null) => {
                 metadata.remove(field);
                 continue;
@@ -323,12 +323,12 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
             Some(other) => {
                 return Err(format!(
                     "invalid metadata.{field} of type {} in converted object",
-                    go_type(other)
+                    go_type(&other)
                 ));
             }
         };
         let mut pairs = Vec::with_capacity(map.len());
-        for (key, value) in map {
+        for (key, value) in &map {
             let Value::String(value) = value else {
                 return Err(format!(
                     "metadata.{field}[{key}] must be a string, but is {} in converted object",
@@ -337,7 +337,7 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
             };
             pairs.push((key.as_str(), value.as_str()));
         }
-        if metadata.get(field) != Some(&Value::Object(map.clone())) {
+        if metadata.get(field).and_then(Value::as_object) != Some(&map) {
             // Go ranges over the map in random order; sorted is one of the orders it can take.
             pairs.sort_unstable();
             let mut errors = Vec::new();
@@ -351,7 +351,7 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
                 return Err(aggregate(&errors));
             }
         }
-        metadata.insert(field.to_owned(), Value::Object(map.clone()));
+        metadata.insert(field.to_owned(), Value::Object(map));
     }
     converted.insert("metadata".into(), Value::Object(metadata));
     Ok(())
