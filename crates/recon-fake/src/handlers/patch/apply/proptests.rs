@@ -213,14 +213,17 @@ fn has_preconditions(body: &[u8]) -> bool {
     })
 }
 
-/// Whether a configuration sets a field to null or to an empty map: applied over a map another
-/// manager owns, it removes the map, and the same apply again conflicts with that manager
-/// (scenario apply/a-null-or-empty-map-applied-over-another-managers-conflicts-on-the-repeat).
-fn has_null_or_empty_map(body: &[u8]) -> bool {
+/// Whether a configuration sets a field to null, an empty map or an empty list. Such an apply
+/// can settle only on the third: over a map another manager owns, a null or `{}` removes the
+/// map, and the same apply again conflicts with that manager or, forced, takes the map
+/// (scenario apply/a-null-or-empty-map-applied-over-another-managers-conflicts-on-the-repeat);
+/// an empty list over the manager's own items removes the list, and the same apply again
+/// writes `[]` back (scenario apply/an-empty-list-applied-over-its-items-settles-on-the-third-apply).
+fn has_null_or_empty(body: &[u8]) -> bool {
     fn any(v: &Value) -> bool {
         match v {
             Value::Null => true,
-            Value::Array(items) => items.iter().any(any),
+            Value::Array(items) => items.is_empty() || items.iter().any(any),
             Value::Object(map) => map.is_empty() || map.values().any(any),
             _ => false,
         }
@@ -263,17 +266,15 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
                 a.json().map(|o| o["metadata"]["resourceVersion"].clone())
             };
             let mut again = apply(&server, &uri, &body);
-            // Two configurations settle on the third apply, as on kube-apiserver: one that owns
+            // Some configurations settle on the third apply, as on kube-apiserver: one that owns
             // nothing leaves no managedFields, and the next write records the whole object as
             // `before-first-apply`'s (scenario
-            // apply/an-apply-owning-nothing-is-recorded-by-the-next-write); one that applies a
-            // null or an empty map over a map another manager owns removes the map, and the
-            // next forced apply takes the map from that manager (scenario
-            // apply/a-null-or-empty-map-applied-over-another-managers-conflicts-on-the-repeat).
+            // apply/an-apply-owning-nothing-is-recorded-by-the-next-write); and those of
+            // `has_null_or_empty`.
             let owned_nothing = first
                 .json()
                 .is_some_and(|o| o["metadata"].get("managedFields").is_none());
-            let settles_late = owned_nothing || has_null_or_empty_map(&body);
+            let settles_late = owned_nothing || has_null_or_empty(&body);
             let (first, after) = if settles_late && again.succeeded() && rv(&again) != rv(&first) {
                 let settled = snapshot(&server);
                 let second = std::mem::replace(&mut again, apply(&server, &uri, &body));
@@ -292,8 +293,7 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
                 );
             } else {
                 prop_assert!(
-                    has_preconditions(&body)
-                        || (again.status == 409 && has_null_or_empty_map(&body)),
+                    has_preconditions(&body) || (again.status == 409 && has_null_or_empty(&body)),
                     "{}: the repeat failed: {}",
                     at(),
                     again.text()
@@ -489,4 +489,14 @@ fn a_null_or_empty_map_over_another_managers_map_may_conflict_on_the_repeat() {
             by_b(true, Body::Generated(data)),
         ]);
     }
+}
+
+/// Found by `cargo xtask fuzz`: a set list applied empty over the manager's own items is
+/// removed, and the repeat writes `[]` back, as on kube-apiserver.
+#[test]
+fn an_empty_list_over_its_own_items_settles_on_the_third() {
+    let tags = vec![6_710_007_803_241_045_193, 12_587_758_770_420_588_271];
+    let emptied = plain_step(2, Body::Mutated(0, tags, json!([])));
+    assert!(String::from_utf8_lossy(&body_of(&emptied)).contains(r#""tags":[]"#));
+    passes(&[plain_step(2, Body::Valid(0)), emptied]);
 }
