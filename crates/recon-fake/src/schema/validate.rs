@@ -203,48 +203,48 @@ impl Validator<'_> {
             (errors, matches)
         };
         let quoted = go_quote(path);
+        // The failing branch that counted most, the first of equals: what an `anyOf` or
+        // `oneOf` no branch of which validates reports.
+        let keep_best = |best: &mut Option<(Vec<FieldError>, usize)>, errors, count| {
+            if best.as_ref().is_none_or(|(_, most)| count > *most) {
+                *best = Some((errors, count));
+            }
+        };
         if !node.any_of.is_empty() {
-            let mut best: Option<(Vec<FieldError>, usize)> = None;
+            let mut best = None;
             let mut success = None;
             for schema in &node.any_of {
                 let (errors, count) = branch(schema);
                 if errors.is_empty() {
-                    best = None;
                     success = Some(count);
                     break;
                 }
-                if best.as_ref().is_none_or(|(_, most)| count > *most) {
-                    best = Some((errors, count));
-                }
+                keep_best(&mut best, errors, count);
             }
-            if success.is_none() {
-                out.push(self.plain(format!(
-                    "{quoted} must validate at least one schema (anyOf)"
-                )));
-            }
-            match (best, success) {
-                (Some((errors, count)), _) => {
-                    out.extend(errors);
-                    matches += count;
+            match success {
+                Some(count) => matches += count,
+                None => {
+                    out.push(self.plain(format!(
+                        "{quoted} must validate at least one schema (anyOf)"
+                    )));
+                    if let Some((errors, count)) = best {
+                        out.extend(errors);
+                        matches += count;
+                    }
                 }
-                (None, Some(count)) => matches += count,
-                (None, None) => {}
             }
         }
         if !node.one_of.is_empty() {
-            let mut best: Option<(Vec<FieldError>, usize)> = None;
+            let mut best = None;
             let mut first_success = None;
             let mut validated = 0;
             for schema in &node.one_of {
                 let (errors, count) = branch(schema);
                 if errors.is_empty() {
                     validated += 1;
-                    best = None;
                     first_success.get_or_insert(count);
-                    continue;
-                }
-                if validated == 0 && best.as_ref().is_none_or(|(_, most)| count > *most) {
-                    best = Some((errors, count));
+                } else {
+                    keep_best(&mut best, errors, count);
                 }
             }
             if validated == 1 {
@@ -258,7 +258,8 @@ impl Validator<'_> {
                 out.push(self.plain(format!(
                     "{quoted} must validate one and only one schema (oneOf). {found}"
                 )));
-                if let Some((errors, count)) = best {
+                // With valid branches, kube-openapi keeps no failures to report.
+                if let Some((errors, count)) = best.filter(|_| validated == 0) {
                     out.extend(errors);
                     matches += count;
                 }
