@@ -67,7 +67,11 @@ impl<R: Reconciled> ResourceReconciler<R> {
         R::DynamicType: Eq + Hash + Debug + Unpin,
     {
         let client = self.config.client().clone();
-        let mut controller = Controller::new_with(api, wc.clone(), self.dyntype.clone());
+        let mut controller = Controller::new_with(api, wc.clone(), self.dyntype.clone())
+            .with_config(
+                kube::runtime::controller::Config::default()
+                    .concurrency(self.max_concurrent_reconciles),
+            );
         for watch in self.setup().watches() {
             let resource = watch.resource.clone();
             let others: Api<DynamicObject> = Api::all_with(client.clone(), &resource);

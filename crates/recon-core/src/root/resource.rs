@@ -75,6 +75,7 @@ pub struct ResourceReconciler<R: Reconciled> {
     sync_status_during_finalization: bool,
     pub(crate) requeue_delay: std::time::Duration,
     pub(crate) error_delay: std::time::Duration,
+    pub(crate) max_concurrent_reconciles: u16,
     hooks: RootHooks<R>,
 }
 
@@ -107,6 +108,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
             sync_status_during_finalization: false,
             requeue_delay: std::time::Duration::from_secs(1),
             error_delay: std::time::Duration::from_secs(5),
+            max_concurrent_reconciles: 0,
             hooks: RootHooks {
                 skip_request: None,
                 skip_resource: None,
@@ -235,6 +237,16 @@ impl<R: Reconciled> ResourceReconciler<R> {
     ) -> Self {
         self.requeue_delay = requeue;
         self.error_delay = after_error;
+        self
+    }
+
+    /// How many objects [`controller`](Self::controller)'s controller reconciles at once
+    /// (controller-runtime's `MaxConcurrentReconciles`); 0, the default, is
+    /// `kube::runtime::Controller`'s own default: no limit. One object is never reconciled twice
+    /// at once either way. The runner exports it as `controller_runtime_max_concurrent_reconciles`.
+    #[must_use]
+    pub fn max_concurrent_reconciles(mut self, limit: u16) -> Self {
+        self.max_concurrent_reconciles = limit;
         self
     }
 

@@ -65,8 +65,15 @@ impl LeaderElection {
         self
     }
 
-    /// How long the leader keeps trying to renew before it gives up leading. Shorter than the
-    /// lease duration, so the leader stops before anyone else may start.
+    /// How long the leader may go without renewing before it gives up leading, counted from
+    /// the start of its last renewal that succeeded. Shorter than the lease duration: the
+    /// leader stops at least `leaseDuration - renewDeadline` before another replica may take
+    /// the Lease, for every timing [`check`](Self::check) accepts.
+    ///
+    /// client-go counts it from the first renewal that failed, a retry period after the last
+    /// success, so its real margin is `leaseDuration - renewDeadline - retryPeriod`, which is
+    /// negative when the two add up past the lease (3 s, 2 s, 1.5 s passes its checks). With
+    /// recon the same timings give up a retry period sooner, and keep the margin.
     #[must_use]
     pub fn renew_deadline(mut self, deadline: Duration) -> Self {
         self.renew_deadline = deadline;

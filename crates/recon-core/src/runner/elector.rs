@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tokio::time::{Duration, Instant};
 
 use super::election::{JITTER_FACTOR, LeaderElection};
+use super::metrics::Metrics;
 use super::probes::Probes;
 
 /// What a replica knows of the election.
@@ -43,19 +44,31 @@ pub(crate) struct Elector {
     lease: Option<Lease>,
     /// The Lease's spec as last seen, and when this replica saw it change.
     observed: Option<(LeaseSpec, Instant)>,
+    /// When the last try that took or renewed the Lease began: the renew deadline counts from
+    /// there, so the leader stops before any other replica can see the Lease expire.
+    renewed_at: Option<Instant>,
     /// Told of each renewal, for `/healthz`.
     probes: Probes,
+    /// Counts renewals that had to read the Lease first.
+    metrics: Metrics,
 }
 
 impl Elector {
-    pub(crate) fn new(settings: LeaderElection, client: kube::Client, probes: Probes) -> Self {
+    pub(crate) fn new(
+        settings: LeaderElection,
+        client: kube::Client,
+        probes: Probes,
+        metrics: Metrics,
+    ) -> Self {
         let client = settings.client.clone().unwrap_or(client);
         Elector {
             api: Api::namespaced(client, &settings.namespace),
             settings,
             lease: None,
             observed: None,
+            renewed_at: None,
             probes,
+            metrics,
         }
     }
 
@@ -124,8 +137,15 @@ impl Elector {
 
     /// Tries, every retry period, until a try succeeds (true) or the renew deadline passes or
     /// another replica is seen holding the Lease (false).
+    ///
+    /// The deadline counts from the start of the last successful try, not from the first
+    /// failed one as client-go's does: a replica saw that write no earlier than it was sent, so
+    /// it cannot take the Lease over before `leaseDuration` after it, and the leader has given
+    /// up `leaseDuration - renewDeadline` before that for every timing `check` accepts.
+    /// client-go's leader may still be trying `renewDeadline + retryPeriod` after its last
+    /// success, past `leaseDuration` when the two add up to more.
     async fn renew(&mut self) -> bool {
-        let deadline = Instant::now() + self.settings.renew_deadline;
+        let deadline = self.renewed_at.unwrap_or_else(Instant::now) + self.settings.renew_deadline;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -144,8 +164,14 @@ impl Elector {
 
     /// One `tryAcquireOrRenew`, abandoned after `limit`.
     async fn attempt(&mut self, limit: Duration) -> bool {
+        let began = Instant::now();
         match tokio::time::timeout(limit, self.try_acquire_or_renew()).await {
-            Ok(Ok(done)) => done,
+            Ok(Ok(done)) => {
+                if done {
+                    self.renewed_at = Some(began);
+                }
+                done
+            }
             // A conflict is another candidate winning a race; anything else (RBAC, a missing
             // namespace, an unreachable server) is worth an operator's attention, as client-go
             // logs it.
@@ -166,11 +192,13 @@ impl Elector {
 
     async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
         let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+        // client-go writes its record's `LeaderTransitions` (an int, 0 on a new Lease).
         let mut record = LeaseSpec {
             holder_identity: Some(self.settings.identity.clone()),
             lease_duration_seconds: Some(self.settings.lease_seconds()),
             acquire_time: Some(now.clone()),
             renew_time: Some(now),
+            lease_transitions: Some(0),
             ..LeaseSpec::default()
         };
         // The fast path: the leader updates the Lease it last wrote, without reading it first.
@@ -209,6 +237,7 @@ impl Elector {
         if self.is_leader() {
             record.acquire_time = spec.acquire_time;
             record.lease_transitions = spec.lease_transitions;
+            self.metrics.slowpath_exercised(&self.settings.lease);
         } else {
             record.lease_transitions = Some(spec.lease_transitions.unwrap_or(0).saturating_add(1));
         }

@@ -3,10 +3,11 @@
 
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use tokio::sync::oneshot;
@@ -139,7 +140,21 @@ async fn reconcile<R: Reconciled>(
         namespace: meta.namespace.clone(),
         name: meta.name.clone().unwrap_or_default(),
     };
-    let outcome = context.reconciler.reconcile(&request).await;
+    // A panic is caught and becomes a failure, retried as one (controller-runtime's
+    // `RecoverPanic`, on by default): left alone it would end this controller's term while the
+    // replica kept the Lease.
+    let outcome = match AssertUnwindSafe(context.reconciler.reconcile(&request))
+        .catch_unwind()
+        .await
+    {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            context.metrics.reconcile_panicked(&context.name);
+            let message = panic_message(panic.as_ref());
+            tracing::error!(controller = %context.name, panic = %message, "a reconcile panicked");
+            Err(Error::msg(format!("panic: {message} [recovered]")))
+        }
+    };
     let (result, failure) = match &outcome {
         Ok(o) if o.requeue_after.is_some_and(|d| !d.is_zero()) => {
             (ReconcileResult::RequeueAfter, None)
@@ -166,6 +181,17 @@ fn error_policy<R: Reconciled>(
     context: Arc<TermContext<R>>,
 ) -> Action {
     context.reconciler.error_action(&object, error)
+}
+
+/// What a panic said, as Go's `%v` of a recovered value prints it.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a value that is not a string".to_owned()
+    }
 }
 
 /// The `kind` label of a failure: the API server's reason, `Transport` when no answer came,

@@ -1,22 +1,35 @@
 //! The runner's Prometheus metrics, named as controller-runtime names them where it has them, so
 //! dashboards made for controller-runtime operators fit.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use tokio::time::Instant;
 
 /// controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`, in seconds.
 const RECONCILE_BUCKETS: [f64; 40] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
     1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
     25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+/// How a reconcile can end, as `controller_runtime_reconcile_total`'s `result` says it; each is
+/// exported at zero from the start, as controller-runtime's `initMetrics` does, so that the
+/// first of each is an increase Prometheus sees.
+const RESULTS: [ReconcileResult; 4] = [
+    ReconcileResult::Error,
+    ReconcileResult::RequeueAfter,
+    ReconcileResult::Requeue,
+    ReconcileResult::Success,
 ];
 
 /// The `Content-Type` of [`Metrics::encode_openmetrics`].
@@ -32,12 +45,29 @@ pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=ut
 /// | `controller_runtime_reconcile_total` | `controller`, `result` | reconciles, by `success`, `error`, `requeue`, `requeue_after` |
 /// | `controller_runtime_reconcile_errors_total` | `controller` | reconciles that failed |
 /// | `controller_runtime_terminal_reconcile_errors_total` | `controller` | failures marked durable (not retried) |
+/// | `controller_runtime_reconcile_panics_total` | `controller` | reconciles that panicked (the panic is caught and counts as a failure, `panic: … [recovered]`) |
 /// | `controller_runtime_reconcile_time_seconds` | `controller` | a histogram of reconcile durations |
+/// | `controller_runtime_max_concurrent_reconciles` | `controller` | the most reconciles it runs at once ([`ResourceReconciler::max_concurrent_reconciles`](crate::ResourceReconciler::max_concurrent_reconciles); 0 is no limit) |
 /// | `controller_runtime_active_workers` | `controller` | reconciles under way |
+/// | `workqueue_work_duration_seconds` | `controller`, `name` | a histogram of how long processing an item took |
+/// | `workqueue_unfinished_work_seconds` | `controller`, `name` | the seconds the reconciles under way have run, added up |
+/// | `workqueue_longest_running_processor_seconds` | `controller`, `name` | the seconds the longest-running reconcile under way has run |
+/// | `workqueue_retries_total` | `controller`, `name` | items put back after a failure or a requeue without delay |
 /// | `recon_reconcile_errors_by_kind_total` | `controller`, `kind` | failures by kind: the API's reason (`Conflict`, `NotFound`…), `Transport`, or `Other` |
 /// | `recon_status_writes_total` | `controller`, `result` | status writes, by `success`, `conflict`, `error` |
 /// | `recon_child_writes_total` | `controller`, `resource`, `verb` | writes of children (kinds the tree owns), by `create`, `update`, `patch`, `delete` |
 /// | `leader_election_master_status` | `name` | 1 while this replica leads the Lease `name`, else 0 |
+/// | `leader_election_slowpath_total` | `name` | renewals that had to read the Lease first (the leader's own update was refused) |
+///
+/// Every counter and gauge of a controller is exported, at zero, from the moment the runner
+/// starts, as controller-runtime's are: Prometheus's `rate()` and `increase()` see no increase
+/// in a series' first sample, so a counter that appeared only on its first increment would hide
+/// the first failure after every restart. The names, labels and buckets are
+/// controller-runtime's (the workqueue histogram's are client-go's, 10 ns to 1,000 s).
+///
+/// Not exported: `workqueue_depth`, `workqueue_adds_total` and `workqueue_queue_duration_seconds`.
+/// `kube::runtime::Controller` keeps its queue to itself, and the runner will not make up
+/// figures it cannot see.
 ///
 /// Clones share the same metrics.
 ///
@@ -65,12 +95,23 @@ struct Inner {
     reconciles: Family<ControllerResult, Counter>,
     errors: Family<ControllerLabel, Counter>,
     terminal_errors: Family<ControllerLabel, Counter>,
+    panics: Family<ControllerLabel, Counter>,
     errors_by_kind: Family<ControllerKind, Counter>,
     reconcile_time: Family<ControllerLabel, Histogram, fn() -> Histogram>,
+    max_concurrent: Family<ControllerLabel, Gauge>,
     active_workers: Family<ControllerLabel, Gauge>,
+    work_duration: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    unfinished_work: Family<QueueLabel, Gauge<f64, AtomicU64>>,
+    longest_running: Family<QueueLabel, Gauge<f64, AtomicU64>>,
+    retries: Family<QueueLabel, Counter>,
     status_writes: Family<ControllerResult, Counter>,
     child_writes: Family<ChildWrite, Counter>,
     leader: Family<LeaseLabel, Gauge>,
+    slowpath: Family<LeaseLabel, Counter>,
+    /// When each reconcile under way began, per controller: the workqueue's unfinished-work
+    /// gauges are worked out from them when the metrics are read.
+    under_way: Mutex<HashMap<String, HashMap<u64, Instant>>>,
+    next_reconcile: AtomicU64,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -102,8 +143,29 @@ struct LeaseLabel {
     name: String,
 }
 
+/// A workqueue's labels: controller-runtime names each controller's queue after it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabel {
+    controller: String,
+    name: String,
+}
+
+impl QueueLabel {
+    fn of(controller: &str) -> Self {
+        QueueLabel {
+            controller: controller.to_owned(),
+            name: controller.to_owned(),
+        }
+    }
+}
+
 fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_BUCKETS)
+}
+
+/// client-go's workqueue buckets: `ExponentialBuckets(10e-9, 10, 12)`.
+fn work_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(1e-8, 10.0, 12))
 }
 
 /// How a reconcile ended, as `controller_runtime_reconcile_total`'s `result` says it.
@@ -192,6 +254,12 @@ impl Metrics {
             "Reconciles per controller that failed, by the kind of failure",
             errors_by_kind.clone(),
         );
+        let panics = Family::default();
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Reconciles per controller that panicked",
+            panics.clone(),
+        );
         let reconcile_time =
             Family::<ControllerLabel, Histogram, fn() -> Histogram>::new_with_constructor(
                 reconcile_histogram,
@@ -201,11 +269,44 @@ impl Metrics {
             "How long reconciles per controller took",
             reconcile_time.clone(),
         );
+        let max_concurrent = Family::default();
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "The most reconciles per controller under way at once (0: no limit)",
+            max_concurrent.clone(),
+        );
         let active_workers = Family::default();
         registry.register(
             "controller_runtime_active_workers",
             "Reconciles per controller under way",
             active_workers.clone(),
+        );
+        let work_duration =
+            Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                work_histogram,
+            );
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "How long processing an item from the workqueue took",
+            work_duration.clone(),
+        );
+        let unfinished_work = Family::default();
+        registry.register(
+            "workqueue_unfinished_work_seconds",
+            "Seconds of work under way that work_duration has not seen yet, added up",
+            unfinished_work.clone(),
+        );
+        let longest_running = Family::default();
+        registry.register(
+            "workqueue_longest_running_processor_seconds",
+            "Seconds the longest-running item under way has run",
+            longest_running.clone(),
+        );
+        let retries = Family::default();
+        registry.register(
+            "workqueue_retries",
+            "Items the workqueue took back to retry",
+            retries.clone(),
         );
         let status_writes = Family::default();
         registry.register(
@@ -225,24 +326,40 @@ impl Metrics {
             "Whether this replica leads the named Lease (1) or waits (0)",
             leader.clone(),
         );
+        let slowpath = Family::default();
+        registry.register(
+            "leader_election_slowpath",
+            "Lease renewals that had to read the Lease first",
+            slowpath.clone(),
+        );
         Metrics {
             inner: Arc::new(Inner {
                 registry,
                 reconciles,
                 errors,
                 terminal_errors,
+                panics,
                 errors_by_kind,
                 reconcile_time,
+                max_concurrent,
                 active_workers,
+                work_duration,
+                unfinished_work,
+                longest_running,
+                retries,
                 status_writes,
                 child_writes,
                 leader,
+                slowpath,
+                under_way: Mutex::default(),
+                next_reconcile: AtomicU64::new(0),
             }),
         }
     }
 
     /// The metrics in the OpenMetrics text format (ending `# EOF`).
     pub fn encode_openmetrics(&self) -> String {
+        self.measure_unfinished_work();
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.inner.registry);
@@ -252,10 +369,39 @@ impl Metrics {
     /// The metrics in Prometheus's text format 0.0.4, for scrapers that do not ask for
     /// OpenMetrics.
     pub fn encode_prometheus(&self) -> String {
+        self.measure_unfinished_work();
         let mut text = String::new();
         let _ =
             prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry);
         text
+    }
+
+    /// Exports `controller`'s series at zero (controller-runtime's `initMetrics`), with the
+    /// most reconciles it runs at once.
+    pub(crate) fn controller_started(&self, controller: &str, max_concurrent: u16) {
+        // A series exists once created: the guards `get_or_create` returns are dropped at once.
+        let label = ControllerLabel {
+            controller: controller.to_owned(),
+        };
+        for result in RESULTS {
+            drop(self.inner.reconciles.get_or_create(&ControllerResult {
+                controller: controller.to_owned(),
+                result: result.label(),
+            }));
+        }
+        drop(self.inner.errors.get_or_create(&label));
+        drop(self.inner.terminal_errors.get_or_create(&label));
+        drop(self.inner.panics.get_or_create(&label));
+        self.inner
+            .max_concurrent
+            .get_or_create(&label)
+            .set(i64::from(max_concurrent));
+        drop(self.inner.active_workers.get_or_create(&label));
+        let queue = QueueLabel::of(controller);
+        drop(self.inner.work_duration.get_or_create(&queue));
+        drop(self.inner.unfinished_work.get_or_create(&queue));
+        drop(self.inner.longest_running.get_or_create(&queue));
+        drop(self.inner.retries.get_or_create(&queue));
     }
 
     /// A reconcile of `controller` began: it counts as under way until the guard drops.
@@ -264,9 +410,51 @@ impl Metrics {
             controller: controller.to_owned(),
         };
         self.inner.active_workers.get_or_create(&label).inc();
+        let id = self.inner.next_reconcile.fetch_add(1, Ordering::Relaxed);
+        self.under_way()
+            .entry(controller.to_owned())
+            .or_default()
+            .insert(id, Instant::now());
         ActiveReconcile {
             metrics: self.clone(),
             label,
+            id,
+        }
+    }
+
+    /// A reconcile of `controller` panicked.
+    pub(crate) fn reconcile_panicked(&self, controller: &str) {
+        self.inner
+            .panics
+            .get_or_create(&ControllerLabel {
+                controller: controller.to_owned(),
+            })
+            .inc();
+    }
+
+    fn under_way(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashMap<u64, Instant>>> {
+        // The map stays whole whatever panicked while it was held.
+        self.inner
+            .under_way
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sets the unfinished-work gauges from the reconciles under way now (client-go works them
+    /// out every half second; here each read of the metrics does).
+    fn measure_unfinished_work(&self) {
+        let now = Instant::now();
+        for (controller, began) in self.under_way().iter() {
+            let running = began.values().map(|b| now.duration_since(*b).as_secs_f64());
+            let (total, longest) = running.fold((0.0, 0.0), |(total, longest): (f64, f64), s| {
+                (total + s, longest.max(s))
+            });
+            let queue = QueueLabel::of(controller);
+            self.inner.unfinished_work.get_or_create(&queue).set(total);
+            self.inner
+                .longest_running
+                .get_or_create(&queue)
+                .set(longest);
         }
     }
 
@@ -293,6 +481,20 @@ impl Metrics {
             .reconcile_time
             .get_or_create(&label)
             .observe(took.as_secs_f64());
+        let queue = QueueLabel::of(controller);
+        self.inner
+            .work_duration
+            .get_or_create(&queue)
+            .observe(took.as_secs_f64());
+        // client-go counts a retry at each `AddRateLimited`: controller-runtime's answer to a
+        // failure that is not terminal, and to a requeue without a delay.
+        let retried = match &failure {
+            Some((_, durable)) => !durable,
+            None => result == ReconcileResult::Requeue,
+        };
+        if retried {
+            self.inner.retries.get_or_create(&queue).inc();
+        }
         if let Some((kind, durable)) = failure {
             self.inner.errors.get_or_create(&label).inc();
             if durable {
@@ -337,6 +539,25 @@ impl Metrics {
             })
             .set(i64::from(leading));
     }
+
+    /// Exports the Lease's election series (at zero) before the election begins.
+    pub(crate) fn election_started(&self, lease: &str) {
+        self.leading(lease, false);
+        drop(self.inner.slowpath.get_or_create(&LeaseLabel {
+            name: lease.to_owned(),
+        }));
+    }
+
+    /// The leader renewed the Lease `lease` by reading it first (client-go's
+    /// `slowpathExercised`).
+    pub(crate) fn slowpath_exercised(&self, lease: &str) {
+        self.inner
+            .slowpath
+            .get_or_create(&LeaseLabel {
+                name: lease.to_owned(),
+            })
+            .inc();
+    }
 }
 
 impl fmt::Debug for Metrics {
@@ -350,6 +571,7 @@ impl fmt::Debug for Metrics {
 pub(crate) struct ActiveReconcile {
     metrics: Metrics,
     label: ControllerLabel,
+    id: u64,
 }
 
 impl Drop for ActiveReconcile {
@@ -359,6 +581,9 @@ impl Drop for ActiveReconcile {
             .active_workers
             .get_or_create(&self.label)
             .dec();
+        if let Some(began) = self.metrics.under_way().get_mut(&self.label.controller) {
+            began.remove(&self.id);
+        }
     }
 }
 

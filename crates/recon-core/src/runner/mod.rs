@@ -21,8 +21,10 @@
 //!
 //! [`Metrics`] names its metrics as controller-runtime does where it has them
 //! (`controller_runtime_reconcile_total`, `controller_runtime_reconcile_time_seconds`,
-//! `leader_election_master_status`…), so existing dashboards fit, and adds recon's own (status
-//! writes and conflicts, child writes). The runner counts writes from the requests its
+//! `workqueue_work_duration_seconds`, `leader_election_master_status`…), with its labels and
+//! buckets, exported at zero from the start, so existing dashboards and alerts fit, and adds
+//! recon's own (status writes and conflicts, child writes). A reconcile that panics is caught,
+//! counted and retried as a failure, as controller-runtime's `RecoverPanic` does. The runner counts writes from the requests its
 //! reconcilers send, through a client it puts in each reconciler's [`Config`](crate::Config).
 //!
 //! # Scope and limitations
@@ -32,9 +34,14 @@
 //! - A replica that stops leading cancels its reconciles at their next `.await`, and campaigns
 //!   again; controller-runtime exits the process instead. A reconcile cancelled halfway leaves
 //!   what it wrote, as a crash would: reconcilers are level-triggered.
-//! - Leader election does not fence: a leader cut off from the API server for longer than the
-//!   renew deadline stops at its deadline by its own clock. Clocks that run at very different
-//!   rates break this, as they break client-go's.
+//! - Leader election does not fence: a leader cut off from the API server stops at its renew
+//!   deadline by its own clock, counted from the start of its last successful renewal, which
+//!   is `leaseDuration - renewDeadline` before any other replica may see the Lease expire (5 s
+//!   with the defaults). client-go counts the deadline from its first failed renewal and so
+//!   keeps a retry period less. Clocks that run at very different rates break this, as they
+//!   break client-go's.
+//! - A dropped [`RunningRunner`] cancels its reconciles at once and stops renewing; the Lease
+//!   expires as after a crash.
 //!
 //! [`ResourceReconciler`]: crate::ResourceReconciler
 

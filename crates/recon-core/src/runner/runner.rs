@@ -29,14 +29,17 @@ pub const DEFAULT_DRAIN_DEADLINE: Duration = Duration::from_secs(30);
 /// Lease, an admission webhook server, and `/metrics`, `/healthz`, `/readyz`.
 ///
 /// - Without leader election every controller runs from the start. With it, they run only while
-///   this replica leads; a replica that stops leading cancels its reconciles at once (the next
-///   leader may start within `leaseDuration - renewDeadline`), then campaigns again.
+///   this replica leads; a replica that stops leading cancels its reconciles at once, draining
+///   for shutdown or not, then campaigns again. A leader that cannot renew stops
+///   `leaseDuration - renewDeadline` before any other replica may take the Lease (see
+///   [`LeaderElection::renew_deadline`]), so no two replicas reconcile at once.
 /// - The webhook server and the endpoints serve on every replica, leader or not.
 /// - Each leadership term builds its controllers afresh: their caches list again.
 /// - Shutting down (SIGTERM or ctrl-c with [`run_until_signalled`](Self::run_until_signalled)):
 ///   `/readyz` fails, the controllers take no new work and finish the reconciles under way
-///   (cancelled after the drain deadline), the webhook server stops, a leader releases the
-///   Lease so another replica takes over at once, and the endpoints stop last.
+///   (cancelled after the drain deadline, or at once if the Lease is lost meanwhile), the
+///   webhook server stops, a leader releases the Lease so another replica takes over at once,
+///   and the endpoints stop last.
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client, reconciler: recon_core::ResourceReconciler<k8s_openapi::api::core::v1::ConfigMap>) -> Result<(), recon_core::runner::RunnerError> {
@@ -111,6 +114,7 @@ impl Runner {
         // Built when the runner starts, with the metrics it has then, whenever they were set.
         self.controllers.push(PendingController {
             name: reconciler.name().to_owned(),
+            max_concurrent: reconciler.max_concurrent_reconciles,
             build: Box::new(move |metrics| {
                 Arc::new(ManagedController::new(reconciler, Box::new(make), metrics))
             }),
@@ -172,6 +176,10 @@ impl Runner {
         if let Some(election) = &self.election {
             election.check()?;
         }
+        for controller in &self.controllers {
+            self.metrics
+                .controller_started(&controller.name, controller.max_concurrent);
+        }
         let probes = Probes::default();
         let (stop_endpoints, endpoints_stopped) = watch::channel(false);
         let endpoints = match self.endpoints {
@@ -204,8 +212,13 @@ impl Runner {
                 let lease = election.lease.clone();
                 probes.elect_with(election.lease_duration);
                 let (state, leadership) = watch::channel(Leadership::default());
-                self.metrics.leading(&lease, false);
-                let elector = Elector::new(election, self.client.clone(), probes.clone());
+                self.metrics.election_started(&lease);
+                let elector = Elector::new(
+                    election,
+                    self.client.clone(),
+                    probes.clone(),
+                    self.metrics.clone(),
+                );
                 let task = tokio::spawn(elector.run(state, phase_seen));
                 tokio::spawn(report_leadership(
                     leadership.clone(),
@@ -297,6 +310,7 @@ impl std::fmt::Debug for Runner {
 /// A controller added to a runner, built when it starts.
 struct PendingController {
     name: String,
+    max_concurrent: u16,
     build: Box<dyn FnOnce(Metrics) -> Arc<dyn Managed> + Send>,
 }
 
@@ -343,7 +357,8 @@ enum Leader {
 pub enum Drained {
     /// Every reconcile under way finished (or none was).
     Finished,
-    /// Some were still running at the drain deadline, and were cancelled.
+    /// Some were still running when they had to stop, and were cancelled: at the drain
+    /// deadline, or at once when the Lease was lost during the drain.
     Cancelled,
 }
 
@@ -401,7 +416,22 @@ impl RunningRunner {
     }
 }
 
+/// What ends a leadership term.
+enum TermEnd {
+    /// The runner is shutting down: drain.
+    Shutdown,
+    /// This replica no longer leads: stop at once, before another replica may start.
+    LostLease,
+    /// The runner's handle was dropped: stop at once.
+    Dropped,
+}
+
 /// Runs the controllers in each term this replica leads, until told to stop.
+///
+/// No reconcile outlives this replica's leadership: a lost Lease cancels the reconciles under
+/// way at once, whether the term was running or draining for shutdown (controller-runtime
+/// cancels its reconcilers' context as soon as leadership is lost), and so does a dropped
+/// handle.
 async fn supervise(
     controllers: Vec<Arc<dyn Managed>>,
     mut leadership: watch::Receiver<Leadership>,
@@ -446,30 +476,60 @@ async fn supervise(
         );
         let ended = tokio::select! {
             biased;
-            _ = stop.wait_for(|s| *s) => None,
-            _ = leadership.wait_for(|l| !l.leading) => Some(()),
+            // A closed channel is a dropped handle, not a shutdown.
+            stopped = stop.wait_for(|s| *s) => if stopped.is_ok() {
+                TermEnd::Shutdown
+            } else {
+                TermEnd::Dropped
+            },
+            _ = leadership.wait_for(|l| !l.leading) => TermEnd::LostLease,
         };
         syncing.abort();
-        if ended.is_some() {
-            // Lost the Lease: stop at once, before another replica may start.
-            terms.shutdown().await;
-            probes.set_leading(false);
-            tracing::warn!("no longer leading: the controllers were stopped");
-            continue;
+        match ended {
+            TermEnd::LostLease => {
+                terms.shutdown().await;
+                probes.set_leading(false);
+                tracing::warn!("no longer leading: the controllers were stopped");
+                continue;
+            }
+            TermEnd::Dropped => {
+                terms.shutdown().await;
+                tracing::warn!("the runner was dropped: its reconciles were cancelled");
+                return Drained::Cancelled;
+            }
+            TermEnd::Shutdown => {}
         }
         for stop_term in stops {
             let _ = stop_term.send(());
         }
-        let draining = async { while terms.join_next().await.is_some() {} };
-        return if tokio::time::timeout(drain_deadline, draining).await.is_ok() {
-            Drained::Finished
-        } else {
-            tracing::warn!(
-                ?drain_deadline,
-                "reconciles still under way at the drain deadline were cancelled"
-            );
-            terms.shutdown().await;
-            Drained::Cancelled
+        let drained = {
+            let draining = async { while terms.join_next().await.is_some() {} };
+            tokio::select! {
+                biased;
+                _ = leadership.wait_for(|l| !l.leading) => Err(TermEnd::LostLease),
+                // Only a dropped handle ends this wait.
+                _ = stop.wait_for(|_| false) => Err(TermEnd::Dropped),
+                finished = tokio::time::timeout(drain_deadline, draining) => finished.map_err(|_| TermEnd::Shutdown),
+            }
+        };
+        return match drained {
+            Ok(()) => Drained::Finished,
+            Err(why) => {
+                match why {
+                    TermEnd::LostLease => tracing::warn!(
+                        "the Lease was lost while draining: the reconciles under way were cancelled"
+                    ),
+                    TermEnd::Dropped => tracing::warn!(
+                        "the runner was dropped while draining: its reconciles were cancelled"
+                    ),
+                    TermEnd::Shutdown => tracing::warn!(
+                        ?drain_deadline,
+                        "reconciles still under way at the drain deadline were cancelled"
+                    ),
+                }
+                terms.shutdown().await;
+                Drained::Cancelled
+            }
         };
     }
 }
