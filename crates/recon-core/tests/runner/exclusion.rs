@@ -81,19 +81,45 @@ async fn until_renewed(server: &ApiServer, identity: &str) -> tokio::time::Insta
     tokio::time::Instant::now()
 }
 
+/// A leader, `replica-a`, in the middle of a reconcile, and a standby, `replica-b`.
+struct Pair {
+    server: ApiServer,
+    exclusive: Exclusive,
+    lease_a: Cut,
+    a: RunningRunner,
+    b: RunningRunner,
+}
+
+async fn leader_and_standby() -> Pair {
+    let server = server_with_a_widget().await;
+    let exclusive = Exclusive::new();
+    let lease_a = Cut::default();
+    let a = slow_replica(&server, "replica-a", &lease_a, &exclusive, None).await;
+    until_leading(&a, true).await;
+    let b = slow_replica(&server, "replica-b", &Cut::default(), &exclusive, None).await;
+    until_reconciling(&exclusive, "replica-a").await;
+    Pair {
+        server,
+        exclusive,
+        lease_a,
+        a,
+        b,
+    }
+}
+
 fn assert_exclusive(exclusive: &Exclusive) {
     assert_eq!(exclusive.overlaps(), Vec::<String>::new(), "split brain");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_leader_cancels_its_long_reconcile_at_once() {
-    let server = server_with_a_widget().await;
-    let exclusive = Exclusive::new();
-    let (lease_a, lease_b) = (Cut::default(), Cut::default());
-    let a = slow_replica(&server, "replica-a", &lease_a, &exclusive, None).await;
-    until_leading(&a, true).await;
-    let b = slow_replica(&server, "replica-b", &lease_b, &exclusive, None).await;
-    until_reconciling(&exclusive, "replica-a").await;
+    let Pair {
+        server: _server,
+        exclusive,
+        lease_a: _lease_a,
+        a,
+        b,
+    } = leader_and_standby().await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let a_metrics = a.metrics().clone();
     assert_eq!(active_workers(&a_metrics), "1");
@@ -119,13 +145,13 @@ async fn a_dropped_leader_cancels_its_long_reconcile_at_once() {
 /// hang, from the start of the drain: it gives the Lease up within the renew deadline and
 /// cancels the reconcile it was draining, before the standby can take over.
 async fn lose_the_lease_while_draining(lose: impl FnOnce(&Cut)) {
-    let server = server_with_a_widget().await;
-    let exclusive = Exclusive::new();
-    let (lease_a, lease_b) = (Cut::default(), Cut::default());
-    let a = slow_replica(&server, "replica-a", &lease_a, &exclusive, None).await;
-    until_leading(&a, true).await;
-    let b = slow_replica(&server, "replica-b", &lease_b, &exclusive, None).await;
-    until_reconciling(&exclusive, "replica-a").await;
+    let Pair {
+        server: _server,
+        exclusive,
+        lease_a,
+        a,
+        b,
+    } = leader_and_standby().await;
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let began = tokio::time::Instant::now();

@@ -12,7 +12,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
 use recon_core::runner::{Metrics, Runner};
 use recon_core::{Config, IntoBoxed, ResourceReconciler, Sequence, SyncReconciler};
-use recon_fake::{Failure, Verb};
+use recon_fake::{ApiServer, Failure, Verb};
 
 use crate::support::*;
 
@@ -34,6 +34,19 @@ fn of_controller(name: &str) -> String {
 
 fn of_queue(name: &str) -> String {
     format!("{name}{{controller=\"{CONTROLLER}\",name=\"{CONTROLLER}\"}}")
+}
+
+/// Waits until the controller created the widget's child.
+async fn until_the_child_exists(server: &ApiServer) {
+    let children: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
+    let created = async {
+        while children.get_opt("w-child").await.unwrap().is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), created)
+        .await
+        .expect("the controller never created the child");
 }
 
 #[tokio::test(start_paused = true)]
@@ -122,15 +135,7 @@ async fn a_panicking_reconcile_is_counted_retried_and_the_controller_goes_on() {
         .start()
         .await
         .unwrap();
-    let children: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
-    let created = async {
-        while children.get_opt("w-child").await.unwrap().is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), created)
-        .await
-        .expect("the controller stopped after the panic");
+    until_the_child_exists(&server).await;
 
     let metrics = running.metrics();
     assert_eq!(
@@ -221,15 +226,7 @@ async fn a_failed_read_is_a_retry() {
         .once()
         .fail(Failure::Forbidden("not yet".to_owned()));
     let running = serving_endpoints(&server).await;
-    let children: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
-    let created = async {
-        while children.get_opt("w-child").await.unwrap().is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), created)
-        .await
-        .unwrap();
+    until_the_child_exists(&server).await;
     assert_eq!(
         value(running.metrics(), &of_queue("workqueue_retries_total")),
         1.0
