@@ -16,6 +16,13 @@ use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::tree::{Reconciled, Setup, Trigger};
 
+/// One of the streams of objects to reconcile that [`ResourceReconciler::triggers`] returns.
+#[cfg(feature = "runner")]
+pub(crate) type Triggers<R> = futures::stream::BoxStream<
+    'static,
+    Result<kube::runtime::controller::ReconcileRequest<R>, kube::runtime::watcher::Error>,
+>;
+
 /// The error a [`ResourceReconciler`] hands `kube::runtime::Controller` (which wants a
 /// `std::error::Error`).
 #[derive(Debug)]
@@ -68,32 +75,92 @@ impl<R: Reconciled> ResourceReconciler<R> {
     {
         let client = self.config.client().clone();
         let mut controller = Controller::new_with(api, wc.clone(), self.dyntype.clone())
-            .with_config(
-                kube::runtime::controller::Config::default()
-                    .concurrency(self.max_concurrent_reconciles),
-            );
+            .with_config(self.controller_config());
         for watch in self.setup().watches() {
             let resource = watch.resource.clone();
             let others: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
             controller = match watch.trigger {
                 Trigger::Owner => controller.owns_with(others, resource, wc.clone()),
                 Trigger::Tracked => {
-                    let tracker = self.config.tracker().clone();
-                    let dyntype = self.dyntype.clone();
-                    let kind = resource.clone();
-                    controller.watches_with(others, resource, wc.clone(), move |object| {
-                        let observers = tracker.observers(&object, &kind, Timestamp::now());
-                        let dyntype = dyntype.clone();
-                        observers.into_iter().map(move |request| {
-                            let mut reference = ObjectRef::new_with(&request.name, dyntype.clone());
-                            reference.namespace = request.namespace;
-                            reference
-                        })
-                    })
+                    let observers = self.observers_of(resource.clone());
+                    controller.watches_with(others, resource, wc.clone(), observers)
                 }
             };
         }
         controller
+    }
+
+    /// The cache and the trigger stream [`controller`](Self::controller)'s controller is made
+    /// of, watching the same objects: the runner feeds them to `kube::runtime::applier` itself,
+    /// so that it sees each object queued.
+    #[cfg(feature = "runner")]
+    pub(crate) fn triggers(
+        &self,
+        api: Api<R>,
+        wc: watcher::Config,
+    ) -> (
+        kube::runtime::reflector::Store<R>,
+        futures::stream::SelectAll<Triggers<R>>,
+    )
+    where
+        R::DynamicType: Eq + Hash + Debug + Unpin,
+    {
+        use futures::StreamExt;
+        use kube::core::PartialObjectMeta;
+        use kube::runtime::controller::{trigger_owners, trigger_self, trigger_with};
+        use kube::runtime::reflector::{reflector, store::Writer};
+        use kube::runtime::{WatchStreamExt, watcher};
+
+        let client = self.config.client().clone();
+        let writer = Writer::<R>::new(self.dyntype.clone());
+        let store = writer.as_reader();
+        let mut triggers = futures::stream::SelectAll::new();
+        let primary = reflector(writer, watcher(api, wc.clone())).applied_objects();
+        triggers.push(trigger_self(primary, self.dyntype.clone()).boxed());
+        for watch in self.setup().watches() {
+            let resource = watch.resource.clone();
+            triggers.push(match watch.trigger {
+                Trigger::Owner => {
+                    // Metadata only, as `Controller::owns_with` watches children.
+                    let children: Api<PartialObjectMeta<DynamicObject>> =
+                        Api::all_with(client.clone(), &resource);
+                    let children = watcher(children, wc.clone()).touched_objects();
+                    trigger_owners(children, self.dyntype.clone(), resource).boxed()
+                }
+                Trigger::Tracked => {
+                    let others: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+                    let others = watcher(others, wc.clone()).touched_objects();
+                    trigger_with(others, self.observers_of(resource)).boxed()
+                }
+            });
+        }
+        (store, triggers)
+    }
+
+    /// kube's controller settings: the reconciles run at once.
+    pub(crate) fn controller_config(&self) -> kube::runtime::controller::Config {
+        kube::runtime::controller::Config::default().concurrency(self.max_concurrent_reconciles)
+    }
+
+    /// The resources to reconcile when an object of the tracked kind `kind` changes: those the
+    /// config's tracker says observe it.
+    fn observers_of(
+        &self,
+        kind: kube::api::ApiResource,
+    ) -> impl Fn(DynamicObject) -> Vec<ObjectRef<R>> + Send + Sync + 'static {
+        let tracker = self.config.tracker().clone();
+        let dyntype = self.dyntype.clone();
+        move |object| {
+            let observers = tracker.observers(&object, &kind, Timestamp::now());
+            observers
+                .into_iter()
+                .map(|request| {
+                    let mut reference = ObjectRef::new_with(&request.name, dyntype.clone());
+                    reference.namespace = request.namespace;
+                    reference
+                })
+                .collect()
+        }
     }
 
     /// The reconcile function for `Controller::run`: reconciles the object the controller
@@ -142,19 +209,28 @@ impl<R: Reconciled> ResourceReconciler<R> {
             error = %error,
             "reconcile failed"
         );
-        if error.0.is_durable() {
-            Action::await_change()
-        } else {
-            Action::requeue(self.error_delay)
-        }
+        self.retry_delay(&error.0)
+            .map_or_else(Action::await_change, Action::requeue)
+    }
+
+    /// When a failed reconcile is tried again: after the error delay, or on the next change
+    /// when the error is durable.
+    pub(crate) fn retry_delay(&self, error: &Error) -> Option<std::time::Duration> {
+        (!error.is_durable()).then_some(self.error_delay)
     }
 
     /// The controller action for an outcome.
     pub fn action(&self, outcome: Outcome) -> Action {
+        self.requeue_delay(outcome)
+            .map_or_else(Action::await_change, Action::requeue)
+    }
+
+    /// When the next reconcile after `outcome` comes, if it asks for one.
+    pub(crate) fn requeue_delay(&self, outcome: Outcome) -> Option<std::time::Duration> {
         match outcome.requeue_after {
-            Some(delay) if !delay.is_zero() => Action::requeue(delay),
-            _ if outcome.requeue => Action::requeue(self.requeue_delay),
-            _ => Action::await_change(),
+            Some(delay) if !delay.is_zero() => Some(delay),
+            _ if outcome.requeue => Some(self.requeue_delay),
+            _ => None,
         }
     }
 }

@@ -2,19 +2,26 @@
 //! leadership term, its reconciles timed and counted, its writes metered.
 
 use std::fmt::Debug;
+use std::future::Future;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
-use kube::runtime::Controller;
-use kube::runtime::controller::Action;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use kube::api::Api;
+use kube::runtime::controller::{Action, Error as ControllerError};
+use kube::runtime::utils::StreamBackoff;
+use kube::runtime::watcher::{self, DefaultBackoff};
+use kube::runtime::{Controller, applier};
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::metered_client::{WriteClassifier, metered};
-use super::metrics::{Metrics, ReconcileResult};
+use super::metrics::{Metrics, QueueKey, ReconcileResult};
 use crate::context::Request;
 use crate::error::Error;
 use crate::root::{ReconcileFailed, ResourceReconciler};
@@ -35,12 +42,34 @@ pub(crate) trait Managed: Send + Sync {
     ) -> BoxFuture<'static, ()>;
 }
 
+/// How each term's controller is made.
+pub(crate) enum Build<R: Reconciled>
+where
+    R::DynamicType: Eq + Hash,
+{
+    /// By the user, as a `kube::runtime::Controller`, whose queue the runner cannot see.
+    Controller(MakeController<R>),
+    /// By the runner, from the watches [`ResourceReconciler::controller`] would make, fed to
+    /// `kube::runtime::applier` through a queue the runner counts.
+    Watches(Box<(Api<R>, watcher::Config)>),
+}
+
+impl<R: Reconciled> Build<R>
+where
+    R::DynamicType: Eq + Hash,
+{
+    /// Whether the runner sees the controller's queue.
+    pub(crate) fn sees_the_queue(&self) -> bool {
+        matches!(self, Build::Watches(_))
+    }
+}
+
 pub(crate) struct ManagedController<R: Reconciled>
 where
     R::DynamicType: Eq + Hash + Debug + Unpin,
 {
     context: Arc<TermContext<R>>,
-    make: MakeController<R>,
+    build: Build<R>,
 }
 
 struct TermContext<R: Reconciled> {
@@ -56,7 +85,7 @@ where
     /// Runs `reconciler`, writing through a client that counts its status and child writes.
     pub(crate) fn new(
         mut reconciler: ResourceReconciler<R>,
-        make: MakeController<R>,
+        build: Build<R>,
         metrics: Metrics,
     ) -> Self {
         let name = reconciler.name().to_owned();
@@ -87,7 +116,7 @@ where
                 reconciler,
                 metrics,
             }),
-            make,
+            build,
         }
     }
 }
@@ -101,41 +130,107 @@ where
         stop: oneshot::Receiver<()>,
         synced: oneshot::Sender<()>,
     ) -> BoxFuture<'static, ()> {
-        let controller = (self.make)(&self.context.reconciler);
-        let store = controller.store();
         let context = Arc::clone(&self.context);
+        let stopped = async move {
+            let _ = stop.await;
+        };
+        let (store, results) = match &self.build {
+            Build::Controller(make) => {
+                let controller = make(&context.reconciler);
+                let store = controller.store();
+                let results = controller
+                    .graceful_shutdown_on(stopped)
+                    .run(reconcile, error_policy, Arc::clone(&context))
+                    .boxed();
+                (store, results)
+            }
+            Build::Watches(watches) => {
+                let (api, wc) = watches.as_ref().clone();
+                let (store, triggers) = context.reconciler.triggers(api, wc);
+                let config = context.reconciler.controller_config();
+                let counting = Arc::clone(&context);
+                // As `Controller::run` feeds `applier`: the triggers backed off after a watch
+                // error, each reconcile on a task of its own, and no new work once stopped.
+                let queue = StreamBackoff::new(triggers, DefaultBackoff::default())
+                    .inspect_ok(move |request| {
+                        let key = key(&request.obj_ref.namespace, &request.obj_ref.name);
+                        counting.metrics.queued(&counting.name, key);
+                    })
+                    .take_until(stopped);
+                let spawn = |object, context| Spawned(tokio::spawn(reconcile(object, context)));
+                let results = applier(
+                    spawn,
+                    error_policy,
+                    Arc::clone(&context),
+                    store.clone(),
+                    queue,
+                    config,
+                )
+                .boxed();
+                (store, results)
+            }
+        };
         Box::pin(async move {
             let sync = async move {
                 if store.wait_until_ready().await.is_ok() {
                     let _ = synced.send(());
                 }
             };
-            let name = context.name.clone();
-            let run = controller
-                .graceful_shutdown_on(async move {
-                    let _ = stop.await;
-                })
-                .run(reconcile, error_policy, context)
-                .for_each(move |result| {
-                    if let Err(err) = result {
-                        // Failed reconciles are logged by the error policy; this is the rest:
-                        // a watch that failed, an object gone from the cache.
-                        tracing::debug!(controller = %name, error = %err, "controller");
+            let run = results.for_each(move |result| {
+                match result {
+                    // Due, but gone from the cache: it leaves the queue without a reconcile.
+                    Err(ControllerError::ObjectNotFound(gone)) => {
+                        let key = key(&gone.namespace, &gone.name);
+                        context.metrics.dequeued(&context.name, &key);
                     }
-                    futures::future::ready(())
-                });
+                    // Failed reconciles are logged by the error policy; this is the rest: a
+                    // watch that failed.
+                    Err(err) => {
+                        tracing::debug!(controller = %context.name, error = %err, "controller");
+                    }
+                    Ok(_) => {}
+                }
+                futures::future::ready(())
+            });
             futures::join!(sync, run);
         })
     }
+}
+
+/// A reconcile on a task of its own, cancelled when dropped (as `Controller::run` runs them).
+struct Spawned(JoinHandle<Result<Action, ReconcileFailed>>);
+
+impl Future for Spawned {
+    type Output = Result<Action, ReconcileFailed>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx).map(|joined| {
+            // Panics are caught inside; only a cancellation ends the task early.
+            joined.unwrap_or_else(|err| Err(ReconcileFailed(Error::msg(err.to_string()))))
+        })
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An object's key in the queue metrics.
+fn key(namespace: &Option<String>, name: &str) -> QueueKey {
+    (namespace.clone(), name.to_owned())
 }
 
 async fn reconcile<R: Reconciled>(
     object: Arc<R>,
     context: Arc<TermContext<R>>,
 ) -> Result<Action, ReconcileFailed> {
+    let meta = object.meta();
+    let queued = key(&meta.namespace, meta.name.as_deref().unwrap_or_default());
+    context.metrics.dequeued(&context.name, &queued);
     let _active = context.metrics.reconcile_began(&context.name);
     let began = Instant::now();
-    let meta = object.meta();
     let request = Request {
         namespace: meta.namespace.clone(),
         name: meta.name.clone().unwrap_or_default(),
@@ -169,6 +264,13 @@ async fn reconcile<R: Reconciled>(
     context
         .metrics
         .reconcile_ended(&context.name, result, began.elapsed(), failure);
+    let next = match &outcome {
+        Ok(outcome) => context.reconciler.requeue_delay(*outcome),
+        Err(err) => context.reconciler.retry_delay(err),
+    };
+    if let Some(delay) = next {
+        context.metrics.requeued(&context.name, queued, delay);
+    }
     match outcome {
         Ok(outcome) => Ok(context.reconciler.action(outcome)),
         Err(err) => Err(ReconcileFailed(err)),

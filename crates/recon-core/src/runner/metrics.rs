@@ -49,6 +49,9 @@ pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=ut
 /// | `controller_runtime_reconcile_time_seconds` | `controller` | a histogram of reconcile durations |
 /// | `controller_runtime_max_concurrent_reconciles` | `controller` | the most reconciles it runs at once ([`ResourceReconciler::max_concurrent_reconciles`](crate::ResourceReconciler::max_concurrent_reconciles); 0 is no limit) |
 /// | `controller_runtime_active_workers` | `controller` | reconciles under way |
+/// | `workqueue_depth` | `controller`, `name`, `priority` | objects due for a reconcile that has not begun |
+/// | `workqueue_adds_total` | `controller`, `name` | objects that became due (one already due is not added again) |
+/// | `workqueue_queue_duration_seconds` | `controller`, `name` | a histogram of how long an object waited, due, before its reconcile began |
 /// | `workqueue_work_duration_seconds` | `controller`, `name` | a histogram of how long processing an item took |
 /// | `workqueue_unfinished_work_seconds` | `controller`, `name` | the seconds the reconciles under way have run, added up |
 /// | `workqueue_longest_running_processor_seconds` | `controller`, `name` | the seconds the longest-running reconcile under way has run |
@@ -65,9 +68,13 @@ pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=ut
 /// the first failure after every restart. The names, labels and buckets are
 /// controller-runtime's (the workqueue histogram's are client-go's, 10 ns to 1,000 s).
 ///
-/// Not exported: `workqueue_depth`, `workqueue_adds_total` and `workqueue_queue_duration_seconds`.
-/// `kube::runtime::Controller` keeps its queue to itself, and the runner will not make up
-/// figures it cannot see.
+/// The workqueue's depth, adds and queue duration are known for the controllers the runner
+/// builds ([`Runner::controller`](super::Runner::controller)), whose queue it feeds; a
+/// `kube::runtime::Controller` given through
+/// [`Runner::controller_with`](super::Runner::controller_with) keeps its queue to itself, and
+/// those three are not exported for it. An object counts as due from when a watch event
+/// names it, or when the delay its last reconcile asked for has passed, as client-go's queue
+/// counts an `Add` (immediately, or at the end of an `AddAfter`).
 ///
 /// Clones share the same metrics.
 ///
@@ -112,6 +119,43 @@ struct Inner {
     /// gauges are worked out from them when the metrics are read.
     under_way: Mutex<HashMap<String, HashMap<u64, Instant>>>,
     next_reconcile: AtomicU64,
+    depth: Family<DepthLabel, Gauge>,
+    adds: Family<QueueLabel, Counter>,
+    queue_duration: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    /// What each observed controller's queue holds.
+    queues: Mutex<HashMap<String, Queue>>,
+}
+
+/// An object a controller reconciles: its namespace and name.
+pub(crate) type QueueKey = (Option<String>, String);
+
+/// A controller's queue as client-go's workqueue would count it.
+#[derive(Default)]
+struct Queue {
+    items: HashMap<QueueKey, Queued>,
+}
+
+/// One object in a [`Queue`].
+#[derive(Default)]
+struct Queued {
+    /// Due since then (counted in the depth).
+    due_since: Option<Instant>,
+    /// Due at that time, later: a requeue with a delay (client-go's `AddAfter`).
+    due_at: Option<Instant>,
+}
+
+impl Queued {
+    /// Makes a requeue whose time has come due, and says whether it did.
+    fn ripen(&mut self, now: Instant) -> bool {
+        match self.due_at {
+            Some(at) if self.due_since.is_none() && at <= now => {
+                self.due_since = Some(at);
+                self.due_at = None;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -141,6 +185,25 @@ struct ChildWrite {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct LeaseLabel {
     name: String,
+}
+
+/// `workqueue_depth`'s labels: a queue's, and its priority (controller-runtime's queues without
+/// priorities write it empty).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DepthLabel {
+    controller: String,
+    name: String,
+    priority: String,
+}
+
+impl DepthLabel {
+    fn of(controller: &str) -> Self {
+        DepthLabel {
+            controller: controller.to_owned(),
+            name: controller.to_owned(),
+            priority: String::new(),
+        }
+    }
 }
 
 /// A workqueue's labels: controller-runtime names each controller's queue after it.
@@ -281,6 +344,27 @@ impl Metrics {
             "Reconciles per controller under way",
             active_workers.clone(),
         );
+        let depth = Family::default();
+        registry.register(
+            "workqueue_depth",
+            "Objects due for a reconcile that has not begun",
+            depth.clone(),
+        );
+        let adds = Family::default();
+        registry.register(
+            "workqueue_adds",
+            "Objects that became due for a reconcile",
+            adds.clone(),
+        );
+        let queue_duration =
+            Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                work_histogram,
+            );
+        registry.register(
+            "workqueue_queue_duration_seconds",
+            "How long an object waited, due, before its reconcile began",
+            queue_duration.clone(),
+        );
         let work_duration =
             Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
                 work_histogram,
@@ -353,6 +437,10 @@ impl Metrics {
                 slowpath,
                 under_way: Mutex::default(),
                 next_reconcile: AtomicU64::new(0),
+                depth,
+                adds,
+                queue_duration,
+                queues: Mutex::default(),
             }),
         }
     }
@@ -360,6 +448,7 @@ impl Metrics {
     /// The metrics in the OpenMetrics text format (ending `# EOF`).
     pub fn encode_openmetrics(&self) -> String {
         self.measure_unfinished_work();
+        self.ripen_requeues();
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.inner.registry);
@@ -370,6 +459,7 @@ impl Metrics {
     /// OpenMetrics.
     pub fn encode_prometheus(&self) -> String {
         self.measure_unfinished_work();
+        self.ripen_requeues();
         let mut text = String::new();
         let _ =
             prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry);
@@ -377,8 +467,13 @@ impl Metrics {
     }
 
     /// Exports `controller`'s series at zero (controller-runtime's `initMetrics`), with the
-    /// most reconciles it runs at once.
-    pub(crate) fn controller_started(&self, controller: &str, max_concurrent: u16) {
+    /// most reconciles it runs at once; those of its queue too when the runner sees it.
+    pub(crate) fn controller_started(
+        &self,
+        controller: &str,
+        max_concurrent: u16,
+        queue_seen: bool,
+    ) {
         // A series exists once created: the guards `get_or_create` returns are dropped at once.
         let label = ControllerLabel {
             controller: controller.to_owned(),
@@ -402,6 +497,116 @@ impl Metrics {
         drop(self.inner.unfinished_work.get_or_create(&queue));
         drop(self.inner.longest_running.get_or_create(&queue));
         drop(self.inner.retries.get_or_create(&queue));
+        if queue_seen {
+            drop(self.inner.depth.get_or_create(&DepthLabel::of(controller)));
+            drop(self.inner.adds.get_or_create(&queue));
+            drop(self.inner.queue_duration.get_or_create(&queue));
+            self.queues().entry(controller.to_owned()).or_default();
+        }
+    }
+
+    fn queues(&self) -> std::sync::MutexGuard<'_, HashMap<String, Queue>> {
+        self.inner
+            .queues
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts one object added to `controller`'s queue.
+    fn add(&self, controller: &str) {
+        self.inner
+            .adds
+            .get_or_create(&QueueLabel::of(controller))
+            .inc();
+        self.inner
+            .depth
+            .get_or_create(&DepthLabel::of(controller))
+            .inc();
+    }
+
+    /// A watch event asked for a reconcile of `key` now.
+    pub(crate) fn queued(&self, controller: &str, key: QueueKey) {
+        self.requeued(controller, key, Duration::ZERO);
+    }
+
+    /// A reconcile of `key` asked for the next one after `delay` (zero: now).
+    pub(crate) fn requeued(&self, controller: &str, key: QueueKey, delay: Duration) {
+        let now = Instant::now();
+        let mut queues = self.queues();
+        let Some(queue) = queues.get_mut(controller) else {
+            return;
+        };
+        let item = queue.items.entry(key).or_default();
+        let mut added = item.ripen(now);
+        if item.due_since.is_none() {
+            if delay.is_zero() {
+                item.due_since = Some(now);
+                // kube's scheduler keeps the earliest time asked for.
+                item.due_at = None;
+                added = true;
+            } else {
+                let at = now + delay;
+                item.due_at = Some(item.due_at.map_or(at, |due| due.min(at)));
+            }
+        }
+        drop(queues);
+        if added {
+            self.add(controller);
+        }
+    }
+
+    /// The reconcile of `key` begins (or would have, had the object still been in the cache):
+    /// it leaves the queue.
+    pub(crate) fn dequeued(&self, controller: &str, key: &QueueKey) {
+        let now = Instant::now();
+        let mut queues = self.queues();
+        let Some(queue) = queues.get_mut(controller) else {
+            return;
+        };
+        let (ripened, since) = match queue.items.remove(key) {
+            Some(mut item) => (item.ripen(now), item.due_since),
+            None => (false, None),
+        };
+        drop(queues);
+        if ripened {
+            self.add(controller);
+        }
+        let queue = QueueLabel::of(controller);
+        let waited = match since {
+            Some(since) => {
+                self.inner
+                    .depth
+                    .get_or_create(&DepthLabel::of(controller))
+                    .dec();
+                now.duration_since(since)
+            }
+            // Due through a path the runner does not see: added and taken at once.
+            None => {
+                self.inner.adds.get_or_create(&queue).inc();
+                Duration::ZERO
+            }
+        };
+        self.inner
+            .queue_duration
+            .get_or_create(&queue)
+            .observe(waited.as_secs_f64());
+    }
+
+    /// Counts the requeues whose delay has passed as added, as client-go adds them when their
+    /// `AddAfter` fires.
+    fn ripen_requeues(&self) {
+        let now = Instant::now();
+        let mut ripened = Vec::new();
+        for (controller, queue) in self.queues().iter_mut() {
+            for item in queue.items.values_mut() {
+                if item.ripen(now) {
+                    ripened.push(controller.clone());
+                }
+            }
+        }
+        for controller in ripened {
+            self.add(&controller);
+        }
     }
 
     /// A reconcile of `controller` began: it counts as under way until the guard drops.

@@ -16,7 +16,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::election::{ElectionSettingsError, LeaderElection};
 use super::elector::{Elector, Leadership, Phase};
 use super::endpoints;
-use super::managed::{Managed, ManagedController};
+use super::managed::{Build, Managed, ManagedController};
 use super::metrics::Metrics;
 use super::probes::Probes;
 use crate::root::ResourceReconciler;
@@ -81,8 +81,10 @@ impl Runner {
         }
     }
 
-    /// Runs `reconciler` under the controller [`ResourceReconciler::controller`] builds: the
-    /// resources `api` reaches, and the watches the tree declares.
+    /// Runs `reconciler` on what [`ResourceReconciler::controller`]'s controller watches: the
+    /// resources `api` reaches, and the watches the tree declares. The runner feeds them to
+    /// `kube::runtime::applier` as `Controller::run` does, through a queue it counts for the
+    /// `workqueue_*` metrics.
     #[must_use]
     pub fn controller<R>(
         self,
@@ -94,19 +96,27 @@ impl Runner {
         R: Reconciled,
         R::DynamicType: Eq + Hash + Debug + Unpin,
     {
-        self.controller_with(reconciler, move |reconciler| {
-            reconciler.controller(api.clone(), wc.clone())
-        })
+        self.add(reconciler, Build::Watches(Box::new((api, wc))))
     }
 
     /// Runs `reconciler` under the controller `make` builds, once per leadership term (to set
-    /// the controller's concurrency, or watch more).
+    /// the controller's concurrency, or watch more). The runner cannot see the queue of a
+    /// controller built so: `workqueue_depth`, `workqueue_adds_total` and
+    /// `workqueue_queue_duration_seconds` are not exported for it.
     #[must_use]
     pub fn controller_with<R>(
-        mut self,
+        self,
         reconciler: ResourceReconciler<R>,
         make: impl Fn(&ResourceReconciler<R>) -> Controller<R> + Send + Sync + 'static,
     ) -> Self
+    where
+        R: Reconciled,
+        R::DynamicType: Eq + Hash + Debug + Unpin,
+    {
+        self.add(reconciler, Build::Controller(Box::new(make)))
+    }
+
+    fn add<R>(mut self, reconciler: ResourceReconciler<R>, build: Build<R>) -> Self
     where
         R: Reconciled,
         R::DynamicType: Eq + Hash + Debug + Unpin,
@@ -115,8 +125,9 @@ impl Runner {
         self.controllers.push(PendingController {
             name: reconciler.name().to_owned(),
             max_concurrent: reconciler.max_concurrent_reconciles,
+            sees_the_queue: build.sees_the_queue(),
             build: Box::new(move |metrics| {
-                Arc::new(ManagedController::new(reconciler, Box::new(make), metrics))
+                Arc::new(ManagedController::new(reconciler, build, metrics))
             }),
         });
         self
@@ -177,8 +188,11 @@ impl Runner {
             election.check()?;
         }
         for controller in &self.controllers {
-            self.metrics
-                .controller_started(&controller.name, controller.max_concurrent);
+            self.metrics.controller_started(
+                &controller.name,
+                controller.max_concurrent,
+                controller.sees_the_queue,
+            );
         }
         let probes = Probes::default();
         let (stop_endpoints, endpoints_stopped) = watch::channel(false);
@@ -311,6 +325,7 @@ impl std::fmt::Debug for Runner {
 struct PendingController {
     name: String,
     max_concurrent: u16,
+    sees_the_queue: bool,
     build: Box<dyn FnOnce(Metrics) -> Arc<dyn Managed> + Send>,
 }
 

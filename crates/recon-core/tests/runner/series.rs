@@ -14,6 +14,8 @@ use recon_core::runner::{Metrics, Runner};
 use recon_core::{Config, IntoBoxed, ResourceReconciler, Sequence, SyncReconciler};
 use recon_fake::{ApiServer, Failure, Verb};
 
+use recon_test_fixtures::{Widget, widget};
+
 use crate::support::*;
 
 /// The value of the sample whose line starts with `series` (its name and labels).
@@ -255,4 +257,124 @@ async fn a_renewal_refused_by_a_stale_lease_takes_the_slow_path() {
     assert_eq!(value(a.metrics(), &slowpath), 1.0);
     assert!(a.leadership().borrow().leading);
     a.shutdown().await;
+}
+
+/// A runner reconciling one widget at a time, each reconcile 10 s, asking for no requeue and
+/// writing nothing: the queue holds only what the watches and the test put in it.
+async fn one_at_a_time(server: &ApiServer) -> recon_core::runner::RunningRunner {
+    let client = server.client();
+    let slow = SyncReconciler::<Widget>::new("Slow").sync(|_, _| {
+        Box::pin(async {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok(())
+        })
+    });
+    let reconciler = ResourceReconciler::new(Config::new(client.clone(), CONTROLLER), slow)
+        .named(CONTROLLER)
+        .max_concurrent_reconciles(1);
+    Runner::new(client.clone())
+        .controller(reconciler, Api::all(client), watcher::Config::default())
+        .start()
+        .await
+        .unwrap()
+}
+
+/// Depth, adds, and the queue durations' count and sum.
+fn queue(metrics: &Metrics) -> (f64, f64, f64, f64) {
+    let depth = value(
+        metrics,
+        &format!(
+            "workqueue_depth{{controller=\"{CONTROLLER}\",name=\"{CONTROLLER}\",priority=\"\"}}"
+        ),
+    );
+    let adds = value(metrics, &of_queue("workqueue_adds_total"));
+    let count = value(metrics, &of_queue("workqueue_queue_duration_seconds_count"));
+    let sum = value(metrics, &of_queue("workqueue_queue_duration_seconds_sum"));
+    (depth, adds, count, (sum * 10.0).round() / 10.0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_queue_counts_objects_due_once_and_how_long_each_waited() {
+    let server = server_with_a_widget().await;
+    let widgets: Api<Widget> = Api::default_namespaced(server.setup_client());
+    for name in ["w2", "w3"] {
+        widgets
+            .create(&Default::default(), &widget(name, 1))
+            .await
+            .unwrap();
+    }
+    let started = tokio::time::Instant::now();
+    let running = one_at_a_time(&server).await;
+    let metrics = running.metrics();
+    let at = |seconds: u64| tokio::time::sleep_until(started + Duration::from_secs(seconds));
+
+    // Listed: three due, one taken at once, two waiting.
+    at(5).await;
+    assert_eq!(queue(metrics), (2.0, 3.0, 1.0, 0.0));
+    // The second waited 10 s, the third 20 s.
+    at(15).await;
+    assert_eq!(queue(metrics), (1.0, 3.0, 2.0, 10.0));
+    at(35).await;
+    assert_eq!(queue(metrics), (0.0, 3.0, 3.0, 30.0));
+
+    // A resize makes `w` due once more, and it is taken at once.
+    resize(&server, 2).await;
+    at(40).await;
+    assert_eq!(queue(metrics), (0.0, 4.0, 4.0, 30.0));
+    // While `w` is reconciled (until 45 s), `w2` changes, then is deleted while it waits: when
+    // its turn comes at 45 s it leaves the queue without a reconcile, after 4 s.
+    let label = Patch::Merge(serde_json::json!({"metadata": {"labels": {"hot": "yes"}}}));
+    at(41).await;
+    widgets
+        .patch("w2", &PatchParams::default(), &label)
+        .await
+        .unwrap();
+    at(42).await;
+    assert_eq!(queue(metrics), (1.0, 5.0, 4.0, 30.0));
+    widgets.delete("w2", &Default::default()).await.unwrap();
+    at(50).await;
+    assert_eq!(queue(metrics), (0.0, 5.0, 5.0, 34.0));
+    running.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_requeue_is_added_when_its_delay_has_passed() {
+    let server = server_with_a_widget().await;
+    // Each reconcile asks for the next a second later (`RESYNC`), and takes no time.
+    let running = serving_endpoints(&server).await;
+    let metrics = running.metrics();
+    until_the_child_exists(&server).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (depth, adds, taken, waited) = queue(metrics);
+    assert!(adds >= 10.0, "{adds} adds in 10 s of requeues every second");
+    assert_eq!(adds - depth, taken, "every add but those due is taken");
+    assert!(waited < 0.1, "a requeue is taken when due: {waited}");
+    running.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_controller_the_runner_does_not_build_has_no_queue_series() {
+    let server = server_with_a_widget().await;
+    let client = server.client();
+    let running = Runner::new(client.clone())
+        .controller_with(reconciler(client.clone(), Duration::ZERO), move |r| {
+            r.controller(Api::all(client.clone()), watcher::Config::default())
+        })
+        .start()
+        .await
+        .unwrap();
+    until_the_child_exists(&server).await;
+    let text = running.metrics().encode_prometheus();
+    for series in [
+        "workqueue_depth{",
+        "workqueue_adds_total{",
+        "workqueue_queue_duration_seconds_count{",
+    ] {
+        assert!(!text.contains(series), "{series} in\n{text}");
+    }
+    assert_eq!(
+        value(running.metrics(), &of_queue("workqueue_retries_total")),
+        0.0
+    );
+    running.shutdown().await;
 }
