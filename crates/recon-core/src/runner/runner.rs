@@ -99,8 +99,8 @@ impl Runner {
         self.add(reconciler, Build::Watches(Box::new((api, wc))))
     }
 
-    /// Runs `reconciler` under the controller `make` builds, once per leadership term (to set
-    /// the controller's concurrency, or watch more). The runner cannot see the queue of a
+    /// Runs `reconciler` under the controller `make` builds, once per leadership term (to watch
+    /// more, or set kube's other controller options). The runner cannot see the queue of a
     /// controller built so: `workqueue_depth`, `workqueue_adds_total` and
     /// `workqueue_queue_duration_seconds` are not exported for it.
     #[must_use]
