@@ -317,3 +317,88 @@ async fn across_accepted_timings_a_cut_off_leader_stops_within_its_lease() {
         the_leader_stops_within_the_lease(timings, lose).await;
     }
 }
+
+/// How a handover begins.
+#[derive(Clone, Copy, Debug)]
+enum Handover {
+    /// The leader shuts down gracefully, draining its reconcile and handing the Lease back.
+    Shutdown,
+    /// The leader's Lease requests fail from now on.
+    Refused,
+    /// The leader's Lease requests never answer from now on.
+    Hanging,
+    /// The leader's handle is dropped, as a crash would stop it.
+    Crash,
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_handovers_of_every_kind_among_three_replicas_never_overlap() {
+    let server = server_with_a_widget().await;
+    let exclusive = Exclusive::new();
+    // The live replicas, each with its Lease connection; the cut-off ones wait to be stopped.
+    let mut live: Vec<(String, Cut, RunningRunner)> = Vec::new();
+    let mut cut_off = Vec::new();
+    let mut started = 0;
+    let mut start_one = async |live: &mut Vec<(String, Cut, RunningRunner)>| {
+        started += 1;
+        let name = format!("replica-{started}");
+        let lease = Cut::default();
+        let replica = slow_replica(&server, &name, &lease, &exclusive, None).await;
+        live.push((name, lease, replica));
+    };
+    for _ in 0..3 {
+        start_one(&mut live).await;
+    }
+    let kinds = [
+        Handover::Shutdown,
+        Handover::Refused,
+        Handover::Hanging,
+        Handover::Crash,
+    ];
+    for round in 0..10 {
+        let leading = async {
+            loop {
+                if let Some(at) = live
+                    .iter()
+                    .position(|(_, _, r)| r.leadership().borrow().leading)
+                {
+                    return at;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let at = tokio::time::timeout(Duration::from_secs(120), leading)
+            .await
+            .unwrap_or_else(|_| panic!("nobody leads in round {round}"));
+        let (name, lease, leader) = live.remove(at);
+        until_reconciling(&exclusive, &name).await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        match kinds[round % kinds.len()] {
+            Handover::Shutdown => {
+                leader.shutdown().await;
+            }
+            Handover::Refused => {
+                lease.cut();
+                cut_off.push(leader);
+            }
+            Handover::Hanging => {
+                lease.hang();
+                cut_off.push(leader);
+            }
+            Handover::Crash => drop(leader),
+        }
+        start_one(&mut live).await;
+        tokio::time::sleep(LONG).await;
+    }
+    assert_exclusive(&exclusive);
+    let leaders = (1..=started)
+        .filter(|n| exclusive.reconciles_of(&format!("replica-{n}")) > 0)
+        .count();
+    assert!(leaders >= 10, "only {leaders} replicas ever reconciled");
+    for (_, _, replica) in live {
+        replica.shutdown().await;
+    }
+    for replica in cut_off {
+        replica.shutdown().await;
+    }
+}
