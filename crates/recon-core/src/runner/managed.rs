@@ -1,5 +1,6 @@
-//! A `ResourceReconciler` as the runner runs it: a fresh `kube::runtime::Controller` each
-//! leadership term, its reconciles timed and counted, its writes metered.
+//! A `ResourceReconciler` as the runner runs it: a fresh controller each leadership term (a
+//! `kube::runtime::Controller`, or the reconciler's watches fed to `kube::runtime::applier`
+//! through a queue the runner counts), its reconciles timed and counted, its writes metered.
 
 use std::fmt::Debug;
 use std::future::Future;
