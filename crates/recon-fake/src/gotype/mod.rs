@@ -16,6 +16,7 @@ mod decode;
 mod encode;
 pub(crate) mod go_time;
 pub(crate) mod internal;
+pub(crate) mod proto_size;
 pub(crate) mod quantity;
 mod unstructured;
 mod zero_fields;

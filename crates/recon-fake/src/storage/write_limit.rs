@@ -16,13 +16,15 @@
 //! `limits/object-over-the-grpc-message-limit`). The raft request adds its header: 14 bytes
 //! with the 10-byte request ID the recording etcd used (the ID's length follows the member ID).
 //!
-//! Built-in kinds are stored as protobuf, which this server does not encode: their JSON stands
-//! for it, which is larger, so a built-in object a little under a limit is refused here and
-//! stored by a real server, and the size in the gRPC message differs from a real server's.
+//! Built-in kinds are stored as protobuf: their size is that encoding's, computed from the Go
+//! types' protobuf fields ([`proto_size`]), without encoding them.
 //!
 //! Before size, depth: an object nesting deeper than the server can read back is refused
 //! ([`nesting`]).
 
+use serde_json::Value;
+
+use crate::gotype::{self, proto_size};
 use crate::wire::error::ApiError;
 use crate::wire::go_json::go_json;
 use crate::wire::nesting;
@@ -46,6 +48,9 @@ pub(crate) struct EtcdWrite {
     pub(crate) key: String,
     /// The revision an update is conditioned on; `None` for a create.
     pub(crate) revision: Option<u64>,
+    /// The group of a built-in kind, stored as protobuf; `None` for a custom resource,
+    /// stored as JSON.
+    pub(crate) protobuf_group: Option<String>,
 }
 
 impl EtcdWrite {
@@ -69,6 +74,7 @@ impl EtcdWrite {
         EtcdWrite {
             key: format!("/registry/{prefix}/{object_key}"),
             revision,
+            protobuf_group: (!custom).then(|| group.to_owned()),
         }
     }
 
@@ -133,7 +139,7 @@ pub(crate) fn fit(
 
 /// etcd's (or its client's) error for writing `obj` as `write`, if any.
 fn refused(obj: &Object, write: &EtcdWrite) -> Option<String> {
-    let txn = write.txn_bytes(stored_len(obj));
+    let txn = write.txn_bytes(stored_len(obj, write.protobuf_group.as_deref()));
     if txn > MAX_SEND_MESSAGE_BYTES {
         return Some(format!(
             "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({txn} vs. {MAX_SEND_MESSAGE_BYTES})"
@@ -144,14 +150,21 @@ fn refused(obj: &Object, write: &EtcdWrite) -> Option<String> {
         .then(|| "etcdserver: request is too large".to_owned())
 }
 
-/// The bytes etcd holds for `obj`: its JSON as Go writes it, without `resourceVersion` (which
-/// storage clears), and the encoder's newline.
-fn stored_len(obj: &Object) -> usize {
+/// The bytes etcd holds for `obj`, without `resourceVersion` (which storage clears): for a
+/// built-in kind of `protobuf_group`, its protobuf ([`proto_size`]); otherwise its JSON as Go
+/// writes it and the encoder's newline.
+fn stored_len(obj: &Object, protobuf_group: Option<&str>) -> usize {
     let mut obj = obj.clone();
     if let Some(metadata) = obj.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         metadata.remove("resourceVersion");
     }
-    go_json(&serde_json::Value::Object(obj)).len() + 1
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let version = api_version.rsplit('/').next().unwrap_or("");
+    let protobuf = protobuf_group
+        .and_then(|group| gotype::kind_struct(group, version, kind))
+        .and_then(|schema| proto_size::stored_len(schema, api_version, kind, &obj));
+    protobuf.unwrap_or_else(|| go_json(&Value::Object(obj.clone())).len() + 1)
 }
 
 #[cfg(test)]

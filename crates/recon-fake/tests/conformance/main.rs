@@ -28,11 +28,7 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "limits/deployment-over-the-grpc-message-limit",
-    "built-in kinds are stored as protobuf, which the in-memory server does not encode: it \
-     counts their JSON, so the size in the gRPC error differs",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
