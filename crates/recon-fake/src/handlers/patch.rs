@@ -321,8 +321,11 @@ fn check_patch_ops(ops: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Body written by `WithPanicRecovery` (`k8s.io/apiserver` `pkg/server/filters/wrap.go`) for a
-/// request whose handler panicked.
+/// What a request whose JSON patch panics the patch library is answered with: the text of
+/// `WithPanicRecovery` (`k8s.io/apiserver` `pkg/server/filters/wrap.go`), as a 500, as this
+/// server answers a strategic merge patch's panic. kube-apiserver 1.36.2 sends no answer at all
+/// (an empty reply over HTTP/1.1, a stream reset over HTTP/2), which a client sees as a
+/// transport error; an in-process server has no connection to drop.
 const PANIC_BODY: &str = "This request caused apiserver to panic. Look in the logs for details.";
 
 /// What every failing JSON patch gets: the generic 422 (`NewGenericServerResponse` drops the detail).

@@ -72,10 +72,11 @@ impl Reached {
     }
 
     /// Marks the containers on JSON pointer `path` as decoded; returns the last one's node and
-    /// the member of it the pointer names.
+    /// the member of it the pointer names. As evanphx/json-patch v4 reads a path (`findObject`),
+    /// its first segment is dropped whatever it holds, and a path without `/` names nothing.
     fn parent(&mut self, path: &str) -> Option<(&mut Reached, String)> {
-        let mut tokens = path
-            .strip_prefix('/')?
+        let (_, rest) = path.split_once('/')?;
+        let mut tokens = rest
             .split('/')
             .map(|t| t.replace("~1", "/").replace("~0", "~"));
         let mut last = tokens.next()?;
@@ -175,6 +176,16 @@ mod tests {
             patched_text(&patched, Some(&config_map()), &reached),
             r#"{"data":{"k":{"nested":true}},"kind":"ConfigMap","metadata":{"name":"c","uid":"u"}}"#
         );
+    }
+
+    #[test]
+    fn a_path_s_first_segment_is_dropped_as_json_patch_v4_drops_it() {
+        let reached = Reached::by_json_patch(&[
+            json!({"op": "add", "path": "data/k", "value": "v"}),
+            json!({"op": "add", "path": "nothing", "value": "v"}),
+        ]);
+        assert!(reached.children["k"].whole);
+        assert_eq!(reached.children.len(), 1);
     }
 
     #[test]
