@@ -243,6 +243,17 @@ impl State {
         set_meta(&mut obj, "uid", Value::String(uid));
         set_meta(&mut obj, "creationTimestamp", self.now());
         warnings.extend(before_create(call, &mut obj)?);
+        // The Service registry's `Create` allocates addresses and ports however it is reached.
+        if call.rt.is_builtin("", "Service") {
+            let errors = self.allocate_service(&mut obj, &call.key());
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(
+                    &call.rt.group_kind(),
+                    meta_str(&obj, "name"),
+                    &errors,
+                ));
+            }
+        }
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
             return Ok(
