@@ -31,7 +31,7 @@ use crate::wire::go_json::go_json;
 use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};
-use crate::wire::object::{Object, json_type, normalize_metadata};
+use crate::wire::object::{Object, json_type, normalize_metadata_of};
 use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
@@ -139,7 +139,8 @@ impl State {
             }
             _ => Vec::new(),
         };
-        let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
+        let go_struct_name = (!call.rt.custom).then_some(call.rt.kind.as_str());
+        let decoded = normalize_metadata_of(&mut object, go_struct_name).and_then(|mut unknown| {
             unknown.extend(decode_into_type(call, &mut object)?);
             let messages = patch_strict
                 .iter()
