@@ -97,6 +97,12 @@ const NAMED_TYPES: &[(&str, &str, &str)] = &[
         "uid",
         "types.UID",
     ),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "v1.Protocol"),
+    (
+        "io.k8s.api.core.v1.ContainerPort",
+        "protocol",
+        "v1.Protocol",
+    ),
 ];
 
 /// One Go struct: its name as Go prints it and its fields by JSON name.

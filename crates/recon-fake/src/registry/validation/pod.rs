@@ -1183,7 +1183,7 @@ fn ports(list: &[Value], path: &Path) -> Vec<FieldError> {
         match str_at(p, "protocol") {
             "TCP" | "UDP" | "SCTP" => {}
             "" => errors.push(FieldError::required(at.child("protocol"), "")),
-            other => errors.push(FieldError::not_supported(
+            other => errors.push(FieldError::not_supported_named(
                 at.child("protocol"),
                 other,
                 &["SCTP", "TCP", "UDP"],
