@@ -263,7 +263,8 @@ const TASKS: &[Task] = &[
         about: "record the built-in kinds' OpenAPI v3 schemas from a real kube-apiserver into \
             crates/recon-fake/data/openapi.json (typed decoding, field management), their Go \
             field order and always-written fields from the sources KUBE_SRC_GIT holds into \
-            data/go-field-order.json, and the internal core types validation quotes into \
+            data/go-field-order.json, their protobuf fields (etcd's sizes) into \
+            data/go-proto-fields.json, and the internal core types validation quotes into \
             data/go-internal-types.json",
         steps: &[
             run(&[
@@ -279,6 +280,12 @@ const TASKS: &[Task] = &[
                 "xtask/record-go-field-order.py",
                 "crates/recon-fake/data/openapi.json",
                 "crates/recon-fake/data/go-field-order.json",
+            ]),
+            run(&[
+                "python3",
+                "xtask/record-go-proto-fields.py",
+                "crates/recon-fake/data/openapi.json",
+                "crates/recon-fake/data/go-proto-fields.json",
             ]),
             run(&[
                 "python3",

@@ -221,9 +221,10 @@ pub fn dns1035_label_errors(value: &str) -> Vec<String> {
 pub enum NameRule {
     /// `NameIsDNSSubdomain`: most types, all custom resources.
     DnsSubdomain,
-    /// `NameIsDNSLabel`: Namespace.
+    /// `NameIsDNSLabel`: Namespace, and Service from Kubernetes 1.36
+    /// (`RelaxedServiceNameValidation`).
     DnsLabel,
-    /// `NameIsDNS1035Label`: Service.
+    /// `NameIsDNS1035Label`: Service before Kubernetes 1.36.
     Dns1035Label,
     /// No name rule of its own (core/v1 Event): only the path-segment check every type gets.
     PathSegment,

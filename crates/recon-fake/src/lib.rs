@@ -91,6 +91,7 @@ mod gotype;
 mod handlers;
 mod ids;
 mod inspect;
+mod jsonpatch;
 #[cfg(test)]
 mod proptests;
 mod reactor;

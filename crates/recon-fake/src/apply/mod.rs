@@ -21,7 +21,7 @@
 //! ```ignore
 //! // create, PUT, merge/JSON patch (main resource or a subresource):
 //! let reset = reset_fields(subresource, has_status_subresource);
-//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None };
+//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None, new_object: None };
 //! let start = ManagedFields::from_request(&new, live.as_ref(), rules);
 //! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
@@ -85,6 +85,10 @@ pub struct Request<'a> {
     /// The schemas of every version the resource serves, when its managers' versions matter
     /// (a custom resource): entries of other versions are converted ([`ServedSchemas`]).
     pub served: Option<&'a ServedSchemas>,
+    /// What the apiserver's `creater.New(gvk)` holds besides its type, which a create's
+    /// Update entry is compared with: a built-in kind's fields Go writes even when unset (a
+    /// Deployment's `spec.strategy`, `spec.template.metadata`); `None` for a custom resource.
+    pub new_object: Option<&'a Value>,
 }
 
 impl Request<'_> {
@@ -148,7 +152,16 @@ pub fn record_update(
     let old = match old {
         Some(o) => o,
         None => {
-            empty = req.empty_object();
+            empty = match req.new_object {
+                // `handlers/create.go` hands the field manager `scope.Creater.New(kind)`.
+                Some(Value::Object(zero)) => {
+                    let mut zero = zero.clone();
+                    zero.insert("apiVersion".to_owned(), json!(req.api_version));
+                    zero.insert("kind".to_owned(), json!(req.kind));
+                    Value::Object(zero)
+                }
+                _ => req.empty_object(),
+            };
             &empty
         }
     };

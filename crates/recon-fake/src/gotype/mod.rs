@@ -16,6 +16,7 @@ mod decode;
 mod encode;
 pub(crate) mod go_time;
 pub(crate) mod internal;
+pub(crate) mod proto_size;
 pub(crate) mod quantity;
 mod unstructured;
 mod zero_fields;
@@ -95,6 +96,12 @@ const NAMED_TYPES: &[(&str, &str, &str)] = &[
         "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
         "uid",
         "types.UID",
+    ),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "v1.Protocol"),
+    (
+        "io.k8s.api.core.v1.ContainerPort",
+        "protocol",
+        "v1.Protocol",
     ),
 ];
 

@@ -136,7 +136,12 @@ impl State {
             as_served(&call.rt, &mut obj);
             return Ok(Reply::json(201, call.object_response(&encode_body(&obj))?));
         }
-        write_limit::fit(&mut obj, &key, call.body.len(), !call.is_apply())?;
+        write_limit::fit(
+            &mut obj,
+            &call.rt.etcd_write(&key, None),
+            call.body.len(),
+            !call.is_apply(),
+        )?;
         let (_, stored) = self.store_created(&call.rt, key, obj);
         let reply = Reply::json(201, call.object_response(&stored.body)?);
         self.after_write(&call.rt);

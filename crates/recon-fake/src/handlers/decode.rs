@@ -15,7 +15,7 @@ use crate::wire::go_yaml::go_yaml_error;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
 use crate::wire::object::{
-    Object, meta_str, normalize_metadata, not_an_object, set_meta, sniff_json_body, sniff_value,
+    Object, meta_str, normalize_metadata_of, not_an_object, set_meta, sniff_json_body, sniff_value,
 };
 
 /// The object in the body of a create or update, and the `Warning`s decoding it produced.
@@ -64,7 +64,8 @@ fn decode_yaml_request(call: &Call<'_>) -> Result<(Object, Vec<String>), ApiErro
 /// fields dropped are then warned about or refused as the request's `fieldValidation` says.
 /// Returns the `Warning`s; `Err` is the decoding error.
 fn coerce(call: &Call<'_>, obj: &mut Object, duplicates: &[String]) -> Result<Vec<String>, String> {
-    let mut unknown = normalize_metadata(obj)?;
+    let go_struct = (!call.rt.custom).then_some(call.rt.kind.as_str());
+    let mut unknown = normalize_metadata_of(obj, go_struct)?;
     unknown.extend(decode_into_type(call, obj)?);
     FieldValidation::of(call).fields(duplicates, &unknown)
 }

@@ -13,6 +13,7 @@ use crate::apply::{
     self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, ServedSchemas, Time,
     conflict_causes, reset_fields,
 };
+use crate::gotype;
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
@@ -74,6 +75,7 @@ impl<'c> FieldManager<'c> {
             time: self.time,
             reset_fields: &self.reset,
             served: self.served.as_deref(),
+            new_object: None,
         }
     }
 
@@ -85,10 +87,21 @@ impl<'c> FieldManager<'c> {
             subresource: !self.subresource.is_empty(),
             empty_list_resets: !self.call.rt.custom,
         };
+        // A create is compared with a new object of the type: for a built-in kind, the fields
+        // Go writes even when unset.
+        let new_object = (old.is_none() && !self.call.rt.custom).then(|| {
+            let mut zero = serde_json::Map::new();
+            gotype::fill_zero_fields(&self.call.rt.group, &self.call.rt.kind, &mut zero);
+            Value::Object(zero)
+        });
         with_value(new, |doc| {
             let record = |old: Option<&Value>| {
                 let start = ManagedFields::from_request(doc, old, rules);
-                apply::record_update(start, old, doc, &self.request(), &self.schema)
+                let request = Request {
+                    new_object: new_object.as_ref(),
+                    ..self.request()
+                };
+                apply::record_update(start, old, doc, &request, &self.schema)
             };
             let managed = match old {
                 Some(old) => with_value(old, |old| record(Some(&*old))),

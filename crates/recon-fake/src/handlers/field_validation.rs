@@ -46,6 +46,12 @@ impl FieldValidation {
             .map(|p| format!("duplicate field \"{p}\""))
             .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")))
             .collect();
+        self.messages(messages)
+    }
+
+    /// The same for strict decoding errors already worded (a JSON patch's own, `json patch
+    /// unknown field "[0].bogus"`, come before the object's).
+    pub(crate) fn messages(self, messages: Vec<String>) -> Result<Vec<String>, String> {
         match self {
             FieldValidation::Ignore => Ok(Vec::new()),
             FieldValidation::Warn => Ok(messages),

@@ -20,16 +20,18 @@ use super::decode::{check_name, check_write_options, decode_into_type, ensure_na
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
 use crate::gotype::{self, GoType};
+use crate::jsonpatch;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::strategic;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json::go_json;
 use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};
-use crate::wire::object::{Object, json_type, normalize_metadata};
+use crate::wire::object::{Object, json_type, normalize_metadata_of};
 use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
@@ -56,6 +58,8 @@ const BUILTIN_PATCH_TYPES: [&str; 4] = [
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 ];
+/// The Go type the codec reads `apiVersion` and `kind` into, as its errors name it.
+const TYPE_META: &str = r#"struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#;
 /// `maxJSONPatchOperations` of the patch handler.
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
@@ -77,6 +81,7 @@ impl State {
         let Some((current, stored)) = self.load_typed(call)? else {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
+        let validation = FieldValidation::of(call);
         let mut doc = Value::Object(current.clone());
         // What the patch reached, for quoting the patched object should it not decode.
         let mut reached = None;
@@ -94,14 +99,18 @@ impl State {
             }
             _ => {
                 reached = Some(Reached::by_json_patch(&apply_json_patch(
-                    &mut doc, call.body,
+                    &mut doc, call.body, validation,
                 )?))
             }
         }
+        // A JSON patch can make the object a list: the codec finds no type in it.
         let Value::Object(mut object) = doc else {
             return Err(patched_object_invalid(
-                &doc.to_string(),
-                "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
+                &go_json(&doc),
+                &format!(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type {TYPE_META}",
+                    json_type(&doc)
+                ),
             ));
         };
         let go_struct = gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind);
@@ -123,9 +132,22 @@ impl State {
             Some(_) => None,
             None => object.get("metadata").cloned(),
         };
-        let decoded = normalize_metadata(&mut object).and_then(|mut unknown| {
+        // `applyPatchToCurrentObject`: the JSON patch's own strict errors come first.
+        let patch_strict = match patch_type {
+            PatchType::Json if validation != FieldValidation::Ignore => {
+                jsonpatch::strict_field_errors(call.body)
+            }
+            _ => Vec::new(),
+        };
+        let go_struct_name = (!call.rt.custom).then_some(call.rt.kind.as_str());
+        let decoded = normalize_metadata_of(&mut object, go_struct_name).and_then(|mut unknown| {
             unknown.extend(decode_into_type(call, &mut object)?);
-            FieldValidation::of(call).unknown_fields(&unknown)
+            let messages = patch_strict
+                .iter()
+                .map(|m| format!("json patch {m}"))
+                .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")))
+                .collect();
+            validation.messages(messages)
         });
         let warnings = match decoded {
             Ok(warnings) => warnings,
@@ -138,7 +160,7 @@ impl State {
                             PatchType::Merge => {
                                 apply_merge_patch(&mut patched, call.body).map(|_| ())
                             }
-                            _ => apply_json_patch(&mut patched, call.body).map(|_| ()),
+                            _ => apply_json_patch(&mut patched, call.body, validation).map(|_| ()),
                         }?;
                         let ty = go_struct.map(|name| GoType::Struct(name.to_owned()));
                         patched_text(&patched, ty.as_ref(), reached)
@@ -233,72 +255,79 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
     Ok(patch)
 }
 
-/// RFC 6902 as the apiserver's json-patch library applies it: all operations or none; any
-/// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
+/// RFC 6902 as kube-apiserver applies it (`applyJSPatch`): the body read as `[]jsonPatchOp`
+/// unless `fieldValidation=Ignore`, then decoded and applied by evanphx/json-patch v4
+/// ([`jsonpatch`]): all operations or none; any failure is a 422 whose detail the server drops.
 /// Returns the operations.
-fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<Vec<Value>, ApiError> {
+fn apply_json_patch(
+    doc: &mut Value,
+    body: &[u8],
+    validation: FieldValidation,
+) -> Result<Vec<Value>, ApiError> {
     let ops: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
-    let Value::Array(ops) = ops else {
-        return Err(ApiError::bad_request(format!(
-            "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
-            json_type(&ops)
-        )));
-    };
-    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+    if validation != FieldValidation::Ignore {
+        check_patch_ops(&ops)?;
+    }
+    let patch = jsonpatch::Patch::decode(body).map_err(ApiError::bad_request)?;
+    if patch.len() > MAX_JSON_PATCH_OPERATIONS {
         return Err(ApiError::new(
             413,
             Reason::RequestEntityTooLarge,
             format!(
                 "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
-                ops.len()
+                patch.len()
             ),
         ));
     }
-    for op in &ops {
-        let known = op
-            .get("op")
-            .and_then(Value::as_str)
-            .is_some_and(|o| matches!(o, "add" | "remove" | "replace" | "move" | "copy" | "test"));
-        if !known {
-            return Err(ApiError::bad_request(format!(
-                "invalid operation {op}: unsupported operation"
-            )));
-        }
-    }
-    let mut work = doc.clone();
-    for op in &ops {
-        if is_null_test_of_missing_key(&work, op) {
-            continue;
-        }
-        let op: json_patch::PatchOperation =
-            serde_json::from_value(op.clone()).map_err(|_| patch_rejected())?;
-        json_patch::patch(&mut work, std::slice::from_ref(&op)).map_err(|_| patch_rejected())?;
-    }
-    *doc = work;
-    Ok(ops)
+    *doc = patch.apply(doc).map_err(|failure| match failure {
+        jsonpatch::Failure::Failed(_) => patch_rejected(),
+        jsonpatch::Failure::Panic(_) => ApiError::new(500, Reason::Unknown, PANIC_BODY),
+    })?;
+    Ok(match ops {
+        Value::Array(ops) => ops,
+        _ => Vec::new(),
+    })
 }
 
-/// `{"op":"test","path":"/a/b","value":null}` where `/a` exists and has no `b`: evanphx/json-patch
-/// (which kube-apiserver uses) treats the missing value as `null`; kube-rs's finalizer helper
-/// relies on it.
-fn is_null_test_of_missing_key(doc: &Value, op: &Value) -> bool {
-    if op.get("op").and_then(Value::as_str) != Some("test")
-        || !op.get("value").is_some_and(Value::is_null)
-    {
-        return false;
-    }
-    let Some(path) = op.get("path").and_then(Value::as_str) else {
-        return false;
+/// The body decoded into `[]handlers.jsonPatchOp` (`op`, `path` and `from` strings): Go's first
+/// type error, as a 400.
+fn check_patch_ops(ops: &Value) -> Result<(), ApiError> {
+    let cannot = |what: &Value, into: &str| {
+        ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go {into}",
+            json_type(what)
+        ))
     };
-    let Some((parent, last)) = path.rsplit_once('/') else {
-        return false;
+    let items = match ops {
+        Value::Null => return Ok(()),
+        Value::Array(items) => items,
+        other => return Err(cannot(other, "value of type []handlers.jsonPatchOp")),
     };
-    let key = last.replace("~1", "/").replace("~0", "~");
-    match doc.pointer(parent) {
-        Some(Value::Object(map)) => !map.contains_key(&key),
-        _ => false,
+    for item in items {
+        match item {
+            Value::Null => {}
+            Value::Object(op) => {
+                for field in ["op", "path", "from"] {
+                    if let Some(v) = op.get(field).filter(|v| !(v.is_string() || v.is_null())) {
+                        return Err(cannot(
+                            v,
+                            &format!("struct field jsonPatchOp.{field} of type string"),
+                        ));
+                    }
+                }
+            }
+            other => return Err(cannot(other, "value of type handlers.jsonPatchOp")),
+        }
     }
+    Ok(())
 }
+
+/// What a request whose JSON patch panics the patch library is answered with: the text of
+/// `WithPanicRecovery` (`k8s.io/apiserver` `pkg/server/filters/wrap.go`), as a 500, as this
+/// server answers a strategic merge patch's panic. kube-apiserver 1.36.2 sends no answer at all
+/// (an empty reply over HTTP/1.1, a stream reset over HTTP/2), which a client sees as a
+/// transport error; an in-process server has no connection to drop.
+const PANIC_BODY: &str = "This request caused apiserver to panic. Look in the logs for details.";
 
 /// What every failing JSON patch gets: the generic 422 (`NewGenericServerResponse` drops the detail).
 fn patch_rejected() -> ApiError {
@@ -380,6 +409,7 @@ mod tests {
         let err = apply_json_patch(
             &mut doc,
             br#"[{"op":"add","path":"/b","value":2},{"op":"test","path":"/a","value":5}]"#,
+            FieldValidation::Warn,
         )
         .unwrap_err();
         assert_eq!(err.code(), 422);
@@ -392,20 +422,63 @@ mod tests {
         apply_json_patch(
             &mut doc,
             br#"[{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["f"]}]"#,
+            FieldValidation::Warn,
         )
         .unwrap();
         assert_eq!(doc["metadata"]["finalizers"], json!(["f"]));
     }
 
     #[test]
-    fn an_unknown_operation_is_a_bad_request() {
-        let err = apply_json_patch(&mut json!({}), br#"[{"op":"bogus","path":"/a"}]"#).unwrap_err();
+    fn an_unknown_operation_fails_as_the_patch_does() {
+        // evanphx/json-patch v4 `Apply`: `Unexpected kind`, a 422 like every failed operation.
+        let err = apply_json_patch(
+            &mut json!({}),
+            br#"[{"op":"bogus","path":"/a"}]"#,
+            FieldValidation::Warn,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 422);
+    }
+
+    #[test]
+    fn operation_members_of_other_types_are_refused_unless_ignoring_fields() {
+        // `applyJSPatch` decodes `[]jsonPatchOp` first under Warn and Strict.
+        let body = br#"[{"op":"add","path":5,"value":1}]"#;
+        let err = apply_json_patch(&mut json!({}), body, FieldValidation::Warn).unwrap_err();
         assert_eq!(
             (err.code(), err.message()),
             (
                 400,
-                r#"invalid operation {"op":"bogus","path":"/a"}: unsupported operation"#
+                "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string"
             )
         );
+        let err = apply_json_patch(&mut json!({}), body, FieldValidation::Ignore).unwrap_err();
+        assert_eq!(err.code(), 422);
+        let err = apply_json_patch(&mut json!({}), b"[1]", FieldValidation::Ignore).unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (
+                400,
+                "json: cannot unmarshal number into Go value of type jsonpatch.Operation"
+            )
+        );
+    }
+
+    #[test]
+    fn a_null_patch_changes_nothing() {
+        let mut doc = json!({"a": 1});
+        apply_json_patch(&mut doc, b"null", FieldValidation::Warn).unwrap();
+        assert_eq!(doc, json!({"a": 1}));
+    }
+
+    #[test]
+    fn a_panic_of_the_library_is_the_panic_filter_s_500() {
+        let err = apply_json_patch(
+            &mut json!({}),
+            br#"[{"op":"test","path":""}]"#,
+            FieldValidation::Warn,
+        )
+        .unwrap_err();
+        assert_eq!((err.code(), err.message()), (500, PANIC_BODY));
     }
 }

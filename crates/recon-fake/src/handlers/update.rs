@@ -209,7 +209,12 @@ impl State {
             return Ok(Reply::json(200, call.object_response(&body)?).with_warnings(warnings));
         }
         let bound = call.body.len().saturating_add(stored.body.len());
-        write_limit::fit(&mut new, &key, bound, !call.is_apply())?;
+        write_limit::fit(
+            &mut new,
+            &rt.etcd_write(&key, Some(stored.revision)),
+            bound,
+            !call.is_apply(),
+        )?;
         let (_, stored) = self.store.put(&gr, key, new);
         let reply = Reply::json(200, call.object_response(&stored.body)?).with_warnings(warnings);
         self.after_write(&rt);
@@ -238,13 +243,29 @@ impl State {
         set_meta(&mut obj, "uid", Value::String(uid));
         set_meta(&mut obj, "creationTimestamp", self.now());
         warnings.extend(before_create(call, &mut obj)?);
+        // The Service registry's `Create` allocates addresses and ports however it is reached.
+        if call.rt.is_builtin("", "Service") {
+            let errors = self.allocate_service(&mut obj, &call.key());
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(
+                    &call.rt.group_kind(),
+                    meta_str(&obj, "name"),
+                    &errors,
+                ));
+            }
+        }
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
             return Ok(
                 Reply::json(201, call.object_response(&encode_body(&obj))?).with_warnings(warnings)
             );
         }
-        write_limit::fit(&mut obj, &call.key(), call.body.len(), !call.is_apply())?;
+        write_limit::fit(
+            &mut obj,
+            &call.rt.etcd_write(&call.key(), None),
+            call.body.len(),
+            !call.is_apply(),
+        )?;
         let (_, stored) = self.store_created(&call.rt, call.key(), obj);
         let reply = Reply::json(201, call.object_response(&stored.body)?).with_warnings(warnings);
         self.after_write(&call.rt);

@@ -50,7 +50,10 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             create_on_update: true,
-            name_rule: NameRule::Dns1035Label,
+            // `ValidateServiceCreate` (pkg/apis/core/validation/validation.go): the feature
+            // gate `RelaxedServiceNameValidation` (beta, on by default from 1.36) names
+            // Services by `NameIsDNSLabel`, not `ValidateServiceName` (DNS-1035).
+            name_rule: NameRule::DnsLabel,
             delete_returns_object: true,
             field_labels: FieldLabels::with(&[
                 ("spec.clusterIP", &["spec", "clusterIP"]),

@@ -2,6 +2,7 @@
 //! kube-apiserver keeps in each registry strategy (status subresource, generation, unconditional
 //! update, create-on-update, name format, delete answer).
 
+use crate::storage::write_limit::EtcdWrite;
 use recon_apimachinery::go_quote;
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value};
@@ -222,6 +223,12 @@ pub(crate) struct StorageVersion {
 }
 
 impl ResourceType {
+    /// How an object of this type at `object_key` is written to etcd (`revision`: the one an
+    /// update is conditioned on).
+    pub(crate) fn etcd_write(&self, object_key: &str, revision: Option<u64>) -> EtcdWrite {
+        EtcdWrite::new(&self.group, &self.plural, self.custom, object_key, revision)
+    }
+
     /// Whether this is the built-in `kind` of `group`.
     pub(crate) fn is_builtin(&self, group: &str, kind: &str) -> bool {
         !self.custom && self.group == group && self.kind == kind

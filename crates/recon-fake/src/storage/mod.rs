@@ -6,7 +6,7 @@
 //! - [`labels`]: an object's labels as selectors and the label index read them;
 //! - [`history`]: the bounded change log;
 //! - [`store`]: the objects, their label index and the revision counter;
-//! - [`write_limit`]: etcd's limit on the size of one write.
+//! - [`write_limit`]: etcd's limits on the size of one write.
 
 pub(crate) mod history;
 pub(crate) mod labels;

@@ -162,6 +162,19 @@ impl FieldError {
         )
     }
 
+    /// [`FieldError::not_supported`] of a value of a named string type (`core.Protocol`):
+    /// `field.Error` prints only a plain `string` with `%q`, anything else through
+    /// `json.Marshal`, which escapes `<`, `>` and `&` (`"a\u0026b"`).
+    pub(crate) fn not_supported_named(
+        field: impl Into<String>,
+        value: &str,
+        supported: &[&str],
+    ) -> Self {
+        let mut error = Self::not_supported(field, value, supported);
+        error.value = BadValue::Raw(super::go_json::go_json_string(value));
+        error
+    }
+
     /// Whether CEL rules are skipped because of this error (apiextensions `hasBlockingErr`):
     /// a value that is missing, of the wrong type, not allowed, or too long or large.
     pub(crate) fn blocks_rules(&self) -> bool {

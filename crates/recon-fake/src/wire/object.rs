@@ -396,6 +396,18 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
 /// `omitempty` values, writes a null label, annotation or finalizer as `""` (Go's zero value for
 /// an element), and rejects wrong JSON types with Go's decoding message (the `Err`).
 pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String> {
+    normalize_metadata_of(obj, None)
+}
+
+/// [`normalize_metadata`] of an object decoded into the Go struct `go_struct` (a built-in
+/// kind), whose decoding errors name each field by its path from the object's root
+/// (`ObjectMeta.metadata.labels`, `ConfigMap.metadata`); a custom resource's metadata is
+/// decoded on its own (`ObjectMeta.labels`), as with `None`.
+pub(crate) fn normalize_metadata_of(
+    obj: &mut Object,
+    go_struct: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let within = if go_struct.is_some() { "metadata." } else { "" };
     let mut unknown = Vec::new();
     let Some(raw) = obj.get_mut("metadata") else {
         return Ok(unknown);
@@ -407,10 +419,16 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
         }
         Value::Object(m) => m,
         other => {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
-                json_type(other)
-            ));
+            return Err(match go_struct {
+                Some(go_struct) => format!(
+                    "json: cannot unmarshal {} into Go struct field {go_struct}.metadata of type v1.ObjectMeta",
+                    json_type(other)
+                ),
+                None => format!(
+                    "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+                    json_type(other)
+                ),
+            });
         }
     };
     let mut keep = Map::new();
@@ -421,7 +439,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
         };
         let type_error = |what: &Value, go_type: &str| {
             format!(
-                "json: cannot unmarshal {} into Go struct field ObjectMeta.{key} of type {go_type}",
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.{within}{key} of type {go_type}",
                 json_type(what)
             )
         };
@@ -439,7 +457,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                 }
                 Value::Number(n) => {
                     return Err(format!(
-                        "json: cannot unmarshal number {n} into Go struct field ObjectMeta.{key} of type int64"
+                        "json: cannot unmarshal number {n} into Go struct field ObjectMeta.{within}{key} of type int64"
                     ));
                 }
                 other => return Err(type_error(other, "int64")),
@@ -508,7 +526,7 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
                     .collect(),
             ),
             (MetaField::OwnerRefs, Value::Array(refs)) => {
-                Value::Array(normalize_owner_refs(refs, &mut unknown)?)
+                Value::Array(normalize_owner_refs(refs, within, &mut unknown)?)
             }
             (MetaField::ManagedFields, Value::Array(entries)) => Value::Array(
                 entries
@@ -544,7 +562,11 @@ pub(crate) fn normalize_metadata(obj: &mut Object) -> Result<Vec<String>, String
     Ok(unknown)
 }
 
-fn normalize_owner_refs(refs: Vec<Value>, unknown: &mut Vec<String>) -> Result<Vec<Value>, String> {
+fn normalize_owner_refs(
+    refs: Vec<Value>,
+    within: &str,
+    unknown: &mut Vec<String>,
+) -> Result<Vec<Value>, String> {
     let mut out = Vec::with_capacity(refs.len());
     for (i, r) in refs.into_iter().enumerate() {
         let Value::Object(r) = r else { continue };
@@ -559,7 +581,7 @@ fn normalize_owner_refs(refs: Vec<Value>, unknown: &mut Vec<String>) -> Result<V
                     }
                     other => {
                         return Err(format!(
-                            "json: cannot unmarshal {} into Go struct field OwnerReference.ownerReferences.{k} of type bool",
+                            "json: cannot unmarshal {} into Go struct field OwnerReference.{within}ownerReferences.{k} of type bool",
                             json_type(&other)
                         ));
                     }
@@ -570,7 +592,7 @@ fn normalize_owner_refs(refs: Vec<Value>, unknown: &mut Vec<String>) -> Result<V
                     }
                     other => {
                         return Err(format!(
-                            "json: cannot unmarshal {} into Go struct field OwnerReference.ownerReferences.{k} of type string",
+                            "json: cannot unmarshal {} into Go struct field OwnerReference.{within}ownerReferences.{k} of type string",
                             json_type(&other)
                         ));
                     }
@@ -670,6 +692,28 @@ mod tests {
         assert_eq!(
             err,
             "json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string"
+        );
+    }
+
+    #[test]
+    fn a_built_in_kind_s_metadata_errors_name_the_path_from_its_root() {
+        // Recorded from kube-apiserver 1.36.2 (Go 1.27's decoder): a ConfigMap's
+        // `metadata.labels.a: 1` and `metadata: "x"`; a custom resource's metadata is decoded
+        // on its own (`ObjectMeta.labels`).
+        let mut o = obj(json!({"metadata": {"labels": {"a": 1}}}));
+        assert_eq!(
+            normalize_metadata_of(&mut o, Some("ConfigMap")).unwrap_err(),
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
+        );
+        let mut o = obj(json!({"metadata": "x"}));
+        assert_eq!(
+            normalize_metadata_of(&mut o, Some("ConfigMap")).unwrap_err(),
+            "json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta"
+        );
+        let mut o = obj(json!({"metadata": {"ownerReferences": [{"controller": "x"}]}}));
+        assert_eq!(
+            normalize_metadata_of(&mut o, Some("ConfigMap")).unwrap_err(),
+            "json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool"
         );
     }
 

@@ -16,19 +16,24 @@ use serde_json::{Map, Value};
 use crate::gotype::{GoType, child_type, write_array, write_object, write_value};
 
 /// What of a document a patch reached.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Reached {
     /// Decoded throughout: a value the patch brought, or one it compared.
     whole: bool,
     /// The members decoded below this one (this one is decoded itself).
     children: BTreeMap<String, Reached>,
+    /// A value a `copy` or `move` brought from this path (its reference tokens): the library
+    /// writes it as it held it there, in that place's Go field order unless it was decoded.
+    from: Option<Vec<String>>,
+    /// Of a copied or moved value: whether it was decoded where it came from.
+    decoded: bool,
 }
 
 impl Reached {
     fn whole() -> Reached {
         Reached {
             whole: true,
-            children: BTreeMap::new(),
+            ..Reached::default()
         }
     }
 
@@ -53,31 +58,62 @@ impl Reached {
     }
 
     /// What the RFC 6902 operations `ops` decode: every container on each path (and `from`
-    /// path), and the value an `add`, `replace` or `test` gives.
+    /// path), and the value an `add`, `replace` or `test` gives; a `copy` or `move` puts the
+    /// value as it was at `from`.
     pub(crate) fn by_json_patch(ops: &[Value]) -> Reached {
         let mut reached = Reached::default();
         for op in ops {
             let text = |key: &str| op.get(key).and_then(Value::as_str);
+            let kind = text("op");
+            let mut brought = None;
             if let Some(from) = text("from") {
                 reached.parent(from);
+                if matches!(kind, Some("copy" | "move")) {
+                    brought = tokens(from).map(|from| reached.as_at(from));
+                }
             }
             let Some(path) = text("path") else { continue };
-            if let (Some((parent, last)), Some("add" | "replace" | "test")) =
-                (reached.parent(path), text("op"))
-            {
-                parent.children.insert(last, Reached::whole());
+            let Some((parent, last)) = reached.parent(path) else {
+                continue;
+            };
+            match (kind, brought) {
+                (Some("add" | "replace" | "test"), _) => {
+                    parent.children.insert(last, Reached::whole());
+                }
+                (Some("copy" | "move"), Some(brought)) => {
+                    parent.children.insert(last, brought);
+                }
+                _ => {}
             }
         }
         reached
     }
 
+    /// The value at `tokens` as a `copy` takes it: decoded as far as the patch has reached
+    /// it, and otherwise as the document held it there.
+    fn as_at(&self, tokens: Vec<String>) -> Reached {
+        let mut node = Some(self);
+        for token in &tokens {
+            node = node.and_then(|n| n.children.get(token));
+        }
+        match node {
+            Some(found) => Reached {
+                from: found.from.clone().or(Some(tokens)),
+                decoded: found.decoded || found.from.is_none(),
+                ..found.clone()
+            },
+            None => Reached {
+                from: Some(tokens),
+                ..Reached::default()
+            },
+        }
+    }
+
     /// Marks the containers on JSON pointer `path` as decoded; returns the last one's node and
-    /// the member of it the pointer names.
+    /// the member of it the pointer names. As evanphx/json-patch v4 reads a path (`findObject`),
+    /// its first segment is dropped whatever it holds, and a path without `/` names nothing.
     fn parent(&mut self, path: &str) -> Option<(&mut Reached, String)> {
-        let mut tokens = path
-            .strip_prefix('/')?
-            .split('/')
-            .map(|t| t.replace("~1", "/").replace("~0", "~"));
+        let mut tokens = tokens(path)?.into_iter();
         let mut last = tokens.next()?;
         let mut node = self;
         for token in tokens {
@@ -90,22 +126,49 @@ impl Reached {
     }
 }
 
+/// The reference tokens of a JSON patch path as evanphx/json-patch v4 reads them
+/// (`findObject`): split on `/`, the first segment dropped whatever it holds, `~1` and `~0`
+/// unescaped; a path without `/` names nothing.
+fn tokens(path: &str) -> Option<Vec<String>> {
+    let (_, rest) = path.split_once('/')?;
+    Some(
+        rest.split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
+}
+
 /// `patched`, of Go type `ty` (`None` for a custom resource, encoded unstructured), as the
 /// patch library writes it after reaching `reached`.
 pub(crate) fn patched_text(patched: &Value, ty: Option<&GoType>, reached: &Reached) -> String {
     let mut out = String::new();
-    write(patched, ty, reached, &mut out);
+    write(patched, ty, ty, reached, &mut out);
     out
 }
 
-fn write(value: &Value, ty: Option<&GoType>, reached: &Reached, out: &mut String) {
+/// Writes `value`, of type `ty` in a document of type `root`.
+fn write(
+    value: &Value,
+    ty: Option<&GoType>,
+    root: Option<&GoType>,
+    reached: &Reached,
+    out: &mut String,
+) {
     if reached.whole {
         return write_value(None, value, out);
+    }
+    // A copied or moved value has the type of the place it came from.
+    let ty = match &reached.from {
+        Some(from) => from.iter().fold(root, |t, token| child_type(t, token)),
+        None => ty,
+    };
+    if reached.from.is_some() && !reached.decoded && reached.children.is_empty() {
+        return write_value(ty, value, out);
     }
     let member = |key: &str, value: &Value, out: &mut String| {
         let ty = child_type(ty, key);
         match reached.children.get(key) {
-            Some(below) => write(value, ty, below, out),
+            Some(below) => write(value, ty, root, below, out),
             None => write_value(ty, value, out),
         }
     };
@@ -163,10 +226,14 @@ mod tests {
         let reached = Reached::by_json_patch(&ops);
         assert!(reached.children["data"].children["k"].whole);
         assert!(!reached.children["data"].whole);
-        let metadata = &reached.children["metadata"];
+        let copied = &reached.children["metadata"].children["annotations"];
         assert!(
-            metadata.children.is_empty(),
+            !copied.decoded && copied.children.is_empty(),
             "a copied value is not decoded"
+        );
+        assert_eq!(
+            copied.from.as_deref(),
+            Some(&["metadata".to_owned(), "labels".to_owned()][..])
         );
         assert!(reached.children["a/b"].children.is_empty());
         let patched = json!({"kind": "ConfigMap", "metadata": {"uid": "u", "name": "c"},
@@ -175,6 +242,32 @@ mod tests {
             patched_text(&patched, Some(&config_map()), &reached),
             r#"{"data":{"k":{"nested":true}},"kind":"ConfigMap","metadata":{"name":"c","uid":"u"}}"#
         );
+    }
+
+    #[test]
+    fn a_copied_struct_keeps_the_field_order_of_the_place_it_came_from() {
+        // Recorded from kube-apiserver (patch/json-patch-v4-generated-service): a Service port
+        // copied into a label is written in ServicePort's field order, not sorted.
+        let ops = [json!({"op": "copy", "from": "/spec/ports/0", "path": "/metadata/labels/l"})];
+        let reached = Reached::by_json_patch(&ops);
+        let patched = json!({"metadata": {"labels": {"l": {"targetPort": "http", "protocol": "TCP", "port": 80, "name": "h"}}},
+                             "spec": {"ports": [{"targetPort": "http", "protocol": "TCP", "port": 80, "name": "h"}]}});
+        let service = GoType::Struct("io.k8s.api.core.v1.Service".into());
+        let text = patched_text(&patched, Some(&service), &reached);
+        assert!(
+            text.starts_with(r#"{"metadata":{"labels":{"l":{"name":"h","protocol":"TCP","port":80,"targetPort":"http"}}}"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_path_s_first_segment_is_dropped_as_json_patch_v4_drops_it() {
+        let reached = Reached::by_json_patch(&[
+            json!({"op": "add", "path": "data/k", "value": "v"}),
+            json!({"op": "add", "path": "nothing", "value": "v"}),
+        ]);
+        assert!(reached.children["k"].whole);
+        assert_eq!(reached.children.len(), 1);
     }
 
     #[test]

@@ -1396,7 +1396,7 @@ fn service_port_errors(
     if protocol.is_empty() {
         errors.push(FieldError::required(path.child("protocol"), ""));
     } else if !["SCTP", "TCP", "UDP"].contains(&protocol) {
-        errors.push(FieldError::not_supported(
+        errors.push(FieldError::not_supported_named(
             path.child("protocol"),
             protocol,
             &["SCTP", "TCP", "UDP"],

@@ -1054,7 +1054,7 @@ fn network_policy_port_errors(port: &Value, path: &Path) -> Vec<FieldError> {
     if let Some(protocol) = port.get("protocol").and_then(Value::as_str)
         && !["TCP", "UDP", "SCTP"].contains(&protocol)
     {
-        errors.push(FieldError::not_supported(
+        errors.push(FieldError::not_supported_named(
             path.child("protocol"),
             protocol,
             &["TCP", "UDP", "SCTP"],

@@ -84,11 +84,12 @@ pub(super) fn json_string_map(map: Option<&Value>) -> String {
     let Some(map) = map.and_then(Value::as_object) else {
         return "null".to_owned();
     };
-    let sorted: std::collections::BTreeMap<&String, &str> = map
+    // `json.Marshal`: keys sorted, `<`, `>` and `&` escaped.
+    let strings: serde_json::Map<String, Value> = map
         .iter()
-        .map(|(k, v)| (k, v.as_str().unwrap_or("")))
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or(""))))
         .collect();
-    serde_json::to_string(&sorted).unwrap_or_default()
+    crate::wire::go_json::go_json(&Value::Object(strings))
 }
 
 /// `ValidatePodTemplateSpec`: the template's labels and annotations, then its pod spec.
@@ -1182,7 +1183,7 @@ fn ports(list: &[Value], path: &Path) -> Vec<FieldError> {
         match str_at(p, "protocol") {
             "TCP" | "UDP" | "SCTP" => {}
             "" => errors.push(FieldError::required(at.child("protocol"), "")),
-            other => errors.push(FieldError::not_supported(
+            other => errors.push(FieldError::not_supported_named(
                 at.child("protocol"),
                 other,
                 &["SCTP", "TCP", "UDP"],

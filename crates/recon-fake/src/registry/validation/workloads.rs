@@ -122,7 +122,7 @@ pub(super) fn json_label_selector(selector: Option<&Value>) -> String {
         let items: Vec<String> = expressions
             .iter()
             .map(|e| {
-                let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+                let quote = crate::wire::go_json::go_json_string;
                 let mut item = format!(
                     r#"{{"key":{},"operator":{}"#,
                     quote(str_at(Some(e), "key")),

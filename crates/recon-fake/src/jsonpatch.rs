@@ -1,0 +1,870 @@
+//! RFC 6902 JSON patches as kube-apiserver applies them: with `gopkg.in/evanphx/json-patch.v4`
+//! (`patch.go`), called by the patch handler (`k8s.io/apiserver`
+//! `pkg/endpoints/handlers/patch.go`, `applyJSPatch`). That library is lenient where the RFC is
+//! strict, and a cluster accepts what it accepts:
+//!
+//! - `replace` of a missing member adds it (only an array index must exist);
+//! - `copy` from a missing member copies `null`; `move` from one fails (it is removed first);
+//! - an `add` or `replace` without `value` sets `null`;
+//! - a path is split on `/` and its first part dropped, whatever it is: `a/b` names the root's
+//!   member `b`, and a path without `/` fails;
+//! - array indices are read by `strconv.Atoi` (`01` is 1, `+1` is 1, `-1` counts from the end,
+//!   for `add` from one past it);
+//! - `test` compares scalars by their JSON text (`1.0` is not `1`, and the server's own text
+//!   escapes `<`, `>` and `&`), a missing member equals `null`, and a `test` with no `value`
+//!   passes only on a missing member or `null`;
+//! - `copy` counts the bytes it copies, at most 3 MiB in one patch (`JSONPatchMaxCopyBytes`).
+//!
+//! Go's library holds the document as "lazy" nodes; the states they can be in that answer
+//! differently are kept here ([`Node`]): a `null` of the document, a `null` the patch gave as a
+//! value, and a `null` a copy wrote as text (which a later `add` into it panics on, as a Go map
+//! that was never made does). Comparisons that dereference a `nil` node panic there too: those
+//! are reported as [`Failure::Panic`] (kube-apiserver 1.36.2 drops the connection without an
+//! answer; the patch handler answers a 500 with its panic filter's text).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::wire::go_json::go_json;
+
+/// `JSONPatchMaxCopyBytes` of the generic API server's config: the bytes all the `copy`
+/// operations of one patch may add.
+pub(crate) const MAX_COPY_BYTES: usize = 3 << 20;
+
+/// One decoded operation: `jsonpatch.Operation`, a map of raw members (a member given as
+/// `null` is there, without a value).
+type Operation = Option<BTreeMap<String, Option<String>>>;
+
+/// A decoded patch (`jsonpatch.DecodePatch`).
+#[derive(Debug, Default)]
+pub(crate) struct Patch {
+    ops: Vec<Operation>,
+}
+
+/// Why a patch did not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// An operation failed; the text is the library's error (which kube-apiserver drops from
+    /// its 422).
+    Failed(String),
+    /// The library would panic (a `nil` dereference or an assignment into a `nil` map).
+    Panic(&'static str),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Failed(why) => f.write_str(why),
+            Failure::Panic(why) => write!(f, "panic: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+const NIL_DEREFERENCE: &str = "runtime error: invalid memory address or nil pointer dereference";
+const NIL_MAP: &str = "assignment to entry in nil map";
+
+impl Patch {
+    /// `jsonpatch.DecodePatch`: a JSON array (or `null`, no operations) of objects (or
+    /// `null`s). The error is Go's `json.Unmarshal` message.
+    pub(crate) fn decode(body: &[u8]) -> Result<Patch, String> {
+        let ops: Option<Vec<Value>> =
+            serde_json::from_slice(body).map_err(|_| not_a_patch(body))?;
+        let Some(items) = ops else {
+            return Ok(Patch::default());
+        };
+        if let Some(bad) = items.iter().find(|i| !(i.is_object() || i.is_null())) {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
+                go_json_kind(bad)
+            ));
+        }
+        let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
+        let ops = raw::items(text)
+            .into_iter()
+            .map(|item| {
+                raw::members(item).map(|members| {
+                    members
+                        .into_iter()
+                        .map(|(k, v)| (k, (v != "null").then(|| v.to_owned())))
+                        .collect()
+                })
+            })
+            .collect();
+        Ok(Patch { ops })
+    }
+
+    /// How many operations the patch has.
+    pub(crate) fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// `Patch.Apply` to `doc`: all operations in order, or none.
+    pub(crate) fn apply(&self, doc: &Value) -> Result<Value, Failure> {
+        let mut root = Node::from_value(doc);
+        let mut copied = 0usize;
+        for op in &self.ops {
+            let op = Op(op.as_ref());
+            match op.kind().as_deref() {
+                Some("add") => add(&mut root, &op),
+                Some("remove") => remove(&mut root, &op),
+                Some("replace") => replace(&mut root, &op),
+                Some("move") => move_(&mut root, &op),
+                Some("test") => test(&mut root, &op),
+                Some("copy") => copy(&mut root, &op, &mut copied),
+                other => Err(Failure::Failed(format!(
+                    "Unexpected kind: {}",
+                    other.unwrap_or("unknown")
+                ))),
+            }?;
+        }
+        Ok(root.into_value())
+    }
+}
+
+/// What decoding `body` (a list whose operations are objects or `null`) into the patch
+/// handler's `[]jsonPatchOp` strictly reports (`kjson.UnmarshalStrict`, case-sensitive): each
+/// member other than `op`, `path`, `from` and `value`, and each of those repeated, in the
+/// order they come, by their place (`unknown field "[0].bogus"`).
+pub(crate) fn strict_field_errors(body: &[u8]) -> Vec<String> {
+    const FIELDS: [&str; 4] = ["op", "path", "from", "value"];
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    for (i, item) in raw::items(text).into_iter().enumerate() {
+        let mut seen = Vec::new();
+        for (key, _) in raw::members(item).unwrap_or_default() {
+            if !FIELDS.contains(&key.as_str()) {
+                errors.push(format!("unknown field \"[{i}].{key}\""));
+            } else if seen.contains(&key) {
+                errors.push(format!("duplicate field \"[{i}].{key}\""));
+            } else {
+                seen.push(key);
+            }
+        }
+    }
+    errors
+}
+
+/// The Go JSON type name of a value, as `json.UnmarshalTypeError` words it.
+fn go_json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The error for a body that is JSON but not a list.
+fn not_a_patch(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) => format!(
+            "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
+            go_json_kind(&v)
+        ),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A value of the document being patched, in the states of Go's `*lazyNode` that behave
+/// differently.
+#[derive(Debug, Clone)]
+enum Node {
+    /// A `nil` node: a `null` of the document (or inside a value), a missing member, an
+    /// operation's missing `value`.
+    Nil,
+    /// A node without text: an operation's `"value": null`. Not a container, and equal only to
+    /// another one.
+    NoText,
+    /// The text `null` (a copy of [`Node::NoText`]): read as a container it is a `nil` map,
+    /// which reads as empty and panics on assignment.
+    NullText,
+    Scalar(Scalar),
+    /// `partialDoc` (a Go map: written with its keys sorted).
+    Doc(BTreeMap<String, Node>),
+    /// `partialArray`.
+    Ary(Vec<Node>),
+}
+
+/// A string, number or boolean, with the JSON text it is compared by.
+#[derive(Debug, Clone)]
+enum Scalar {
+    /// From the document the server encoded: its text is Go's.
+    Doc(Value),
+    /// From a patch (or a copy): its text as written.
+    Text(String),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Doc(v) => go_json(v),
+            Scalar::Text(t) => t.clone(),
+        }
+    }
+}
+
+impl Node {
+    fn from_value(v: &Value) -> Node {
+        match v {
+            Value::Null => Node::Nil,
+            Value::Array(items) => Node::Ary(items.iter().map(Node::from_value).collect()),
+            Value::Object(map) => Node::Doc(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), Node::from_value(v)))
+                    .collect(),
+            ),
+            scalar => Node::Scalar(Scalar::Doc(scalar.clone())),
+        }
+    }
+
+    /// An operation's raw value (`None` for `null`): a container's members decoded (where Go
+    /// decodes them on first use; a repeated key keeps its last value, as a Go map does).
+    fn from_raw(raw: Option<&str>) -> Node {
+        let Some(text) = raw.filter(|t| *t != "null") else {
+            return Node::Nil;
+        };
+        match text.as_bytes().first() {
+            Some(b'{') => Node::Doc(
+                raw::members(text)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (k, Node::from_raw(Some(v))))
+                    .collect(),
+            ),
+            Some(b'[') => Node::Ary(
+                raw::items(text)
+                    .into_iter()
+                    .map(|v| Node::from_raw(Some(v)))
+                    .collect(),
+            ),
+            _ => Node::Scalar(Scalar::Text(text.to_owned())),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Node::Nil | Node::NoText | Node::NullText => Value::Null,
+            Node::Scalar(Scalar::Doc(v)) => v,
+            Node::Scalar(Scalar::Text(t)) => serde_json::from_str(&t).unwrap_or(Value::Null),
+            Node::Doc(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, v.into_value()))
+                    .collect::<Map<String, Value>>(),
+            ),
+            Node::Ary(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
+        }
+    }
+
+    /// Go's `json.Marshal` of the node (HTML characters escaped, maps sorted), and the node
+    /// that text decodes to (`deepCopy`).
+    fn deep_copy(&self) -> (Node, usize) {
+        let mut text = String::new();
+        self.marshal(&mut text);
+        let copy = match self {
+            Node::Nil => return (Node::Nil, 0),
+            Node::NoText | Node::NullText => Node::NullText,
+            other => other.reread(),
+        };
+        (copy, text.len())
+    }
+
+    /// The node the marshalled text of `self` decodes to, below the top: `null`s are `nil`.
+    fn reread(&self) -> Node {
+        match self {
+            Node::Nil | Node::NoText | Node::NullText => Node::Nil,
+            Node::Scalar(s) => Node::Scalar(Scalar::Text(escape_html(&s.text()))),
+            Node::Doc(map) => Node::Doc(map.iter().map(|(k, v)| (k.clone(), v.reread())).collect()),
+            Node::Ary(items) => Node::Ary(items.iter().map(Node::reread).collect()),
+        }
+    }
+
+    fn marshal(&self, out: &mut String) {
+        match self {
+            Node::Nil | Node::NoText | Node::NullText => out.push_str("null"),
+            Node::Scalar(s) => out.push_str(&escape_html(&s.text())),
+            Node::Doc(map) => {
+                out.push('{');
+                for (i, (k, v)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&go_json(&Value::String(k.clone())));
+                    out.push(':');
+                    v.marshal(out);
+                }
+                out.push('}');
+            }
+            Node::Ary(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    v.marshal(out);
+                }
+                out.push(']');
+            }
+        }
+    }
+
+    /// `lazyNode.equal`, `self` a node of the document and `other` one of the patch.
+    fn equal(&self, other: &Node) -> Result<bool, Failure> {
+        let nil = || Failure::Panic(NIL_DEREFERENCE);
+        match self {
+            Node::Nil => Err(nil()),
+            // Neither a map nor a list: compared by text, and a node without text has none.
+            Node::NoText | Node::Scalar(_) => {
+                let own = match self {
+                    Node::Scalar(s) => Some(s.text()),
+                    _ => None,
+                };
+                match other {
+                    Node::Nil => Err(nil()),
+                    Node::NoText => Ok(own.is_none()),
+                    Node::Scalar(s) => Ok(own.is_some_and(|t| t == s.text())),
+                    // The text of a map or list is never a scalar's.
+                    _ => Ok(false),
+                }
+            }
+            Node::NullText | Node::Doc(_) => {
+                let empty = BTreeMap::new();
+                let own = match self {
+                    Node::Doc(map) => map,
+                    _ => &empty,
+                };
+                let theirs = match other {
+                    Node::Nil => return Err(nil()),
+                    Node::Doc(map) => map,
+                    Node::NullText => &empty,
+                    _ => return Ok(false),
+                };
+                if own.len() != theirs.len() {
+                    return Ok(false);
+                }
+                for (key, mine) in own {
+                    let Some(their) = theirs.get(key) else {
+                        return Ok(false);
+                    };
+                    match (matches!(mine, Node::Nil), matches!(their, Node::Nil)) {
+                        (true, true) => continue,
+                        (false, false) => {}
+                        _ => return Ok(false),
+                    }
+                    if !mine.equal(their)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Node::Ary(own) => {
+                let theirs: &[Node] = match other {
+                    Node::Nil => return Err(nil()),
+                    Node::Ary(items) => items,
+                    Node::NullText => &[],
+                    _ => return Ok(false),
+                };
+                if own.len() != theirs.len() {
+                    return Ok(false);
+                }
+                for (mine, their) in own.iter().zip(theirs) {
+                    if !mine.equal(their)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// `container.get`: a map's member (`nil` when missing), or a list's element.
+    fn get(&self, key: &str) -> Result<&Node, String> {
+        const NIL: &Node = &Node::Nil;
+        match self {
+            Node::Doc(map) => Ok(map.get(key).unwrap_or(NIL)),
+            Node::Ary(items) => {
+                let i = existing_index(key, items.len())?;
+                Ok(&items[i])
+            }
+            _ => Ok(NIL),
+        }
+    }
+
+    /// `container.set` (for `replace`, after `get` found the key).
+    fn set(&mut self, key: &str, value: Node) -> Result<(), Failure> {
+        match self {
+            Node::Doc(map) => {
+                map.insert(key.to_owned(), value);
+                Ok(())
+            }
+            Node::Ary(items) => {
+                let i = existing_index(key, items.len()).map_err(Failure::Failed)?;
+                items[i] = value;
+                Ok(())
+            }
+            _ => Err(Failure::Panic(NIL_MAP)),
+        }
+    }
+
+    /// `container.add`.
+    fn add(&mut self, key: &str, value: Node) -> Result<(), Failure> {
+        match self {
+            Node::Doc(map) => {
+                map.insert(key.to_owned(), value);
+                Ok(())
+            }
+            Node::Ary(items) => {
+                if key == "-" {
+                    items.push(value);
+                    return Ok(());
+                }
+                let idx = atoi(key).map_err(|e| {
+                    Failure::Failed(format!("value was not a proper array index: '{key}': {e}"))
+                })?;
+                let size = items.len() + 1;
+                let i = resolve(idx, size)
+                    .filter(|&i| i < size)
+                    .ok_or_else(|| Failure::Failed(invalid_index(idx)))?;
+                items.insert(i, value);
+                Ok(())
+            }
+            _ => Err(Failure::Panic(NIL_MAP)),
+        }
+    }
+
+    /// `container.remove`, returning what was there.
+    fn remove(&mut self, key: &str) -> Result<Node, String> {
+        match self {
+            Node::Doc(map) => map
+                .remove(key)
+                .ok_or_else(|| format!("Unable to remove nonexistent key: {key}: missing value")),
+            Node::Ary(items) => {
+                let i = existing_index(key, items.len())?;
+                Ok(items.remove(i))
+            }
+            _ => Err(format!(
+                "Unable to remove nonexistent key: {key}: missing value"
+            )),
+        }
+    }
+}
+
+/// Go's `compact` with HTML escaping, as `json.Marshal` writes a raw value.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `strconv.Atoi`: an optional sign and decimal digits, within 64 bits.
+fn atoi(key: &str) -> Result<i64, String> {
+    let digits = key.strip_prefix(['+', '-']).unwrap_or(key);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("strconv.Atoi: parsing \"{key}\": invalid syntax"));
+    }
+    key.parse::<i64>()
+        .map_err(|_| format!("strconv.Atoi: parsing \"{key}\": value out of range"))
+}
+
+/// An index counted from the end when negative (`SupportNegativeIndices`), in `0..=len`
+/// wherever it points; `None` below the start.
+fn resolve(idx: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let idx = if idx < 0 {
+        if idx < -len {
+            return None;
+        }
+        idx + len
+    } else {
+        idx
+    };
+    usize::try_from(idx).ok()
+}
+
+fn invalid_index(idx: i64) -> String {
+    format!("Unable to access invalid index: {idx}: invalid index referenced")
+}
+
+/// The index of an existing element (`partialArray.get`, `remove`).
+fn existing_index(key: &str, len: usize) -> Result<usize, String> {
+    let idx = atoi(key)?;
+    resolve(idx, len)
+        .filter(|&i| i < len)
+        .ok_or_else(|| invalid_index(idx))
+}
+
+/// `rfc6901Decoder`: `~1` is `/`, `~0` is `~`, in one pass.
+fn decode_key(part: &str) -> String {
+    let mut out = String::with_capacity(part.len());
+    let mut rest = part;
+    while let Some(at) = rest.find('~') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        if let Some(tail) = after.strip_prefix("~1") {
+            out.push('/');
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix("~0") {
+            out.push('~');
+            rest = tail;
+        } else {
+            out.push('~');
+            rest = &after[1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `findObject`: the container holding the member `path` names, and that member's key. The
+/// path's first part is dropped unread; every part between must name a map or a list.
+fn find_object<'a>(root: &'a mut Node, path: &str) -> Option<(&'a mut Node, String)> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let key = decode_key(parts.pop().unwrap_or_default());
+    let mut doc = root;
+    for part in &parts[1..] {
+        let part = decode_key(part);
+        let next = match doc {
+            Node::Doc(map) => map.get_mut(&part)?,
+            Node::Ary(items) => {
+                let i = existing_index(&part, items.len()).ok()?;
+                &mut items[i]
+            }
+            // A `nil` map has no members.
+            _ => return None,
+        };
+        match next {
+            Node::Doc(_) | Node::Ary(_) | Node::NullText => doc = next,
+            _ => return None,
+        }
+    }
+    Some((doc, key))
+}
+
+/// One operation's members.
+struct Op<'a>(Option<&'a BTreeMap<String, Option<String>>>);
+
+impl Op<'_> {
+    fn member(&self, name: &str) -> Option<&Option<String>> {
+        self.0.and_then(|m| m.get(name))
+    }
+
+    /// `Operation.Kind`: `op` when it is a string.
+    fn kind(&self) -> Option<String> {
+        let raw = self.member("op")?.as_deref()?;
+        serde_json::from_str(raw).ok()
+    }
+
+    /// `Operation.Path` / `From`: the member when it is a string.
+    fn pointer(&self, name: &str) -> Result<String, String> {
+        let Some(raw) = self.member(name).and_then(|r| r.as_deref()) else {
+            return Err(format!("operation missing {name} field: missing value"));
+        };
+        serde_json::from_str::<String>(raw).map_err(|_| {
+            format!(
+                "json: cannot unmarshal {} into Go value of type string",
+                raw_kind(raw)
+            )
+        })
+    }
+
+    /// `Operation.value`: `None` when there is no `value` member.
+    fn value(&self) -> Option<Node> {
+        self.member("value").map(|raw| match raw.as_deref() {
+            None => Node::NoText,
+            raw => Node::from_raw(raw),
+        })
+    }
+}
+
+fn raw_kind(text: &str) -> &'static str {
+    serde_json::from_str::<Value>(text)
+        .map(|v| go_json_kind(&v))
+        .unwrap_or("value")
+}
+
+fn failed(why: impl Into<String>) -> Failure {
+    Failure::Failed(why.into())
+}
+
+fn add(root: &mut Node, op: &Op<'_>) -> Result<(), Failure> {
+    let path = op
+        .pointer("path")
+        .map_err(|_| failed("add operation failed to decode path: missing value"))?;
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "add operation does not apply: doc is missing path: \"{path}\": missing value"
+        )));
+    };
+    con.add(&key, op.value().unwrap_or(Node::Nil))
+        .map_err(|e| in_context(e, &format!("error in add for path: '{path}'")))
+}
+
+fn remove(root: &mut Node, op: &Op<'_>) -> Result<(), Failure> {
+    let path = op
+        .pointer("path")
+        .map_err(|_| failed("remove operation failed to decode path: missing value"))?;
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "remove operation does not apply: doc is missing path: \"{path}\": missing value"
+        )));
+    };
+    con.remove(&key)
+        .map(drop)
+        .map_err(|e| failed(format!("error in remove for path: '{path}': {e}")))
+}
+
+fn replace(root: &mut Node, op: &Op<'_>) -> Result<(), Failure> {
+    let path = op
+        .pointer("path")
+        .map_err(|e| failed(format!("replace operation failed to decode path: {e}")))?;
+    if path.is_empty() {
+        // The whole document: only by a map or a list.
+        return match op.value() {
+            None => Err(Failure::Panic(NIL_DEREFERENCE)),
+            Some(value @ (Node::Doc(_) | Node::Ary(_))) => {
+                *root = value;
+                Ok(())
+            }
+            Some(_) => Err(failed(
+                "replace operation value must be object or array: %!w(<nil>)",
+            )),
+        };
+    }
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "replace operation does not apply: doc is missing path: {path}: missing value"
+        )));
+    };
+    if con.get(&key).is_err() {
+        return Err(failed(format!(
+            "replace operation does not apply: doc is missing key: {path}: missing value"
+        )));
+    }
+    con.set(&key, op.value().unwrap_or(Node::Nil))
+        .map_err(|e| in_context(e, &format!("error in remove for path: '{path}'")))
+}
+
+fn move_(root: &mut Node, op: &Op<'_>) -> Result<(), Failure> {
+    let from = op
+        .pointer("from")
+        .map_err(|e| failed(format!("move operation failed to decode from: {e}")))?;
+    let Some((con, key)) = find_object(root, &from) else {
+        return Err(failed(format!(
+            "move operation does not apply: doc is missing from path: {from}: missing value"
+        )));
+    };
+    con.get(&key)
+        .map_err(|e| failed(format!("error in move for path: '{key}': {e}")))?;
+    let value = con
+        .remove(&key)
+        .map_err(|e| failed(format!("error in move for path: '{key}': {e}")))?;
+    let path = op
+        .pointer("path")
+        .map_err(|e| failed(format!("move operation failed to decode path: {e}")))?;
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "move operation does not apply: doc is missing destination path: {path}: missing value"
+        )));
+    };
+    con.add(&key, value)
+        .map_err(|e| in_context(e, &format!("error in move for path: '{path}'")))
+}
+
+fn test(root: &mut Node, op: &Op<'_>) -> Result<(), Failure> {
+    let path = op
+        .pointer("path")
+        .map_err(|e| failed(format!("test operation failed to decode path: {e}")))?;
+    let value = op.value();
+    let test_failed = || failed(format!("testing value {path} failed: test failed"));
+    if path.is_empty() {
+        let Some(value) = value else {
+            return Err(Failure::Panic(NIL_DEREFERENCE));
+        };
+        return if root.equal(&value)? {
+            Ok(())
+        } else {
+            Err(test_failed())
+        };
+    }
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "test operation does not apply: is missing path: {path}: missing value"
+        )));
+    };
+    let found = con
+        .get(&key)
+        .map_err(|e| failed(format!("error in test for path: '{path}': {e}")))?;
+    let equal = match (found, &value) {
+        // Missing (or `null`) is what a missing value or `null` tests for.
+        (Node::Nil, None | Some(Node::NoText)) => true,
+        (Node::Nil, Some(_)) | (_, None) => false,
+        (found, Some(value)) => found.equal(value)?,
+    };
+    if equal { Ok(()) } else { Err(test_failed()) }
+}
+
+fn copy(root: &mut Node, op: &Op<'_>, copied: &mut usize) -> Result<(), Failure> {
+    let from = op
+        .pointer("from")
+        .map_err(|e| failed(format!("copy operation failed to decode from: {e}")))?;
+    let Some((con, key)) = find_object(root, &from) else {
+        return Err(failed(format!(
+            "copy operation does not apply: doc is missing from path: {from}: missing value"
+        )));
+    };
+    let value = con
+        .get(&key)
+        .map_err(|e| failed(format!("error in copy for from: '{from}': {e}")))?
+        .clone();
+    let path = op
+        .pointer("path")
+        .map_err(|_| failed("copy operation failed to decode path: missing value"))?;
+    let Some((con, key)) = find_object(root, &path) else {
+        return Err(failed(format!(
+            "copy operation does not apply: doc is missing destination path: {path}: missing value"
+        )));
+    };
+    let (copy, size) = value.deep_copy();
+    *copied = copied.saturating_add(size);
+    if *copied > MAX_COPY_BYTES {
+        return Err(failed(format!(
+            "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_COPY_BYTES}"
+        )));
+    }
+    con.add(&key, copy)
+        .map_err(|e| in_context(e, "error while adding value during copy"))
+}
+
+/// A container's failure, wrapped as the operation wraps it; a panic stays one.
+fn in_context(failure: Failure, context: &str) -> Failure {
+    match failure {
+        Failure::Failed(why) => Failure::Failed(format!("{context}: {why}")),
+        panic => panic,
+    }
+}
+
+/// The texts of the members of JSON the body's decoding has checked already, as Go's decoder
+/// hands them to `json.RawMessage`s: without the space around them.
+mod raw {
+    /// The elements of the list `text` (none when it is not one).
+    pub(super) fn items(text: &str) -> Vec<&str> {
+        let mut items = Vec::new();
+        let Some(mut at) = open(text, b'[') else {
+            return items;
+        };
+        while let Some(end) = value_end(text, at) {
+            items.push(&text[at..end]);
+            match next(text, end) {
+                Some((b',', after)) => at = skip_space(text, after),
+                _ => break,
+            }
+        }
+        items
+    }
+
+    /// The members of the object `text`, keys decoded (`None` when it is not an object).
+    pub(super) fn members(text: &str) -> Option<Vec<(String, &str)>> {
+        let mut members = Vec::new();
+        let mut at = open(text, b'{')?;
+        while let Some(key_end) = value_end(text, at) {
+            let key: String = serde_json::from_str(&text[at..key_end]).ok()?;
+            let (_, after_colon) = next(text, key_end).filter(|(c, _)| *c == b':')?;
+            let start = skip_space(text, after_colon);
+            let end = value_end(text, start)?;
+            members.push((key, &text[start..end]));
+            match next(text, end) {
+                Some((b',', after)) => at = skip_space(text, after),
+                _ => break,
+            }
+        }
+        Some(members)
+    }
+
+    /// Where the first member of a container opened by `bracket` starts (`None` when `text`
+    /// is not such a container).
+    fn open(text: &str, bracket: u8) -> Option<usize> {
+        let start = skip_space(text, 0);
+        (text.as_bytes().get(start) == Some(&bracket)).then(|| skip_space(text, start + 1))
+    }
+
+    fn skip_space(text: &str, mut at: usize) -> usize {
+        let bytes = text.as_bytes();
+        while bytes
+            .get(at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            at += 1;
+        }
+        at
+    }
+
+    /// The next byte that is not space, and the position after it.
+    fn next(text: &str, at: usize) -> Option<(u8, usize)> {
+        let at = skip_space(text, at);
+        text.as_bytes().get(at).map(|b| (*b, at + 1))
+    }
+
+    /// Where the value starting at `start` ends (`None` at a closing bracket or the end).
+    fn value_end(text: &str, start: usize) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut at = start;
+        while let Some(&b) = bytes.get(at) {
+            at += 1;
+            if in_string {
+                match (escaped, b) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => {
+                        in_string = false;
+                        if depth == 0 {
+                            return Some(at);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => return (at - 1 > start).then_some(at - 1),
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(at);
+                    }
+                }
+                b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {
+                    return (at - 1 > start).then_some(at - 1);
+                }
+                _ => {}
+            }
+        }
+        (at > start && depth == 0 && !in_string).then_some(at)
+    }
+}
+
+#[cfg(test)]
+mod tests;
