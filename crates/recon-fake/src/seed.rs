@@ -86,11 +86,17 @@ impl ApiServer {
         let Value::Object(obj) = value else {
             return Err(SeedError::NotAnObject(value.to_string()));
         };
-        // Checked before anything walks it recursively, and so nothing unreadable is stored.
-        if !nesting::object_within_limit(&obj) {
+        // Nothing is stored that the server could not read back.
+        let depth = nesting::object_depth(&obj);
+        if depth > nesting::GO_MAX_DEPTH {
+            nesting::dispose(Value::Object(obj));
             return Err(SeedError::Invalid(nesting::too_deep().message().to_owned()));
         }
-        self.shared.lock().seed(obj)
+        let mut state = self.shared.lock();
+        if depth > nesting::SHALLOW {
+            return nesting::on_deep_stack(|| state.seed(obj));
+        }
+        state.seed(obj)
     }
 }
 

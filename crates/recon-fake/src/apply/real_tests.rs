@@ -140,6 +140,7 @@ impl Server {
             time,
             reset_fields: reset,
             served: None,
+            unstructured: false,
         }
     }
 

@@ -27,6 +27,7 @@ fn req<'a>(
         time: Time::parse(NOW).unwrap(),
         reset_fields: reset,
         served: None,
+        unstructured: false,
     }
 }
 

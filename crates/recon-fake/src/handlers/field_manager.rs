@@ -74,6 +74,7 @@ impl<'c> FieldManager<'c> {
             time: self.time,
             reset_fields: &self.reset,
             served: self.served.as_deref(),
+            unstructured: self.call.rt.custom,
         }
     }
 
@@ -94,7 +95,11 @@ impl<'c> FieldManager<'c> {
                 Some(old) => with_value(old, |old| record(Some(&*old))),
                 None => record(None),
             };
-            managed.write_to(doc);
+            if self.call.rt.custom {
+                managed.write_to_unstructured(doc);
+            } else {
+                managed.write_to(doc);
+            }
         });
     }
 

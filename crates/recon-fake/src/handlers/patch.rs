@@ -29,7 +29,8 @@ use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};
-use crate::wire::object::{Object, json_type, normalize_metadata};
+use crate::wire::nesting;
+use crate::wire::object::{Object, json_type, normalize_metadata, read_json};
 use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
@@ -104,6 +105,10 @@ impl State {
                 "json: cannot unmarshal non-object into Go value of type map[string]interface {}",
             ));
         };
+        // A JSON patch can nest a deep value at the end of a deep path.
+        if nesting::object_depth(&object) > nesting::GO_MAX_DEPTH {
+            return Err(nesting::too_deep());
+        }
         let go_struct = gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind);
         // A strategic merge patch's result goes back into the Go type through the unstructured
         // converter, whose error quotes the patch.
@@ -222,7 +227,7 @@ fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), Api
 /// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
 /// Returns the patch.
 fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
-    let patch: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
+    let patch: Value = read_json(body).map_err(|e| decode_error(body, e))?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -237,7 +242,7 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
 /// failure is a 422 whose detail the server drops; a `test` for `null` passes on a missing key.
 /// Returns the operations.
 fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<Vec<Value>, ApiError> {
-    let ops: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
+    let ops: Value = read_json(body).map_err(|e| decode_error(body, e))?;
     let Value::Array(ops) = ops else {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",

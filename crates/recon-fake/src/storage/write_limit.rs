@@ -6,12 +6,8 @@
 //! The size counted is the object's JSON and its key. etcd holds built-in kinds as protobuf,
 //! which is smaller than JSON: a built-in object just under the limit in protobuf is refused
 //! here and stored by a real server.
-//!
-//! Before size, depth: an object nesting deeper than the server can read back is refused
-//! ([`nesting`]).
 
 use crate::wire::error::ApiError;
-use crate::wire::nesting;
 use crate::wire::object::{Object, encode_body};
 
 /// etcd's default `--max-request-bytes`.
@@ -20,8 +16,7 @@ const MAX_WRITE_BYTES: usize = 3 << 19;
 /// sets, a `managedFields` entry): below the limit by this much, a write fits without measuring.
 const SLACK: usize = 64 << 10;
 
-/// Checks that `obj` nests no deeper than the server reads back, and that, written under
-/// `key`, it fits one etcd write; `bound` is the size of what it was made from (the request
+/// Checks that `obj`, written under `key`, fits one etcd write; `bound` is the size of what it was made from (the request
 /// body and the stored object), so the common small write is not measured. Too large, `managedFields` are dropped when `drop_managed_fields` allows (not for
 /// apply), and the object measured again.
 pub(crate) fn fit(
@@ -30,9 +25,6 @@ pub(crate) fn fit(
     bound: usize,
     drop_managed_fields: bool,
 ) -> Result<(), ApiError> {
-    if !nesting::object_within_limit(obj) {
-        return Err(nesting::too_deep());
-    }
     if bound.saturating_add(SLACK) < MAX_WRITE_BYTES {
         return Ok(());
     }
