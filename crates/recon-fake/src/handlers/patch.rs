@@ -271,16 +271,48 @@ fn apply_json_patch(doc: &mut Value, body: &[u8]) -> Result<Vec<Value>, ApiError
         }
     }
     let mut work = doc.clone();
+    // How deep the document may be, kept as the operations go: each puts a value as deep as
+    // its path is long. Copies and moves can double the depth each time, and a body's worth of
+    // them would nest the document past what any stack walks: an operation taking it past
+    // twice Go's limit ends the patch (the patched object must be within the limit anyway).
+    let mut depth = nesting::value_depth(&work);
     for op in &ops {
         if is_null_test_of_missing_key(&work, op) {
             continue;
         }
+        let placed = placed_depth(&work, op, depth);
         let op: json_patch::PatchOperation =
             serde_json::from_value(op.clone()).map_err(|_| patch_rejected())?;
         json_patch::patch(&mut work, std::slice::from_ref(&op)).map_err(|_| patch_rejected())?;
+        depth = depth.max(placed);
+        if depth > 2 * nesting::GO_MAX_DEPTH {
+            // A move's depth was a bound: measured before giving up.
+            depth = nesting::value_depth(&work);
+            if depth > 2 * nesting::GO_MAX_DEPTH {
+                nesting::dispose(work);
+                return Err(nesting::too_deep());
+            }
+        }
     }
     *doc = work;
     Ok(ops)
+}
+
+/// How deep the deepest level an operation writes into `doc` (at most `depth` deep) will be:
+/// its path's length and the depth of the value it puts there. A copy's value is measured (the
+/// copy walks it anyway); a move's is bounded by where it comes from.
+fn placed_depth(doc: &Value, op: &Value, depth: usize) -> usize {
+    let text = |key: &str| op.get(key).and_then(Value::as_str);
+    let levels = |path: Option<&str>| path.map_or(0, |p| p.matches('/').count());
+    let value = match text("op") {
+        Some("add" | "replace") => op.get("value").map_or(0, nesting::value_depth),
+        Some("copy") => text("from")
+            .and_then(|from| doc.pointer(from))
+            .map_or(0, nesting::value_depth),
+        Some("move") => depth.saturating_sub(levels(text("from"))),
+        _ => return 0,
+    };
+    levels(text("path")) + value
 }
 
 /// `{"op":"test","path":"/a/b","value":null}` where `/a` exists and has no `b`: evanphx/json-patch

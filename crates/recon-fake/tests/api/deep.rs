@@ -327,3 +327,49 @@ async fn objects_are_stored_as_deep_as_go_reads_them_back() {
     .await;
     assert_eq!(code, 200, "{deleted}");
 }
+
+// A JSON patch whose copies double the depth each time would build, within a 3 MiB body, an
+// object half a million levels deep in memory, past any stack's worth of recursion: the patch
+// ends once the object is twice as deep as Go reads, and nothing is stored.
+#[tokio::test]
+async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
+    let (server, api) = server().await;
+    let spec = nested(9000, "1");
+    let (code, created) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    // Each copy puts the whole spec in place of its own leaf, doubling its depth.
+    let mut ops = Vec::new();
+    let mut levels = 9000;
+    while ops.iter().map(String::len).sum::<usize>() < 2 << 20 {
+        let path = format!("/spec{}", "/a".repeat(levels));
+        ops.push(format!(r#"{{"op":"copy","from":"/spec","path":"{path}"}}"#));
+        levels *= 2;
+    }
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/deep"),
+        "application/json-patch+json",
+        format!("[{}]", ops.join(",")),
+    )
+    .await;
+    assert_eq!(code, 500, "{message}");
+    assert!(message.contains("deeper than 10000 levels"), "{message}");
+    let (_, text) = send(
+        &server,
+        "GET",
+        &format!("{WIDGETS}/deep"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!(spec_of(&text), spec);
+    assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
+}
