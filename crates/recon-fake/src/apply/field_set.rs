@@ -31,15 +31,17 @@ impl FieldSet {
         s
     }
 
-    /// Adds a path; the empty path (the whole object) is never tracked.
+    /// Adds a path; the empty path (the whole object) is never tracked. Walks down a loop, not
+    /// by recursion: a path is as long as the object is deep.
     pub fn insert(&mut self, path: &[PathElement]) {
-        match path {
-            [] => {}
-            [last] => {
-                self.members.insert(last.clone());
-            }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut node = self;
+        for pe in parents {
+            node = node.children.entry(pe.clone()).or_default();
         }
+        node.members.insert(last.clone());
     }
 
     /// Whether `path` was inserted (a prefix of an inserted path is not in the set).

@@ -17,7 +17,7 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
-use recon_fake::ApiServer;
+use recon_fake::{ApiServer, ManualClock};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -74,11 +74,15 @@ impl kube::Resource for Deep {
 }
 
 async fn server() -> (ApiServer, Api<Deep>) {
+    serve(ApiServer::new()).await
+}
+
+/// `server` with the widgets CRD installed.
+async fn serve(server: ApiServer) -> (ApiServer, Api<Deep>) {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance/crds/widgets.yaml");
     let text = std::fs::read_to_string(&path).expect("the widgets CRD");
     let crd: CustomResourceDefinition = serde_saphyr::from_str(&text).expect("a CRD");
-    let server = ApiServer::new();
     server.install_crd(&crd).await.expect("installed");
     let api = Api::namespaced(server.client(), "default");
     (server, api)
@@ -372,4 +376,35 @@ async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
     .await;
     assert_eq!(spec_of(&text), spec);
     assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
+}
+
+// Mutating admission hooks take and give the object as a value (copied, then dropped): with a
+// deep one they run on the deep stack too. On a stopped clock: a round of admission compares
+// the object it parks, managedFields times and all, with the one the hooks saw, and a deep
+// object's round in a debug build can take longer than the second those times are written to.
+#[tokio::test]
+async fn a_mutate_hook_sees_a_deep_object() {
+    let clock = ManualClock::new("2024-01-01T00:00:00Z".parse().expect("a time"));
+    let (server, api) = serve(ApiServer::builder().clock(clock).build()).await;
+    server
+        .on(recon_fake::Verb::Create, "widgets")
+        .mutate(|object| {
+            object["metadata"]["labels"] = json!({"hooked": "yes"});
+        });
+    let spec = nested(6001, r#""x""#);
+    let (code, created) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    assert_eq!(spec_of(&created), spec);
+    let got = api.get("deep").await.expect("get");
+    assert_eq!(
+        got.meta.labels.get("hooked").map(String::as_str),
+        Some("yes")
+    );
 }
