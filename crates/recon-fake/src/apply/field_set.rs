@@ -44,6 +44,24 @@ impl FieldSet {
         node.members.insert(last.clone());
     }
 
+    /// Adds the path made of `pe` alone.
+    pub(super) fn add_member(&mut self, pe: PathElement) {
+        self.members.insert(pe);
+    }
+
+    /// Adds the paths of `child` under `pe`; an empty `child` adds nothing.
+    pub(super) fn adopt(&mut self, pe: PathElement, child: FieldSet) {
+        if child.is_empty() {
+            return;
+        }
+        match self.children.get_mut(&pe) {
+            Some(mine) => mine.union_with(&child),
+            None => {
+                self.children.insert(pe, child);
+            }
+        }
+    }
+
     /// Whether `path` was inserted (a prefix of an inserted path is not in the set).
     #[cfg(test)]
     pub fn has(&self, path: &[PathElement]) -> bool {
