@@ -59,7 +59,9 @@ impl ApiServer {
     /// it (a cluster may hold objects a newer schema refuses). A built-in is decoded into its
     /// Go type: unknown fields are dropped, and a value of the wrong type is
     /// [`SeedError::Invalid`], since no typed client could read it back. Nothing is recorded
-    /// in the request log.
+    /// in the request log. An object nested deeper than Go's decoder reads (10000 levels) is
+    /// [`SeedError::Invalid`] too; one that deep is serialised by recursion on the caller's
+    /// stack (as its own drop recurses), the rest of the seeding on a stack of its own.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
