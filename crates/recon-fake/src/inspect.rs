@@ -15,7 +15,9 @@ impl ApiServer {
     /// cluster-scoped kinds), as a GET of that version would return it; `None` when there is no
     /// such object or no such kind, and (logged as a warning) when its stored body does not
     /// decode, which a GET would answer with a 500. Nothing is recorded in the request log and no
-    /// reactor runs.
+    /// reactor runs. An object nested deeper than serde_json reads (128 levels), which the server
+    /// stores and serves, is `None` here too (logged): a `Value` that deep recurses once a level
+    /// when dropped, and a test thread's stack holds a few thousand; read it with a GET.
     ///
     /// ```
     /// use recon_fake::ApiServer;

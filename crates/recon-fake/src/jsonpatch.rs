@@ -28,6 +28,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::wire::go_json::go_json;
+use crate::wire::nesting;
+use crate::wire::object::read_json;
 
 /// `JSONPatchMaxCopyBytes` of the generic API server's config: the bytes all the `copy`
 /// operations of one patch may add.
@@ -51,6 +53,8 @@ pub(crate) enum Failure {
     Failed(String),
     /// The library would panic (a `nil` dereference or an assignment into a `nil` map).
     Panic(&'static str),
+    /// An operation nested the document deeper than the patch may.
+    TooDeep,
 }
 
 impl fmt::Display for Failure {
@@ -58,6 +62,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Failed(why) => f.write_str(why),
             Failure::Panic(why) => write!(f, "panic: {why}"),
+            Failure::TooDeep => f.write_str("the patch nests the object too deep"),
         }
     }
 }
@@ -71,10 +76,11 @@ impl Patch {
     /// `jsonpatch.DecodePatch`: a JSON array (or `null`, no operations) of objects (or
     /// `null`s). The error is Go's `json.Unmarshal` message.
     pub(crate) fn decode(body: &[u8]) -> Result<Patch, String> {
-        let ops: Option<Vec<Value>> =
-            serde_json::from_slice(body).map_err(|_| not_a_patch(body))?;
-        let Some(items) = ops else {
-            return Ok(Patch::default());
+        // Read as deep as Go reads: an operation's value may nest thousands of levels.
+        let items = match read_json(body) {
+            Ok(Value::Null) => return Ok(Patch::default()),
+            Ok(Value::Array(items)) => items,
+            _ => return Err(not_a_patch(body)),
         };
         if let Some(bad) = items.iter().find(|i| !(i.is_object() || i.is_null())) {
             return Err(format!(
@@ -102,12 +108,17 @@ impl Patch {
         self.ops.len()
     }
 
-    /// `Patch.Apply` to `doc`: all operations in order, or none.
-    pub(crate) fn apply(&self, doc: &Value) -> Result<Value, Failure> {
+    /// `Patch.Apply` to `doc`: all operations in order, or none. An operation that nests the
+    /// document deeper than `max_depth` ends the patch ([`Failure::TooDeep`]): each copy or move
+    /// can double the depth, and a body's worth of them would nest it past what any stack walks.
+    pub(crate) fn apply(&self, doc: &Value, max_depth: usize) -> Result<Value, Failure> {
         let mut root = Node::from_value(doc);
         let mut copied = 0usize;
+        // A bound on the document's depth, kept as the operations go.
+        let mut depth = nesting::value_depth(doc);
         for op in &self.ops {
             let op = Op(op.as_ref());
+            let placed = op.placed_depth(depth);
             match op.kind().as_deref() {
                 Some("add") => add(&mut root, &op),
                 Some("remove") => remove(&mut root, &op),
@@ -120,6 +131,14 @@ impl Patch {
                     other.unwrap_or("unknown")
                 ))),
             }?;
+            depth = depth.max(placed);
+            if depth > max_depth {
+                // The bound was loose for a copy or move: measured before giving up.
+                depth = root.depth();
+                if depth > max_depth {
+                    return Err(Failure::TooDeep);
+                }
+            }
         }
         Ok(root.into_value())
     }
@@ -247,6 +266,23 @@ impl Node {
             ),
             _ => Node::Scalar(Scalar::Text(text.to_owned())),
         }
+    }
+
+    /// How many containers nest along the deepest branch (`nesting::value_depth` of the value
+    /// it stands for), counted without recursion.
+    fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut pending = vec![(self, 0)];
+        while let Some((node, above)) = pending.pop() {
+            let depth = above + 1;
+            match node {
+                Node::Doc(map) => pending.extend(map.values().map(|child| (child, depth))),
+                Node::Ary(items) => pending.extend(items.iter().map(|child| (child, depth))),
+                _ => continue,
+            }
+            deepest = deepest.max(depth);
+        }
+        deepest
     }
 
     fn into_value(self) -> Value {
@@ -586,6 +622,22 @@ impl Op<'_> {
         })
     }
 
+    /// How deep the deepest level this operation writes into a document at most `depth` deep
+    /// can be: its path's length and the depth of the value it puts there (for a copy or a
+    /// move, at most what lies below where it comes from).
+    fn placed_depth(&self, depth: usize) -> usize {
+        let levels = |name| self.pointer(name).map_or(0, |p| p.matches('/').count());
+        let value = match self.kind().as_deref() {
+            Some("add" | "replace") => self
+                .member("value")
+                .and_then(|raw| raw.as_deref())
+                .map_or(0, |raw| nesting::text_depth(raw.as_bytes())),
+            Some("copy" | "move") => depth.saturating_sub(levels("from")),
+            _ => return 0,
+        };
+        levels("path") + value
+    }
+
     /// `Operation.value`: `None` when there is no `value` member.
     fn value(&self) -> Option<Node> {
         self.member("value").map(|raw| match raw.as_deref() {
@@ -596,7 +648,7 @@ impl Op<'_> {
 }
 
 fn raw_kind(text: &str) -> &'static str {
-    serde_json::from_str::<Value>(text)
+    read_json(text.as_bytes())
         .map(|v| go_json_kind(&v))
         .unwrap_or("value")
 }

@@ -359,7 +359,8 @@ pub(crate) fn check_write_answer(
         "strconv.ParseUint: parsing ",
         // structured-merge-diff: an applied body that does not fit the schema.
         "failed to create typed patch object",
-        // The in-memory store's own limit (serde_json's nesting), documented in `wire::nesting`.
+        // A JSON patch nesting the object past Go's decoder limit: the in-memory server's own
+        // answer (kube-apiserver's is a 422 quoting the patched object), in `wire::nesting`.
         "the object nests arrays and objects deeper than",
     ];
     match answer.status {

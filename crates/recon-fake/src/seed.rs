@@ -59,7 +59,9 @@ impl ApiServer {
     /// it (a cluster may hold objects a newer schema refuses). A built-in is decoded into its
     /// Go type: unknown fields are dropped, and a value of the wrong type is
     /// [`SeedError::Invalid`], since no typed client could read it back. Nothing is recorded
-    /// in the request log.
+    /// in the request log. An object nested deeper than Go's decoder reads (10000 levels) is
+    /// [`SeedError::Invalid`] too; one that deep is serialised by recursion on the caller's
+    /// stack (as its own drop recurses), the rest of the seeding on a stack of its own.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -86,11 +88,17 @@ impl ApiServer {
         let Value::Object(obj) = value else {
             return Err(SeedError::NotAnObject(value.to_string()));
         };
-        // Checked before anything walks it recursively, and so nothing unreadable is stored.
-        if !nesting::object_within_limit(&obj) {
+        // Nothing is stored that the server could not read back.
+        let depth = nesting::object_depth(&obj);
+        if depth > nesting::GO_MAX_DEPTH {
+            nesting::dispose(Value::Object(obj));
             return Err(SeedError::Invalid(nesting::too_deep().message().to_owned()));
         }
-        self.shared.lock().seed(obj)
+        let mut state = self.shared.lock();
+        if depth > nesting::SHALLOW {
+            return nesting::on_deep_stack(|| state.seed(obj));
+        }
+        state.seed(obj)
     }
 }
 

@@ -28,6 +28,7 @@ use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
 use crate::request::watch_stream::WatchStream;
 use crate::state::State;
 use crate::wire::error::ApiError;
+use crate::wire::nesting;
 
 /// The response body type of the service.
 pub(crate) type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -120,6 +121,12 @@ impl Incoming {
             body,
             route,
         }
+    }
+
+    /// Whether the body nests deeper than [`nesting::SHALLOW`]; a body shorter than that
+    /// cannot, so most are not even measured.
+    fn deep_body(&self) -> bool {
+        self.body.len() > nesting::SHALLOW && nesting::text_depth(&self.body) > nesting::SHALLOW
     }
 
     fn resource(&self) -> Option<&ResourcePath> {
@@ -236,7 +243,15 @@ impl FakeService {
             Some(reply) => reply,
             None if hooks.is_empty() => state.serve(&incoming),
             None => {
-                let (reply, locked) = self.serve_admitted(state, &incoming, &hooks);
+                // The hooks take and give the object as a value, which a deep one overflows
+                // (a copy and a drop recurse once a level): served on the deep stack whole.
+                let deep = incoming.deep_body() || state.store.held_deep();
+                let serve = || self.serve_admitted(state, &incoming, &hooks);
+                let (reply, locked) = if deep {
+                    nesting::on_deep_stack(serve)
+                } else {
+                    serve()
+                };
                 state = locked;
                 reply
             }
@@ -350,8 +365,17 @@ fn into_response(
 }
 
 impl State {
-    /// Serves a request, then sends what it changed to the open watches.
+    /// Serves a request, then sends what it changed to the open watches. A request whose body
+    /// nests deep, or made once the server has stored a deep object, is served on a stack that
+    /// holds the recursive walkers at any depth the server reads ([`nesting`]).
     fn serve(&mut self, incoming: &Incoming) -> Reply {
+        if incoming.deep_body() || self.store.held_deep() {
+            return nesting::on_deep_stack(|| self.serve_here(incoming));
+        }
+        self.serve_here(incoming)
+    }
+
+    fn serve_here(&mut self, incoming: &Incoming) -> Reply {
         let reply = self.route(incoming);
         self.notify_watchers();
         reply

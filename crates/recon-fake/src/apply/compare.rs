@@ -43,8 +43,10 @@ pub fn compare(old: &Value, new: &Value, schema: &Schema) -> Comparison {
         out: Comparison::default(),
         path: Vec::new(),
         built: Vec::new(),
+        open: Default::default(),
     };
     w.walk(&schema.root, Some(old), Some(new));
+    w.close_to(0);
     w.out
 }
 
@@ -57,9 +59,9 @@ enum Step<'v> {
 /// Which set of the comparison a path goes to.
 #[derive(Clone, Copy)]
 enum Change {
-    Removed,
-    Modified,
-    Added,
+    Removed = 0,
+    Modified = 1,
+    Added = 2,
 }
 
 struct Walker<'v> {
@@ -68,6 +70,11 @@ struct Walker<'v> {
     /// The first steps of `path` as elements: only as far as a path was recorded, so that
     /// walking what did not change allocates nothing for it.
     built: Vec<PathElement>,
+    /// For each set (by [`Change`]), the nodes being filled along `built`: the one at `i` holds
+    /// the paths under `built[..=i]` (with `built[i]`, which leads to it). A node goes into the
+    /// one above when the walk leaves it, so a path is recorded at the cost of its last
+    /// element, not of its length (as long as the object is deep).
+    open: [Vec<(PathElement, FieldSet)>; 3],
 }
 
 impl<'v> Walker<'v> {
@@ -83,6 +90,25 @@ impl<'v> Walker<'v> {
     fn pop(&mut self) {
         self.path.pop();
         self.built.truncate(self.path.len());
+        self.close_to(self.built.len());
+    }
+
+    /// Puts the open nodes past the first `len` into those above them (the last into the set).
+    fn close_to(&mut self, len: usize) {
+        let sets = [
+            &mut self.out.removed,
+            &mut self.out.modified,
+            &mut self.out.added,
+        ];
+        for (set, open) in sets.into_iter().zip(self.open.iter_mut()) {
+            while open.len() > len {
+                let Some((pe, node)) = open.pop() else { break };
+                match open.last_mut() {
+                    Some((_, parent)) => parent.adopt(pe, node),
+                    None => set.adopt(pe, node),
+                }
+            }
+        }
     }
 
     /// Records the current path in one of the sets.
@@ -93,12 +119,24 @@ impl<'v> Walker<'v> {
                 Step::Element(pe) => pe.clone(),
             });
         }
-        let set = match change {
-            Change::Removed => &mut self.out.removed,
-            Change::Modified => &mut self.out.modified,
-            Change::Added => &mut self.out.added,
+        let Some((last, parents)) = self.built.split_last() else {
+            return;
         };
-        set.insert(&self.built);
+        let open = &mut self.open[change as usize];
+        for pe in &parents[open.len().min(parents.len())..] {
+            open.push((pe.clone(), FieldSet::new()));
+        }
+        match parents.len().checked_sub(1) {
+            Some(parent) => open[parent].1.add_member(last.clone()),
+            None => {
+                let set = match change {
+                    Change::Removed => &mut self.out.removed,
+                    Change::Modified => &mut self.out.modified,
+                    Change::Added => &mut self.out.added,
+                };
+                set.add_member(last.clone());
+            }
+        }
     }
 
     fn walk(&mut self, t: &Type, lhs: Option<&'v Value>, rhs: Option<&'v Value>) {

@@ -31,14 +31,34 @@ impl FieldSet {
         s
     }
 
-    /// Adds a path; the empty path (the whole object) is never tracked.
+    /// Adds a path; the empty path (the whole object) is never tracked. Walks down a loop, not
+    /// by recursion: a path is as long as the object is deep.
     pub fn insert(&mut self, path: &[PathElement]) {
-        match path {
-            [] => {}
-            [last] => {
-                self.members.insert(last.clone());
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut node = self;
+        for pe in parents {
+            node = node.children.entry(pe.clone()).or_default();
+        }
+        node.members.insert(last.clone());
+    }
+
+    /// Adds the path made of `pe` alone.
+    pub(super) fn add_member(&mut self, pe: PathElement) {
+        self.members.insert(pe);
+    }
+
+    /// Adds the paths of `child` under `pe`; an empty `child` adds nothing.
+    pub(super) fn adopt(&mut self, pe: PathElement, child: FieldSet) {
+        if child.is_empty() {
+            return;
+        }
+        match self.children.get_mut(&pe) {
+            Some(mine) => mine.union_with(&child),
+            None => {
+                self.children.insert(pe, child);
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
         }
     }
 

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::field_set::FieldSet;
 use super::time::Time;
 use crate::wire::go_json::write_go_string;
+use crate::wire::nesting::{self, GO_MAX_DEPTH};
 
 /// The kind of write an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -336,8 +337,35 @@ impl ManagedFields {
 
     /// Writes the entries into `obj.metadata.managedFields`, removing the field when empty.
     pub fn write_to(&self, obj: &mut Value) {
+        self.write_list(obj, self.to_value());
+    }
+
+    /// [`write_to`](Self::write_to) as `Unstructured.SetManagedFields` writes: each entry is
+    /// converted to an unstructured map, its `fieldsV1` through `json.Unmarshal`, which refuses
+    /// nesting deeper than [`GO_MAX_DEPTH`]; on the first refusal the object is left as it was
+    /// (an object nested that deep is stored with the managedFields it came with, usually
+    /// none).
+    pub fn write_to_unstructured(&self, obj: &mut Value) {
+        let list = self.to_value();
+        let entries = list
+            .as_ref()
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        let too_deep = |entry: &Value| {
+            entry
+                .get("fieldsV1")
+                .is_some_and(|fields| nesting::value_depth(fields) > GO_MAX_DEPTH)
+        };
+        if entries.clone().any(too_deep) {
+            return;
+        }
+        self.write_list(obj, list);
+    }
+
+    fn write_list(&self, obj: &mut Value, list: Option<Value>) {
         let Value::Object(root) = obj else { return };
-        match self.to_value() {
+        match list {
             Some(list) => {
                 let meta = root
                     .entry("metadata")

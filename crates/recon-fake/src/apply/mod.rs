@@ -21,7 +21,7 @@
 //! ```ignore
 //! // create, PUT, merge/JSON patch (main resource or a subresource):
 //! let reset = reset_fields(subresource, has_status_subresource);
-//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None, new_object: None };
+//! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None, new_object: None, unstructured: false };
 //! let start = ManagedFields::from_request(&new, live.as_ref(), rules);
 //! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
@@ -89,6 +89,9 @@ pub struct Request<'a> {
     /// Update entry is compared with: a built-in kind's fields Go writes even when unset (a
     /// Deployment's `spec.strategy`, `spec.template.metadata`); `None` for a custom resource.
     pub new_object: Option<&'a Value>,
+    /// Whether the object is unstructured (a custom resource): its managedFields are then set
+    /// as `Unstructured.SetManagedFields` sets them ([`ManagedFields::write_to_unstructured`]).
+    pub unstructured: bool,
 }
 
 impl Request<'_> {
@@ -350,7 +353,11 @@ pub fn apply_owned(
         Err(ApplyFailure::Conversion(e)) => return Err(ApplyError::Conversion(e)),
     };
     let mut object = if changed { new } else { live };
-    m.write_to(&mut object);
+    if req.unstructured {
+        m.write_to_unstructured(&mut object);
+    } else {
+        m.write_to(&mut object);
+    }
     Ok(Applied {
         object,
         managed: m,

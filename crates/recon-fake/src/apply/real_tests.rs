@@ -141,6 +141,7 @@ impl Server {
             reset_fields: reset,
             served: None,
             new_object: None,
+            unstructured: false,
         }
     }
 

@@ -28,6 +28,7 @@ fn req<'a>(
         reset_fields: reset,
         served: None,
         new_object: None,
+        unstructured: false,
     }
 }
 

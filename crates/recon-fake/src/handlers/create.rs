@@ -142,10 +142,15 @@ impl State {
             call.body.len(),
             !call.is_apply(),
         )?;
-        let (_, stored) = self.store_created(&call.rt, key, obj);
-        let reply = Reply::json(201, call.object_response(&stored.body)?);
+        let (_, stored) = self.store_created(&call.rt, key.clone(), obj);
+        // etcd3's `Create` decodes what it wrote for the answer: an object its decoder cannot
+        // read (nested deeper than it reads) is written, and the create fails.
+        let reply = match stored.served(&key) {
+            Ok(body) => Ok(Reply::json(201, call.object_response(body)?)),
+            Err(e) => Err(e.to_api_error()),
+        };
         self.after_write(&call.rt);
-        Ok(reply)
+        reply
     }
 
     /// Stores a created object. A built-in is written as its strategy prepared it and served

@@ -76,6 +76,7 @@ impl<'c> FieldManager<'c> {
             reset_fields: &self.reset,
             served: self.served.as_deref(),
             new_object: None,
+            unstructured: self.call.rt.custom,
         }
     }
 
@@ -107,7 +108,11 @@ impl<'c> FieldManager<'c> {
                 Some(old) => with_value(old, |old| record(Some(&*old))),
                 None => record(None),
             };
-            managed.write_to(doc);
+            if self.call.rt.custom {
+                managed.write_to_unstructured(doc);
+            } else {
+                managed.write_to(doc);
+            }
         });
     }
 

@@ -31,7 +31,8 @@ use crate::wire::go_json::go_json;
 use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};
-use crate::wire::object::{Object, json_type, normalize_metadata_of};
+use crate::wire::nesting;
+use crate::wire::object::{Object, json_type, normalize_metadata_of, read_json};
 use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
@@ -113,6 +114,10 @@ impl State {
                 ),
             ));
         };
+        // A JSON patch can nest a deep value at the end of a deep path.
+        if nesting::object_depth(&object) > nesting::GO_MAX_DEPTH {
+            return Err(nesting::too_deep());
+        }
         let go_struct = gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind);
         // A strategic merge patch's result goes back into the Go type through the unstructured
         // converter, whose error quotes the patch.
@@ -244,7 +249,7 @@ fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), Api
 /// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
 /// Returns the patch.
 fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
-    let patch: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
+    let patch: Value = read_json(body).map_err(|e| decode_error(body, e))?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
             "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -264,7 +269,7 @@ fn apply_json_patch(
     body: &[u8],
     validation: FieldValidation,
 ) -> Result<Vec<Value>, ApiError> {
-    let ops: Value = serde_json::from_slice(body).map_err(|e| decode_error(body, e))?;
+    let ops: Value = read_json(body).map_err(|e| decode_error(body, e))?;
     if validation != FieldValidation::Ignore {
         check_patch_ops(&ops)?;
     }
@@ -279,10 +284,15 @@ fn apply_json_patch(
             ),
         ));
     }
-    *doc = patch.apply(doc).map_err(|failure| match failure {
-        jsonpatch::Failure::Failed(_) => patch_rejected(),
-        jsonpatch::Failure::Panic(_) => ApiError::new(500, Reason::Unknown, PANIC_BODY),
-    })?;
+    // The patched object must be within Go's limit anyway; twice it leaves room for a deep
+    // value to be moved where it fits.
+    *doc = patch
+        .apply(doc, 2 * nesting::GO_MAX_DEPTH)
+        .map_err(|failure| match failure {
+            jsonpatch::Failure::Failed(_) => patch_rejected(),
+            jsonpatch::Failure::Panic(_) => ApiError::new(500, Reason::Unknown, PANIC_BODY),
+            jsonpatch::Failure::TooDeep => nesting::too_deep(),
+        })?;
     Ok(match ops {
         Value::Array(ops) => ops,
         _ => Vec::new(),

@@ -215,10 +215,14 @@ impl State {
             bound,
             !call.is_apply(),
         )?;
-        let (_, stored) = self.store.put(&gr, key, new);
-        let reply = Reply::json(200, call.object_response(&stored.body)?).with_warnings(warnings);
+        let (_, stored) = self.store.put(&gr, key.clone(), new);
+        // As on create: `GuaranteedUpdate` decodes what it wrote.
+        let reply = match stored.served(&key) {
+            Ok(body) => Ok(Reply::json(200, call.object_response(body)?).with_warnings(warnings)),
+            Err(e) => Err(e.to_api_error()),
+        };
         self.after_write(&rt);
-        Ok(reply)
+        reply
     }
 
     /// PUT of a missing object of a type that allows it (Service, Event, Lease): a create, 201.

@@ -95,6 +95,9 @@ pub(crate) struct Store {
     collections: HashMap<GroupResource, Collection>,
     pub(crate) history: History,
     cohabitants: Vec<Cohabitant>,
+    /// Whether an object nested deeper than [`SHALLOW`](crate::wire::nesting::SHALLOW) was ever stored: from then on,
+    /// every request may walk one (see [`Store::held_deep`]).
+    held_deep: bool,
 }
 
 impl Default for Store {
@@ -104,6 +107,7 @@ impl Default for Store {
             collections: HashMap::new(),
             history: History::new(DEFAULT_HISTORY),
             cohabitants: Vec::new(),
+            held_deep: false,
         }
     }
 }
@@ -139,6 +143,13 @@ impl Store {
             .iter()
             .find(|c| &c.resource == resource)
             .map(|c| (c.twin.clone(), c.convert))
+    }
+
+    /// Whether an object nested deeper than [`SHALLOW`](crate::wire::nesting::SHALLOW) was ever stored (and so may
+    /// still be, or be in the history a watch replays): the requests then run on a stack that
+    /// holds the recursive walkers at any depth ([`on_deep_stack`](crate::wire::nesting::on_deep_stack)).
+    pub(crate) fn held_deep(&self) -> bool {
+        self.held_deep
     }
 
     /// The current revision: the resourceVersion of a list taken now.
@@ -257,6 +268,7 @@ impl Store {
     /// Keeps `stored` under `key`, indexing its labels, and logs the change.
     fn keep(&mut self, resource: &GroupResource, key: String, stored: Stored) -> Stored {
         let revision = stored.revision;
+        self.held_deep |= stored.deep;
         // The resource is copied only for its first object.
         let collection = match self.collections.get_mut(resource) {
             Some(collection) => collection,
@@ -314,6 +326,7 @@ impl Store {
                 }
             };
             let served = Stored::new(&object, stored.revision);
+            self.held_deep |= served.deep;
             if served.body == written {
                 collection.written.remove(key);
             } else {
@@ -626,16 +639,34 @@ mod tests {
     }
 
     #[test]
-    fn an_object_nesting_deeper_than_serde_json_reads_is_known_unreadable_when_stored() {
-        let mut deep = json!(null);
-        for _ in 0..crate::wire::nesting::MAX_NESTING {
-            deep = json!([deep]);
-        }
-        let stored = Stored::new(&obj(json!({ "a": deep })), 2);
+    fn an_object_nesting_deeper_than_go_reads_is_stored_and_known_unreadable() {
+        use crate::wire::nesting::{GO_MAX_DEPTH, dispose};
+        // `{"a": [[...]]}`, `levels` deep in all.
+        let object = |levels: usize| {
+            // Not `json!([deep])`, which serialises `deep` (recursively) to copy it.
+            let mut deep = Value::Null;
+            for _ in 1..levels {
+                deep = Value::Array(vec![deep]);
+            }
+            Object::from_iter([("a".to_owned(), deep)])
+        };
+        let mut store = Store::default();
+        let cm = GroupResource::new("", "configmaps");
+        let deepest = object(GO_MAX_DEPTH);
+        store.keep(&cm, "ns/deepest".to_owned(), Stored::new(&deepest, 2));
+        dispose(Value::Object(deepest));
+        assert!(store.held_deep());
+        let stored = store.get(&cm, "ns/deepest").unwrap();
+        assert!(stored.readable());
+        dispose(Value::Object(stored.decode("ns/deepest").unwrap()));
+        let deeper = object(GO_MAX_DEPTH + 1);
+        let stored = Stored::new(&deeper, 3);
+        dispose(Value::Object(deeper));
         assert!(!stored.readable());
-        assert!(stored.served("ns/deep").is_err());
+        let error = stored.served("ns/deeper").unwrap_err();
+        assert_eq!(error.go_message, "invalid character '[' exceeded max depth");
         let shallow = Stored::new(&obj(json!({"a": [[]]})), 2);
-        assert!(shallow.readable());
+        assert!(shallow.readable() && !shallow.deep);
         assert!(shallow.served("ns/a").is_ok());
     }
 

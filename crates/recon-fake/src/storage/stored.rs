@@ -16,19 +16,23 @@ pub(crate) struct Stored {
     /// `metadata.labels`, kept decoded for selectors; shared with the history's copies.
     pub(crate) labels: Labels,
     /// Whether `body` decodes. It is known when the body is made, so that reads serving the
-    /// bytes as they are need not decode them to know: serde_json reads back what it wrote
-    /// unless it nests deeper than it reads.
+    /// bytes as they are need not decode them to know: the server reads back what it wrote
+    /// unless it nests deeper than Go's decoder reads ([`nesting::GO_MAX_DEPTH`]).
     pub(super) readable: bool,
+    /// Whether the object nests deeper than [`nesting::SHALLOW`].
+    pub(super) deep: bool,
 }
 
 impl Stored {
     /// `obj` as stored at `revision` (which `obj` carries).
     pub(crate) fn new(obj: &Object, revision: u64) -> Stored {
+        let depth = nesting::object_depth(obj);
         Stored {
             body: encode_body(obj),
             revision,
             labels: Labels::of(obj),
-            readable: nesting::object_within_limit(obj),
+            readable: depth <= nesting::GO_MAX_DEPTH,
+            deep: depth > nesting::SHALLOW,
         }
     }
 
@@ -40,6 +44,7 @@ impl Stored {
         Stored {
             labels: decoded.as_ref().map(Labels::of).unwrap_or_default(),
             readable: decoded.is_ok(),
+            deep: nesting::text_depth(&body) > nesting::SHALLOW,
             body,
             revision,
         }

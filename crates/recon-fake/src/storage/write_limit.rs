@@ -18,16 +18,12 @@
 //!
 //! Built-in kinds are stored as protobuf: their size is that encoding's, computed from the Go
 //! types' protobuf fields ([`proto_size`]), without encoding them.
-//!
-//! Before size, depth: an object nesting deeper than the server can read back is refused
-//! ([`nesting`]).
 
 use serde_json::Value;
 
 use crate::gotype::{self, proto_size};
 use crate::wire::error::ApiError;
 use crate::wire::go_json::go_json;
-use crate::wire::nesting;
 use crate::wire::object::Object;
 
 /// etcd's default `--max-request-bytes`.
@@ -107,8 +103,7 @@ fn varint_len(mut n: u64) -> usize {
     len
 }
 
-/// Checks that `obj` nests no deeper than the server reads back, and that written as `write`
-/// it fits etcd's limits; `bound` is the size of what it was made from (the request body and
+/// Checks that `obj`, written as `write`, fits etcd's limits; `bound` is the size of what it was made from (the request body and
 /// the stored object), so the common small write is not measured. Too large, `managedFields`
 /// are dropped when `drop_managed_fields` allows (not for apply), and the object measured
 /// again.
@@ -118,9 +113,6 @@ pub(crate) fn fit(
     bound: usize,
     drop_managed_fields: bool,
 ) -> Result<(), ApiError> {
-    if !nesting::object_within_limit(obj) {
-        return Err(nesting::too_deep());
-    }
     if bound.saturating_add(SLACK) < MAX_REQUEST_BYTES {
         return Ok(());
     }

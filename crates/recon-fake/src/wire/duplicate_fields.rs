@@ -8,18 +8,30 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
+use super::{go_json_syntax, nesting};
+
 /// `body` read as serde_json reads a [`Value`] (the last of repeated keys wins), and whether
 /// any object in it repeats a key: one pass, so that a body without repeats — nearly all —
 /// is not walked again by [`duplicate_fields`] for the paths.
+/// A body nested deeper than serde_json reads by recursion is read without it, if Go's decoder
+/// reads it ([`nesting::parse`]).
 pub(crate) fn parse_noting_repeats(body: &[u8]) -> serde_json::Result<(Value, bool)> {
     let mut repeats = false;
     let mut reader = serde_json::Deserializer::from_slice(body);
-    let value = Build {
+    let read = Build {
         repeats: &mut repeats,
     }
-    .deserialize(&mut reader)?;
-    reader.end()?;
-    Ok((value, repeats))
+    .deserialize(&mut reader)
+    .and_then(|value| reader.end().map(|()| value));
+    match read {
+        Ok(value) => Ok((value, repeats)),
+        Err(e)
+            if nesting::is_recursion_limit(&e) && go_json_syntax::syntax_error(body).is_none() =>
+        {
+            nesting::parse(body)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// One value of the document, built as serde_json's own `Value` visitor builds it.

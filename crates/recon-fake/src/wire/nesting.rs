@@ -1,98 +1,478 @@
-//! How deep an object may nest and still be stored.
+//! Objects nested deep: how deep the real server reads, and how the in-memory server reads,
+//! writes, walks and drops them without overflowing its stack.
 //!
-//! The in-memory server reads its stored bytes back with serde_json, which stops at 128
-//! nested arrays and objects; Go's `encoding/json`, kube-apiserver's decoder, stops at 10000.
-//! A request body cannot get past serde_json's limit, but a JSON patch can build a deeper
-//! object out of a shallow body (a deep `path`, a deep `value`). Such a write is refused with
-//! [`too_deep`] before anything is stored: storing it would leave bytes the server could not
-//! read back.
+//! kube-apiserver decodes every JSON body and every stored object with Go's scanner, which
+//! refuses the 10001st nested array or object (`maxNestingDepth` of `encoding/json` and of
+//! `sigs.k8s.io/json`): a request body deeper than that is refused when decoded, and an object
+//! stored deeper than that (the write's own `managedFields` mirror its deepest field a few
+//! levels further down) is written, but every later read of it fails with the decoder's
+//! `invalid character '{' exceeded max depth`. Nothing shallower is refused.
+//!
+//! serde_json reads at most 127 levels by recursion, and every recursive walk over a
+//! [`Value`] (`Clone`, `PartialEq`, `Drop`, serialisation, the patch and apply walkers) takes
+//! stack in proportion to the depth. So:
+//! - bodies and stored objects too deep for serde_json are read by [`parse`], which keeps its
+//!   open containers in a `Vec`, and deep objects are written by [`write_sorted`] the same way;
+//!   depth is measured ([`value_depth`], [`text_depth`]) without recursion;
+//! - a request that carries or may touch an object deeper than [`SHALLOW`] is served on a stack
+//!   of its own, [`DEEP_STACK`] bytes, allocated for it ([`on_deep_stack`]), where the
+//!   remaining recursive walkers have room for Go's whole depth (and a JSON patch's path on
+//!   top); values that outlive it are dropped by [`dispose`].
 
 use serde_json::{Map, Value};
 
-use super::error::ApiError;
+/// Go's `maxNestingDepth`: the deepest nesting of arrays and objects kube-apiserver decodes.
+pub(crate) const GO_MAX_DEPTH: usize = 10_000;
 
-/// The deepest nesting of arrays and objects serde_json reads: it refuses the 128th.
-pub(crate) const MAX_NESTING: usize = 127;
+/// The nesting up to which the server's recursive walkers run on the caller's stack (a test
+/// thread's 2 MiB take a few thousand levels of the heaviest of them in a debug build).
+pub(crate) const SHALLOW: usize = 100;
 
-/// Whether an object (one level already) nests no deeper than [`MAX_NESTING`].
-pub(crate) fn object_within_limit(obj: &Map<String, Value>) -> bool {
-    walk(obj.values().map(|child| (child, 1)).collect())
+/// The stack a request touching deep objects runs on: a few kilobytes a level for the heaviest
+/// recursive walker of a debug build, for Go's depth twice over (a JSON patch can put a deep
+/// value at the end of a deep path). Allocated per request, and only touched as far as used.
+pub(crate) const DEEP_STACK: usize = 512 << 20;
+
+/// Runs `f` on a stack of [`DEEP_STACK`] bytes: a new one, unless it already runs on one (a
+/// controller's request served inside a client's).
+pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(DEEP_STACK / 2, DEEP_STACK, f)
 }
 
-/// Walks without recursion, so that no input can overflow the stack here; `pending` holds
-/// values with the depth of the container they are in.
-fn walk(mut pending: Vec<(&Value, usize)>) -> bool {
-    while let Some((value, depth)) = pending.pop() {
-        let depth = depth + 1;
+/// How many arrays and objects nest in `value` along its deepest branch (a scalar is 0, `{}`
+/// is 1, `{"a": []}` is 2), as Go's scanner counts them.
+pub(crate) fn value_depth(value: &Value) -> usize {
+    // Each pending value with the depth of the container it is in.
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0)];
+    while let Some((value, above)) = pending.pop() {
+        let depth = above + 1;
         match value {
-            Value::Array(items) if depth <= MAX_NESTING => {
-                pending.extend(items.iter().map(|child| (child, depth)));
+            Value::Array(items) => pending.extend(items.iter().map(|child| (child, depth))),
+            Value::Object(fields) => pending.extend(fields.values().map(|child| (child, depth))),
+            _ => continue,
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+/// [`value_depth`] of an object: 1 and the depth of its deepest field.
+pub(crate) fn object_depth(obj: &Map<String, Value>) -> usize {
+    1 + obj.values().map(value_depth).max().unwrap_or(0)
+}
+
+/// The deepest nesting of brackets in a JSON text, outside strings; for text that is not JSON,
+/// some count no smaller than the nesting of the JSON it starts with.
+pub(crate) fn text_depth(text: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut bytes = text.iter();
+    while let Some(&b) = bytes.next() {
+        match b {
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
             }
-            Value::Object(fields) if depth <= MAX_NESTING => {
-                pending.extend(fields.values().map(|child| (child, depth)));
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                // To the closing quote, over escaped characters.
+                while let Some(&c) = bytes.next() {
+                    match c {
+                        b'\\' => {
+                            bytes.next();
+                        }
+                        b'"' => break,
+                        _ => {}
+                    }
+                }
             }
-            Value::Array(_) | Value::Object(_) => return false,
             _ => {}
         }
     }
-    true
+    deepest
 }
 
-/// The 500 a write too deep to store is answered with.
-pub(crate) fn too_deep() -> ApiError {
-    ApiError::internal(&format!(
-        "the object nests arrays and objects deeper than {MAX_NESTING} levels, more than the in-memory server can store (kube-apiserver's decoder allows 10000)"
+/// Drops `value` one container at a time: a deep value dropped as usual recurses once a level.
+pub(crate) fn dispose(value: Value) {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(fields) => pending.extend(fields.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// The 500 a patch is answered with when the object it makes nests deeper than Go's decoder
+/// reads (the real server fails to decode the patched object: not recorded yet).
+pub(crate) fn too_deep() -> super::error::ApiError {
+    super::error::ApiError::internal(&format!(
+        "the object nests arrays and objects deeper than {GO_MAX_DEPTH} levels, more than kube-apiserver's decoder reads"
     ))
+}
+
+/// Whether serde_json refused a document only for nesting deeper than it reads.
+pub(crate) fn is_recursion_limit(error: &serde_json::Error) -> bool {
+    error.is_syntax() && error.to_string().starts_with("recursion limit exceeded")
+}
+
+/// A JSON document read as serde_json reads a [`Value`] (repeated keys: the last wins), without
+/// recursion and at any depth, and whether any object in it repeats a key. Strings and numbers
+/// are read by serde_json itself, so they are what it would make of them.
+pub(crate) fn parse(text: &[u8]) -> serde_json::Result<(Value, bool)> {
+    let mut reader = Reader {
+        text,
+        at: 0,
+        repeats: false,
+    };
+    let value = reader.document()?;
+    Ok((value, reader.repeats))
+}
+
+/// [`parse`]'s state.
+struct Reader<'a> {
+    text: &'a [u8],
+    at: usize,
+    repeats: bool,
+}
+
+/// A container being read: an array's items so far, or an object's fields so far and the key
+/// whose value comes next.
+enum Open {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, String),
+}
+
+impl Reader<'_> {
+    fn document(&mut self) -> serde_json::Result<Value> {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            // One value: a scalar or an empty container is complete; any other container is
+            // opened, and its first value read next.
+            self.skip_space();
+            let mut value = match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    self.skip_space();
+                    if self.eat(b'}') {
+                        Value::Object(Map::new())
+                    } else {
+                        let key = self.key()?;
+                        open.push(Open::Object(Map::new(), key));
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    self.skip_space();
+                    if self.eat(b']') {
+                        Value::Array(Vec::new())
+                    } else {
+                        open.push(Open::Array(Vec::new()));
+                        continue;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(b't') => self.literal("true", Value::Bool(true))?,
+                Some(b'f') => self.literal("false", Value::Bool(false))?,
+                Some(b'n') => self.literal("null", Value::Null)?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(_) => return Err(self.error("expected value")),
+                None => return Err(self.error("EOF while parsing a value")),
+            };
+            // A complete value goes into the container it is in; every container that ends
+            // after it is complete in turn.
+            loop {
+                self.skip_space();
+                let Some(top) = open.last_mut() else {
+                    if self.at < self.text.len() {
+                        return Err(self.error("trailing characters"));
+                    }
+                    return Ok(value);
+                };
+                let close = match top {
+                    Open::Array(items) => {
+                        items.push(value);
+                        b']'
+                    }
+                    Open::Object(fields, key) => {
+                        if fields.insert(std::mem::take(key), value).is_some() {
+                            self.repeats = true;
+                        }
+                        b'}'
+                    }
+                };
+                if self.eat(b',') {
+                    if let Open::Object(_, key) = top {
+                        self.skip_space();
+                        *key = self.key()?;
+                    }
+                    break;
+                }
+                if !self.eat(close) {
+                    return Err(self.error("expected `,` or the end of the container"));
+                }
+                value = match open.pop() {
+                    Some(Open::Array(items)) => Value::Array(items),
+                    Some(Open::Object(fields, _)) => Value::Object(fields),
+                    None => unreachable!("a container was just found open"),
+                };
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        let found = self.peek() == Some(b);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn skip_space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// An object's key and the colon after it.
+    fn key(&mut self) -> serde_json::Result<String> {
+        if self.peek() != Some(b'"') {
+            return Err(self.error("key must be a string"));
+        }
+        let key = self.string()?;
+        self.skip_space();
+        if !self.eat(b':') {
+            return Err(self.error("expected `:`"));
+        }
+        Ok(key)
+    }
+
+    /// The string starting at the quote under the cursor, unescaped by serde_json.
+    fn string(&mut self) -> serde_json::Result<String> {
+        let start = self.at;
+        let mut end = start + 1;
+        loop {
+            match self.text.get(end) {
+                Some(b'"') => break,
+                Some(b'\\') => end += 2,
+                Some(_) => end += 1,
+                None => return Err(self.error("EOF while parsing a string")),
+            }
+        }
+        self.at = end + 1;
+        serde_json::from_slice(&self.text[start..=end])
+    }
+
+    /// The number under the cursor, read by serde_json.
+    fn number(&mut self) -> serde_json::Result<Value> {
+        let start = self.at;
+        while matches!(
+            self.peek(),
+            Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        ) {
+            self.at += 1;
+        }
+        serde_json::from_slice(&self.text[start..self.at])
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> serde_json::Result<Value> {
+        if self.text[self.at..].starts_with(word.as_bytes()) {
+            self.at += word.len();
+            Ok(value)
+        } else {
+            Err(self.error("expected ident"))
+        }
+    }
+
+    fn error(&self, what: &str) -> serde_json::Error {
+        <serde_json::Error as serde::de::Error>::custom(format_args!("{what} at byte {}", self.at))
+    }
+}
+
+/// Writes `obj` as compact JSON with every object's keys in order, leaving out its own fields
+/// named in `skip`, without recursion: the bytes serde_json writes for it, at any depth.
+pub(crate) fn write_sorted(out: &mut Vec<u8>, obj: &Map<String, Value>, skip: &[&str]) {
+    /// A container being written: what is left of it, and whether anything of it was written.
+    enum Open<'a> {
+        Array(std::slice::Iter<'a, Value>, bool),
+        Object(std::vec::IntoIter<(&'a String, &'a Value)>, bool),
+    }
+    out.push(b'{');
+    let mut open = vec![Open::Object(fields(obj, skip), false)];
+    while let Some(top) = open.last_mut() {
+        let next = match top {
+            Open::Array(items, any) => items
+                .next()
+                .map(|v| (None, v, std::mem::replace(any, true))),
+            Open::Object(entries, any) => entries
+                .next()
+                .map(|(k, v)| (Some(k), v, std::mem::replace(any, true))),
+        };
+        let Some((key, value, comma)) = next else {
+            out.push(match open.pop() {
+                Some(Open::Array(..)) => b']',
+                _ => b'}',
+            });
+            continue;
+        };
+        if comma {
+            out.push(b',');
+        }
+        if let Some(key) = key {
+            write_scalar(out, key);
+            out.push(b':');
+        }
+        match value {
+            Value::Array(items) => {
+                out.push(b'[');
+                open.push(Open::Array(items.iter(), false));
+            }
+            Value::Object(map) => {
+                out.push(b'{');
+                open.push(Open::Object(fields(map, &[]), false));
+            }
+            scalar => write_scalar(out, scalar),
+        }
+    }
+}
+
+/// An object's fields in key order, but those named in `skip`.
+fn fields<'a>(
+    map: &'a Map<String, Value>,
+    skip: &[&str],
+) -> std::vec::IntoIter<(&'a String, &'a Value)> {
+    let mut fields: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .collect();
+    if !fields.is_sorted_by(|a, b| a.0 <= b.0) {
+        fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    }
+    fields.into_iter()
+}
+
+/// A string, number, boolean or null, as serde_json writes it.
+fn write_scalar(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    // Writing to a `Vec` cannot fail, and a scalar has nothing serde_json refuses.
+    let _ = serde_json::to_writer(&mut *out, value);
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
-    fn within_limit(value: &Value) -> bool {
-        walk(vec![(value, 0)])
+    /// `depth` objects, each the only field `a` of the one above, around a string.
+    fn nested_text(depth: usize) -> String {
+        format!("{}\"leaf\"{}", "{\"a\":".repeat(depth), "}".repeat(depth))
     }
 
-    fn nested(depth: usize) -> String {
-        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
-    }
-
-    // The limit is serde_json's, exactly: what passes here, serde_json reads back.
     #[test]
-    fn the_limit_is_where_serde_json_stops_reading() {
-        for depth in [1, MAX_NESTING - 1, MAX_NESTING, MAX_NESTING + 1, 300] {
-            let text = nested(depth);
-            let readable = serde_json::from_str::<Value>(&text).is_ok();
-            assert_eq!(readable, depth <= MAX_NESTING, "depth {depth}");
-            if readable {
-                let value: Value = serde_json::from_str(&text).unwrap();
-                assert!(within_limit(&value), "depth {depth}");
-            }
+    fn depth_counts_objects_and_arrays_along_the_deepest_branch() {
+        assert_eq!(value_depth(&json!("scalar")), 0);
+        assert_eq!(value_depth(&json!({})), 1);
+        assert_eq!(
+            value_depth(&json!({"x": 1, "y": [[{"z": {}}]], "w": []})),
+            5
+        );
+        let Value::Object(obj) = json!({"a": [[]]}) else {
+            unreachable!()
+        };
+        assert_eq!(object_depth(&obj), 3);
+        assert_eq!(text_depth(br#"{"a": "{[[", "b": [{}], "c": "\"["}"#), 3);
+        assert_eq!(text_depth(b""), 0);
+    }
+
+    // The iterative reader makes what serde_json makes, repeated keys and all, and refuses
+    // what it refuses.
+    #[test]
+    fn the_reader_reads_as_serde_json_reads() {
+        for text in [
+            r#"{"a": [1, -2.5e3, 18446744073709551615, true, false, null, "x\u00e9\"\\"], "b": {}}"#,
+            r#" [ [ ], { } , "" ] "#,
+            r#"{"k": 1, "k": {"z": 2}, "j": [{"q": 0.1}]}"#,
+            "0",
+            r#""s""#,
+        ] {
+            let theirs: Value = serde_json::from_str(text).unwrap();
+            let (ours, repeats) = parse(text.as_bytes()).unwrap();
+            assert_eq!(ours, theirs, "{text}");
+            assert_eq!(repeats, text.contains(r#""k": 1"#), "{text}");
+        }
+        for bad in [
+            "",
+            "{",
+            "[1,]",
+            r#"{"a" 1}"#,
+            "{1: 2}",
+            "[1] x",
+            "tru",
+            r#""\x""#,
+            "[01]",
+            "{\"a\":1,}",
+        ] {
+            assert!(serde_json::from_str::<Value>(bad).is_err(), "{bad}");
+            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
         }
     }
 
+    // No stack overflow on a test thread's stack, at Go's depth and far past it.
     #[test]
-    fn depth_counts_objects_and_arrays_along_any_branch() {
-        let mut deep = Value::Null;
-        for i in 0..MAX_NESTING + 1 {
-            deep = if i % 2 == 0 {
-                serde_json::json!({"a": deep})
-            } else {
-                serde_json::json!([deep])
+    fn deep_values_are_read_measured_written_and_dropped_without_recursion() {
+        for depth in [GO_MAX_DEPTH, 100_000] {
+            let text = nested_text(depth);
+            let (value, _) = parse(text.as_bytes()).unwrap();
+            assert_eq!(value_depth(&value), depth);
+            assert_eq!(text_depth(text.as_bytes()), depth);
+            let Value::Object(obj) = value else {
+                unreachable!()
             };
+            let mut out = Vec::new();
+            write_sorted(&mut out, &obj, &[]);
+            assert_eq!(out, text.as_bytes());
+            dispose(Value::Object(obj));
         }
-        assert!(!within_limit(&deep));
-        let wide = serde_json::json!({"x": 1, "y": [[{"z": {}}]], "w": deep});
-        assert!(!within_limit(&wide));
-        assert!(within_limit(&serde_json::json!({"x": [1, {"y": []}]})));
-        assert!(within_limit(&Value::from("scalar")));
-        let Value::Object(top) = serde_json::json!({"a": deep}) else {
+    }
+
+    #[test]
+    fn writing_sorts_keys_and_skips_only_top_level_fields() {
+        let Value::Object(obj) = json!({"kind": "K", "b": [1, {"kind": 2, "a": null}], "a": "é\n"})
+        else {
             unreachable!()
         };
-        assert!(!object_within_limit(&top));
-        let Value::Object(top) = serde_json::json!({"a": [[]]}) else {
-            unreachable!()
-        };
-        assert!(object_within_limit(&top));
+        let mut out = Vec::new();
+        write_sorted(&mut out, &obj, &["kind"]);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":"é\n","b":[1,{"a":null,"kind":2}]}"#
+        );
+        let mut empty = Vec::new();
+        write_sorted(&mut empty, &Map::new(), &[]);
+        assert_eq!(empty, b"{}");
+    }
+
+    #[test]
+    fn only_serde_json_s_own_limit_is_a_recursion_limit() {
+        let deep = serde_json::from_str::<Value>(&nested_text(200)).unwrap_err();
+        assert!(is_recursion_limit(&deep));
+        let bad = serde_json::from_str::<Value>("[1,]").unwrap_err();
+        assert!(!is_recursion_limit(&bad));
+    }
+
+    #[test]
+    fn a_deep_stack_holds_a_deep_recursive_drop() {
+        let text = nested_text(GO_MAX_DEPTH);
+        on_deep_stack(|| {
+            let (value, _) = parse(text.as_bytes()).unwrap();
+            let copy = value.clone();
+            assert!(copy == value);
+        });
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::duplicate_fields::parse_noting_repeats;
 use super::error::ApiError;
 use super::go_json_syntax;
+use super::nesting;
 
 /// A decoded object.
 pub(crate) type Object = Map<String, Value>;
@@ -92,18 +93,22 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
 /// give equal bytes whatever order a client sent), `apiVersion` and `kind` left out (they are
 /// added per response, and omitted for items of built-in lists as the real server does).
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
+    const SKIP: &[&str] = &["apiVersion", "kind"];
     let body = Sorted {
         map: obj,
-        skip: &["apiVersion", "kind"],
+        skip: SKIP,
+        depth: 1,
     };
     // Written into a buffer kept for the next body, then copied once at its exact size: a
     // fresh buffer would double as it goes, and stored bodies live long, so keep no slack.
     SCRATCH.with_borrow_mut(|scratch| {
         scratch.clear();
-        let bytes = match serde_json::to_writer(&mut *scratch, &body) {
-            Ok(()) => Bytes::copy_from_slice(scratch),
-            Err(_) => Bytes::new(),
-        };
+        if serde_json::to_writer(&mut *scratch, &body).is_err() {
+            // Deeper than serde_json's recursion is let go: written again, without it.
+            scratch.clear();
+            nesting::write_sorted(scratch, obj, SKIP);
+        }
+        let bytes = Bytes::copy_from_slice(scratch);
         // An occasional huge body is not kept for good.
         if scratch.capacity() > SCRATCH_KEPT {
             *scratch = Vec::new();
@@ -122,39 +127,60 @@ thread_local! {
 
 /// A map serialised with its keys in order, without copying it: serde_json's default map already
 /// iterates in order (then this only checks); with its `preserve_order` feature, it may not.
+/// Past [`nesting::SHALLOW`] levels (`depth` is the map's own) it fails, for
+/// [`nesting::write_sorted`] to write the object without recursion.
 struct Sorted<'a> {
     map: &'a Object,
     skip: &'a [&'a str],
+    depth: usize,
 }
 
 impl serde::Serialize for Sorted<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
+        use serde::ser::{Error, SerializeMap};
+        if self.depth > nesting::SHALLOW {
+            return Err(S::Error::custom(
+                "nested too deep to be written by recursion",
+            ));
+        }
+        let depth = self.depth + 1;
         let kept = |(k, _): &(&String, &Value)| !self.skip.contains(&k.as_str());
         let len = self.map.iter().filter(kept).count();
         let mut map = serializer.serialize_map(Some(len))?;
         if self.map.keys().is_sorted() {
             for (key, value) in self.map.iter().filter(kept) {
-                map.serialize_entry(key, &SortedValue(value))?;
+                map.serialize_entry(key, &SortedValue(value, depth))?;
             }
         } else {
             let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
             entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
             for (key, value) in entries {
-                map.serialize_entry(key, &SortedValue(value))?;
+                map.serialize_entry(key, &SortedValue(value, depth))?;
             }
         }
         map.end()
     }
 }
 
-struct SortedValue<'a>(&'a Value);
+/// A value inside a [`Sorted`] map, at `depth` if it is a container.
+struct SortedValue<'a>(&'a Value, usize);
 
 impl serde::Serialize for SortedValue<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let depth = self.1;
         match self.0 {
-            Value::Object(map) => Sorted { map, skip: &[] }.serialize(serializer),
-            Value::Array(items) => serializer.collect_seq(items.iter().map(SortedValue)),
+            Value::Object(map) => Sorted {
+                map,
+                skip: &[],
+                depth,
+            }
+            .serialize(serializer),
+            Value::Array(_) if depth > nesting::SHALLOW => Err(serde::ser::Error::custom(
+                "nested too deep to be written by recursion",
+            )),
+            Value::Array(items) => {
+                serializer.collect_seq(items.iter().map(|item| SortedValue(item, depth + 1)))
+            }
             other => other.serialize(serializer),
         }
     }
@@ -184,8 +210,8 @@ fn json_string(s: &str) -> String {
 
 /// A stored body that does not decode.
 ///
-/// Nothing the server writes should ever be one: bodies are serde_json's own output, and writes
-/// nesting deeper than serde_json reads back are refused ([`super::nesting`]). Should one be
+/// Nothing the server writes is one but an object nested deeper than Go's decoder reads, which
+/// the real server writes and then cannot read either ([`super::nesting`]). Should another be
 /// stored all the same, it is reported, never read as an empty object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the object stored under {key:?} does not decode: {reason}")]
@@ -224,7 +250,7 @@ pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError>
         reason,
         go_message,
     };
-    match serde_json::from_slice::<Value>(body) {
+    match read_json(body) {
         Ok(Value::Object(obj)) => Ok(obj),
         // What the unstructured decoder says of a document that is not an object.
         Ok(other) => Err(error(
@@ -235,6 +261,20 @@ pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError>
             ),
         )),
         Err(e) => Err(error(e.to_string(), go_json_syntax::worded(body, &e))),
+    }
+}
+
+/// A JSON document as serde_json reads it, at any depth Go's decoder reads too: deeper than
+/// serde_json's recursion, read by [`nesting::parse`]; deeper than Go's limit, serde_json's
+/// error (which [`go_json_syntax::worded`] words as Go does).
+pub(crate) fn read_json(body: &[u8]) -> serde_json::Result<Value> {
+    match serde_json::from_slice::<Value>(body) {
+        Err(e)
+            if nesting::is_recursion_limit(&e) && go_json_syntax::syntax_error(body).is_none() =>
+        {
+            nesting::parse(body).map(|(value, _)| value)
+        }
+        read => read,
     }
 }
 
@@ -626,6 +666,7 @@ mod tests {
 
     #[test]
     fn a_body_that_does_not_decode_is_an_error_naming_its_key_never_an_empty_object() {
+        const GO_DEEPEST: usize = crate::wire::nesting::GO_MAX_DEPTH;
         let error = |body: &[u8]| decode_body("ns/a", body).unwrap_err();
         let truncated = error(br#"{"metadata":{"name":"a""#);
         assert_eq!(truncated.key, "ns/a");
@@ -643,13 +684,17 @@ mod tests {
             error(b"[1]").go_message,
             "json: cannot unmarshal array into Go value of type map[string]interface {}"
         );
-        // Deeper than serde_json reads, which Go's decoder would read: serde_json's words.
-        let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
-        assert!(
-            error(deep.as_bytes())
-                .go_message
-                .starts_with("recursion limit exceeded"),
+        // Deeper than serde_json reads by recursion, as deep as Go's decoder reads: decoded.
+        let nested = |depth: usize| format!("{{\"a\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
+        let decoded = decode_body("ns/a", nested(200).as_bytes()).expect("decoded");
+        assert_eq!(crate::wire::nesting::object_depth(&decoded), 201);
+        // Deeper than Go reads: Go's words.
+        assert_eq!(
+            error(nested(GO_DEEPEST).as_bytes()).go_message,
+            "invalid character '[' exceeded max depth"
         );
+        let deepest = decode_body("ns/a", nested(GO_DEEPEST - 1).as_bytes()).expect("decoded");
+        crate::wire::nesting::dispose(Value::Object(deepest));
 
         let api = truncated.to_api_error();
         assert_eq!(

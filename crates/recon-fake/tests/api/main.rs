@@ -3,6 +3,7 @@
 #![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
 
 mod create;
+mod deep;
 mod delete;
 mod discovery;
 mod fork;

@@ -446,6 +446,10 @@ fn check_names(step: &Step, defined: &[String], watches: &[String]) -> Result<()
                 pad.map_err(|e| (*field, e))?;
                 continue;
             }
+            if let Some(nested) = crate::nest::nesting(name) {
+                nested.map_err(|e| (*field, e))?;
+                continue;
+            }
             if !defined.iter().any(|d| d == name) {
                 return Err((
                     *field,

@@ -11,6 +11,7 @@
 
 mod conversion;
 mod fixture;
+mod nest;
 mod normalize;
 mod record;
 mod runner;

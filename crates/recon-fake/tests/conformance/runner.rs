@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::fixture::{self, API, Action, Body, Filter, RequestSpec, Scenario, Server, Step};
+use super::nest;
 use super::normalize::Normalizer;
 use super::transport::{HttpRequest, HttpResponse, Next, Opened, Stream, Transport};
 
@@ -240,7 +241,7 @@ async fn run_step(
 /// Keeps an event unless it is a BOOKMARK nobody asked for: the real server sends those at
 /// times of its own. The `k8s.io/initial-events-end` bookmark is part of the protocol: kept.
 fn push_event(events: &mut Vec<Value>, line: &str, bookmarks: bool) {
-    let event: Value = serde_json::from_str(line).unwrap_or_else(|_| json!({"line": line}));
+    let event: Value = nest::read(line.as_bytes()).unwrap_or_else(|_| json!({"line": line}));
     let is_bookmark = event["type"] == "BOOKMARK";
     let initial_end =
         event["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true";
@@ -253,7 +254,7 @@ fn push_event(events: &mut Vec<Value>, line: &str, bookmarks: bool) {
 fn answer(response: &HttpResponse, filter: Option<&Filter>) -> Value {
     let mut out = json!({"code": response.code});
     if !response.body.is_empty() {
-        let mut body = serde_json::from_slice::<Value>(&response.body)
+        let mut body = nest::read(&response.body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&response.body).into()));
         if let Some(f) = filter {
             apply_filter(&mut body, f);
@@ -362,6 +363,8 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> Result<String,
         let name = &after[..end];
         if let Some(pad) = fixture::padding(name) {
             out.push_str(&pad?);
+        } else if let Some(nested) = nest::nesting(name) {
+            out.push_str(&nested?);
         } else {
             let value = vars.get(name).ok_or_else(|| {
                 format!(

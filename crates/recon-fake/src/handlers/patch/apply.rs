@@ -105,33 +105,36 @@ fn read_yaml_mapping(body: &[u8]) -> Result<Value, ApiError> {
 /// kube-rs and kubectl send: many times faster than the YAML reader). Anything that might read
 /// differently is left to the YAML reader (`None`): bytes other than printable ASCII and line
 /// ends (tabs, controls, non-ASCII, a byte-order mark), escapes, numbers that are not integers
-/// within 64 bits, repeated keys, keys too long to be YAML simple keys, nesting past what the
-/// YAML reader allows, and documents that are not a mapping.
+/// within 64 bits, repeated keys, keys too long to be YAML simple keys, and documents that are
+/// not a mapping. Nesting is no reason: go-yaml reads flow collections 10000 deep
+/// (`max_flow_level`), as deep as the JSON reader reads.
 fn plain_json_mapping(body: &[u8]) -> Option<Value> {
     let plain = |b: &u8| matches!(b, b' '..=b'~' | b'\n' | b'\r') && *b != b'\\';
     if !body.iter().all(plain) {
         return None;
     }
     let (value, repeats) = parse_noting_repeats(body).ok()?;
-    (!repeats && value.is_object() && reads_alike(&value, 0)).then_some(value)
+    (!repeats && value.is_object() && reads_alike(&value)).then_some(value)
 }
 
-/// Nesting the YAML reader takes (serde-saphyr's default budget), with a margin.
-const PLAIN_JSON_DEPTH: usize = 60;
 /// YAML's limit on a simple key (1024 characters), with a margin.
 const PLAIN_JSON_KEY: usize = 1000;
 
-/// Whether `value`, at `depth`, holds nothing the YAML reader reads otherwise.
-fn reads_alike(value: &Value, depth: usize) -> bool {
-    if depth > PLAIN_JSON_DEPTH {
-        return false;
+/// Whether `value` holds nothing the YAML reader reads otherwise (walked without recursion).
+fn reads_alike(value: &Value) -> bool {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Number(n) if !(n.is_i64() || n.is_u64()) => return false,
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => {
+                if map.keys().any(|k| k.len() > PLAIN_JSON_KEY) {
+                    return false;
+                }
+                pending.extend(map.values());
+            }
+            _ => {}
+        }
     }
-    match value {
-        Value::Number(n) => n.is_i64() || n.is_u64(),
-        Value::Array(items) => items.iter().all(|v| reads_alike(v, depth + 1)),
-        Value::Object(map) => map
-            .iter()
-            .all(|(k, v)| k.len() <= PLAIN_JSON_KEY && reads_alike(v, depth + 1)),
-        Value::Null | Value::Bool(_) | Value::String(_) => true,
-    }
+    true
 }

@@ -1,0 +1,410 @@
+//! Objects nested thousands of levels deep (issue 36, point 7): kube-apiserver stores and serves
+//! whatever its decoder reads (10000 levels), and so does the in-memory server, on a test
+//! thread's own stack. The custom resource keeps any field in its spec
+//! (`fixtures/conformance/crds/widgets.yaml`); the answers of a real kube-apiserver are recorded
+//! under `fixtures/conformance/deep/`.
+//!
+//! Nothing here builds a deep `serde_json::Value` on the test's side (dropping one recurses
+//! once a level): bodies are written as text, and objects read back through a type that skips
+//! the spec (serde_json skips without recursion).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
+use recon_fake::{ApiServer, ManualClock};
+use serde::Deserialize;
+use serde_json::json;
+
+const WIDGETS: &str = "/apis/conformance.example.com/v1/namespaces/default/widgets";
+
+/// A `Widget` read without its spec and `managedFields` (whose `fieldsV1` mirror the spec).
+#[derive(Deserialize, Clone, Debug)]
+struct Deep {
+    #[serde(rename = "metadata")]
+    meta: Meta,
+    /// What `kube::Resource` wants; never read.
+    #[serde(skip)]
+    metadata: ObjectMeta,
+}
+
+/// The metadata the tests read.
+#[derive(Deserialize, Clone, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    name: String,
+    generation: i64,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+impl serde::Serialize for Deep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.metadata.serialize(serializer)
+    }
+}
+
+impl kube::Resource for Deep {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Widget".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        "conformance.example.com".into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "widgets".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+async fn server() -> (ApiServer, Api<Deep>) {
+    serve(ApiServer::new()).await
+}
+
+/// `server` with the widgets CRD installed.
+async fn serve(server: ApiServer) -> (ApiServer, Api<Deep>) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance/crds/widgets.yaml");
+    let text = std::fs::read_to_string(&path).expect("the widgets CRD");
+    let crd: CustomResourceDefinition = serde_saphyr::from_str(&text).expect("a CRD");
+    server.install_crd(&crd).await.expect("installed");
+    let api = Api::namespaced(server.client(), "default");
+    (server, api)
+}
+
+/// `levels` objects, each the only field `a` of the one above, around `leaf`: the spec, which
+/// makes the whole object `levels + 1` deep.
+fn nested(levels: usize, leaf: &str) -> String {
+    format!("{}{leaf}{}", r#"{"a":"#.repeat(levels), "}".repeat(levels))
+}
+
+/// A widget `name` with `spec` (JSON text).
+fn widget(name: &str, spec: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"conformance.example.com/v1","kind":"Widget","metadata":{{"name":"{name}"}},"spec":{spec}}}"#
+    )
+}
+
+/// A request with a text body; the status and the response's text.
+async fn send(
+    server: &ApiServer,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: String,
+) -> (u16, String) {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .body(body.into_bytes())
+        .expect("a request");
+    match server.client().request_text(request).await {
+        Ok(text) => (200, text),
+        Err(kube::Error::Api(status)) => (status.code, status.message),
+        Err(other) => panic!("{other}"),
+    }
+}
+
+/// The spec a response carries, as text (the spec is the last field of a widget).
+fn spec_of(text: &str) -> &str {
+    let start = text.find(r#""spec":"#).expect("a spec") + r#""spec":"#.len();
+    &text[start..text.len() - 1]
+}
+
+// A 6001-level spec: created, read, listed, merge-patched, applied, watched and deleted, as on
+// kube-apiserver (`deep/a-6001-level-spec-is-served-by-every-verb`).
+#[tokio::test]
+async fn a_6001_level_spec_is_served_by_every_verb() {
+    let (server, api) = server().await;
+    let spec = nested(6001, r#""x""#);
+    let (code, created) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    assert_eq!(spec_of(&created), spec);
+
+    let got = api.get("deep").await.expect("get");
+    assert_eq!(got.meta.generation, 1);
+    let (_, text) = send(
+        &server,
+        "GET",
+        &format!("{WIDGETS}/deep"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!(spec_of(&text), spec);
+    let listed = api.list(&ListParams::default()).await.expect("list");
+    assert_eq!(listed.items.len(), 1);
+
+    let labelled = api
+        .patch(
+            "deep",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"deep": "yes"}}})),
+        )
+        .await
+        .expect("a shallow merge patch");
+    assert_eq!(
+        (labelled.meta.generation, &labelled.meta.labels["deep"][..]),
+        (1, "yes")
+    );
+    let changed = format!("{{\"spec\":{}}}", nested(6001, r#""y""#));
+    let (code, patched) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/deep"),
+        "application/merge-patch+json",
+        changed,
+    )
+    .await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(spec_of(&patched), nested(6001, r#""y""#));
+
+    let applied_spec = nested(6001, r#""z""#);
+    let (code, applied) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/deep?fieldManager=deep&force=true"),
+        "application/apply-patch+yaml",
+        widget("deep", &applied_spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{applied}");
+    assert_eq!(spec_of(&applied), applied_spec);
+    let got = api.get("deep").await.expect("get after apply");
+    assert_eq!(got.meta.generation, 3);
+
+    let events: Vec<WatchEvent<Deep>> = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .expect("watch")
+        .take(1)
+        .try_collect()
+        .await
+        .expect("events");
+    assert!(
+        matches!(&events[..], [WatchEvent::Added(w)] if w.meta.name == "deep"),
+        "{events:?}"
+    );
+
+    let deleted = api
+        .delete("deep", &DeleteParams::default())
+        .await
+        .expect("delete");
+    // A custom resource's delete answers a `Status` (the CRD's storage does not return the
+    // deleted object).
+    let status = deleted.right().expect("a status");
+    assert_eq!(status.details.map(|d| d.name), Some("deep".to_owned()));
+    assert!(api.get_opt("deep").await.expect("get").is_none());
+}
+
+// Go's decoder reads 10000 levels: a body deeper is refused when decoded, and nothing is stored.
+#[tokio::test]
+async fn a_body_deeper_than_go_reads_is_refused() {
+    let (server, api) = server().await;
+    // The widget around its spec makes 10001 levels.
+    let (code, message) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &nested(10_000, "1")),
+    )
+    .await;
+    assert_eq!(code, 400, "{message}");
+    assert!(
+        message.contains("invalid character '{' exceeded max depth"),
+        "{message}"
+    );
+    assert!(api.get_opt("deep").await.expect("get").is_none());
+}
+
+// The edges, as kube-apiserver 1.36 answers them (`deep/go-s-depth-limit-on-stored-objects`).
+// A create's `managedFields` mirror the spec in `fieldsV1`, which sits 4 levels down in the
+// object and is 1 level deeper than the spec it mirrors: a spec of `levels` levels is stored
+// `levels + 6` deep.
+#[tokio::test]
+async fn objects_are_stored_as_deep_as_go_reads_them_back() {
+    let (server, api) = server().await;
+    let create = |name: &str, levels: usize| {
+        send(
+            &server,
+            "POST",
+            WIDGETS,
+            "application/json",
+            widget(name, &nested(levels, r#""x""#)),
+        )
+    };
+    // 9994 levels: stored 10000 deep, read back.
+    let (code, created) = create("w9994", 9994).await;
+    assert_eq!(code, 200, "{created}");
+    assert!(created.contains(r#""managedFields""#));
+    assert_eq!(api.get("w9994").await.expect("get").meta.generation, 1);
+
+    // 9995 levels: written 10001 deep, which the decoder refuses: the create fails after the
+    // write, and every read of the object fails the same way.
+    const TOO_DEEP: &str = "invalid character '{' exceeded max depth";
+    let (code, message) = create("w9995", 9995).await;
+    assert_eq!((code, &message[..]), (500, TOO_DEEP));
+    let (code, message) = send(
+        &server,
+        "GET",
+        &format!("{WIDGETS}/w9995"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!((code, &message[..]), (500, TOO_DEEP));
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/w9995"),
+        "application/merge-patch+json",
+        r#"{"metadata":{"labels":{"x":"y"}}}"#.to_owned(),
+    )
+    .await;
+    assert_eq!((code, &message[..]), (500, TOO_DEEP));
+    let (code, message) = send(
+        &server,
+        "DELETE",
+        &format!("{WIDGETS}/w9995"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!((code, &message[..]), (500, TOO_DEEP));
+
+    // 9999 levels: `fieldsV1` itself would be 10001 deep; the unstructured object does not
+    // take the entries, and the object is stored without managedFields (readable again).
+    let (code, created) = create("w9999", 9999).await;
+    assert_eq!(code, 200, "{created}");
+    assert!(
+        !created.contains(r#""managedFields""#),
+        "{}",
+        &created[..300]
+    );
+    let (code, applied) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/w9999?fieldManager=deep&force=true"),
+        "application/apply-patch+yaml",
+        widget("w9999", &nested(9999, r#""z""#)),
+    )
+    .await;
+    assert_eq!(code, 200, "{applied}");
+    assert!(
+        !applied.contains(r#""managedFields""#),
+        "{}",
+        &applied[..300]
+    );
+    assert_eq!(spec_of(&applied), nested(9999, r#""z""#));
+    let (code, deleted) = send(
+        &server,
+        "DELETE",
+        &format!("{WIDGETS}/w9999"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!(code, 200, "{deleted}");
+}
+
+// A JSON patch whose copies double the depth each time would build, within a 3 MiB body, an
+// object half a million levels deep in memory, past any stack's worth of recursion: the patch
+// ends once the object is twice as deep as Go reads, and nothing is stored.
+#[tokio::test]
+async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
+    let (server, api) = server().await;
+    let spec = nested(9000, "1");
+    let (code, created) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    // Each copy puts the whole spec in place of its own leaf, doubling its depth.
+    let mut ops = Vec::new();
+    let mut levels = 9000;
+    while ops.iter().map(String::len).sum::<usize>() < 2 << 20 {
+        let path = format!("/spec{}", "/a".repeat(levels));
+        ops.push(format!(r#"{{"op":"copy","from":"/spec","path":"{path}"}}"#));
+        levels *= 2;
+    }
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/deep"),
+        "application/json-patch+json",
+        format!("[{}]", ops.join(",")),
+    )
+    .await;
+    assert_eq!(code, 500, "{message}");
+    assert!(message.contains("deeper than 10000 levels"), "{message}");
+    let (_, text) = send(
+        &server,
+        "GET",
+        &format!("{WIDGETS}/deep"),
+        "",
+        String::new(),
+    )
+    .await;
+    assert_eq!(spec_of(&text), spec);
+    assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
+}
+
+// Mutating admission hooks take and give the object as a value (copied, then dropped): with a
+// deep one they run on the deep stack too. On a stopped clock: a round of admission compares
+// the object it parks, managedFields times and all, with the one the hooks saw, and a deep
+// object's round in a debug build can take longer than the second those times are written to.
+#[tokio::test]
+async fn a_mutate_hook_sees_a_deep_object() {
+    let clock = ManualClock::new("2024-01-01T00:00:00Z".parse().expect("a time"));
+    let (server, api) = serve(ApiServer::builder().clock(clock).build()).await;
+    server
+        .on(recon_fake::Verb::Create, "widgets")
+        .mutate(|object| {
+            object["metadata"]["labels"] = json!({"hooked": "yes"});
+        });
+    let spec = nested(6001, r#""x""#);
+    let (code, created) = send(
+        &server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    assert_eq!(spec_of(&created), spec);
+    let got = api.get("deep").await.expect("get");
+    assert_eq!(
+        got.meta.labels.get("hooked").map(String::as_str),
+        Some("yes")
+    );
+}

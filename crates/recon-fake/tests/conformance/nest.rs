@@ -1,0 +1,160 @@
+//! Deep objects in scenarios (issue 36): thousands of nested levels are neither writable nor
+//! readable in a YAML file, nor readable by serde_json (128 levels).
+//!
+//! - Requests: `${nest:N:LEAF}` in a `rawBody` stands for `N` objects, each the only field `a`
+//!   of the one above, around `LEAF` (a JSON scalar: `"x"`, `1`, `null`):
+//!   `${nest:2:"x"}` is `{"a":{"a":"x"}}`.
+//! - Answers: a response body or watch event too deep for serde_json is read with every
+//!   container that opens [`FOLD_AT`] levels down and nests at least [`FOLD_MIN`] levels of its
+//!   own replaced by a string naming it: its first bytes, its depth, its length and a digest
+//!   (`{"a":{"a":{"a":… (5995 levels, 29975 bytes, sha256 0a1b2c3d4e5f6a7b)`). Recording and
+//!   replay read answers alike, so both sides must send the same bytes there. Folding starts
+//!   below what the normaliser rewrites (times, uids and versions sit higher in an object or
+//!   event), so what is folded needs no normalising.
+
+use sha2::{Digest, Sha256};
+
+/// The depth at which containers are folded: below every time, uid and version of a list's
+/// items (the `fieldsV1` of an item's managedFields entry opens at 7).
+pub const FOLD_AT: usize = 8;
+/// The least nesting of its own a container needs to be folded.
+pub const FOLD_MIN: usize = 64;
+/// The deepest `${nest:N:...}`: past Go's decoder limit, for the bodies it refuses.
+const MAX_NEST: usize = 20_000;
+/// How much of a folded container its summary shows.
+const SHOWN: usize = 24;
+
+/// `${nest:N:LEAF}`: the nested objects; `None` for a reference of another form, `Err` for a
+/// malformed one.
+pub fn nesting(name: &str) -> Option<Result<String, String>> {
+    let rest = name.strip_prefix("nest:")?;
+    let bad = || {
+        format!(
+            "`${{{name}}}`: nesting is `${{nest:N:LEAF}}`, N up to {MAX_NEST} and LEAF a JSON \
+             string, number, boolean or null"
+        )
+    };
+    let Some((depth, leaf)) = rest.split_once(':') else {
+        return Some(Err(bad()));
+    };
+    let leaf_ok = serde_json::from_str::<serde_json::Value>(leaf)
+        .is_ok_and(|v| !v.is_object() && !v.is_array());
+    Some(match depth.parse::<usize>() {
+        Ok(n) if n <= MAX_NEST && leaf_ok => {
+            Ok(format!("{}{leaf}{}", r#"{"a":"#.repeat(n), "}".repeat(n)))
+        }
+        _ => Err(bad()),
+    })
+}
+
+/// `text` with its deep containers folded (see the module); `None` when none is folded.
+pub fn fold(text: &[u8]) -> Option<Vec<u8>> {
+    // The containers to fold: their first and last byte.
+    let mut spans = Vec::new();
+    let (mut depth, mut open_at, mut deepest) = (0usize, None, 0usize);
+    let mut in_string = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth == FOLD_AT {
+                        open_at = Some(i);
+                        deepest = depth;
+                    }
+                    deepest = deepest.max(depth);
+                }
+                b'}' | b']' => {
+                    if depth == FOLD_AT
+                        && let Some(start) = open_at.take()
+                        && deepest + 1 - FOLD_AT >= FOLD_MIN
+                    {
+                        spans.push((start, i, deepest + 1 - FOLD_AT));
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    if spans.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end, levels) in spans {
+        out.extend_from_slice(&text[copied..start]);
+        let folded = &text[start..=end];
+        let digest = Sha256::digest(folded);
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let shown = String::from_utf8_lossy(&folded[..SHOWN.min(folded.len())]);
+        let summary = format!(
+            "{shown}… ({levels} levels, {} bytes, sha256 {hex})",
+            folded.len()
+        );
+        out.extend_from_slice(serde_json::Value::String(summary).to_string().as_bytes());
+        copied = end + 1;
+    }
+    out.extend_from_slice(&text[copied..]);
+    Some(out)
+}
+
+/// A response or event read as JSON, folded first when serde_json cannot read it as it is.
+pub fn read(text: &[u8]) -> serde_json::Result<serde_json::Value> {
+    serde_json::from_slice(text).or_else(|e| match fold(text) {
+        Some(folded) => serde_json::from_slice(&folded),
+        None => Err(e),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_writes_objects_around_a_scalar() {
+        assert_eq!(
+            nesting(r#"nest:2:"x""#).unwrap().unwrap(),
+            r#"{"a":{"a":"x"}}"#
+        );
+        assert_eq!(nesting("nest:0:1").unwrap().unwrap(), "1");
+        assert!(nesting("pad:3").is_none());
+        for bad in [
+            "nest:2",
+            "nest:x:1",
+            "nest:2:{",
+            "nest:2:[]",
+            "nest:99999:1",
+        ] {
+            assert!(nesting(bad).unwrap().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn deep_containers_fold_and_shallow_ones_stay() {
+        let deep = nesting(r#"nest:100:"x""#).unwrap().unwrap();
+        let text = format!(r#"{{"spec":{deep},"s":"{{[{{","n":[1]}}"#);
+        let folded = String::from_utf8(fold(text.as_bytes()).unwrap()).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&folded).unwrap();
+        let at = &value["spec"]["a"]["a"]["a"]["a"]["a"]["a"];
+        let summary = at.as_str().unwrap();
+        assert!(
+            summary.starts_with(r#"{"a":{"a":{"a":{"a":{"a"…"#),
+            "{summary}"
+        );
+        assert!(summary.contains("(94 levels, "), "{summary}");
+        assert_eq!(value["s"], "{[{");
+        assert!(fold(br#"{"a":[[[[[[[[1]]]]]]]]}"#).is_none());
+        assert!(read(text.as_bytes()).is_ok());
+    }
+}
