@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::wire::go_json::go_json;
 use crate::wire::nesting;
-use crate::wire::object::read_json;
+use crate::wire::object::{json_type, read_json};
 
 /// `JSONPatchMaxCopyBytes` of the generic API server's config: the bytes all the `copy`
 /// operations of one patch may add.
@@ -85,7 +85,7 @@ impl Patch {
         if let Some(bad) = items.iter().find(|i| !(i.is_object() || i.is_null())) {
             return Err(format!(
                 "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
-                go_json_kind(bad)
+                json_type(bad)
             ));
         }
         let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
@@ -169,24 +169,12 @@ pub(crate) fn strict_field_errors(body: &[u8]) -> Vec<String> {
     errors
 }
 
-/// The Go JSON type name of a value, as `json.UnmarshalTypeError` words it.
-fn go_json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// The error for a body that is JSON but not a list.
 fn not_a_patch(body: &[u8]) -> String {
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => format!(
             "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
-            go_json_kind(&v)
+            json_type(&v)
         ),
         Err(e) => e.to_string(),
     }
@@ -495,16 +483,7 @@ impl Node {
 /// Go's `compact` with HTML escaping, as `json.Marshal` writes a raw value.
 fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
+    crate::gotype::escape_html(text, &mut out);
     out
 }
 
@@ -649,7 +628,7 @@ impl Op<'_> {
 
 fn raw_kind(text: &str) -> &'static str {
     read_json(text.as_bytes())
-        .map(|v| go_json_kind(&v))
+        .map(|v| json_type(&v))
         .unwrap_or("value")
 }
 

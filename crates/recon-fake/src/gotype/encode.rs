@@ -88,8 +88,13 @@ pub(crate) fn child_type<'a>(ty: Option<&'a GoType>, key: &str) -> Option<&'a Go
 
 /// A JSON string as `encoding/json` escapes it (HTML-safe).
 pub(crate) fn write_string(text: &str, out: &mut String) {
-    let quoted = Value::String(text.to_owned()).to_string();
-    for c in quoted.chars() {
+    escape_html(&Value::String(text.to_owned()).to_string(), out);
+}
+
+/// JSON text with `<`, `>`, `&`, U+2028 and U+2029 escaped, as `json.Marshal` (and `compact`
+/// with HTML escaping) writes them.
+pub(crate) fn escape_html(json: &str, out: &mut String) {
+    for c in json.chars() {
         match c {
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),

@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub(crate) use decode::decode;
-pub(crate) use encode::{child_type, write_array, write_object, write_value};
+pub(crate) use encode::{child_type, escape_html, write_array, write_object, write_value};
 pub(crate) use unstructured::{from_unstructured, go_format};
 pub(crate) use zero_fields::{drop_unset_fields, fill_zero_fields};
 

@@ -112,7 +112,8 @@ pub(crate) fn stored_len(
     Some(4 + unknown)
 }
 
-fn varint_len(mut n: u64) -> usize {
+/// How many bytes protobuf's varint encoding of `n` takes.
+pub(crate) fn varint_len(mut n: u64) -> usize {
     let mut len = 1;
     while n >= 0x80 {
         n >>= 7;

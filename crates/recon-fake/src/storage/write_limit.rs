@@ -21,6 +21,7 @@
 
 use serde_json::Value;
 
+use crate::gotype::proto_size::varint_len;
 use crate::gotype::{self, proto_size};
 use crate::wire::error::ApiError;
 use crate::wire::go_json::go_json;
@@ -92,15 +93,6 @@ impl EtcdWrite {
 /// A length-delimited field's bytes: a one-byte tag, the length, the payload.
 fn field(len: usize) -> usize {
     1 + varint_len(len as u64) + len
-}
-
-fn varint_len(mut n: u64) -> usize {
-    let mut len = 1;
-    while n >= 0x80 {
-        n >>= 7;
-        len += 1;
-    }
-    len
 }
 
 /// Checks that `obj`, written as `write`, fits etcd's limits; `bound` is the size of what it was made from (the request body and
