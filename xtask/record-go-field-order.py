@@ -23,10 +23,19 @@ nor `omitzero` (`{}` with the struct's own such fields, `null` for a `metav1.Tim
 import json
 import os
 import re
-import subprocess
 import sys
 
-STRUCT = re.compile(r"^type (\w+) struct \{$")
+from go_sources import (
+    FIELD,
+    JSON_TAG,
+    STRUCT,
+    git,
+    imported,
+    package_dir,
+    package_sources,
+    schema_prefix,
+)
+
 NAMED = re.compile(r"^type (\w+) ([\w.]+)\s*(//.*)?$")
 # Struct types with a JSON form of their own, by their zero value.
 ZERO_LEAVES = {
@@ -36,33 +45,6 @@ ZERO_LEAVES = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": "0",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": 0,
 }
-IMPORT = re.compile(r'^(?:import )?\s*(\w+\s+)?"([\w./-]+)"$')
-FIELD = re.compile(r'^\s*(\*?[\w.]+)(?:\s+([^`]+?))?\s+`([^`]*)`')
-JSON_TAG = re.compile(r'json:"([^"]*)"')
-
-
-def git(git_dir, *args):
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def package_dir(schema_prefix):
-    """`io.k8s.api.core.v1` to `staging/src/k8s.io/api/core/v1`."""
-    parts = schema_prefix.split(".")
-    if parts[:3] == ["io", "k8s", "api"]:
-        return "staging/src/k8s.io/api/" + "/".join(parts[3:])
-    if parts[:3] == ["io", "k8s", "apimachinery"]:
-        return "staging/src/k8s.io/apimachinery/" + "/".join(parts[3:])
-    raise SystemExit(f"no package directory for {schema_prefix}")
-
-
-def schema_prefix(import_path):
-    """`k8s.io/apimachinery/pkg/apis/meta/v1` to `io.k8s.apimachinery.pkg.apis.meta.v1`."""
-    head, _, rest = import_path.partition("/")
-    if head != "k8s.io":
-        return None
-    return "io.k8s." + rest.replace("/", ".")
 
 
 class Package:
@@ -75,21 +57,16 @@ class Package:
         self.typed = {}
         # Named non-struct types (`type Protocol string`) to what they are.
         self.named = {}
-        root = f"{subdir}/{package_dir(prefix)}/"
-        files = git(git_dir, "ls-tree", "--name-only", "HEAD", root).split()
-        for path in files:
-            if path.endswith(".go") and not path.endswith("_test.go") and "zz_generated" not in path:
-                self.read(git(git_dir, "show", f"HEAD:{path}"))
+        for source in package_sources(git_dir, subdir, prefix):
+            self.read(source)
 
     def read(self, source):
         aliases = {}
         current = None
         for line in source.splitlines():
-            imported = IMPORT.match(line)
-            if imported and current is None:
-                path = imported.group(2)
-                alias = (imported.group(1) or path.rsplit("/", 1)[-1]).strip()
-                aliases[alias] = path
+            declared = imported(line)
+            if declared and current is None:
+                aliases[declared[0]] = declared[1]
                 continue
             started = STRUCT.match(line)
             if started:

@@ -20,8 +20,9 @@ tree of another version cannot go stale silently.
 import json
 import os
 import re
-import subprocess
 import sys
+
+from go_sources import JSON_TAG, git
 
 ROOTS = [
     "core.PodSpec",
@@ -63,13 +64,6 @@ STRUCT = re.compile(r"^type (\w+) struct \{\s*$")
 NAMED = re.compile(r"^type (\w+) ([\w.\[\]*]+)\s*(//.*)?$")
 FIELD = re.compile(r"^\s*(\w+)\s+([\w.\[\]*]+)\s*(`[^`]*`)?\s*(//.*)?$")
 EMBED = re.compile(r"^\s*(\*?[\w.]+)\s*(`[^`]*`)?\s*(//.*)?$")
-JSON_TAG = re.compile(r'json:"([^"]*)"')
-
-
-def git(git_dir, *args):
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 def qualify(expr, package):

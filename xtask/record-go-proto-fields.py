@@ -21,11 +21,9 @@ import re
 import subprocess
 import sys
 
-STRUCT = re.compile(r"^type (\w+) struct \{$")
+from go_sources import FIELD, JSON_TAG, STRUCT, imported, package_sources, schema_prefix
+
 NAMED = re.compile(r"^type (\w+) (\S.*?)\s*(//.*)?$")
-IMPORT = re.compile(r'^(?:import )?\s*(\w+\s+)?"([\w./-]+)"$')
-FIELD = re.compile(r"^\s*(\*?[\w.]+)(?:\s+([^`]+?))?\s+`([^`]*)`")
-JSON_TAG = re.compile(r'json:"([^"]*)"')
 PROTO_TAG = re.compile(r'protobuf:"\w+,(\d+),')
 SPECIAL = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "Time",
@@ -39,26 +37,6 @@ SPECIAL = {
 INTS = {"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64"}
 
 
-def git(git_dir, *args):
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def package_dir(prefix):
-    parts = prefix.split(".")
-    if parts[:3] == ["io", "k8s", "api"]:
-        return "staging/src/k8s.io/api/" + "/".join(parts[3:])
-    if parts[:3] == ["io", "k8s", "apimachinery"]:
-        return "staging/src/k8s.io/apimachinery/" + "/".join(parts[3:])
-    raise SystemExit(f"no package directory for {prefix}")
-
-
-def schema_prefix(import_path):
-    head, _, rest = import_path.partition("/")
-    return "io.k8s." + rest.replace("/", ".") if head == "k8s.io" else None
-
-
 class Package:
     """One Go package: its structs' protobuf fields and its named types, each with the
     import aliases of its file."""
@@ -67,19 +45,16 @@ class Package:
         self.prefix = prefix
         self.structs = {}
         self.named = {}
-        root = f"{subdir}/{package_dir(prefix)}/"
-        for path in git(git_dir, "ls-tree", "--name-only", "HEAD", root).split():
-            if path.endswith(".go") and not path.endswith("_test.go") and "zz_generated" not in path:
-                self.read(git(git_dir, "show", f"HEAD:{path}"))
+        for source in package_sources(git_dir, subdir, prefix):
+            self.read(source)
 
     def read(self, source):
         aliases = {}
         current = None
         for line in source.splitlines():
-            imported = IMPORT.match(line)
-            if imported and current is None:
-                path = imported.group(2)
-                aliases[(imported.group(1) or path.rsplit("/", 1)[-1]).strip()] = path
+            declared = imported(line)
+            if declared and current is None:
+                aliases[declared[0]] = declared[1]
                 continue
             started = STRUCT.match(line)
             if started:
