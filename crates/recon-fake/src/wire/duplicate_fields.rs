@@ -107,7 +107,8 @@ impl<'de> Visitor<'de> for Build<'_> {
 }
 
 /// The paths of the keys `body` repeats, in document order (`data`, `spec.ports[0].port`);
-/// none for a body that is not JSON (its parse error is reported elsewhere).
+/// none for a body that is not JSON (its parse error is reported elsewhere). A body nested
+/// deeper than serde_json reads by recursion is walked without it ([`nesting::repeated_keys`]).
 pub(crate) fn duplicate_fields(body: &[u8]) -> Vec<String> {
     let mut found = Vec::new();
     let mut reader = serde_json::Deserializer::from_slice(body);
@@ -117,6 +118,9 @@ pub(crate) fn duplicate_fields(body: &[u8]) -> Vec<String> {
     };
     match walk.deserialize(&mut reader) {
         Ok(()) => found,
+        Err(e) if nesting::is_recursion_limit(&e) => {
+            nesting::repeated_keys(body).unwrap_or_default()
+        }
         Err(_) => Vec::new(),
     }
 }
@@ -220,6 +224,33 @@ mod tests {
     fn a_deep_document_is_refused_by_the_reader_not_the_stack() {
         let deep = "[".repeat(100_000);
         assert!(duplicate_fields(deep.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn repeated_keys_are_found_past_serde_json_s_depth_in_document_order() {
+        // 5,000 levels of `{"a":`, then an object repeating `k` (itself repeating `x` inside),
+        // and a list whose second item repeats `p`.
+        let depth = 5_000;
+        let body = format!(
+            r#"{}{{"k":1,"k":{{"x":1,"x":2}},"l":[{{}},{{"p":1,"p":2}}]}}{}"#,
+            r#"{"a":"#.repeat(depth),
+            "}".repeat(depth)
+        );
+        let prefix = vec!["a"; depth].join(".");
+        assert_eq!(
+            duplicate_fields(body.as_bytes()),
+            [
+                format!("{prefix}.k"),
+                format!("{prefix}.k.x"),
+                format!("{prefix}.l[1].p"),
+            ]
+        );
+        // The same shapes within serde_json's depth: the recursive walk agrees.
+        let shallow = br#"{"a":{"k":1,"k":{"x":1,"x":2},"l":[{},{"p":1,"p":2}]}}"#;
+        assert_eq!(
+            duplicate_fields(shallow),
+            crate::wire::nesting::repeated_keys(shallow).unwrap()
+        );
     }
 
     #[test]

@@ -125,9 +125,24 @@ pub(crate) fn parse(text: &[u8]) -> serde_json::Result<(Value, bool)> {
         text,
         at: 0,
         repeats: false,
+        repeated: None,
     };
     let value = reader.document()?;
     Ok((value, reader.repeats))
+}
+
+/// The paths of the keys `text` repeats in one object, in document order (`data.k`,
+/// `spec.ports[0].port`), read as [`parse`] reads: without recursion, at any depth.
+pub(crate) fn repeated_keys(text: &[u8]) -> serde_json::Result<Vec<String>> {
+    let mut reader = Reader {
+        text,
+        at: 0,
+        repeats: false,
+        repeated: Some(Vec::new()),
+    };
+    let value = reader.document()?;
+    dispose(value);
+    Ok(reader.repeated.unwrap_or_default())
 }
 
 /// [`parse`]'s state.
@@ -135,6 +150,8 @@ struct Reader<'a> {
     text: &'a [u8],
     at: usize,
     repeats: bool,
+    /// The paths of the repeated keys, when they are asked for.
+    repeated: Option<Vec<String>>,
 }
 
 /// A container being read: an array's items so far, or an object's fields so far and the key
@@ -142,6 +159,24 @@ struct Reader<'a> {
 enum Open {
     Array(Vec<Value>),
     Object(Map<String, Value>, String),
+}
+
+/// The path of the value the innermost open container reads next: its keys joined by `.`, its
+/// indices in brackets, as Go's strict decoder names a field.
+fn path_of(open: &[Open]) -> String {
+    let mut path = String::new();
+    for container in open {
+        match container {
+            Open::Array(items) => path.push_str(&format!("[{}]", items.len())),
+            Open::Object(_, key) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+        }
+    }
+    path
 }
 
 impl Reader<'_> {
@@ -197,16 +232,20 @@ impl Reader<'_> {
                         b']'
                     }
                     Open::Object(fields, key) => {
-                        if fields.insert(std::mem::take(key), value).is_some() {
-                            self.repeats = true;
-                        }
+                        fields.insert(std::mem::take(key), value);
                         b'}'
                     }
                 };
                 if self.eat(b',') {
-                    if let Open::Object(_, key) = top {
+                    if let Open::Object(fields, key) = top {
                         self.skip_space();
                         *key = self.key()?;
+                        if fields.contains_key(key.as_str()) {
+                            self.repeats = true;
+                            if let Some(paths) = &mut self.repeated {
+                                paths.push(path_of(&open));
+                            }
+                        }
                     }
                     break;
                 }
