@@ -118,8 +118,9 @@ impl Patch {
         let mut depth = nesting::value_depth(doc);
         for op in &self.ops {
             let op = Op(op.as_ref());
-            let placed = op.placed_depth(depth);
-            match op.kind().as_deref() {
+            let kind = op.kind();
+            let placed = op.placed_depth(kind.as_deref(), depth);
+            match kind.as_deref() {
                 Some("add") => add(&mut root, &op),
                 Some("remove") => remove(&mut root, &op),
                 Some("replace") => replace(&mut root, &op),
@@ -604,9 +605,9 @@ impl Op<'_> {
     /// How deep the deepest level this operation writes into a document at most `depth` deep
     /// can be: its path's length and the depth of the value it puts there (for a copy or a
     /// move, at most what lies below where it comes from).
-    fn placed_depth(&self, depth: usize) -> usize {
+    fn placed_depth(&self, kind: Option<&str>, depth: usize) -> usize {
         let levels = |name| self.pointer(name).map_or(0, |p| p.matches('/').count());
-        let value = match self.kind().as_deref() {
+        let value = match kind {
             Some("add" | "replace") => self
                 .member("value")
                 .and_then(|raw| raw.as_deref())

@@ -447,7 +447,7 @@ impl Metrics {
 
     /// The metrics in the OpenMetrics text format (ending `# EOF`).
     pub fn encode_openmetrics(&self) -> String {
-        self.measure_unfinished_work();
+        self.measure_under_way();
         self.ripen_requeues();
         let mut text = String::new();
         // Writing to a String cannot fail.
@@ -458,7 +458,7 @@ impl Metrics {
     /// The metrics in Prometheus's text format 0.0.4, for scrapers that do not ask for
     /// OpenMetrics.
     pub fn encode_prometheus(&self) -> String {
-        self.measure_unfinished_work();
+        self.measure_under_way();
         self.ripen_requeues();
         let mut text = String::new();
         let _ =
@@ -611,10 +611,6 @@ impl Metrics {
 
     /// A reconcile of `controller` began: it counts as under way until the guard drops.
     pub(crate) fn reconcile_began(&self, controller: &str) -> ActiveReconcile {
-        let label = ControllerLabel {
-            controller: controller.to_owned(),
-        };
-        self.inner.active_workers.get_or_create(&label).inc();
         let id = self.inner.next_reconcile.fetch_add(1, Ordering::Relaxed);
         self.under_way()
             .entry(controller.to_owned())
@@ -622,7 +618,7 @@ impl Metrics {
             .insert(id, Instant::now());
         ActiveReconcile {
             metrics: self.clone(),
-            label,
+            controller: controller.to_owned(),
             id,
         }
     }
@@ -645,11 +641,16 @@ impl Metrics {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sets the unfinished-work gauges from the reconciles under way now (client-go works them
-    /// out every half second; here each read of the metrics does).
-    fn measure_unfinished_work(&self) {
+    /// Sets the gauges of the reconciles under way now: how many, and the unfinished-work ones
+    /// (client-go works those out every half second; here each read of the metrics does).
+    fn measure_under_way(&self) {
         let now = Instant::now();
         for (controller, began) in self.under_way().iter() {
+            let label = ControllerLabel {
+                controller: controller.clone(),
+            };
+            let count = i64::try_from(began.len()).unwrap_or(i64::MAX);
+            self.inner.active_workers.get_or_create(&label).set(count);
             let running = began.values().map(|b| now.duration_since(*b).as_secs_f64());
             let (total, longest) = running.fold((0.0, 0.0), |(total, longest): (f64, f64), s| {
                 (total + s, longest.max(s))
@@ -775,18 +776,13 @@ impl fmt::Debug for Metrics {
 /// the reconcile is cancelled).
 pub(crate) struct ActiveReconcile {
     metrics: Metrics,
-    label: ControllerLabel,
+    controller: String,
     id: u64,
 }
 
 impl Drop for ActiveReconcile {
     fn drop(&mut self) {
-        self.metrics
-            .inner
-            .active_workers
-            .get_or_create(&self.label)
-            .dec();
-        if let Some(began) = self.metrics.under_way().get_mut(&self.label.controller) {
+        if let Some(began) = self.metrics.under_way().get_mut(&self.controller) {
             began.remove(&self.id);
         }
     }

@@ -2,9 +2,6 @@
 
 use std::time::Duration;
 
-use kube::api::Api;
-use kube::runtime::watcher;
-use recon_core::runner::Runner;
 use recon_fake::Verb;
 use tokio::sync::watch;
 
@@ -50,8 +47,10 @@ async fn readiness_fails_until_the_controllers_cache_has_listed_its_objects() {
 #[cfg(feature = "webhook-server")]
 #[tokio::test]
 async fn webhooks_serve_on_the_standby_as_on_the_leader() {
+    use kube::api::Api;
+    use kube::runtime::watcher;
     use recon_core::admission::{SelfSignedCertificate, WebhookServer};
-    use recon_core::runner::{LeaderElection, RunningRunner};
+    use recon_core::runner::{LeaderElection, Runner, RunningRunner};
     use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     use recon_test_fixtures::Widget;
 

@@ -123,6 +123,20 @@ async fn send(
 }
 
 /// The spec a response carries, as text (the spec is the last field of a widget).
+/// Creates the widget `deep` with `spec`, which must succeed; its answer.
+async fn create_deep(server: &ApiServer, spec: &str) -> String {
+    let (code, created) = send(
+        server,
+        "POST",
+        WIDGETS,
+        "application/json",
+        widget("deep", spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    created
+}
+
 fn spec_of(text: &str) -> &str {
     let start = text.find(r#""spec":"#).expect("a spec") + r#""spec":"#.len();
     &text[start..text.len() - 1]
@@ -134,15 +148,7 @@ fn spec_of(text: &str) -> &str {
 async fn a_6001_level_spec_is_served_by_every_verb() {
     let (server, api) = server().await;
     let spec = nested(6001, r#""x""#);
-    let (code, created) = send(
-        &server,
-        "POST",
-        WIDGETS,
-        "application/json",
-        widget("deep", &spec),
-    )
-    .await;
-    assert_eq!(code, 200, "{created}");
+    let created = create_deep(&server, &spec).await;
     assert_eq!(spec_of(&created), spec);
 
     let got = api.get("deep").await.expect("get");
@@ -339,15 +345,7 @@ async fn objects_are_stored_as_deep_as_go_reads_them_back() {
 async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
     let (server, api) = server().await;
     let spec = nested(9000, "1");
-    let (code, created) = send(
-        &server,
-        "POST",
-        WIDGETS,
-        "application/json",
-        widget("deep", &spec),
-    )
-    .await;
-    assert_eq!(code, 200, "{created}");
+    create_deep(&server, &spec).await;
     // Each copy puts the whole spec in place of its own leaf, doubling its depth.
     let mut ops = Vec::new();
     let mut levels = 9000;
@@ -392,15 +390,7 @@ async fn a_mutate_hook_sees_a_deep_object() {
             object["metadata"]["labels"] = json!({"hooked": "yes"});
         });
     let spec = nested(6001, r#""x""#);
-    let (code, created) = send(
-        &server,
-        "POST",
-        WIDGETS,
-        "application/json",
-        widget("deep", &spec),
-    )
-    .await;
-    assert_eq!(code, 200, "{created}");
+    let created = create_deep(&server, &spec).await;
     assert_eq!(spec_of(&created), spec);
     let got = api.get("deep").await.expect("get");
     assert_eq!(
