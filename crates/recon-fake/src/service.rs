@@ -123,10 +123,24 @@ impl Incoming {
         }
     }
 
-    /// Whether the body nests deeper than [`nesting::SHALLOW`]; a body shorter than that
-    /// cannot, so most are not even measured.
+    /// Whether the body nests deeper than [`nesting::SHALLOW`] (a body shorter than that
+    /// cannot, so most are not even measured), or is a JSON patch that may copy or move: each
+    /// copy can double the depth of a shallow object, so a shallow body can make one as deep
+    /// as Go reads, or deeper (kube-apiserver then quotes it whole in its 422).
     fn deep_body(&self) -> bool {
-        self.body.len() > nesting::SHALLOW && nesting::text_depth(&self.body) > nesting::SHALLOW
+        let deep_text = || {
+            self.body.len() > nesting::SHALLOW && nesting::text_depth(&self.body) > nesting::SHALLOW
+        };
+        let copies = || {
+            self.method == Method::PATCH
+                && self.content_type.as_deref().is_some_and(|t| {
+                    crate::wire::media_type::patch_media_type(t) == "application/json-patch+json"
+                })
+                && [&b"copy"[..], b"move"]
+                    .iter()
+                    .any(|op| self.body.windows(op.len()).any(|w| w == *op))
+        };
+        deep_text() || copies()
     }
 
     fn resource(&self) -> Option<&ResourcePath> {

@@ -104,6 +104,26 @@ impl State {
                 )?))
             }
         }
+        // A JSON patch can nest a deep value at the end of a deep path: an object one level past
+        // what Go's decoder reads (each of its members within it, or the patch library could not
+        // have written it) is refused when decoded, with the patched object quoted whole
+        // (`jsonPatcher.applyPatchToCurrentObject`, `k8s.io/apiserver`
+        // `pkg/endpoints/handlers/patch.go`). Go's scanner reads the whole text before anything
+        // is decoded, so this comes before the type is looked for.
+        if nesting::value_depth(&doc) > nesting::GO_MAX_DEPTH {
+            let ty = go_struct_type(call);
+            let text = nesting::on_deep_stack(|| match &reached {
+                Some(reached) => patched_text(&doc, ty.as_ref(), reached),
+                None => go_json(&doc),
+            });
+            nesting::dispose(doc);
+            let why = go_json_syntax::syntax_error(text.as_bytes())
+                .unwrap_or_else(|| "exceeded max depth".to_owned());
+            return Err(patched_object_invalid(
+                &text,
+                &format!("couldn't get version/kind; json parse error: {why}"),
+            ));
+        }
         // A JSON patch can make the object a list: the codec finds no type in it.
         let Value::Object(mut object) = doc else {
             return Err(patched_object_invalid(
@@ -114,10 +134,6 @@ impl State {
                 ),
             ));
         };
-        // A JSON patch can nest a deep value at the end of a deep path.
-        if nesting::object_depth(&object) > nesting::GO_MAX_DEPTH {
-            return Err(nesting::too_deep());
-        }
         let go_struct = gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind);
         // A strategic merge patch's result goes back into the Go type through the unstructured
         // converter, whose error quotes the patch.
@@ -167,8 +183,7 @@ impl State {
                             }
                             _ => apply_json_patch(&mut patched, call.body, validation).map(|_| ()),
                         }?;
-                        let ty = go_struct.map(|name| GoType::Struct(name.to_owned()));
-                        patched_text(&patched, ty.as_ref(), reached)
+                        patched_text(&patched, go_struct_type(call).as_ref(), reached)
                     }
                     None => {
                         if let Some(metadata) = patched_metadata {
@@ -193,6 +208,13 @@ impl State {
             },
         )
     }
+}
+
+/// The Go struct of the patched kind, as [`patched_text`] takes it (`None` for a custom
+/// resource).
+fn go_struct_type(call: &Call<'_>) -> Option<GoType> {
+    gotype::kind_struct(&call.rt.group, &call.path.version, &call.rt.kind)
+        .map(|name| GoType::Struct(name.to_owned()))
 }
 
 fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
@@ -285,18 +307,37 @@ fn apply_json_patch(
         ));
     }
     // The patched object must be within Go's limit anyway; twice it leaves room for a deep
-    // value to be moved where it fits.
-    *doc = patch
+    // value to be moved where it fits. Past that the patch ends as the library's own `Apply`
+    // fails when it writes the document out (below), unless a later operation would have
+    // taken the depth back: not followed there.
+    let patched = patch
         .apply(doc, 2 * nesting::GO_MAX_DEPTH)
         .map_err(|failure| match failure {
-            jsonpatch::Failure::Failed(_) => patch_rejected(),
+            jsonpatch::Failure::Failed(_) | jsonpatch::Failure::TooDeep => patch_rejected(),
             jsonpatch::Failure::Panic(_) => ApiError::new(500, Reason::Unknown, PANIC_BODY),
-            jsonpatch::Failure::TooDeep => nesting::too_deep(),
         })?;
+    // `Patch.Apply` ends with `json.Marshal` of the document, whose encoder checks the text of
+    // each member's `MarshalJSON` with Go's scanner (`encoding/json` `compact`): a member
+    // nesting deeper than `maxNestingDepth` fails the patch, which the handler answers with
+    // its generic 422 (`applyJSPatch`). The document itself is not checked there.
+    if member_depth(&patched) > nesting::GO_MAX_DEPTH {
+        nesting::dispose(patched);
+        return Err(patch_rejected());
+    }
+    nesting::dispose(std::mem::replace(doc, patched));
     Ok(match ops {
         Value::Array(ops) => ops,
         _ => Vec::new(),
     })
+}
+
+/// How deep the deepest member (or element) of a patched document nests.
+fn member_depth(doc: &Value) -> usize {
+    match doc {
+        Value::Object(map) => map.values().map(nesting::value_depth).max().unwrap_or(0),
+        Value::Array(items) => items.iter().map(nesting::value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// The body decoded into `[]handlers.jsonPatchOp` (`op`, `path` and `from` strings): Go's first

@@ -104,8 +104,9 @@ pub(crate) fn dispose(value: Value) {
     }
 }
 
-/// The 500 a patch is answered with when the object it makes nests deeper than Go's decoder
-/// reads (the real server fails to decode the patched object: not recorded yet).
+/// Why an object seeded directly into the store is refused when it nests deeper than Go's
+/// decoder reads (no request path: a request making one is answered as the real server
+/// answers it, e.g. a JSON patch's 422 in `handlers::patch`).
 pub(crate) fn too_deep() -> super::error::ApiError {
     super::error::ApiError::internal(&format!(
         "the object nests arrays and objects deeper than {GO_MAX_DEPTH} levels, more than kube-apiserver's decoder reads"

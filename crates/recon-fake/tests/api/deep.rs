@@ -4,6 +4,22 @@
 //! (`fixtures/conformance/crds/widgets.yaml`); the answers of a real kube-apiserver are recorded
 //! under `fixtures/conformance/deep/`.
 //!
+//! An object stored past what Go reads back also stops the resource's watch cache, on a timer
+//! (`k8s.io/apiserver` `pkg/storage/cacher`): for 30 seconds (`MaxInternalErrorRetryDuration`
+//! of the cacher's reflector) the cache stays ready and stale, its etcd watch failing on the
+//! event every 100 ms: a consistent list waits 3 s for it and then reads etcd, failing as a get
+//! does; a list with a limit reads etcd at once (`deep/a-list-after-an-object-that-cannot-be-
+//! read-back`, which the in-memory server answers alike, without the wait); a list or get at
+//! `resourceVersion=0` is served from the stale cache. After that the cacher gives up its watch
+//! and cannot list the resource again (`startCaching`): lists and watches without a limit are
+//! answered 429 `storage is (re)initializing: failed to list <group>/<version>, Kind=<Kind>:
+//! invalid character '{' exceeded max depth` (`Cacher.GetList`, `ready.go`), with a
+//! `retryAfterSeconds` of `exp(0.06 × seconds down)` between 1 and 30
+//! (`calculateRetryAfterForUnreadyCache`), while gets at `resourceVersion=0` and limited lists
+//! go to etcd (500). Neither the stale cache nor the timer is modelled here (the in-memory
+//! server reads its store, and fails every read of the object at once), nor recorded: a
+//! scenario would wait over 30 seconds, and the retry-after moves with the time it takes.
+//!
 //! Nothing here builds a deep `serde_json::Value` on the test's side (dropping one recurses
 //! once a level): bodies are written as text, and objects read back through a type that skips
 //! the spec (serde_json skips without recursion).
@@ -340,7 +356,10 @@ async fn objects_are_stored_as_deep_as_go_reads_them_back() {
 
 // A JSON patch whose copies double the depth each time would build, within a 3 MiB body, an
 // object half a million levels deep in memory, past any stack's worth of recursion: the patch
-// ends once the object is twice as deep as Go reads, and nothing is stored.
+// ends once the object is twice as deep as Go reads, and nothing is stored. kube-apiserver runs
+// every copy, and then its patch library cannot write the document out (a member deeper than
+// Go's scanner reads): the generic 422 (`applyJSPatch`, `k8s.io/apiserver`
+// `pkg/endpoints/handlers/patch.go`).
 #[tokio::test]
 async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
     let (server, api) = server().await;
@@ -362,8 +381,11 @@ async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
         format!("[{}]", ops.join(",")),
     )
     .await;
-    assert_eq!(code, 500, "{message}");
-    assert!(message.contains("deeper than 10000 levels"), "{message}");
+    assert_eq!(code, 422, "{message}");
+    assert_eq!(
+        message,
+        "the server rejected our request due to an error in our request"
+    );
     let (_, text) = send(
         &server,
         "GET",
@@ -373,6 +395,77 @@ async fn a_json_patch_doubling_the_depth_is_refused_before_it_runs_away() {
     )
     .await;
     assert_eq!(spec_of(&text), spec);
+    assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
+}
+
+// A shallow object and a shallow patch whose copies make the object 10001 levels deep, each
+// member within Go's depth: refused when the patched object is decoded, with the object quoted
+// whole (`jsonPatcher.applyPatchToCurrentObject`, `k8s.io/apiserver`
+// `pkg/endpoints/handlers/patch.go`; recorded in `deep/a-json-patch-past-go-s-depth`). One
+// level more in the spec and the patch library cannot write it: the generic 422. Neither is
+// stored; nothing deep was ever stored or sent, so this runs on the test's own stack.
+#[tokio::test]
+async fn a_json_patch_past_go_s_depth_is_refused_quoting_the_object() {
+    let (server, api) = server().await;
+    create_deep(&server, &nested(50, r#""x""#)).await;
+    // 50 levels doubled seven times is 6400; a copy of the spec at the end of a path of 3600
+    // (or 3601) makes it 10000 (or 10001).
+    let patch = |last: usize| {
+        let mut ops = Vec::new();
+        let mut levels = 50;
+        for _ in 0..7 {
+            let path = format!("/spec{}", "/a".repeat(levels));
+            ops.push(format!(r#"{{"op":"copy","from":"/spec","path":"{path}"}}"#));
+            levels *= 2;
+        }
+        let path = format!("/spec{}", "/a".repeat(last));
+        ops.push(format!(r#"{{"op":"copy","from":"/spec","path":"{path}"}}"#));
+        format!("[{}]", ops.join(","))
+    };
+    let path = format!("{WIDGETS}/deep");
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        &path,
+        "application/json-patch+json",
+        patch(3600),
+    )
+    .await;
+    assert_eq!(code, 422, "{}", &message[..message.len().min(300)]);
+    let quoted = r#" "" is invalid: patch: Invalid value: "{\"apiVersion\":\"conformance.example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"#;
+    assert!(
+        message.starts_with(quoted),
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    // The spec (the last member), 10000 levels around its leaf, closes the quoted object.
+    let end = format!(
+        r#"\"x\"{}}}": couldn't get version/kind; json parse error: invalid character '{{' exceeded max depth"#,
+        "}".repeat(10_000)
+    );
+    assert!(
+        message.ends_with(&end),
+        "{}",
+        &message[message.len() - 300..]
+    );
+    assert_eq!(
+        message.matches(r#"{\"a\":"#).count(),
+        10_000,
+        "the spec is quoted whole"
+    );
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        &path,
+        "application/json-patch+json",
+        patch(3601),
+    )
+    .await;
+    assert_eq!(code, 422, "{message}");
+    assert_eq!(
+        message,
+        "the server rejected our request due to an error in our request"
+    );
     assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
 }
 

@@ -958,12 +958,14 @@ async fn json_patch_nesting_deeper_than_go_reads_is_refused_and_the_object_kept(
     let err = raw_patch(&server, &status, JSON_PATCH, &deeper)
         .await
         .unwrap_err();
+    // `status` nests past Go's scanner: the patch library cannot write the patched document,
+    // and the handler answers its generic 422 (`applyJSPatch`, `k8s.io/apiserver`
+    // `pkg/endpoints/handlers/patch.go`; recorded in `deep/a-json-patch-past-go-s-depth`).
     let s = status_of(err);
-    assert_eq!(s.code, 500, "{s:?}");
-    assert!(
-        s.message.contains("deeper than 10000 levels"),
-        "{}",
-        s.message
+    assert_eq!(s.code, 422, "{s:?}");
+    assert_eq!(
+        s.message,
+        "the server rejected our request due to an error in our request"
     );
     // What was stored before is intact, and the object still takes patches.
     let request = http::Request::patch(format!("{WIDGETS}/deep"))

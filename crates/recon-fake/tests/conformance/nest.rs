@@ -11,6 +11,13 @@
 //!   replay read answers alike, so both sides must send the same bytes there. Folding starts
 //!   below what the normaliser rewrites (times, uids and versions sit higher in an object or
 //!   event), so what is folded needs no normalising.
+//! - Long strings: a string of a normalised answer longer than [`LONG_STRING`] bytes (a
+//!   message quoting a deep object whole, as a JSON patch's 422 does) is replaced by its first
+//!   [`LONG_HEAD`] and last [`LONG_TAIL`] characters around its length and a digest
+//!   (`" \"\" is invalid: patch: …(175606 bytes, sha256 0a1b2c3d4e5f6a7b)…json parse error:
+//!   invalid character '{' exceeded max depth"`). It is folded after normalising (uids,
+//!   resourceVersions, times and namespaces inside it are rewritten first), so the digest
+//!   compares the normalised text; the longest string recorded whole is well below the bound.
 
 use sha2::{Digest, Sha256};
 
@@ -23,6 +30,13 @@ pub const FOLD_MIN: usize = 64;
 const MAX_NEST: usize = 20_000;
 /// How much of a folded container its summary shows.
 const SHOWN: usize = 24;
+/// The longest string of an answer compared as it is; longer ones are folded.
+pub const LONG_STRING: usize = 64 << 10;
+/// How many characters a folded string's summary shows of its start.
+pub const LONG_HEAD: usize = 96;
+/// How many characters a folded string's summary shows of its end (where an error message
+/// that quotes an object says what is wrong with it).
+pub const LONG_TAIL: usize = 160;
 
 /// `${nest:N:LEAF}`: the nested objects; `None` for a reference of another form, `Err` for a
 /// malformed one.
@@ -117,6 +131,58 @@ pub fn read(text: &[u8]) -> serde_json::Result<serde_json::Value> {
     })
 }
 
+/// Folds, in place, every string of `value` (keys too) longer than [`LONG_STRING`] bytes into
+/// its summary (see the module); the rest stays as it is.
+pub fn fold_long_strings(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::String(text) => {
+                if let Some(summary) = long_string_summary(text) {
+                    *text = summary;
+                }
+            }
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            Value::Object(map) => {
+                let long: Vec<String> = map
+                    .keys()
+                    .filter(|k| k.len() > LONG_STRING)
+                    .cloned()
+                    .collect();
+                for key in long {
+                    if let (Some(v), Some(summary)) = (map.remove(&key), long_string_summary(&key))
+                    {
+                        map.insert(summary, v);
+                    }
+                }
+                pending.extend(map.values_mut());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The summary of `text` when it is longer than [`LONG_STRING`] bytes.
+fn long_string_summary(text: &str) -> Option<String> {
+    if text.len() <= LONG_STRING {
+        return None;
+    }
+    let head: String = text.chars().take(LONG_HEAD).collect();
+    let tail_start = text
+        .char_indices()
+        .rev()
+        .nth(LONG_TAIL - 1)
+        .map_or(0, |(i, _)| i);
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!(
+        "{head}…({} bytes, sha256 {hex})…{}",
+        text.len(),
+        &text[tail_start..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +222,39 @@ mod tests {
         assert_eq!(value["s"], "{[{");
         assert!(fold(br#"{"a":[[[[[[[[1]]]]]]]]}"#).is_none());
         assert!(read(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn long_strings_fold_to_their_ends_and_a_digest() {
+        let long = format!("start{}end", "é".repeat(LONG_STRING));
+        let mut value = serde_json::json!({
+            "message": long,
+            "short": "x".repeat(LONG_STRING),
+            "items": [long.clone()],
+        });
+        fold_long_strings(&mut value);
+        let folded = value["message"].as_str().unwrap();
+        assert!(folded.starts_with("startéé"), "{folded}");
+        assert!(folded.ends_with("éééend"), "{folded}");
+        assert!(
+            folded.contains(&format!("…({} bytes, sha256 ", long.len())),
+            "{folded}"
+        );
+        assert_eq!(
+            folded.chars().count(),
+            LONG_HEAD
+                + LONG_TAIL
+                + format!("…({} bytes, sha256 0123456789abcdef)…", long.len())
+                    .chars()
+                    .count()
+        );
+        assert_eq!(value["items"][0], value["message"]);
+        // Exactly the bound: compared whole.
+        assert_eq!(value["short"].as_str().map(str::len), Some(LONG_STRING));
+        // One byte changed anywhere changes the digest.
+        let mut other = serde_json::json!(long.replacen('é', "e", 1));
+        fold_long_strings(&mut other);
+        assert_ne!(other, value["message"]);
+        assert_eq!(long_string_summary("short"), None);
     }
 }

@@ -107,7 +107,8 @@ pub async fn run(scenario: &Scenario, transport: &Transport, mode: &Mode) -> Out
                 break;
             }
         };
-        let actual = norm_response(&raw, &mut norm);
+        let mut actual = norm_response(&raw, &mut norm);
+        nest::fold_long_strings(&mut actual);
         if mode.compare {
             match &step.response {
                 None => outcome.differences.push(format!(
