@@ -51,6 +51,49 @@ impl ApiServer {
         }
     }
 
+    /// Every stored object, as a GET of its type's first served version returns it, ordered by
+    /// API group, resource plural, namespace and name. Nothing is recorded in the request log.
+    /// Objects that do not decode or convert are left out (logged), as in [`ApiServer::stored`].
+    ///
+    /// ```
+    /// use recon_fake::ApiServer;
+    /// use serde_json::json;
+    ///
+    /// let server = ApiServer::new();
+    /// server
+    ///     .seed(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///                   "metadata": {"name": "settings", "namespace": "default"}}))
+    ///     .unwrap();
+    /// let objects = server.objects();
+    /// let settings = objects.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    /// assert_eq!(settings["metadata"]["name"], "settings");
+    /// assert!(objects.iter().any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "default"));
+    /// ```
+    pub fn objects(&self) -> Vec<Value> {
+        let state = self.shared.lock();
+        let mut objects = Vec::new();
+        for rt in state.registry.all() {
+            let Some(version) = rt.versions.first().map(|v| v.name.clone()) else {
+                continue;
+            };
+            let api_version = rt.api_version(&version);
+            for (key, stored) in state.store.list(&rt.group_resource(), None) {
+                let body = match conversion::body_in_version(&rt, &version, &stored.body) {
+                    Ok(body) => with_type_meta(&api_version, &rt.kind, &body),
+                    Err(e) => {
+                        tracing::warn!(key, error = %e.message(), "stored object does not convert");
+                        continue;
+                    }
+                };
+                match serde_json::from_slice(&body) {
+                    Ok(value) => objects.push(value),
+                    Err(e) => tracing::warn!(key, error = %e, "stored object does not decode"),
+                }
+            }
+        }
+        objects
+    }
+
     /// The stored body as a GET of `api_version` serves it, if there is such an object.
     fn stored_body(
         &self,

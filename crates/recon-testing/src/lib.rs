@@ -166,6 +166,7 @@ mod conversion;
 pub mod diff;
 mod env;
 mod expect;
+pub mod explore;
 mod generated;
 mod kube_reconcile;
 mod normalize;
