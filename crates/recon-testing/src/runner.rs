@@ -624,8 +624,9 @@ fn snapshot(
     }
 }
 
-/// A case name as a snapshot file name: lowercase letters, digits and `_`.
-fn snapshot_name(case: &str) -> String {
+/// A case name as a snapshot file name (or a Rust identifier's tail): lowercase letters,
+/// digits and `_`.
+pub(crate) fn snapshot_name(case: &str) -> String {
     let name: String = case
         .chars()
         .map(|c| {

@@ -129,16 +129,7 @@ pub(crate) fn replay_line(schedule: &str) -> String {
 
 /// A test that keeps `schedule` of the scenario as a regression test.
 pub(crate) fn regression_test(scenario: &str, schedule: &str) -> String {
-    let name: String = format!("{scenario}_{schedule}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = crate::runner::snapshot_name(&format!("{scenario}_{schedule}"));
     format!(
         "#[test]\nfn regression_{name}() {{\n    // `scenario()`: the Scenario \"{scenario}\" as your exploration test builds it.\n    scenario().only(\"{schedule}\").explore().assert_clean();\n}}"
     )
