@@ -11,9 +11,10 @@
 //! - **restart** at each write the controller sends, before it lands or after it lands but
 //!   before the controller sees the answer (its caches, queue and tasks dropped);
 //! - **stale view**: a restarted controller's cached lists (`resourceVersion=0`, what
-//!   `watcher::Config::any_semantic` and client-go's informers send) are served from before the
-//!   user's last action, and its watch events held back, for a while; a list without a
-//!   resourceVersion is a quorum read and is never stale, as on kube-apiserver 1.36;
+//!   client-go's informers send, and kube's `watcher::Config::any_semantic()` when paging is
+//!   off: `page_size: None`, since kube drops `resourceVersion=0` from a paged list) are served
+//!   from before the user's last action, and its watch events held back, for a while; a list
+//!   without a resourceVersion is a quorum read and is never stale, as on kube-apiserver 1.36;
 //! - **missed, late and coalesced events**: a watch event is dropped (its watch ends, the
 //!   history is compacted, the watcher relists after the 410), delivered late, or folded into
 //!   the next event of the same object;
@@ -21,7 +22,12 @@
 //!   (the write then meets a 409 or lands over it, as the server decides);
 //! - **transient failures**: a request fails once (500, 429 with `Retry-After`, or a write
 //!   that lands but answers 504);
-//! - a **fresh controller** on the settled world.
+//! - a **fresh controller** on the settled world;
+//! - a **fresh start on the final spec** (Acto's oracle, SOSP 2023): the user's actions made
+//!   with no controller running, then a controller started on what they left; it must end
+//!   where the sequence of changes ended (a renamed child must not leave the old one behind).
+//!   When an action needs what the controller makes (deleting its child), the report notes
+//!   that this check did not apply.
 //!
 //! After each action the controller runs until quiescent: no write changing the world (events
 //! and leases aside) for [`quiet_for`](Scenario::quiet_for) of virtual time, on tokio's paused
@@ -74,7 +80,8 @@
 //! ```
 //!
 //! A schedule is replayed by its id: `RECON_EXPLORE=restart-after-write:2 cargo test ...`, or
-//! [`Scenario::only`]. Long explorations split into parts with [`Scenario::part`] (or
+//! [`Scenario::only`]; `RECON_EXPLORE_TRACE=1` prints each run's trace (every request, event,
+//! reconcile and restart) to stderr. Long explorations split into parts with [`Scenario::part`] (or
 //! `RECON_EXPLORE_PART=i/n`): one test per part, which cargo-nextest's `--partition` then spreads
 //! over machines. Schedules of one part run on every core.
 
@@ -108,8 +115,13 @@ use run::Outcome;
 /// How often a long exploration says how far it got.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-/// What one schedule found: each finding with where its run parted from the reference.
-type Judged = Vec<(Finding, String)>;
+/// What one schedule found: each finding with where its run parted from the reference, and
+/// why its oracle did not apply, if it did not.
+#[derive(Clone, Default)]
+struct Judged {
+    found: Vec<(Finding, String)>,
+    inapplicable: Option<String>,
+}
 
 impl Scenario {
     /// Runs the reference run, then every schedule it offers (or the one
@@ -121,6 +133,7 @@ impl Scenario {
             planned: 0,
             reference_requests: 0,
             failures: Vec::new(),
+            notes: Vec::new(),
         };
         let mut found: Vec<Found> = Vec::new();
         let mut setup = self.errors.clone();
@@ -129,11 +142,10 @@ impl Scenario {
                 "the scenario has no controller: give one with `Scenario::controller`".into(),
             );
         }
-        let only = self.only.clone().or_else(|| {
-            std::env::var("RECON_EXPLORE")
-                .ok()
-                .filter(|s| !s.is_empty())
-        });
+        let only = match std::env::var("RECON_EXPLORE") {
+            Ok(id) if !id.is_empty() => Some(vec![id]),
+            _ => self.chosen(&mut setup),
+        };
         let part = match std::env::var("RECON_EXPLORE_PART") {
             Ok(text) if !text.is_empty() => parse_part(&text).unwrap_or_else(|e| {
                 setup.push(e);
@@ -141,16 +153,16 @@ impl Scenario {
             }),
             _ => self.part,
         };
-        let chosen = match only.as_deref() {
-            None | Some("reference") => None,
-            Some(id) => match id.parse::<Perturbation>() {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    setup.push(e.to_string());
-                    None
-                }
-            },
-        };
+        let chosen: Option<Vec<Perturbation>> = only.map(|ids| {
+            ids.iter()
+                .filter(|id| *id != "reference")
+                .filter_map(|id| {
+                    id.parse::<Perturbation>()
+                        .map_err(|e| setup.push(e.to_string()))
+                        .ok()
+                })
+                .collect()
+        });
         if !setup.is_empty() {
             for cause in setup {
                 found.push((
@@ -197,11 +209,10 @@ impl Scenario {
                 CauseKind::NotQuiescent | CauseKind::Panicked | CauseKind::ActionFailed
             )
         });
-        let schedules: Vec<Perturbation> = match (chosen, only.as_deref()) {
+        let schedules: Vec<Perturbation> = match chosen {
             _ if broken => Vec::new(),
-            (Some(p), _) => vec![p],
-            (None, Some("reference")) => Vec::new(),
-            (None, _) => perturbation::enumerate(&reference.trace)
+            Some(chosen) => chosen,
+            None => perturbation::enumerate(&reference.trace)
                 .into_iter()
                 .enumerate()
                 .filter(|(i, _)| i % part.1 == part.0 - 1)
@@ -213,12 +224,29 @@ impl Scenario {
         let results = self.run_all(&reference, &schedules);
         report.explored = results.iter().filter(|r| r.is_some()).count();
         for (schedule, result) in schedules.iter().zip(results) {
-            for (finding, parting) in result.unwrap_or_default() {
+            let result = result.unwrap_or_default();
+            if let Some(why) = result.inapplicable {
+                report.notes.push(format!("{schedule} not checked: {why}"));
+            }
+            for (finding, parting) in result.found {
                 found.push((schedule.to_string(), finding, parting));
             }
         }
         report.failures = self.failures(found, &reference.trace);
         report
+    }
+
+    /// The schedule ids [`only`](Self::only) and [`kept`](Self::kept) name, if any; a kept
+    /// file that cannot be used is a set-up error.
+    fn chosen(&self, setup: &mut Vec<String>) -> Option<Vec<String>> {
+        let mut ids = self.only.clone();
+        if let Some(path) = &self.kept {
+            match report::read_kept(path, &self.name) {
+                Ok(kept) => ids.extend(kept),
+                Err(e) => setup.push(e),
+            }
+        }
+        (!ids.is_empty() || self.kept.is_some()).then_some(ids)
     }
 
     /// Runs `schedules` on the scenario's threads until done or out of time; each result is
@@ -242,8 +270,12 @@ impl Scenario {
                             break;
                         }
                         let outcome = guarded(self, Some(schedules[i]));
-                        let findings =
-                            oracle::judge(reference, &outcome, self.convergence.as_ref());
+                        let findings = oracle::judge(
+                            reference,
+                            &outcome,
+                            schedules[i],
+                            self.convergence.as_ref(),
+                        );
                         let parting = if findings.is_empty() {
                             String::new()
                         } else {
@@ -251,7 +283,11 @@ impl Scenario {
                             oracle::parting(&reference.trace, &outcome.trace)
                         };
                         let found = findings.into_iter().map(|f| (f, parting.clone())).collect();
-                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(found);
+                        let judged = Judged {
+                            found,
+                            inapplicable: outcome.inapplicable,
+                        };
+                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(judged);
                         done.fetch_add(1, Ordering::SeqCst);
                     }
                     finished.fetch_add(1, Ordering::SeqCst);
@@ -290,12 +326,12 @@ impl Scenario {
                 schedules.extend(members.into_iter().map(|(s, _, _)| s));
                 Failure {
                     kind,
+                    regression: report::regression_test(&self.name, &schedule, kind, &cause),
                     cause,
                     perturbation,
                     detail: finding.detail,
                     parting,
                     replay: report::replay_line(&schedule),
-                    regression: report::regression_test(&self.name, &schedule),
                     schedules,
                 }
             })
@@ -318,6 +354,7 @@ fn guarded(scenario: &Scenario, plan: Option<Perturbation>) -> Outcome {
                 ),
             )],
             concurrent: None,
+            inapplicable: None,
         },
     )
 }

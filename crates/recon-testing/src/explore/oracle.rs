@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::perturbation::Perturbation;
 use super::run::Outcome;
 use super::tap::CONCURRENT_ANNOTATION;
 use super::trace::Entry;
-use super::world::World;
+use super::world::{History, World};
 
 /// Which oracle a failure comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,6 +41,10 @@ pub enum CauseKind {
     Diverged,
     /// A fresh controller started on the settled world changed it.
     ResyncChanged,
+    /// A controller started fresh on the user's final spec leaves a world other than the one
+    /// the user's sequence of changes left: the result depends on the path (an object left
+    /// behind by a rename, a field kept from an older spec).
+    PathDependent,
 }
 
 /// One thing a schedule found wrong.
@@ -72,17 +77,24 @@ impl Finding {
 pub(crate) fn judge(
     reference: &Outcome,
     perturbed: &Outcome,
+    plan: Perturbation,
     convergence: Option<&super::scenario::Convergence>,
 ) -> Vec<Finding> {
+    if perturbed.inapplicable.is_some() {
+        return Vec::new();
+    }
     let known: BTreeSet<(CauseKind, &str)> = reference
         .findings
         .iter()
         .map(|f| (f.kind, f.cause.as_str()))
         .collect();
+    // A reconcile stuck in the reference run is one failure, whichever error it last met.
+    let stuck = known.iter().any(|(kind, _)| *kind == CauseKind::Stuck);
     let mut findings: Vec<Finding> = perturbed
         .findings
         .iter()
         .filter(|f| !known.contains(&(f.kind, f.cause.as_str())))
+        .filter(|f| !(stuck && f.kind == CauseKind::Stuck))
         .cloned()
         .collect();
     if perturbed
@@ -122,22 +134,46 @@ pub(crate) fn judge(
         }
         world = without_annotation(&world);
     }
-    let diverged = match convergence {
-        Some(check) => check(&reference.world, &world)
+    let diverged = match (convergence, plan) {
+        (Some(check), _) => check(&reference.world, &world)
             .err()
             .map(|why| (why, String::new())),
-        None => difference(&reference.world, &world),
+        // The fresh start is the expectation the user's changes are held to; it has no
+        // history, so which incarnation of a name an object is does not count.
+        (None, Perturbation::FreshStart) => {
+            let sides = ("the fresh start", "the user's changes");
+            difference(&world, &reference.world, History::Dropped, sides)
+        }
+        (None, _) => {
+            let sides = ("the reference run", "this run");
+            difference(&reference.world, &world, History::Kept, sides)
+        }
     };
     if let Some((cause, detail)) = diverged {
-        findings.push(Finding::new(CauseKind::Diverged, cause).with_detail(detail));
+        let (kind, cause) = match plan {
+            Perturbation::FreshStart => (
+                CauseKind::PathDependent,
+                format!(
+                    "the user's changes end elsewhere than a fresh start on their final spec: \
+                     {cause}"
+                ),
+            ),
+            _ => (CauseKind::Diverged, cause),
+        };
+        findings.push(Finding::new(kind, cause).with_detail(detail));
     }
     findings
 }
 
-/// How `perturbed` differs from `reference`, in normal form: a summary that names every
-/// object and field path that differ (the cause), and the diffs.
-fn difference(reference: &World, perturbed: &World) -> Option<(String, String)> {
-    let (expected, actual) = (reference.normalized(), perturbed.normalized());
+/// How `actual` differs from `expected`, in normal form: a summary that names every object
+/// and field path that differ (the cause), and the diffs, their sides named by `sides`.
+fn difference(
+    expected: &World,
+    actual: &World,
+    history: History,
+    sides: (&str, &str),
+) -> Option<(String, String)> {
+    let (expected, actual) = (expected.normalized(history), actual.normalized(history));
     let mut summary = Vec::new();
     let mut detail = String::new();
     for (key, want) in &expected {
@@ -146,10 +182,29 @@ fn difference(reference: &World, perturbed: &World) -> Option<(String, String)> 
             Some(got) if got != want => {
                 let mut paths = BTreeSet::new();
                 differing_paths(want, got, String::new(), &mut paths);
-                let paths: Vec<String> = paths.into_iter().collect();
-                summary.push(format!("{key} differs at {}", paths.join(", ")));
+                // Only the incarnation differs in a uid's normal form (`... #2`).
+                let incarnation = |o: &Value| {
+                    let uid = o["metadata"]["uid"].as_str().unwrap_or_default();
+                    uid.rsplit_once('#').map_or("", |(_, n)| n).to_owned()
+                };
+                let mut line = if paths.remove("/metadata/uid") {
+                    format!(
+                        "{key} was deleted and made again ({}'s is #{}, {}'s #{})",
+                        sides.1,
+                        incarnation(got),
+                        sides.0,
+                        incarnation(want)
+                    )
+                } else {
+                    key.clone()
+                };
+                if !paths.is_empty() {
+                    let paths: Vec<String> = paths.into_iter().collect();
+                    line.push_str(&format!(" differs at {}", paths.join(", ")));
+                }
+                summary.push(line);
                 if let Some(diff) = crate::diff::json_diff(want, got, false) {
-                    detail.push_str(&format!("{key} (- reference, + this run):\n{diff}\n"));
+                    detail.push_str(&format!("{key} (- {}, + {}):\n{diff}\n", sides.0, sides.1));
                 }
             }
             Some(_) => {}

@@ -43,7 +43,9 @@ pub(crate) enum Perturbation {
     DropEvent(usize),
     /// Watch event `n` (and those behind it on its watch) arrives late.
     DelayEvent(usize),
-    /// Watch event `n` is folded into the next event of the same object.
+    /// Watch event `n` is folded into the next event of the same object, if that is the
+    /// watch's next event within the lag (else it arrives late): the state it showed is never
+    /// seen.
     CoalesceEvent(usize),
     /// Another writer changes the object of write `n` just before it lands.
     ConcurrentWrite(usize),
@@ -51,6 +53,9 @@ pub(crate) enum Perturbation {
     Fail(usize, Failure),
     /// After the run settles, a fresh controller starts on the settled world.
     RestartAtEnd,
+    /// The user's actions run with no controller; then a controller starts on what they
+    /// left, the final spec (Acto's oracle: the result must not depend on the path).
+    FreshStart,
 }
 
 impl fmt::Display for Perturbation {
@@ -66,6 +71,7 @@ impl fmt::Display for Perturbation {
             Perturbation::ConcurrentWrite(n) => write!(f, "concurrent-write:{}", n + 1),
             Perturbation::Fail(n, failure) => write!(f, "fail:{}:{}", n + 1, failure.code()),
             Perturbation::RestartAtEnd => f.write_str("restart-at-end"),
+            Perturbation::FreshStart => f.write_str("fresh-start"),
         }
     }
 }
@@ -75,7 +81,7 @@ impl fmt::Display for Perturbation {
 #[error(
     "`{0}` is not a schedule id (restart-before-write:N, restart-after-write:N, \
      stale-restart-after-write:N, drop-event:N, delay-event:N, coalesce-event:N, \
-     concurrent-write:N, fail:N:500|429|504, restart-at-end)"
+     concurrent-write:N, fail:N:500|429|504, restart-at-end, fresh-start)"
 )]
 pub struct ScheduleIdError(String);
 
@@ -84,8 +90,10 @@ impl FromStr for Perturbation {
 
     fn from_str(id: &str) -> Result<Self, Self::Err> {
         let bad = || ScheduleIdError(id.to_owned());
-        if id == "restart-at-end" {
-            return Ok(Perturbation::RestartAtEnd);
+        match id {
+            "restart-at-end" => return Ok(Perturbation::RestartAtEnd),
+            "fresh-start" => return Ok(Perturbation::FreshStart),
+            _ => {}
         }
         let (kind, rest) = id.split_once(':').ok_or_else(bad)?;
         let number = |text: &str| match text.parse::<usize>() {
@@ -180,7 +188,8 @@ impl Perturbation {
             ),
             Perturbation::CoalesceEvent(n) => with(
                 format!(
-                    "never saw its {} watch event (coalesced with the next)",
+                    "never saw its {} watch event, folded into the object's next one (or, if \
+                     none came in time, saw it late)",
                     nth(n)
                 ),
                 event(n),
@@ -202,6 +211,11 @@ impl Perturbation {
             }
             Perturbation::RestartAtEnd => {
                 "restarted once everything had settled (a fresh controller on the settled world)"
+                    .to_owned()
+            }
+            Perturbation::FreshStart => {
+                "started fresh on the final spec: the user's actions made with no controller \
+                 running, then the controller started on what they left"
                     .to_owned()
             }
         }
@@ -257,6 +271,7 @@ pub(crate) fn enumerate(reference: &[Entry]) -> Vec<Perturbation> {
         }
     }
     schedules.push(Perturbation::RestartAtEnd);
+    schedules.push(Perturbation::FreshStart);
     schedules
 }
 
@@ -298,6 +313,7 @@ mod tests {
             Perturbation::Fail(6, Failure::Throttled),
             Perturbation::Fail(6, Failure::Timeout),
             Perturbation::RestartAtEnd,
+            Perturbation::FreshStart,
         ];
         for p in all {
             assert_eq!(p.to_string().parse::<Perturbation>(), Ok(p), "{p}");

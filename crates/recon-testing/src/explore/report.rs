@@ -23,7 +23,8 @@ pub struct Failure {
     pub parting: String,
     /// One line that runs the first schedule again.
     pub replay: String,
-    /// A test to paste that keeps the first schedule as a regression test.
+    /// How to keep the first schedule as a regression test: a Rust test to paste, or an
+    /// entry for a YAML file of kept schedules ([`Scenario::kept`](super::Scenario::kept)).
     pub regression: String,
 }
 
@@ -41,6 +42,9 @@ pub struct Report {
     pub reference_requests: usize,
     /// The failures, grouped by cause.
     pub failures: Vec<Failure>,
+    /// Schedules whose oracle did not apply, and why (the fresh start, when a user action
+    /// needs what the controller makes).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -74,6 +78,9 @@ impl fmt::Display for Report {
             self.failures.len(),
             if self.failures.len() == 1 { "" } else { "s" },
         )?;
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
         for (i, failure) in self.failures.iter().enumerate() {
             writeln!(f)?;
             writeln!(f, "{}. [{:?}] {}", i + 1, failure.kind, failure.cause)?;
@@ -127,10 +134,55 @@ pub(crate) fn replay_line(schedule: &str) -> String {
     format!("RECON_EXPLORE={schedule} cargo test{package}{test}")
 }
 
-/// A test that keeps `schedule` of the scenario as a regression test.
-pub(crate) fn regression_test(scenario: &str, schedule: &str) -> String {
+/// One schedule kept as a regression test, in a YAML file [`Scenario::kept`] reads.
+///
+/// [`Scenario::kept`]: super::Scenario::kept
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Kept {
+    scenario: String,
+    schedule: String,
+    /// What the schedule found when it was kept, for the reader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    found: Option<String>,
+}
+
+/// The ids of the schedules of `scenario` kept in the YAML file at `path`.
+pub(crate) fn read_kept(path: &std::path::Path, scenario: &str) -> Result<Vec<String>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("kept schedules {shown}: {e}"))?;
+    let entries: Vec<Kept> = serde_saphyr::from_str(&text).map_err(|e| {
+        format!("kept schedules {shown}: not a list of {{scenario, schedule, found}}: {e}")
+    })?;
+    let ids: Vec<String> = entries
+        .into_iter()
+        .filter(|k| k.scenario == scenario)
+        .map(|k| k.schedule)
+        .collect();
+    if ids.is_empty() {
+        return Err(format!(
+            "kept schedules {shown}: no schedule of scenario `{scenario}`"
+        ));
+    }
+    Ok(ids)
+}
+
+/// How to keep `schedule` of the scenario as a regression test: a Rust test, or a YAML entry.
+pub(crate) fn regression_test(
+    scenario: &str,
+    schedule: &str,
+    kind: CauseKind,
+    cause: &str,
+) -> String {
     let name = crate::runner::snapshot_name(&format!("{scenario}_{schedule}"));
+    let entry = Kept {
+        scenario: scenario.to_owned(),
+        schedule: schedule.to_owned(),
+        found: Some(format!("[{kind:?}] {cause}")),
+    };
+    let yaml = serde_saphyr::to_string(&vec![entry]).unwrap_or_default();
     format!(
-        "#[test]\nfn regression_{name}() {{\n    // `scenario()`: the Scenario \"{scenario}\" as your exploration test builds it.\n    scenario().only(\"{schedule}\").explore().assert_clean();\n}}"
+        "#[test]\nfn regression_{name}() {{\n    // `scenario()`: the Scenario \"{scenario}\" as your exploration test builds it.\n    scenario().only(\"{schedule}\").explore().assert_clean();\n}}\n# or, in the YAML file of kept schedules `scenario().kept(path)` runs:\n{}",
+        yaml.trim_end()
     )
 }

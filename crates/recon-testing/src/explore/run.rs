@@ -36,6 +36,8 @@ pub(crate) struct Outcome {
     /// What the run found wrong on its own (without comparing with another run).
     pub(crate) findings: Vec<Finding>,
     pub(crate) concurrent: Option<ConcurrentWrite>,
+    /// Why the schedule's oracle does not apply to this run, if it does not.
+    pub(crate) inapplicable: Option<String>,
 }
 
 /// The server's clock: tokio's (paused) one, from [`START`].
@@ -67,6 +69,7 @@ pub(crate) fn run(scenario: &Scenario, plan: Option<Perturbation>) -> Outcome {
                 format!("no runtime for the run: {e}"),
             )],
             concurrent: None,
+            inapplicable: None,
         },
     }
 }
@@ -94,17 +97,24 @@ async fn drive(scenario: &Scenario, plan: Option<Perturbation>) -> Outcome {
         controller: None,
         findings: Vec::new(),
         broken: false,
+        inapplicable: None,
     };
     driver.play(plan).await;
     driver.stop();
     let world = World::capture(&driver.server);
     driver.final_checks(&world);
     let mut run = lock(&driver.run);
+    if std::env::var_os("RECON_EXPLORE_TRACE").is_some_and(|v| !v.is_empty()) {
+        let schedule = plan.map_or_else(|| "reference".to_owned(), |p| p.to_string());
+        let lines: Vec<String> = run.trace.iter().map(|e| format!("  {e}\n")).collect();
+        eprint!("trace of {schedule}:\n{}", lines.concat());
+    }
     Outcome {
         trace: std::mem::take(&mut run.trace),
         world,
         findings: driver.findings,
         concurrent: run.concurrent.take(),
+        inapplicable: driver.inapplicable,
     }
 }
 
@@ -117,6 +127,7 @@ struct Driver<'a> {
     findings: Vec<Finding>,
     /// The run cannot go on (a step never settled, the controller died).
     broken: bool,
+    inapplicable: Option<String>,
 }
 
 /// What woke a settling run.
@@ -130,6 +141,10 @@ impl Driver<'_> {
     async fn play(&mut self, plan: Option<Perturbation>) {
         if let Err(e) = self.set_up().await {
             self.findings.push(Finding::new(CauseKind::Setup, e));
+            return;
+        }
+        if plan == Some(Perturbation::FreshStart) {
+            self.start_on_final_spec().await;
             return;
         }
         self.start();
@@ -179,6 +194,26 @@ impl Driver<'_> {
                 ));
             }
         }
+    }
+
+    /// The user's actions with no controller running, then a controller on what they left.
+    /// An action that fails alone (it needs what the controller makes) leaves no final spec.
+    async fn start_on_final_spec(&mut self) {
+        for (i, action) in self.scenario.actions.iter().enumerate() {
+            lock(&self.run)
+                .trace
+                .push(Entry::Action(i + 1, action.to_string()));
+            if let Err(e) = action.perform(&self.server.setup_client()).await {
+                self.inapplicable = Some(format!(
+                    "user action {} ({action}) fails with no controller running: {e}",
+                    i + 1
+                ));
+                self.broken = true;
+                return;
+            }
+        }
+        self.start();
+        self.step("the controller started on the final spec").await;
     }
 
     async fn set_up(&self) -> Result<(), String> {

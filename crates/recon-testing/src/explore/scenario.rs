@@ -78,7 +78,9 @@ pub struct Scenario {
     pub(crate) invariants: Vec<(String, Invariant)>,
     pub(crate) convergence: Option<Convergence>,
     pub(crate) timing: Timing,
-    pub(crate) only: Option<String>,
+    pub(crate) only: Vec<String>,
+    /// A YAML file of schedules kept as regression tests.
+    pub(crate) kept: Option<std::path::PathBuf>,
     pub(crate) part: (usize, usize),
     pub(crate) max_schedules: usize,
     pub(crate) time_budget: Duration,
@@ -111,7 +113,8 @@ impl Scenario {
             invariants: Vec::new(),
             convergence: None,
             timing: Timing::default(),
-            only: None,
+            only: Vec::new(),
+            kept: None,
             part: (1, 1),
             max_schedules: 5_000,
             time_budget: Duration::from_secs(600),
@@ -268,10 +271,29 @@ impl Scenario {
         self
     }
 
-    /// Runs only the schedule `id` (as a report prints it). The `RECON_EXPLORE` environment
-    /// variable does the same without editing the test.
+    /// Runs only the schedule `id` (as a report prints it; `reference` for none but the
+    /// reference run), and any others given the same way. The `RECON_EXPLORE` environment
+    /// variable does the same for one schedule without editing the test.
     pub fn only(mut self, id: &str) -> Self {
-        self.only = Some(id.to_owned());
+        self.only.push(id.to_owned());
+        self
+    }
+
+    /// Runs only the schedules of this scenario kept in the YAML file at `path` (relative
+    /// paths from the crate's directory, as cargo runs tests), as [`only`](Self::only) does:
+    /// the regression tests of an exploration, one entry per schedule, as a report prints
+    /// them.
+    ///
+    /// ```yaml
+    /// - scenario: web
+    ///   schedule: restart-after-write:2
+    ///   found: "[Diverged] the final world differs: extra v1 ConfigMap default/web-<generated 2>"
+    /// ```
+    ///
+    /// A file that cannot be read, is not such a list, names no schedule of this scenario, or
+    /// holds an id that is not a schedule is a set-up failure naming the file.
+    pub fn kept(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.kept = Some(path.into());
         self
     }
 

@@ -383,16 +383,36 @@ impl Tap {
     fn filter_watch(&self, mut body: Body, collection: String) -> TapBody {
         let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Frame<Bytes>, BoxError>>(8);
         let tap = self.clone();
+        let lag = lock(&self.run).lag;
         let task = tokio::spawn(async move {
             let mut buffer: Vec<u8> = Vec::new();
+            // An event held to be folded into the next one of its object: the line, the
+            // object, and when it is delivered anyway.
+            let mut held: Option<(Vec<u8>, String, Instant)> = None;
             loop {
-                let frame = match body.frame().await {
-                    Some(Ok(frame)) => frame,
-                    Some(Err(e)) => {
+                let next = match &held {
+                    Some((_, _, until)) => tokio::select! {
+                        frame = body.frame() => Some(frame),
+                        () = tokio::time::sleep_until(*until) => None,
+                    },
+                    None => Some(body.frame().await),
+                };
+                let frame = match next {
+                    // Nothing came behind it in time: it arrives late instead.
+                    None => {
+                        if let Some((line, ..)) = held.take()
+                            && tx.send(Ok(Frame::data(Bytes::from(line)))).await.is_err()
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                    Some(Some(Ok(frame))) => frame,
+                    Some(Some(Err(e))) => {
                         let _ = tx.send(Err(Box::new(e) as BoxError)).await;
                         return;
                     }
-                    None => break,
+                    Some(None) => break,
                 };
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -400,32 +420,39 @@ impl Tap {
                 buffer.extend_from_slice(&data);
                 while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
                     let line: Vec<u8> = buffer.drain(..=end).collect();
-                    match tap.on_event(&line, &collection).await {
+                    let (pass, object) = tap.on_event(&line, &collection).await;
+                    match pass {
                         Pass::Deliver => {
-                            if tx.send(Ok(Frame::data(Bytes::from(line)))).await.is_err() {
-                                return;
+                            // The held event goes first, unless this one replaces it.
+                            let before = held.take().filter(|(_, o, _)| *o != object);
+                            for line in before.map(|(l, ..)| l).into_iter().chain([line]) {
+                                if tx.send(Ok(Frame::data(Bytes::from(line)))).await.is_err() {
+                                    return;
+                                }
                             }
                         }
-                        Pass::Skip => {}
+                        Pass::Hold => held = Some((line, object, Instant::now() + lag)),
                         Pass::End => return,
                     }
                 }
             }
-            if !buffer.is_empty() {
-                let _ = tx.send(Ok(Frame::data(Bytes::from(buffer)))).await;
+            let rest = held.take().map(|(l, ..)| l).into_iter().chain([buffer]);
+            for line in rest.filter(|l| !l.is_empty()) {
+                let _ = tx.send(Ok(Frame::data(Bytes::from(line)))).await;
             }
         });
         lock(&self.run).watch_tasks.push(task);
         StreamBody::new(rx).boxed_unsync()
     }
 
-    async fn on_event(&self, line: &[u8], collection: &str) -> Pass {
+    /// What becomes of one line of a watch, and the object its event is about.
+    async fn on_event(&self, line: &[u8], collection: &str) -> (Pass, String) {
         let Ok(event) = serde_json::from_slice::<Value>(line) else {
-            return Pass::Deliver;
+            return (Pass::Deliver, String::new());
         };
         let kind = event["type"].as_str().unwrap_or_default().to_owned();
         if !matches!(kind.as_str(), "ADDED" | "MODIFIED" | "DELETED") {
-            return Pass::Deliver;
+            return (Pass::Deliver, String::new());
         }
         let meta = &event["object"]["metadata"];
         let text = |field: &str| meta[field].as_str().unwrap_or_default().to_owned();
@@ -438,14 +465,14 @@ impl Tap {
             index: 0,
             collection: collection.to_owned(),
             kind,
-            object,
+            object: object.clone(),
             revision: text("resourceVersion").parse().unwrap_or_default(),
             perturbed: None,
         };
         let (pass, hold) = {
             let mut run = lock(&self.run);
             if run.generation != self.generation {
-                return Pass::End;
+                return (Pass::End, object);
             }
             entry.index = run.events;
             run.events += 1;
@@ -464,8 +491,12 @@ impl Tap {
                     (Pass::Deliver, Some(Instant::now() + run.lag))
                 }
                 Some(Perturbation::CoalesceEvent(n)) if n == entry.index => {
-                    entry.perturbed = Some("coalesced with the next".into());
-                    (Pass::Skip, None)
+                    entry.perturbed = Some(format!(
+                        "held for the object's next event, which replaces it (delivered {} s \
+                         late if none comes)",
+                        run.lag.as_secs()
+                    ));
+                    (Pass::Hold, None)
                 }
                 _ => match stale {
                     Some(s) => {
@@ -481,14 +512,15 @@ impl Tap {
         if let Some(until) = hold {
             tokio::time::sleep_until(until).await;
         }
-        pass
+        (pass, object)
     }
 }
 
 /// What becomes of one watch event.
 enum Pass {
     Deliver,
-    Skip,
+    /// Held until the next line: dropped if that is an event of the same object.
+    Hold,
     End,
 }
 

@@ -29,11 +29,22 @@ struct Identity {
 }
 
 impl Identity {
-    fn words(&self, renames: &HashMap<String, String>) -> String {
+    fn words(&self, renames: &HashMap<String, String>, history: History) -> String {
         let name = renames.get(&self.name).unwrap_or(&self.name);
         let key = key_words(&self.kind, self.namespace.as_deref(), name);
-        format!("{key} #{}", self.incarnation)
+        match history {
+            History::Kept => format!("{key} #{}", self.incarnation),
+            History::Dropped => key,
+        }
     }
+}
+
+/// Whether a normal form says which incarnation of its name an object is (an object deleted
+/// and made again is not the one the reference run kept), or only what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum History {
+    Kept,
+    Dropped,
 }
 
 /// Every object the cluster holds (events, leases and CRDs left out), as a step ended.
@@ -177,12 +188,12 @@ impl World {
 
     /// Each object in normal form, keyed by `apiVersion kind namespace/name` (generated names
     /// as their prefix and rank).
-    pub(crate) fn normalized(&self) -> BTreeMap<String, Value> {
+    pub(crate) fn normalized(&self, history: History) -> BTreeMap<String, Value> {
         let renames = self.generated_names();
         let mut out = BTreeMap::new();
         for object in &self.objects {
             let mut object = object.clone();
-            self.normalize_metadata(&mut object, &renames);
+            self.normalize_metadata(&mut object, &renames, history);
             let generation = object["metadata"]["generation"].as_i64();
             if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("generation");
@@ -190,7 +201,7 @@ impl World {
             if let Some(status) = object.get_mut("status") {
                 mark_observed(status, generation);
             }
-            self.normalize_strings(&mut object, &renames);
+            self.normalize_strings(&mut object, &renames, history);
             let meta = &object["metadata"];
             let key = format!(
                 "{} {}",
@@ -239,7 +250,12 @@ impl World {
         renames
     }
 
-    fn normalize_metadata(&self, object: &mut Value, renames: &HashMap<String, String>) {
+    fn normalize_metadata(
+        &self,
+        object: &mut Value,
+        renames: &HashMap<String, String>,
+        history: History,
+    ) {
         let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
             return;
         };
@@ -257,10 +273,10 @@ impl World {
         if let Some(Value::Array(owners)) = meta.get_mut("ownerReferences") {
             for owner in owners.iter_mut().filter_map(Value::as_object_mut) {
                 if let Some(uid) = owner.get("uid").and_then(Value::as_str) {
-                    let stands_for = self
-                        .identities
-                        .get(uid)
-                        .map_or_else(|| "<no such object>".to_owned(), |i| i.words(renames));
+                    let stands_for = self.identities.get(uid).map_or_else(
+                        || "<no such object>".to_owned(),
+                        |i| i.words(renames, history),
+                    );
                     owner.insert("uid".into(), stands_for.into());
                 }
             }
@@ -268,11 +284,16 @@ impl World {
     }
 
     /// Uids as what they stand for, generated names renamed, times as `<time>`.
-    fn normalize_strings(&self, value: &mut Value, renames: &HashMap<String, String>) {
+    fn normalize_strings(
+        &self,
+        value: &mut Value,
+        renames: &HashMap<String, String>,
+        history: History,
+    ) {
         match value {
             Value::String(text) => {
                 if let Some(identity) = self.identities.get(text.as_str()) {
-                    *text = identity.words(renames);
+                    *text = identity.words(renames, history);
                 } else if let Some(renamed) = renames.get(text.as_str()) {
                     *text = renamed.clone();
                 } else if text.parse::<jiff::Timestamp>().is_ok() {
@@ -281,10 +302,10 @@ impl World {
             }
             Value::Array(items) => items
                 .iter_mut()
-                .for_each(|v| self.normalize_strings(v, renames)),
+                .for_each(|v| self.normalize_strings(v, renames, history)),
             Value::Object(map) => map
                 .values_mut()
-                .for_each(|v| self.normalize_strings(v, renames)),
+                .for_each(|v| self.normalize_strings(v, renames, history)),
             _ => {}
         }
     }
@@ -366,7 +387,7 @@ mod tests {
             ],
             &[("u1", "Thing", "p", 0), ("u2", "ConfigMap", "web-x7k2q", 5)],
         );
-        let normal = w.normalized();
+        let normal = w.normalized(History::Kept);
         assert_eq!(
             normal["v1 ConfigMap d/web-<generated 1>"],
             json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -376,6 +397,15 @@ mod tests {
                                                     {"uid": "<no such object>"}]},
                    "data": {"at": "<time>", "self": "web-<generated 1>",
                             "owner": "Thing d/p #1"}})
+        );
+        let without_history = w.normalized(History::Dropped);
+        assert_eq!(
+            without_history["v1 ConfigMap d/web-<generated 1>"]["metadata"]["uid"],
+            "ConfigMap d/web-<generated 1>"
+        );
+        assert_eq!(
+            without_history["v1 ConfigMap d/web-<generated 1>"]["data"]["owner"],
+            "Thing d/p"
         );
         assert_eq!(
             normal["v1 Thing d/p"]["status"],

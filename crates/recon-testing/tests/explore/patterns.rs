@@ -1,13 +1,15 @@
 //! The bug patterns, one test each: the buggy controller is reported, the fixed twin is not.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, watcher};
 use kube::{Resource, ResourceExt};
 use recon_testing::explore::{CauseKind, Report, Scenario, UserAction};
@@ -30,7 +32,20 @@ enum Bug {
     OverwritesFromStaleCopy,
     /// Does not watch its children.
     ChildNotWatched,
+    /// Deletes the children its cached parent no longer wants, without a fresh read.
+    DeletesOnStaleRead,
+    /// Records a change as made before making it.
+    MarksDoneFirst,
+    /// Removes its finalizer although the cleanup it guards failed.
+    FinalizerIgnoresFailure,
+    /// Fails on the NotFound of the parent an object refers to, and is retried forever.
+    RetriesNotFound,
+    /// Names its child after the spec and leaves the old child behind when the name changes.
+    RenameLeavesOld,
 }
+
+/// The finalizer of `FinalizerIgnoresFailure`'s controller.
+const FINALIZER: &str = "explore.recon.dev/cleanup";
 
 struct Context {
     client: kube::Client,
@@ -52,19 +67,20 @@ fn data(pairs: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
     )
 }
 
-async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
-    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), "default");
-    let want = parent
+fn want(object: &ConfigMap) -> String {
+    object
         .data
         .as_ref()
         .and_then(|d| d.get("want"))
         .cloned()
-        .unwrap_or_default();
-    let n = ctx.reconciles.fetch_add(1, Ordering::SeqCst);
-    let owner = parent.controller_owner_ref(&());
-    let mut child = ConfigMap {
+        .unwrap_or_default()
+}
+
+/// The child `name` of `parent`, owned by it, holding a copy of `want`.
+fn child_named(parent: &ConfigMap, name: String, want: &str) -> ConfigMap {
+    ConfigMap {
         metadata: ObjectMeta {
-            name: Some(child_name(&parent)),
+            name: Some(name),
             labels: Some(
                 [
                     ("role".to_owned(), "child".to_owned()),
@@ -72,12 +88,19 @@ async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, 
                 ]
                 .into(),
             ),
-            owner_references: owner.map(|o| vec![o]),
+            owner_references: parent.controller_owner_ref(&()).map(|o| vec![o]),
             ..ObjectMeta::default()
         },
-        data: data(&[("copy", &want)]),
+        data: data(&[("copy", want)]),
         ..ConfigMap::default()
-    };
+    }
+}
+
+async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), "default");
+    let want = want(&parent);
+    let n = ctx.reconciles.fetch_add(1, Ordering::SeqCst);
+    let mut child = child_named(&parent, child_name(&parent), &want);
     match (ctx.bug, ctx.buggy) {
         (Bug::NoOwner, true) => child.metadata.owner_references = None,
         (Bug::Appends, true) => {
@@ -110,6 +133,11 @@ async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, 
                 return update_child(&api, old, &want, ctx.bug, ctx.buggy).await;
             }
         }
+        (Bug::DeletesOnStaleRead, buggy) => {
+            return keep_wanted_children(&api, &parent, buggy).await;
+        }
+        (Bug::MarksDoneFirst, buggy) => return two_steps(&api, &parent, child, buggy).await,
+        (Bug::RenameLeavesOld, buggy) => return follow_rename(&api, &parent, buggy).await,
         _ => {}
     }
     // kube's watcher relists after a missed event without telling `owns` what disappeared,
@@ -118,21 +146,189 @@ async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, 
         (Bug::ChildNotWatched, false) => Action::requeue(Duration::from_secs(300)),
         _ => Action::await_change(),
     };
-    match api.get_opt(&child_name(&parent)).await? {
+    ensure_child(&api, &child).await?;
+    Ok(next)
+}
+
+/// Creates `child`, or brings its data up to date.
+async fn ensure_child(api: &Api<ConfigMap>, child: &ConfigMap) -> Result<(), kube::Error> {
+    let name = child.name_any();
+    match api.get_opt(&name).await? {
         None => {
-            api.create(&PostParams::default(), &child).await?;
+            api.create(&PostParams::default(), child).await?;
         }
         Some(_) => {
             let patch = json!({"data": child.data});
-            api.patch(
-                &child_name(&parent),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await?;
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
         }
     }
-    Ok(next)
+    Ok(())
+}
+
+/// The names of the children `parent` wants: one per comma-separated word of `want`.
+fn wanted_children(parent: &ConfigMap) -> BTreeSet<String> {
+    want(parent)
+        .split(',')
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("{}-{w}", parent.name_any()))
+        .collect()
+}
+
+/// Makes the children the parent wants and deletes the others. Buggy, the parent the
+/// decision rests on is the cached copy, which a restarted controller's stale cache serves
+/// from the past; fixed, a child is deleted only once a fresh read agrees.
+async fn keep_wanted_children(
+    api: &Api<ConfigMap>,
+    parent: &ConfigMap,
+    buggy: bool,
+) -> Result<Action, kube::Error> {
+    let wanted = wanted_children(parent);
+    for name in &wanted {
+        ensure_child(api, &child_named(parent, name.clone(), "")).await?;
+    }
+    let selector = format!("parent={}", parent.name_any());
+    for child in api.list(&ListParams::default().labels(&selector)).await? {
+        let name = child.name_any();
+        if wanted.contains(&name) || child.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        if !buggy {
+            let fresh = api.get(&parent.name_any()).await?;
+            if wanted_children(&fresh).contains(&name) {
+                continue;
+            }
+        }
+        api.delete(&name, &DeleteParams::default()).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// A change made in two writes, the child's data and a record on the parent that it is
+/// made, trusted by the next reconcile. Buggy, the record is written first.
+async fn two_steps(
+    api: &Api<ConfigMap>,
+    parent: &ConfigMap,
+    child: ConfigMap,
+    buggy: bool,
+) -> Result<Action, kube::Error> {
+    let want = want(parent);
+    if parent.annotations().get("applied") == Some(&want) {
+        return Ok(Action::await_change());
+    }
+    let (name, params) = (parent.name_any(), PatchParams::default());
+    let record = Patch::Merge(json!({"metadata": {"annotations": {"applied": want}}}));
+    if buggy {
+        api.patch(&name, &params, &record).await?;
+    }
+    ensure_child(api, &child).await?;
+    if !buggy {
+        api.patch(&name, &params, &record).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// One child named after `want`. Buggy, a child under the old name stays.
+async fn follow_rename(
+    api: &Api<ConfigMap>,
+    parent: &ConfigMap,
+    buggy: bool,
+) -> Result<Action, kube::Error> {
+    let name = format!("{}-{}", parent.name_any(), want(parent));
+    ensure_child(api, &child_named(parent, name.clone(), "")).await?;
+    if !buggy {
+        let selector = format!("parent={}", parent.name_any());
+        for child in api.list(&ListParams::default().labels(&selector)).await? {
+            if child.name_any() != name && child.metadata.deletion_timestamp.is_none() {
+                api.delete(&child.name_any(), &DeleteParams::default())
+                    .await?;
+            }
+        }
+    }
+    Ok(Action::await_change())
+}
+
+/// The external resource the parent's finalizer guards (a ConfigMap plays it; nothing owns
+/// it, as nothing in the cluster owns a cloud bucket).
+fn external_name(parent: &ConfigMap) -> String {
+    format!("{}-external", parent.name_any())
+}
+
+/// kube's finalizer helper around an external resource. Buggy, a failed cleanup is
+/// swallowed, so the finalizer goes although the resource stays.
+async fn reconcile_with_finalizer(
+    parent: Arc<ConfigMap>,
+    ctx: Arc<Context>,
+) -> Result<Action, finalizer::Error<kube::Error>> {
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), "default");
+    finalizer(&api, FINALIZER, parent, |event| async {
+        match event {
+            finalizer::Event::Apply(parent) => {
+                let external = ConfigMap {
+                    metadata: ObjectMeta {
+                        name: Some(external_name(&parent)),
+                        labels: Some([("role".to_owned(), "external".to_owned())].into()),
+                        ..ObjectMeta::default()
+                    },
+                    ..ConfigMap::default()
+                };
+                if api.get_opt(&external_name(&parent)).await?.is_none() {
+                    api.create(&PostParams::default(), &external).await?;
+                }
+            }
+            finalizer::Event::Cleanup(parent) => {
+                match api
+                    .delete(&external_name(&parent), &DeleteParams::default())
+                    .await
+                {
+                    Err(kube::Error::Api(status)) if status.code == 404 => {}
+                    Err(e) if !ctx.buggy => return Err(e),
+                    _ => {}
+                }
+            }
+        }
+        Ok(Action::await_change())
+    })
+    .await
+}
+
+fn finalizer_error_policy(
+    _: Arc<ConfigMap>,
+    _: &finalizer::Error<kube::Error>,
+    _: Arc<Context>,
+) -> Action {
+    Action::requeue(Duration::from_secs(5))
+}
+
+/// A user of a parent (a ConfigMap labelled `role: user` naming it in `data.uses`) copies its
+/// parent's `want`. Buggy, the parent's NotFound fails the reconcile, which the error policy
+/// retries for ever; fixed, the user records that its parent is missing and waits for it.
+async fn reconcile_user(user: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), "default");
+    let uses = user
+        .data
+        .as_ref()
+        .and_then(|d| d.get("uses"))
+        .cloned()
+        .unwrap_or_default();
+    let parent = if ctx.buggy {
+        Some(api.get(&uses).await?)
+    } else {
+        api.get_opt(&uses).await?
+    };
+    let copied = parent.map_or_else(|| "<parent missing>".to_owned(), |p| want(&p));
+    if user.annotations().get("copied") != Some(&copied) {
+        let patch = json!({"metadata": {"annotations": {"copied": copied}}});
+        api.patch(
+            &user.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    }
+    // A parent's DELETED event missed while a watch was down is never replayed: kube's
+    // watcher relists without telling `watches` what disappeared.
+    Ok(Action::requeue(Duration::from_secs(300)))
 }
 
 /// The child's update from the copy just read: buggy, the 409 is swallowed, or the copy is
@@ -222,6 +418,15 @@ fn parent(want: &str) -> serde_json::Value {
            "data": {"want": want}})
 }
 
+fn context(client: &kube::Client, bug: Bug, buggy: bool) -> Arc<Context> {
+    Arc::new(Context {
+        client: client.clone(),
+        bug,
+        buggy,
+        reconciles: AtomicU64::new(0),
+    })
+}
+
 fn scenario(bug: Bug, buggy: bool) -> Scenario {
     // The appender and the conflict swallower do not watch their children (with a watch, the
     // first would loop and the second would be woken again by the other writer's change).
@@ -230,29 +435,57 @@ fn scenario(bug: Bug, buggy: bool) -> Scenario {
         Bug::ChildNotWatched => !buggy,
         _ => true,
     };
-    Scenario::new(format!(
+    // What makes a cache stale after a restart: lists at `resourceVersion=0`, which kube
+    // sends for `any_semantic` only when paging is off.
+    let parents = match bug {
+        Bug::DeletesOnStaleRead => watcher::Config {
+            page_size: None,
+            ..watcher::Config::default().any_semantic()
+        },
+        _ => watcher::Config::default(),
+    }
+    .labels("role=parent");
+    let scenario = Scenario::new(format!(
         "{bug:?}{}",
         if buggy { "_buggy" } else { "_fixed" }
-    ))
-    .controller(move |client| {
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-        let context = Arc::new(Context {
-            client: client.clone(),
-            bug,
-            buggy,
-            reconciles: AtomicU64::new(0),
-        });
-        let controller = Controller::new(
-            api.clone(),
-            watcher::Config::default().labels("role=parent"),
-        );
-        let controller = if watches_children {
-            controller.owns(api, watcher::Config::default().labels("role=child"))
-        } else {
+    ));
+    match bug {
+        Bug::FinalizerIgnoresFailure => scenario.controller(move |client| {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+            Controller::new(api, parents.clone()).run(
+                reconcile_with_finalizer,
+                finalizer_error_policy,
+                context(&client, bug, buggy),
+            )
+        }),
+        Bug::RetriesNotFound => scenario.controller(move |client| {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+            let controller =
+                Controller::new(api.clone(), watcher::Config::default().labels("role=user"));
+            let users = controller.store();
             controller
-        };
-        controller.run(reconcile, error_policy, context)
-    })
+                .watches(api, parents.clone(), move |parent| {
+                    let name = parent.name_any();
+                    users
+                        .state()
+                        .into_iter()
+                        .filter(|u| u.data.as_ref().and_then(|d| d.get("uses")) == Some(&name))
+                        .map(|u| ObjectRef::from_obj(&*u))
+                        .collect::<Vec<_>>()
+                })
+                .run(reconcile_user, error_policy, context(&client, bug, buggy))
+        }),
+        _ => scenario.controller(move |client| {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+            let controller = Controller::new(api.clone(), parents.clone());
+            let controller = if watches_children {
+                controller.owns(api, watcher::Config::default().labels("role=child"))
+            } else {
+                controller
+            };
+            controller.run(reconcile, error_policy, context(&client, bug, buggy))
+        }),
+    }
 }
 
 fn explore(scenario: Scenario) -> Report {
@@ -389,4 +622,168 @@ fn the_same_schedule_replays_the_same_report() {
     let first = run();
     assert!(first.contains("restart-after-write:1"), "{first}");
     assert_eq!(first, run());
+}
+
+#[test]
+fn a_child_deleted_on_a_stale_read_after_a_restart() {
+    let report = explore(
+        scenario(Bug::DeletesOnStaleRead, true)
+            .action(UserAction::create(&parent("a")))
+            .action(UserAction::patch(&parent("a,b"))),
+    );
+    let failure = report
+        .failures_of(CauseKind::Diverged)
+        .find(|f| f.cause.contains("default/p-b was deleted and made again"))
+        .unwrap_or_else(|| panic!("expected p-b deleted and made again:\n{report}"));
+    assert!(
+        failure.schedules[0].starts_with("stale-restart-after-write:"),
+        "{report}"
+    );
+    explore(
+        scenario(Bug::DeletesOnStaleRead, false)
+            .action(UserAction::create(&parent("a")))
+            .action(UserAction::patch(&parent("a,b"))),
+    )
+    .assert_clean();
+}
+
+#[test]
+fn a_two_step_change_left_half_done_by_a_restart() {
+    let report = explore(create_then_change(scenario(Bug::MarksDoneFirst, true)));
+    let failure = report
+        .failures_of(CauseKind::Diverged)
+        .find(|f| {
+            f.schedules
+                .iter()
+                .any(|s| s.starts_with("restart-after-write:"))
+        })
+        .unwrap_or_else(|| panic!("expected a restart to leave the change half done:\n{report}"));
+    assert!(failure.cause.contains("default/p-child"), "{report}");
+    explore(create_then_change(scenario(Bug::MarksDoneFirst, false))).assert_clean();
+}
+
+#[test]
+fn a_finalizer_removed_although_its_cleanup_failed() {
+    let actions = |s: Scenario| {
+        s.action(UserAction::create(&parent("one")))
+            .action(UserAction::delete("v1", "ConfigMap", Some("default"), "p"))
+    };
+    let report = explore(actions(scenario(Bug::FinalizerIgnoresFailure, true)));
+    let failure = report
+        .failures_of(CauseKind::Leaked)
+        .next()
+        .unwrap_or_else(|| panic!("expected the external resource leaked:\n{report}"));
+    assert!(
+        failure.cause.contains("ConfigMap default/p-external"),
+        "{report}"
+    );
+    assert!(
+        failure.schedules.iter().any(|s| s.starts_with("fail:")),
+        "{report}"
+    );
+    explore(actions(scenario(Bug::FinalizerIgnoresFailure, false))).assert_clean();
+}
+
+#[test]
+fn a_deleted_parent_s_not_found_retried_forever() {
+    let user = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": "u", "namespace": "default", "labels": {"role": "user"}},
+                      "data": {"uses": "p"}});
+    let actions = |s: Scenario| {
+        s.action(UserAction::create(&parent("one")))
+            .action(UserAction::create(&user))
+            .action(UserAction::delete("v1", "ConfigMap", Some("default"), "p"))
+    };
+    // Past the periodic reconcile of the fixed twin.
+    let explore = |s: Scenario| s.quiet_for(Duration::from_secs(400)).explore();
+    let report = explore(actions(scenario(Bug::RetriesNotFound, true)));
+    let failure = report
+        .failures_of(CauseKind::Stuck)
+        .next()
+        .unwrap_or_else(|| panic!("expected a reconcile failing forever:\n{report}"));
+    assert_eq!(failure.schedules[0], "reference", "{report}");
+    assert!(failure.cause.contains("NotFound"), "{report}");
+    explore(actions(scenario(Bug::RetriesNotFound, false))).assert_clean();
+}
+
+#[test]
+fn a_renamed_child_leaves_the_old_one_behind() {
+    let report = explore(create_then_change(scenario(Bug::RenameLeavesOld, true)));
+    let failure = report
+        .failures_of(CauseKind::PathDependent)
+        .next()
+        .unwrap_or_else(|| panic!("expected the old child found by a fresh start:\n{report}"));
+    assert_eq!(failure.schedules, ["fresh-start"], "{report}");
+    assert!(
+        failure.cause.ends_with("extra v1 ConfigMap default/p-one"),
+        "{report}"
+    );
+    explore(create_then_change(scenario(Bug::RenameLeavesOld, false))).assert_clean();
+}
+
+#[test]
+fn a_fresh_start_is_not_checked_when_an_action_needs_the_controller() {
+    let report = explore(
+        scenario(Bug::ChildNotWatched, false)
+            .action(UserAction::create(&parent("one")))
+            .action(UserAction::delete(
+                "v1",
+                "ConfigMap",
+                Some("default"),
+                "p-child",
+            ))
+            .quiet_for(Duration::from_secs(400))
+            .only("fresh-start"),
+    );
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.notes.len(), 1, "{report}");
+    assert!(
+        report.notes[0].starts_with("fresh-start not checked: user action 2 (delete"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_failing_schedule_is_kept_as_a_yaml_regression_test() {
+    let buggy = || create_then_change(scenario(Bug::CreatesTwice, true));
+    let report = explore(buggy().only("restart-after-write:1"));
+    let failure = report.failures_of(CauseKind::Diverged).next().unwrap();
+    // The YAML entry the report offers, kept in a file and run again.
+    let (_, yaml) = failure
+        .regression
+        .split_once("runs:\n")
+        .unwrap_or_else(|| panic!("no YAML form in:\n{}", failure.regression));
+    let path = std::env::temp_dir().join(format!("recon-kept-{}.yaml", std::process::id()));
+    std::fs::write(&path, yaml).unwrap();
+    let kept = explore(buggy().kept(&path));
+    assert_eq!(kept.explored, 1, "{kept}");
+    let again = kept.failures_of(CauseKind::Diverged).next().unwrap();
+    assert_eq!(again.cause, failure.cause);
+    assert_eq!(again.schedules, ["restart-after-write:1"]);
+
+    // A file that keeps nothing of the scenario is a set-up failure naming it.
+    let fixed = explore(create_then_change(scenario(Bug::CreatesTwice, false)).kept(&path));
+    let setup = fixed.failures_of(CauseKind::Setup).next().unwrap();
+    assert!(
+        setup
+            .cause
+            .contains("no schedule of scenario `CreatesTwice_fixed`")
+            && setup.cause.contains(&path.display().to_string()),
+        "{fixed}"
+    );
+    std::fs::write(&path, "- scenario: CreatesTwice_buggy\n  schedule: nap:1\n").unwrap();
+    let bad = explore(buggy().kept(&path));
+    assert!(
+        bad.failures_of(CauseKind::Setup)
+            .any(|f| f.cause.contains("`nap:1` is not a schedule id")),
+        "{bad}"
+    );
+    std::fs::write(&path, "- scenario: x\n  shedule: restart-at-end\n").unwrap();
+    let typo = explore(buggy().kept(&path));
+    assert!(
+        typo.failures_of(CauseKind::Setup)
+            .any(|f| f.cause.contains("shedule")),
+        "{typo}"
+    );
+    std::fs::remove_file(&path).unwrap();
 }
