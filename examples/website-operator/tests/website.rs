@@ -1,5 +1,9 @@
-//! The Website operator: its conversion, by tables and round trips, and the reconciler reading
-//! through `v1` an object written through `v1alpha1`, on the in-memory server.
+//! The Website operator: its conversion, by tables and round trips, the reconciler reading
+//! through `v1` an object written through `v1alpha1`, on the in-memory server, and its
+//! controller under perturbation exploration (`website/explore.rs`).
+
+#[path = "website/explore.rs"]
+mod explore;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};

@@ -1,5 +1,7 @@
 //! The echo controller's `reconcile`, unchanged, in a recon-testing table and a YAML suite:
-//! the same function `Controller::run` calls in `main.rs`.
+//! the same function `Controller::run` calls in `main.rs`; and the controller itself under
+//! perturbation exploration.
 
+mod explore;
 mod readme_sync;
 mod table;
