@@ -131,7 +131,7 @@ const TASKS: &[Task] = &[
     },
     Task {
         name: "bench",
-        about: "measure the in-memory API server and the test harness (release build)",
+        about: "measure the in-memory API server, the test harness and perturbation exploration (release build)",
         steps: &[
             run(&[
                 "cargo",
@@ -142,6 +142,14 @@ const TASKS: &[Task] = &[
                 "fake_apiserver",
             ]),
             run(&["cargo", "bench", "-p", "recon-testing", "--bench", "cases"]),
+            run(&[
+                "cargo",
+                "bench",
+                "-p",
+                "echo-controller",
+                "--bench",
+                "explore",
+            ]),
         ],
         options: &[
             TaskOption {

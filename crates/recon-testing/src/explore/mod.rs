@@ -81,9 +81,17 @@
 //!
 //! A schedule is replayed by its id: `RECON_EXPLORE=restart-after-write:2 cargo test ...`, or
 //! [`Scenario::only`]; `RECON_EXPLORE_TRACE=1` prints each run's trace (every request, event,
-//! reconcile and restart) to stderr. Long explorations split into parts with [`Scenario::part`] (or
-//! `RECON_EXPLORE_PART=i/n`): one test per part, which cargo-nextest's `--partition` then spreads
-//! over machines. Schedules of one part run on every core.
+//! reconcile and restart) to stderr. A failing schedule is kept as a regression test with
+//! [`Scenario::only`] in a test of its own, or as an entry of a YAML file [`Scenario::kept`]
+//! runs; each failure in a report prints both. Long explorations split into parts with
+//! [`Scenario::part`] (or `RECON_EXPLORE_PART=i/n`): one test per part, which cargo-nextest's
+//! `--partition` then spreads over machines. Schedules of one part run on every core.
+//!
+//! The example operators are explored this way in their tests: a plain kube-rs `Controller`
+//! (`examples/echo-controller/tests/echo/explore.rs`, whose scenario `cargo xtask bench` also
+//! times in schedules per second) and recon `ResourceReconciler`s run through `controller()`
+//! (`examples/website-operator/tests/website/explore.rs` and the gateway and function
+//! operators').
 
 mod action;
 mod oracle;
@@ -185,7 +193,7 @@ impl Scenario {
             found.push(("reference".into(), finding.clone(), String::new()));
         }
         let again = guarded(self, None);
-        if again.trace != reference.trace {
+        if !trace::same(&again.trace, &reference.trace) {
             let finding = Finding::new(
                 CauseKind::Nondeterministic,
                 "two reference runs differ: schedules cannot be replayed exactly".into(),

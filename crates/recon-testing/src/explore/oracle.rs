@@ -267,8 +267,8 @@ fn without_annotation(world: &World) -> World {
 /// from there.
 pub(crate) fn parting(reference: &[Entry], perturbed: &[Entry]) -> String {
     let (a, b): (Vec<String>, Vec<String>) = (
-        reference.iter().map(ToString::to_string).collect(),
-        perturbed.iter().map(ToString::to_string).collect(),
+        reference.iter().map(|e| e.compared().to_string()).collect(),
+        perturbed.iter().map(|e| e.compared().to_string()).collect(),
     );
     let at = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let from = at.saturating_sub(3);

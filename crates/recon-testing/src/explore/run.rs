@@ -25,6 +25,12 @@ const START: &str = "2025-01-01T00:00:00Z";
 /// What kube-runtime's `controller::Error::ObjectNotFound` says.
 const OBJECT_NOT_FOUND: &str = "that was not found in local store";
 
+/// How kube-runtime's `controller::Error::QueueError` begins: a watch failed.
+const QUEUE_ERROR: &str = "event queue error: ";
+
+/// How a watch's 410 ends (kube's watcher lists again by itself).
+const EXPIRED: &str = ": Expired";
+
 /// The seed of every run's uids and generated names.
 const SEED: u64 = 20_260_101;
 
@@ -463,14 +469,21 @@ impl Driver<'_> {
             .rposition(|e| matches!(e, Entry::Request(r) if r.changed && !is_record(r)))
             .map_or(0, |i| i + 1);
         // kube's `ObjectNotFound` (a reconcile scheduled for an object since deleted) is
-        // reported once per schedule entry and never retried: not a reconcile failing.
+        // reported once per schedule entry and never retried, and a watch that expired (each
+        // one a dropped event's compaction ends gives one) is relisted by its watcher: neither
+        // is a reconcile failing. A watch that keeps failing otherwise (a 403) still counts.
         let reconciles: Vec<&Result<String, String>> = run.trace[since_change..]
             .iter()
             .filter_map(|e| match e {
                 Entry::Reconcile(_, result) => Some(result),
                 _ => None,
             })
-            .filter(|r| !r.as_ref().is_err_and(|e| e.contains(OBJECT_NOT_FOUND)))
+            .filter(|r| {
+                !r.as_ref().is_err_and(|e| {
+                    e.contains(OBJECT_NOT_FOUND)
+                        || (e.starts_with(QUEUE_ERROR) && e.ends_with(EXPIRED))
+                })
+            })
             .collect();
         let errors = reconciles.iter().filter(|r| r.is_err()).count();
         if let (true, Some(Err(last))) = (errors >= 3, reconciles.last()) {

@@ -8,11 +8,12 @@ use echo_controller::{Data, Echo, error_policy, reconcile};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{Controller, watcher};
 use kube::{Api, CustomResourceExt};
-use recon_testing::explore::{CauseKind, Scenario, UserAction};
+use recon_testing::explore::{Scenario, UserAction};
 use serde_json::json;
 
-#[test]
-fn echo_survives_perturbations() {
+/// The scenario: the `Echo` CRD, the controller as `main.rs` builds it, and a user who
+/// creates an `Echo`, edits it and deletes it. The exploration bench runs it too.
+pub fn scenario() -> Scenario {
     let echo = |message: &str| {
         json!({"apiVersion": "examples.recon.dev/v1", "kind": "Echo",
             "metadata": {"name": "hello", "namespace": "default"},
@@ -20,7 +21,7 @@ fn echo_survives_perturbations() {
     };
     // The default quiet time (ten minutes) outlasts the 300 s resync and the 30 s retry, so a
     // run never moves on before a reconcile that would repair it.
-    let mut report = Scenario::new("echo")
+    Scenario::new("echo")
         .crd(Echo::crd())
         .controller(|client| {
             Controller::new(Api::<Echo>::all(client.clone()), watcher::Config::default())
@@ -38,25 +39,11 @@ fn echo_survives_perturbations() {
             Some("default"),
             "hello",
         ))
-        .explore();
-    // FALSE-ALARM: kube's event `Recorder` names each Event `<object>.<wall clock in hex ns>`,
-    // and the engine compares the two reference runs' traces with those names in, so it calls
-    // the controller nondeterministic. Only that report is dropped, and only when the runs part
-    // at an Event write; remove this once the engine leaves Event names out of the comparison.
-    report.failures.retain(|f| {
-        !(f.kind == CauseKind::Nondeterministic && parts_at_an_event_write(&f.parting))
-    });
-    report.assert_clean();
-    assert_eq!(report.explored, report.planned, "{report}");
 }
 
-/// Whether both runs' first differing trace lines are writes of an Event.
-fn parts_at_an_event_write(parting: &str) -> bool {
-    ["reference run:", "this run:"].iter().all(|side| {
-        parting
-            .split(side)
-            .nth(1)
-            .and_then(|rest| rest.lines().nth(1))
-            .is_some_and(|line| line.contains(" events.k8s.io/v1 events "))
-    })
+#[test]
+fn echo_survives_perturbations() {
+    let report = scenario().explore();
+    report.assert_clean();
+    assert_eq!(report.explored, report.planned, "{report}");
 }
