@@ -266,12 +266,15 @@ impl Scenario {
             AtomicUsize::new(0),
             AtomicUsize::new(0),
         );
-        let workers = self.threads.min(schedules.len()).max(1);
-        let finished = AtomicUsize::new(0);
+        let workers = self.threads.min(schedules.len());
         let started = Instant::now();
+        // Each worker holds a sender: the channel closes when the last one is done.
+        let (progress, finished) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
             for _ in 0..workers {
-                scope.spawn(|| {
+                let progress = progress.clone();
+                let (next, done, failing, results) = (&next, &done, &failing, &results);
+                scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         if i >= schedules.len() || started.elapsed() > self.time_budget {
@@ -298,12 +301,18 @@ impl Scenario {
                         results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(judged);
                         done.fetch_add(1, Ordering::SeqCst);
                     }
-                    finished.fetch_add(1, Ordering::SeqCst);
+                    drop(progress);
                 });
             }
+            drop(progress);
             let mut said = Instant::now();
-            while finished.load(Ordering::SeqCst) < workers {
-                std::thread::sleep(Duration::from_millis(50));
+            loop {
+                let wait = PROGRESS_EVERY.saturating_sub(said.elapsed());
+                if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) =
+                    finished.recv_timeout(wait)
+                {
+                    break;
+                }
                 if said.elapsed() >= PROGRESS_EVERY {
                     said = Instant::now();
                     eprintln!(
