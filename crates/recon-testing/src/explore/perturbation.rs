@@ -2,6 +2,7 @@
 //! method: every write the controller sent is a point to restart it at, every event it was
 //! sent one to drop, delay or coalesce), each named by an id that replays it.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -238,7 +239,7 @@ pub(crate) fn enumerate(reference: &[Entry]) -> Vec<Perturbation> {
             _ => None,
         })
         .collect();
-    let cached = requests.iter().any(|r| r.cached_list);
+    let cached = requests.iter().any(|r| r.cached);
     let mut schedules = Vec::new();
     for r in &requests {
         let Some(w) = r.write else { continue };
@@ -247,7 +248,8 @@ pub(crate) fn enumerate(reference: &[Entry]) -> Vec<Perturbation> {
         if cached {
             schedules.push(Perturbation::StaleRestart(w));
         }
-        if r.route.name.is_some() && r.method != "DELETE" {
+        // Nobody races a controller for its Events.
+        if r.route.name.is_some() && r.method != "DELETE" && !super::run::is_record(r) {
             schedules.push(Perturbation::ConcurrentWrite(w));
         }
     }
@@ -261,7 +263,22 @@ pub(crate) fn enumerate(reference: &[Entry]) -> Vec<Perturbation> {
             schedules.push(Perturbation::CoalesceEvent(ev.index));
         }
     }
-    for r in &requests {
+    // A watch is made again every few minutes of quiet (its `timeoutSeconds`): one failure of
+    // each watch per step is enough, the others would replay it.
+    let mut step = 0;
+    let mut watches = HashSet::new();
+    for entry in reference {
+        let r = match entry {
+            Entry::Action(..) => {
+                step += 1;
+                continue;
+            }
+            Entry::Request(r) => r,
+            _ => continue,
+        };
+        if r.watch && !watches.insert((step, r.generation, r.words(), &r.selectors)) {
+            continue;
+        }
         schedules.push(Perturbation::Fail(r.index, Failure::Internal));
         if !r.watch {
             schedules.push(Perturbation::Fail(r.index, Failure::Throttled));

@@ -176,7 +176,11 @@ impl Tap {
         };
         let watch = matches!(param("watch"), Some("true" | "1"));
         let write = matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE");
-        let cached_list = method == "GET" && !watch && param("resourceVersion") == Some("0");
+        // A list or a streaming list (a watch sending initial events) at `resourceVersion=0`
+        // may be served by the watch cache.
+        let streaming = watch && param("sendInitialEvents") == Some("true");
+        let cached =
+            method == "GET" && (!watch || streaming) && param("resourceVersion") == Some("0");
         let mut entry = Request {
             generation: self.generation,
             index: 0,
@@ -184,10 +188,15 @@ impl Tap {
             method,
             route: Route::parse(parts.uri.path()),
             watch,
+            selectors: format!(
+                "{} {}",
+                param("labelSelector").unwrap_or_default(),
+                param("fieldSelector").unwrap_or_default()
+            ),
             named: None,
             status: 0,
             changed: false,
-            cached_list,
+            cached,
             perturbed: None,
         };
         let decided = self.decide(&mut entry, write);
@@ -223,23 +232,42 @@ impl Tap {
             _ => {}
         }
 
-        if let Some(stale) = stale.filter(|_| cached_list) {
-            let mut rewritten: Vec<(String, String)> = pairs
-                .iter()
-                .filter(|(k, _)| k != "resourceVersion" && k != "resourceVersionMatch")
-                .cloned()
-                .collect();
-            rewritten.push(("resourceVersion".into(), stale.revision.to_string()));
-            rewritten.push(("resourceVersionMatch".into(), "Exact".into()));
-            let query = form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(rewritten)
-                .finish();
-            let uri = format!("{}?{query}", parts.uri.path());
-            parts.uri = uri.parse()?;
-            entry.perturbed = Some(format!(
-                "served from the past, at resourceVersion {}",
-                stale.revision
-            ));
+        // A stale list is the list at the past revision; a stale streaming list is the state
+        // at that revision as initial events, then a watch from there.
+        let mut past_state = Vec::new();
+        if let Some(stale) = stale.filter(|_| cached) {
+            let past = if streaming {
+                self.initial_events_at(parts.uri.path(), &pairs, stale.revision)
+                    .await
+                    .map(|lines| past_state = lines)
+            } else {
+                Some(())
+            };
+            if past.is_some() {
+                let mut rewritten: Vec<(String, String)> = pairs
+                    .iter()
+                    .filter(|(k, _)| {
+                        !matches!(
+                            k.as_str(),
+                            "resourceVersion" | "resourceVersionMatch" | "sendInitialEvents"
+                        )
+                    })
+                    .cloned()
+                    .collect();
+                rewritten.push(("resourceVersion".into(), stale.revision.to_string()));
+                if !streaming {
+                    rewritten.push(("resourceVersionMatch".into(), "Exact".into()));
+                }
+                let query = form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(rewritten)
+                    .finish();
+                let uri = format!("{}?{query}", parts.uri.path());
+                parts.uri = uri.parse()?;
+                entry.perturbed = Some(format!(
+                    "served from the past, at resourceVersion {}",
+                    stale.revision
+                ));
+            }
         }
 
         let before = self.server.resource_version();
@@ -257,7 +285,7 @@ impl Tap {
         if watch && entry.status == 200 {
             let collection = format!("{} {}", entry.route.api_version, entry.route.resource);
             self.record(Entry::Request(entry));
-            let body = self.filter_watch(body, collection);
+            let body = self.filter_watch(body, collection, past_state);
             return Ok(Response::from_parts(parts, body));
         }
         let bytes = body.collect().await?.to_bytes();
@@ -379,8 +407,58 @@ impl Tap {
         object.pointer("/metadata/uid")?.as_str().map(str::to_owned)
     }
 
-    /// Passes a watch stream's events on one by one, as the schedule says.
-    fn filter_watch(&self, mut body: Body, collection: String) -> TapBody {
+    /// The initial events of a streaming list at `revision` (its objects as ADDED, then the
+    /// bookmark that ends them, as the watch cache sends them), or `None` when the server no
+    /// longer has that revision.
+    async fn initial_events_at(
+        &self,
+        path: &str,
+        pairs: &[(String, String)],
+        revision: u64,
+    ) -> Option<Vec<Vec<u8>>> {
+        let mut query: Vec<(String, String)> = pairs
+            .iter()
+            .filter(|(k, _)| k == "labelSelector" || k == "fieldSelector")
+            .cloned()
+            .collect();
+        query.push(("resourceVersion".into(), revision.to_string()));
+        query.push(("resourceVersionMatch".into(), "Exact".into()));
+        let query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(query)
+            .finish();
+        let request = HttpRequest::get(format!("{path}?{query}"))
+            .body(Body::empty())
+            .ok()?;
+        let response = self.inner.send(request).await.ok()?;
+        if response.status() != StatusCode::OK {
+            return None;
+        }
+        let bytes = response.into_body().collect().await.ok()?.to_bytes();
+        let list: Value = serde_json::from_slice(&bytes).ok()?;
+        let api_version = list["apiVersion"].clone();
+        let kind = list["kind"].as_str()?.strip_suffix("List")?.to_owned();
+        let line = |event: Value| format!("{event}\n").into_bytes();
+        let mut lines = Vec::new();
+        for mut item in list["items"].as_array().cloned().unwrap_or_default() {
+            // A list's items may leave out what a watch event's object carries.
+            if let Some(object) = item.as_object_mut() {
+                object.insert("kind".into(), kind.clone().into());
+                object.insert("apiVersion".into(), api_version.clone());
+            }
+            lines.push(line(serde_json::json!({"type": "ADDED", "object": item})));
+        }
+        // apiserver/pkg/storage/cacher: the bookmark that ends a streaming list's initial
+        // events carries the `k8s.io/initial-events-end` annotation.
+        lines.push(line(serde_json::json!({"type": "BOOKMARK", "object": {
+            "kind": kind, "apiVersion": api_version,
+            "metadata": {"resourceVersion": revision.to_string(),
+                         "annotations": {"k8s.io/initial-events-end": "true"}}}})));
+        Some(lines)
+    }
+
+    /// Passes a watch stream's events on one by one, as the schedule says, after `first`
+    /// (lines delivered as they are).
+    fn filter_watch(&self, mut body: Body, collection: String, first: Vec<Vec<u8>>) -> TapBody {
         let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Frame<Bytes>, BoxError>>(8);
         let tap = self.clone();
         let lag = lock(&self.run).lag;
@@ -389,6 +467,11 @@ impl Tap {
             // An event held to be folded into the next one of its object: the line, the
             // object, and when it is delivered anyway.
             let mut held: Option<(Vec<u8>, String, Instant)> = None;
+            for line in first {
+                if tx.send(Ok(Frame::data(Bytes::from(line)))).await.is_err() {
+                    return;
+                }
+            }
             loop {
                 let next = match &held {
                     Some((_, _, until)) => tokio::select! {

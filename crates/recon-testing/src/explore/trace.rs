@@ -59,6 +59,8 @@ pub(crate) struct Request {
     pub(crate) method: String,
     pub(crate) route: Route,
     pub(crate) watch: bool,
+    /// A list's or watch's label and field selectors, as sent.
+    pub(crate) selectors: String,
     /// The name the answer gave the object (a create's, with `generateName`).
     pub(crate) named: Option<String>,
     /// The answer's status code; 0 when the controller never got one.
@@ -66,7 +68,7 @@ pub(crate) struct Request {
     /// Whether the write changed what the server stores.
     pub(crate) changed: bool,
     /// Whether it was a list the server may serve from its cache (`resourceVersion=0`).
-    pub(crate) cached_list: bool,
+    pub(crate) cached: bool,
     /// What the schedule did to it, if anything.
     pub(crate) perturbed: Option<String>,
 }
@@ -229,10 +231,11 @@ mod tests {
             method: "POST".into(),
             route: Route::parse(path),
             watch: false,
+            selectors: String::new(),
             named: named.map(str::to_owned),
             status: 201,
             changed: true,
-            cached_list: false,
+            cached: false,
             perturbed: None,
         })
     }

@@ -34,6 +34,8 @@ enum Bug {
     ChildNotWatched,
     /// Deletes the children its cached parent no longer wants, without a fresh read.
     DeletesOnStaleRead,
+    /// The same, its cache filled by streaming lists.
+    DeletesOnStaleStream,
     /// Records a change as made before making it.
     MarksDoneFirst,
     /// Removes its finalizer although the cleanup it guards failed.
@@ -133,7 +135,7 @@ async fn reconcile(parent: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, 
                 return update_child(&api, old, &want, ctx.bug, ctx.buggy).await;
             }
         }
-        (Bug::DeletesOnStaleRead, buggy) => {
+        (Bug::DeletesOnStaleRead | Bug::DeletesOnStaleStream, buggy) => {
             return keep_wanted_children(&api, &parent, buggy).await;
         }
         (Bug::MarksDoneFirst, buggy) => return two_steps(&api, &parent, child, buggy).await,
@@ -442,6 +444,8 @@ fn scenario(bug: Bug, buggy: bool) -> Scenario {
             page_size: None,
             ..watcher::Config::default().any_semantic()
         },
+        // A streaming list starts at `resourceVersion=0` too.
+        Bug::DeletesOnStaleStream => watcher::Config::default().streaming_lists(),
         _ => watcher::Config::default(),
     }
     .labels("role=parent");
@@ -624,10 +628,12 @@ fn the_same_schedule_replays_the_same_report() {
     assert_eq!(first, run());
 }
 
-#[test]
-fn a_child_deleted_on_a_stale_read_after_a_restart() {
+#[rstest::rstest]
+#[case::listed(Bug::DeletesOnStaleRead)]
+#[case::streamed(Bug::DeletesOnStaleStream)]
+fn a_child_deleted_on_a_stale_read_after_a_restart(#[case] bug: Bug) {
     let report = explore(
-        scenario(Bug::DeletesOnStaleRead, true)
+        scenario(bug, true)
             .action(UserAction::create(&parent("a")))
             .action(UserAction::patch(&parent("a,b"))),
     );
@@ -640,7 +646,7 @@ fn a_child_deleted_on_a_stale_read_after_a_restart() {
         "{report}"
     );
     explore(
-        scenario(Bug::DeletesOnStaleRead, false)
+        scenario(bug, false)
             .action(UserAction::create(&parent("a")))
             .action(UserAction::patch(&parent("a,b"))),
     )
@@ -786,4 +792,41 @@ fn a_failing_schedule_is_kept_as_a_yaml_regression_test() {
         "{typo}"
     );
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn events_named_after_the_wall_clock_replay_alike() {
+    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+
+    // kube's `Recorder` (as client-go's) names an Event `<object>.<wall-clock nanos in hex>`.
+    async fn reconcile(cm: Arc<ConfigMap>, recorder: Arc<Recorder>) -> Result<Action, kube::Error> {
+        let event = Event {
+            type_: EventType::Normal,
+            reason: "Seen".into(),
+            note: None,
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        recorder.publish(&event, &cm.object_ref(&())).await?;
+        Ok(Action::await_change())
+    }
+    let report = Scenario::new("events")
+        .controller(|client| {
+            let reporter = Reporter {
+                controller: "recorder".into(),
+                instance: None,
+            };
+            let recorder = Arc::new(Recorder::new(client.clone(), reporter));
+            let api: Api<ConfigMap> = Api::namespaced(client, "default");
+            Controller::new(api, watcher::Config::default().labels("role=parent")).run(
+                reconcile,
+                |_, _, _| Action::requeue(Duration::from_secs(5)),
+                recorder,
+            )
+        })
+        .action(UserAction::create(&parent("one")))
+        .action(UserAction::patch(&parent("two")))
+        .explore();
+    report.assert_clean();
+    assert!(report.explored > 10, "{report}");
 }
