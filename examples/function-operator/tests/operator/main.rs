@@ -2,6 +2,7 @@
 
 mod common;
 mod controller;
+mod explore;
 mod manifests;
 mod suites;
 mod tables;

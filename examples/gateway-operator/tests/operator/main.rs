@@ -2,5 +2,6 @@
 
 mod common;
 mod controller;
+mod explore;
 mod suites;
 mod tables;
