@@ -27,9 +27,9 @@
 //!
 //! Each child is written through an [`UpdatingObjectManager`] whose merge copies only the
 //! fields this operator owns (its labels, the ConfigMaps' data, the Deployment's replicas, pod
-//! labels, volumes and the `function` container's image, ports, env and mounts, the Service's
-//! selector and ports) onto the child as stored. What the API server fills in (a Deployment's
-//! strategy, a container's `imagePullPolicy`, a Service's `clusterIP`, ...) and what others add
+//! labels, volumes and the `function` container's image, pull policy, ports, env and mounts, the
+//! Service's selector and ports) onto the child as stored. What the API server fills in (a
+//! Deployment's strategy, a Service's `clusterIP`, ...) and what others add
 //! (labels, annotations, other containers) is left alone, so a reconcile of a Function whose
 //! children are as desired sends no write at all. For the same reason the desired objects spell
 //! out the defaults of the fields the operator does own (`protocol: TCP`, a volume's
@@ -666,6 +666,7 @@ fn desired_deployment(function: &Function, image: &str) -> Deployment {
     let container = Container {
         name: CONTAINER_NAME.to_owned(),
         image: Some(image.to_owned()),
+        image_pull_policy: Some(pull_policy(image).to_owned()),
         ports: Some(vec![ContainerPort {
             name: Some("http".to_owned()),
             container_port: port,
@@ -713,8 +714,24 @@ fn desired_deployment(function: &Function, image: &str) -> Deployment {
     deployment
 }
 
+/// The pull policy kube-apiserver defaults a container to for `image`
+/// (`pkg/apis/core/v1/defaults.go`, `SetDefaults_Container`): `Always` for the `latest` tag or
+/// none, `IfNotPresent` otherwise. Owned rather than left to defaulting, which happens only
+/// at creation: a Function whose image moves from `hello` to `hello:2` would keep `Always`,
+/// where one created with `hello:2` gets `IfNotPresent` (found by the exploration's fresh start).
+fn pull_policy(image: &str) -> &'static str {
+    let (name, digest) = image.split_once('@').map_or((image, None), |(n, d)| (n, Some(d)));
+    let last = name.rsplit('/').next().unwrap_or(name);
+    match last.rsplit_once(':').map(|(_, tag)| tag) {
+        Some("latest") => "Always",
+        Some(_) => "IfNotPresent",
+        None if digest.is_some() => "IfNotPresent",
+        None => "Always",
+    }
+}
+
 /// Copies what the operator owns of a Deployment: its labels, replicas, the pod labels and
-/// volumes, and the image, ports, env and mounts of the `function` container. The selector is
+/// volumes, and the image, pull policy, ports, env and mounts of the `function` container. The selector is
 /// immutable and stays as created; everything else stays as stored.
 fn merge_deployment(current: &mut Deployment, desired: &Deployment) {
     merge_labels(&mut current.metadata, &desired.metadata);
@@ -738,6 +755,7 @@ fn merge_deployment(current: &mut Deployment, desired: &Deployment) {
         match pod.containers.iter_mut().find(|c| c.name == wanted.name) {
             Some(container) => {
                 container.image = wanted.image.clone();
+                container.image_pull_policy = wanted.image_pull_policy.clone();
                 container.ports = wanted.ports.clone();
                 container.env = wanted.env.clone();
                 container.env_from = wanted.env_from.clone();
@@ -971,6 +989,21 @@ mod compat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pull_policies_are_what_the_api_server_defaults() {
+        for (image, policy) in [
+            ("docker.io/library/hello:latest", "Always"),
+            ("docker.io/library/hello", "Always"),
+            ("localhost:5000/hello", "Always"),
+            ("docker.io/library/hello:2", "IfNotPresent"),
+            ("localhost:5000/hello:2", "IfNotPresent"),
+            ("docker.io/library/hello@sha256:0123456789abcdef", "IfNotPresent"),
+            ("docker.io/library/hello:latest@sha256:0123456789abcdef", "Always"),
+        ] {
+            assert_eq!(pull_policy(image), policy, "{image}");
+        }
+    }
 
     #[test]
     fn images_resolve_as_docker_pull_reads_them() {

@@ -88,12 +88,18 @@ pub fn nginx() -> Value {
     config_map("nginx", json!({"nginx.conf": "worker_processes 1;"}))
 }
 
-/// The Deployment as the operator sends it: `image`, `replicas`, `port`, mounting the config
-/// ConfigMaps of `keys`.
+/// The Deployment as the operator sends it: `image` (with the pull policy the server would
+/// default it to), `replicas`, `port`, mounting the config ConfigMaps of `keys`.
 pub fn deployment(image: &str, replicas: i32, port: i32, keys: &[&str]) -> Value {
+    let pull = if image.ends_with(":latest") {
+        "Always"
+    } else {
+        "IfNotPresent"
+    };
     let mut container = json!({
         "name": "function",
         "image": image,
+        "imagePullPolicy": pull,
         "ports": [{"name": "http", "containerPort": port, "protocol": "TCP"}],
         "env": [{"name": "PORT", "value": port.to_string()}],
         "envFrom": [{"configMapRef": {"name": "hello-env"}}],
@@ -146,15 +152,6 @@ pub fn stored_deployment(mut deployment: Value, status: Value) -> Value {
     pod["terminationGracePeriodSeconds"] = 30.into();
     if let Some(containers) = pod["containers"].as_array_mut() {
         for container in containers {
-            let pull = if container["image"]
-                .as_str()
-                .is_some_and(|i| i.ends_with(":latest"))
-            {
-                "Always"
-            } else {
-                "IfNotPresent"
-            };
-            container["imagePullPolicy"] = pull.into();
             container["resources"] = json!({});
             container["terminationMessagePath"] = "/dev/termination-log".into();
             container["terminationMessagePolicy"] = "File".into();

@@ -11,7 +11,7 @@ use function_operator::{crd, reconciler};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
-use recon_core::{Config, EventLog, ResourceReconciler};
+use recon_core::{Config, ResourceReconciler};
 use recon_testing::explore::Scenario;
 use serde_json::json;
 
@@ -58,14 +58,7 @@ fn scenario() -> Scenario {
     Scenario::new("function")
         .crd(crd())
         .controller(|client| {
-            // FALSE-ALARM: kube's `Recorder` names each Event `<object>.<wall-clock nanos>`, and
-            // the exploration compares those names between its two reference runs, so it
-            // reports the controller nondeterministic. Only the recorder differs from
-            // production (same watches, same reconciles): Events go to memory until the engine
-            // leaves their names out of its trace.
-            let config =
-                Config::new(client.clone(), "function-operator").with_recorder(EventLog::default());
-            let reconciler = reconciler(config);
+            let reconciler = reconciler(Config::new(client.clone(), "function-operator"));
             reconciler
                 .controller(Api::all(client), watcher::Config::default())
                 .run(
@@ -76,11 +69,7 @@ fn scenario() -> Scenario {
         })
         .helper("deployment controller", roll_out_deployments)
         // The change swaps the config `nginx` for `app` (the operator deletes a ConfigMap it no
-        // longer wants) and rolls the Deployment. One change, not two: every step adds to each
-        // schedule its reconciles and two quiet periods of re-watches on each watch, and the
-        // replicas and port as a step of their own took the exploration to 28 s of a debug
-        // build on two cores (17 s as it is). No deletion: runs are compared by their final
-        // world, which would then be empty.
+        // longer wants) and rolls the Deployment; the deletion checks nothing is left behind.
         .actions_yaml(
             r#"
 - create:
@@ -101,6 +90,10 @@ fn scenario() -> Scenario {
       configs: {nginx: null, app: {app.yaml: "debug: false"}}
       replicas: 2
       port: 9090
+- delete:
+    apiVersion: operators.example.com/v1
+    kind: Function
+    metadata: {name: hello, namespace: default}
 "#,
         )
         .unwrap()

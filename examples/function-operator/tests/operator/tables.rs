@@ -140,9 +140,6 @@ fn function_reconciler() {
                     fixed["metadata"]["labels"]["team"] = "blue".into();
                     fixed["spec"]["template"]["metadata"]["annotations"] =
                         json!({"kubectl.kubernetes.io/restartedAt": "2023-12-31T00:00:00Z"});
-                    // As read: the server's imagePullPolicy for the old tag stays.
-                    fixed["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] =
-                        "IfNotPresent".into();
                     fixed
                 })
                 .expect_event(EventRef::normal("Updated", "Updated Deployment \"hello\""))

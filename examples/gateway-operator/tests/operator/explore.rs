@@ -10,7 +10,7 @@ use gateway_operator::{crd, reconciler};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
-use recon_core::{Config, EventLog, ResourceReconciler};
+use recon_core::{Config, ResourceReconciler};
 use recon_testing::explore::Scenario;
 use serde_json::json;
 
@@ -60,14 +60,7 @@ fn scenario() -> Scenario {
         .crd(crd())
         .given(&config_map(settings_v1()))
         .controller(|client| {
-            // FALSE-ALARM: kube's `Recorder` names each Event `<object>.<wall-clock nanos>`, and
-            // the exploration compares those names between its two reference runs, so it
-            // reports the controller nondeterministic. Only the recorder differs from
-            // production (same watches, same reconciles): Events go to memory until the engine
-            // leaves their names out of its trace.
-            let config =
-                Config::new(client.clone(), "gateway-operator").with_recorder(EventLog::default());
-            let reconciler = reconciler(config);
+            let reconciler = reconciler(Config::new(client.clone(), "gateway-operator"));
             reconciler
                 .controller(Api::all(client), watcher::Config::default())
                 .run(
@@ -77,8 +70,6 @@ fn scenario() -> Scenario {
                 )
         })
         .helper("deployment controller", roll_out_deployments)
-        // No deletion: runs are compared by their final world, which would then hold only
-        // the settings.
         .actions_yaml(
             r#"
 - create:
