@@ -720,7 +720,9 @@ fn desired_deployment(function: &Function, image: &str) -> Deployment {
 /// at creation: a Function whose image moves from `hello` to `hello:2` would keep `Always`,
 /// where one created with `hello:2` gets `IfNotPresent` (found by the exploration's fresh start).
 fn pull_policy(image: &str) -> &'static str {
-    let (name, digest) = image.split_once('@').map_or((image, None), |(n, d)| (n, Some(d)));
+    let (name, digest) = image
+        .split_once('@')
+        .map_or((image, None), |(n, d)| (n, Some(d)));
     let last = name.rsplit('/').next().unwrap_or(name);
     match last.rsplit_once(':').map(|(_, tag)| tag) {
         Some("latest") => "Always",
@@ -998,8 +1000,14 @@ mod tests {
             ("localhost:5000/hello", "Always"),
             ("docker.io/library/hello:2", "IfNotPresent"),
             ("localhost:5000/hello:2", "IfNotPresent"),
-            ("docker.io/library/hello@sha256:0123456789abcdef", "IfNotPresent"),
-            ("docker.io/library/hello:latest@sha256:0123456789abcdef", "Always"),
+            (
+                "docker.io/library/hello@sha256:0123456789abcdef",
+                "IfNotPresent",
+            ),
+            (
+                "docker.io/library/hello:latest@sha256:0123456789abcdef",
+                "Always",
+            ),
         ] {
             assert_eq!(pull_policy(image), policy, "{image}");
         }
