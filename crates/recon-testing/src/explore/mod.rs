@@ -87,6 +87,9 @@
 //! [`Scenario::part`] (or `RECON_EXPLORE_PART=i/n`): one test per part, which cargo-nextest's
 //! `--partition` then spreads over machines. Schedules of one part run on every core.
 //!
+//! [`Scenario::settle`] runs the same loop once, unperturbed, and hands back the settled
+//! cluster ([`Settled`]) for a hand-written test of the whole controller.
+//!
 //! The example operators are explored this way in their tests: a plain kube-rs `Controller`
 //! (`examples/echo-controller/tests/echo/explore.rs`, whose scenario `cargo xtask bench` also
 //! times in schedules per second) and recon `ResourceReconciler`s run through `controller()`
@@ -99,6 +102,7 @@ mod perturbation;
 mod report;
 mod run;
 mod scenario;
+mod settled;
 mod tap;
 mod trace;
 mod world;
@@ -113,6 +117,7 @@ pub use oracle::CauseKind;
 pub use perturbation::ScheduleIdError;
 pub use report::{Failure, Report};
 pub use scenario::Scenario;
+pub use settled::Settled;
 pub use tap::CONCURRENT_ANNOTATION;
 pub use world::World;
 
@@ -132,6 +137,25 @@ struct Judged {
 }
 
 impl Scenario {
+    /// Runs the controller through the user's actions once, without perturbation, each
+    /// action followed by settling: the whole loop, for a hand-written test that then looks at
+    /// the cluster ([`Settled`]). Schedules, [`only`](Self::only) and parts play no part.
+    pub fn settle(&self) -> Settled {
+        let mut outcome = guarded(self, None);
+        let missing = self
+            .factory
+            .is_none()
+            .then(|| "the scenario has no controller: give one with `Scenario::controller`".into());
+        outcome.findings.extend(
+            self.errors
+                .iter()
+                .cloned()
+                .chain(missing)
+                .map(|e| Finding::new(CauseKind::Setup, e)),
+        );
+        Settled::new(outcome)
+    }
+
     /// Runs the reference run, then every schedule it offers (or the one
     /// [`only`](Self::only) names), and reports what failed, grouped by cause.
     pub fn explore(&self) -> Report {

@@ -130,13 +130,13 @@ impl Perturbation {
     pub(crate) fn words(&self, reference: &[Entry]) -> String {
         let write = |n: usize| {
             reference.iter().find_map(|e| match e {
-                Entry::Request(r) if r.write == Some(n) => Some(answered(r)),
+                Entry::Request(r) if r.write == Some(n) => Some(r.answered()),
                 _ => None,
             })
         };
         let request = |n: usize| {
             reference.iter().find_map(|e| match e {
-                Entry::Request(r) if r.index == n => Some(answered(r)),
+                Entry::Request(r) if r.index == n => Some(r.answered()),
                 _ => None,
             })
         };
@@ -290,13 +290,6 @@ pub(crate) fn enumerate(reference: &[Entry]) -> Vec<Perturbation> {
     schedules.push(Perturbation::RestartAtEnd);
     schedules.push(Perturbation::FreshStart);
     schedules
-}
-
-fn answered(r: &Request) -> String {
-    match r.status {
-        0 => r.words(),
-        code => format!("{}, answered {code}", r.words()),
-    }
 }
 
 /// `1st`, `2nd`, `3rd`, `11th` for index `n` (from 0).

@@ -74,6 +74,14 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// `POST v1 configmaps default/web-7x2k, answered 201` (no answer: without the code).
+    pub(crate) fn answered(&self) -> String {
+        match self.status {
+            0 => self.words(),
+            code => format!("{}, answered {code}", self.words()),
+        }
+    }
+
     /// `POST v1 configmaps default/web-7x2k`.
     pub(crate) fn words(&self) -> String {
         let mut out = format!("{} ", self.method);

@@ -830,3 +830,41 @@ fn events_named_after_the_wall_clock_replay_alike() {
     report.assert_clean();
     assert!(report.explored > 10, "{report}");
 }
+
+#[test]
+fn a_settled_controller_is_checked_by_hand() {
+    let settled = create_then_change(scenario(Bug::Appends, false)).settle();
+    settled
+        .assert_settled()
+        .assert_object(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "p-child", "namespace": "default",
+                         "labels": {"role": "child", "parent": "p"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "p",
+                                              "uid": settled.world().get("v1", "ConfigMap", Some("default"), "p")
+                                                  .unwrap()["metadata"]["uid"],
+                                              "controller": true}]},
+            "data": {"copy": "two"}}))
+        .assert_absent(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "p-other", "namespace": "default"}}));
+    assert_eq!(
+        settled.writes()[0],
+        "POST v1 configmaps default/p-child, answered 201"
+    );
+
+    let looping = create_then_change(scenario(Bug::ChangesEveryTime, true)).settle();
+    assert!(
+        looping.problems()[0].starts_with("[NotQuiescent] the controller never stops writing"),
+        "{looping}"
+    );
+    let missing = Scenario::new("nothing").settle();
+    assert!(missing.problems()[0].contains("no controller"), "{missing}");
+}
+
+#[test]
+#[should_panic(expected = "v1 ConfigMap default/p-child differs once settled")]
+fn a_settled_object_that_differs_fails_with_a_diff() {
+    create_then_change(scenario(Bug::Appends, false))
+        .settle()
+        .assert_object(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "p-child", "namespace": "default"}, "data": {"copy": "one"}}));
+}
