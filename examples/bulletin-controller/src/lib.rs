@@ -273,34 +273,36 @@ async fn post(bulletin: &Bulletin, context: &Context) -> Result<Action, Error> {
         } else {
             ("Archived", "Archiving", "Archived".to_owned())
         };
-        let event = Event {
-            type_: EventType::Normal,
-            reason: reason.to_owned(),
-            note: Some(note),
-            action: action.to_owned(),
-            secondary: None,
-        };
-        context
-            .recorder
-            .publish(&event, &bulletin.object_ref(&()))
-            .await?;
+        record(context, bulletin, reason, action, note).await?;
     }
     Ok(Action::await_change())
 }
 
-/// Records the withdrawal; the ConfigMap goes with its owner.
-async fn withdraw(bulletin: &Bulletin, context: &Context) -> Result<Action, Error> {
+/// Publishes a Normal event about `bulletin`.
+async fn record(
+    context: &Context,
+    bulletin: &Bulletin,
+    reason: &str,
+    action: &str,
+    note: String,
+) -> Result<(), kube::Error> {
     let event = Event {
         type_: EventType::Normal,
-        reason: "Withdrawn".to_owned(),
-        note: Some(format!("Withdrew {}", bulletin.name_any())),
-        action: "Withdrawing".to_owned(),
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: action.to_owned(),
         secondary: None,
     };
     context
         .recorder
         .publish(&event, &bulletin.object_ref(&()))
-        .await?;
+        .await
+}
+
+/// Records the withdrawal; the ConfigMap goes with its owner.
+async fn withdraw(bulletin: &Bulletin, context: &Context) -> Result<Action, Error> {
+    let note = format!("Withdrew {}", bulletin.name_any());
+    record(context, bulletin, "Withdrawn", "Withdrawing", note).await?;
     Ok(Action::await_change())
 }
 

@@ -97,6 +97,7 @@
 //! operators').
 
 mod action;
+pub mod helpers;
 mod oracle;
 mod perturbation;
 mod report;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::run::Outcome;
 use super::trace::Entry;
-use super::world::{World, key_words};
+use super::world::{World, object_words};
 use crate::normalize::strip_server_fields;
 
 /// What [`Scenario::settle`](super::Scenario::settle) gives: the cluster once the controller
@@ -113,7 +113,7 @@ impl Settled {
     /// compare objects.
     #[track_caller]
     pub fn assert_object(&self, expected: &Value) -> &Self {
-        let key = describe(expected);
+        let key = object_words(expected);
         let Some(stored) = self.find(expected) else {
             panic!("the settled cluster holds no {key}");
         };
@@ -130,7 +130,7 @@ impl Settled {
     #[track_caller]
     pub fn assert_absent(&self, expected: &Value) -> &Self {
         if self.find(expected).is_some() {
-            panic!("the settled cluster still holds {}", describe(expected));
+            panic!("the settled cluster still holds {}", object_words(expected));
         }
         self
     }
@@ -144,20 +144,6 @@ impl Settled {
             meta["name"].as_str().unwrap_or_default(),
         )
     }
-}
-
-/// `apps/v1 Deployment default/web`.
-fn describe(object: &Value) -> String {
-    let meta = &object["metadata"];
-    format!(
-        "{} {}",
-        object["apiVersion"].as_str().unwrap_or_default(),
-        key_words(
-            object["kind"].as_str().unwrap_or_default(),
-            meta["namespace"].as_str(),
-            meta["name"].as_str().unwrap_or_default()
-        )
-    )
 }
 
 impl fmt::Display for Settled {

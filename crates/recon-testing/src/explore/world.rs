@@ -202,17 +202,7 @@ impl World {
                 mark_observed(status, generation);
             }
             self.normalize_strings(&mut object, &renames, history);
-            let meta = &object["metadata"];
-            let key = format!(
-                "{} {}",
-                object["apiVersion"].as_str().unwrap_or_default(),
-                key_words(
-                    object["kind"].as_str().unwrap_or_default(),
-                    meta["namespace"].as_str(),
-                    meta["name"].as_str().unwrap_or_default()
-                )
-            );
-            out.insert(key, object);
+            out.insert(object_words(&object), object);
         }
         out
     }
@@ -334,6 +324,20 @@ fn mark_observed(status: &mut Value, generation: Option<i64>) {
             .filter_map(Value::as_object_mut)
             .for_each(mark);
     }
+}
+
+/// `apps/v1 Deployment default/web`: an object by its version, kind, namespace and name.
+pub(crate) fn object_words(object: &Value) -> String {
+    let meta = &object["metadata"];
+    format!(
+        "{} {}",
+        object["apiVersion"].as_str().unwrap_or_default(),
+        key_words(
+            object["kind"].as_str().unwrap_or_default(),
+            meta["namespace"].as_str(),
+            meta["name"].as_str().unwrap_or_default()
+        )
+    )
 }
 
 /// `ConfigMap default/web`.

@@ -8,51 +8,10 @@
 use std::sync::Arc;
 
 use function_operator::{crd, reconciler};
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::watcher;
 use recon_core::{Config, ResourceReconciler};
-use recon_testing::explore::Scenario;
-use serde_json::json;
-
-/// Plays the Deployment controller: a Deployment whose status is behind its generation is
-/// reported rolled out and `Available`, as `controller.rs` does by hand. The Function waits
-/// for that to turn ready.
-async fn roll_out_deployments(client: kube::Client) {
-    let deployments: Api<Deployment> = Api::all(client.clone());
-    let Ok(list) = deployments.list(&Default::default()).await else {
-        return;
-    };
-    for deployment in list.items {
-        // As JSON: the Rust shape of a Deployment differs between Kubernetes versions.
-        let Ok(deployment) = serde_json::to_value(deployment) else {
-            continue;
-        };
-        let meta = &deployment["metadata"];
-        let generation = meta["generation"].as_i64().unwrap_or_default();
-        if deployment["status"]["observedGeneration"].as_i64() == Some(generation)
-            || meta["deletionTimestamp"].is_string()
-        {
-            continue;
-        }
-        let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
-        let status = json!({"status": {
-            "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
-            "readyReplicas": replicas, "availableReplicas": replicas,
-            "conditions": [
-                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}});
-        let (Some(namespace), Some(name)) = (meta["namespace"].as_str(), meta["name"].as_str())
-        else {
-            continue;
-        };
-        let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-        // Deleted or changed meanwhile: the next round sees it again.
-        let _ = api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
-            .await;
-    }
-}
+use recon_testing::explore::{Scenario, helpers};
 
 fn scenario() -> Scenario {
     Scenario::new("function")
@@ -67,7 +26,7 @@ fn scenario() -> Scenario {
                     Arc::new(reconciler),
                 )
         })
-        .helper("deployment controller", roll_out_deployments)
+        .helper("deployment controller", helpers::roll_out_deployments)
         // The change swaps the config `nginx` for `app` (the operator deletes a ConfigMap it no
         // longer wants) and rolls the Deployment; the deletion checks nothing is left behind.
         .actions_yaml(
