@@ -12,7 +12,9 @@ use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::tree::{ReconcileFuture, Reconciled, Setup, SubReconciler};
 
-type DesiredHook<R, C> = Box<dyn Fn(&Context, &R) -> Result<Vec<C>, Error> + Send + Sync>;
+/// Both constructors' desired-children hooks: the one of [`ChildSetReconciler::new`] ignores
+/// the known children.
+type DesiredHook<R, C> = Box<dyn Fn(&Context, &R, &[C]) -> Result<Vec<C>, Error> + Send + Sync>;
 type IdentifyHook<C> = Box<dyn Fn(&C) -> String + Send + Sync>;
 type ReflectHook<R, C> =
     Box<dyn Fn(&Context, &mut R, &ChildSetResult<C>) -> Result<(), Error> + Send + Sync>;
@@ -71,10 +73,11 @@ pub enum ChildSetError {
 /// Each child has a stable id (`identify`, for example a label or a name suffix). Each
 /// reconcile lists the resource's children once (as [`ChildReconciler`](crate::ChildReconciler)
 /// does: controlled by the resource, narrowed by `our_child`), asks `desired_children` for the
-/// set it wants (nothing while the resource is being deleted), and, for every id that is
-/// desired or exists, in id order, creates, updates or deletes that child through the
-/// [`ObjectManager`] (extra children of one id are deleted). A failure of one child does not
-/// stop the others. Then `reflect` sees the whole set once: every child, or why its write
+/// set it wants (nothing while the resource is being deleted; a hook given to
+/// [`ChildSetReconciler::with_known_children`] also sees the children listed), and, for every
+/// id that is desired or exists, in id order, creates, updates or deletes that child through
+/// the [`ObjectManager`] (extra children of one id are deleted). A failure of one child does
+/// not stop the others. Then `reflect` sees the whole set once: every child, or why its write
 /// failed. Failures of a reflected reason (`AlreadyExists`, `Forbidden`, `Invalid` by
 /// default) are the hook's to report; the others are also returned, joined.
 ///
@@ -139,6 +142,59 @@ where
             reflect,
         )
     }
+
+    /// [`ChildSetReconciler::new`] with a desired-children hook that also sees the *known*
+    /// children (reconciler.io's `RetrieveKnownChildren`): `desired_children(ctx, resource,
+    /// known)`, where `known` is every child this reconcile listed, sorted by name.
+    ///
+    /// The known children are the objects the reconciler would otherwise keep, update or
+    /// delete: controlled by the resource (or, without owner references, found by the list
+    /// options), accepted by `our_child`, including extras that share an id and children whose
+    /// id is empty. Returning a known child keeps it; leaving it out deletes it; adding a
+    /// new one creates it. A known child carries what the server set (`uid`,
+    /// `resourceVersion`, `creationTimestamp`); an [`UpdatingObjectManager`] compares through
+    /// its merge hook, so one returned as it is sends nothing, while an
+    /// [`ApplyObjectManager`] applying it takes ownership of every field it holds.
+    ///
+    /// [`UpdatingObjectManager`]: crate::UpdatingObjectManager
+    /// [`ApplyObjectManager`]: crate::ApplyObjectManager
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::{ChildSetReconciler, UpdatingObjectManager};
+    ///
+    /// // Keep only the oldest child a ConfigMap has; create none.
+    /// let oldest_only = ChildSetReconciler::<ConfigMap, ConfigMap>::with_known_children(
+    ///     UpdatingObjectManager::new(|current: &mut ConfigMap, desired: &ConfigMap| {
+    ///         current.data = desired.data.clone()
+    ///     }),
+    ///     |_ctx, _parent, known| {
+    ///         let oldest = known.iter().min_by_key(|child| child.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    ///         Ok(oldest.cloned().into_iter().collect())
+    ///     },
+    ///     |child| child.metadata.name.clone().unwrap_or_default(),
+    ///     |_ctx, _parent, _set| Ok(()),
+    /// );
+    /// # let _ = oldest_only;
+    /// ```
+    pub fn with_known_children(
+        manager: impl ObjectManager<R, C> + 'static,
+        desired_children: impl Fn(&Context, &R, &[C]) -> Result<Vec<C>, Error> + Send + Sync + 'static,
+        identify: impl Fn(&C) -> String + Send + Sync + 'static,
+        reflect: impl Fn(&Context, &mut R, &ChildSetResult<C>) -> Result<(), Error>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        Self::with_known_children_with(
+            R::DynamicType::default(),
+            C::DynamicType::default(),
+            manager,
+            desired_children,
+            identify,
+            reflect,
+        )
+    }
 }
 
 impl<R: Reconciled, C: Reconciled> ChildSetReconciler<R, C> {
@@ -154,6 +210,28 @@ impl<R: Reconciled, C: Reconciled> ChildSetReconciler<R, C> {
         + Sync
         + 'static,
     ) -> Self {
+        Self::with_known_children_with(
+            parent_type,
+            child_type,
+            manager,
+            move |ctx: &Context, resource: &R, _: &[C]| desired_children(ctx, resource),
+            identify,
+            reflect,
+        )
+    }
+
+    /// [`ChildSetReconciler::with_known_children`] for kinds known at runtime.
+    pub fn with_known_children_with(
+        parent_type: R::DynamicType,
+        child_type: C::DynamicType,
+        manager: impl ObjectManager<R, C> + 'static,
+        desired_children: impl Fn(&Context, &R, &[C]) -> Result<Vec<C>, Error> + Send + Sync + 'static,
+        identify: impl Fn(&C) -> String + Send + Sync + 'static,
+        reflect: impl Fn(&Context, &mut R, &ChildSetResult<C>) -> Result<(), Error>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
         ChildSetReconciler {
             name: format!("{}ChildSetReconciler", C::kind(&child_type)),
             children: Children::new(parent_type, child_type, manager),
@@ -163,12 +241,18 @@ impl<R: Reconciled, C: Reconciled> ChildSetReconciler<R, C> {
         }
     }
 
-    /// The desired children by id (`None`: only reflect the children as they are).
-    fn desired(&self, ctx: &Context, resource: &R) -> Result<Option<BTreeMap<String, C>>, Error> {
+    /// The desired children by id, given the `known` ones (`None`: only reflect the children
+    /// as they are).
+    fn desired(
+        &self,
+        ctx: &Context,
+        resource: &R,
+        known: &[C],
+    ) -> Result<Option<BTreeMap<String, C>>, Error> {
         if resource.meta().deletion_timestamp.is_some() {
             return Ok(Some(BTreeMap::new()));
         }
-        let desired = match (self.desired_children)(ctx, resource) {
+        let desired = match (self.desired_children)(ctx, resource, known) {
             Ok(desired) => desired,
             Err(err) if OnlyReconcileChildStatus::is(&err) => return Ok(None),
             Err(err) => return Err(err),
@@ -200,9 +284,11 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildSetReconciler<R, C>
 
     fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
         Box::pin(async move {
-            let desired = self.desired(ctx, resource)?;
+            // Listed first, as reconciler.io does, so that the desired hook may see them.
+            let known = self.children.list(ctx, resource).await?;
+            let desired = self.desired(ctx, resource, &known)?;
             let mut found: BTreeMap<String, Vec<C>> = BTreeMap::new();
-            for child in self.children.list(ctx, resource).await? {
+            for child in known {
                 found
                     .entry((self.identify)(&child))
                     .or_default()

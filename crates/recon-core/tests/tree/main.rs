@@ -3,6 +3,7 @@
 
 mod admission_adapter;
 mod child_schema_defaults;
+mod child_set_known_children;
 mod controller_watches;
 mod patch_status;
 mod seed_lessons;

@@ -5,10 +5,6 @@
 //!
 //! Adapted:
 //! - the parent has a uid ([`UID`], see there);
-//! - `preserve existing children` and `garbage collect all but oldest child`: reconciler.io's
-//!   desired-children hook reads the children the reconciler listed (`RetrieveKnownChildren`);
-//!   recon's hook has no such accessor, so it returns the same objects (the given children,
-//!   or the oldest of them) from the case's fixtures;
 //! - `in sync with children`: `CalledAtMostTimes("list", ..., 1)` is a check that the
 //!   children were listed at most once, over the requests the fake server recorded;
 //! - `defines a finalizer when requested`: reconciler.io's `Finalizer` field of the reconciler
@@ -140,16 +136,17 @@ fn identify(child: &ConfigMap) -> String {
 /// The Go tests' `defaultChildSetReconciler` changed as the case's variant says.
 fn build(variant: &str) -> ChildSetReconciler<TestResource, ConfigMap> {
     let wanted = variant.to_owned();
-    let desired_children = move |_: &recon_core::Context, _: &TestResource| {
+    // `known`: the children listed (reconciler.io's `RetrieveKnownChildren`).
+    let desired_children = move |_: &recon_core::Context, _: &TestResource, known: &[ConfigMap]| {
         Ok(match wanted.as_str() {
             "blue and green" | "finalizer" => vec![desired("blue", "bar"), desired("green", "bar")],
             "blue" => vec![desired("blue", "bar")],
-            "known children" => vec![
-                serde_json::from_value(blue_given()).map_err(Error::new)?,
-                serde_json::from_value(green_given()).map_err(Error::new)?,
-            ],
+            "known children" => known.to_vec(),
             "oldest known child" => {
-                vec![serde_json::from_value(green_given()).map_err(Error::new)?]
+                let mut children = known.to_vec();
+                children.sort_by_key(|c| c.metadata.creation_timestamp.as_ref().map(|t| t.0));
+                children.truncate(1);
+                children
             }
             "updated" => vec![
                 desired("blue", "updated-blue"),
@@ -190,7 +187,11 @@ fn build(variant: &str) -> ChildSetReconciler<TestResource, ConfigMap> {
 
 fn with_manager(
     manager: impl ObjectManager<TestResource, ConfigMap> + 'static,
-    desired_children: impl Fn(&recon_core::Context, &TestResource) -> Result<Vec<ConfigMap>, Error>
+    desired_children: impl Fn(
+        &recon_core::Context,
+        &TestResource,
+        &[ConfigMap],
+    ) -> Result<Vec<ConfigMap>, Error>
     + Send
     + Sync
     + 'static,
@@ -203,7 +204,7 @@ fn with_manager(
     + Sync
     + 'static,
 ) -> ChildSetReconciler<TestResource, ConfigMap> {
-    ChildSetReconciler::new(manager, desired_children, identify, reflect)
+    ChildSetReconciler::with_known_children(manager, desired_children, identify, reflect)
 }
 
 /// The lists of ConfigMaps the reconcile sent.
