@@ -141,6 +141,11 @@ impl Scenario {
     /// });
     /// # let _ = scenario;
     /// ```
+    ///
+    /// A context built by an `async fn` is awaited at the head of the stream, as `main` awaits
+    /// it before `run`: `stream::once(Context::new(client)).flat_map(|context|
+    /// Controller::new(..).run(reconcile, error_policy, Arc::new(context)))`
+    /// (`examples/bulletin-controller/tests/bulletin/scenario.rs` does this).
     pub fn controller<F, S, T, E>(mut self, build: F) -> Self
     where
         F: Fn(kube::Client) -> S + Send + Sync + 'static,
