@@ -110,18 +110,11 @@ impl Settled {
     /// `apiVersion`, `kind`, namespace and name) and it equals `expected` once the fields the
     /// server sets (`uid`, `resourceVersion`, `creationTimestamp`, `generation`,
     /// `managedFields`, conditions' `lastTransitionTime`) are left out of both, as tables
-    /// compare objects.
+    /// compare objects; an owner reference's `uid` is compared only if `expected` gives one.
     #[track_caller]
     pub fn assert_object(&self, expected: &Value) -> &Self {
-        let key = object_words(expected);
-        let Some(stored) = self.find(expected) else {
-            panic!("the settled cluster holds no {key}");
-        };
-        let (mut want, mut got) = (expected.clone(), stored.clone());
-        strip_server_fields(&mut want);
-        strip_server_fields(&mut got);
-        if let Some(diff) = crate::diff::json_diff(&want, &got, false) {
-            panic!("{key} differs once settled (- expected, + stored):\n{diff}");
+        if let Err(why) = self.check_object(expected) {
+            panic!("{why}");
         }
         self
     }
@@ -129,10 +122,55 @@ impl Settled {
     /// Panics unless the cluster holds no object named as `expected` names one.
     #[track_caller]
     pub fn assert_absent(&self, expected: &Value) -> &Self {
-        if self.find(expected).is_some() {
-            panic!("the settled cluster still holds {}", object_words(expected));
+        if let Err(why) = self.check_absent(expected) {
+            panic!("{why}");
         }
         self
+    }
+
+    /// What [`assert_object`](Self::assert_object) checks, with the mismatch as an error.
+    pub fn check_object(&self, expected: &Value) -> Result<(), String> {
+        let key = object_words(expected);
+        let Some(stored) = self.find(expected) else {
+            return Err(format!("the settled cluster holds no {key}"));
+        };
+        let (mut want, mut got) = (expected.clone(), stored.clone());
+        strip_server_fields(&mut want);
+        strip_server_fields(&mut got);
+        // An owner's uid is the server's to choose: compared only where the expectation
+        // gives one.
+        let owners = |v: &mut Value| {
+            v.pointer_mut("/metadata/ownerReferences")
+                .and_then(Value::as_array_mut)
+                .map(std::mem::take)
+        };
+        if let (Some(wanted), Some(mut stored)) = (owners(&mut want.clone()), owners(&mut got)) {
+            for (w, g) in wanted.iter().zip(stored.iter_mut()) {
+                if w.get("uid").is_none()
+                    && let Some(g) = g.as_object_mut()
+                {
+                    g.remove("uid");
+                }
+            }
+            got["metadata"]["ownerReferences"] = Value::Array(stored);
+        }
+        match crate::diff::json_diff(&want, &got, false) {
+            Some(diff) => Err(format!(
+                "{key} differs once settled (- expected, + stored):\n{diff}"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// What [`assert_absent`](Self::assert_absent) checks, with the mismatch as an error.
+    pub fn check_absent(&self, expected: &Value) -> Result<(), String> {
+        match self.find(expected) {
+            Some(_) => Err(format!(
+                "the settled cluster still holds {}",
+                object_words(expected)
+            )),
+            None => Ok(()),
+        }
     }
 
     fn find(&self, expected: &Value) -> Option<&Value> {

@@ -868,3 +868,47 @@ fn a_settled_object_that_differs_fails_with_a_diff() {
         .assert_object(&json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "p-child", "namespace": "default"}, "data": {"copy": "one"}}));
 }
+
+#[test]
+fn a_settle_table_reports_each_case_that_fails() {
+    use recon_testing::explore::{SettleCase, SettleTests};
+
+    let child = |copy: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "p-child", "namespace": "default"}, "data": {"copy": copy}})
+    };
+    let report = SettleTests::new()
+        .case(
+            "a wrong copy",
+            SettleCase::new()
+                .action(UserAction::create(&parent("one")))
+                .expect_object(&child("two")),
+        )
+        .case(
+            "a problem expected, and found",
+            SettleCase::new()
+                .action(UserAction::create(&parent("one")))
+                .expect_problem("[NotQuiescent]"),
+        )
+        .case(
+            "writes that differ",
+            SettleCase::new()
+                .action(UserAction::create(&parent("one")))
+                .expect_writes(&["POST v1 configmaps default/p-child, answered 201"]),
+        )
+        .check(|| scenario(Bug::ChangesEveryTime, true));
+    let failed: Vec<&str> = report.failures.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(failed, ["a wrong copy", "writes that differ"], "{report}");
+    let text = report.to_string();
+    assert!(text.starts_with("2 of 3 cases failed"), "{text}");
+    // The first case never settled: that is a problem it did not expect, besides the diff.
+    assert!(
+        text.contains("unexpected problem: [NotQuiescent]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("v1 ConfigMap default/p-child differs once settled"),
+        "{text}"
+    );
+    assert!(text.contains("writes differ:"), "{text}");
+}

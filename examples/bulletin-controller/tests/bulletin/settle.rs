@@ -1,5 +1,6 @@
 //! The whole controller, run until it settles after each of a user's changes.
 
+use bulletin_controller::RETRY;
 use recon_testing::explore::UserAction;
 use serde_json::json;
 
@@ -66,4 +67,49 @@ fn a_deleted_bulletin_is_withdrawn_and_leaves_nothing() {
         withdrawn.is_some() && withdrawn < unfinalized,
         "{writes:#?}"
     );
+}
+
+#[test]
+fn the_controller_settles_where_each_user_day_leads() {
+    use recon_testing::explore::{SettleCase, SettleTests};
+
+    let config_map = |data: serde_json::Value| {
+        let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "news-bulletin", "namespace": "default",
+                         "ownerReferences": [{"apiVersion": "examples.recon.dev/v1",
+                                              "kind": "Bulletin", "name": "news",
+                                              "controller": true}]}});
+        if !data.is_null() {
+            object["data"] = data;
+        }
+        object
+    };
+    let create = |spec| UserAction::create(&bulletin(spec));
+    SettleTests::new()
+        .case(
+            "a bulletin naming its audience",
+            SettleCase::new()
+                .action(create(
+                    json!({"message": "fire drill", "audience": "everyone"}),
+                ))
+                .expect_object(&config_map(
+                    json!({"message": "fire drill", "audience": "everyone"}),
+                )),
+        )
+        .case(
+            "a bulletin created archived is never posted",
+            SettleCase::new()
+                .action(create(json!({"message": "old news", "archived": true})))
+                .expect_object(&config_map(serde_json::Value::Null)),
+        )
+        .case(
+            "an empty message is retried, never posted",
+            SettleCase::new()
+                .action(create(json!({"message": " "})))
+                .expect_absent(&config_map(serde_json::Value::Null))
+                .expect_problem("[Stuck] a reconcile fails forever")
+                .expect_problem("has an empty message"),
+        )
+        // Past three retries of a failing reconcile (every `RETRY`), which make it stuck.
+        .run(|| controller().quiet_for(3 * RETRY));
 }
