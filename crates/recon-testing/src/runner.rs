@@ -42,8 +42,11 @@ pub(crate) struct Observed {
 pub(crate) struct Executed {
     /// The outcome, or the error's message.
     pub(crate) result: Result<Outcome, String>,
-    /// The outcome a failed reconcile gathered before its error.
+    /// The outcome a failed reconcile gathered before its error (or its error policy decided).
     pub(crate) error_outcome: Outcome,
+    /// Whether a failed reconcile's outcome is compared with the case's `result`: a
+    /// sub-reconciler's (what a `Sequence` hands on) or one an error policy decided.
+    pub(crate) requeue_on_error: bool,
     /// The signals the error carried.
     pub(crate) error_signals: Vec<ErrorSignal>,
     /// The panic message, if it panicked.
@@ -139,6 +142,7 @@ impl Executed {
         Executed {
             result,
             error_outcome,
+            requeue_on_error: false,
             error_signals: Vec::new(),
             panic,
             resource: None,
@@ -211,13 +215,6 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
         TableKind::Reconciler => {
             if case.request.is_none() {
                 errors.push("a reconciler case needs a `request`".to_owned());
-            }
-            if case.expect.error.is_some() && case.expect.result != OutcomeSpec::default() {
-                errors.push(
-                    "`result` is not compared when the reconcile fails (the controller's error \
-                     policy decides what follows an error); expect only the error"
-                        .to_owned(),
-                );
             }
             if case.resource.is_some() || case.expect.resource.is_some() {
                 errors.push(
@@ -420,15 +417,17 @@ impl Table<'_> {
             }
         }
 
-        let executed = exec(env.clone(), case, input, reuse).await;
+        let mut executed = exec(env.clone(), case, input, reuse).await;
+        // A sub-reconciler's error carries on what it gathered (a Sequence returns it to its
+        // parent); a root's error goes to the controller's error policy, compared only when
+        // the reconciler runs with one.
+        executed.requeue_on_error |= self.kind == TableKind::SubReconciler;
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
             Err(message) => {
                 seen.error = Some(message.clone());
-                if self.kind == TableKind::SubReconciler {
-                    // A sub-reconciler's error carries on what it gathered (a Sequence
-                    // returns it to its parent); the root's error goes to the error policy.
+                if executed.requeue_on_error {
                     seen.result = OutcomeSpec::of(executed.error_outcome);
                 }
             }
@@ -447,9 +446,21 @@ impl Table<'_> {
 
         check_error(case, &executed, self.kind, &mut mismatches);
         mismatches.extend(executed.problems.iter().cloned());
+        if self.kind == TableKind::Reconciler
+            && !executed.requeue_on_error
+            && case.expect.error.is_some()
+            && case.expect.result != OutcomeSpec::default()
+        {
+            mismatches.push(Mismatch::new(
+                "case",
+                "`result` is not compared when the reconcile fails: without an error policy \
+                 (`kube_controller`'s) the controller decides what follows an error; expect \
+                 only the error",
+            ));
+        }
         let options = Options {
             server_fields: case.compare_server_fields,
-            result_on_error: self.kind == TableKind::SubReconciler,
+            result_on_error: executed.requeue_on_error,
         };
         if case.snapshot {
             snapshot(case, &seen, self.sink, &mut mismatches);

@@ -272,6 +272,14 @@ pub trait RootReconciler {
         request: &'a Request,
         now: Timestamp,
     ) -> BoxFuture<'a, Result<Outcome, recon_core::Error>>;
+
+    /// Whether an error this returns carries the requeue an error policy decided for it
+    /// ([`recon_core::Error::outcome`]), so that a case compares its `result` after an error
+    /// too: a [`kube_controller`](crate::kube_controller)'s does. Default: no (what follows an
+    /// error is the controller's business, not the reconciler's).
+    fn requeues_on_error(&self) -> bool {
+        false
+    }
 }
 
 impl<R: Reconciled> RootReconciler for ResourceReconciler<R> {
@@ -317,7 +325,10 @@ async fn run_reconciler_cases<T: RootReconciler>(
             async move {
                 match built {
                     Ok(reconciler) => {
-                        Executed::catching(reconciler.reconcile_request(&request, now)).await
+                        let mut executed =
+                            Executed::catching(reconciler.reconcile_request(&request, now)).await;
+                        executed.requeue_on_error = reconciler.requeues_on_error();
+                        executed
                     }
                     Err(payload) => Executed::factory_panicked(payload),
                 }

@@ -1,0 +1,182 @@
+//! Tables of a plain kube-rs controller (`kube_controller`): its `reconcile`, its error policy
+//! and its context, as `Controller::run` takes them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use recon_core::{Outcome, Request};
+use recon_testing::{
+    CaseStatus, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite, ReconcilerTests, Report,
+    TestCase, TestEnv, kube_controller, kube_reconcile,
+};
+use serde_json::{Value, json};
+
+/// The controller's error, as a kube-rs controller declares one: the API error underneath.
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    #[error("cannot label the config map: {0}")]
+    Label(#[source] kube::Error),
+}
+
+struct Data {
+    client: kube::Client,
+}
+
+const RETRY: Duration = Duration::from_secs(300);
+
+/// Labels the config map `seen: yes`, then waits for a change.
+async fn reconcile(cm: Arc<ConfigMap>, data: Arc<Data>) -> Result<Action, Error> {
+    let namespace = cm.metadata.namespace.as_deref().unwrap_or("default");
+    let api: Api<ConfigMap> = Api::namespaced(data.client.clone(), namespace);
+    let name = cm.metadata.name.as_deref().unwrap_or_default();
+    let label = json!({"metadata": {"labels": {"seen": "yes"}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .map_err(Error::Label)?;
+    Ok(Action::await_change())
+}
+
+/// Every error is retried in five minutes.
+fn error_policy(_cm: Arc<ConfigMap>, _error: &Error, _data: Arc<Data>) -> Action {
+    Action::requeue(RETRY)
+}
+
+fn controller(env: &TestEnv) -> impl recon_testing::RootReconciler + use<> {
+    let data = Arc::new(Data {
+        client: env.client(),
+    });
+    kube_controller(env, reconcile, error_policy, data)
+}
+
+fn config_map() -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"}})
+}
+
+fn labelled() -> PatchRef {
+    PatchRef::merge(
+        "ConfigMap",
+        Some("default"),
+        "c",
+        json!({"metadata": {"labels": {"seen": "yes"}}}),
+    )
+}
+
+fn failing_patch() -> ReactorSpec {
+    ReactorSpec::new(
+        "patch",
+        "configmaps",
+        FailureSpec::Internal("etcd is unavailable".into()),
+    )
+}
+
+fn case() -> TestCase {
+    TestCase::reconcile(Request::namespaced("default", "c")).given(&config_map())
+}
+
+/// The labels of the mismatches of the only case of `report`.
+fn mismatches(report: &Report) -> Vec<String> {
+    match &report.cases[0].status {
+        CaseStatus::Failed(m) => m.iter().map(|m| m.expectation.clone()).collect(),
+        other => panic!("the case did not fail: {other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_patch_is_the_error_and_the_policys_requeue() {
+    ReconcilerTests::new()
+        .case(
+            "a 500 on the patch is retried in 5 minutes",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error("etcd is unavailable")
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .case(
+            "a labelled config map waits for a change",
+            case().expect_patch(labelled()),
+        )
+        .run(controller);
+}
+
+#[tokio::test]
+async fn an_error_expecting_another_requeue_fails_on_the_result() {
+    let report = ReconcilerTests::new()
+        .case(
+            "retried in a minute",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error("etcd")
+                .expect_result(Outcome::requeue_after(Duration::from_secs(60))),
+        )
+        .check(controller)
+        .await;
+    assert_eq!(mismatches(&report), ["expect.result"]);
+    let text = report.render(false);
+    assert!(text.contains("\"requeueAfter\": \"5m\""), "{text}");
+}
+
+#[tokio::test]
+async fn an_error_without_the_requeue_fails_when_the_policy_requeues() {
+    let report = ReconcilerTests::new()
+        .case(
+            "only the error",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error("etcd"),
+        )
+        .check(controller)
+        .await;
+    assert_eq!(mismatches(&report), ["expect.result"]);
+}
+
+#[tokio::test]
+async fn without_an_error_policy_a_result_after_an_error_is_refused() {
+    let report = ReconcilerTests::new()
+        .case(
+            "a requeue no policy decides",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error("etcd")
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .check(|env| {
+            let data = Arc::new(Data {
+                client: env.client(),
+            });
+            kube_reconcile(env, reconcile, data)
+        })
+        .await;
+    assert_eq!(mismatches(&report), ["case"]);
+    assert!(report.render(false).contains("without an error policy"));
+}
+
+#[test]
+fn a_suite_expects_the_error_and_the_requeue() {
+    ReconcilerTestSuite::from_yaml_str(
+        "policy.yaml",
+        r#"
+cases:
+- name: a 500 on the patch is retried in 5 minutes
+  request: {namespace: default, name: c}
+  given:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+  reactors:
+  - {verb: patch, resource: configmaps, fail: {internal: etcd is unavailable}}
+  expect:
+    patches:
+    - {kind: ConfigMap, namespace: default, name: c, type: merge, patch: {metadata: {labels: {seen: "yes"}}}}
+    error: etcd is unavailable
+    result: {requeueAfter: 5m}
+"#,
+    )
+    .unwrap()
+    .run(controller);
+}
