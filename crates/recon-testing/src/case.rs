@@ -451,10 +451,20 @@ impl TestCase {
         self
     }
 
-    /// Expects the reconcile to fail with a message containing `text` (`""`: any error).
+    /// Expects the reconcile to fail with `error`: a part of its message (`""`: any error), or
+    /// an [`ErrorSpec`](crate::ErrorSpec) naming its API error's code, reason and message.
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::{ErrorSpec, TestCase};
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "w"))
+    ///     .expect_error(ErrorSpec::api(500, "InternalError").message("etcd"));
+    /// assert_eq!(case.expect.error.unwrap().reason.as_deref(), Some("InternalError"));
+    /// ```
     #[must_use]
-    pub fn expect_error(mut self, text: &str) -> Self {
-        self.expect.error = Some(text.to_owned());
+    pub fn expect_error(mut self, error: impl Into<crate::ErrorSpec>) -> Self {
+        self.expect.error = Some(error.into());
         self
     }
 

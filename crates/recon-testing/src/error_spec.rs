@@ -129,6 +129,14 @@ impl ErrorSpec {
         self.code.is_none() && self.reason.is_none() && self.exact_message.is_none()
     }
 
+    /// The expectation in words: `containing "text"`, or its written fields.
+    pub(crate) fn describe(&self) -> String {
+        match (&self.message, self.is_text()) {
+            (Some(part), true) => format!("containing {part:?}"),
+            _ => serde_json::to_string(self).unwrap_or_default(),
+        }
+    }
+
     /// What about `observed` differs from this expectation, one sentence each.
     pub(crate) fn mismatches(&self, observed: &ObservedError) -> Vec<String> {
         let mut out = Vec::new();
@@ -183,7 +191,12 @@ impl ErrorSpec {
             Some((c, r, m)) => (Some(*c), Some(r.clone()), m.clone()),
             None => (None, None, observed.text.clone()),
         };
-        let keep = |part: &String| observed.message().contains(part.as_str()).then(|| part.clone());
+        let keep = |part: &String| {
+            observed
+                .message()
+                .contains(part.as_str())
+                .then(|| part.clone())
+        };
         ErrorSpec {
             code,
             reason,
@@ -199,6 +212,12 @@ impl ErrorSpec {
 
 impl From<&str> for ErrorSpec {
     fn from(text: &str) -> Self {
+        ErrorSpec::containing(text)
+    }
+}
+
+impl From<&String> for ErrorSpec {
+    fn from(text: &String) -> Self {
         ErrorSpec::containing(text)
     }
 }
@@ -245,7 +264,9 @@ impl<'de> Deserialize<'de> for ErrorSpec {
             type Value = ErrorSpec;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a part of the error's message, or {code, reason, message, exactMessage}")
+                f.write_str(
+                    "a part of the error's message, or {code, reason, message, exactMessage}",
+                )
             }
 
             fn visit_str<E: de::Error>(self, text: &str) -> Result<ErrorSpec, E> {
@@ -284,7 +305,11 @@ mod tests {
 
     #[test]
     fn every_field_given_must_hold() {
-        assert!(ErrorSpec::api(500, "InternalError").mismatches(&api_error()).is_empty());
+        assert!(
+            ErrorSpec::api(500, "InternalError")
+                .mismatches(&api_error())
+                .is_empty()
+        );
         let wrong = ErrorSpec::api(409, "Conflict").exact_message("etcd");
         assert_eq!(
             wrong.mismatches(&api_error()),
@@ -295,8 +320,17 @@ mod tests {
             ]
         );
         let plain = ObservedError::text("disk full".into());
-        assert_eq!(ErrorSpec::api(500, "InternalError").mismatches(&plain).len(), 1);
-        assert!(ErrorSpec::exactly("disk full").mismatches(&plain).is_empty());
+        assert_eq!(
+            ErrorSpec::api(500, "InternalError")
+                .mismatches(&plain)
+                .len(),
+            1
+        );
+        assert!(
+            ErrorSpec::exactly("disk full")
+                .mismatches(&plain)
+                .is_empty()
+        );
     }
 
     #[test]
@@ -307,7 +341,11 @@ mod tests {
             serde_json::json!({"code": 500, "reason": "InternalError", "message": "etcd is unavailable"})
         );
         let kept = ErrorSpec::containing("etcd").rewritten(&api_error());
-        assert_eq!(kept, ErrorSpec::containing("etcd"), "a part that still holds is kept");
+        assert_eq!(
+            kept,
+            ErrorSpec::containing("etcd"),
+            "a part that still holds is kept"
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ use crate::tables::RootReconciler;
 /// use kube::api::{Api, Patch, PatchParams};
 /// use kube::runtime::controller::Action;
 /// use recon_core::{Outcome, Request};
-/// use recon_testing::{FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase,
+/// use recon_testing::{ErrorSpec, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase,
 ///     kube_controller};
 /// use serde_json::json;
 ///
@@ -68,7 +68,7 @@ use crate::tables::RootReconciler;
 ///             .reactor(ReactorSpec::new("patch", "configmaps", FailureSpec::Internal("etcd".into())))
 ///             .expect_patch(PatchRef::merge("ConfigMap", Some("default"), "c",
 ///                 json!({"metadata": {"labels": {"seen": "yes"}}})))
-///             .expect_error("etcd")
+///             .expect_error(ErrorSpec::api(500, "InternalError").message("etcd"))
 ///             .expect_result(Outcome::requeue_after(Duration::from_secs(300))))
 ///     .run(|env| kube_controller(env, reconcile, error_policy, Arc::new(Data { client: env.client() })));
 /// ```

@@ -27,7 +27,10 @@
 //!   status patch answered 409 and then retried shows as two status patches); requests made by
 //!   hooks and reactors are not.
 //! - Without `error`, the reconcile must succeed and return `result` (default: nothing to do).
-//!   With `error`, it must fail with a message containing that text. A sub-reconciler's error
+//!   With `error`, it must fail with a message containing that text, or with the API error
+//!   its fields name (`{code: 500, reason: InternalError, message: etcd}`, see [`ErrorSpec`]);
+//!   regenerated fixtures write an API error's Status fields, not kube's debug dump of it.
+//!   A sub-reconciler's error
 //!   must also carry `result` (what it gathered before failing, which a `Sequence` hands on);
 //!   a reconciler case expects both only when its reconciler has an error policy
 //!   ([`kube_controller`]): the result is then the requeue the policy decides.
@@ -166,6 +169,7 @@ mod conversion;
 pub mod diff;
 mod env;
 mod error_policy;
+mod error_spec;
 mod expect;
 pub mod explore;
 mod generated;
@@ -187,6 +191,7 @@ pub use conversion::{ConversionCase, ConversionTests, assert_round_trips};
 pub use diff::{assert_json_eq, json_diff};
 pub use env::{Cluster, TestEnv};
 pub use error_policy::{ErrorPolicy, NoErrorPolicy};
+pub use error_spec::ErrorSpec;
 pub use expect::{
     DeleteCollectionRef, DeleteRef, ErrorSignal, EventKind, EventRef, Expectations, OutcomeSpec,
     PatchRef, PatchType,

@@ -16,6 +16,7 @@ use crate::admission;
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
 use crate::env::{Cluster, Givens, Templates, TestEnv};
+use crate::error_spec::ObservedError;
 use crate::expect::{ErrorSignal, Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
@@ -40,8 +41,8 @@ pub(crate) struct Observed {
 
 /// What running the reconcile gave.
 pub(crate) struct Executed {
-    /// The outcome, or the error's message.
-    pub(crate) result: Result<Outcome, String>,
+    /// The outcome, or the error.
+    pub(crate) result: Result<Outcome, ObservedError>,
     /// The outcome a failed reconcile gathered before its error (or its error policy decided).
     pub(crate) error_outcome: Outcome,
     /// Whether a failed reconcile's outcome is compared with the case's `result`: a
@@ -122,11 +123,12 @@ impl Executed {
             Ok(Err(err)) => {
                 error_outcome = err.outcome();
                 error_signals = ErrorSignal::of(&err);
-                (Err(err.to_string()), None)
+                (Err(ObservedError::of(&err)), None)
             }
             Err(payload) => {
                 let message = panic_message(&*payload);
-                (Err(format!("panicked: {message}")), Some(message))
+                let text = format!("panicked: {message}");
+                (Err(ObservedError::text(text)), Some(message))
             }
         };
         let mut executed = Executed::ended(result, error_outcome, panic);
@@ -135,7 +137,7 @@ impl Executed {
     }
 
     fn ended(
-        result: Result<Outcome, String>,
+        result: Result<Outcome, ObservedError>,
         error_outcome: Outcome,
         panic: Option<String>,
     ) -> Self {
@@ -156,7 +158,8 @@ impl Executed {
     /// The factory building the reconciler panicked (with `payload`): the case fails.
     pub(crate) fn factory_panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
         let message = format!("the factory panicked: {}", panic_message(&*payload));
-        Executed::ended(Err(message.clone()), Outcome::done(), Some(message))
+        let error = ObservedError::text(message.clone());
+        Executed::ended(Err(error), Outcome::done(), Some(message))
     }
 }
 
@@ -425,8 +428,12 @@ impl Table<'_> {
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
-            Err(message) => {
-                seen.error = Some(message.clone());
+            Err(error) => {
+                // Written as the case wrote it while that still holds.
+                seen.error = Some(match &case.expect.error {
+                    Some(expected) => expected.rewritten(error),
+                    None => error.written(),
+                });
                 if executed.requeue_on_error {
                     seen.result = OutcomeSpec::of(executed.error_outcome);
                 }
@@ -575,19 +582,24 @@ fn check_error(case: &TestCase, executed: &Executed, kind: TableKind, out: &mut 
         return;
     }
     match (&case.expect.error, &executed.result) {
-        (None, Err(message)) => out.push(Mismatch::new(
+        (None, Err(error)) => out.push(Mismatch::new(
             "expect.error",
-            format!("the reconcile failed: {message}"),
+            format!("the reconcile failed: {}", error.text),
         )),
-        (Some(text), Ok(_)) => out.push(Mismatch::new(
+        (Some(expected), Ok(_)) => out.push(Mismatch::new(
             "expect.error",
-            format!("the reconcile succeeded; expected an error containing {text:?}"),
+            format!(
+                "the reconcile succeeded; expected an error {}",
+                expected.describe()
+            ),
         )),
-        (Some(text), Err(message)) if !message.contains(text.as_str()) => out.push(Mismatch::new(
-            "expect.error",
-            format!("the error {message:?} does not contain {text:?}"),
-        )),
-        _ => {}
+        (Some(expected), Err(error)) => {
+            let problems = expected.mismatches(error);
+            if !problems.is_empty() {
+                out.push(Mismatch::new("expect.error", problems.join("; ")));
+            }
+        }
+        (None, Ok(_)) => {}
     }
     if executed.result.is_err() {
         let missing: Vec<ErrorSignal> = case

@@ -9,8 +9,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use recon_core::{Outcome, Request};
 use recon_testing::{
-    CaseStatus, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite, ReconcilerTests, Report,
-    TestCase, TestEnv, kube_controller, kube_reconcile,
+    CaseStatus, ErrorSpec, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite,
+    ReconcilerTests, Report, TestCase, TestEnv, kube_controller, kube_reconcile,
 };
 use serde_json::{Value, json};
 
@@ -179,4 +179,117 @@ cases:
     )
     .unwrap()
     .run(controller);
+}
+
+#[test]
+fn an_api_error_is_expected_by_code_reason_and_message_through_the_controllers_error() {
+    ReconcilerTests::new()
+        .case(
+            "code and reason",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error(ErrorSpec::api(500, "InternalError").message("etcd"))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .case(
+            "the Status message, whole",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error(ErrorSpec::exactly(
+                    "Internal error occurred: etcd is unavailable",
+                ))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .run(controller);
+}
+
+#[tokio::test]
+async fn another_code_or_reason_fails_naming_both() {
+    let report = ReconcilerTests::new()
+        .case(
+            "a conflict expected",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error(ErrorSpec::api(409, "Conflict"))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .check(controller)
+        .await;
+    assert_eq!(mismatches(&report), ["expect.error"]);
+    let text = report.render(false);
+    assert!(
+        text.contains(
+            "the error's code is 500, not 409; the error's reason is \"InternalError\", not \"Conflict\""
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_suite_expects_an_api_error_by_its_fields() {
+    ReconcilerTestSuite::from_yaml_str(
+        "status.yaml",
+        r#"
+cases:
+- name: a 500 on the patch
+  request: {namespace: default, name: c}
+  given:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+  reactors:
+  - {verb: patch, resource: configmaps, fail: {internal: etcd is unavailable}}
+  expect:
+    patches:
+    - {kind: ConfigMap, namespace: default, name: c, type: merge, patch: {metadata: {labels: {seen: "yes"}}}}
+    error: {code: 500, reason: InternalError, exactMessage: "Internal error occurred: etcd is unavailable"}
+    result: {requeueAfter: 5m}
+"#,
+    )
+    .unwrap()
+    .run(controller);
+    let both = "cases:\n- name: x\n  request: {name: c}\n  expect:\n    error: {message: a, exactMessage: a}\n";
+    let err = ReconcilerTestSuite::from_yaml_str("both.yaml", both)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("exclude each other"), "{err}");
+}
+
+#[tokio::test]
+async fn overwrite_writes_an_api_errors_status_not_its_debug_dump() {
+    let dir = std::env::temp_dir().join(format!("recon-kube-controller-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("errors.yaml");
+    std::fs::write(
+        &path,
+        r#"cases:
+- name: a 500 on the patch
+  request: {namespace: default, name: c}
+  given:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+  reactors:
+  - {verb: patch, resource: configmaps, fail: {internal: etcd is unavailable}}
+  expect: {}
+"#,
+    )
+    .unwrap();
+    let suite = || ReconcilerTestSuite::from_yaml_file(&path).unwrap();
+    let report = suite().overwrite_fixtures(true).check(controller).await;
+    assert!(report.passed(), "{}", report.render(false));
+    let text = std::fs::read_to_string(&path).unwrap();
+    for part in [
+        "code: 500",
+        "reason: InternalError",
+        "message: \"Internal error occurred: etcd is unavailable\"",
+    ] {
+        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
+    }
+    assert!(
+        !text.contains("ErrorResponse") && !text.contains("Status"),
+        "{text}"
+    );
+    let again = suite().overwrite_fixtures(false).check(controller).await;
+    assert!(again.passed(), "{}", again.render(false));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
