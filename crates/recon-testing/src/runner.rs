@@ -291,6 +291,9 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
 /// A table of cases, ready to run.
 pub(crate) struct Table<'a> {
     pub(crate) kind: TableKind,
+    /// Whether a case's `request` must name a stored object (see
+    /// [`RootReconciler::RECONCILES_EXISTING`](crate::RootReconciler::RECONCILES_EXISTING)).
+    pub(crate) request_names_object: bool,
     pub(crate) crds: &'a [Value],
     pub(crate) cases: &'a [TestCase],
     pub(crate) sink: Option<&'a SnapshotSink>,
@@ -401,6 +404,14 @@ impl Table<'_> {
             && let Err(e) = prepare(&env)
         {
             return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
+        }
+        if self.request_names_object
+            && let Some(problem) = request_problem(case, env.server())
+        {
+            return (
+                CaseStatus::Failed(vec![Mismatch::new("request", problem)]),
+                None,
+            );
         }
         if self.kind == TableKind::AdmissionWebhook
             && let Some(written) = &case.admission_request
@@ -526,6 +537,30 @@ impl Table<'_> {
             rewritable,
         };
         (status, Some(observed))
+    }
+}
+
+/// Why a reconciler case's `request` is wrong: it names no object the cluster holds and the
+/// case does not say it expects that, or it says so and the object is there.
+fn request_problem(case: &TestCase, server: &recon_core::fake::ApiServer) -> Option<String> {
+    let request = case.request.as_ref()?;
+    let names = |object: &Value| {
+        let meta = &object["metadata"];
+        meta["name"].as_str() == Some(request.name.as_str())
+            && meta["namespace"].as_str() == request.namespace.as_deref()
+    };
+    match (server.objects().iter().any(names), case.expect_missing) {
+        (false, false) => Some(format!(
+            "the case {:?} requests {request}, which names no object of the cluster (given or \
+             stored by `prepare`); if it is missing on purpose, say so with `expectMissing: true` \
+             (`.expect_missing()`)",
+            case.name
+        )),
+        (true, true) => Some(format!(
+            "the case {:?} expects {request} to be missing, but the cluster holds it",
+            case.name
+        )),
+        _ => None,
     }
 }
 

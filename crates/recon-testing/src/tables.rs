@@ -266,6 +266,11 @@ reconciler_table!(ReconcilerTestSuite);
 /// What a reconciler table runs: a [`ResourceReconciler`] or an [`AggregateReconciler`]
 /// (which ignores requests other than its own).
 pub trait RootReconciler {
+    /// Whether a case's `request` must name an object the cluster holds (or say it is
+    /// missing): it does for reconcilers of an existing object, not for an
+    /// [`AggregateReconciler`], which creates its own.
+    const RECONCILES_EXISTING: bool = true;
+
     /// Reconciles `request` with the request time fixed at `now`.
     fn reconcile_request<'a>(
         &'a self,
@@ -293,6 +298,8 @@ impl<R: Reconciled> RootReconciler for ResourceReconciler<R> {
 }
 
 impl<R: Reconciled> RootReconciler for AggregateReconciler<R> {
+    const RECONCILES_EXISTING: bool = false;
+
     fn reconcile_request<'a>(
         &'a self,
         request: &'a Request,
@@ -312,6 +319,7 @@ async fn run_reconciler_cases<T: RootReconciler>(
 ) -> Report {
     let table = Table {
         kind: TableKind::Reconciler,
+        request_names_object: T::RECONCILES_EXISTING,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),
@@ -440,6 +448,7 @@ where
 {
     let table = Table {
         kind: TableKind::SubReconciler,
+        request_names_object: false,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),
@@ -644,6 +653,7 @@ async fn run_admission_cases<H: AdmissionHandler>(
 ) -> Report {
     let table = Table {
         kind: TableKind::AdmissionWebhook,
+        request_names_object: false,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),

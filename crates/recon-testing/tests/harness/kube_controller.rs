@@ -293,3 +293,39 @@ async fn overwrite_writes_an_api_errors_status_not_its_debug_dump() {
     assert!(again.passed(), "{}", again.render(false));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn a_request_naming_no_object_fails_unless_the_case_expects_it_missing() {
+    let report = ReconcilerTests::new()
+        .case(
+            "a misspelt request",
+            TestCase::reconcile(Request::namespaced("default", "cc")).given(&config_map()),
+        )
+        .check(controller)
+        .await;
+    assert_eq!(mismatches(&report), ["request"]);
+    let text = report.render(false);
+    assert!(
+        text.contains("the case \"a misspelt request\" requests default/cc, which names no object"),
+        "{text}"
+    );
+
+    let report = ReconcilerTests::new()
+        .case("said to be missing", case().expect_missing())
+        .check(controller)
+        .await;
+    assert_eq!(mismatches(&report), ["request"]);
+    assert!(
+        report
+            .render(false)
+            .contains("expects default/c to be missing")
+    );
+
+    ReconcilerTestSuite::from_yaml_str(
+        "missing.yaml",
+        "cases:\n- name: a deleted config map is not reconciled\n  request: {namespace: default, name: c}\n  expectMissing: true\n",
+    )
+    .unwrap()
+    .run_async(controller)
+    .await;
+}
