@@ -8,7 +8,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use jiff::Timestamp;
 use kube::Resource;
 use kube::runtime::controller::Action;
@@ -86,11 +87,69 @@ where
     E: std::error::Error + Send + Sync + 'static,
     P: Fn(Arc<K>, &E, Arc<C>) -> Action + Send + Sync,
 {
+    kube_controller_async(
+        env,
+        reconcile,
+        error_policy,
+        futures::future::ready(context),
+    )
+}
+
+/// [`kube_controller`] with a context built by an `async fn`, as a controller's `main` builds
+/// it (`State::to_context(client).await`): the future runs once, on the table's runtime, before
+/// the case's first reconcile. Do not `block_on` it in the factory instead: the factory runs
+/// on the table's runtime, where blocking on a future that needs it never returns.
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::runtime::controller::Action;
+/// use recon_core::Request;
+/// use recon_testing::{ReconcilerTests, TestCase, kube_controller_async};
+/// use serde_json::json;
+///
+/// struct Data { namespaces: usize }
+///
+/// async fn context(client: kube::Client) -> Arc<Data> {
+///     let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+///     let namespaces = api.list(&Default::default()).await.map_or(0, |l| l.items.len());
+///     Arc::new(Data { namespaces })
+/// }
+/// async fn reconcile(_cm: Arc<ConfigMap>, data: Arc<Data>) -> Result<Action, kube::Error> {
+///     assert!(data.namespaces > 0, "default, kube-system, ...");
+///     Ok(Action::await_change())
+/// }
+/// fn error_policy(_cm: Arc<ConfigMap>, _e: &kube::Error, _data: Arc<Data>) -> Action {
+///     Action::await_change()
+/// }
+///
+/// ReconcilerTests::new()
+///     .case("the context was built before the reconcile",
+///         TestCase::reconcile(Request::namespaced("default", "c"))
+///             .given(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+///                            "metadata": {"name": "c", "namespace": "default"}})))
+///     .run(|env| kube_controller_async(env, reconcile, error_policy, context(env.client())));
+/// ```
+pub fn kube_controller_async<K, C, F, Fut, E, P, Ctx>(
+    env: &TestEnv,
+    reconcile: F,
+    error_policy: P,
+    context: Ctx,
+) -> KubeController<K, C, F, P>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Action, E>> + Send,
+    E: std::error::Error + Send + Sync + 'static,
+    P: Fn(Arc<K>, &E, Arc<C>) -> Action + Send + Sync,
+    Ctx: Future<Output = Arc<C>> + Send + 'static,
+{
     KubeController {
         server: env.server().clone(),
         reconcile,
         error_policy,
-        context,
+        context: context.boxed().shared(),
         kind: PhantomData,
     }
 }
@@ -114,7 +173,7 @@ where
         server: env.server().clone(),
         reconcile,
         error_policy: NoErrorPolicy,
-        context,
+        context: futures::future::ready(context).boxed().shared(),
         kind: PhantomData,
     }
 }
@@ -124,7 +183,8 @@ pub struct KubeController<K, C, F, P> {
     server: ApiServer,
     reconcile: F,
     error_policy: P,
-    context: Arc<C>,
+    /// Built once, by the first reconcile that needs it.
+    context: Shared<BoxFuture<'static, Arc<C>>>,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -171,12 +231,11 @@ where
                 return Ok(Outcome::done());
             };
             let object = Arc::new(object);
-            match (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)).await {
+            let context = self.context.clone().await;
+            match (self.reconcile)(Arc::clone(&object), Arc::clone(&context)).await {
                 Ok(action) => outcome_of(&action),
                 Err(error) => {
-                    let requeue =
-                        self.error_policy
-                            .on_error(object, &error, Arc::clone(&self.context));
+                    let requeue = self.error_policy.on_error(object, &error, context);
                     let requeue = match requeue {
                         Some(action) => outcome_of(&action)?,
                         None => Outcome::done(),

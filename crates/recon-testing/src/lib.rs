@@ -197,7 +197,9 @@ pub use expect::{
     PatchRef, PatchType,
 };
 pub use generated::assert_generated_file;
-pub use kube_reconcile::{KubeController, KubeReconcile, kube_controller, kube_reconcile};
+pub use kube_reconcile::{
+    KubeController, KubeReconcile, kube_controller, kube_controller_async, kube_reconcile,
+};
 pub use owner::{controller_reference, given_uid, kube_controller_reference};
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};

@@ -10,7 +10,8 @@ use kube::runtime::controller::Action;
 use recon_core::{Outcome, Request};
 use recon_testing::{
     CaseStatus, ErrorSpec, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite,
-    ReconcilerTests, Report, TestCase, TestEnv, kube_controller, kube_reconcile,
+    ReconcilerTests, Report, TestCase, TestEnv, kube_controller, kube_controller_async,
+    kube_reconcile,
 };
 use serde_json::{Value, json};
 
@@ -328,4 +329,32 @@ async fn a_request_naming_no_object_fails_unless_the_case_expects_it_missing() {
     .unwrap()
     .run_async(controller)
     .await;
+}
+
+/// A context built as a controller's `main` builds it: by an `async fn` that reads the cluster.
+async fn context_reading(client: kube::Client) -> Arc<Data> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let found = api.get_opt("c").await.ok().flatten();
+    assert!(
+        found.is_some(),
+        "the context is built after the given objects are stored"
+    );
+    Arc::new(Data { client })
+}
+
+#[test]
+fn a_context_built_by_an_async_fn_runs_before_the_reconcile() {
+    ReconcilerTests::new()
+        .case(
+            "a 500 on the patch is retried in 5 minutes",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error(ErrorSpec::api(500, "InternalError"))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .case("labelled", case().expect_patch(labelled()))
+        .run(|env| {
+            kube_controller_async(env, reconcile, error_policy, context_reading(env.client()))
+        });
 }
