@@ -99,9 +99,16 @@ pub struct TestCase {
     /// The request time (default: 2024-01-01T00:00:00Z).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub now: Option<Timestamp>,
-    /// Reconciler cases: what is reconciled.
+    /// Reconciler cases: what is reconciled. It must name an object the cluster holds (of any
+    /// kind, `given` or stored by a `prepare` hook), unless `expectMissing` says it is missing
+    /// (an `AggregateReconciler`'s, which creates its object, need not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Request>,
+    /// Reconciler cases: the `request` names no object on purpose (a deleted object's
+    /// request); without it, such a case fails, so that a misspelt request does not pass as
+    /// "nothing to do".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_missing: bool,
     /// Sub-reconciler cases: the resource the sub-reconciler receives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<Value>,
@@ -301,6 +308,22 @@ impl TestCase {
         self
     }
 
+    /// The `request` names no object: the case reconciles one that is missing (see
+    /// [`TestCase::expect_missing`](TestCase#structfield.expect_missing)).
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::TestCase;
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "gone")).expect_missing();
+    /// assert!(case.expect_missing);
+    /// ```
+    #[must_use]
+    pub fn expect_missing(mut self) -> Self {
+        self.expect_missing = true;
+        self
+    }
+
     /// Injects a failure.
     #[must_use]
     pub fn reactor(mut self, reactor: ReactorSpec) -> Self {
@@ -451,10 +474,20 @@ impl TestCase {
         self
     }
 
-    /// Expects the reconcile to fail with a message containing `text` (`""`: any error).
+    /// Expects the reconcile to fail with `error`: a part of its message (`""`: any error), or
+    /// an [`ErrorSpec`](crate::ErrorSpec) naming its API error's code, reason and message.
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::{ErrorSpec, TestCase};
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "w"))
+    ///     .expect_error(ErrorSpec::api(500, "InternalError").message("etcd"));
+    /// assert_eq!(case.expect.error.unwrap().reason.as_deref(), Some("InternalError"));
+    /// ```
     #[must_use]
-    pub fn expect_error(mut self, text: &str) -> Self {
-        self.expect.error = Some(text.to_owned());
+    pub fn expect_error(mut self, error: impl Into<crate::ErrorSpec>) -> Self {
+        self.expect.error = Some(error.into());
         self
     }
 

@@ -10,6 +10,8 @@ use recon_core::{Outcome, TrackRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error_spec::ErrorSpec;
+
 /// The writes, events and result of one reconcile. A case lists what it expects; the harness
 /// builds the same structure from what it observed and compares them list by list, in order.
 ///
@@ -57,10 +59,10 @@ pub struct Expectations {
     /// succeeds.
     #[serde(default, skip_serializing_if = "OutcomeSpec::is_done")]
     pub result: OutcomeSpec,
-    /// The reconcile must fail with an error whose message contains this text (`""` for any
-    /// error). Absent, it must succeed.
+    /// The reconcile must fail with this error: a part of its message (`""` for any error), or
+    /// its API error's code, reason and message (see [`ErrorSpec`]). Absent, it must succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<ErrorSpec>,
     /// Signals the error must carry (`[quiet, halt]`), beside `error`. A durable error is also
     /// a halt and quiet, a halt also quiet, as [`recon_core::Error`] reads them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -27,10 +27,13 @@
 //!   status patch answered 409 and then retried shows as two status patches); requests made by
 //!   hooks and reactors are not.
 //! - Without `error`, the reconcile must succeed and return `result` (default: nothing to do).
-//!   With `error`, it must fail with a message containing that text. A sub-reconciler's error
+//!   With `error`, it must fail with a message containing that text, or with the API error
+//!   its fields name (`{code: 500, reason: InternalError, message: etcd}`, see [`ErrorSpec`]);
+//!   regenerated fixtures write an API error's Status fields, not kube's debug dump of it.
+//!   A sub-reconciler's error
 //!   must also carry `result` (what it gathered before failing, which a `Sequence` hands on);
-//!   a reconciler case cannot expect both (the controller's error policy decides what follows
-//!   an error).
+//!   a reconciler case expects both only when its reconciler has an error policy
+//!   ([`kube_controller`]): the result is then the requeue the policy decides.
 //! - Sub-reconcilers: without `resource` in `expect`, the resource must be unchanged; resources
 //!   are compared as their Rust type writes them. Only the `stashed` keys listed are checked.
 //! - Each case of a table needs a name of its own.
@@ -165,6 +168,8 @@ mod compare;
 mod conversion;
 pub mod diff;
 mod env;
+mod error_policy;
+mod error_spec;
 mod expect;
 pub mod explore;
 mod generated;
@@ -185,12 +190,16 @@ pub use compare::Mismatch;
 pub use conversion::{ConversionCase, ConversionTests, assert_round_trips};
 pub use diff::{assert_json_eq, json_diff};
 pub use env::{Cluster, TestEnv};
+pub use error_policy::{ErrorPolicy, NoErrorPolicy};
+pub use error_spec::ErrorSpec;
 pub use expect::{
     DeleteCollectionRef, DeleteRef, ErrorSignal, EventKind, EventRef, Expectations, OutcomeSpec,
     PatchRef, PatchType,
 };
 pub use generated::assert_generated_file;
-pub use kube_reconcile::{KubeReconcile, kube_reconcile};
+pub use kube_reconcile::{
+    KubeController, KubeReconcile, kube_controller, kube_controller_async, kube_reconcile,
+};
 pub use owner::{controller_reference, given_uid, kube_controller_reference};
 pub use reactors::{FailureSpec, ReactorSpec};
 pub use report::{CaseReport, CaseStatus, Report};

@@ -16,6 +16,7 @@ use crate::admission;
 use crate::case::TestCase;
 use crate::compare::{Mismatch, Options, compare};
 use crate::env::{Cluster, Givens, Templates, TestEnv};
+use crate::error_spec::ObservedError;
 use crate::expect::{ErrorSignal, Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
@@ -40,10 +41,13 @@ pub(crate) struct Observed {
 
 /// What running the reconcile gave.
 pub(crate) struct Executed {
-    /// The outcome, or the error's message.
-    pub(crate) result: Result<Outcome, String>,
-    /// The outcome a failed reconcile gathered before its error.
+    /// The outcome, or the error.
+    pub(crate) result: Result<Outcome, ObservedError>,
+    /// The outcome a failed reconcile gathered before its error (or its error policy decided).
     pub(crate) error_outcome: Outcome,
+    /// Whether a failed reconcile's outcome is compared with the case's `result`: a
+    /// sub-reconciler's (what a `Sequence` hands on) or one an error policy decided.
+    pub(crate) requeue_on_error: bool,
     /// The signals the error carried.
     pub(crate) error_signals: Vec<ErrorSignal>,
     /// The panic message, if it panicked.
@@ -119,11 +123,12 @@ impl Executed {
             Ok(Err(err)) => {
                 error_outcome = err.outcome();
                 error_signals = ErrorSignal::of(&err);
-                (Err(err.to_string()), None)
+                (Err(ObservedError::of(&err)), None)
             }
             Err(payload) => {
                 let message = panic_message(&*payload);
-                (Err(format!("panicked: {message}")), Some(message))
+                let text = format!("panicked: {message}");
+                (Err(ObservedError::text(text)), Some(message))
             }
         };
         let mut executed = Executed::ended(result, error_outcome, panic);
@@ -132,13 +137,14 @@ impl Executed {
     }
 
     fn ended(
-        result: Result<Outcome, String>,
+        result: Result<Outcome, ObservedError>,
         error_outcome: Outcome,
         panic: Option<String>,
     ) -> Self {
         Executed {
             result,
             error_outcome,
+            requeue_on_error: false,
             error_signals: Vec::new(),
             panic,
             resource: None,
@@ -152,7 +158,8 @@ impl Executed {
     /// The factory building the reconciler panicked (with `payload`): the case fails.
     pub(crate) fn factory_panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
         let message = format!("the factory panicked: {}", panic_message(&*payload));
-        Executed::ended(Err(message.clone()), Outcome::done(), Some(message))
+        let error = ObservedError::text(message.clone());
+        Executed::ended(Err(error), Outcome::done(), Some(message))
     }
 }
 
@@ -211,13 +218,6 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
         TableKind::Reconciler => {
             if case.request.is_none() {
                 errors.push("a reconciler case needs a `request`".to_owned());
-            }
-            if case.expect.error.is_some() && case.expect.result != OutcomeSpec::default() {
-                errors.push(
-                    "`result` is not compared when the reconcile fails (the controller's error \
-                     policy decides what follows an error); expect only the error"
-                        .to_owned(),
-                );
             }
             if case.resource.is_some() || case.expect.resource.is_some() {
                 errors.push(
@@ -291,6 +291,9 @@ fn validate(case: &TestCase, kind: TableKind) -> Vec<String> {
 /// A table of cases, ready to run.
 pub(crate) struct Table<'a> {
     pub(crate) kind: TableKind,
+    /// Whether a case's `request` must name a stored object (see
+    /// [`RootReconciler::RECONCILES_EXISTING`](crate::RootReconciler::RECONCILES_EXISTING)).
+    pub(crate) request_names_object: bool,
     pub(crate) crds: &'a [Value],
     pub(crate) cases: &'a [TestCase],
     pub(crate) sink: Option<&'a SnapshotSink>,
@@ -402,6 +405,14 @@ impl Table<'_> {
         {
             return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
         }
+        if self.request_names_object
+            && let Some(problem) = request_problem(case, env.server())
+        {
+            return (
+                CaseStatus::Failed(vec![Mismatch::new("request", problem)]),
+                None,
+            );
+        }
         if self.kind == TableKind::AdmissionWebhook
             && let Some(written) = &case.admission_request
         {
@@ -420,15 +431,21 @@ impl Table<'_> {
             }
         }
 
-        let executed = exec(env.clone(), case, input, reuse).await;
+        let mut executed = exec(env.clone(), case, input, reuse).await;
+        // A sub-reconciler's error carries on what it gathered (a Sequence returns it to its
+        // parent); a root's error goes to the controller's error policy, compared only when
+        // the reconciler runs with one.
+        executed.requeue_on_error |= self.kind == TableKind::SubReconciler;
         let mut seen = observe(&env.default);
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
-            Err(message) => {
-                seen.error = Some(message.clone());
-                if self.kind == TableKind::SubReconciler {
-                    // A sub-reconciler's error carries on what it gathered (a Sequence
-                    // returns it to its parent); the root's error goes to the error policy.
+            Err(error) => {
+                // Written as the case wrote it while that still holds.
+                seen.error = Some(match &case.expect.error {
+                    Some(expected) => expected.rewritten(error),
+                    None => error.written(),
+                });
+                if executed.requeue_on_error {
                     seen.result = OutcomeSpec::of(executed.error_outcome);
                 }
             }
@@ -447,9 +464,21 @@ impl Table<'_> {
 
         check_error(case, &executed, self.kind, &mut mismatches);
         mismatches.extend(executed.problems.iter().cloned());
+        if self.kind == TableKind::Reconciler
+            && !executed.requeue_on_error
+            && case.expect.error.is_some()
+            && case.expect.result != OutcomeSpec::default()
+        {
+            mismatches.push(Mismatch::new(
+                "case",
+                "`result` is not compared when the reconcile fails: without an error policy \
+                 (`kube_controller`'s) the controller decides what follows an error; expect \
+                 only the error",
+            ));
+        }
         let options = Options {
             server_fields: case.compare_server_fields,
-            result_on_error: self.kind == TableKind::SubReconciler,
+            result_on_error: executed.requeue_on_error,
         };
         if case.snapshot {
             snapshot(case, &seen, self.sink, &mut mismatches);
@@ -511,6 +540,30 @@ impl Table<'_> {
     }
 }
 
+/// Why a reconciler case's `request` is wrong: it names no object the cluster holds and the
+/// case does not say it expects that, or it says so and the object is there.
+fn request_problem(case: &TestCase, server: &recon_core::fake::ApiServer) -> Option<String> {
+    let request = case.request.as_ref()?;
+    let names = |object: &Value| {
+        let meta = &object["metadata"];
+        meta["name"].as_str() == Some(request.name.as_str())
+            && meta["namespace"].as_str() == request.namespace.as_deref()
+    };
+    match (server.objects().iter().any(names), case.expect_missing) {
+        (false, false) => Some(format!(
+            "the case {:?} requests {request}, which names no object of the cluster (given or \
+             stored by `prepare`); if it is missing on purpose, say so with `expectMissing: true` \
+             (`.expect_missing()`)",
+            case.name
+        )),
+        (true, true) => Some(format!(
+            "the case {:?} expects {request} to be missing, but the cluster holds it",
+            case.name
+        )),
+        _ => None,
+    }
+}
+
 fn build_env(
     case: &TestCase,
     templates: &Templates<'_>,
@@ -564,19 +617,24 @@ fn check_error(case: &TestCase, executed: &Executed, kind: TableKind, out: &mut 
         return;
     }
     match (&case.expect.error, &executed.result) {
-        (None, Err(message)) => out.push(Mismatch::new(
+        (None, Err(error)) => out.push(Mismatch::new(
             "expect.error",
-            format!("the reconcile failed: {message}"),
+            format!("the reconcile failed: {}", error.text),
         )),
-        (Some(text), Ok(_)) => out.push(Mismatch::new(
+        (Some(expected), Ok(_)) => out.push(Mismatch::new(
             "expect.error",
-            format!("the reconcile succeeded; expected an error containing {text:?}"),
+            format!(
+                "the reconcile succeeded; expected an error {}",
+                expected.describe()
+            ),
         )),
-        (Some(text), Err(message)) if !message.contains(text.as_str()) => out.push(Mismatch::new(
-            "expect.error",
-            format!("the error {message:?} does not contain {text:?}"),
-        )),
-        _ => {}
+        (Some(expected), Err(error)) => {
+            let problems = expected.mismatches(error);
+            if !problems.is_empty() {
+                out.push(Mismatch::new("expect.error", problems.join("; ")));
+            }
+        }
+        (None, Ok(_)) => {}
     }
     if executed.result.is_err() {
         let missing: Vec<ErrorSignal> = case

@@ -266,12 +266,25 @@ reconciler_table!(ReconcilerTestSuite);
 /// What a reconciler table runs: a [`ResourceReconciler`] or an [`AggregateReconciler`]
 /// (which ignores requests other than its own).
 pub trait RootReconciler {
+    /// Whether a case's `request` must name an object the cluster holds (or say it is
+    /// missing): it does for reconcilers of an existing object, not for an
+    /// [`AggregateReconciler`], which creates its own.
+    const RECONCILES_EXISTING: bool = true;
+
     /// Reconciles `request` with the request time fixed at `now`.
     fn reconcile_request<'a>(
         &'a self,
         request: &'a Request,
         now: Timestamp,
     ) -> BoxFuture<'a, Result<Outcome, recon_core::Error>>;
+
+    /// Whether an error this returns carries the requeue an error policy decided for it
+    /// ([`recon_core::Error::outcome`]), so that a case compares its `result` after an error
+    /// too: a [`kube_controller`](crate::kube_controller)'s does. Default: no (what follows an
+    /// error is the controller's business, not the reconciler's).
+    fn requeues_on_error(&self) -> bool {
+        false
+    }
 }
 
 impl<R: Reconciled> RootReconciler for ResourceReconciler<R> {
@@ -285,6 +298,8 @@ impl<R: Reconciled> RootReconciler for ResourceReconciler<R> {
 }
 
 impl<R: Reconciled> RootReconciler for AggregateReconciler<R> {
+    const RECONCILES_EXISTING: bool = false;
+
     fn reconcile_request<'a>(
         &'a self,
         request: &'a Request,
@@ -304,6 +319,7 @@ async fn run_reconciler_cases<T: RootReconciler>(
 ) -> Report {
     let table = Table {
         kind: TableKind::Reconciler,
+        request_names_object: T::RECONCILES_EXISTING,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),
@@ -317,7 +333,10 @@ async fn run_reconciler_cases<T: RootReconciler>(
             async move {
                 match built {
                     Ok(reconciler) => {
-                        Executed::catching(reconciler.reconcile_request(&request, now)).await
+                        let mut executed =
+                            Executed::catching(reconciler.reconcile_request(&request, now)).await;
+                        executed.requeue_on_error = reconciler.requeues_on_error();
+                        executed
                     }
                     Err(payload) => Executed::factory_panicked(payload),
                 }
@@ -429,6 +448,7 @@ where
 {
     let table = Table {
         kind: TableKind::SubReconciler,
+        request_names_object: false,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),
@@ -633,6 +653,7 @@ async fn run_admission_cases<H: AdmissionHandler>(
 ) -> Report {
     let table = Table {
         kind: TableKind::AdmissionWebhook,
+        request_names_object: false,
         crds: &common.crds,
         cases,
         sink: common.sink.as_ref(),

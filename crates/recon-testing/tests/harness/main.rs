@@ -4,6 +4,7 @@
 mod admission_tables;
 mod conversion_tables;
 mod generated_cases;
+mod kube_controller;
 mod readme_example;
 mod readme_sync;
 mod reconciler_tables;

@@ -18,7 +18,7 @@ use kube::CustomResourceExt;
 use recon_core::{
     Error, ForEach, IfThen, Outcome, OverrideSetup, SubReconciler, SyncReconciler, TryCatch, While,
 };
-use recon_testing::{SubReconcilerTests, TestCase, TestEnv};
+use recon_testing::{ErrorSpec, SubReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -300,12 +300,8 @@ fn try_catch() {
                 .metadata("TryError", &"try")
                 .metadata("Finally", &true)
                 .metadata("FinallyError", &"finally"))
-            .expect_error("finally")
-            .expect_result(Outcome::requeue_after(nanos(1)))
-            .verify(|_, seen| match seen.error.as_deref() {
-                Some("finally") => Ok(()),
-                other => Err(format!("error: {other:?}")),
-            }),
+            .expect_error(ErrorSpec::exactly("finally"))
+            .expect_result(Outcome::requeue_after(nanos(1))),
         )
         .run(|env| {
             let try_error = meta_str(env, "TryError").map(str::to_owned);

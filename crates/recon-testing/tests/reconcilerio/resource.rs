@@ -483,7 +483,9 @@ fn resource_reconciler_duck() {
         .crd(&TestResource::crd())
         .case(
             "resource does not exist",
-            request().metadata("SubReconciler", &"should not be called"),
+            request()
+                .expect_missing()
+                .metadata("SubReconciler", &"should not be called"),
         )
         .case(
             "ignore deleted resource",
@@ -666,7 +668,9 @@ fn resource_reconciler() {
         .crd(&TestResource::crd())
         .case(
             "resource does not exist",
-            request().metadata("SubReconciler", &"should not be called"),
+            request()
+                .expect_missing()
+                .metadata("SubReconciler", &"should not be called"),
         )
         .case(
             "ignore deleted resource",
@@ -790,6 +794,7 @@ fn resource_reconciler() {
             "before reconcile is called before reconcile and after the context is populated",
             // The hook creates the resource, with the request time as its creation time.
             request()
+                .expect_missing()
                 .metadata("BeforeReconcile", &"creates the resource")
                 .metadata("SubReconciler", &"marks Reconciler ran")
                 .expect_event(status_updated())
@@ -820,6 +825,7 @@ fn resource_reconciler() {
         .case(
             "before reconcile errors shortcut execution",
             request()
+                .expect_missing()
                 .metadata("BeforeReconcile", &"fails")
                 .metadata("SubReconciler", &"should not be called")
                 .expect_error("test"),

@@ -88,7 +88,7 @@ fn surfaced(name: &str, generation: i64) -> TestCase {
         .expect_create(&child_created())
         .expect_status_patch(ready_patch())
         .expect_event(EventRef::normal("StatusPatched", "Patched status"))
-        .expect_error(&format!("Internal error occurred: {CAUSE}"))
+        .expect_error(format!("Internal error occurred: {CAUSE}"))
 }
 
 fn succeeded(name: &str, generation: i64) -> TestCase {

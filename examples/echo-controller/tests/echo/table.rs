@@ -89,7 +89,7 @@ fn echo_table() {
         )
         .case(
             "a missing echo is not reconciled",
-            TestCase::reconcile(request()),
+            TestCase::reconcile(request()).expect_missing(),
         )
         .run(echo_controller);
 }
