@@ -167,11 +167,12 @@ pub enum Error {
     /// The `Bulletin` has no message.
     #[error("Bulletin {0} has an empty message")]
     EmptyMessage(String),
-    /// A request failed.
-    #[error(transparent)]
+    /// A request failed. Its own variant with `kube::Error` as its source (not `transparent`,
+    /// which would hide it from the chain a table reads the API error's code from).
+    #[error("request failed: {0}")]
     Kube(#[from] kube::Error),
-    /// Adding or removing the finalizer, or what it guards, failed.
-    #[error(transparent)]
+    /// Adding or removing the finalizer failed.
+    #[error("finalizer: {0}")]
     Finalizer(#[from] Box<finalizer::Error<Error>>),
 }
 
