@@ -180,6 +180,8 @@ mod owner;
 mod reactors;
 mod report;
 mod runner;
+#[doc(hidden)]
+pub mod snapshot_file;
 mod stub_object_manager;
 mod tables;
 mod yaml;
@@ -226,7 +228,20 @@ pub use serde_json;
 macro_rules! snapshot {
     () => {
         ::std::sync::Arc::new(|name: &str, observed: &$crate::serde_json::Value| {
-            $crate::insta::assert_yaml_snapshot!(name, observed);
+            let new = $crate::snapshot_file::is_new(
+                env!("CARGO_MANIFEST_DIR"),
+                file!(),
+                module_path!(),
+                name,
+            );
+            let checked = ::std::panic::catch_unwind(|| {
+                $crate::insta::assert_yaml_snapshot!(name, observed);
+            });
+            if checked.is_err() {
+                ::std::panic::resume_unwind(::std::boxed::Box::new(
+                    $crate::snapshot_file::Rejected { new },
+                ));
+            }
         }) as $crate::SnapshotSink
     };
 }

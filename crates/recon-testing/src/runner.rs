@@ -674,10 +674,21 @@ fn snapshot(
     let value = as_written(seen, &Expectations::default(), case.compare_server_fields);
     let value = serde_json::to_value(&value).unwrap_or(Value::Null);
     let name = snapshot_name(&case.name);
-    if std::panic::catch_unwind(AssertUnwindSafe(|| sink(&name, &value))).is_err() {
+    if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(|| sink(&name, &value))) {
+        let new = payload
+            .downcast_ref::<crate::snapshot_file::Rejected>()
+            .and_then(|r| r.new);
+        let what = match new {
+            Some(true) => "is a new snapshot",
+            Some(false) => "does not match its accepted snapshot",
+            None => "is new or does not match",
+        };
         out.push(Mismatch::new(
             "snapshot",
-            format!("the snapshot {name:?} does not match; review it with `cargo insta review`"),
+            format!(
+                "{name:?} {what}; accept it with `cargo insta review` (after `cargo install \
+                 cargo-insta`) or by running the test again with `INSTA_UPDATE=always`"
+            ),
         ));
     }
 }

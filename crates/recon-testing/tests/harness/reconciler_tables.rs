@@ -2402,7 +2402,7 @@ async fn a_rejected_snapshot_fails_the_case() {
     assert_contains(
         &failure(&report),
         &[
-            "snapshot: the snapshot \"ready_widget\" does not match; review it with `cargo insta review`",
+            "snapshot: \"ready_widget\" is new or does not match; accept it with `cargo insta review` (after `cargo install cargo-insta`) or by running the test again with `INSTA_UPDATE=always`",
         ],
     );
 }

@@ -354,7 +354,7 @@ fn resource_reconciler() {
     widgets_table()
         .case(
             "a missing resource ends done and sends only the GET",
-            reconcile("absent").verify(sent_only(&[
+            reconcile("absent").expect_missing().verify(sent_only(&[
                 "GET /apis/example.com/v1/namespaces/default/widgets/absent -> 404",
             ])),
         )
