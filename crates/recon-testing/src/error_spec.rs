@@ -11,8 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// etcd}`). Every field given must hold:
 ///
 /// - `code` and `reason`: the `metav1.Status` of the API error underneath (a `kube::Error::Api`
-///   anywhere in the error's chain of sources, as a kube-rs controller's own error wraps it). An
-///   error that is no API error has neither.
+///   anywhere in the error's chain of sources, as a kube-rs controller's own error wraps it,
+///   with `#[source]` or `#[error(transparent)]`). An error that is no API error has neither.
 /// - `message`: a part of the error's text, or of the Status message of its API error.
 /// - `exactMessage`: the whole Status message of its API error, or the whole text of any other
 ///   error.
@@ -49,9 +49,11 @@ pub(crate) struct ObservedError {
 impl ObservedError {
     /// What `err` says; its API error is looked for along its chain of sources.
     pub(crate) fn of(err: &recon_core::Error) -> Self {
+        // A `#[error(transparent)]` wrapper forwards its chain past the `kube::Error`, straight
+        // to the `Status` that is the API error's source.
         let status = match err.find::<kube::Error>() {
             Some(kube::Error::Api(status)) => Some(status.as_ref()),
-            _ => None,
+            _ => err.find::<Box<kube::core::Status>>().map(AsRef::as_ref),
         };
         ObservedError {
             text: err.to_string(),

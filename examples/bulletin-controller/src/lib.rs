@@ -167,9 +167,8 @@ pub enum Error {
     /// The `Bulletin` has no message.
     #[error("Bulletin {0} has an empty message")]
     EmptyMessage(String),
-    /// A request failed. Its own variant with `kube::Error` as its source (not `transparent`,
-    /// which would hide it from the chain a table reads the API error's code from).
-    #[error("request failed: {0}")]
+    /// A request failed.
+    #[error(transparent)]
     Kube(#[from] kube::Error),
     /// Adding or removing the finalizer failed.
     #[error("finalizer: {0}")]

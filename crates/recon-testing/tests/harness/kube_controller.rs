@@ -358,3 +358,42 @@ fn a_context_built_by_an_async_fn_runs_before_the_reconcile() {
             kube_controller_async(env, reconcile, error_policy, context_reading(env.client()))
         });
 }
+
+/// An error that wraps kube's transparently, as many kube-rs controllers declare theirs.
+#[derive(Debug, thiserror::Error)]
+enum Transparent {
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}
+
+#[test]
+fn an_api_error_is_found_through_a_transparent_wrapper() {
+    async fn reconcile(cm: Arc<ConfigMap>, data: Arc<Data>) -> Result<Action, Transparent> {
+        let api: Api<ConfigMap> = Api::namespaced(data.client.clone(), "default");
+        let label = json!({"metadata": {"labels": {"seen": "yes"}}});
+        let name = cm.metadata.name.as_deref().unwrap_or_default();
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&label))
+            .await?;
+        Ok(Action::await_change())
+    }
+    ReconcilerTests::new()
+        .case(
+            "a 500 through a transparent error",
+            case()
+                .reactor(failing_patch())
+                .expect_patch(labelled())
+                .expect_error(ErrorSpec::api(500, "InternalError").message("etcd is unavailable"))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .run(|env| {
+            let data = Arc::new(Data {
+                client: env.client(),
+            });
+            kube_controller(
+                env,
+                reconcile,
+                |_, _: &Transparent, _| Action::requeue(RETRY),
+                data,
+            )
+        });
+}

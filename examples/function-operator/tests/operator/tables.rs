@@ -345,6 +345,7 @@ fn function_reconciler() {
             "a function that is gone is nothing to do",
             hello()
                 .given(&env_config_map(json!({"GREETING": "hi"})))
+                .expect_missing()
                 .verify(|env, _| no_writes(env)),
         )
         .run(|env| reconciler(env.config()));
