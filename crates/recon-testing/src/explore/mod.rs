@@ -29,6 +29,10 @@
 //!   When an action needs what the controller makes (deleting its child), the report notes
 //!   that this check did not apply.
 //!
+//! The cluster's own controllers a scenario needs are played by helpers run whenever the
+//! controller under test is quiet: the garbage collector is on by default, and
+//! [`helpers::roll_out_deployments`] plays the Deployment controller ([`Scenario::helper`]).
+//!
 //! After each action the controller runs until quiescent: no write changing the world (events
 //! and leases aside) for [`quiet_for`](Scenario::quiet_for) of virtual time, on tokio's paused
 //! clock, so hours of requeues cost nothing. Every run is checked by the oracles
