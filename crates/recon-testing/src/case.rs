@@ -598,6 +598,17 @@ impl PatchRef {
         Self::of(crate::expect::PatchType::Json, kind, namespace, name, patch)
     }
 
+    /// A strategic merge patch, compared as JSON.
+    pub fn strategic(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
+        Self::of(
+            crate::expect::PatchType::Strategic,
+            kind,
+            namespace,
+            name,
+            patch,
+        )
+    }
+
     /// A server-side apply, compared as JSON.
     pub fn apply(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
         Self::of(
@@ -618,12 +629,11 @@ impl PatchRef {
     ) -> Self {
         PatchRef {
             kind: kind.to_owned(),
-            group: None,
             namespace: namespace.map(str::to_owned),
             name: name.to_owned(),
             patch_type,
             patch: Some(patch),
-            exact: None,
+            ..Default::default()
         }
     }
 
@@ -633,6 +643,35 @@ impl PatchRef {
         self.exact = Some(body.to_owned());
         self
     }
+
+    /// The same patch, of a kind in API group `group` (`""` for the core group).
+    #[must_use]
+    pub fn group(mut self, group: &str) -> Self {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// The same patch, sent with `fieldManager` `manager`.
+    #[must_use]
+    pub fn field_manager(mut self, manager: &str) -> Self {
+        self.field_manager = Some(manager.to_owned());
+        self
+    }
+
+    /// The same patch, forced over conflicts (`force=true`). Set the `force` field to
+    /// `Some(false)` to expect an apply that is not forced.
+    #[must_use]
+    pub fn force(mut self) -> Self {
+        self.force = Some(true);
+        self
+    }
+
+    /// The same patch, sent as a dry run (`dryRun=All`).
+    #[must_use]
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = Some(true);
+        self
+    }
 }
 
 impl DeleteRef {
@@ -640,20 +679,75 @@ impl DeleteRef {
     pub fn new(kind: &str, namespace: Option<&str>, name: &str) -> Self {
         DeleteRef {
             kind: kind.to_owned(),
-            group: None,
             namespace: namespace.map(str::to_owned),
             name: name.to_owned(),
+            ..Default::default()
         }
+    }
+
+    /// The same delete, of a kind in API group `group` (`""` for the core group).
+    #[must_use]
+    pub fn group(mut self, group: &str) -> Self {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// The same delete, sent as a dry run.
+    #[must_use]
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = Some(true);
+        self
+    }
+}
+
+impl DeleteCollectionRef {
+    /// A delete of every `kind` (in `namespace`), in any group, with no selector; narrow it
+    /// with [`label_selector`](Self::label_selector) and
+    /// [`field_selector`](Self::field_selector).
+    pub fn new(kind: &str, namespace: Option<&str>) -> Self {
+        DeleteCollectionRef {
+            kind: kind.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            ..Default::default()
+        }
+    }
+
+    /// The same delete, with `labelSelector` `selector` (such as `app=web`).
+    #[must_use]
+    pub fn label_selector(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// The same delete, with `fieldSelector` `selector`.
+    #[must_use]
+    pub fn field_selector(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// The same delete, of a kind in API group `group` (`""` for the core group).
+    #[must_use]
+    pub fn group(mut self, group: &str) -> Self {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// The same delete, sent as a dry run.
+    #[must_use]
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = Some(true);
+        self
     }
 }
 
 impl EventRef {
-    /// A Normal event with `reason` and `note`.
+    /// A Normal event with `reason` and `note` (`""` for none).
     pub fn normal(reason: &str, note: &str) -> Self {
         Self::of(crate::expect::EventKind::Normal, reason, note)
     }
 
-    /// A Warning event with `reason` and `note`.
+    /// A Warning event with `reason` and `note` (`""` for none).
     pub fn warning(reason: &str, note: &str) -> Self {
         Self::of(crate::expect::EventKind::Warning, reason, note)
     }
@@ -663,6 +757,34 @@ impl EventRef {
             type_,
             reason: reason.to_owned(),
             note: (!note.is_empty()).then(|| note.to_owned()),
+            ..Default::default()
         }
+    }
+
+    /// The same event, with `action` (such as `Hiding`).
+    #[must_use]
+    pub fn action(mut self, action: &str) -> Self {
+        self.action = Some(action.to_owned());
+        self
+    }
+
+    /// The same event, published by `controller` (`reportingController`).
+    #[must_use]
+    pub fn reporting_controller(mut self, controller: &str) -> Self {
+        self.reporting_controller = Some(controller.to_owned());
+        self
+    }
+
+    /// The same event, naming `name` (in `namespace`) of `kind` as its related object, of any
+    /// `apiVersion`.
+    #[must_use]
+    pub fn related(mut self, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        self.related = Some(crate::expect::RelatedRef {
+            kind: kind.to_owned(),
+            api_version: None,
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        });
+        self
     }
 }

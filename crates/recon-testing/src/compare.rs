@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::diff::{json_diff, text_diff};
-use crate::expect::{Expectations, PatchRef};
+use crate::expect::{EventRef, Expectations, PatchRef};
 use crate::normalize::strip_server_fields;
 
 /// One difference between what a case expected and what happened.
@@ -107,12 +107,42 @@ fn status_update(value: &Value, options: Options) -> Value {
     v
 }
 
-/// A reference as compared: `group` only when the expectation names one.
+/// `item` as compared with `expected` (`None` when `item` is the expectation, or is shown
+/// alone): each of the `optional` fields only when the expectation names it, and then as
+/// `null` when `item` has none, so that the diff shows both sides.
+fn named_only(mut item: Value, expected: Option<&Value>, optional: &[&str]) -> Value {
+    if let (Some(expected), Value::Object(map)) = (expected, &mut item) {
+        for field in optional {
+            if expected.get(field).is_none() {
+                map.remove(*field);
+            } else {
+                map.entry(*field).or_insert(Value::Null);
+            }
+        }
+    }
+    item
+}
+
+/// A delete as compared: `group` and `dryRun` only when the expectation names them.
 fn reference<T: Serialize>(item: &T, expected: Option<&T>) -> Value {
-    let mut v = to_json(item);
-    let expected_group = expected.map(to_json).map(|e| e.get("group").cloned());
-    if let (Some(None), Value::Object(map)) = (expected_group, &mut v) {
-        map.remove("group");
+    named_only(
+        to_json(item),
+        expected.map(to_json).as_ref(),
+        &["group", "dryRun"],
+    )
+}
+
+/// An event as compared: `action`, `reportingController` and `related` (and its `apiVersion`)
+/// only when the expectation names them.
+fn event(item: &EventRef, expected: Option<&EventRef>) -> Value {
+    let expected = expected.map(to_json);
+    let mut v = named_only(
+        to_json(item),
+        expected.as_ref(),
+        &["action", "reportingController", "related"],
+    );
+    if let (Some(expected), Some(related)) = (&expected, v.get_mut("related")) {
+        *related = named_only(related.take(), expected.get("related"), &["apiVersion"]);
     }
     v
 }
@@ -127,7 +157,11 @@ fn compare_patches(
     out: &mut Vec<Mismatch>,
 ) {
     let canonical = |p: &PatchRef, e: Option<&PatchRef>| {
-        let mut v = reference(p, e);
+        let mut v = named_only(
+            to_json(p),
+            e.map(to_json).as_ref(),
+            &["group", "fieldManager", "force", "dryRun"],
+        );
         if let Value::Object(map) = &mut v {
             map.remove("exact");
             if let Some(body) = map.get_mut("patch") {
@@ -231,7 +265,7 @@ pub(crate) fn compare(
         "events",
         &expected.events,
         &observed.events,
-        |e, _| to_json(e),
+        event,
         &mut out,
     );
     compare_list(

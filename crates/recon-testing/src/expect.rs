@@ -81,11 +81,13 @@ pub struct Expectations {
     pub response: Option<Value>,
 }
 
-/// The kind of a patch, from its `Content-Type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The kind of a patch, from its `Content-Type`. The default is `Merge`, as a patch of no
+/// known `Content-Type` is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PatchType {
     /// `application/merge-patch+json` (RFC 7396).
+    #[default]
     Merge,
     /// `application/json-patch+json` (RFC 6902).
     Json,
@@ -108,7 +110,12 @@ impl PatchType {
 }
 
 /// A patch request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The query fields (`fieldManager`, `force`, `dryRun`) are read from the request's query, as
+/// kube's `PatchParams` writes it, and like `group` are compared only when the expectation
+/// names them. `Default` is for struct-update syntax (`..Default::default()`); the short
+/// constructors ([`PatchRef::merge`], [`PatchRef::apply`], ...) are the usual way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PatchRef {
     /// The kind patched.
@@ -124,6 +131,18 @@ pub struct PatchRef {
     /// The patch format.
     #[serde(rename = "type")]
     pub patch_type: PatchType,
+    /// The `fieldManager` the request named (`None` in an observation: it named none); when an
+    /// expectation leaves it out, any manager matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_manager: Option<String>,
+    /// Whether the request forced the apply over conflicts (`force=true`); when an
+    /// expectation leaves it out, either matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+    /// Whether the request was a dry run (`dryRun=All`); when an expectation leaves it out,
+    /// either matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
     /// The body, compared as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<Value>,
@@ -133,7 +152,7 @@ pub struct PatchRef {
 }
 
 /// A delete of one object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteRef {
     /// The kind.
@@ -146,10 +165,14 @@ pub struct DeleteRef {
     pub namespace: Option<String>,
     /// The name.
     pub name: String,
+    /// Whether the request was a dry run (`dryRun: [All]` in its options, or `dryRun=All`);
+    /// when an expectation leaves it out, either matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
 }
 
 /// A delete of a collection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteCollectionRef {
     /// The kind.
@@ -166,10 +189,20 @@ pub struct DeleteCollectionRef {
     /// The `fieldSelector` parameter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<String>,
+    /// Whether the request was a dry run; when an expectation leaves it out, either matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
 }
 
 /// An event published about the reconciled resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `action`, `reportingController` and `related` are compared only when the expectation names
+/// them. An event published through recon's in-memory [`recon_core::EventLog`] has an action
+/// but no reporting controller or related object; one created through the API (kube's
+/// `Recorder`) has what its body holds (`reportingComponent` in core/v1 is read as the
+/// reporting controller). `Default` is for struct-update syntax; [`EventRef::normal`] and
+/// [`EventRef::warning`] are the usual way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventRef {
     /// `Normal` or `Warning`.
@@ -180,12 +213,38 @@ pub struct EventRef {
     /// The note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What was done, such as `Hiding`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// The controller that published it (`reportingController`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporting_controller: Option<String>,
+    /// The secondary object the event refers to (`related`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub related: Option<RelatedRef>,
 }
 
-/// The severity of an expected event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The object an event names besides the one it is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RelatedRef {
+    /// The kind.
+    pub kind: String,
+    /// The `apiVersion`; when an expectation leaves it out, any matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// The namespace, for namespaced kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+/// The severity of an expected event (`Normal` by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EventKind {
     /// A Normal event.
+    #[default]
     Normal,
     /// A Warning event.
     Warning,

@@ -196,7 +196,7 @@ pub use error_policy::{ErrorPolicy, NoErrorPolicy};
 pub use error_spec::ErrorSpec;
 pub use expect::{
     DeleteCollectionRef, DeleteRef, ErrorSignal, EventKind, EventRef, Expectations, OutcomeSpec,
-    PatchRef, PatchType,
+    PatchRef, PatchType, RelatedRef,
 };
 pub use generated::assert_generated_file;
 pub use kube_reconcile::{

@@ -40,7 +40,9 @@ pub(crate) fn strip_server_fields(value: &mut Value) {
 }
 
 /// What was `seen`, as an author would write it: without the fields the server sets (unless
-/// the case compares them), and with byte-exact bodies only where `old` asked for them.
+/// the case compares them), and with byte-exact bodies, request queries (`fieldManager`,
+/// `force`, `dryRun`) and events' `action`, `reportingController` and `related` only where the
+/// same item of `old` had them (an author who did not name them does not compare them).
 pub(crate) fn as_written(
     seen: &Expectations,
     old: &Expectations,
@@ -60,9 +62,13 @@ pub(crate) fn as_written(
     ];
     for (patches, old) in patch_lists {
         for (i, patch) in patches.iter_mut().enumerate() {
-            if old.get(i).is_none_or(|p| p.exact.is_none()) {
+            let old = old.get(i);
+            if old.is_none_or(|p| p.exact.is_none()) {
                 patch.exact = None;
             }
+            keep_if(&mut patch.field_manager, old.map(|p| &p.field_manager));
+            keep_if(&mut patch.force, old.map(|p| &p.force));
+            keep_if(&mut patch.dry_run, old.map(|p| &p.dry_run));
             if let Some(body) = &mut patch.patch {
                 strip(body);
             }
@@ -78,7 +84,33 @@ pub(crate) fn as_written(
     if let Some(resource) = &mut expect.resource {
         strip(resource);
     }
+    for (i, delete) in expect.deletes.iter_mut().enumerate() {
+        keep_if(&mut delete.dry_run, old.deletes.get(i).map(|d| &d.dry_run));
+    }
+    for (i, delete) in expect.delete_collections.iter_mut().enumerate() {
+        let old = old.delete_collections.get(i);
+        keep_if(&mut delete.dry_run, old.map(|d| &d.dry_run));
+    }
+    for (i, event) in expect.events.iter_mut().enumerate() {
+        let old = old.events.get(i);
+        keep_if(&mut event.action, old.map(|e| &e.action));
+        keep_if(
+            &mut event.reporting_controller,
+            old.map(|e| &e.reporting_controller),
+        );
+        keep_if(&mut event.related, old.map(|e| &e.related));
+        if let (Some(related), Some(Some(old))) = (&mut event.related, old.map(|e| &e.related)) {
+            keep_if(&mut related.api_version, Some(&old.api_version));
+        }
+    }
     expect
+}
+
+/// Clears an observed optional field unless the old expectation's counterpart had it.
+fn keep_if<T, U>(seen: &mut Option<T>, old: Option<&Option<U>>) {
+    if old.is_none_or(Option::is_none) {
+        *seen = None;
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::env::Cluster;
 use crate::expect::{
     DeleteCollectionRef, DeleteRef, EventKind, EventRef, Expectations, PatchRef, PatchType,
+    RelatedRef,
 };
 
 /// What the code under test did in `cluster` (the writes it sent, the events it published, the
@@ -51,6 +52,9 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
                     namespace: r.namespace.clone(),
                     name: r.name.clone().unwrap_or_default(),
                     patch_type,
+                    field_manager: r.query_param("fieldManager"),
+                    force: Some(r.query_param("force").as_deref() == Some("true")),
+                    dry_run: Some(r.is_dry_run()),
                     patch: Some(body()),
                     exact: Some(String::from_utf8_lossy(&r.body).into_owned()),
                 };
@@ -66,6 +70,7 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
                 group: group(),
                 namespace: r.namespace.clone(),
                 name: r.name.clone().unwrap_or_default(),
+                dry_run: Some(r.is_dry_run()),
             }),
             Verb::DeleteCollection => seen.delete_collections.push(DeleteCollectionRef {
                 kind: r.kind.clone(),
@@ -73,6 +78,7 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
                 namespace: r.namespace.clone(),
                 label_selector: r.query_param("labelSelector"),
                 field_selector: r.query_param("fieldSelector"),
+                dry_run: Some(r.is_dry_run()),
             }),
             _ => {}
         }
@@ -87,12 +93,15 @@ pub(crate) fn observe(cluster: &Cluster) -> Expectations {
             },
             reason: e.event.reason,
             note: e.event.note,
+            action: Some(e.event.action).filter(|a| !a.is_empty()),
+            reporting_controller: None,
+            related: None,
         }));
     seen
 }
 
-/// The event an `Event` body publishes (`note` in events.k8s.io/v1, `message` in core/v1),
-/// when it has a type and a reason.
+/// The event an `Event` body publishes (`note` in events.k8s.io/v1, `message` in core/v1;
+/// `reportingController`, or core/v1's `reportingComponent`), when it has a type and a reason.
 fn published_event(body: &Value) -> Option<EventRef> {
     let type_ = match body.get("type")?.as_str()? {
         "Normal" => EventKind::Normal,
@@ -100,9 +109,21 @@ fn published_event(body: &Value) -> Option<EventRef> {
         _ => return None,
     };
     let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    let related = body.get("related").and_then(|r| {
+        let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(RelatedRef {
+            kind: text("kind")?,
+            api_version: text("apiVersion"),
+            namespace: text("namespace"),
+            name: text("name")?,
+        })
+    });
     Some(EventRef {
         type_,
         reason: text("reason")?,
         note: text("note").or_else(|| text("message")),
+        action: text("action"),
+        reporting_controller: text("reportingController").or_else(|| text("reportingComponent")),
+        related,
     })
 }

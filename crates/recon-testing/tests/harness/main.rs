@@ -3,6 +3,7 @@
 
 mod admission_tables;
 mod conversion_tables;
+mod expectation_refs;
 mod generated_cases;
 mod kube_controller;
 mod readme_example;

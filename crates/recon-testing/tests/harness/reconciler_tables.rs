@@ -715,6 +715,7 @@ async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
         patch_type: PatchType::Merge,
         patch: None,
         exact: Some(body.into()),
+        ..Default::default()
     };
     let table = ReconcilerTests::new()
         .crd(&Widget::crd())
@@ -824,12 +825,7 @@ async fn an_apply_is_not_a_patch() {
 // ---------------------------------------------------------------------------------------------
 
 fn delete_ref(name: &str) -> DeleteRef {
-    DeleteRef {
-        kind: "ConfigMap".into(),
-        group: None,
-        namespace: Some("default".into()),
-        name: name.into(),
-    }
+    DeleteRef::new("ConfigMap", Some("default"), name)
 }
 
 #[tokio::test]
@@ -896,13 +892,7 @@ async fn a_group_in_a_delete_expectation_is_compared() {
 }
 
 fn delete_collection_ref(selector: &str) -> DeleteCollectionRef {
-    DeleteCollectionRef {
-        kind: "ConfigMap".into(),
-        group: None,
-        namespace: Some("default".into()),
-        label_selector: Some(selector.into()),
-        field_selector: None,
-    }
+    DeleteCollectionRef::new("ConfigMap", Some("default")).label_selector(selector)
 }
 
 #[tokio::test]

@@ -543,12 +543,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
 }
 
 fn child_deleted() -> DeleteRef {
-    DeleteRef {
-        kind: "ConfigMap".to_owned(),
-        group: None,
-        namespace: Some("default".to_owned()),
-        name: CHILD.to_owned(),
-    }
+    DeleteRef::new("ConfigMap", Some("default"), CHILD)
 }
 
 #[test]

@@ -334,12 +334,7 @@ fn child_created() -> serde_json::Value {
 }
 
 fn child_deleted() -> DeleteRef {
-    DeleteRef {
-        kind: "ConfigMap".to_owned(),
-        group: None,
-        namespace: Some("default".to_owned()),
-        name: CHILD.to_owned(),
-    }
+    DeleteRef::new("ConfigMap", Some("default"), CHILD)
 }
 
 fn reconcile_w() -> TestCase {

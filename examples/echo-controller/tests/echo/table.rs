@@ -45,6 +45,7 @@ fn echo_table() {
         patch_type: PatchType::Apply,
         patch: Some(config_map),
         exact: None,
+        ..Default::default()
     };
     ReconcilerTests::new()
         .crd(&Echo::crd())
@@ -61,11 +62,13 @@ fn echo_table() {
                     patch_type: PatchType::Merge,
                     patch: Some(json!({"status": {"echoed": "hi"}})),
                     exact: Some(r#"{"status":{"echoed":"hi"}}"#.to_owned()),
+                    ..Default::default()
                 })
                 .expect_event(EventRef {
                     type_: EventKind::Normal,
                     reason: "Echoed".to_owned(),
                     note: Some(r#"Echoed "hi" into ConfigMap hello-echo"#.to_owned()),
+                    ..Default::default()
                 })
                 .expect_result(Outcome::requeue_after(RESYNC)),
         )
@@ -84,6 +87,7 @@ fn echo_table() {
                     type_: EventKind::Warning,
                     reason: "EmptyMessage".to_owned(),
                     note: Some("Nothing to echo".to_owned()),
+                    ..Default::default()
                 })
                 .expect_error("Echo hello has an empty message"),
         )
