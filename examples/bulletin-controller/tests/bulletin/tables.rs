@@ -40,6 +40,14 @@ fn applied_config_map(data: Value) -> Value {
     config_map
 }
 
+/// A server-side apply by the controller, without force.
+fn applied(kind: &str, namespace: Option<&str>, name: &str, body: Value) -> PatchRef {
+    PatchRef {
+        force: Some(false),
+        ..PatchRef::apply(kind, namespace, name, body).field_manager("bulletin-controller")
+    }
+}
+
 /// The status the controller applies.
 fn applied_status(status: Value) -> Value {
     json!({"apiVersion": "examples.recon.dev/v1", "kind": "Bulletin", "status": status})
@@ -64,25 +72,29 @@ fn bulletin_reconcile() {
             "a new bulletin is applied without force for the default audience, then recorded",
             news()
                 .given(&stored(json!({"message": "lunch at noon"}), Value::Null))
-                .expect_apply(PatchRef::apply(
+                .expect_apply(applied(
                     "ConfigMap",
                     Some("default"),
                     "news-bulletin",
                     applied_config_map(json!({"message": "lunch at noon", "audience": "staff"})),
                 ))
-                .expect_status_apply(PatchRef::apply(
+                .expect_status_apply(applied(
                     "Bulletin",
                     Some("default"),
                     "news",
                     applied_status(posted.clone()),
                 ))
-                .expect_event(EventRef::normal("Posted", "Posted \"lunch at noon\"")),
+                .expect_event(
+                    EventRef::normal("Posted", "Posted \"lunch at noon\"")
+                        .action("Posting")
+                        .reporting_controller("bulletin-controller"),
+                ),
         )
         .case(
             "a posted bulletin as recorded sends its ConfigMap only",
             news()
                 .given(&stored(json!({"message": "lunch at noon"}), posted.clone()))
-                .expect_apply(PatchRef::apply(
+                .expect_apply(applied(
                     "ConfigMap",
                     Some("default"),
                     "news-bulletin",
@@ -101,13 +113,13 @@ fn bulletin_reconcile() {
                     )
                     .subresource("status"),
                 )
-                .expect_apply(PatchRef::apply(
+                .expect_apply(applied(
                     "ConfigMap",
                     Some("default"),
                     "news-bulletin",
                     applied_config_map(json!({"message": "lunch at noon", "audience": "staff"})),
                 ))
-                .expect_status_apply(PatchRef::apply(
+                .expect_status_apply(applied(
                     "Bulletin",
                     Some("default"),
                     "news",
@@ -131,7 +143,7 @@ fn bulletin_reconcile() {
                     deleting["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z".into();
                     deleting
                 })
-                .expect_event(EventRef::normal("Withdrawn", "Withdrew news"))
+                .expect_event(EventRef::normal("Withdrawn", "Withdrew news").action("Withdrawing"))
                 .expect_patch(PatchRef::json(
                     "Bulletin",
                     Some("default"),
