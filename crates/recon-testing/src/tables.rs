@@ -162,7 +162,9 @@ macro_rules! ordered_cases {
                 self
             }
 
-            /// The suite in a YAML file (see the crate docs for the format).
+            /// The suite in a YAML file (see the crate docs for the format). With rstest's
+            /// `#[files]` glob, expanded when the test compiles, a new file is picked up once the
+            /// test file is touched.
             pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
                 let (common, cases) = Common::from_file(path.as_ref())?;
                 Ok($table {
