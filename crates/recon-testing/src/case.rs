@@ -49,6 +49,10 @@ pub struct ExpectConfig {
     /// Objects stored in this cluster.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub given: Vec<Value>,
+    /// Objects stored in this cluster as last applied by a field manager (see
+    /// [`AppliedGiven`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_applied: Vec<AppliedGiven>,
     /// Objects only this cluster's API reader sees.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_given: Vec<Value>,
@@ -61,6 +65,27 @@ pub struct ExpectConfig {
     /// The writes and events expected in this cluster (result and error are the case's).
     #[serde(default)]
     pub expect: Expectations,
+}
+
+/// A given object as an earlier server-side apply by `manager` left it: stored like a `given`
+/// object, then applied (forced) by `manager` through the server's own apply, so its
+/// `managedFields` are the ones kube-apiserver would have written. Its `status`, when it has
+/// one and the kind has a status subresource, is applied to `/status` by `manager` too, as a
+/// controller applying its status leaves it.
+///
+/// A plain `given` object has no `managedFields` (unless it spells them out): the first apply
+/// without force that sets one of its fields to another value conflicts with
+/// `"before-first-apply"`, as on kube-apiserver. Give the object as applied by the reconciler's
+/// field manager to test the reconcile that follows the one that created it.
+///
+/// In YAML, `givenApplied: [{manager: my-controller, object: {...}}]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppliedGiven {
+    /// The field manager of the earlier apply.
+    pub manager: String,
+    /// The object as it is stored (and as the manager applied it, less the server's fields).
+    pub object: Value,
 }
 
 /// One case of a reconciler, sub-reconciler or admission webhook table.
@@ -118,9 +143,13 @@ pub struct TestCase {
     /// `object`) and the cluster's discovery (see the crate docs, "Admission webhook tables").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admission_request: Option<Value>,
-    /// Objects stored in the cluster before the reconcile.
+    /// Objects stored in the cluster before the reconcile, managed by no field manager.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub given: Vec<Value>,
+    /// Objects stored in the cluster before the reconcile (after `given`) as last applied by a
+    /// field manager (see [`AppliedGiven`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_applied: Vec<AppliedGiven>,
     /// Objects only the config's API reader sees (a separate server for reads).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_given: Vec<Value>,
@@ -281,11 +310,38 @@ impl TestCase {
         self
     }
 
-    /// Stores `object` in the cluster before the reconcile.
+    /// Stores `object` in the cluster before the reconcile, managed by no field manager (see
+    /// [`AppliedGiven`] for what a later apply meets).
     #[must_use]
     pub fn given(mut self, object: &impl Serialize) -> Self {
         if let Some(v) = self.json("given", object) {
             self.given.push(v);
+        }
+        self
+    }
+
+    /// Stores `object` in the cluster before the reconcile as last server-side applied by
+    /// `manager` (its status too, when it has one): see [`AppliedGiven`].
+    ///
+    /// ```
+    /// use recon_core::Request;
+    /// use recon_testing::TestCase;
+    /// use serde_json::json;
+    ///
+    /// let case = TestCase::reconcile(Request::namespaced("default", "w")).given_applied(
+    ///     &json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///             "metadata": {"name": "w-child", "namespace": "default"}, "data": {"k": "v"}}),
+    ///     "widget-controller",
+    /// );
+    /// assert_eq!(case.given_applied[0].manager, "widget-controller");
+    /// ```
+    #[must_use]
+    pub fn given_applied(mut self, object: &impl Serialize, manager: impl Into<String>) -> Self {
+        if let Some(object) = self.json("givenApplied", object) {
+            self.given_applied.push(AppliedGiven {
+                manager: manager.into(),
+                object,
+            });
         }
         self
     }

@@ -9,6 +9,7 @@ use recon_core::fake::{ApiServer, ManualClock};
 use recon_core::{Config, EventLog, TrackRequest, Tracker};
 use serde_json::Value;
 
+use crate::case::AppliedGiven;
 use crate::reactors::ReactorSpec;
 
 /// The seed of every case's identifiers: two runs of a case give the same uids and names.
@@ -82,9 +83,117 @@ fn with_given_uid(object: &Value) -> std::borrow::Cow<'_, Value> {
     std::borrow::Cow::Owned(object)
 }
 
+/// Metadata the server sets, left out of the apply that makes a given object's managedFields
+/// (a `resourceVersion` would be a precondition; the others are not the manager's to own).
+const SERVER_METADATA: [&str; 7] = [
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+/// Stores each of `applied` with the managedFields its manager's apply leaves: the server's
+/// own apply computes them, creating the object by the manager's apply on a fork of `server`
+/// (as the manager would have created it: a stored object without managedFields would keep
+/// fields of `"before-first-apply"`), and they are stored with the given object, its server
+/// fields (uid, timestamps, ...) as given. The fork's requests are not the case's.
+async fn seed_applied(
+    server: &ApiServer,
+    now: Timestamp,
+    applied: &[AppliedGiven],
+) -> Result<(), String> {
+    for (i, given) in applied.iter().enumerate() {
+        let what = format!("givenApplied[{i}] (manager {:?})", given.manager);
+        let mut object = given.object.clone();
+        let Some(meta) = object["metadata"].as_object_mut() else {
+            return Err(format!("{what}: the object has no metadata"));
+        };
+        if meta.contains_key("managedFields") {
+            return Err(format!(
+                "{what}: the object spells out managedFields; give it in `given` instead"
+            ));
+        }
+        let scratch = server.fork(ManualClock::new(now));
+        let managed = apply_as(&scratch, &given.manager, &given.object)
+            .await
+            .map_err(|e| format!("{what}: {e}"))?;
+        meta.insert("managedFields".to_owned(), managed);
+        seed(server, &what, std::slice::from_ref(&object))?;
+    }
+    Ok(())
+}
+
+/// Applies `object` as `manager` (and its status to `/status`, when the kind has that
+/// subresource and the object a status); the managedFields the server then stores.
+async fn apply_as(server: &ApiServer, manager: &str, object: &Value) -> Result<Value, String> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    use kube::core::GroupVersionKind;
+    use kube::discovery::Scope;
+
+    let client = server.setup_client();
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (resource, caps) = kube::discovery::pinned_kind(&client, &gvk)
+        .await
+        .map_err(|e| format!("no resource serves {api_version} {kind}: {}", message(e)))?;
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = object["metadata"]["namespace"].as_str();
+    let api: Api<DynamicObject> = match (&caps.scope, namespace) {
+        (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client, ns, &resource),
+        _ => Api::all_with(client, &resource),
+    };
+    let mut body = object.clone();
+    if let Some(meta) = body["metadata"].as_object_mut() {
+        for field in SERVER_METADATA {
+            meta.remove(field);
+        }
+    }
+    let has_status_subresource = caps.subresources.iter().any(|(r, _)| r.plural == "status");
+    let status = match body.as_object_mut() {
+        Some(fields) if has_status_subresource => fields.remove("status"),
+        _ => None,
+    };
+    let params = PatchParams::apply(manager).force();
+    let mut stored = api
+        .patch(name, &params, &Patch::Apply(&body))
+        .await
+        .map_err(|e| format!("apply: {}", message(e)))?;
+    if let Some(status) = status {
+        let mut status_body = serde_json::json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": name},
+            "status": status,
+        });
+        if let Some(ns) = namespace {
+            status_body["metadata"]["namespace"] = Value::from(ns);
+        }
+        stored = api
+            .patch_status(name, &params, &Patch::Apply(&status_body))
+            .await
+            .map_err(|e| format!("status apply: {}", message(e)))?;
+    }
+    serde_json::to_value(stored.metadata.managed_fields.unwrap_or_default())
+        .map_err(|e| format!("managedFields: {e}"))
+}
+
+/// The server's message of an API error (its Display carries the whole `Status`).
+fn message(error: kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => other.to_string(),
+    }
+}
+
 /// What a cluster starts with.
 pub(crate) struct Givens<'a> {
     pub(crate) given: &'a [Value],
+    pub(crate) given_applied: &'a [AppliedGiven],
     pub(crate) api_given: &'a [Value],
     pub(crate) reactors: &'a [ReactorSpec],
     pub(crate) tracks: &'a [TrackRequest],
@@ -92,20 +201,23 @@ pub(crate) struct Givens<'a> {
 
 impl Cluster {
     /// A cluster with `crds` installed, then the `given` objects stored (and `api_given`, which
-    /// only the config's API reader sees), the given tracks made, and the `reactors` armed.
-    pub(crate) fn new(
+    /// only the config's API reader sees), the `given_applied` ones stored and applied by their
+    /// managers, the given tracks made, and the `reactors` armed.
+    pub(crate) async fn new(
         templates: &Templates<'_>,
         now: Timestamp,
         givens: Givens<'_>,
     ) -> Result<Cluster, String> {
         let Givens {
             given,
+            given_applied,
             api_given,
             reactors,
             tracks,
         } = givens;
         let server = templates.server(now)?;
         seed(&server, "given", given)?;
+        seed_applied(&server, now, given_applied).await?;
         let reader = if api_given.is_empty() {
             server.clone()
         } else {

@@ -187,7 +187,7 @@ mod tables;
 mod yaml;
 
 pub use admission::{DEFAULT_ADMISSION_UID, ResponseSpec};
-pub use case::{ExpectConfig, Hook, Hooks, TestCase, VerifyHook};
+pub use case::{AppliedGiven, ExpectConfig, Hook, Hooks, TestCase, VerifyHook};
 pub use compare::Mismatch;
 pub use conversion::{ConversionCase, ConversionTests, assert_round_trips};
 pub use diff::{assert_json_eq, json_diff};

@@ -378,7 +378,7 @@ impl Table<'_> {
         let now = case
             .now
             .unwrap_or_else(|| DEFAULT_NOW.parse().unwrap_or(Timestamp::UNIX_EPOCH));
-        let env = match build_env(case, templates, now) {
+        let env = match build_env(case, templates, now).await {
             Ok(env) => env,
             Err(e) => {
                 return (
@@ -564,27 +564,30 @@ fn request_problem(case: &TestCase, server: &recon_core::fake::ApiServer) -> Opt
     }
 }
 
-fn build_env(
+async fn build_env(
     case: &TestCase,
     templates: &Templates<'_>,
     now: Timestamp,
 ) -> Result<TestEnv, String> {
     let givens = Givens {
         given: &case.given,
+        given_applied: &case.given_applied,
         api_given: &case.api_given,
         reactors: &case.reactors,
         tracks: &case.given_tracks,
     };
-    let default = Cluster::new(templates, now, givens)?;
+    let default = Cluster::new(templates, now, givens).await?;
     let mut additional = BTreeMap::new();
     for (name, config) in &case.additional_configs {
         let givens = Givens {
             given: &config.given,
+            given_applied: &config.given_applied,
             api_given: &config.api_given,
             reactors: &config.reactors,
             tracks: &config.given_tracks,
         };
         let cluster = Cluster::new(templates, now, givens)
+            .await
             .map_err(|e| format!("additionalConfigs.{name}.{e}"))?;
         additional.insert(name.clone(), cluster);
     }

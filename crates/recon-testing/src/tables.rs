@@ -1,8 +1,9 @@
 //! The tables: `ReconcilerTests` / `ReconcilerTestSuite` for `ResourceReconciler`s,
 //! `SubReconcilerTests` / `SubReconcilerTestSuite` for sub-reconcilers, and
 //! `AdmissionWebhookTests` / `AdmissionWebhookTestSuite` for admission webhooks. A `*Tests` table
-//! is named cases run in name order; a `*TestSuite` is cases run in the order written, and can be
-//! read from a YAML file.
+//! is named cases, a `*TestSuite` cases that can be read from a YAML file; both run and report
+//! their cases in the order written (a table is a list: a case may rely on what an earlier one
+//! left in shared state, such as metrics).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -84,14 +85,6 @@ impl Common {
     }
 }
 
-/// Named cases in name order (a stable sort: same-named cases keep their order, and the runner
-/// reports the later ones).
-fn by_name(cases: &[TestCase]) -> Vec<TestCase> {
-    let mut cases = cases.to_vec();
-    cases.sort_by(|a, b| a.name.cmp(&b.name));
-    cases
-}
-
 /// Writes a JSON value into the stash as the key's type.
 type StoreJson = Arc<dyn Fn(&Stash, &Value) -> Result<(), String> + Send + Sync>;
 /// Reads the key's value from the stash as JSON.
@@ -138,7 +131,7 @@ macro_rules! table_common {
     };
 }
 
-/// `case(name, case)` and name order, for a table of named cases.
+/// `case(name, case)`, the order written, for a table of named cases.
 macro_rules! named_cases {
     ($table:ident) => {
         impl $table {
@@ -150,7 +143,7 @@ macro_rules! named_cases {
             }
 
             fn cases(&self) -> Cow<'_, [TestCase]> {
-                Cow::Owned(by_name(&self.cases))
+                Cow::Borrowed(&self.cases)
             }
         }
     };
@@ -169,7 +162,9 @@ macro_rules! ordered_cases {
                 self
             }
 
-            /// The suite in a YAML file (see the crate docs for the format).
+            /// The suite in a YAML file (see the crate docs for the format). With rstest's
+            /// `#[files]` glob, expanded when the test compiles, a new file is picked up once the
+            /// test file is touched.
             pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
                 let (common, cases) = Common::from_file(path.as_ref())?;
                 Ok($table {
@@ -199,7 +194,7 @@ macro_rules! ordered_cases {
     };
 }
 
-/// Named cases for a [`ResourceReconciler`], run in name order.
+/// Named cases for a [`ResourceReconciler`], run in the order written.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
@@ -346,7 +341,7 @@ async fn run_reconciler_cases<T: RootReconciler>(
     common.finish(report, &observed)
 }
 
-/// Named cases for a sub-reconciler, run in name order.
+/// Named cases for a sub-reconciler, run in the order written.
 #[derive(Default)]
 pub struct SubReconcilerTests {
     common: Common,
@@ -527,7 +522,7 @@ where
     common.finish(report, &observed)
 }
 
-/// Named cases for an admission webhook, run in name order.
+/// Named cases for an admission webhook, run in the order written.
 ///
 /// The factory builds the webhook, an [`AdmissionHandler`] such as an
 /// [`AdmissionWebhookAdapter`](recon_core::AdmissionWebhookAdapter), once per case. Each case

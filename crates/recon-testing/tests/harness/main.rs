@@ -2,6 +2,7 @@
 //! generated suites, and the README's example (kept verbatim in the README).
 
 mod admission_tables;
+mod applied_givens;
 mod conversion_tables;
 mod expectation_refs;
 mod generated_cases;
