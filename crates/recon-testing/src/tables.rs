@@ -162,9 +162,10 @@ macro_rules! ordered_cases {
                 self
             }
 
-            /// The suite in a YAML file (see the crate docs for the format). With rstest's
-            /// `#[files]` glob, expanded when the test compiles, a new file is picked up once the
-            /// test file is touched.
+            /// The suite in a YAML file (see the crate docs for the format). rstest's `#[files]`
+            /// glob is expanded when the test compiles: a build script printing
+            /// `cargo::rerun-if-changed=tests/suites` (the suites' directory) makes cargo pick
+            /// up a new file, as the examples' `build.rs` do; without one, touch the test file.
             pub fn from_yaml_file(path: impl AsRef<Path>) -> Result<Self, FixtureError> {
                 let (common, cases) = Common::from_file(path.as_ref())?;
                 Ok($table {

@@ -102,6 +102,51 @@ fn bulletin_reconcile() {
                 )),
         )
         .case(
+            "an archived bulletin empties its ConfigMap and records the archiving",
+            news()
+                // Its status as the controller applied it last: owned by the controller, so
+                // applying it again without force meets no conflict.
+                .given_applied(
+                    &stored(
+                        json!({"message": "lunch at noon", "archived": true}),
+                        posted.clone(),
+                    ),
+                    "bulletin-controller",
+                )
+                .expect_apply(applied(
+                    "ConfigMap",
+                    Some("default"),
+                    "news-bulletin",
+                    applied_config_map(Value::Null),
+                ))
+                .expect_status_apply(applied(
+                    "Bulletin",
+                    Some("default"),
+                    "news",
+                    applied_status(json!({"posted": false})),
+                ))
+                .expect_event(EventRef::normal("Archived", "Archived").action("Archiving")),
+        )
+        .case(
+            "a ConfigMap message another manager applied is a conflict, not taken by force",
+            news()
+                .given(&stored(json!({"message": "lunch at noon"}), Value::Null))
+                .given_applied(
+                    &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "news-bulletin", "namespace": "default"},
+                            "data": {"message": "lunch at one"}}),
+                    "kubectl",
+                )
+                .expect_apply(applied(
+                    "ConfigMap",
+                    Some("default"),
+                    "news-bulletin",
+                    applied_config_map(json!({"message": "lunch at noon", "audience": "staff"})),
+                ))
+                .expect_error(ErrorSpec::api(409, "Conflict").message("conflict with \"kubectl\""))
+                .expect_result(Outcome::requeue_after(RETRY)),
+        )
+        .case(
             "a 500 on the status apply is an API error the policy retries in five minutes",
             news()
                 .given(&stored(json!({"message": "lunch at noon"}), Value::Null))
