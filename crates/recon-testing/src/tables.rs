@@ -5,7 +5,6 @@
 //! their cases in the order written (a table is a list: a case may rely on what an earlier one
 //! left in shared state, such as metrics).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -141,10 +140,6 @@ macro_rules! named_cases {
                 self.cases.push(case.named(name));
                 self
             }
-
-            fn cases(&self) -> Cow<'_, [TestCase]> {
-                Cow::Borrowed(&self.cases)
-            }
         }
     };
 }
@@ -186,10 +181,6 @@ macro_rules! ordered_cases {
                     cases,
                     ..$table::default()
                 })
-            }
-
-            fn cases(&self) -> Cow<'_, [TestCase]> {
-                Cow::Borrowed(&self.cases)
             }
         }
     };
@@ -238,7 +229,7 @@ macro_rules! reconciler_table {
                 &self,
                 factory: impl Fn(&TestEnv) -> T,
             ) -> Report {
-                run_reconciler_cases(&self.common, &self.cases(), factory).await
+                run_reconciler_cases(&self.common, &self.cases, factory).await
             }
 
             /// Runs every case and panics with the report unless they all pass. Needs no
@@ -400,7 +391,7 @@ macro_rules! sub_table {
                 R: Reconciled,
                 S: SubReconciler<R>,
             {
-                run_sub_cases(&self.common, &self.codecs, &self.cases(), factory).await
+                run_sub_cases(&self.common, &self.codecs, &self.cases, factory).await
             }
 
             /// Runs every case and panics with the report unless they all pass. Needs no runtime.
@@ -621,7 +612,7 @@ macro_rules! admission_table {
                 &self,
                 factory: impl Fn(&TestEnv) -> H,
             ) -> Report {
-                run_admission_cases(&self.common, &self.cases(), factory).await
+                run_admission_cases(&self.common, &self.cases, factory).await
             }
 
             /// Runs every case and panics with the report unless they all pass. Needs no
