@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::negotiate::{Format, negotiate, partial_metadata};
 use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
@@ -64,9 +65,16 @@ impl Call<'_> {
         self.rt.has_status(&self.path.version)
     }
 
-    /// A stored body as this request's version serves it.
+    /// A stored body as this request's version serves it, in the form the request asked for:
+    /// the object, or its `PartialObjectMetadata` (response.go transforms every verb's answer).
     pub(crate) fn object_response(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         let body = conversion::body_in_version(&self.rt, &self.path.version, body)?;
-        Ok(with_type_meta(&self.api_version(), &self.rt.kind, &body))
+        let object = with_type_meta(&self.api_version(), &self.rt.kind, &body);
+        match negotiate(self.accept, false) {
+            Ok(Format::Metadata) => {
+                partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
+            }
+            _ => Ok(object),
+        }
     }
 }

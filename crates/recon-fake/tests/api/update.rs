@@ -558,3 +558,33 @@ async fn dry_run_update_changes_nothing() {
         created.metadata.resource_version
     );
 }
+
+// apiserver/pkg/endpoints/handlers/response.go: every verb's answer is transformed into the
+// form asked for; scenario negotiation/metadata-on-every-verb records it.
+#[tokio::test]
+async fn a_metadata_patch_is_answered_with_the_object_s_metadata() {
+    let server = ApiServer::new();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let config_map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "settings"}, "data": {"mode": "fast"}}))
+    .unwrap();
+    api.create(&PostParams::default(), &config_map)
+        .await
+        .unwrap();
+    let patch = json!({"metadata": {"labels": {"app": "web"}}});
+    let patched = api
+        .patch_metadata("settings", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched
+            .types
+            .as_ref()
+            .map(|t| (t.api_version.as_str(), t.kind.as_str())),
+        Some(("meta.k8s.io/v1", "PartialObjectMetadata"))
+    );
+    assert_eq!(patched.metadata.labels.unwrap()["app"], "web");
+    // The write landed whole: the data is still there.
+    let stored = api.get("settings").await.unwrap();
+    assert_eq!(stored.data.unwrap()["mode"], "fast");
+}

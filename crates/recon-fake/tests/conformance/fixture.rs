@@ -75,6 +75,8 @@ pub struct StepFile {
     #[serde(default)]
     pub query: BTreeMap<String, Value>,
     pub content_type: Option<String>,
+    /// The `Accept` header (the response form: `as=PartialObjectMetadata`, ...).
+    pub accept: Option<String>,
     pub body: Option<Value>,
     pub raw_body: Option<String>,
     pub count: Option<usize>,
@@ -95,6 +97,7 @@ pub struct RequestSpec {
     pub path: String,
     pub query: Vec<(String, String)>,
     pub content_type: Option<String>,
+    pub accept: Option<String>,
     pub body: Option<Body>,
 }
 
@@ -278,6 +281,7 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             ("path", s.path.is_some()),
             ("query", !s.query.is_empty()),
             ("contentType", s.content_type.is_some()),
+            ("accept", s.accept.is_some()),
             ("body", s.body.is_some()),
             ("rawBody", s.raw_body.is_some()),
             ("filter", s.filter.is_some()),
@@ -352,6 +356,7 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             path,
             query,
             content_type: s.content_type.clone(),
+            accept: s.accept.clone(),
             body,
         };
         match &s.watch {

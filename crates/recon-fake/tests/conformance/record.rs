@@ -89,6 +89,7 @@ fn install_all_crds(curl: &Curl) -> Result<(), String> {
             method: "PATCH".into(),
             uri: format!("{path}?fieldManager=recon-conformance&force=true"),
             content_type: Some("application/apply-patch+yaml".into()),
+            accept: None,
             body: serde_json::to_vec(&crd).map_err(|e| e.to_string())?,
         })?;
         if !matches!(applied.code, 200 | 201) {
@@ -125,6 +126,7 @@ fn get(uri: &str) -> HttpRequest {
         method: "GET".into(),
         uri: uri.into(),
         content_type: None,
+        accept: None,
         body: Vec::new(),
     }
 }
@@ -192,6 +194,7 @@ async fn clean(transport: &Transport) -> Result<(), String> {
                         method: "PATCH".into(),
                         uri: path.clone(),
                         content_type: Some("application/merge-patch+json".into()),
+                        accept: None,
                         body: br#"{"metadata":{"finalizers":null}}"#.to_vec(),
                     })
                     .await?;
@@ -201,6 +204,7 @@ async fn clean(transport: &Transport) -> Result<(), String> {
                     method: "DELETE".into(),
                     uri: format!("{path}{query}"),
                     content_type: None,
+                    accept: None,
                     body: Vec::new(),
                 })
                 .await?;

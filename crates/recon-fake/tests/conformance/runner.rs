@@ -148,6 +148,7 @@ async fn create_namespace(transport: &Transport, namespace: &str) -> Result<(), 
             method: "POST".into(),
             uri: "/api/v1/namespaces".into(),
             content_type: Some("application/json".into()),
+            accept: None,
             body: body.to_string().into_bytes(),
         })
         .await?;
@@ -436,6 +437,7 @@ fn build(
             .content_type
             .clone()
             .or(default_type.map(str::to_owned)),
+        accept: spec.accept.clone(),
         body,
     })
 }

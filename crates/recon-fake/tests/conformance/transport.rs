@@ -17,6 +17,7 @@ pub struct HttpRequest {
     pub method: String,
     pub uri: String,
     pub content_type: Option<String>,
+    pub accept: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -124,6 +125,9 @@ fn fake_request(req: &HttpRequest) -> Result<http::Request<kube::client::Body>, 
         .header(http::header::USER_AGENT, USER_AGENT);
     if let Some(ct) = &req.content_type {
         builder = builder.header(http::header::CONTENT_TYPE, ct.as_str());
+    }
+    if let Some(accept) = &req.accept {
+        builder = builder.header(http::header::ACCEPT, accept.as_str());
     }
     builder
         .body(kube::client::Body::from(req.body.clone()))
@@ -240,6 +244,9 @@ impl Curl {
         .args(["--header", "Expect:"]);
         if let Some(ct) = &req.content_type {
             c.args(["--header", &format!("Content-Type: {ct}")]);
+        }
+        if let Some(accept) = &req.accept {
+            c.args(["--header", &format!("Accept: {accept}")]);
         }
         if !req.body.is_empty() {
             c.args(["--data-binary", "@-"]);
