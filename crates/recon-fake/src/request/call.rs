@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::negotiate::{Format, negotiate, partial_metadata};
+use super::negotiate::{Format, asks_for_a_list, negotiate, not_a_list, partial_metadata};
 use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
@@ -74,6 +74,7 @@ impl Call<'_> {
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }
+            _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
             _ => Ok(object),
         }
     }

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::registry::resource::ResourceType;
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, decode_body, meta, with_type_meta};
 use crate::wire::status::Reason;
@@ -40,6 +41,9 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
                 refusal =
                     Some("you requested PartialObjectMetadata, but the requested object is a list");
             }
+            // Accepted as a media type, refused once the answer is transformed
+            // ([`asks_for_a_list`]): a write asking for it still lands.
+            (Some("PartialObjectMetadataList"), false) => return Ok(Format::Full),
             _ => {}
         }
     }
@@ -48,6 +52,45 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
         Reason::NotAcceptable,
         refusal.unwrap_or("only the following media types are accepted: application/json"),
     ))
+}
+
+/// Whether the form `accept` asks for one object in is `PartialObjectMetadataList` (which
+/// [`negotiate`] lets through as the object itself, to be refused with [`not_a_list`]).
+pub(crate) fn asks_for_a_list(accept: &str) -> bool {
+    let first_json = accept.split(',').find(|option| {
+        let media = option.split(';').next().unwrap_or("").trim();
+        matches!(media, "application/json" | "application/*" | "*/*")
+    });
+    first_json.is_some_and(|option| {
+        option
+            .split(';')
+            .map(str::trim)
+            .any(|p| p == "as=PartialObjectMetadataList")
+    })
+}
+
+/// Why one object cannot be answered as `PartialObjectMetadataList`
+/// (apiserver/pkg/endpoints/handlers/response.go, `doTransformObject`): a built-in type's
+/// error names its Go type, `*<package>.<Kind>` of `k8s.io/kubernetes/pkg/apis/<package>`
+/// (the group's first label, `core` for the core group and for `events.k8s.io`, whose Event
+/// is core's); a custom resource, held as unstructured content, meets a plain 500.
+pub(crate) fn not_a_list(rt: &ResourceType) -> ApiError {
+    if rt.custom {
+        return ApiError::internal_unknown("content is not a list");
+    }
+    let package = match rt.group.as_str() {
+        "" | "events.k8s.io" => "core",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    ApiError::new(
+        406,
+        Reason::NotAcceptable,
+        format!(
+            "you requested PartialObjectMetadataList, but the requested object is not a list \
+             (*{package}.{})",
+            rt.kind
+        ),
+    )
 }
 
 /// `PartialObjectMetadata` of the body stored under `key`.
