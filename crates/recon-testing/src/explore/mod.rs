@@ -91,6 +91,11 @@
 //! [`Scenario::part`] (or `RECON_EXPLORE_PART=i/n`): one test per part, which cargo-nextest's
 //! `--partition` then spreads over machines. Schedules of one part run on every core.
 //!
+//! One kube-rs gap explorations find: after a missed DELETED event the watcher relists without
+//! telling `owns`/`watches` what disappeared, so a controller that must react to a deleted
+//! child needs a periodic requeue (the `ChildNotWatched` and `RetriesNotFound` fixed twins in
+//! `tests/explore/patterns.rs` do this).
+//!
 //! [`Scenario::settle`] runs the same loop once, unperturbed, and hands back the settled
 //! cluster ([`Settled`]) for a hand-written test of the whole controller.
 //!
