@@ -129,24 +129,16 @@ async fn seed_applied(
 /// Applies `object` as `manager` (and its status to `/status`, when the kind has that
 /// subresource and the object a status); the managedFields the server then stores.
 async fn apply_as(server: &ApiServer, manager: &str, object: &Value) -> Result<Value, String> {
-    use kube::api::{Api, DynamicObject, Patch, PatchParams};
-    use kube::core::GroupVersionKind;
-    use kube::discovery::Scope;
+    use kube::api::{Patch, PatchParams};
 
     let client = server.setup_client();
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let gvk = GroupVersionKind::gvk(group, version, kind);
-    let (resource, caps) = kube::discovery::pinned_kind(&client, &gvk)
-        .await
-        .map_err(|e| format!("no resource serves {api_version} {kind}: {}", message(e)))?;
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let namespace = object["metadata"]["namespace"].as_str();
-    let api: Api<DynamicObject> = match (&caps.scope, namespace) {
-        (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client, ns, &resource),
-        _ => Api::all_with(client, &resource),
-    };
+    let (api, _, caps) = crate::dynamic_api::api_for(&client, api_version, kind, namespace)
+        .await
+        .map_err(|e| format!("no resource serves {api_version} {kind}: {}", message(e)))?;
     let mut body = object.clone();
     if let Some(meta) = body["metadata"].as_object_mut() {
         for field in SERVER_METADATA {

@@ -167,6 +167,7 @@ mod case;
 mod compare;
 mod conversion;
 pub mod diff;
+mod dynamic_api;
 mod env;
 mod error_policy;
 mod error_spec;

@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::core::GroupVersionKind;
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
 use serde::Serialize;
 use serde_json::Value;
@@ -132,23 +131,14 @@ impl UserAction {
     /// Sends the action with `client`.
     pub(crate) async fn perform(&self, client: &kube::Client) -> Result<(), String> {
         let target = self.target()?;
-        let (group, version) = target
-            .api_version
-            .split_once('/')
-            .unwrap_or(("", &target.api_version));
-        let gvk = GroupVersionKind::gvk(group, version, &target.kind);
-        let (resource, caps) = kube::discovery::pinned_kind(client, &gvk)
-            .await
-            .map_err(|e| format!("{}: {e}", target))?;
-        let api: Api<DynamicObject> = match (&caps.scope, &target.namespace) {
-            (kube::discovery::Scope::Namespaced, Some(ns)) => {
-                Api::namespaced_with(client.clone(), ns, &resource)
-            }
-            (kube::discovery::Scope::Namespaced, None) => {
-                Api::default_namespaced_with(client.clone(), &resource)
-            }
-            (kube::discovery::Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
-        };
+        let (api, resource, _) = crate::dynamic_api::api_for(
+            client,
+            &target.api_version,
+            &target.kind,
+            target.namespace.as_deref(),
+        )
+        .await
+        .map_err(|e| format!("{}: {e}", target))?;
         let result = match self {
             UserAction::Create(object) => api
                 .create(&PostParams::default(), &dynamic(object, &resource)?)
