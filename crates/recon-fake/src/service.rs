@@ -21,7 +21,7 @@ use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
 use crate::record::{RecordedRequest, RequestOrigin};
-use crate::registry::resource::{DeleteBehavior, ResourceType};
+use crate::registry::resource::{DeleteBehavior, ResourceType, Serving};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
@@ -428,7 +428,18 @@ impl State {
         if reads_body && let Err(e) = check_body_size(call.body) {
             return e.into();
         }
+        let subresource = path.subresource.as_deref().filter(|sub| {
+            call.rt
+                .discovery
+                .subresources
+                .iter()
+                .any(|s| s.name == *sub)
+        });
         let result = match incoming.verb {
+            _ if call.rt.serving != Serving::Stored => self.serve_unstored(&call, incoming.verb),
+            verb if subresource.is_some() => {
+                self.serve_subresource(&call, verb, subresource.unwrap_or_default())
+            }
             Verb::Get => self.get(&call),
             Verb::List => self.list(&call),
             Verb::Create => self.create(&call),
@@ -493,6 +504,21 @@ fn check_route(
         return Err(not_found());
     }
     let has_name = path.name.is_some();
+    if rt.serving != Serving::Stored {
+        return check_unstored_route(rt, has_name, verb);
+    }
+    if let Some(info) = path
+        .subresource
+        .as_deref()
+        .and_then(|sub| rt.discovery.subresources.iter().find(|s| s.name == sub))
+    {
+        // The installer routes the subresource for the methods of its verbs only.
+        return if info.verbs.contains(&verb.as_str()) {
+            Ok(())
+        } else {
+            Err(ApiError::method_not_routed().into())
+        };
+    }
     if path.subresource.as_deref() == Some("finalize") && rt.delete == DeleteBehavior::Namespace {
         // `namespaces/{name}/finalize` is registered for PUT only (`FinalizeREST`).
         return match verb {
@@ -526,6 +552,32 @@ fn check_route(
         }),
         Verb::Other if !rt.custom => Err(ApiError::method_not_routed().into()),
         _ => Ok(()),
+    }
+}
+
+/// The routes of a resource whose storage keeps nothing: a collection path for `create` and
+/// `list`, an object path for `get`, each only where the storage has the verb; a method not
+/// served on a path that exists is a 405.
+fn check_unstored_route(rt: &ResourceType, has_name: bool, verb: Verb) -> Result<(), Reply> {
+    let serves = |v: &str| rt.discovery.verbs.contains(&v);
+    let path_exists = if has_name {
+        serves("get")
+    } else {
+        serves("create") || serves("list")
+    };
+    if !path_exists {
+        return Err(ApiError::no_route().into());
+    }
+    let served = match verb {
+        Verb::Create => serves("create") && !has_name,
+        Verb::Get => serves("get"),
+        Verb::List => serves("list"),
+        _ => false,
+    };
+    if served {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_routed().into())
     }
 }
 

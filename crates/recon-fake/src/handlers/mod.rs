@@ -7,7 +7,8 @@
 //! - [`decode`], [`field_validation`]: request bodies and what their unknown fields cost;
 //! - [`field_manager`]: `managedFields` on every write;
 //! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
-//! - [`admission`], [`namespace_lifecycle`]: the admission steps.
+//! - [`admission`], [`namespace_lifecycle`]: the admission steps;
+//! - [`subresources`]: the subresources beside `status`, and the resources that store nothing.
 
 pub(crate) mod admission;
 pub(crate) mod create;
@@ -20,6 +21,7 @@ pub(crate) mod namespace_lifecycle;
 pub(crate) mod paging;
 pub(crate) mod patch;
 pub(crate) mod read;
+pub(crate) mod subresources;
 #[cfg(test)]
 mod unreadable_tests;
 pub(crate) mod update;

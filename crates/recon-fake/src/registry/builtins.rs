@@ -10,9 +10,15 @@
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
+mod admission;
+mod cluster;
+mod core;
+mod reviews;
+mod storage;
+
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, StatusWrite, TypeHooks, UnsupportedField,
+    ServedVersion, Serving, StatusWrite, SubresourceInfo, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
 use super::validation;
@@ -33,6 +39,18 @@ macro_rules! status_on_create {
 
 /// Every built-in type (discovery sorts them its own way).
 pub(crate) fn builtin_types() -> Vec<ResourceType> {
+    let mut types = everyday_types();
+    types.extend(core::types());
+    types.extend(admission::types());
+    types.extend(cluster::types());
+    types.extend(reviews::types());
+    types.extend(storage::types());
+    types
+}
+
+/// The kinds controllers read and write every day: workloads, their configuration, RBAC,
+/// events, leases and CRDs.
+fn everyday_types() -> Vec<ResourceType> {
     vec![
         ResourceType {
             field_labels: FieldLabels::default_conversion(),
@@ -66,11 +84,14 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             ..with_status(builtin("", "v1", "Service", "services", true))
                 .short_names(&["svc"])
                 .categories(&["all"])
+                .subresources(SERVICE_SUBRESOURCES)
         },
         ResourceType {
             delete_returns_object: true,
             field_labels: FieldLabels::default_conversion(),
-            ..builtin("", "v1", "ServiceAccount", "serviceaccounts", true).short_names(&["sa"])
+            ..builtin("", "v1", "ServiceAccount", "serviceaccounts", true)
+                .short_names(&["sa"])
+                .subresources(SERVICE_ACCOUNT_SUBRESOURCES)
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -137,6 +158,7 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             ..with_status(builtin("", "v1", "Pod", "pods", true))
                 .short_names(&["po"])
                 .categories(&["all"])
+                .subresources(POD_SUBRESOURCES)
         },
         ResourceType {
             create_on_update: true,
@@ -398,9 +420,43 @@ pub(crate) fn builtin_types() -> Vec<ResourceType> {
             ))
             .short_names(&["crd", "crds"])
             .categories(&["api-extensions"])
+            // `apiextensions-apiserver/pkg/apiserver/apiserver.go` keeps v1beta1 as the
+            // storage version.
+            .stored_at("v1beta1")
         },
     ]
 }
+
+/// The verbs of the proxy subresources: every method is passed on.
+const PROXY_VERBS: &[&str] = &["create", "delete", "get", "patch", "update"];
+
+/// What `pods/*` serves besides `status`: the kubelet's streams (attach, exec, log,
+/// port-forward, proxy), scheduling (`binding`), `eviction`, and the writes of fields the main
+/// resource keeps (`ephemeralcontainers`, `resize`).
+const POD_SUBRESOURCES: &[SubresourceInfo] = &[
+    SubresourceInfo::own("attach", "PodAttachOptions", &["create", "get"]),
+    SubresourceInfo::own("binding", "Binding", &["create"]),
+    SubresourceInfo::own("ephemeralcontainers", "Pod", &["get", "patch", "update"]),
+    SubresourceInfo::other("eviction", ("policy", "v1", "Eviction"), &["create"]),
+    SubresourceInfo::own("exec", "PodExecOptions", &["create", "get"]),
+    SubresourceInfo::own("log", "Pod", &["get"]),
+    SubresourceInfo::own("portforward", "PodPortForwardOptions", &["create", "get"]),
+    SubresourceInfo::own("proxy", "PodProxyOptions", PROXY_VERBS),
+    SubresourceInfo::own("resize", "Pod", &["get", "patch", "update"]),
+];
+
+const SERVICE_SUBRESOURCES: &[SubresourceInfo] = &[SubresourceInfo::own(
+    "proxy",
+    "ServiceProxyOptions",
+    PROXY_VERBS,
+)];
+
+/// `serviceaccounts/token`: a `TokenRequest` for the account.
+const SERVICE_ACCOUNT_SUBRESOURCES: &[SubresourceInfo] = &[SubresourceInfo::other(
+    "token",
+    ("authentication.k8s.io", "v1", "TokenRequest"),
+    &["create"],
+)];
 
 /// A built-in type with the rules most strategies share.
 fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> ResourceType {
@@ -442,6 +498,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
             storage_version_hash: Some(storage_version_hash(group, version, kind)),
             ..DiscoveryInfo::default()
         },
+        serving: Serving::Stored,
         internal_group: None,
         storage: None,
         field_versions: None,
@@ -481,6 +538,28 @@ impl ResourceType {
 
     fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
         self.discovery.verbs = verbs;
+        self
+    }
+
+    fn subresources(mut self, subresources: &'static [SubresourceInfo]) -> Self {
+        self.discovery.subresources = subresources;
+        self
+    }
+
+    /// A resource whose storage keeps nothing: it serves only `verbs`, and discovery lists no
+    /// storage version for it.
+    fn serving(mut self, serving: Serving, verbs: &'static [&'static str]) -> Self {
+        self.serving = serving;
+        self.discovery.verbs = verbs;
+        self.discovery.storage_version_hash = None;
+        self
+    }
+
+    /// The kind is stored at another version of its group, which its storage version hash
+    /// names.
+    fn stored_at(mut self, version: &str) -> Self {
+        self.discovery.storage_version_hash =
+            Some(storage_version_hash(&self.group, version, &self.kind));
         self
     }
 

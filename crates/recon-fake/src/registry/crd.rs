@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::conversion_webhook::WebhookEndpoint;
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
+    ServedVersion, Serving, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
 use crate::apply::{Schema, ServedSchemas};
@@ -387,7 +387,9 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
             short_names: name_list(obj, "shortNames"),
             categories: name_list(obj, "categories"),
             storage_version_hash,
+            subresources: &[],
         },
+        serving: Serving::Stored,
         internal_group: None,
         storage,
         field_versions: Some(Arc::new(ServedSchemas::new(served_field_schemas))),

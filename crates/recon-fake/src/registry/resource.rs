@@ -174,6 +174,81 @@ pub(crate) struct DiscoveryInfo {
     pub(crate) categories: Vec<String>,
     /// `storageVersionHash`: set when the storage version is served.
     pub(crate) storage_version_hash: Option<String>,
+    /// The subresources a built-in serves besides `status`, `scale` and `finalize`.
+    pub(crate) subresources: &'static [SubresourceInfo],
+}
+
+/// A subresource as discovery lists it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SubresourceInfo {
+    pub(crate) name: &'static str,
+    /// The kind it answers when not the resource's own.
+    pub(crate) answers: Option<OtherKind>,
+    pub(crate) verbs: &'static [&'static str],
+}
+
+/// A group, version and kind other than a resource's own, which one of its subresources answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OtherKind {
+    pub(crate) group: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) kind: &'static str,
+}
+
+impl SubresourceInfo {
+    /// A subresource that answers its resource's group and version with `kind`.
+    pub(crate) const fn own(
+        name: &'static str,
+        kind: &'static str,
+        verbs: &'static [&'static str],
+    ) -> Self {
+        SubresourceInfo {
+            name,
+            answers: Some(OtherKind {
+                group: "",
+                version: "",
+                kind,
+            }),
+            verbs,
+        }
+    }
+
+    /// A subresource that answers another group's `kind`.
+    pub(crate) const fn other(
+        name: &'static str,
+        (group, version, kind): (&'static str, &'static str, &'static str),
+        verbs: &'static [&'static str],
+    ) -> Self {
+        SubresourceInfo {
+            name,
+            answers: Some(OtherKind {
+                group,
+                version,
+                kind,
+            }),
+            verbs,
+        }
+    }
+}
+
+/// What the REST storage behind a resource keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Serving {
+    /// The generic store: objects are kept and served with every verb discovery lists.
+    Stored,
+    /// Nothing is kept: a POST is answered from the request (a review, a binding).
+    CreateOnly,
+    /// Nothing is kept: GET and LIST are answered from the server's state (`componentstatuses`).
+    ReadOnly,
+}
+
+impl OtherKind {
+    /// `autoscaling/v1` `Scale`, what every `scale` subresource answers.
+    pub(crate) const SCALE: OtherKind = OtherKind {
+        group: "autoscaling",
+        version: "v1",
+        kind: "Scale",
+    };
 }
 
 /// Everything the server needs to serve one resource type.
@@ -202,6 +277,8 @@ pub(crate) struct ResourceType {
     pub(crate) field_labels: FieldLabels,
     pub(crate) hooks: TypeHooks,
     pub(crate) discovery: DiscoveryInfo,
+    /// What its storage keeps.
+    pub(crate) serving: Serving,
     /// The group of the internal type when it is another group's (events.k8s.io Events decode
     /// into core Events), which validation errors name.
     pub(crate) internal_group: Option<String>,

@@ -142,11 +142,11 @@ fn response_kind<'a>(entry: &'a Entry<'_>, version: &'a str) -> ResponseKind<'a>
 }
 
 fn subresource<'a>(sub: &Subresource, parent: &ResponseKind<'a>) -> SubresourceDiscovery<'a> {
-    let response_kind = if sub.scale {
+    let response_kind = if let Some(other) = sub.answers {
         ResponseKind {
-            group: "autoscaling",
-            version: "v1",
-            kind: "Scale",
+            group: other.group,
+            version: other.version,
+            kind: other.kind,
         }
     } else {
         ResponseKind {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::version_order;
 use crate::registry::Registry;
-use crate::registry::resource::{DeleteBehavior, ResourceType};
+use crate::registry::resource::{DeleteBehavior, OtherKind, ResourceType};
 
 /// The named groups kube-apiserver knows, in the order it lists them (kube-aggregator's group
 /// priorities, highest first; the core group leads). Groups not listed here, every CRD group
@@ -32,8 +32,8 @@ const GROUP_ORDER: &[&str] = &[
     "coordination.k8s.io",
     "node.k8s.io",
     "discovery.k8s.io",
-    "flowcontrol.apiserver.k8s.io",
     "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
 ];
 
 /// The verbs of a terminating CRD's resources: the discovery controller drops create, update
@@ -74,8 +74,9 @@ pub(crate) struct Entry<'r> {
 /// A subresource discovery lists with its resource.
 pub(crate) struct Subresource {
     pub(crate) name: &'static str,
-    /// `scale` answers an `autoscaling/v1` `Scale`; the others answer the resource's own kind.
-    pub(crate) scale: bool,
+    /// The group, version and kind it answers when not the resource's own (`scale` answers an
+    /// `autoscaling/v1` `Scale`, `eviction` takes a `policy/v1` `Eviction`).
+    pub(crate) answers: Option<OtherKind>,
     pub(crate) verbs: &'static [&'static str],
 }
 
@@ -173,27 +174,37 @@ impl<'r> Entry<'r> {
         } else {
             rt.discovery.verbs
         };
-        let subresources = [
+        let mut subresources: Vec<Subresource> = [
             // Only the namespace controller's `/finalize` may change `spec.finalizers`.
             (rt.delete == DeleteBehavior::Namespace).then_some(Subresource {
                 name: "finalize",
-                scale: false,
+                answers: None,
                 verbs: FINALIZE_VERBS,
             }),
             rt.has_status(version).then_some(Subresource {
                 name: "status",
-                scale: false,
+                answers: None,
                 verbs: SUBRESOURCE_VERBS,
             }),
             rt.has_scale(version).then_some(Subresource {
                 name: "scale",
-                scale: true,
+                answers: Some(OtherKind::SCALE),
                 verbs: SUBRESOURCE_VERBS,
             }),
         ]
         .into_iter()
         .flatten()
+        .chain(rt.discovery.subresources.iter().map(|sub| Subresource {
+            name: sub.name,
+            answers: sub.answers,
+            verbs: sub.verbs,
+        }))
         .collect();
+        // The compiled-in installer lists a resource's subresources by name; the CRD discovery
+        // controller lists `status`, then `scale`.
+        if !rt.custom {
+            subresources.sort_by_key(|sub| sub.name);
+        }
         Entry {
             rt,
             verbs,
@@ -216,18 +227,8 @@ mod tests {
         let catalog = Catalog::new(&registry);
         assert_eq!(
             names(&catalog),
-            [
-                "",
-                "apps",
-                "events.k8s.io",
-                "autoscaling",
-                "batch",
-                "networking.k8s.io",
-                "policy",
-                "rbac.authorization.k8s.io",
-                "apiextensions.k8s.io",
-                "coordination.k8s.io"
-            ]
+            GROUP_ORDER,
+            "every group kube-apiserver 1.36 serves, in its order"
         );
     }
 
@@ -238,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn core_resources_are_sorted_and_carry_their_status_subresource() {
+    fn core_resources_and_their_subresources_are_sorted_by_name() {
         let registry = Registry::with_builtins();
         let catalog = Catalog::new(&registry);
         let v1 = catalog.group("").and_then(|g| g.version("v1")).unwrap();
@@ -247,8 +248,22 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(plurals, sorted);
         let pods = v1.resources.iter().find(|e| e.rt.plural == "pods").unwrap();
-        assert_eq!(pods.subresources.len(), 1);
-        assert_eq!(pods.subresources[0].name, "status");
+        let subresources: Vec<&str> = pods.subresources.iter().map(|s| s.name).collect();
+        assert_eq!(
+            subresources,
+            [
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "resize",
+                "status"
+            ]
+        );
         let configmaps = v1
             .resources
             .iter()

@@ -2,8 +2,8 @@
 //! `APIVersions` (`/api`), `APIGroupList` (`/apis`), `APIGroup` (`/apis/{group}`) and
 //! `APIResourceList` (`/api/v1`, `/apis/{group}/{version}`).
 //!
-//! `/api` and `/apis` carry no `apiVersion` and list `serverAddressByClientCIDRs` (the generic
-//! apiserver's root handlers, as recorded); a group's own document carries `apiVersion: v1` and
+//! `/api` carries no `apiVersion` and lists `serverAddressByClientCIDRs` (the generic
+//! apiserver's root handler, as recorded); `/apis` is kube-aggregator's; a group's own document carries `apiVersion: v1` and
 //! no addresses; the core group's resource list has no `apiVersion` (kube-apiserver's legacy
 //! codec), every other one has `v1`.
 
@@ -64,8 +64,10 @@ struct ApiGroup<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct ApiGroupList<'a> {
     kind: &'static str,
+    api_version: &'static str,
     groups: Vec<ApiGroup<'a>>,
 }
 
@@ -135,16 +137,14 @@ fn api_group<'a>(group: &'a Group<'_>) -> ApiGroup<'a> {
     }
 }
 
-/// `/apis`: every named group, each with the addresses to reach it.
+/// `/apis`: every named group. kube-aggregator serves it in front of kube-apiserver, with an
+/// `apiVersion` and without addresses (`kube-aggregator/pkg/apiserver/handler_apis.go`);
+/// apiextensions-apiserver alone would list each group's addresses.
 pub(crate) fn group_list<'a, 'r: 'a>(groups: impl Iterator<Item = &'a Group<'r>>) -> Vec<u8> {
     to_json(&ApiGroupList {
         kind: "APIGroupList",
-        groups: groups
-            .map(|g| ApiGroup {
-                server_addresses: Some(server_addresses()),
-                ..api_group(g)
-            })
-            .collect(),
+        api_version: "v1",
+        groups: groups.map(api_group).collect(),
     })
 }
 
@@ -194,17 +194,24 @@ fn resource<'a>(entry: &Entry<'a>) -> ApiResource<'a> {
     }
 }
 
-/// A subresource entry: no singular name, short names, categories or hash; `scale` names the
-/// `autoscaling/v1` `Scale` it answers.
+/// A subresource entry: no singular name, short names, categories or hash; one that answers
+/// another kind (`scale`: an `autoscaling/v1` `Scale`) names its group and version.
 fn subresources<'e, 'a>(entry: &'e Entry<'a>) -> impl Iterator<Item = ApiResource<'a>> + 'e {
     let rt = entry.rt;
     entry.subresources.iter().map(move |sub| ApiResource {
         name: format!("{}/{}", rt.plural, sub.name),
         singular_name: "",
         namespaced: rt.namespaced,
-        group: sub.scale.then_some("autoscaling"),
-        version: sub.scale.then_some("v1"),
-        kind: if sub.scale { "Scale" } else { &rt.kind },
+        // The core group's kinds name no group or version.
+        group: sub
+            .answers
+            .map(|other| other.group)
+            .filter(|g| !g.is_empty()),
+        version: sub
+            .answers
+            .map(|other| other.version)
+            .filter(|v| !v.is_empty()),
+        kind: sub.answers.map_or(rt.kind.as_str(), |other| other.kind),
         verbs: sub.verbs,
         short_names: &[],
         categories: &[],

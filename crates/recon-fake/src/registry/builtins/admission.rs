@@ -1,0 +1,60 @@
+//! admissionregistration.k8s.io/v1: webhook configurations and admission policies with their
+//! bindings (`pkg/registry/admissionregistration/<resource>/strategy.go`), and
+//! apiregistration.k8s.io/v1 `APIService` (kube-aggregator's `pkg/registry/apiservice`).
+
+use super::{builtin, reset, with_status};
+use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType};
+
+/// Every admission and aggregation type is listed in the `api-extensions` category.
+const CATEGORIES: &[&str] = &["api-extensions"];
+
+pub(super) fn types() -> Vec<ResourceType> {
+    let admission = |kind: &str, plural: &str| ResourceType {
+        // Each strategy sets generation 1 on create and bumps it when anything but metadata
+        // changes.
+        generation: GenerationRule::Spec { annotations: false },
+        field_labels: FieldLabels::default_conversion(),
+        ..builtin("admissionregistration.k8s.io", "v1", kind, plural, false).categories(CATEGORIES)
+    };
+    vec![
+        // New in v1: storage keeps v1beta1 until every server of a cluster reads v1
+        // (`pkg/kubeapiserver/default_storage_factory_builder.go`).
+        admission("MutatingAdmissionPolicy", "mutatingadmissionpolicies").stored_at("v1beta1"),
+        admission(
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+        )
+        .stored_at("v1beta1"),
+        admission(
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+        ),
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            ..with_status(admission(
+                "ValidatingAdmissionPolicy",
+                "validatingadmissionpolicies",
+            ))
+        },
+        admission(
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+        ),
+        admission(
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        ),
+        ResourceType {
+            status_write: reset(&["spec"], &[]),
+            field_labels: FieldLabels::default_conversion(),
+            ..with_status(builtin(
+                "apiregistration.k8s.io",
+                "v1",
+                "APIService",
+                "apiservices",
+                false,
+            ))
+            .categories(CATEGORIES)
+        },
+    ]
+}
