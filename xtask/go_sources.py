@@ -20,12 +20,11 @@ def git(git_dir, *args):
 
 
 def package_dir(schema_prefix):
-    """`io.k8s.api.core.v1` to `staging/src/k8s.io/api/core/v1`."""
+    """`io.k8s.api.core.v1` to `staging/src/k8s.io/api/core/v1` (and so for every staging
+    repository: apimachinery, apiextensions-apiserver, kube-aggregator)."""
     parts = schema_prefix.split(".")
-    if parts[:3] == ["io", "k8s", "api"]:
-        return "staging/src/k8s.io/api/" + "/".join(parts[3:])
-    if parts[:3] == ["io", "k8s", "apimachinery"]:
-        return "staging/src/k8s.io/apimachinery/" + "/".join(parts[3:])
+    if parts[:2] == ["io", "k8s"] and len(parts) > 3:
+        return f"staging/src/k8s.io/{parts[2]}/" + "/".join(parts[3:])
     raise SystemExit(f"no package directory for {schema_prefix}")
 
 

@@ -23,6 +23,9 @@ import sys
 
 from go_sources import FIELD, JSON_TAG, STRUCT, imported, package_sources, schema_prefix
 
+# `type X struct{}`: a struct without fields, declared on one line.
+EMPTY_STRUCT = re.compile(r"^type (\w+) struct ?\{\}$")
+
 NAMED = re.compile(r"^type (\w+) (\S.*?)\s*(//.*)?$")
 PROTO_TAG = re.compile(r'protobuf:"\w+,(\d+),')
 SPECIAL = {
@@ -59,6 +62,10 @@ class Package:
             started = STRUCT.match(line)
             if started:
                 current = self.structs.setdefault(started.group(1), [])
+                continue
+            empty = EMPTY_STRUCT.match(line)
+            if empty and current is None:
+                self.structs.setdefault(empty.group(1), [])
                 continue
             if current is None:
                 named = NAMED.match(line)

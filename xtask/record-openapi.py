@@ -17,16 +17,30 @@ import ssl
 import sys
 import urllib.request
 
+# Every built-in group version kube-apiserver 1.36 serves (its discovery).
 GROUP_VERSIONS = [
     "api/v1",
+    "apis/admissionregistration.k8s.io/v1",
+    "apis/apiextensions.k8s.io/v1",
+    "apis/apiregistration.k8s.io/v1",
     "apis/apps/v1",
-    "apis/batch/v1",
-    "apis/networking.k8s.io/v1",
-    "apis/policy/v1",
+    "apis/authentication.k8s.io/v1",
+    "apis/authorization.k8s.io/v1",
+    "apis/autoscaling/v1",
     "apis/autoscaling/v2",
-    "apis/rbac.authorization.k8s.io/v1",
-    "apis/events.k8s.io/v1",
+    "apis/batch/v1",
+    "apis/certificates.k8s.io/v1",
     "apis/coordination.k8s.io/v1",
+    "apis/discovery.k8s.io/v1",
+    "apis/events.k8s.io/v1",
+    "apis/flowcontrol.apiserver.k8s.io/v1",
+    "apis/networking.k8s.io/v1",
+    "apis/node.k8s.io/v1",
+    "apis/policy/v1",
+    "apis/rbac.authorization.k8s.io/v1",
+    "apis/resource.k8s.io/v1",
+    "apis/scheduling.k8s.io/v1",
+    "apis/storage.k8s.io/v1",
 ]
 
 DROPPED = {"description"}
@@ -42,9 +56,15 @@ def get(path):
         return json.load(response)
 
 
-def strip(schema):
+def strip(schema, properties=False):
+    """`schema` without its prose; the keys of a `properties` map are field names, kept even
+    when a field is called `description` (a PriorityClass's)."""
     if isinstance(schema, dict):
-        return {k: strip(v) for k, v in schema.items() if k not in DROPPED}
+        return {
+            k: strip(v, k == "properties" and not properties)
+            for k, v in schema.items()
+            if properties or k not in DROPPED
+        }
     if isinstance(schema, list):
         return [strip(item) for item in schema]
     return schema

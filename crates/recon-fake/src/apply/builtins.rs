@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::schema::{ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, object_meta};
 use crate::gotype;
 
-/// Deeper than any built-in type nests; a cycle in the schemas stops here, untyped.
+/// Deeper than any built-in type nests; past it a schema is untyped.
 const MAX_DEPTH: usize = 32;
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -23,7 +23,7 @@ impl Schema {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let mut root =
             match gotype::kind_struct(group, version, kind).and_then(gotype::recorded_schema) {
-                Some(schema) => match convert(schema, 0) {
+                Some(schema) => match convert(schema, 0, &mut Vec::new()) {
                     Type::Map(m) => *m,
                     _ => OBJECT_MAP.clone(),
                 },
@@ -49,7 +49,10 @@ fn reference(schema: &Value) -> Option<&str> {
         .strip_prefix(REF_PREFIX)
 }
 
-fn convert(schema: &Value, depth: usize) -> Type {
+/// `schema` as a field-management type; `expanding` holds the named schemas being converted
+/// around it: a type that contains itself (a CRD's `JSONSchemaProps`) is untyped where it
+/// recurs, or its expansion would never end.
+fn convert(schema: &Value, depth: usize, expanding: &mut Vec<String>) -> Type {
     if depth > MAX_DEPTH {
         return Type::Deduced;
     }
@@ -58,8 +61,14 @@ fn convert(schema: &Value, depth: usize) -> Type {
             "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
             | "io.k8s.apimachinery.pkg.api.resource.Quantity" => Type::Scalar(Scalar::Untyped),
             "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" => object_meta(),
+            _ if expanding.iter().any(|n| n == name) => Type::Deduced,
             _ => match gotype::recorded_schema(name) {
-                Some(target) => with_map_type(convert(target, depth + 1), schema),
+                Some(target) => {
+                    expanding.push(name.to_owned());
+                    let converted = convert(target, depth + 1, expanding);
+                    expanding.pop();
+                    with_map_type(converted, schema)
+                }
                 None => Type::Deduced,
             },
         };
@@ -68,12 +77,12 @@ fn convert(schema: &Value, depth: usize) -> Type {
         Some("integer" | "number") => Type::Scalar(Scalar::Numeric),
         Some("string") => Type::Scalar(Scalar::String),
         Some("boolean") => Type::Scalar(Scalar::Boolean),
-        Some("array") => Type::List(Box::new(list(schema, depth))),
+        Some("array") => Type::List(Box::new(list(schema, depth, expanding))),
         Some("object") => match (schema.get("properties"), schema.get("additionalProperties")) {
             (Some(Value::Object(properties)), _) => {
                 let fields = properties
                     .iter()
-                    .map(|(name, field)| (name.clone(), convert(field, depth + 1)))
+                    .map(|(name, field)| (name.clone(), convert(field, depth + 1, expanding)))
                     .collect();
                 with_map_type(
                     Type::Map(Box::new(MapType {
@@ -91,7 +100,7 @@ fn convert(schema: &Value, depth: usize) -> Type {
             (_, Some(values @ Value::Object(_))) => with_map_type(
                 Type::Map(Box::new(MapType {
                     fields: BTreeMap::new(),
-                    elem: Some(convert(values, depth + 1)),
+                    elem: Some(convert(values, depth + 1, expanding)),
                     atomic: false,
                     defaults: BTreeMap::new(),
                     open_struct: false,
@@ -118,10 +127,10 @@ fn with_map_type(t: Type, schema: &Value) -> Type {
     }
 }
 
-fn list(schema: &Value, depth: usize) -> ListType {
+fn list(schema: &Value, depth: usize, expanding: &mut Vec<String>) -> ListType {
     let mut elem = schema
         .get("items")
-        .map_or(Type::Deduced, |items| convert(items, depth + 1));
+        .map_or(Type::Deduced, |items| convert(items, depth + 1, expanding));
     let text = |key: &str| schema.get(key).and_then(Value::as_str);
     let keys: Vec<String> = match schema.get("x-kubernetes-list-map-keys") {
         Some(Value::Array(keys)) => keys

@@ -219,6 +219,19 @@ pub(crate) fn kind_struct(group: &str, version: &str, kind: &str) -> Option<&'st
         .map(|(_, _, name)| name.as_str())
 }
 
+/// The struct of a `group` `kind` object as the server keeps it: its type at the group's
+/// preferred version when the recording has several (autoscaling's `HorizontalPodAutoscaler`
+/// at v2, not v1).
+pub(crate) fn stored_struct(group: &str, kind: &str) -> Option<&'static str> {
+    TYPES
+        .kinds
+        .get(kind)?
+        .iter()
+        .filter(|(g, _, _)| g == group)
+        .min_by(|(_, a, _), (_, b, _)| crate::handlers::discovery::version_order::compare(a, b))
+        .map(|(_, _, name)| name.as_str())
+}
+
 /// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).
 pub(crate) fn recorded_schema(name: &str) -> Option<&'static Value> {
     TYPES.schemas.get(name)

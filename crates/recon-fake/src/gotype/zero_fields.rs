@@ -63,12 +63,7 @@ fn reaches(ty: &GoType, holders: &HashSet<String>) -> bool {
 /// Writes the zero value of every unset (absent or `null`) always-written field of `obj`, a
 /// `group` `kind` object, at any depth.
 pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
-    let Some(name) = TYPES
-        .kinds
-        .get(kind)
-        .and_then(|all| all.iter().find(|(g, _, _)| g == group))
-        .map(|(_, _, name)| name.as_str())
-    else {
+    let Some(name) = super::stored_struct(group, kind) else {
         return;
     };
     fill_struct(&ZERO_FIELDS, name, obj);
@@ -121,12 +116,7 @@ fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
 /// [`fill_zero_fields`] then restores. An empty struct (`emptyDir: {}`) is a set pointer and
 /// stays; a schemaless value ([`GoType::Any`]) is kept as sent.
 pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
-    if let Some(name) = TYPES
-        .kinds
-        .get(kind)
-        .and_then(|all| all.iter().find(|(g, _, _)| g == group))
-        .map(|(_, _, name)| name.as_str())
-    {
+    if let Some(name) = super::stored_struct(group, kind) {
         drop_unset_struct(name, obj);
     }
 }

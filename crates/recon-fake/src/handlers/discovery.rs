@@ -12,7 +12,7 @@ mod aggregated;
 mod catalog;
 mod legacy;
 mod server_version;
-mod version_order;
+pub(crate) mod version_order;
 
 use crate::request::reply::Reply;
 use crate::request::route::DiscoveryPath;

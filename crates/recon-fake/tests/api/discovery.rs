@@ -197,19 +197,9 @@ fn assert_discovers_builtins_and_crds(discovery: &Discovery) {
     let groups: BTreeSet<&str> = discovery.groups().map(|g| g.name()).collect();
     assert_eq!(
         groups,
-        BTreeSet::from([
-            "",
-            "apiextensions.k8s.io",
-            "apps",
-            "autoscaling",
-            "batch",
-            "coordination.k8s.io",
-            "events.k8s.io",
-            "example.com",
-            "networking.k8s.io",
-            "policy",
-            "rbac.authorization.k8s.io",
-        ])
+        BTreeSet::from_iter(
+            [""].into_iter().chain(BUILTIN_GROUPS.iter().copied()).chain(["example.com"])
+        )
     );
 }
 
@@ -236,6 +226,31 @@ fn summary(discovery: &Discovery) -> BTreeSet<String> {
 
 // ---------------------------------------------------------------------------------------------
 // kube's discovery clients
+
+/// The named groups of kube-apiserver 1.36, in the order its `/apis` lists them (recorded in
+/// `fixtures/conformance/discovery/the-root-documents-list-every-group.yaml`).
+const BUILTIN_GROUPS: &[&str] = &[
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
 
 #[tokio::test]
 async fn discovery_run_finds_builtins_and_installed_crds() {
@@ -519,22 +534,44 @@ async fn core_group_documents() {
     );
     assert_eq!(
         resource_names(&list),
-        [
+[
+            "bindings",
+            "componentstatuses",
             "configmaps",
+            "endpoints",
             "events",
+            "limitranges",
             "namespaces",
             "namespaces/finalize",
             "namespaces/status",
+            "nodes",
+            "nodes/proxy",
+            "nodes/status",
             "persistentvolumeclaims",
             "persistentvolumeclaims/status",
+            "persistentvolumes",
+            "persistentvolumes/status",
             "pods",
+            "pods/attach",
+            "pods/binding",
+            "pods/ephemeralcontainers",
+            "pods/eviction",
+            "pods/exec",
+            "pods/log",
+            "pods/portforward",
+            "pods/proxy",
+            "pods/resize",
             "pods/status",
             "podtemplates",
             "replicationcontrollers",
             "replicationcontrollers/status",
+            "resourcequotas",
+            "resourcequotas/status",
             "secrets",
             "serviceaccounts",
+            "serviceaccounts/token",
             "services",
+            "services/proxy",
             "services/status",
         ]
     );
@@ -580,20 +617,7 @@ async fn named_builtin_group_documents() {
         .iter()
         .filter_map(|g| g["name"].as_str())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "apps",
-            "events.k8s.io",
-            "autoscaling",
-            "batch",
-            "networking.k8s.io",
-            "policy",
-            "rbac.authorization.k8s.io",
-            "apiextensions.k8s.io",
-            "coordination.k8s.io"
-        ]
-    );
+    assert_eq!(names, BUILTIN_GROUPS);
     assert_eq!(
         document(&server, "/apis/apps").await,
         json!({"kind": "APIGroup", "apiVersion": "v1", "name": "apps",
@@ -605,6 +629,7 @@ async fn named_builtin_group_documents() {
     assert_eq!(
         resource_names(&apps),
         [
+            "controllerrevisions",
             "daemonsets",
             "daemonsets/status",
             "deployments",
@@ -687,18 +712,11 @@ async fn aggregated_documents_match_the_real_servers() {
         .collect();
     assert_eq!(
         names,
-        [
-            "apps",
-            "events.k8s.io",
-            "autoscaling",
-            "batch",
-            "networking.k8s.io",
-            "policy",
-            "rbac.authorization.k8s.io",
-            "apiextensions.k8s.io",
-            "coordination.k8s.io",
-            "extra.example.com",
-        ]
+        BUILTIN_GROUPS
+            .iter()
+            .copied()
+            .chain(["extra.example.com"])
+            .collect::<Vec<_>>()
     );
     // real: the item of the CRD group.
     let sprocket = |version: &str, scale: bool| {
@@ -835,21 +853,14 @@ async fn discovery_requests_are_recorded_as_gets_of_no_resource() {
     let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(
         paths,
-        [
-            "/apis",
-            "/apis/apps/v1",
-            "/apis/events.k8s.io/v1",
-            "/apis/autoscaling/v2",
-            "/apis/batch/v1",
-            "/apis/networking.k8s.io/v1",
-            "/apis/policy/v1",
-            "/apis/rbac.authorization.k8s.io/v1",
-            "/apis/apiextensions.k8s.io/v1",
-            "/apis/coordination.k8s.io/v1",
-            "/apis/example.com/v1",
-            "/api",
-            "/api/v1",
-        ]
+        ["/apis".to_owned()]
+            .into_iter()
+            .chain(BUILTIN_GROUPS.iter().map(|g| {
+                let version = if *g == "autoscaling" { "v2" } else { "v1" };
+                format!("/apis/{g}/{version}")
+            }))
+            .chain(["/apis/example.com/v1", "/api", "/api/v1"].map(str::to_owned))
+            .collect::<Vec<_>>()
     );
     for r in &requests {
         assert_eq!(
