@@ -173,7 +173,7 @@ impl<'r> Entry<'r> {
         } else {
             rt.discovery.verbs
         };
-        let subresources = [
+        let mut subresources: Vec<Subresource> = [
             // Only the namespace controller's `/finalize` may change `spec.finalizers`.
             (rt.delete == DeleteBehavior::Namespace).then_some(Subresource {
                 name: "finalize",
@@ -194,6 +194,11 @@ impl<'r> Entry<'r> {
         .into_iter()
         .flatten()
         .collect();
+        if !rt.custom {
+            // A built-in group's documents come from its sorted resource list (`scale` before
+            // `status`); the CRD controller appends `status` then `scale`.
+            subresources.sort_by_key(|s| s.name);
+        }
         Entry {
             rt,
             verbs,
