@@ -31,7 +31,9 @@ use crate::strategic;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::{GroupKind, GroupResource};
-use crate::wire::object::{Object, meta_str, meta_value, read_json, set_meta};
+use crate::wire::object::{
+    DecodeContext, Object, json_type, meta_str, meta_value, not_an_object, read_json, set_meta,
+};
 
 /// `invalidSpecReplicas` of the custom resource `ScaleREST`: a parent without replicas.
 const NO_REPLICAS: i64 = i32::MIN as i64;
@@ -882,15 +884,31 @@ enum Change {
     Patch(PatchType),
 }
 
-/// A PUT's body as a Scale: a JSON object.
+/// A PUT's body as a Scale: a JSON object of kind Scale (or none named).
 fn decode_scale(body: &[u8]) -> Result<Object, ApiError> {
-    match read_json(body) {
-        Ok(Value::Object(scale)) => Ok(scale),
-        Ok(other) => Err(ApiError::bad_request(format!(
-            "Object 'Kind' is missing in '{other}'"
-        ))),
-        Err(e) => Err(ApiError::bad_request(format!(
-            "Scale in version \"v1\" cannot be handled as a Scale: {e}"
-        ))),
+    let context = DecodeContext {
+        kind: "Scale",
+        version: "v1",
+    };
+    let scale = match read_json(body) {
+        Ok(Value::Object(scale)) => scale,
+        Ok(other) => return Err(context.unrecognized(&not_an_object(json_type(&other)), body)),
+        Err(e) => return Err(undecodable(e.to_string())),
+    };
+    let kind = scale
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !kind.is_empty() && kind != "Scale" {
+        let api_version = scale
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = api_version.rsplit('/').next().unwrap_or_default();
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {} cannot be handled as a Scale: converting ({version}.{kind}) to (autoscaling.Scale): unknown conversion",
+            recon_apimachinery::go_quote(version)
+        )));
     }
+    Ok(scale)
 }
