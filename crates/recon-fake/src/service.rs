@@ -428,6 +428,9 @@ impl State {
         if reads_body && let Err(e) = check_body_size(call.body) {
             return e.into();
         }
+        if path.subresource.as_deref() == Some("scale") {
+            return self.scale(&call, incoming.verb).unwrap_or_else(Reply::from);
+        }
         let subresource = path.subresource.as_deref().filter(|sub| {
             call.rt
                 .discovery
@@ -475,7 +478,7 @@ impl State {
 
 /// Whether the type's router serves `verb` on this path: scope (a namespaced type without a
 /// namespace serves only list and watch; a cluster-scoped one has no namespaced paths),
-/// subresources (`/status` serves get, update and patch where the type has it), and path shape.
+/// subresources (`/status` and `/scale` serve get, update and patch where the type has them), and path shape.
 /// The CRD handler and the compiled-in router word their refusals differently.
 fn check_route(
     rt: &ResourceType,
@@ -527,7 +530,12 @@ fn check_route(
         };
     }
     if let Some(sub) = path.subresource.as_deref() {
-        if sub != "status" || !rt.has_status(&path.version) {
+        let served = match sub {
+            "status" => rt.has_status(&path.version),
+            "scale" => rt.has_scale(&path.version),
+            _ => false,
+        };
+        if !served {
             // The CRD handler answers that the object is not found; the built-in router has no route.
             return Err(if rt.custom {
                 ApiError::not_found(&rt.group_resource(), path.name.as_deref().unwrap_or("")).into()

@@ -152,7 +152,7 @@ fn with_value<R>(obj: &mut Object, f: impl FnOnce(&mut Value) -> R) -> R {
     out
 }
 
-fn apply_error(err: ApplyError) -> ApiError {
+pub(crate) fn apply_error(err: ApplyError) -> ApiError {
     let reason = match err.code() {
         400 => Reason::BadRequest,
         409 => Reason::Conflict,

@@ -3,6 +3,7 @@
 //!
 //! - [`create`], [`read`], [`update`], [`patch`], [`delete`], [`watch`]: the verbs; [`paging`]:
 //!   continued lists;
+//! - [`scale`]: the `/scale` subresource of the replicated kinds and custom resources;
 //! - [`discovery`]: the discovery documents;
 //! - [`decode`], [`field_validation`]: request bodies and what their unknown fields cost;
 //! - [`field_manager`]: `managedFields` on every write;
@@ -21,6 +22,7 @@ pub(crate) mod namespace_lifecycle;
 pub(crate) mod paging;
 pub(crate) mod patch;
 pub(crate) mod read;
+pub(crate) mod scale;
 pub(crate) mod subresources;
 #[cfg(test)]
 mod unreadable_tests;

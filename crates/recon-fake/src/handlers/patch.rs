@@ -11,6 +11,7 @@ mod patched_text;
 #[cfg(test)]
 mod proptests;
 
+pub(super) use apply::decode_apply_body;
 use patched_text::{Reached, patched_text};
 
 use serde_json::Value;
@@ -37,7 +38,7 @@ use crate::wire::status::Reason;
 
 /// The patch formats, by `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PatchType {
+pub(super) enum PatchType {
     /// RFC 6902 (`application/json-patch+json`).
     Json,
     /// RFC 7396 (`application/merge-patch+json`).
@@ -217,7 +218,7 @@ fn go_struct_type(call: &Call<'_>) -> Option<GoType> {
         .map(|name| GoType::Struct(name.to_owned()))
 }
 
-fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
+pub(super) fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
     // Custom resources are served by the apiextensions handler, which has no router check.
     if !call.rt.custom && !routed_patch_type(call.content_type, &BUILTIN_PATCH_TYPES) {
         return Err(ApiError::content_type_not_routed());
@@ -234,7 +235,7 @@ fn patch_type(call: &Call<'_>) -> Result<PatchType, ApiError> {
 }
 
 /// `ValidatePatchOptions`: a field manager for apply, `force` only with apply, `dryRun` values.
-fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), ApiError> {
+pub(super) fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), ApiError> {
     check_write_options(call, "PatchOptions")?;
     let mut errors = Vec::new();
     let manager = call.query.get("fieldManager").unwrap_or("");
@@ -270,7 +271,7 @@ fn check_patch_options(call: &Call<'_>, patch_type: PatchType) -> Result<(), Api
 
 /// RFC 7396, applied to the versioned object: maps merge, `null` deletes, arrays are replaced.
 /// Returns the patch.
-fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
+pub(super) fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
     let patch: Value = read_json(body).map_err(|e| decode_error(body, e))?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(format!(
@@ -286,7 +287,7 @@ fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, ApiError> {
 /// unless `fieldValidation=Ignore`, then decoded and applied by evanphx/json-patch v4
 /// ([`jsonpatch`]): all operations or none; any failure is a 422 whose detail the server drops.
 /// Returns the operations.
-fn apply_json_patch(
+pub(super) fn apply_json_patch(
     doc: &mut Value,
     body: &[u8],
     validation: FieldValidation,
@@ -392,7 +393,7 @@ fn patch_rejected() -> ApiError {
 
 /// The Status a failed strategic merge patch is answered with. A panic upstream is a plain-text
 /// 500 there; here it is a 500 carrying the same text.
-fn strategic_error(err: &strategic::StrategicError) -> ApiError {
+pub(super) fn strategic_error(err: &strategic::StrategicError) -> ApiError {
     let reason = match err.reason {
         "BadRequest" => Reason::BadRequest,
         "Invalid" => Reason::Invalid,
@@ -413,7 +414,7 @@ fn decode_error(body: &[u8], e: serde_json::Error) -> ApiError {
 }
 
 /// A patched object that does not decode: `"" is invalid: patch: Invalid value: "<object>": <why>`.
-fn patched_object_invalid(patched: &str, why: &str) -> ApiError {
+pub(super) fn patched_object_invalid(patched: &str, why: &str) -> ApiError {
     ApiError::invalid(
         &GroupKind::new("", ""),
         "",

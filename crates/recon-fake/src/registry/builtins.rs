@@ -172,9 +172,15 @@ fn everyday_types() -> Vec<ResourceType> {
             generation: GenerationRule::Spec { annotations: true },
             field_labels: FieldLabels::default_conversion(),
             hooks: status_on_create!({}),
-            ..with_status(builtin("apps", "v1", "Deployment", "deployments", true))
-                .short_names(&["deploy"])
-                .categories(&["all"])
+            ..with_scale(with_status(builtin(
+                "apps",
+                "v1",
+                "Deployment",
+                "deployments",
+                true,
+            )))
+            .short_names(&["deploy"])
+            .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -182,9 +188,15 @@ fn everyday_types() -> Vec<ResourceType> {
             name_rule: NameRule::DnsLabel,
             field_labels: FieldLabels::default_conversion(),
             hooks: status_on_create!({"availableReplicas": 0, "replicas": 0}),
-            ..with_status(builtin("apps", "v1", "StatefulSet", "statefulsets", true))
-                .short_names(&["sts"])
-                .categories(&["all"])
+            ..with_scale(with_status(builtin(
+                "apps",
+                "v1",
+                "StatefulSet",
+                "statefulsets",
+                true,
+            )))
+            .short_names(&["sts"])
+            .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -241,13 +253,13 @@ fn everyday_types() -> Vec<ResourceType> {
             hooks: status_on_create!({"replicas": 0}),
             // The legacy group's default: dependents are orphaned.
             gc: GcPolicy::OrphanDependents,
-            ..with_status(builtin(
+            ..with_scale(with_status(builtin(
                 "",
                 "v1",
                 "ReplicationController",
                 "replicationcontrollers",
                 true,
-            ))
+            )))
             .short_names(&["rc"])
             .categories(&["all"])
         },
@@ -256,9 +268,15 @@ fn everyday_types() -> Vec<ResourceType> {
             generation: GenerationRule::Spec { annotations: false },
             field_labels: FieldLabels::with(&[("status.replicas", &["status", "replicas"])]),
             hooks: status_on_create!({"replicas": 0}),
-            ..with_status(builtin("apps", "v1", "ReplicaSet", "replicasets", true))
-                .short_names(&["rs"])
-                .categories(&["all"])
+            ..with_scale(with_status(builtin(
+                "apps",
+                "v1",
+                "ReplicaSet",
+                "replicasets",
+                true,
+            )))
+            .short_names(&["rs"])
+            .categories(&["all"])
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
@@ -575,6 +593,14 @@ impl ResourceType {
 fn with_status(mut t: ResourceType) -> ResourceType {
     for v in &mut t.versions {
         v.status = true;
+    }
+    t
+}
+
+/// A type serving `/scale` (an `autoscaling/v1` `Scale`) at every version.
+fn with_scale(mut t: ResourceType) -> ResourceType {
+    for v in &mut t.versions {
+        v.scale = true;
     }
     t
 }

@@ -159,7 +159,7 @@ fn assert_discovers_builtins_and_crds(discovery: &Discovery) {
             "deployments".into(),
             Scope::Namespaced,
             strings(BUILTIN_VERBS),
-            strings(&["status"])
+            strings(&["scale", "status"])
         )
     );
     assert_eq!(
@@ -564,6 +564,7 @@ async fn core_group_documents() {
             "pods/status",
             "podtemplates",
             "replicationcontrollers",
+            "replicationcontrollers/scale",
             "replicationcontrollers/status",
             "resourcequotas",
             "resourcequotas/status",
@@ -633,12 +634,21 @@ async fn named_builtin_group_documents() {
             "daemonsets",
             "daemonsets/status",
             "deployments",
+            "deployments/scale",
             "deployments/status",
             "replicasets",
+            "replicasets/scale",
             "replicasets/status",
             "statefulsets",
+            "statefulsets/scale",
             "statefulsets/status",
         ]
+    );
+    // As kube-apiserver 1.36 lists it.
+    assert_eq!(
+        resource_entry(&apps, "deployments/scale"),
+        &json!({"name": "deployments/scale", "singularName": "", "namespaced": true, "group": "autoscaling",
+            "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]})
     );
     assert_eq!(
         resource_entry(&apps, "deployments"),

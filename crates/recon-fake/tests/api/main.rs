@@ -15,6 +15,7 @@ mod paging;
 mod patch;
 mod reactors;
 mod routing;
+mod scale;
 mod schema_cel;
 mod schema_decoding;
 mod schema_validation;

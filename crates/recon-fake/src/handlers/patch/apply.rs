@@ -75,7 +75,7 @@ fn prepare(call: &Call<'_>, object: &mut Object) -> Result<Vec<String>, ApiError
 }
 
 /// The applied configuration: a YAML (or JSON) mapping.
-fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
     match plain_json_mapping(body) {
         Some(value) => Ok(value),
         None => read_yaml_mapping(body),
