@@ -106,6 +106,7 @@ mod service;
 mod state;
 mod storage;
 mod strategic;
+mod user;
 mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -97,6 +97,9 @@ impl State {
             set_meta(&mut obj, "name", Value::String(name));
         }
         warnings.extend(before_create(call, &mut obj)?);
+        if let Some(stamp) = call.rt.hooks.stamp {
+            stamp(&mut obj, None, &self.now());
+        }
         let key = object_key(call.namespace(), meta_str(&obj, "name"));
         if call.rt.is_builtin("", "Service") {
             let errors = self.allocate_service(&mut obj, &key);

@@ -21,7 +21,7 @@ impl State {
     pub(crate) fn serve_subresource(
         &mut self,
         call: &Call<'_>,
-        _verb: Verb,
+        verb: Verb,
         sub: &str,
     ) -> Result<Reply, ApiError> {
         match (call.rt.group.as_str(), call.rt.plural.as_str(), sub) {
@@ -51,6 +51,13 @@ impl State {
                 // answers as if the service did not exist.
                 Err(ApiError::not_found(&call.rt.group_resource(), call.name()))
             }
+            // `/approval` reads and writes the request itself; its strategy keeps all but the
+            // conditions (`Endpoint::Approval`).
+            ("certificates.k8s.io", "certificatesigningrequests", "approval") => match verb {
+                Verb::Get => self.get(call),
+                Verb::Update => self.replace(call),
+                _ => self.patch(call),
+            },
             ("", "nodes", "proxy") => {
                 self.parent(call)?;
                 Err(no_kubelet(call.name()))

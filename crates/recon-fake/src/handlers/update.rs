@@ -39,6 +39,8 @@ pub(crate) enum Endpoint {
     Status,
     /// A Namespace's `/finalize` subresource: the only way to change `spec.finalizers`.
     Finalize,
+    /// A CertificateSigningRequest's `/approval`: only `status.conditions` changes.
+    Approval,
 }
 
 impl Endpoint {
@@ -46,6 +48,7 @@ impl Endpoint {
         match call.path.subresource.as_deref() {
             Some("status") => Endpoint::Status,
             Some("finalize") => Endpoint::Finalize,
+            Some("approval") => Endpoint::Approval,
             _ => Endpoint::Main,
         }
     }
@@ -169,6 +172,9 @@ impl State {
         // managedFields are kept either way.
         let managed = meta_value(&new, "managedFields").cloned();
         let (mut new, validation_warnings) = before_update(call, endpoint, new, &old)?;
+        if let Some(stamp) = rt.hooks.stamp {
+            stamp(&mut new, Some(&old), &self.now());
+        }
         warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
         restore_unchanged_times(&mut new, &old);
@@ -310,6 +316,7 @@ fn before_update(
             }
         }
         Endpoint::Finalize => prepare_finalize_update(&mut new, old),
+        Endpoint::Approval => new = prepare_approval_update(new, old),
     }
     if !rt.custom && !matches!(endpoint, Endpoint::Main) {
         // The main endpoint's preparation does it before comparing generations.
@@ -380,7 +387,7 @@ fn before_update(
         errors.extend(match endpoint {
             Endpoint::Main => validation::validate_update(&rt.group, &rt.kind, &new, old),
             Endpoint::Status => validation::validate_status_update(&rt.group, &rt.kind, &new, old),
-            Endpoint::Finalize => Vec::new(),
+            Endpoint::Finalize | Endpoint::Approval => Vec::new(),
         });
         if endpoint == Endpoint::Finalize {
             errors.extend(validate_namespace_finalizer_names(&new));
@@ -402,6 +409,27 @@ fn meta_kind(obj: &Object, default: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or(default)
         .to_owned()
+}
+
+/// `csrApprovalStrategy.PrepareForUpdate` (`pkg/registry/certificates/certificates/strategy.go`):
+/// the stored request with the written metadata and `status.conditions`; nothing else an
+/// approver sends is kept.
+fn prepare_approval_update(new: Object, old: &Object) -> Object {
+    let mut kept = old.clone();
+    if let Some(meta) = new.get("metadata") {
+        kept.insert("metadata".into(), meta.clone());
+    }
+    let conditions = new.get("status").and_then(|s| s.get("conditions")).cloned();
+    let status = kept
+        .entry("status")
+        .or_insert_with(|| Value::Object(Object::new()));
+    if let Value::Object(status) = status {
+        match conditions {
+            Some(c) => status.insert("conditions".into(), c),
+            None => status.remove("conditions"),
+        };
+    }
+    kept
 }
 
 /// `PrepareForUpdate` of the main endpoint: status is the subresource's to change, and the

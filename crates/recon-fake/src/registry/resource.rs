@@ -46,6 +46,9 @@ pub(crate) type Validate = fn(
 ) -> Vec<crate::wire::field_error::FieldError>;
 /// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
 pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
+/// The part of `PrepareForCreate` / `PrepareForUpdate` that reads the clock: `(new, old, now)`,
+/// `old` absent on a create, `now` an RFC 3339 time.
+pub(crate) type Stamp = fn(&mut Map<String, Value>, Option<&Map<String, Value>>, &Value);
 
 /// Per-type hooks for the built-ins whose strategy does more than a table can say.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,6 +67,8 @@ pub(crate) struct TypeHooks {
     /// `CheckGracefulDelete`: the grace period for a delete that asked for `requested` seconds,
     /// `None` when the type deletes without grace.
     pub(crate) grace_period: Option<GracePeriod>,
+    /// Times the strategy writes on every create and update, after the other preparations.
+    pub(crate) stamp: Option<Stamp>,
 }
 
 /// The default propagation of a delete (`DefaultGarbageCollectionPolicy`).

@@ -198,7 +198,9 @@ fn assert_discovers_builtins_and_crds(discovery: &Discovery) {
     assert_eq!(
         groups,
         BTreeSet::from_iter(
-            [""].into_iter().chain(BUILTIN_GROUPS.iter().copied()).chain(["example.com"])
+            [""].into_iter()
+                .chain(BUILTIN_GROUPS.iter().copied())
+                .chain(["example.com"])
         )
     );
 }
@@ -534,7 +536,7 @@ async fn core_group_documents() {
     );
     assert_eq!(
         resource_names(&list),
-[
+        [
             "bindings",
             "componentstatuses",
             "configmaps",

@@ -25,10 +25,10 @@ pub(super) fn types() -> Vec<ResourceType> {
             "mutatingadmissionpolicybindings",
         )
         .stored_at("v1beta1"),
-        admission(
+        webhooks(admission(
             "MutatingWebhookConfiguration",
             "mutatingwebhookconfigurations",
-        ),
+        )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
             ..with_status(admission(
@@ -40,10 +40,10 @@ pub(super) fn types() -> Vec<ResourceType> {
             "ValidatingAdmissionPolicyBinding",
             "validatingadmissionpolicybindings",
         ),
-        admission(
+        webhooks(admission(
             "ValidatingWebhookConfiguration",
             "validatingwebhookconfigurations",
-        ),
+        )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
@@ -57,4 +57,12 @@ pub(super) fn types() -> Vec<ResourceType> {
             .categories(CATEGORIES)
         },
     ]
+}
+
+/// A webhook configuration has no `spec`: its generation moves when its `webhooks` change.
+fn webhooks(t: ResourceType) -> ResourceType {
+    ResourceType {
+        generation: GenerationRule::AllButMetadata,
+        ..t
+    }
 }

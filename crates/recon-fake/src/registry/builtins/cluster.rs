@@ -3,9 +3,13 @@
 //! classes and priority classes (`pkg/registry/<group>/<resource>/strategy.go`).
 
 use recon_apimachinery::names::NameRule;
+use serde_json::{Map, Value, json};
 
 use super::{builtin, reset, with_status};
-use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, SubresourceInfo};
+use crate::registry::resource::{
+    FieldLabels, GenerationRule, ResourceType, SubresourceInfo, TypeHooks,
+};
+use crate::user::UserInfo;
 
 /// `certificatesigningrequests/approval`: where approvers write the Approved or Denied
 /// condition.
@@ -30,6 +34,12 @@ pub(super) fn types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::with(&[("spec.signerName", &["spec", "signerName"])]),
+            hooks: TypeHooks {
+                prepare_create: Some(prepare_csr_create),
+                prepare_status_update: Some(keep_approval_conditions),
+                stamp: Some(stamp_condition_times),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin(
                 "certificates.k8s.io",
                 "v1",
@@ -42,6 +52,8 @@ pub(super) fn types() -> Vec<ResourceType> {
         },
         ResourceType {
             create_on_update: true,
+            // `endpointSliceStrategy`: generation 1, bumped when anything but metadata changes.
+            generation: GenerationRule::AllButMetadata,
             field_labels: FieldLabels::default_conversion(),
             ..builtin(
                 "discovery.k8s.io",
@@ -107,6 +119,8 @@ pub(super) fn types() -> Vec<ResourceType> {
             ..builtin("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", false)
         },
         ResourceType {
+            // `priorityClassStrategy.PrepareForCreate` sets generation 1; nothing bumps it.
+            generation: GenerationRule::Spec { annotations: false },
             name_rule: NameRule::DnsSubdomain,
             field_labels: FieldLabels::default_conversion(),
             ..builtin(
@@ -119,4 +133,89 @@ pub(super) fn types() -> Vec<ResourceType> {
             .short_names(&["pc"])
         },
     ]
+}
+
+/// `csrStrategy.PrepareForCreate`: the requester as authenticated, an empty status.
+fn prepare_csr_create(obj: &mut Map<String, Value>) {
+    let user = UserInfo::admin();
+    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+        for key in ["username", "uid", "groups", "extra"] {
+            spec.remove(key);
+        }
+        spec.insert("username".into(), json!(user.username));
+        if !user.uid.is_empty() {
+            spec.insert("uid".into(), json!(user.uid));
+        }
+        spec.insert("groups".into(), json!(user.groups));
+        if let Some(extra) = user.extra_json() {
+            spec.insert("extra".into(), extra);
+        }
+    }
+    obj.insert("status".into(), json!({}));
+}
+
+/// The approval conditions (`Approved`, `Denied`) change only through `/approval`: a status
+/// write keeps the stored ones (`csrStatusStrategy.PrepareForUpdate`).
+fn keep_approval_conditions(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let is_approval = |c: &&Value| matches!(c["type"].as_str(), Some("Approved" | "Denied"));
+    let conditions = |obj: &Map<String, Value>| -> Vec<Value> {
+        obj.get("status")
+            .and_then(|s| s.get("conditions"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut kept: Vec<Value> = conditions(new)
+        .into_iter()
+        .filter(|c| !is_approval(&c))
+        .collect();
+    kept.extend(conditions(old).into_iter().filter(|c| is_approval(&c)));
+    let status = new.entry("status").or_insert_with(|| json!({}));
+    if let Some(status) = status.as_object_mut() {
+        if kept.is_empty() {
+            status.remove("conditions");
+        } else {
+            status.insert("conditions".into(), Value::Array(kept));
+        }
+    }
+}
+
+/// `populateConditionTimestamps`: a condition without `lastUpdateTime` is stamped now; one
+/// without `lastTransitionTime` keeps the stored condition's when its status did not change,
+/// else is stamped now.
+fn stamp_condition_times(
+    new: &mut Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+    now: &Value,
+) {
+    let stored: Vec<Value> = old
+        .and_then(|o| o.get("status"))
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = new
+        .get_mut("status")
+        .and_then(|s| s.get_mut("conditions"))
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+        let unset = |c: &Map<String, Value>, key: &str| c.get(key).is_none_or(Value::is_null);
+        if unset(condition, "lastUpdateTime") {
+            condition.insert("lastUpdateTime".into(), now.clone());
+        }
+        if unset(condition, "lastTransitionTime") {
+            let same = stored
+                .iter()
+                .find(|c| c["type"] == condition["type"] && c["status"] == condition["status"]);
+            let time = same
+                .and_then(|c| c.get("lastTransitionTime"))
+                .filter(|t| !t.is_null())
+                .unwrap_or(now)
+                .clone();
+            condition.insert("lastTransitionTime".into(), time);
+        }
+    }
 }

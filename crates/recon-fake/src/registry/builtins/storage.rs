@@ -2,17 +2,24 @@
 //! resource.k8s.io/v1, dynamic resource allocation (`pkg/registry/<group>/<resource>`).
 
 use super::{builtin, reset, with_status};
-use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType};
+use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
 pub(super) fn types() -> Vec<ResourceType> {
+    // Every storage of these two groups answers a delete with the object.
     let storage = |kind: &str, plural: &str, namespaced: bool| ResourceType {
         field_labels: FieldLabels::default_conversion(),
+        delete_returns_object: true,
         ..builtin("storage.k8s.io", "v1", kind, plural, namespaced)
     };
     let resource = |kind: &str, plural: &str, namespaced: bool| ResourceType {
-        generation: GenerationRule::Spec { annotations: false },
         field_labels: FieldLabels::default_conversion(),
+        delete_returns_object: true,
         ..builtin("resource.k8s.io", "v1", kind, plural, namespaced)
+    };
+    // Device classes and slices count generations of their `spec`; claims do not.
+    let generation = |t: ResourceType| ResourceType {
+        generation: GenerationRule::Spec { annotations: false },
+        ..t
     };
     vec![
         storage("CSIDriver", "csidrivers", false),
@@ -23,13 +30,23 @@ pub(super) fn types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             ..with_status(storage("VolumeAttachment", "volumeattachments", false))
         },
-        storage("VolumeAttributesClass", "volumeattributesclasses", false).short_names(&["vac"]),
-        resource("DeviceClass", "deviceclasses", false),
+        ResourceType {
+            hooks: TypeHooks {
+                // The `StorageObjectInUseProtection` admission plugin's finalizer.
+                prepare_create: Some(|obj| {
+                    super::add_finalizer(obj, "kubernetes.io/vac-protection");
+                }),
+                ..TypeHooks::default()
+            },
+            ..storage("VolumeAttributesClass", "volumeattributesclasses", false)
+                .short_names(&["vac"])
+        },
+        generation(resource("DeviceClass", "deviceclasses", false)),
         ResourceType {
             status_write: reset(&["spec"], &[]),
             ..with_status(resource("ResourceClaim", "resourceclaims", true))
         },
         resource("ResourceClaimTemplate", "resourceclaimtemplates", true),
-        resource("ResourceSlice", "resourceslices", false),
+        generation(resource("ResourceSlice", "resourceslices", false)),
     ]
 }

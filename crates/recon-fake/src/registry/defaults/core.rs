@@ -1,12 +1,13 @@
 //! core/v1 kinds other than pods: `SetDefaults_Service`, `_Secret`, `_PersistentVolumeClaim`
-//! and its spec, `_PersistentVolume`, `_Endpoints`, `_ReplicationController`.
+//! and its spec, `_PersistentVolume`, `_Endpoints`, `_ReplicationController`, `_LimitRangeItem`,
+//! `_NodeSpec` and `_NodeStatus`.
 
 use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
 use serde_json::{Value, json};
 
 use super::{
-    default_nil, default_zero, field, field_or_new, is_empty_map, is_zero, items,
+    default_nil, default_zero, field, field_or_new, is_empty_map, is_nil, is_zero, items,
     label_if_unlabelled, pod, str_of, template_labels,
 };
 use crate::wire::object::Object;
@@ -116,6 +117,56 @@ pub(super) fn persistent_volume(obj: &mut Object) {
     if let Some(spec) = field_or_new(obj, "spec") {
         default_zero(spec, "persistentVolumeReclaimPolicy", "Retain");
         default_nil(spec, "volumeMode", "Filesystem");
+        if let Some(host_path) = field(spec, "hostPath") {
+            default_nil(host_path, "type", "");
+        }
+    }
+}
+
+/// `SetDefaults_LimitRangeItem`: a container's default limit is its maximum, its default
+/// request its default limit, else its minimum.
+pub(super) fn limit_range(obj: &mut Object) {
+    let Some(spec) = field(obj, "spec") else {
+        return;
+    };
+    for item in items(spec, "limits") {
+        if str_of(item, "type") != "Container" {
+            continue;
+        }
+        let copy_missing = |item: &mut Object, from: &str, to: &str| {
+            let Some(source) = item.get(from).and_then(Value::as_object).cloned() else {
+                return;
+            };
+            if let Some(target) = field_or_new(item, to) {
+                for (resource, quantity) in source {
+                    target.entry(resource).or_insert(quantity);
+                }
+            }
+        };
+        copy_missing(item, "max", "default");
+        copy_missing(item, "default", "defaultRequest");
+        copy_missing(item, "min", "defaultRequest");
+    }
+}
+
+/// `SetDefaults_NodeSpec` (the CIDR list from the single CIDR) and `SetDefaults_NodeStatus`
+/// (allocatable is the capacity when not given).
+pub(super) fn node(obj: &mut Object) {
+    if let Some(spec) = field(obj, "spec") {
+        let cidr = str_of(spec, "podCIDR").to_owned();
+        let no_list = spec
+            .get("podCIDRs")
+            .and_then(Value::as_array)
+            .is_none_or(|l| l.is_empty());
+        if !cidr.is_empty() && no_list {
+            spec.insert("podCIDRs".into(), Value::Array(vec![Value::String(cidr)]));
+        }
+    }
+    if let Some(status) = field(obj, "status")
+        && is_nil(status, "allocatable")
+        && let Some(capacity) = status.get("capacity").filter(|c| !c.is_null()).cloned()
+    {
+        status.insert("allocatable".into(), capacity);
     }
 }
 

@@ -10,11 +10,15 @@
 //! - [`core`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, ...; the
 //!   Namespace name label is the namespace strategy's, see `builtins`);
 //! - [`workloads`]: apps/v1 and batch/v1;
-//! - [`others`]: networking, autoscaling, policy, RBAC.
+//! - [`others`]: networking, autoscaling, policy, RBAC;
+//! - [`apiserver`]: admission webhooks and policies, API priority and fairness;
+//! - [`storage`]: storage.k8s.io and resource.k8s.io.
 
+mod apiserver;
 mod core;
 mod others;
 mod pod;
+mod storage;
 mod workloads;
 
 use serde_json::{Map, Value};
@@ -47,6 +51,35 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
         ("autoscaling", "HorizontalPodAutoscaler") => others::horizontal_pod_autoscaler(obj),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
             others::role_binding(obj);
+        }
+        ("", "LimitRange") => core::limit_range(obj),
+        ("", "Node") => core::node(obj),
+        ("admissionregistration.k8s.io", kind) => match kind {
+            "ValidatingWebhookConfiguration" => apiserver::webhook_configuration(obj, false),
+            "MutatingWebhookConfiguration" => apiserver::webhook_configuration(obj, true),
+            "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy" => {
+                apiserver::admission_policy(obj);
+            }
+            _ => apiserver::admission_policy_binding(obj),
+        },
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => apiserver::flow_schema(obj),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            apiserver::priority_level_configuration(obj);
+        }
+        ("scheduling.k8s.io", "PriorityClass") => {
+            default_nil(obj, "preemptionPolicy", "PreemptLowerPriority");
+        }
+        ("storage.k8s.io", "StorageClass") => storage::storage_class(obj),
+        ("storage.k8s.io", "CSIDriver") => storage::csi_driver(obj),
+        ("resource.k8s.io", "ResourceClaim") => {
+            if let Some(spec) = field(obj, "spec") {
+                storage::resource_claim_spec(spec);
+            }
+        }
+        ("resource.k8s.io", "ResourceClaimTemplate") => {
+            if let Some(spec) = field(obj, "spec").and_then(|s| field(s, "spec")) {
+                storage::resource_claim_spec(spec);
+            }
         }
         _ => {}
     }
