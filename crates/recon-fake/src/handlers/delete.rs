@@ -164,7 +164,13 @@ impl State {
         }
 
         let list = gc_finalizers(rt, &obj, options);
-        set_meta(&mut obj, "finalizers", Value::from(list.clone()));
+        // An empty list is not written (`omitempty`).
+        let written = if list.is_empty() {
+            Value::Null
+        } else {
+            Value::from(list.clone())
+        };
+        set_meta(&mut obj, "finalizers", written);
         if graceful {
             return Ok(Deleted::Kept(
                 self.write_back(rt, key, obj, &current, options),

@@ -9,21 +9,29 @@
 //! - [`field_manager`]: `managedFields` on every write;
 //! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
 //! - [`admission`], [`namespace_lifecycle`]: the admission steps;
-//! - [`subresources`]: the subresources beside `status`, and the resources that store nothing.
+//! - [`subresources`]: the subresources beside `status`, and the resources that store nothing;
+//!   [`eviction`], [`binding`], [`pod_parts`] (`ephemeralcontainers`, `resize`) and [`token`]
+//!   (TokenRequest, TokenReview) serve some of them, reading their bodies with
+//!   [`subresource_body`].
 
 pub(crate) mod admission;
+pub(crate) mod binding;
 pub(crate) mod create;
 pub(crate) mod decode;
 pub(crate) mod delete;
 pub(crate) mod discovery;
+pub(crate) mod eviction;
 pub(crate) mod field_manager;
 pub(crate) mod field_validation;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod paging;
 pub(crate) mod patch;
+pub(crate) mod pod_parts;
 pub(crate) mod read;
 pub(crate) mod scale;
+pub(crate) mod subresource_body;
 pub(crate) mod subresources;
+pub(crate) mod token;
 #[cfg(test)]
 mod unreadable_tests;
 pub(crate) mod update;

@@ -45,6 +45,10 @@ impl State {
                     Some(_) => Err(no_kubelet(&node_name(&pod).unwrap_or_default())),
                 }
             }
+            ("", "pods", "eviction") => self.evict(call),
+            ("", "pods", "binding") => self.bind(call, false),
+            ("", "pods", "ephemeralcontainers" | "resize") => self.write_pod_part(call, _verb, sub),
+            ("", "serviceaccounts", "token") => self.request_token(call),
             ("", "services", "proxy") => {
                 self.parent(call)?;
                 // `service.ResourceLocation` looks for a ready endpoint of the service; none
@@ -75,7 +79,13 @@ impl State {
         call: &Call<'_>,
         verb: Verb,
     ) -> Result<Reply, ApiError> {
-        let _ = verb;
+        match (call.rt.group.as_str(), call.rt.plural.as_str(), verb) {
+            ("", "bindings", Verb::Create) => return self.bind(call, true),
+            ("authentication.k8s.io", "tokenreviews", Verb::Create) => {
+                return self.review_token(call);
+            }
+            _ => {}
+        }
         Err(ApiError::internal(&format!(
             "the in-memory server does not serve {} yet",
             call.rt.group_resource()

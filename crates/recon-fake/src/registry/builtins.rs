@@ -1023,7 +1023,7 @@ fn apparmor_annotations_to_fields(pod: &mut Map<String, Value>) {
 
 /// `qos.GetPodQOS`: BestEffort without any cpu/memory request or limit; Guaranteed when every
 /// container limits both and requests nothing different; Burstable otherwise.
-fn pod_qos_class(pod: &Map<String, Value>) -> &'static str {
+pub(crate) fn pod_qos_class(pod: &Map<String, Value>) -> &'static str {
     let spec = pod.get("spec");
     let containers: Vec<&Value> = ["containers", "initContainers"]
         .iter()

@@ -13,6 +13,7 @@ mod list;
 mod namespaces;
 mod paging;
 mod patch;
+mod pod_subresources;
 mod reactors;
 mod routing;
 mod scale;

@@ -221,7 +221,7 @@ fn selector_is_empty(selector: &Value) -> bool {
 
 /// Whether `metav1.LabelSelectorAsSelector` takes `selector`: it refuses what strict
 /// `ValidateLabelSelector` does (bad keys, values or operators, missing or extra values).
-pub(super) fn selector_converts(selector: &Value) -> bool {
+pub(crate) fn selector_converts(selector: &Value) -> bool {
     label_selector(selector, &Path::new("spec")).is_empty()
 }
 
@@ -232,7 +232,7 @@ fn unconvertible_selector(spec: Option<&Value>) -> Option<&Value> {
 }
 
 /// Whether `selector` (`metav1.LabelSelectorAsSelector`) selects `labels`.
-pub(super) fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
     let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
     let labels_match = selector
         .get("matchLabels")
