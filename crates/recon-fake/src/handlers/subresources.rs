@@ -47,7 +47,7 @@ impl State {
             }
             ("", "pods", "eviction") => self.evict(call),
             ("", "pods", "binding") => self.bind(call, false),
-            ("", "pods", "ephemeralcontainers" | "resize") => self.write_pod_part(call, _verb, sub),
+            ("", "pods", "ephemeralcontainers" | "resize") => self.write_pod_part(call, verb, sub),
             ("", "serviceaccounts", "token") => self.request_token(call),
             ("", "services", "proxy") => {
                 self.parent(call)?;
