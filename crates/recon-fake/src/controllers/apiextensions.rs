@@ -34,9 +34,15 @@ fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
 }
 
 impl State {
-    /// Runs what a real server runs after a write: for CRDs and for instances of a terminating
-    /// CRD, the apiextensions controllers.
+    /// Runs what a real server runs after a write: the in-process controllers of built-in
+    /// kinds ([`super::apiserver`]); for CRDs and for instances of a terminating CRD, the
+    /// apiextensions controllers.
     pub(crate) fn after_write(&mut self, rt: &ResourceType) {
+        if !self.in_controllers && !rt.custom {
+            self.in_controllers = true;
+            self.run_apiserver_controllers(&rt.group, &rt.plural);
+            self.in_controllers = false;
+        }
         let is_crd = rt.group == GROUP && rt.plural == PLURAL;
         if self.in_controllers
             || !(is_crd || (rt.custom && self.registry.is_terminating(&rt.group, &rt.plural)))

@@ -1,8 +1,9 @@
 //! The controllers: what a cluster runs beside kube-apiserver, here run by the server itself,
 //! writing through the same handlers as any client.
 //!
-//! - [`apiextensions`]: the CRD controllers, run right after each write, as a real server's
-//!   would have caught up;
+//! - [`apiextensions`]: the CRD controllers, and [`apiserver`]: kube-apiserver's other
+//!   in-process ones (APIService availability, API priority and fairness), run right after each
+//!   write, as a real server's would have caught up;
 //! - [`garbage_collector`], [`namespace_controller`]: kube-controller-manager's, run by the
 //!   opt-in step below; [`client`] is how they send their requests, [`report`] what the step
 //!   reports.
@@ -17,6 +18,7 @@
 //! cluster's controllers would have caught up.
 
 pub(crate) mod apiextensions;
+pub(crate) mod apiserver;
 pub(crate) mod client;
 pub(crate) mod garbage_collector;
 pub(crate) mod namespace_controller;

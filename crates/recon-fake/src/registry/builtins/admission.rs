@@ -3,7 +3,10 @@
 //! apiregistration.k8s.io/v1 `APIService` (kube-aggregator's `pkg/registry/apiservice`).
 
 use super::{builtin, reset, with_status};
-use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType};
+use serde_json::{Map, Value, json};
+
+use crate::registry::crd::set_condition;
+use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
 /// Every admission and aggregation type is listed in the `api-extensions` category.
 const CATEGORIES: &[&str] = &["api-extensions"];
@@ -47,6 +50,10 @@ pub(super) fn types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
+            hooks: TypeHooks {
+                stamp: Some(available_if_local),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin(
                 "apiregistration.k8s.io",
                 "v1",
@@ -64,5 +71,32 @@ fn webhooks(t: ResourceType) -> ResourceType {
     ResourceType {
         generation: GenerationRule::AllButMetadata,
         ..t
+    }
+}
+
+/// `apiServerStrategy.PrepareForCreate`: an empty status, and a local APIService (no
+/// `service`) available at once.
+fn available_if_local(
+    apiservice: &mut Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+    now: &Value,
+) {
+    if old.is_some() {
+        return;
+    }
+    apiservice.insert("status".into(), json!({}));
+    let local = apiservice
+        .get("spec")
+        .and_then(|s| s.get("service"))
+        .is_none_or(Value::is_null);
+    if local {
+        set_condition(
+            apiservice,
+            "Available",
+            "True",
+            "Local",
+            "Local APIServices are always available",
+            now,
+        );
     }
 }

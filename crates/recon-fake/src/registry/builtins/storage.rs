@@ -5,7 +5,7 @@ use super::{builtin, reset, with_status};
 use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
 pub(super) fn types() -> Vec<ResourceType> {
-    // Every storage of these two groups answers a delete with the object.
+    // The storages of these two groups answer a delete with the object (but capacities').
     let storage = |kind: &str, plural: &str, namespaced: bool| ResourceType {
         field_labels: FieldLabels::default_conversion(),
         delete_returns_object: true,
@@ -24,7 +24,10 @@ pub(super) fn types() -> Vec<ResourceType> {
     vec![
         storage("CSIDriver", "csidrivers", false),
         storage("CSINode", "csinodes", false),
-        storage("CSIStorageCapacity", "csistoragecapacities", true),
+        ResourceType {
+            delete_returns_object: false,
+            ..storage("CSIStorageCapacity", "csistoragecapacities", true)
+        },
         storage("StorageClass", "storageclasses", false).short_names(&["sc"]),
         ResourceType {
             status_write: reset(&["spec"], &[]),
