@@ -84,6 +84,7 @@
 //! ```
 
 mod apply;
+mod boot;
 mod civil;
 mod clock;
 mod controllers;

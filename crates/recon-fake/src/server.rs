@@ -17,7 +17,6 @@ use crate::state::State;
 use crate::storage::history::{DEFAULT_HISTORY, History};
 
 /// Namespaces every cluster starts with.
-const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /// An in-memory Kubernetes API server that behaves like kube-apiserver.
 ///
@@ -300,6 +299,7 @@ pub struct ApiServerBuilder {
     record_requests: bool,
     history: usize,
     strict_namespaces: bool,
+    boot_objects: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -310,6 +310,7 @@ impl Default for ApiServerBuilder {
             record_requests: true,
             history: DEFAULT_HISTORY,
             strict_namespaces: false,
+            boot_objects: true,
         }
     }
 }
@@ -374,6 +375,39 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Whether the server starts with the objects kube-apiserver creates as it boots (on by
+    /// default): the Service `default/kubernetes` with its Endpoints and EndpointSlice, the
+    /// bootstrap RBAC roles and bindings (`cluster-admin`, `admin`, `edit`, `view`, the
+    /// `system:*` ones), the priority classes `system-cluster-critical` and
+    /// `system-node-critical`, API priority and fairness's flow schemas and priority levels, and
+    /// the local APIServices. Off, the cluster has only its four namespaces.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), kube::Error> {
+    /// use k8s_openapi::api::core::v1::Service;
+    /// use k8s_openapi::api::rbac::v1::ClusterRole;
+    /// use kube::Api;
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::new();
+    /// let services: Api<Service> = Api::namespaced(server.client(), "default");
+    /// let kubernetes = services.get("kubernetes").await?;
+    /// assert_eq!(kubernetes.spec.unwrap().cluster_ip.as_deref(), Some("10.0.0.1"));
+    /// let roles: Api<ClusterRole> = Api::all(server.client());
+    /// assert!(roles.get_opt("cluster-admin").await?.is_some());
+    ///
+    /// let bare = ApiServer::builder().boot_objects(false).build();
+    /// let roles: Api<ClusterRole> = Api::all(bare.client());
+    /// assert!(roles.get_opt("cluster-admin").await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn boot_objects(mut self, boot: bool) -> Self {
+        self.boot_objects = boot;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ApiServer {
         let ids = match self.seed {
@@ -384,9 +418,7 @@ impl ApiServerBuilder {
         state.recording = self.record_requests;
         state.store.history = History::new(self.history);
         state.strict_namespaces = self.strict_namespaces;
-        for name in INITIAL_NAMESPACES {
-            state.create_namespace(name);
-        }
+        state.boot(self.boot_objects);
         ApiServer {
             shared: Arc::new(Shared::new(state)),
         }

@@ -664,20 +664,4 @@ impl State {
             self.log.push(record);
         }
     }
-
-    /// Creates a namespace as a POST would, without logging it: the namespaces a cluster starts with.
-    pub(crate) fn create_namespace(&mut self, name: &str) {
-        let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        self.serve_internal(
-            None,
-            InternalRequest {
-                method: Method::POST,
-                path: "/api/v1/namespaces",
-                query: "",
-                content_type: "application/json",
-                user_agent: "",
-                body: body.to_string().into_bytes(),
-            },
-        );
-    }
 }

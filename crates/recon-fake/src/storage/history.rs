@@ -47,6 +47,21 @@ impl History {
         }
     }
 
+    /// How many changes it keeps.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Keeps at most `limit` changes from now on, forgetting the oldest beyond it.
+    pub(crate) fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+        while self.changes.len() > limit {
+            if let Some(dropped) = self.changes.pop_front() {
+                self.compacted = dropped.revision;
+            }
+        }
+    }
+
     pub(crate) fn push(&mut self, change: Change) {
         if self.limit == 0 {
             self.compacted = change.revision;
