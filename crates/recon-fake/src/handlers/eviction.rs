@@ -111,6 +111,7 @@ impl State {
                 ("policy", "v1", "Eviction"),
                 ("policy", "v1beta1", "Eviction"),
                 ("authentication.k8s.io", "v1", "TokenRequest"),
+                ("authentication.k8s.io", "v1beta1", "SelfSubjectReview"),
             ]
             .contains(&(group, version, kind))
     }

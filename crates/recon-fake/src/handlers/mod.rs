@@ -28,6 +28,7 @@ pub(crate) mod paging;
 pub(crate) mod patch;
 pub(crate) mod pod_parts;
 pub(crate) mod read;
+pub(crate) mod reviews;
 pub(crate) mod scale;
 pub(crate) mod subresource_body;
 pub(crate) mod subresources;

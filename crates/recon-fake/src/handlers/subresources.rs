@@ -84,6 +84,12 @@ impl State {
             ("authentication.k8s.io", "tokenreviews", Verb::Create) => {
                 return self.review_token(call);
             }
+            ("authentication.k8s.io", "selfsubjectreviews", Verb::Create) => {
+                return self.review_self(call);
+            }
+            ("authorization.k8s.io", "selfsubjectaccessreviews", Verb::Create) => {
+                return self.review_self_access(call);
+            }
             _ => {}
         }
         Err(ApiError::internal(&format!(

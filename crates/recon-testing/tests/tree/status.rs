@@ -350,9 +350,9 @@ fn merge_patch_with_lock() {
                 .given(&task(running_and_working()))
                 .expect_status_patch(
                     status_patch(json!({"status": {"message": "hello"}})).exactly(
-                        // The given task's resourceVersion (installing the CRD took the
-                        // revisions before it).
-                        r#"{"metadata":{"resourceVersion":"10"},"status":{"message":"hello"}}"#,
+                        // The given task's resourceVersion (the cluster's boot objects and
+                        // installing the CRD took the revisions before it).
+                        r#"{"metadata":{"resourceVersion":"202"},"status":{"message":"hello"}}"#,
                     ),
                 )
                 .expect_event(patched()),
@@ -432,7 +432,7 @@ fn update() {
                         .ok_or("no PUT was sent")?;
                     let body = put.body_json().ok_or("the PUT has no JSON body")?;
                     // The lock and identity are those read.
-                    if body["metadata"]["resourceVersion"] == "10"
+                    if body["metadata"]["resourceVersion"] == "202"
                         && body["metadata"]["uid"].is_string()
                     {
                         Ok(())
