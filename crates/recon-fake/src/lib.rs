@@ -15,8 +15,9 @@
 //! selector transitions, bookmarks, streaming lists, the in-stream 410 after
 //! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
 //! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
-//! built-in kinds from a table (with their API defaults, as kube-apiserver's scheme fills them
-//! in, and Service addresses and node ports allocated) and custom resources from
+//! every built-in resource kube-apiserver serves (with their API defaults, as kube-apiserver's
+//! scheme fills them in, and Service addresses and node ports allocated; see the list below)
+//! and custom resources from
 //! `CustomResourceDefinition`s created
 //! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
 //! group-version documents, aggregated discovery), so `kube::discovery` works against it.
@@ -56,7 +57,7 @@
 //! `fieldValidation` rules, and field management follows the list and map rules of the same
 //! schemas.
 //!
-//! Not modelled yet: CEL cost estimation, validation
+//! Not modelled yet: validation
 //! of an embedded resource's `metadata`, conversion webhooks reached over the network (a CRD
 //! with `strategy: Webhook` calls the one registered with [`ApiServer::serve_conversion`]),
 //! other admission plugins; in decoding built-ins, Go's named types in
@@ -82,6 +83,7 @@
 //! # }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
+#![doc = include_str!("docs/served.md")]
 
 mod apply;
 mod boot;

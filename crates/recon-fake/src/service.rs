@@ -579,7 +579,8 @@ fn check_unstored_route(rt: &ResourceType, has_name: bool, verb: Verb) -> Result
     let served = match verb {
         Verb::Create => serves("create") && !has_name,
         Verb::Get => serves("get"),
-        Verb::List => serves("list"),
+        // The list route takes `watch=true` too; the storage then refuses it.
+        Verb::List | Verb::Watch => serves("list"),
         _ => false,
     };
     if served {

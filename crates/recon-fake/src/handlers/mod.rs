@@ -16,6 +16,7 @@
 
 pub(crate) mod admission;
 pub(crate) mod binding;
+pub(crate) mod component_status;
 pub(crate) mod create;
 pub(crate) mod decode;
 pub(crate) mod delete;

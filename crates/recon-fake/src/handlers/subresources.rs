@@ -84,6 +84,7 @@ impl State {
             ("authentication.k8s.io", "tokenreviews", Verb::Create) => {
                 return self.review_token(call);
             }
+            ("", "componentstatuses", verb) => return self.component_statuses(call, verb),
             ("authentication.k8s.io", "selfsubjectreviews", Verb::Create) => {
                 return self.review_self(call);
             }
