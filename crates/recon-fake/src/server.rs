@@ -16,8 +16,6 @@ use crate::service::{FakeService, Shared};
 use crate::state::State;
 use crate::storage::history::{DEFAULT_HISTORY, History};
 
-/// Namespaces every cluster starts with.
-
 /// An in-memory Kubernetes API server that behaves like kube-apiserver.
 ///
 /// Clones share the same server. Clients from [`client`](Self::client) are real `kube::Client`s,
