@@ -232,6 +232,45 @@ pub(crate) fn stored_struct(group: &str, kind: &str) -> Option<&'static str> {
         .map(|(_, _, name)| name.as_str())
 }
 
+/// Whether `kind` at `api_version` is a Go type kube-apiserver encodes (a built-in kind, or
+/// `PartialObjectMetadata`), rather than an unstructured custom resource.
+pub(crate) fn is_go_type(api_version: &str, kind: &str) -> bool {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    (group == "meta.k8s.io" && kind == "PartialObjectMetadata")
+        || kind_struct(group, version, kind).is_some()
+}
+
+/// `obj`, a built-in object (its `apiVersion` and `kind` name a recorded struct), as Go's
+/// encoder writes it, without the top-level keys of `skip`; `None` for any other object, and
+/// for one nested deeper than the writer's recursion is let go.
+pub(crate) fn encode_struct(
+    obj: &serde_json::Map<String, Value>,
+    skip: &[&str],
+) -> Option<Vec<u8>> {
+    let text = |key: &str| obj.get(key).and_then(Value::as_str);
+    let (api_version, kind) = (text("apiVersion")?, text("kind")?);
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let name = kind_struct(group, version, kind)?;
+    if crate::wire::nesting::object_depth(obj) > crate::wire::nesting::SHALLOW {
+        return None;
+    }
+    let ty = GoType::Struct(name.to_owned());
+    let go_struct = TYPES.get(name)?;
+    let mut out = String::with_capacity(256);
+    let declared = go_struct
+        .order
+        .iter()
+        .filter(|key| !skip.contains(&key.as_str()))
+        .filter_map(|key| obj.get_key_value(key));
+    let undeclared = obj
+        .iter()
+        .filter(|(k, _)| !go_struct.fields.contains_key(*k) && !skip.contains(&k.as_str()));
+    write_object(declared.chain(undeclared), &mut out, |key, value, out| {
+        write_value(child_type(Some(&ty), key), value, out);
+    });
+    Some(out.into_bytes())
+}
+
 /// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).
 pub(crate) fn recorded_schema(name: &str) -> Option<&'static Value> {
     TYPES.schemas.get(name)

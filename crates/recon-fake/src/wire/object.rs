@@ -89,11 +89,17 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
     meta_value(obj, "deletionTimestamp").is_some_and(|v| !v.is_null())
 }
 
-/// Serialises an object for storage: keys sorted (Go writes maps sorted, so equal objects must
-/// give equal bytes whatever order a client sent), `apiVersion` and `kind` left out (they are
-/// added per response, and omitted for items of built-in lists as the real server does).
+/// Serialises an object for storage, `apiVersion` and `kind` left out (they are added per
+/// response, and omitted for items of built-in lists as the real server does). A built-in
+/// object is written as Go's encoder writes its type: fields in declaration order, map keys
+/// sorted, `<`, `>` and `&` escaped ([`gotype::encode_struct`]); anything else (a custom
+/// resource, Go's `map[string]interface{}`) with every key sorted, so equal objects give equal
+/// bytes whatever order a client sent.
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
     const SKIP: &[&str] = &["apiVersion", "kind"];
+    if let Some(body) = crate::gotype::encode_struct(obj, SKIP) {
+        return Bytes::from(body);
+    }
     let body = Sorted {
         map: obj,
         skip: SKIP,
@@ -189,10 +195,20 @@ impl serde::Serialize for SortedValue<'_> {
 /// A stored body with `apiVersion` and `kind` put back in front.
 pub(crate) fn with_type_meta(api_version: &str, kind: &str, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + api_version.len() + kind.len() + 32);
-    out.extend_from_slice(b"{\"apiVersion\":");
-    out.extend_from_slice(json_string(api_version).as_bytes());
-    out.extend_from_slice(b",\"kind\":");
-    out.extend_from_slice(json_string(kind).as_bytes());
+    // A Go type's `TypeMeta` writes `kind` first; an unstructured object's keys are sorted.
+    let (first, second) = if crate::gotype::is_go_type(api_version, kind) {
+        (("kind", kind), ("apiVersion", api_version))
+    } else {
+        (("apiVersion", api_version), ("kind", kind))
+    };
+    out.extend_from_slice(b"{");
+    out.extend_from_slice(json_string(first.0).as_bytes());
+    out.push(b':');
+    out.extend_from_slice(json_string(first.1).as_bytes());
+    out.push(b',');
+    out.extend_from_slice(json_string(second.0).as_bytes());
+    out.push(b':');
+    out.extend_from_slice(json_string(second.1).as_bytes());
     match body {
         [b'{', b'}'] | [] => out.push(b'}'),
         [b'{', rest @ ..] => {
@@ -786,9 +802,15 @@ mod tests {
     #[test]
     fn type_meta_is_spliced_in_front_of_a_stored_body() {
         let body = encode_body(&obj(json!({"kind": "X", "metadata": {"name": "a"}})));
+        // A built-in kind is a Go type: `kind` first, as `TypeMeta` declares it.
         assert_eq!(
             String::from_utf8(with_type_meta("v1", "ConfigMap", &body)).unwrap(),
-            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"}}"#
+        );
+        // Any other is unstructured: keys sorted.
+        assert_eq!(
+            String::from_utf8(with_type_meta("example.com/v1", "Widget", &body)).unwrap(),
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"}}"#
         );
         assert_eq!(
             with_type_meta("v1", "X", b"{}"),
