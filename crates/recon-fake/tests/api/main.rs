@@ -2,6 +2,7 @@
 
 #![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
 
+mod crd_deletion;
 mod create;
 mod deep;
 mod delete;
