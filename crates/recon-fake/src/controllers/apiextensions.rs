@@ -79,10 +79,20 @@ fn schedule_crd_wait_timeout(shared: &Arc<Shared>, deadline: tokio::time::Instan
     tokio::spawn(async move {
         tokio::time::sleep_until(deadline).await;
         let mut state = shared.lock();
-        state.crd_wait_scheduled = false;
-        if state.crd_wait_deadline != Some(deadline) {
-            return;
+        match state.crd_wait_deadline {
+            Some(due) if due == deadline => {}
+            // The wait this task was for ended, and another began since: wait for that one.
+            Some(later) => {
+                drop(state);
+                schedule_crd_wait_timeout(&shared, later);
+                return;
+            }
+            None => {
+                state.crd_wait_scheduled = false;
+                return;
+            }
         }
+        state.crd_wait_scheduled = false;
         state.crd_wait_deadline = None;
         state.crd_wait_timed_out();
         if state.take_crd_finalizer_run() {
