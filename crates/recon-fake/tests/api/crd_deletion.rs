@@ -180,3 +180,51 @@ async fn an_instance_finalizer_holds_the_crd_terminating_until_it_is_removed() {
             .is_empty()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_minute_of_waiting_counts_from_when_each_wait_began() {
+    let server = server().await;
+    create_widget(&server, "held", &["example.com/hold"]).await;
+    crds(&server)
+        .delete(WIDGET_CRD, &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    // The first wait ends with its widget released; the CRD goes.
+    let mut release = widgets(&server).get("held").await.unwrap();
+    release.metadata.finalizers = None;
+    widgets(&server)
+        .replace("held", &PostParams::default(), &release)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(crds(&server).get_opt(WIDGET_CRD).await.unwrap().is_none());
+
+    // A second wait begins 20 s in: nothing is said at the first wait's minute, only at its own.
+    server
+        .install_crd(&<Widget as kube::CustomResourceExt>::crd())
+        .await
+        .unwrap();
+    create_widget(&server, "held", &["example.com/hold"]).await;
+    crds(&server)
+        .delete(WIDGET_CRD, &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let crd = crds(&server).get(WIDGET_CRD).await.unwrap();
+    let params = WatchParams::default().fields(&format!("metadata.name={WIDGET_CRD}"));
+    let from = crd.metadata.resource_version.clone().unwrap();
+    let mut events = crds(&server).watch(&params, &from).await.unwrap().boxed();
+    tokio::time::sleep(Duration::from_secs(50)).await;
+    let quiet = crds(&server).get(WIDGET_CRD).await.unwrap();
+    assert_eq!(
+        rv(&quiet.metadata),
+        rv(&crd.metadata),
+        "70 s in, nothing said"
+    );
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    assert_eq!(
+        next_crd_event(&mut events).await,
+        ("MODIFIED", condition("True", "InstanceDeletionCheck"))
+    );
+}
