@@ -21,6 +21,8 @@
 //! `CustomResourceDefinition`s created
 //! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
 //! group-version documents, aggregated discovery), so `kube::discovery` works against it.
+//! Deleting a CRD answers with it `Terminating`; the CRD finalizer then deletes its instances
+//! and the CRD on its own, after the response ([`ApiServer::finalize_crds`] runs it at once).
 //! Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
 //! [`ApiServerBuilder::strict_namespaces`]) and a garbage-collection step that runs what the
 //! garbage collector and namespace controller of kube-controller-manager would

@@ -17,6 +17,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
+use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
@@ -278,7 +279,12 @@ impl FakeService {
             kind,
             (reply.status, body.clone(), &reply.warnings),
         );
+        let finalize = state.take_crd_finalizer_run();
         drop(state);
+        if finalize {
+            // The CRD finalizer runs on its own, after this response (as the real one does).
+            schedule_crd_finalizer(&self.shared);
+        }
         match reply.stream {
             Some(stream) => watch_response(stream),
             None => into_response(reply.status, body, reply.warnings, reply.content_type),

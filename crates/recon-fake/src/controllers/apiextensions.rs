@@ -1,8 +1,14 @@
-//! The apiextensions controllers, as a real server runs them after a CRD is written, run here
-//! right after each write: accept the names, establish the type, and on deletion remove every
-//! instance before the CRD itself goes (`customresourcecleanup.apiextensions.k8s.io`).
+//! The apiextensions controllers, as a real server runs them after a CRD is written. Naming and
+//! establishing run here right after each write. The CRD finalizer
+//! (`customresourcecleanup.apiextensions.k8s.io`, upstream `pkg/controller/finalizer/
+//! crd_finalizer.go`) runs after the response, as the real one runs on its own: a CRD's DELETE
+//! answers with the CRD marked (`Terminating`, `InstanceDeletionPending`); then the finalizer
+//! writes `InstanceDeletionInProgress`, deletes every instance with ordinary deletes, waits for
+//! those held by their own finalizers, and once none is left writes `InstanceDeletionCompleted`
+//! and drops its finalizer, which deletes the CRD.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use recon_apimachinery::go_quote;
 use serde_json::Value;
@@ -14,6 +20,7 @@ use crate::registry::crd::{
 use crate::registry::resource::ResourceType;
 use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
+use crate::service::Shared;
 use crate::state::State;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeError, Object, finalizers, is_terminating, meta_str, set_meta};
@@ -33,20 +40,86 @@ fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
         .as_str()
 }
 
+/// How long after the response that gave it work the CRD finalizer runs, on the Tokio clock (a
+/// paused clock runs it only once every task waits).
+pub(crate) const CRD_FINALIZER_LATENCY: Duration = Duration::from_millis(10);
+
+/// How long the CRD finalizer waits for the instances it deleted to go (`wait.PollImmediate`'s
+/// minute) before it says `InstanceDeletionCheck` and starts over.
+const CRD_FINALIZER_WAIT: Duration = Duration::from_secs(60);
+
+/// Runs the CRD finalizer on the current Tokio runtime, [`CRD_FINALIZER_LATENCY`] from now;
+/// without a runtime it stays due, for the next request or [`crate::ApiServer::finalize_crds`].
+pub(crate) fn schedule_crd_finalizer(shared: &Arc<Shared>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        shared.lock().crd_finalizer_scheduled = false;
+        return;
+    };
+    let shared = shared.clone();
+    runtime.spawn(async move {
+        tokio::time::sleep(CRD_FINALIZER_LATENCY).await;
+        let mut state = shared.lock();
+        state.crd_finalizer_scheduled = false;
+        state.run_crd_finalizer();
+        let wait = state
+            .crd_wait_deadline
+            .filter(|_| !state.crd_wait_scheduled);
+        if let Some(deadline) = wait {
+            state.crd_wait_scheduled = true;
+            drop(state);
+            schedule_crd_wait_timeout(&shared, deadline);
+        }
+    });
+}
+
+/// At `deadline`, if the finalizer still waits then, it gives up waiting: the waiting CRDs say
+/// `InstanceDeletionCheck`, and the finalizer runs again (as the real one is requeued).
+fn schedule_crd_wait_timeout(shared: &Arc<Shared>, deadline: tokio::time::Instant) {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(deadline).await;
+        let mut state = shared.lock();
+        match state.crd_wait_deadline {
+            Some(due) if due == deadline => {}
+            // The wait this task was for ended, and another began since: wait for that one.
+            Some(later) => {
+                drop(state);
+                schedule_crd_wait_timeout(&shared, later);
+                return;
+            }
+            None => {
+                state.crd_wait_scheduled = false;
+                return;
+            }
+        }
+        state.crd_wait_scheduled = false;
+        state.crd_wait_deadline = None;
+        state.crd_wait_timed_out();
+        if state.take_crd_finalizer_run() {
+            drop(state);
+            schedule_crd_finalizer(&shared);
+        }
+    });
+}
+
 impl State {
     /// Runs what a real server runs after a write: the in-process controllers of built-in
-    /// kinds ([`super::apiserver`]); for CRDs and for instances of a terminating CRD, the
-    /// apiextensions controllers.
+    /// kinds ([`super::apiserver`]); for CRDs, the naming and establishing controllers. A
+    /// CRD marked for deletion, or a change to an instance of a terminating CRD, makes the
+    /// CRD finalizer due: it runs after the response ([`State::take_crd_finalizer_run`]).
     pub(crate) fn after_write(&mut self, rt: &ResourceType) {
         if !self.in_controllers && !rt.custom {
             self.in_controllers = true;
             self.run_apiserver_controllers(&rt.group, &rt.plural);
             self.in_controllers = false;
         }
-        let is_crd = rt.group == GROUP && rt.plural == PLURAL;
-        if self.in_controllers
-            || !(is_crd || (rt.custom && self.registry.is_terminating(&rt.group, &rt.plural)))
-        {
+        if self.in_controllers {
+            return;
+        }
+        if rt.custom && self.registry.is_terminating(&rt.group, &rt.plural) {
+            self.crd_finalizer_due = true;
+        }
+        if !(rt.group == GROUP && rt.plural == PLURAL) {
             return;
         }
         self.in_controllers = true;
@@ -57,6 +130,88 @@ impl State {
             }
         }
         self.in_controllers = false;
+    }
+
+    /// Whether a run of the CRD finalizer should be scheduled now that a response is built: it
+    /// has work and no run is scheduled yet (the caller schedules it).
+    pub(crate) fn take_crd_finalizer_run(&mut self) -> bool {
+        if !self.crd_finalizer_due || self.crd_finalizer_scheduled {
+            return false;
+        }
+        self.crd_finalizer_scheduled = true;
+        true
+    }
+
+    /// The CRD finalizer's work, now: every CRD marked for deletion moves as far as it can (gone,
+    /// or waiting on instances held by their finalizers). Watchers are sent what it wrote.
+    pub(crate) fn run_crd_finalizer(&mut self) {
+        self.crd_finalizer_due = false;
+        let Some(crd_type) = self.registry.get(GROUP, PLURAL) else {
+            return;
+        };
+        let marked: Vec<(String, Object)> = self
+            .store
+            .list(&crd_type.group_resource(), None)
+            .filter_map(|(key, stored)| Some((key.clone(), stored.decode(key).ok()?)))
+            .filter(|(_, crd)| is_terminating(crd))
+            .collect();
+        self.in_controllers = true;
+        let mut waiting = false;
+        for (key, crd) in marked {
+            waiting |= self.finalize_crd(&crd_type, key, crd);
+        }
+        self.in_controllers = false;
+        if !waiting {
+            self.crd_wait_deadline = None;
+        } else if self.crd_wait_deadline.is_none() {
+            self.crd_wait_deadline = Some(tokio::time::Instant::now() + CRD_FINALIZER_WAIT);
+        }
+        self.notify_watchers();
+    }
+
+    /// The finalizer's minute of waiting is over with instances left: each CRD still waiting
+    /// says so, and is finalized again.
+    fn crd_wait_timed_out(&mut self) {
+        let Some(crd_type) = self.registry.get(GROUP, PLURAL) else {
+            return;
+        };
+        let gr = crd_type.group_resource();
+        let now = self.now();
+        let waiting: Vec<(String, Object)> = self
+            .store
+            .list(&gr, None)
+            .filter_map(|(key, stored)| Some((key.clone(), stored.decode(key).ok()?)))
+            .filter(|(_, crd)| {
+                is_terminating(crd) && finalizers(crd).iter().any(|f| f == CLEANUP_FINALIZER)
+            })
+            .collect();
+        for (key, mut crd) in waiting {
+            let Some(t) = resource_type(&crd) else {
+                continue;
+            };
+            let Some(served) = self.registry.get(&t.group, &t.plural).filter(|s| s.custom) else {
+                continue;
+            };
+            if self
+                .store
+                .list(&served.group_resource(), None)
+                .next()
+                .is_none()
+            {
+                continue;
+            }
+            set_condition(
+                &mut crd,
+                "Terminating",
+                "True",
+                "InstanceDeletionCheck",
+                "could not confirm zero CustomResources remaining: context deadline exceeded",
+                &now,
+            );
+            self.store.put(&gr, key, crd);
+            self.crd_finalizer_due = true;
+        }
+        self.notify_watchers();
     }
 
     /// One pass over every CRD; returns whether anything was written.
@@ -84,11 +239,17 @@ impl State {
             if let Some(t) = resource_type(&crd) {
                 served.push((t.group.clone(), t.plural.clone()));
             }
-            changed |= if is_terminating(&crd) {
-                self.finalize_crd(&crd_type, key, crd)
+            if is_terminating(&crd) {
+                // The CR handler refuses creates from now on; the finalizer runs later.
+                if let Some(t) = resource_type(&crd) {
+                    self.registry.mark_terminating(&t.group, &t.plural);
+                }
+                if finalizers(&crd).iter().any(|f| f == CLEANUP_FINALIZER) {
+                    self.crd_finalizer_due = true;
+                }
             } else {
-                self.establish_crd(&crd_type, key, crd)
-            };
+                changed |= self.establish_crd(&crd_type, key, crd);
+            }
         }
         self.registry
             .retain_custom(|group, plural| served.iter().any(|(g, p)| g == group && p == plural));
@@ -221,8 +382,10 @@ impl State {
         });
     }
 
-    /// The CRD finalizer: delete every instance, then drop the cleanup finalizer (which deletes
-    /// the CRD when it was the last one).
+    /// The CRD finalizer's `sync`: write `InstanceDeletionInProgress`, delete every instance,
+    /// and once none is left drop the cleanup finalizer (which deletes the CRD when it was the
+    /// last one). An instance held by its own finalizers keeps the CRD waiting, in progress:
+    /// then it returns true.
     fn finalize_crd(&mut self, crd_type: &Arc<ResourceType>, key: String, mut crd: Object) -> bool {
         if !finalizers(&crd).iter().any(|f| f == CLEANUP_FINALIZER) {
             return false;
@@ -235,25 +398,17 @@ impl State {
         let served = self.registry.get(&t.group, &t.plural).filter(|s| s.custom);
         self.registry.mark_terminating(&t.group, &t.plural);
         if let Some(served) = &served {
-            let reason = crd
-                .get("status")
-                .and_then(|s| s.get("conditions"))
-                .and_then(Value::as_array)
-                .and_then(|l| l.iter().find(|c| c["type"] == "Terminating"))
-                .and_then(|c| c.get("reason"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if reason == "InstanceDeletionPending" {
-                set_condition(
-                    &mut crd,
-                    "Terminating",
-                    "True",
-                    "InstanceDeletionInProgress",
-                    "CustomResource deletion is in progress",
-                    &now,
-                );
-                self.store.put(&gr, key, crd);
-                return true;
+            let before = crd.clone();
+            set_condition(
+                &mut crd,
+                "Terminating",
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+                &now,
+            );
+            if crd != before {
+                self.store.put(&gr, key.clone(), crd.clone());
             }
             let listed: Result<Vec<(Option<String>, String)>, DecodeError> = self
                 .store
@@ -269,7 +424,6 @@ impl State {
                 Err(e) => {
                     // `deleteInstances`: the list fails, the condition says so, the CRD is
                     // kept and tried again on its next change.
-                    let before = crd.clone();
                     set_condition(
                         &mut crd,
                         "Terminating",
@@ -278,9 +432,7 @@ impl State {
                         &format!("could not list instances: {}", e.go_message),
                         &now,
                     );
-                    if crd != before {
-                        self.store.put(&gr, key, crd);
-                    }
+                    self.store.put(&gr, key, crd);
                     return false;
                 }
             };
@@ -295,7 +447,10 @@ impl State {
                 }
             }
             if remaining > 0 {
-                return false;
+                // The real finalizer polls for a minute, then says `InstanceDeletionCheck` and
+                // tries again; here it looks again on the next change to an instance, and
+                // gives up at the minute ([`CRD_FINALIZER_WAIT`]).
+                return true;
             }
             set_condition(
                 &mut crd,
@@ -320,6 +475,8 @@ impl State {
             .filter(|f| f != CLEANUP_FINALIZER)
             .collect();
         if list.is_empty() {
+            // The instances' watchers see them go before the type stops being served.
+            self.notify_watchers();
             self.store.remove(&gr, &key);
             self.registry.remove_custom(&t.group, &t.plural);
             self.store.history.stop(&t.group_resource());
@@ -327,6 +484,6 @@ impl State {
             set_meta(&mut crd, "finalizers", Value::from(list));
             self.store.put(&gr, key, crd);
         }
-        true
+        false
     }
 }

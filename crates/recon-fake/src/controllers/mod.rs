@@ -3,7 +3,8 @@
 //!
 //! - [`apiextensions`]: the CRD controllers, and [`apiserver`]: kube-apiserver's other
 //!   in-process ones (APIService availability, API priority and fairness), run right after each
-//!   write, as a real server's would have caught up;
+//!   write, as a real server's would have caught up; but the CRD finalizer runs after the
+//!   response, on its own ([`ApiServer::finalize_crds`]);
 //! - [`garbage_collector`], [`namespace_controller`]: kube-controller-manager's, run by the
 //!   opt-in step below; [`client`] is how they send their requests, [`report`] what the step
 //!   reports.
@@ -77,6 +78,50 @@ impl ApiServer {
     /// ```
     pub fn collect_garbage(&self) -> GarbageCollection {
         self.shared.lock().collect_garbage()
+    }
+}
+
+impl ApiServer {
+    /// Runs the CRD finalizer's pending work now, as the real apiextensions finalizer would
+    /// have caught up, and sends the watches what it wrote.
+    ///
+    /// A CRD's DELETE answers with the CRD marked for deletion (a `deletionTimestamp`, the
+    /// `customresourcecleanup.apiextensions.k8s.io` finalizer, the `Terminating` condition with
+    /// reason `InstanceDeletionPending`; creates of its custom resources are refused from then
+    /// on). The finalizer runs afterwards, on its own: on a task of the current Tokio runtime
+    /// about 10 ms (of Tokio's clock) after the response, so on a paused clock only once every
+    /// task waits. It writes `InstanceDeletionInProgress`, deletes every instance (ordinary
+    /// deletes: their watchers see them go, their own finalizers are respected), and once none
+    /// is left writes `InstanceDeletionCompleted` and removes its finalizer, which deletes the
+    /// CRD. An instance held by a finalizer keeps the CRD terminating, in progress, until it
+    /// goes. This method is for a test that wants that done before its next request, without
+    /// waiting for the task.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    /// use kube::api::{Api, DeleteParams};
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::new();
+    /// let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "widgets.example.com"},
+    ///     "spec": {"group": "example.com", "scope": "Namespaced",
+    ///         "names": {"plural": "widgets", "kind": "Widget"},
+    ///         "versions": [{"name": "v1", "served": true, "storage": true,
+    ///             "schema": {"openAPIV3Schema": {"type": "object"}}}]}}))?;
+    /// server.install_crd(&crd).await?;
+    /// let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    /// crds.delete("widgets.example.com", &DeleteParams::default()).await?;
+    ///
+    /// server.finalize_crds();
+    /// assert!(crds.get_opt("widgets.example.com").await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn finalize_crds(&self) {
+        self.shared.lock().run_crd_finalizer();
     }
 }
 

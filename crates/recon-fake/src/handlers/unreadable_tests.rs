@@ -330,6 +330,7 @@ async fn a_crd_whose_instance_is_unreadable_waits_and_says_why() {
     let named = format!("{crds}/gadgets.example.com");
     let (code, _) = send(&server, "DELETE", &named, "", "").await;
     assert_eq!(code, 200);
+    server.finalize_crds();
     let (code, crd) = get(&server, &named).await;
     assert_eq!(code, 200, "kept while its instances cannot be listed");
     let terminating = crd["status"]["conditions"]

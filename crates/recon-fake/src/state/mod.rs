@@ -40,6 +40,15 @@ pub(crate) struct State {
     pub(crate) admission: Admission,
     /// Set while the CRD controllers run, so their own writes do not re-enter them.
     pub(crate) in_controllers: bool,
+    /// Whether the CRD finalizer has work: a CRD marked for deletion, or a change to an instance
+    /// of one it waits on. It runs after the response ([`State::take_crd_finalizer_run`]).
+    pub(crate) crd_finalizer_due: bool,
+    /// Whether a run of the CRD finalizer is already scheduled on the runtime.
+    pub(crate) crd_finalizer_scheduled: bool,
+    /// When the CRD finalizer, waiting on instances held by their finalizers, gives up waiting
+    /// (a minute after it began, on the Tokio clock), and whether a task waits for it.
+    pub(crate) crd_wait_deadline: Option<tokio::time::Instant>,
+    pub(crate) crd_wait_scheduled: bool,
     pub(crate) watchers: Vec<Watcher>,
     /// The revision up to which changes have been sent to watchers.
     pub(crate) notified: u64,
@@ -68,6 +77,10 @@ impl State {
             reactors: Vec::new(),
             admission: Admission::NoHooks,
             in_controllers: false,
+            crd_finalizer_due: false,
+            crd_finalizer_scheduled: false,
+            crd_wait_deadline: None,
+            crd_wait_scheduled: false,
             watchers: Vec::new(),
             notified: 0,
             strict_namespaces: false,
@@ -89,6 +102,10 @@ impl State {
             reactors: Vec::new(),
             admission: Admission::NoHooks,
             in_controllers: false,
+            crd_finalizer_due: self.crd_finalizer_due,
+            crd_finalizer_scheduled: false,
+            crd_wait_deadline: self.crd_wait_deadline,
+            crd_wait_scheduled: false,
             watchers: Vec::new(),
             notified: self.notified,
             strict_namespaces: self.strict_namespaces,

@@ -956,6 +956,7 @@ async fn deleting_the_widget_crd_removes_its_widgets_and_stops_serving_them() {
             .contains(&"customresourcecleanup.apiextensions.k8s.io".to_string())
     );
 
+    server.finalize_crds();
     assert_crd_gone(&server).await;
     assert_widgets_not_served(&server).await;
     // The other CRD is untouched.
@@ -975,6 +976,7 @@ async fn a_widget_finalizer_holds_the_crd_terminating_until_it_is_removed() {
             .await
             .unwrap(),
     );
+    server.finalize_crds();
 
     let crd = crds(&server).get(WIDGET_CRD).await.unwrap();
     assert!(crd.metadata.deletion_timestamp.is_some());
@@ -1000,6 +1002,7 @@ async fn a_widget_finalizer_holds_the_crd_terminating_until_it_is_removed() {
         .await
         .unwrap();
 
+    server.finalize_crds();
     assert_crd_gone(&server).await;
     assert_widgets_not_served(&server).await;
 }

@@ -426,11 +426,12 @@ async fn a_group_appears_when_its_first_crd_is_established_and_leaves_with_the_l
     let discovery = Discovery::new(server.client()).run().await.unwrap();
     assert!(discovery.has_group("example.com"));
 
-    // Without instances the CRD goes at once, and its documents with it.
+    // Without instances the CRD goes once the finalizer has run, and its documents with it.
     crds(&server)
         .delete("gizmos.example.com", &DeleteParams::default())
         .await
         .unwrap();
+    server.finalize_crds();
     for path in ["/apis/example.com", "/apis/example.com/v1"] {
         let (status, _, body) = get(&server, path, "").await;
         assert_eq!(
@@ -463,6 +464,7 @@ async fn a_terminating_crd_is_listed_with_read_and_delete_verbs_only() {
         .delete("widgets.example.com", &DeleteParams::default())
         .await
         .unwrap();
+    server.finalize_crds();
 
     let terminating = json!(["delete", "deletecollection", "get", "list", "watch"]);
     let list = document(&server, "/apis/example.com/v1").await;
@@ -490,6 +492,7 @@ async fn a_terminating_crd_is_listed_with_read_and_delete_verbs_only() {
         .patch("held", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .unwrap();
+    server.finalize_crds();
     let list = document(&server, "/apis/example.com/v1").await;
     assert_eq!(resource_names(&list), ["gizmos"]);
 }

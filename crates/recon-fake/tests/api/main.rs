@@ -4,6 +4,7 @@
 
 mod byte_order;
 mod cluster;
+mod crd_deletion;
 mod create;
 mod deep;
 mod delete;
