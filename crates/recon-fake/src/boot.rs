@@ -109,17 +109,7 @@ impl State {
         }
         self.create_kubernetes_service();
         for (path, body) in RECORDED.iter() {
-            self.serve_internal(
-                None,
-                InternalRequest {
-                    method: Method::POST,
-                    path,
-                    query: "",
-                    content_type: "application/json",
-                    user_agent: "",
-                    body: body.clone(),
-                },
-            );
+            self.post_internal(path, body.clone());
         }
     }
 
@@ -155,6 +145,11 @@ impl State {
 
     /// Creates `body` with a POST to `path`, unlogged.
     fn create_internal(&mut self, path: &str, body: Value) {
+        self.post_internal(path, body.to_string().into_bytes());
+    }
+
+    /// POSTs the JSON `body` to `path`, unlogged.
+    fn post_internal(&mut self, path: &str, body: Vec<u8>) {
         self.serve_internal(
             None,
             InternalRequest {
@@ -163,7 +158,7 @@ impl State {
                 query: "",
                 content_type: "application/json",
                 user_agent: "",
-                body: body.to_string().into_bytes(),
+                body,
             },
         );
     }

@@ -77,3 +77,46 @@ async fn a_deployment_is_served_in_go_field_order() {
     )
     .await;
 }
+
+/// A client type that disagrees with the server (here `spec.replicas` read as a string) fails
+/// at the same line and column on the in-memory server as on a cluster.
+#[tokio::test]
+async fn a_typed_decode_error_points_where_a_cluster_would() {
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)] // only decoded, to see where it fails
+    struct Spec {
+        replicas: String,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Deployment {
+        spec: Spec,
+    }
+    let server = ApiServer::new();
+    let client = server.client();
+    send(
+        &client,
+        "POST",
+        "/apis/apps/v1/namespaces/default/deployments?fieldManager=order",
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"order"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27","ports":[{"containerPort":80}]}]}}}}"#,
+    )
+    .await;
+    let served = send(
+        &client,
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments/order",
+        "",
+    )
+    .await;
+    let recorded = std::fs::read_to_string(format!("{FIXTURES}/deployment.json")).unwrap();
+    let error = |body: &str| {
+        let e = serde_json::from_str::<Deployment>(&without_assigned(body)).unwrap_err();
+        (e.line(), e.column(), e.to_string())
+    };
+    let (on_cluster, here) = (error(recorded.trim_end()), error(&served));
+    assert!(
+        on_cluster.2.contains("invalid type: integer `1`"),
+        "{on_cluster:?}"
+    );
+    assert_eq!(here, on_cluster);
+}
