@@ -1,0 +1,1076 @@
+//! Cluster-scoped kinds an administrator writes: Nodes (`ValidateNode`, `ValidateNodeUpdate` of
+//! `pkg/apis/core/validation/validation.go`), PersistentVolumes (`ValidatePersistentVolume`,
+//! `ValidatePersistentVolumeUpdate` there, and `pkg/volume/validation/pv_validation.go`), PriorityClasses
+//! (`pkg/apis/scheduling/validation/validation.go`) and StorageClasses
+//! (`pkg/apis/storage/validation/validation.go`), with what each registry strategy runs on
+//! create, update and `/status` (`pkg/registry/<group>/<kind>/strategy.go`).
+//!
+//! Not checked yet: a Node's taints and avoid-pods annotations (`ValidateNodeSpecificAnnotations`), its declared features, swap
+//! status and config source; whether a capacity of an integer resource is whole; a
+//! StorageClass's allowed topologies; what a PersistentVolume's source holds beyond `hostPath`,
+//! `nfs`, `local` and `csi` (which source is set is checked for all); that its node affinity
+//! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
+//! immutable after creation" (the update is refused, the diff is not written).
+
+use std::net::IpAddr;
+
+use recon_apimachinery::names::{
+    dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
+};
+use serde_json::Value;
+
+use super::Path;
+use super::pod::node_selector;
+use super::read::{list_at, str_at};
+use super::service_addresses::{cidr_errors, sloppy_ip};
+use crate::gotype::quantity;
+use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::wire::go_json::go_json_string;
+use crate::wire::object::Object;
+
+/// Whether this file validates a `group` `kind`.
+pub(super) fn handles(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("", "Node" | "PersistentVolume")
+            | ("scheduling.k8s.io", "PriorityClass")
+            | ("storage.k8s.io", "StorageClass")
+    )
+}
+
+pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
+    match (group, kind) {
+        ("", "Node") => validate_node(obj),
+        ("", "PersistentVolume") => {
+            let mut errors = validate_persistent_volume(obj);
+            errors.extend(mount_option_errors(obj));
+            errors
+        }
+        ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(obj),
+        ("storage.k8s.io", "StorageClass") => validate_storage_class(obj),
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn validate_update(
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
+) -> Vec<FieldError> {
+    match (group, kind) {
+        // The strategy runs ValidateNode, then ValidateNodeUpdate.
+        ("", "Node") => {
+            let mut errors = validate_node(new);
+            errors.extend(validate_node_update(new, old));
+            errors
+        }
+        // ValidatePersistentVolume and the mount options, then ValidatePersistentVolumeUpdate
+        // (which validates the new one again).
+        ("", "PersistentVolume") => {
+            let mut errors = validate_persistent_volume(new);
+            errors.extend(mount_option_errors(new));
+            errors.extend(validate_persistent_volume(new));
+            errors.extend(validate_persistent_volume_update(new, old));
+            errors
+        }
+        // ValidatePriorityClassUpdate alone: the new object is not validated again.
+        ("scheduling.k8s.io", "PriorityClass") => validate_priority_class_update(new, old),
+        ("storage.k8s.io", "StorageClass") => {
+            let mut errors = validate_storage_class(new);
+            errors.extend(validate_storage_class_update(new, old));
+            errors
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn validate_status_update(
+    group: &str,
+    kind: &str,
+    new: &Object,
+    old: &Object,
+) -> Vec<FieldError> {
+    match (group, kind) {
+        // The status strategy runs ValidateNodeUpdate alone.
+        ("", "Node") => validate_node_update(new, old),
+        _ => Vec::new(),
+    }
+}
+
+/// A field of `obj` as an optional JSON value.
+fn field<'a>(obj: &'a Object, key: &str) -> Option<&'a Value> {
+    obj.get(key).filter(|v| !v.is_null())
+}
+
+/// `field.Invalid(path, new, "field is immutable")` of a named string type behind a pointer:
+/// `field.Error` prints it through `json.Marshal`.
+fn immutable_named(path: &str, new: Option<&str>) -> FieldError {
+    let value = new.map_or_else(|| "null".to_owned(), go_json_string);
+    FieldError::new(
+        ErrorType::Invalid,
+        path,
+        BadValue::Raw(value),
+        "field is immutable",
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// PriorityClass
+
+const SYSTEM_PREFIX: &str = "system-";
+const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
+/// `SystemPriorityClasses`: name, value (global default is false for both).
+const SYSTEM_PRIORITY_CLASSES: &[(&str, i64)] = &[
+    ("system-node-critical", 2_000_001_000),
+    ("system-cluster-critical", 2_000_000_000),
+];
+
+/// `IsKnownSystemPriorityClass`: the error when `name` is not one, with its value and default.
+fn unknown_system_priority_class(name: &str, value: i64, global_default: bool) -> Option<String> {
+    let Some((known, known_value)) = SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _)| *n == name)
+    else {
+        return Some(format!("{name} is not a known system priority class"));
+    };
+    if *known_value != value {
+        return Some(format!(
+            "value of {known} PriorityClass must be {known_value}"
+        ));
+    }
+    if global_default {
+        return Some(format!(
+            "globalDefault of {known} PriorityClass must be false"
+        ));
+    }
+    None
+}
+
+/// `ValidatePriorityClass`.
+fn validate_priority_class(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = str_at(obj.get("metadata"), "name");
+    let value = obj.get("value").and_then(Value::as_i64).unwrap_or(0);
+    let global_default = obj
+        .get("globalDefault")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if name.starts_with(SYSTEM_PREFIX) {
+        if let Some(error) = unknown_system_priority_class(name, value, global_default) {
+            errors.push(FieldError::forbidden(
+                "metadata.name",
+                format!(
+                    "priority class names with '{SYSTEM_PREFIX}' prefix are reserved for system use only. error: {error}"
+                ),
+            ));
+        }
+    } else if value > HIGHEST_USER_DEFINABLE_PRIORITY {
+        errors.push(FieldError::forbidden(
+            "value",
+            format!(
+                "maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+            ),
+        ));
+    }
+    if let Some(policy) = field(obj, "preemptionPolicy") {
+        let policy = policy.as_str().unwrap_or("");
+        match policy {
+            "PreemptLowerPriority" | "Never" => {}
+            "" => errors.push(FieldError::required("preemptionPolicy", "")),
+            other => errors.push(FieldError::not_supported_named(
+                "preemptionPolicy",
+                other,
+                &["PreemptLowerPriority", "Never"],
+            )),
+        }
+    }
+    errors
+}
+
+/// The preemption policy of a PriorityClass, `None` when unset.
+fn preemption_policy(obj: &Object) -> Option<&str> {
+    field(obj, "preemptionPolicy").map(|v| v.as_str().unwrap_or(""))
+}
+
+/// `ValidatePriorityClassUpdate`: the value, then the preemption policy, may not change.
+fn validate_priority_class_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let value = |o: &Object| o.get("value").and_then(Value::as_i64).unwrap_or(0);
+    if value(new) != value(old) {
+        errors.push(FieldError::forbidden(
+            "value",
+            "may not be changed in an update.",
+        ));
+    }
+    let (new_policy, old_policy) = (preemption_policy(new), preemption_policy(old));
+    if new_policy != old_policy {
+        errors.push(immutable_named("preemptionPolicy", new_policy));
+    }
+    errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// StorageClass
+
+const MAX_PARAMETERS: usize = 512;
+const MAX_PARAMETERS_SIZE: usize = 256 * 1024;
+
+/// `ValidateStorageClass`: provisioner, parameters, reclaim policy, volume binding mode.
+fn validate_storage_class(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    // validateProvisioner: a qualified name once lower-cased.
+    let provisioner = obj.get("provisioner").and_then(Value::as_str).unwrap_or("");
+    if provisioner.is_empty() {
+        errors.push(FieldError::required("provisioner", ""));
+    } else {
+        let lower = provisioner.to_lowercase();
+        for message in label_key_errors(&lower) {
+            errors.push(FieldError::invalid("provisioner", &lower, message));
+        }
+    }
+    // validateParameters (empty allowed).
+    if let Some(params) = obj.get("parameters").and_then(Value::as_object) {
+        if params.len() > MAX_PARAMETERS {
+            errors.push(FieldError::too_long("parameters", MAX_PARAMETERS as i64));
+        } else {
+            let mut size = 0usize;
+            for (k, v) in params {
+                if k.is_empty() {
+                    errors.push(FieldError::invalid(
+                        "parameters",
+                        k,
+                        "field can not be empty.",
+                    ));
+                }
+                size += k.len() + v.as_str().map_or(0, str::len);
+            }
+            if size > MAX_PARAMETERS_SIZE {
+                errors.push(FieldError::too_long(
+                    "parameters",
+                    MAX_PARAMETERS_SIZE as i64,
+                ));
+            }
+        }
+    }
+    // validateReclaimPolicy: empty allowed.
+    let reclaim = obj
+        .get("reclaimPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !reclaim.is_empty() && !matches!(reclaim, "Delete" | "Retain") {
+        errors.push(FieldError::not_supported_named(
+            "reclaimPolicy",
+            reclaim,
+            &["Delete", "Retain"],
+        ));
+    }
+    // validateVolumeBindingMode: set (defaulting sets it), one of two.
+    match field(obj, "volumeBindingMode") {
+        None => errors.push(FieldError::required("volumeBindingMode", "")),
+        Some(mode) => {
+            let mode = mode.as_str().unwrap_or("");
+            if !matches!(mode, "Immediate" | "WaitForFirstConsumer") {
+                errors.push(FieldError::not_supported_named(
+                    "volumeBindingMode",
+                    mode,
+                    &["Immediate", "WaitForFirstConsumer"],
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidateStorageClassUpdate` as 1.36's declarative validation words it: parameters,
+/// provisioner, reclaim policy and volume binding mode are immutable, each `Invalid` with its
+/// new value.
+fn validate_storage_class_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    // reflect.DeepEqual of the maps: nil and empty differ.
+    let params = |o: &Object| o.get("parameters").filter(|v| !v.is_null()).cloned();
+    if params(new) != params(old) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            "parameters",
+            BadValue::Raw(string_map_json(new.get("parameters"))),
+            "field is immutable",
+        ));
+    }
+    let text = |o: &Object, key: &str| o.get(key).and_then(Value::as_str).map(str::to_owned);
+    let provisioner = text(new, "provisioner").unwrap_or_default();
+    if provisioner != text(old, "provisioner").unwrap_or_default() {
+        errors.push(FieldError::invalid(
+            "provisioner",
+            &provisioner,
+            "field is immutable",
+        ));
+    }
+    let reclaim = text(new, "reclaimPolicy");
+    if reclaim.clone().unwrap_or_default() != text(old, "reclaimPolicy").unwrap_or_default() {
+        errors.push(immutable_named("reclaimPolicy", reclaim.as_deref()));
+    }
+    let mode_new = text(new, "volumeBindingMode");
+    if mode_new != text(old, "volumeBindingMode") {
+        errors.push(immutable_named("volumeBindingMode", mode_new.as_deref()));
+    }
+    errors
+}
+
+/// A `map[string]string` (or `core.ResourceList`) as `json.Marshal` writes it: keys sorted,
+/// `null` when unset.
+fn string_map_json(map: Option<&Value>) -> String {
+    let Some(map) = map.and_then(Value::as_object) else {
+        return "null".to_owned();
+    };
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let parts: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            format!("{}:{}", go_json_string(k), go_json_string(&text))
+        })
+        .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node
+
+const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+/// The pod CIDRs of a Node's spec as `Convert_v1_NodeSpec_To_core_NodeSpec` makes them: the
+/// single `podCIDR` wins when it is set and is not the first of `podCIDRs`.
+fn pod_cidrs(obj: &Object) -> Vec<String> {
+    let spec = obj.get("spec");
+    let list: Vec<String> = list_at(spec, "podCIDRs")
+        .iter()
+        .map(|v| v.as_str().unwrap_or("").to_owned())
+        .collect();
+    let single = str_at(spec, "podCIDR");
+    if !single.is_empty() && list.first().is_none_or(|first| first != single) {
+        return vec![single.to_owned()];
+    }
+    list
+}
+
+/// The internal `core.Taint` (no JSON tags) as `json.Marshal` writes it.
+fn taint_json(taint: &Value) -> String {
+    let taint = Some(taint);
+    let added = taint
+        .and_then(|t| t.get("timeAdded"))
+        .and_then(Value::as_str)
+        .map_or_else(|| "null".to_owned(), go_json_string);
+    format!(
+        "{{\"Key\":{},\"Value\":{},\"Effect\":{},\"TimeAdded\":{added}}}",
+        go_json_string(str_at(taint, "key")),
+        go_json_string(str_at(taint, "value")),
+        go_json_string(str_at(taint, "effect")),
+    )
+}
+
+/// `validateNodeTaints` (at `metadata.taints`, as kube-apiserver names them).
+fn node_taints(taints: &[Value]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let base = Path::new("metadata").child("taints");
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (i, taint) in taints.iter().enumerate() {
+        let at = base.index(i);
+        let key = str_at(Some(taint), "key");
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        let value = str_at(Some(taint), "value");
+        let value_errors = label_value_errors(value);
+        if !value_errors.is_empty() {
+            errors.push(FieldError::invalid(
+                at.child("value"),
+                value,
+                value_errors.join(";"),
+            ));
+        }
+        let effect = str_at(Some(taint), "effect");
+        if effect.is_empty() {
+            errors.push(FieldError::required(at.child("effect"), ""));
+        } else if !TAINT_EFFECTS.contains(&effect) {
+            errors.push(FieldError::not_supported_named(
+                at.child("effect"),
+                effect,
+                TAINT_EFFECTS,
+            ));
+        }
+        if seen.contains(&(effect, key)) {
+            errors.push(FieldError::new(
+                ErrorType::Duplicate,
+                &at,
+                BadValue::Raw(taint_json(taint)),
+                "taints must be unique by key and effect pair",
+            ));
+            continue;
+        }
+        seen.push((effect, key));
+    }
+    errors
+}
+
+/// `ValidateNodeResources`: capacity, then allocatable, quantities not negative.
+fn node_resources(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let status = obj.get("status");
+    for key in ["capacity", "allocatable"] {
+        let map = status.and_then(|s| s.get(key)).and_then(Value::as_object);
+        for (name, q) in map.into_iter().flatten() {
+            let text = q.as_str().unwrap_or("0");
+            if quantity::compare(text, "0") == Some(std::cmp::Ordering::Less) {
+                errors.push(FieldError::invalid(
+                    Path::new("status").child(key).child(name),
+                    text,
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// The address of `cidr` if `netutils.ParseCIDRSloppy` takes it.
+fn parse_cidr(cidr: &str) -> Option<IpAddr> {
+    let (address, bits) = cidr.split_once('/')?;
+    let ip = sloppy_ip(address)?;
+    let max = if address.contains(':') { 128 } else { 32 };
+    let ok = !bits.is_empty()
+        && bits.len() <= 3
+        && bits.bytes().all(|b| b.is_ascii_digit())
+        && bits.parse::<u32>().is_ok_and(|p| p <= max);
+    ok.then_some(ip)
+}
+
+/// `ValidateNode`: taints, resources, then the pod CIDRs (valid, at most one per family).
+fn validate_node(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let taints = list_at(obj.get("spec"), "taints");
+    if !taints.is_empty() {
+        errors.extend(node_taints(taints));
+    }
+    errors.extend(node_resources(obj));
+    let cidrs = pod_cidrs(obj);
+    if !cidrs.is_empty() {
+        let path = Path::new("spec").child("podCIDRs");
+        for (i, cidr) in cidrs.iter().enumerate() {
+            errors.extend(cidr_errors(cidr, &path.index(i), &[]));
+        }
+        if cidrs.len() > 1 {
+            // netutils.IsDualStackCIDRStrings: every one parses, one of each family.
+            let mut dual = false;
+            let parsed: Vec<Option<IpAddr>> = cidrs.iter().map(|c| parse_cidr(c)).collect();
+            if let Some(bad) = parsed.iter().position(Option::is_none) {
+                errors.push(FieldError::new(
+                    ErrorType::Internal,
+                    &path,
+                    BadValue::Omit,
+                    format!(
+                        "invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[{bad}]: <nil> (invalid CIDR address: {})",
+                        cidrs[bad]
+                    ),
+                ));
+            } else {
+                let v6 = parsed
+                    .iter()
+                    .flatten()
+                    .filter(|ip| matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none()))
+                    .count();
+                dual = v6 > 0 && v6 < parsed.len();
+            }
+            if !dual || cidrs.len() > 2 {
+                let list: Vec<String> = cidrs.iter().map(|c| go_json_string(c)).collect();
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &path,
+                    BadValue::Raw(format!("[{}]", list.join(","))),
+                    "may specify no more than one CIDR for each IP family",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// The internal `core.NodeAddress` (no JSON tags) as `json.Marshal` writes it.
+fn address_json(address: &Value) -> String {
+    let address = Some(address);
+    format!(
+        "{{\"Type\":{},\"Address\":{}}}",
+        go_json_string(str_at(address, "type")),
+        go_json_string(str_at(address, "address"))
+    )
+}
+
+/// `ValidateNodeUpdate` (after the metadata): resources, duplicate addresses, pod CIDRs and
+/// provider ID once set, taints, the external ID.
+fn validate_node_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errors = node_resources(new);
+    let addresses = list_at(new.get("status"), "addresses");
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (i, address) in addresses.iter().enumerate() {
+        let pair = (
+            str_at(Some(address), "type"),
+            str_at(Some(address), "address"),
+        );
+        if seen.contains(&pair) {
+            errors.push(FieldError::new(
+                ErrorType::Duplicate,
+                Path::new("status").child("addresses").index(i),
+                BadValue::Raw(address_json(address)),
+                "",
+            ));
+        }
+        seen.push(pair);
+    }
+    let old_cidrs = pod_cidrs(old);
+    if !old_cidrs.is_empty() {
+        let new_cidrs = pod_cidrs(new);
+        let forbidden = || {
+            FieldError::forbidden(
+                "spec.podCIDRs",
+                "node updates may not change podCIDR except from \"\" to valid",
+            )
+        };
+        if old_cidrs.len() != new_cidrs.len() {
+            errors.push(forbidden());
+        } else {
+            // One error for each that differs.
+            for (old, new) in old_cidrs.iter().zip(&new_cidrs) {
+                if old != new {
+                    errors.push(forbidden());
+                }
+            }
+        }
+    }
+    let old_provider = str_at(old.get("spec"), "providerID");
+    if !old_provider.is_empty() && old_provider != str_at(new.get("spec"), "providerID") {
+        errors.push(FieldError::forbidden(
+            "spec.providerID",
+            "node updates may not change providerID except from \"\" to valid",
+        ));
+    }
+    let taints = list_at(new.get("spec"), "taints");
+    if !taints.is_empty() {
+        errors.extend(node_taints(taints));
+    }
+    if str_at(new.get("spec"), "externalID") != str_at(old.get("spec"), "externalID") {
+        errors.push(FieldError::forbidden(
+            "spec.externalID",
+            "may not be updated",
+        ));
+    }
+    errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// PersistentVolume
+
+/// `supportedAccessModes`, as `sets.List` sorts them.
+const ACCESS_MODES: &[&str] = &[
+    "ReadOnlyMany",
+    "ReadWriteMany",
+    "ReadWriteOnce",
+    "ReadWriteOncePod",
+];
+const PV_RECLAIM_POLICIES: &[&str] = &["Delete", "Recycle", "Retain"];
+const VOLUME_MODES: &[&str] = &["Block", "Filesystem"];
+const HOST_PATH_TYPES: &[&str] = &[
+    "",
+    "BlockDevice",
+    "CharDevice",
+    "Directory",
+    "DirectoryOrCreate",
+    "File",
+    "FileOrCreate",
+    "Socket",
+];
+const MOUNT_OPTIONS_ANNOTATION: &str = "volume.beta.kubernetes.io/mount-options";
+
+/// A source of `validatePersistentVolumeSpec`, in its order: the JSON key, the path a second
+/// source is forbidden at, the path its own errors are reported at.
+type PvSource = (&'static str, &'static str, &'static str);
+const PV_SOURCES: &[PvSource] = &[
+    ("hostPath", "hostPath", "hostPath"),
+    ("gcePersistentDisk", "gcePersistentDisk", "persistentDisk"),
+    (
+        "awsElasticBlockStore",
+        "awsElasticBlockStore",
+        "awsElasticBlockStore",
+    ),
+    ("glusterfs", "glusterfs", "glusterfs"),
+    ("flocker", "flocker", "flocker"),
+    ("nfs", "nfs", "nfs"),
+    ("rbd", "rbd", "rbd"),
+    ("quobyte", "quobyte", "quobyte"),
+    ("cephfs", "cephFS", "cephfs"),
+    ("iscsi", "iscsi", "iscsi"),
+    ("cinder", "cinder", "cinder"),
+    ("fc", "fc", "fc"),
+    ("flexVolume", "flexVolume", "flexVolume"),
+    ("azureFile", "azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume", "vsphereVolume"),
+    (
+        "photonPersistentDisk",
+        "photonPersistentDisk",
+        "photonPersistentDisk",
+    ),
+    ("portworxVolume", "portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk", "azureDisk"),
+    ("scaleIO", "scaleIO", "scaleIO"),
+    ("local", "local", "local"),
+    ("storageos", "storageos", "storageos"),
+    ("csi", "csi", "csi"),
+];
+
+/// The sources whose mount options `checkMountOption` allows.
+const MOUNT_OPTION_SOURCES: &[&str] = &[
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "glusterfs",
+    "nfs",
+    "rbd",
+    "quobyte",
+    "iscsi",
+    "cinder",
+    "cephfs",
+    "azureFile",
+    "vsphereVolume",
+    "azureDisk",
+    "photonPersistentDisk",
+];
+
+/// `validatePathNoBacksteps`.
+fn no_backsteps(target: &str, path: &Path) -> Option<FieldError> {
+    target
+        .split('/')
+        .any(|part| part == "..")
+        .then(|| FieldError::invalid(path, target, "must not contain '..'"))
+}
+
+/// What this file checks inside a source: `hostPath`, `nfs`, `local`, `csi`.
+fn pv_source_errors(key: &str, source: Option<&Value>, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    match key {
+        // validateHostPathVolumeSource, validateLocalVolumeSource
+        "hostPath" | "local" => {
+            let target = str_at(source, "path");
+            if target.is_empty() {
+                errors.push(FieldError::required(path.child("path"), ""));
+                return errors;
+            }
+            errors.extend(no_backsteps(target, &path.child("path")));
+            if key == "hostPath"
+                && let Some(kind) = source
+                    .and_then(|s| s.get("type"))
+                    .and_then(Value::as_str)
+                    .filter(|kind| !HOST_PATH_TYPES.contains(kind))
+            {
+                errors.push(FieldError::not_supported(
+                    path.child("type"),
+                    kind,
+                    HOST_PATH_TYPES,
+                ));
+            }
+        }
+        // validateNFSVolumeSource
+        "nfs" => {
+            for field in ["server", "path"] {
+                if str_at(source, field).is_empty() {
+                    errors.push(FieldError::required(path.child(field), ""));
+                }
+            }
+            let export = str_at(source, "path");
+            if !export.starts_with('/') {
+                errors.push(FieldError::invalid(
+                    path.child("path"),
+                    export,
+                    "must be an absolute path",
+                ));
+            }
+        }
+        // validateCSIPersistentVolumeSource
+        "csi" => {
+            errors.extend(csi_driver_name(
+                str_at(source, "driver"),
+                &path.child("driver"),
+            ));
+            if str_at(source, "volumeHandle").is_empty() {
+                errors.push(FieldError::required(path.child("volumeHandle"), ""));
+            }
+            for secret in [
+                "controllerPublishSecretRef",
+                "controllerExpandSecretRef",
+                "nodePublishSecretRef",
+                "nodeExpandSecretRef",
+            ] {
+                if let Some(reference) = source.and_then(|s| s.get(secret)).filter(|r| !r.is_null())
+                {
+                    errors.extend(pv_secret_reference(reference, &path.child(secret)));
+                }
+            }
+        }
+        _ => {}
+    }
+    errors
+}
+
+/// `ValidateCSIDriverName`: required; at most 63 bytes; a DNS subdomain once lower-cased.
+fn csi_driver_name(driver: &str, path: &Path) -> Vec<FieldError> {
+    if driver.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    let mut errors = Vec::new();
+    if driver.len() > 63 {
+        errors.push(FieldError::too_long(path, 63));
+    }
+    for message in dns1123_subdomain_name_errors(&driver.to_lowercase()) {
+        errors.push(FieldError::invalid(path, driver, message));
+    }
+    errors
+}
+
+/// `validatePVSecretReference`: a name (a DNS subdomain) and a namespace (a DNS label).
+fn pv_secret_reference(reference: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = str_at(Some(reference), "name");
+    if name.is_empty() {
+        errors.push(FieldError::required(path.child("name"), ""));
+    } else {
+        for message in dns1123_subdomain_name_errors(name) {
+            errors.push(FieldError::invalid(path.child("name"), name, message));
+        }
+    }
+    let namespace = str_at(Some(reference), "namespace");
+    if namespace.is_empty() {
+        errors.push(FieldError::required(path.child("namespace"), ""));
+    } else {
+        for message in dns1123_label_errors(namespace) {
+            errors.push(FieldError::invalid(
+                path.child("namespace"),
+                namespace,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidatePersistentVolumeSpec` (not inline), then `checkMountOption`.
+fn validate_persistent_volume(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let path = Path::new("spec");
+    let modes = list_at(spec, "accessModes");
+    if modes.is_empty() {
+        errors.push(FieldError::required(path.child("accessModes"), ""));
+    }
+    let (mut once_pod, mut other) = (false, false);
+    for mode in modes {
+        let mode = mode.as_str().unwrap_or("");
+        if !ACCESS_MODES.contains(&mode) {
+            errors.push(FieldError::not_supported_named(
+                path.child("accessModes"),
+                mode,
+                ACCESS_MODES,
+            ));
+        }
+        if mode == "ReadWriteOncePod" {
+            once_pod = true;
+        } else if ACCESS_MODES.contains(&mode) {
+            other = true;
+        }
+    }
+    if once_pod && other {
+        errors.push(FieldError::forbidden(
+            path.child("accessModes"),
+            "may not use ReadWriteOncePod with other access modes",
+        ));
+    }
+    let capacity = spec
+        .and_then(|s| s.get("capacity"))
+        .filter(|c| !c.is_null());
+    let capacity_map = capacity.and_then(Value::as_object);
+    let capacity_len = capacity_map.map_or(0, serde_json::Map::len);
+    if capacity_len == 0 {
+        errors.push(FieldError::required(path.child("capacity"), ""));
+    }
+    if !capacity_map.is_some_and(|m| m.contains_key("storage")) || capacity_len > 1 {
+        errors.push(FieldError::new(
+            ErrorType::NotSupported,
+            path.child("capacity"),
+            BadValue::Raw(string_map_json(capacity)),
+            "supported values: \"storage\"",
+        ));
+    }
+    for (name, q) in capacity_map.into_iter().flatten() {
+        let at = path.child("capacity").key(name);
+        let text = q.as_str().unwrap_or("0");
+        // validateBasicResource, then ValidatePositiveQuantityValue.
+        if let Some(whole) = quantity::whole_value(text)
+            && whole < 0
+        {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                &at,
+                BadValue::Raw(whole.to_string()),
+                "must be a valid resource quantity",
+            ));
+        }
+        if quantity::compare(text, "0") != Some(std::cmp::Ordering::Greater) {
+            errors.push(FieldError::invalid(&at, text, "must be greater than zero"));
+        }
+    }
+    let reclaim = str_at(spec, "persistentVolumeReclaimPolicy");
+    if !reclaim.is_empty() && !PV_RECLAIM_POLICIES.contains(&reclaim) {
+        errors.push(FieldError::not_supported_named(
+            path.child("persistentVolumeReclaimPolicy"),
+            reclaim,
+            PV_RECLAIM_POLICIES,
+        ));
+    }
+    let affinity = spec
+        .and_then(|s| s.get("nodeAffinity"))
+        .filter(|a| !a.is_null());
+    if let Some(affinity) = affinity {
+        match affinity.get("required").filter(|r| !r.is_null()) {
+            Some(required) => errors.extend(node_selector(
+                required,
+                &path.child("nodeAffinity").child("required"),
+            )),
+            None => errors.push(FieldError::required(
+                path.child("nodeAffinity").child("required"),
+                "must specify required node constraints",
+            )),
+        }
+    }
+    let mut sources = 0;
+    for (key, forbidden_at, errors_at) in PV_SOURCES {
+        let Some(source) = spec.and_then(|s| s.get(*key)).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        // A flexVolume always counts, never forbidden.
+        if sources > 0 && *key != "flexVolume" {
+            errors.push(FieldError::forbidden(
+                path.child(forbidden_at),
+                "may not specify more than 1 volume type",
+            ));
+            continue;
+        }
+        sources += 1;
+        errors.extend(pv_source_errors(key, Some(source), &path.child(errors_at)));
+        if *key == "local" && affinity.is_none() {
+            errors.push(FieldError::required(
+                path.child("nodeAffinity"),
+                "Local volume requires node affinity",
+            ));
+        }
+    }
+    if sources == 0 {
+        errors.push(FieldError::required(&path, "must specify a volume type"));
+    }
+    let host_path = spec
+        .and_then(|s| s.get("hostPath"))
+        .filter(|v| !v.is_null());
+    if host_path.is_some() && clean_is_root(str_at(host_path, "path")) && reclaim == "Recycle" {
+        errors.push(FieldError::forbidden(
+            path.child("persistentVolumeReclaimPolicy"),
+            "may not be 'recycle' for a hostPath mount of '/'",
+        ));
+    }
+    let class = str_at(spec, "storageClassName");
+    if !class.is_empty() {
+        for message in dns1123_subdomain_name_errors(class) {
+            errors.push(FieldError::invalid(
+                path.child("storageClassName"),
+                class,
+                message,
+            ));
+        }
+    }
+    if let Some(mode) = spec
+        .and_then(|s| s.get("volumeMode"))
+        .filter(|v| !v.is_null())
+    {
+        let mode = mode.as_str().unwrap_or("");
+        if !VOLUME_MODES.contains(&mode) {
+            errors.push(FieldError::not_supported_named(
+                path.child("volumeMode"),
+                mode,
+                VOLUME_MODES,
+            ));
+        }
+    }
+    if let Some(vac) = spec
+        .and_then(|s| s.get("volumeAttributesClassName"))
+        .filter(|v| !v.is_null())
+    {
+        let vac = vac.as_str().unwrap_or("");
+        if vac.is_empty() {
+            errors.push(FieldError::required(
+                path.child("volumeAttributesClassName"),
+                "an empty string is disallowed",
+            ));
+        } else {
+            for message in dns1123_subdomain_name_errors(vac) {
+                errors.push(FieldError::invalid(
+                    path.child("volumeAttributesClassName"),
+                    vac,
+                    message,
+                ));
+            }
+        }
+        if spec.and_then(|s| s.get("csi")).is_none_or(Value::is_null) {
+            errors.push(FieldError::required(
+                path.child("csi"),
+                "has to be specified when using volumeAttributesClassName",
+            ));
+        }
+    }
+    errors
+}
+
+/// `checkMountOption` (`pkg/volume/validation`): the mount-options annotation only on the
+/// sources that take mount options.
+fn mount_option_errors(obj: &Object) -> Vec<FieldError> {
+    let spec = obj.get("spec");
+    if MOUNT_OPTION_SOURCES
+        .iter()
+        .any(|key| spec.and_then(|s| s.get(*key)).is_some_and(|v| !v.is_null()))
+    {
+        return Vec::new();
+    }
+    let annotated = obj
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(MOUNT_OPTIONS_ANNOTATION))
+        .is_some();
+    if annotated {
+        return vec![FieldError::forbidden(
+            Path::new("metadata")
+                .child("annotations")
+                .child(MOUNT_OPTIONS_ANNOTATION),
+            "may not specify mount options for this volume type",
+        )];
+    }
+    Vec::new()
+}
+
+/// Whether `path.Clean(p)` is `/`.
+fn clean_is_root(p: &str) -> bool {
+    p.starts_with('/')
+        && p.split('/')
+            .filter(|part| !part.is_empty() && *part != ".")
+            .fold(0i64, |depth, part| {
+                if part == ".." {
+                    (depth - 1).max(0)
+                } else {
+                    depth + 1
+                }
+            })
+            == 0
+}
+
+/// `ValidatePersistentVolumeUpdate` after its own `ValidatePersistentVolume`: the source may
+/// not change (a controller-expand secret may be added), nor the volume mode, nor a volume
+/// attributes class be removed.
+fn validate_persistent_volume_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let source = |o: &Object, drop_expand: bool| -> Vec<(String, Value)> {
+        let spec = o.get("spec");
+        PV_SOURCES
+            .iter()
+            .filter_map(|(key, _, _)| {
+                let mut v = spec?.get(*key).filter(|v| !v.is_null())?.clone();
+                if drop_expand
+                    && *key == "csi"
+                    && let Some(map) = v.as_object_mut()
+                {
+                    map.remove("controllerExpandSecretRef");
+                }
+                Some(((*key).to_owned(), v))
+            })
+            .collect()
+    };
+    let old_csi = old.get("spec").and_then(|s| s.get("csi"));
+    let expand_added = old_csi.is_some_and(|c| !c.is_null())
+        && old_csi
+            .and_then(|c| c.get("controllerExpandSecretRef"))
+            .is_none_or(Value::is_null);
+    if source(new, expand_added) != source(old, false) {
+        errors.push(FieldError::forbidden(
+            "spec.persistentvolumesource",
+            "spec.persistentvolumesource is immutable after creation",
+        ));
+    }
+    let mode = |o: &Object| {
+        o.get("spec")
+            .and_then(|s| s.get("volumeMode"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if mode(new) != mode(old) {
+        errors.push(immutable_named("volumeMode", mode(new).as_deref()));
+    }
+    let vac = |o: &Object| {
+        o.get("spec")
+            .and_then(|s| s.get("volumeAttributesClassName"))
+            .filter(|v| !v.is_null())
+            .cloned()
+    };
+    if vac(old).is_some() && vac(new).is_none() {
+        errors.push(FieldError::forbidden(
+            "spec.volumeAttributesClassName",
+            "update from non-nil value to nil is forbidden",
+        ));
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(v: Value) -> Object {
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("not an object: {e}"))
+    }
+
+    #[test]
+    fn a_system_name_needs_a_known_class() {
+        let pc = object(serde_json::json!({"metadata": {"name": "system-x"}, "value": 1}));
+        let errors = validate_priority_class(&pc);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().contains("system-x is not a known"));
+    }
+
+    #[test]
+    fn duplicate_taints_are_reported_once_each() {
+        let node = object(serde_json::json!({"spec": {"taints": [
+            {"key": "a", "effect": "NoSchedule"},
+            {"key": "a", "effect": "NoSchedule"}
+        ]}}));
+        let errors = validate_node(&node);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            "metadata.taints[1]: Duplicate value: {\"Key\":\"a\",\"Value\":\"\",\"Effect\":\"NoSchedule\",\"TimeAdded\":null}: taints must be unique by key and effect pair"
+        );
+    }
+
+    #[test]
+    fn odd_values_do_not_panic() {
+        for v in [
+            serde_json::json!({"spec": {"podCIDRs": [1, null, "x/99"], "taints": [7]}}),
+            serde_json::json!({"value": "x", "preemptionPolicy": 3, "parameters": {"": 1}}),
+        ] {
+            let o = object(v);
+            let _ = validate_node(&o);
+            let _ = validate_node_update(&o, &o);
+            let _ = validate_priority_class(&o);
+            let _ = validate_storage_class(&o);
+            let _ = validate_storage_class_update(&o, &o);
+        }
+    }
+}
