@@ -1,8 +1,10 @@
 //! Cluster-scoped kinds an administrator writes: Nodes (`ValidateNode`, `ValidateNodeUpdate` of
 //! `pkg/apis/core/validation/validation.go`), PersistentVolumes (`ValidatePersistentVolume`,
 //! `ValidatePersistentVolumeUpdate` there, and `pkg/volume/validation/pv_validation.go`), PriorityClasses
-//! (`pkg/apis/scheduling/validation/validation.go`) and StorageClasses
-//! (`pkg/apis/storage/validation/validation.go`), with what each registry strategy runs on
+//! (`pkg/apis/scheduling/validation/validation.go`), StorageClasses
+//! (`pkg/apis/storage/validation/validation.go`) and the admission webhook configurations
+//! (`pkg/apis/admissionregistration/validation/validation.go`, with
+//! `k8s.io/apiserver/pkg/util/webhook/validation.go`), with what each registry strategy runs on
 //! create, update and `/status` (`pkg/registry/<group>/<kind>/strategy.go`).
 //!
 //! Not checked yet: a Node's taints and avoid-pods annotations (`ValidateNodeSpecificAnnotations`), its declared features, swap
@@ -10,19 +12,23 @@
 //! StorageClass's allowed topologies; what a PersistentVolume's source holds beyond `hostPath`,
 //! `nfs`, `local` and `csi` (which source is set is checked for all); that its node affinity
 //! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
-//! immutable after creation" (the update is refused, the diff is not written).
+//! immutable after creation" (the update is refused, the diff is not written); a webhook's
+//! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports.
 
 use std::net::IpAddr;
 
 use recon_apimachinery::names::{
-    dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
+    dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
+    label_value_errors,
 };
 use serde_json::Value;
 
 use super::Path;
+use super::core::port_num_errors;
 use super::pod::node_selector;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
+use super::workloads::label_selector;
 use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::go_json_string;
@@ -35,6 +41,10 @@ pub(super) fn handles(group: &str, kind: &str) -> bool {
         ("", "Node" | "PersistentVolume")
             | ("scheduling.k8s.io", "PriorityClass")
             | ("storage.k8s.io", "StorageClass")
+            | (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
+            )
     )
 }
 
@@ -48,6 +58,11 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         }
         ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(obj),
         ("storage.k8s.io", "StorageClass") => validate_storage_class(obj),
+        ("admissionregistration.k8s.io", _) => validate_webhook_configuration(
+            obj,
+            kind == "MutatingWebhookConfiguration",
+            &webhook_update_options(None),
+        ),
         _ => Vec::new(),
     }
 }
@@ -81,6 +96,13 @@ pub(super) fn validate_update(
             errors.extend(validate_storage_class_update(new, old));
             errors
         }
+        // Validate{Validating,Mutating}WebhookConfigurationUpdate alone: the new one with what
+        // the old one already broke allowed.
+        ("admissionregistration.k8s.io", _) => validate_webhook_configuration(
+            new,
+            kind == "MutatingWebhookConfiguration",
+            &webhook_update_options(Some(old)),
+        ),
         _ => Vec::new(),
     }
 }
@@ -1027,6 +1049,509 @@ fn validate_persistent_volume_update(new: &Object, old: &Object) -> Vec<FieldErr
         ));
     }
     errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// ValidatingWebhookConfiguration, MutatingWebhookConfiguration
+
+const FAILURE_POLICIES: &[&str] = &["Fail", "Ignore"];
+const MATCH_POLICIES: &[&str] = &["Equivalent", "Exact"];
+const NO_SIDE_EFFECTS: &[&str] = &["None", "NoneOnDryRun"];
+const SIDE_EFFECTS: &[&str] = &["None", "NoneOnDryRun", "Some", "Unknown"];
+const OPERATIONS: &[&str] = &["*", "CONNECT", "CREATE", "DELETE", "UPDATE"];
+const REINVOCATION_POLICIES: &[&str] = &["IfNeeded", "Never"];
+const SCOPES: &[&str] = &["*", "Cluster", "Namespaced"];
+const REVIEW_VERSIONS: &[&str] = &["v1", "v1beta1"];
+const URL_FORM: &str = "; desired format: https://host[/path]";
+
+/// What an update relaxes when the old configuration already broke a rule.
+struct WebhookOptions {
+    require_no_side_effects: bool,
+    require_recognized_review_version: bool,
+    require_unique_names: bool,
+}
+
+/// A list of strings as `json.Marshal` writes it.
+fn string_list_json(list: &[Value]) -> String {
+    let items: Vec<String> = list
+        .iter()
+        .map(|v| go_json_string(v.as_str().unwrap_or("")))
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
+fn strings(list: &[Value]) -> Vec<&str> {
+    list.iter().map(|v| v.as_str().unwrap_or("")).collect()
+}
+
+/// `validateValidatingWebhookConfiguration` / `validateMutatingWebhookConfiguration` after the
+/// metadata: each webhook, its review versions, names unique.
+fn validate_webhook_configuration(
+    obj: &Object,
+    mutating: bool,
+    opts: &WebhookOptions,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    let hooks = obj.get("webhooks").and_then(Value::as_array);
+    for (i, hook) in hooks.into_iter().flatten().enumerate() {
+        let at = Path::new("webhooks").index(i);
+        errors.extend(webhook_errors(hook, mutating, opts, &at));
+        errors.extend(review_versions(
+            list_at(Some(hook), "admissionReviewVersions"),
+            opts.require_recognized_review_version,
+            &at.child("admissionReviewVersions"),
+        ));
+        let name = str_at(Some(hook), "name");
+        if opts.require_unique_names && !name.is_empty() {
+            if names.contains(&name) {
+                errors.push(FieldError::new(
+                    ErrorType::Duplicate,
+                    at.child("name"),
+                    BadValue::Str(name.to_owned()),
+                    "",
+                ));
+            } else {
+                names.push(name);
+            }
+        }
+    }
+    errors
+}
+
+/// `validateAdmissionReviewVersions`.
+fn review_versions(versions: &[Value], require_recognized: bool, path: &Path) -> Vec<FieldError> {
+    if versions.is_empty() {
+        return vec![FieldError::required(
+            path,
+            format!("must specify one of {}", REVIEW_VERSIONS.join(", ")),
+        )];
+    }
+    let mut errors = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut accepted = false;
+    for (i, v) in strings(versions).into_iter().enumerate() {
+        if seen.contains(&v) {
+            errors.push(FieldError::invalid(path.index(i), v, "duplicate version"));
+            continue;
+        }
+        seen.push(v);
+        for message in dns1035_label_errors(v) {
+            errors.push(FieldError::invalid(path.index(i), v, message));
+        }
+        accepted |= REVIEW_VERSIONS.contains(&v);
+    }
+    if require_recognized && !accepted {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path,
+            BadValue::Raw(string_list_json(versions)),
+            format!(
+                "must include at least one of {}",
+                REVIEW_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    errors
+}
+
+/// An optional enum field: `NotSupported` (printed as a named type) when set and not listed.
+fn enum_field(hook: &Value, key: &str, supported: &[&str], path: &Path) -> Option<FieldError> {
+    let value = hook.get(key).filter(|v| !v.is_null())?;
+    let value = value.as_str().unwrap_or("");
+    (!supported.contains(&value))
+        .then(|| FieldError::not_supported_named(path.child(key), value, supported))
+}
+
+/// `validateValidatingWebhook` / `validateMutatingWebhook` (match conditions are not checked).
+fn webhook_errors(
+    hook: &Value,
+    mutating: bool,
+    opts: &WebhookOptions,
+    path: &Path,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    // utilvalidation.IsFullyQualifiedName
+    let name = str_at(Some(hook), "name");
+    let name_path = path.child("name");
+    if name.is_empty() {
+        errors.push(FieldError::required(&name_path, ""));
+    } else {
+        let messages = dns1123_subdomain_name_errors(name);
+        if !messages.is_empty() {
+            errors.push(FieldError::invalid(&name_path, name, messages.join(",")));
+        } else if name.split('.').count() < 3 {
+            errors.push(FieldError::invalid(
+                &name_path,
+                name,
+                "should be a domain with at least three segments separated by dots",
+            ));
+        }
+    }
+    for (i, rule) in list_at(Some(hook), "rules").iter().enumerate() {
+        errors.extend(rule_with_operations(rule, &path.child("rules").index(i)));
+    }
+    errors.extend(enum_field(hook, "failurePolicy", FAILURE_POLICIES, path));
+    errors.extend(enum_field(hook, "matchPolicy", MATCH_POLICIES, path));
+    let allowed = if opts.require_no_side_effects {
+        NO_SIDE_EFFECTS
+    } else {
+        SIDE_EFFECTS
+    };
+    match hook.get("sideEffects").filter(|v| !v.is_null()) {
+        None => errors.push(FieldError::required(
+            path.child("sideEffects"),
+            format!("must specify one of {}", allowed.join(", ")),
+        )),
+        Some(_) => errors.extend(enum_field(hook, "sideEffects", allowed, path)),
+    }
+    if let Some(timeout) = hook.get("timeoutSeconds").and_then(Value::as_i64)
+        && !(1..=30).contains(&timeout)
+    {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("timeoutSeconds"),
+            BadValue::Raw(timeout.to_string()),
+            "the timeout value must be between 1 and 30 seconds",
+        ));
+    }
+    for key in ["namespaceSelector", "objectSelector"] {
+        if let Some(selector) = hook.get(key).filter(|v| !v.is_null()) {
+            errors.extend(label_selector(selector, &path.child(key)));
+        }
+    }
+    if mutating {
+        errors.extend(enum_field(
+            hook,
+            "reinvocationPolicy",
+            REINVOCATION_POLICIES,
+            path,
+        ));
+    }
+    let config = hook.get("clientConfig");
+    let url = config.and_then(|c| c.get("url")).filter(|v| !v.is_null());
+    let service = config
+        .and_then(|c| c.get("service"))
+        .filter(|v| !v.is_null());
+    let config_path = path.child("clientConfig");
+    match (url, service) {
+        (Some(url), None) => {
+            errors.extend(webhook_url(
+                url.as_str().unwrap_or(""),
+                &config_path.child("url"),
+            ));
+        }
+        (None, Some(service)) => {
+            errors.extend(webhook_service(service, &config_path.child("service")));
+        }
+        _ => errors.push(FieldError::required(
+            config_path,
+            "exactly one of url or service is required",
+        )),
+    }
+    errors
+}
+
+/// `validateRuleWithOperations`, then `validateRule` with subresources allowed.
+fn rule_with_operations(rule: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rule = Some(rule);
+    let operations = list_at(rule, "operations");
+    let ops_path = path.child("operations");
+    if operations.is_empty() {
+        errors.push(FieldError::required(&ops_path, ""));
+    }
+    let ops = strings(operations);
+    if ops.len() > 1 && ops.contains(&"*") {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            &ops_path,
+            BadValue::Raw(string_list_json(operations)),
+            "if '*' is present, must not specify other operations",
+        ));
+    }
+    for (i, op) in ops.iter().enumerate() {
+        if !OPERATIONS.contains(op) {
+            errors.push(FieldError::not_supported_named(
+                ops_path.index(i),
+                op,
+                OPERATIONS,
+            ));
+        }
+    }
+    // validateRule
+    let groups = list_at(rule, "apiGroups");
+    if groups.is_empty() {
+        errors.push(FieldError::required(path.child("apiGroups"), ""));
+    }
+    if groups.len() > 1 && strings(groups).contains(&"*") {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("apiGroups"),
+            BadValue::Raw(string_list_json(groups)),
+            "if '*' is present, must not specify other API groups",
+        ));
+    }
+    let versions = list_at(rule, "apiVersions");
+    if versions.is_empty() {
+        errors.push(FieldError::required(path.child("apiVersions"), ""));
+    }
+    if versions.len() > 1 && strings(versions).contains(&"*") {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("apiVersions"),
+            BadValue::Raw(string_list_json(versions)),
+            "if '*' is present, must not specify other API versions",
+        ));
+    }
+    for (i, version) in strings(versions).iter().enumerate() {
+        if version.is_empty() {
+            errors.push(FieldError::required(path.child("apiVersions").index(i), ""));
+        }
+    }
+    errors.extend(rule_resources(
+        list_at(rule, "resources"),
+        &path.child("resources"),
+    ));
+    if let Some(scope) = rule.and_then(|r| r.get("scope")).filter(|v| !v.is_null()) {
+        let scope = scope.as_str().unwrap_or("");
+        if !SCOPES.contains(&scope) {
+            errors.push(FieldError::not_supported_named(
+                path.child("scope"),
+                scope,
+                SCOPES,
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateResources`: resources and subresources with their wildcards.
+fn rule_resources(resources: &[Value], path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if resources.is_empty() {
+        errors.push(FieldError::required(path, ""));
+    }
+    let mut wildcard_sub: Vec<&str> = Vec::new();
+    let mut wildcard_res: Vec<&str> = Vec::new();
+    let (mut double, mut single, mut plain) = (false, false, false);
+    for (i, res_sub) in strings(resources).into_iter().enumerate() {
+        if res_sub.is_empty() {
+            errors.push(FieldError::required(path.index(i), ""));
+            continue;
+        }
+        double |= res_sub == "*/*";
+        single |= res_sub == "*";
+        let Some((res, sub)) = res_sub.split_once('/') else {
+            plain = res_sub != "*";
+            continue;
+        };
+        if wildcard_sub.contains(&res) {
+            errors.push(FieldError::invalid(
+                path.index(i),
+                res_sub,
+                format!("if '{res}/*' is present, must not specify {res_sub}"),
+            ));
+        }
+        if wildcard_res.contains(&sub) {
+            errors.push(FieldError::invalid(
+                path.index(i),
+                res_sub,
+                format!("if '*/{sub}' is present, must not specify {res_sub}"),
+            ));
+        }
+        if sub == "*" {
+            wildcard_sub.push(res);
+        }
+        if res == "*" {
+            wildcard_res.push(sub);
+        }
+    }
+    if resources.len() > 1 && double {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path,
+            BadValue::Raw(string_list_json(resources)),
+            "if '*/*' is present, must not specify other resources",
+        ));
+    }
+    if single && plain {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path,
+            BadValue::Raw(string_list_json(resources)),
+            "if '*' is present, must not specify other resources without subresources",
+        ));
+    }
+    errors
+}
+
+/// `webhook.ValidateWebhookURL` with https forced, for what `url.Parse` accepts: the scheme,
+/// a host, no user information, fragment or query.
+fn webhook_url(url: &str, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let (rest, fragment) = url.split_once('#').unwrap_or((url, ""));
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    // getScheme: a letter, then letters, digits, '+', '-', '.', up to ':'.
+    let (scheme, rest) = match rest.find(':') {
+        Some(colon)
+            if rest[..colon].starts_with(|c: char| c.is_ascii_alphabetic())
+                && rest[..colon]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            (&rest[..colon], &rest[colon + 1..])
+        }
+        _ => ("", rest),
+    };
+    let (user, host) = match rest.strip_prefix("//") {
+        Some(authority) => {
+            let authority = authority.split('/').next().unwrap_or("");
+            match authority.rsplit_once('@') {
+                Some((user, host)) => (Some(user), host),
+                None => (None, authority),
+            }
+        }
+        None => (None, ""),
+    };
+    if scheme.to_lowercase() != "https" {
+        errors.push(FieldError::invalid(
+            path,
+            &scheme.to_lowercase(),
+            format!("'https' is the only allowed URL scheme{URL_FORM}"),
+        ));
+    }
+    if host.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            "",
+            format!("host must be specified{URL_FORM}"),
+        ));
+    }
+    if let Some(user) = user {
+        errors.push(FieldError::invalid(
+            path,
+            user,
+            "user information is not permitted in the URL",
+        ));
+    }
+    if !fragment.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            fragment,
+            "fragments are not permitted in the URL",
+        ));
+    }
+    if !query.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            query,
+            "query parameters are not permitted in the URL",
+        ));
+    }
+    errors
+}
+
+/// `webhook.ValidateWebhookService`: name, namespace, port, then the path's segments.
+fn webhook_service(service: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let service = Some(service);
+    if str_at(service, "name").is_empty() {
+        errors.push(FieldError::required(path.child("name"), ""));
+    }
+    if str_at(service, "namespace").is_empty() {
+        errors.push(FieldError::required(path.child("namespace"), ""));
+    }
+    let port = service
+        .and_then(|s| s.get("port"))
+        .and_then(Value::as_i64)
+        .unwrap_or(443);
+    let port_errors = port_num_errors(port);
+    if !port_errors.is_empty() {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("port"),
+            BadValue::Raw(port.to_string()),
+            format!("port is not valid: {}", port_errors.join(", ")),
+        ));
+    }
+    let Some(url_path) = service.and_then(|s| s.get("path")).and_then(Value::as_str) else {
+        return errors;
+    };
+    if url_path == "/" || url_path.is_empty() {
+        return errors;
+    }
+    let at = path.child("path");
+    if url_path == "//" {
+        errors.push(FieldError::invalid(
+            &at,
+            url_path,
+            "segment[0] may not be empty",
+        ));
+        return errors;
+    }
+    if !url_path.starts_with('/') {
+        errors.push(FieldError::invalid(&at, url_path, "must start with a '/'"));
+    }
+    // Go drops the first byte whatever it is.
+    let check = url_path.get(1..).unwrap_or("");
+    let check = check.strip_suffix('/').unwrap_or(check);
+    for (i, step) in check.split('/').enumerate() {
+        if step.is_empty() {
+            errors.push(FieldError::invalid(
+                &at,
+                url_path,
+                format!("segment[{i}] may not be empty"),
+            ));
+            continue;
+        }
+        for message in dns1123_subdomain_name_errors(step) {
+            errors.push(FieldError::invalid(
+                &at,
+                url_path,
+                format!("segment[{i}]: {message}"),
+            ));
+        }
+    }
+    errors
+}
+
+/// The options `ValidateValidatingWebhookConfigurationUpdate` and its mutating twin derive
+/// from the old configuration (all strict on create).
+fn webhook_update_options(old: Option<&Object>) -> WebhookOptions {
+    let Some(old) = old else {
+        return WebhookOptions {
+            require_no_side_effects: true,
+            require_recognized_review_version: true,
+            require_unique_names: true,
+        };
+    };
+    let hooks: Vec<&Value> = old
+        .get("webhooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    let mut unique = true;
+    for hook in &hooks {
+        let name = str_at(Some(hook), "name");
+        if names.contains(&name) {
+            unique = false;
+        }
+        names.push(name);
+    }
+    WebhookOptions {
+        require_no_side_effects: hooks
+            .iter()
+            .all(|h| NO_SIDE_EFFECTS.contains(&str_at(Some(h), "sideEffects"))),
+        require_recognized_review_version: hooks.iter().all(|h| {
+            strings(list_at(Some(h), "admissionReviewVersions"))
+                .iter()
+                .any(|v| REVIEW_VERSIONS.contains(v))
+        }),
+        require_unique_names: unique,
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
-//! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses.
+//! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
+//!   webhook configurations.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
