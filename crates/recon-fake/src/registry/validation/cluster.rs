@@ -4,7 +4,8 @@
 //! (`pkg/apis/scheduling/validation/validation.go`), StorageClasses
 //! (`pkg/apis/storage/validation/validation.go`) and the admission webhook configurations
 //! (`pkg/apis/admissionregistration/validation/validation.go`, with
-//! `k8s.io/apiserver/pkg/util/webhook/validation.go`), with what each registry strategy runs on
+//! `k8s.io/apiserver/pkg/util/webhook/validation.go`), PriorityLevelConfigurations
+//! (`pkg/apis/flowcontrol/validation/validation.go`), with what each registry strategy runs on
 //! create, update and `/status` (`pkg/registry/<group>/<kind>/strategy.go`).
 //!
 //! Not checked yet: a Node's taints and avoid-pods annotations (`ValidateNodeSpecificAnnotations`), its declared features, swap
@@ -13,7 +14,8 @@
 //! `nfs`, `local` and `csi` (which source is set is checked for all); that its node affinity
 //! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
 //! immutable after creation" (the update is refused, the diff is not written); a webhook's
-//! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports.
+//! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports; that the
+//! mandatory priority levels keep their fixed specs, and a priority level's status.
 
 use std::net::IpAddr;
 
@@ -45,6 +47,7 @@ pub(super) fn handles(group: &str, kind: &str) -> bool {
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
             )
+            | ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration")
     )
 }
 
@@ -63,6 +66,9 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
             kind == "MutatingWebhookConfiguration",
             &webhook_update_options(None),
         ),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            validate_priority_level(obj)
+        }
         _ => Vec::new(),
     }
 }
@@ -103,6 +109,10 @@ pub(super) fn validate_update(
             kind == "MutatingWebhookConfiguration",
             &webhook_update_options(Some(old)),
         ),
+        // ValidatePriorityLevelConfiguration of the new one.
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            validate_priority_level(new)
+        }
         _ => Vec::new(),
     }
 }
@@ -1552,6 +1562,223 @@ fn webhook_update_options(old: Option<&Object>) -> WebhookOptions {
         }),
         require_unique_names: unique,
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PriorityLevelConfiguration
+
+const PLC_TYPES: &[&str] = &["Exempt", "Limited"];
+const LIMIT_RESPONSE_TYPES: &[&str] = &["Queue", "Reject"];
+const MAX_QUEUES: i64 = 10_000_000;
+/// `shufflesharding.MaxHashBits`.
+const MAX_HASH_BITS: i64 = 60;
+
+fn invalid_int(path: &Path, n: i64, detail: impl Into<String>) -> FieldError {
+    FieldError::new(
+        ErrorType::Invalid,
+        path,
+        BadValue::Raw(n.to_string()),
+        detail,
+    )
+}
+
+/// `ValidatePriorityLevelConfigurationSpec` (the mandatory objects' fixed specs are not
+/// compared).
+fn validate_priority_level(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = str_at(obj.get("metadata"), "name");
+    let spec = obj.get("spec");
+    let path = Path::new("spec");
+    let kind = str_at(spec, "type");
+    if (name == "exempt") != (kind == "Exempt") {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            path.child("type"),
+            BadValue::Raw(go_json_string(kind)),
+            "must be 'Exempt' if and only if `name` is 'exempt'",
+        ));
+    }
+    let limited = spec.and_then(|s| s.get("limited")).filter(|v| !v.is_null());
+    let exempt = spec.and_then(|s| s.get("exempt")).filter(|v| !v.is_null());
+    match kind {
+        "Exempt" => {
+            if limited.is_some() {
+                errors.push(FieldError::forbidden(
+                    path.child("limited"),
+                    "must be nil if the type is not Limited",
+                ));
+            }
+            if let Some(exempt) = exempt {
+                let at = path.child("exempt");
+                if let Some(n) = exempt
+                    .get("nominalConcurrencyShares")
+                    .and_then(Value::as_i64)
+                    && n < 0
+                {
+                    errors.push(invalid_int(
+                        &at.child("nominalConcurrencyShares"),
+                        n,
+                        "must be a non-negative integer",
+                    ));
+                }
+                if let Some(n) = exempt.get("lendablePercent").and_then(Value::as_i64)
+                    && !(0..=100).contains(&n)
+                {
+                    errors.push(invalid_int(
+                        &at.child("lendablePercent"),
+                        n,
+                        "must be between 0 and 100, inclusive",
+                    ));
+                }
+            }
+        }
+        "Limited" => {
+            if exempt.is_some() {
+                errors.push(FieldError::forbidden(
+                    path.child("exempt"),
+                    "must be nil if the type is Limited",
+                ));
+            }
+            match limited {
+                None => errors.push(FieldError::required(
+                    path.child("limited"),
+                    "must not be empty when type is Limited",
+                )),
+                Some(limited) => errors.extend(limited_errors(limited, &path.child("limited"))),
+            }
+        }
+        other => errors.push(FieldError::not_supported_named(
+            path.child("type"),
+            other,
+            PLC_TYPES,
+        )),
+    }
+    errors
+}
+
+/// `ValidateLimitedPriorityLevelConfiguration`.
+fn limited_errors(limited: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let limited = Some(limited);
+    let shares = limited
+        .and_then(|l| l.get("nominalConcurrencyShares"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if shares < 0 {
+        errors.push(invalid_int(
+            &path.child("nominalConcurrencyShares"),
+            shares,
+            "must be a non-negative integer",
+        ));
+    }
+    // ValidateLimitResponse
+    let response = limited.and_then(|l| l.get("limitResponse"));
+    let response_path = path.child("limitResponse");
+    let queuing = response
+        .and_then(|r| r.get("queuing"))
+        .filter(|v| !v.is_null());
+    match str_at(response, "type") {
+        "Reject" => {
+            if queuing.is_some() {
+                errors.push(FieldError::forbidden(
+                    response_path.child("queuing"),
+                    "must be nil if limited.limitResponse.type is not Limited",
+                ));
+            }
+        }
+        "Queue" => match queuing {
+            None => errors.push(FieldError::required(
+                response_path.child("queuing"),
+                "must not be empty if limited.limitResponse.type is Limited",
+            )),
+            Some(queuing) => {
+                errors.extend(queuing_errors(queuing, &response_path.child("queuing")))
+            }
+        },
+        other => errors.push(FieldError::not_supported_named(
+            response_path.child("type"),
+            other,
+            LIMIT_RESPONSE_TYPES,
+        )),
+    }
+    if let Some(n) = limited
+        .and_then(|l| l.get("lendablePercent"))
+        .and_then(Value::as_i64)
+        && !(0..=100).contains(&n)
+    {
+        errors.push(invalid_int(
+            &path.child("lendablePercent"),
+            n,
+            "must be between 0 and 100, inclusive",
+        ));
+    }
+    if let Some(n) = limited
+        .and_then(|l| l.get("borrowingLimitPercent"))
+        .and_then(Value::as_i64)
+        && n < 0
+    {
+        errors.push(invalid_int(
+            &path.child("borrowingLimitPercent"),
+            n,
+            "if specified, must be a non-negative integer",
+        ));
+    }
+    errors
+}
+
+/// `ValidatePriorityLevelQueuingConfiguration`: queue length, queues, hand size (and the
+/// shuffle sharding entropy).
+fn queuing_errors(queuing: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let int = |key: &str| queuing.get(key).and_then(Value::as_i64).unwrap_or(0);
+    let (length, queues, hand) = (int("queueLengthLimit"), int("queues"), int("handSize"));
+    if length <= 0 {
+        errors.push(invalid_int(
+            &path.child("queueLengthLimit"),
+            length,
+            "must be positive",
+        ));
+    }
+    if queues <= 0 {
+        errors.push(invalid_int(
+            &path.child("queues"),
+            queues,
+            "must be positive",
+        ));
+    } else if queues > MAX_QUEUES {
+        errors.push(invalid_int(
+            &path.child("queues"),
+            queues,
+            format!("must not be greater than {MAX_QUEUES}"),
+        ));
+    }
+    if hand <= 0 {
+        errors.push(invalid_int(
+            &path.child("handSize"),
+            hand,
+            "must be positive",
+        ));
+    } else if hand > queues {
+        errors.push(invalid_int(
+            &path.child("handSize"),
+            hand,
+            format!("should not be greater than queues ({queues})"),
+        ));
+    } else {
+        // shufflesharding.RequiredEntropyBits
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        let entropy = ((queues as f64).log2() * hand as f64).ceil() as i64;
+        if entropy > MAX_HASH_BITS {
+            errors.push(invalid_int(
+                &path.child("handSize"),
+                hand,
+                format!(
+                    "required entropy bits of deckSize {queues} and handSize {hand} should not be greater than {MAX_HASH_BITS}"
+                ),
+            ));
+        }
+    }
+    errors
 }
 
 #[cfg(test)]
