@@ -5,7 +5,7 @@
 //! (`pkg/apis/storage/validation/validation.go`) and the admission webhook configurations
 //! (`pkg/apis/admissionregistration/validation/validation.go`, with
 //! `k8s.io/apiserver/pkg/util/webhook/validation.go`), PriorityLevelConfigurations
-//! (`pkg/apis/flowcontrol/validation/validation.go`), with what each registry strategy runs on
+//! and FlowSchemas (`pkg/apis/flowcontrol/validation/validation.go`), with what each registry strategy runs on
 //! create, update and `/status` (`pkg/registry/<group>/<kind>/strategy.go`).
 //!
 //! Not checked yet: a Node's taints and avoid-pods annotations (`ValidateNodeSpecificAnnotations`), its declared features, swap
@@ -15,7 +15,7 @@
 //! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
 //! immutable after creation" (the update is refused, the diff is not written); a webhook's
 //! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports; that the
-//! mandatory priority levels keep their fixed specs, and a priority level's status.
+//! mandatory priority levels and flow schemas keep their fixed specs, and their status.
 
 use std::net::IpAddr;
 
@@ -47,7 +47,10 @@ pub(super) fn handles(group: &str, kind: &str) -> bool {
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
             )
-            | ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration")
+            | (
+                "flowcontrol.apiserver.k8s.io",
+                "PriorityLevelConfiguration" | "FlowSchema"
+            )
     )
 }
 
@@ -69,6 +72,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
             validate_priority_level(obj)
         }
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => validate_flow_schema(obj),
         _ => Vec::new(),
     }
 }
@@ -113,6 +117,8 @@ pub(super) fn validate_update(
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
             validate_priority_level(new)
         }
+        // ValidateFlowSchemaUpdate: ValidateFlowSchema of the new one.
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => validate_flow_schema(new),
         _ => Vec::new(),
     }
 }
@@ -1779,6 +1785,383 @@ fn queuing_errors(queuing: &Value, path: &Path) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// FlowSchema
+
+const MAX_MATCHING_PRECEDENCE: i64 = 10_000;
+const DISTINGUISHER_METHODS: &[&str] = &["ByNamespace", "ByUser"];
+const SUBJECT_KINDS: &[&str] = &["Group", "ServiceAccount", "User"];
+const FLOW_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "proxy",
+    "update",
+    "watch",
+];
+const NS_ERR_INTRO: &str = "each member of this list must be '*' or a DNS-1123 label; ";
+
+/// `ValidateFlowSchemaSpec` (the mandatory schemas' fixed specs are not compared).
+fn validate_flow_schema(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = str_at(obj.get("metadata"), "name");
+    let spec = obj.get("spec");
+    let path = Path::new("spec");
+    let precedence = spec
+        .and_then(|s| s.get("matchingPrecedence"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let precedence_path = path.child("matchingPrecedence");
+    if precedence <= 0 {
+        errors.push(invalid_int(
+            &precedence_path,
+            precedence,
+            "must be a positive value",
+        ));
+    }
+    if precedence > MAX_MATCHING_PRECEDENCE {
+        errors.push(invalid_int(
+            &precedence_path,
+            precedence,
+            format!("must not be greater than {MAX_MATCHING_PRECEDENCE}"),
+        ));
+    }
+    if precedence == 1 && name != "exempt" {
+        errors.push(invalid_int(
+            &precedence_path,
+            precedence,
+            "only the schema named 'exempt' may have matchingPrecedence 1",
+        ));
+    }
+    if let Some(method) = spec
+        .and_then(|s| s.get("distinguisherMethod"))
+        .filter(|v| !v.is_null())
+    {
+        let kind = str_at(Some(method), "type");
+        if !DISTINGUISHER_METHODS.contains(&kind) {
+            // The internal struct (no JSON tags) is printed.
+            let list: Vec<String> = DISTINGUISHER_METHODS
+                .iter()
+                .map(|v| recon_apimachinery::go_quote(v))
+                .collect();
+            errors.push(FieldError::new(
+                ErrorType::NotSupported,
+                path.child("distinguisherMethod").child("type"),
+                BadValue::Raw(format!("{{\"Type\":{}}}", go_json_string(kind))),
+                format!("supported values: {}", list.join(", ")),
+            ));
+        }
+    }
+    let level = str_at(
+        spec.and_then(|s| s.get("priorityLevelConfiguration")),
+        "name",
+    );
+    let level_path = path.child("priorityLevelConfiguration").child("name");
+    if level.is_empty() {
+        errors.push(FieldError::required(
+            level_path,
+            "must reference a priority level",
+        ));
+    } else {
+        for message in dns1123_subdomain_name_errors(level) {
+            errors.push(FieldError::invalid(&level_path, level, message));
+        }
+    }
+    for (i, rule) in list_at(spec, "rules").iter().enumerate() {
+        errors.extend(flow_rule(rule, &path.child("rules").index(i)));
+    }
+    errors
+}
+
+/// `ValidateFlowSchemaPolicyRulesWithSubjects`.
+fn flow_rule(rule: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let rule = Some(rule);
+    let subjects = list_at(rule, "subjects");
+    if subjects.is_empty() {
+        errors.push(FieldError::required(
+            path.child("subjects"),
+            "subjects must contain at least one value",
+        ));
+    }
+    for (i, subject) in subjects.iter().enumerate() {
+        errors.extend(flow_subject(subject, &path.child("subjects").index(i)));
+    }
+    let resource_rules = list_at(rule, "resourceRules");
+    let non_resource_rules = list_at(rule, "nonResourceRules");
+    if resource_rules.is_empty() && non_resource_rules.is_empty() {
+        errors.push(FieldError::required(
+            path,
+            "at least one of resourceRules and nonResourceRules has to be non-empty",
+        ));
+    }
+    for (i, r) in resource_rules.iter().enumerate() {
+        errors.extend(flow_resource_rule(r, &path.child("resourceRules").index(i)));
+    }
+    for (i, r) in non_resource_rules.iter().enumerate() {
+        errors.extend(flow_non_resource_rule(
+            r,
+            &path.child("nonResourceRules").index(i),
+        ));
+    }
+    errors
+}
+
+/// `ValidateFlowSchemaSubject`: the member of its kind, the others forbidden.
+fn flow_subject(subject: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let member = |key: &str| subject.get(key).filter(|v| !v.is_null());
+    let forbid_user = |errors: &mut Vec<FieldError>| {
+        if member("user").is_some() {
+            errors.push(FieldError::forbidden(
+                path.child("user"),
+                "user is forbidden when subject kind is not 'User'",
+            ));
+        }
+    };
+    let forbid_group = |errors: &mut Vec<FieldError>| {
+        if member("group").is_some() {
+            errors.push(FieldError::forbidden(
+                path.child("group"),
+                "group is forbidden when subject kind is not 'Group'",
+            ));
+        }
+    };
+    let forbid_sa = |errors: &mut Vec<FieldError>| {
+        if member("serviceAccount").is_some() {
+            errors.push(FieldError::forbidden(
+                path.child("serviceAccount"),
+                "serviceAccount is forbidden when subject kind is not 'ServiceAccount'",
+            ));
+        }
+    };
+    match str_at(Some(subject), "kind") {
+        "ServiceAccount" => {
+            let at = path.child("serviceAccount");
+            match member("serviceAccount") {
+                None => errors.push(FieldError::required(
+                    &at,
+                    "serviceAccount is required when subject kind is 'ServiceAccount'",
+                )),
+                Some(sa) => {
+                    let name = str_at(Some(sa), "name");
+                    if name.is_empty() {
+                        errors.push(FieldError::required(at.child("name"), ""));
+                    } else if name != "*" {
+                        for message in dns1123_subdomain_name_errors(name) {
+                            errors.push(FieldError::invalid(at.child("name"), name, message));
+                        }
+                    }
+                    let namespace = str_at(Some(sa), "namespace");
+                    if namespace.is_empty() {
+                        errors.push(FieldError::required(
+                            at.child("namespace"),
+                            "must specify namespace for service account",
+                        ));
+                    } else {
+                        for message in dns1123_label_errors(namespace) {
+                            errors.push(FieldError::invalid(
+                                at.child("namespace"),
+                                namespace,
+                                message,
+                            ));
+                        }
+                    }
+                }
+            }
+            forbid_user(&mut errors);
+            forbid_group(&mut errors);
+        }
+        "User" => {
+            named_subject(member("user"), "user", "User", path, &mut errors);
+            forbid_sa(&mut errors);
+            forbid_group(&mut errors);
+        }
+        "Group" => {
+            named_subject(member("group"), "group", "Group", path, &mut errors);
+            forbid_sa(&mut errors);
+            forbid_user(&mut errors);
+        }
+        other => errors.push(FieldError::not_supported_named(
+            path.child("kind"),
+            other,
+            SUBJECT_KINDS,
+        )),
+    }
+    errors
+}
+
+/// `ValidateUserSubject`, `ValidateGroupSubject`: set, with a name.
+fn named_subject(
+    member: Option<&Value>,
+    key: &str,
+    kind: &str,
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) {
+    let at = path.child(key);
+    match member {
+        None => errors.push(FieldError::required(
+            at,
+            format!("{key} is required when subject kind is '{kind}'"),
+        )),
+        Some(m) if str_at(Some(m), "name").is_empty() => {
+            errors.push(FieldError::required(at.child("name"), ""));
+        }
+        Some(_) => {}
+    }
+}
+
+/// The verbs of a flow schema's rule: required, `*` alone, else all supported.
+fn flow_verbs(rule: Option<&Value>, path: &Path) -> Option<FieldError> {
+    let verbs = list_at(rule, "verbs");
+    let names = strings(verbs);
+    let at = path.child("verbs");
+    if verbs.is_empty() {
+        return Some(FieldError::required(
+            at,
+            "verbs must contain at least one value",
+        ));
+    }
+    if names.contains(&"*") {
+        return (verbs.len() > 1).then(|| {
+            FieldError::new(
+                ErrorType::Invalid,
+                &at,
+                BadValue::Raw(string_list_json(verbs)),
+                "if '*' is present, must not specify other verbs",
+            )
+        });
+    }
+    if names.iter().any(|v| !FLOW_VERBS.contains(v)) {
+        let list: Vec<String> = FLOW_VERBS
+            .iter()
+            .map(|v| recon_apimachinery::go_quote(v))
+            .collect();
+        return Some(FieldError::new(
+            ErrorType::NotSupported,
+            at,
+            BadValue::Raw(string_list_json(verbs)),
+            format!("supported values: {}", list.join(", ")),
+        ));
+    }
+    None
+}
+
+/// `ValidateFlowSchemaResourcePolicyRule`.
+fn flow_resource_rule(rule: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = flow_verbs(Some(rule), path).into_iter().collect();
+    let rule = Some(rule);
+    for (key, required, other) in [
+        (
+            "apiGroups",
+            "resource rules must supply at least one api group",
+            "if '*' is present, must not specify other api groups",
+        ),
+        (
+            "resources",
+            "resource rules must supply at least one resource",
+            "if '*' is present, must not specify other resources",
+        ),
+    ] {
+        let list = list_at(rule, key);
+        if list.is_empty() {
+            errors.push(FieldError::required(path.child(key), required));
+        } else if list.len() > 1 && strings(list).contains(&"*") {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child(key),
+                BadValue::Raw(string_list_json(list)),
+                other,
+            ));
+        }
+    }
+    let namespaces = list_at(rule, "namespaces");
+    let cluster_scope = rule
+        .and_then(|r| r.get("clusterScope"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if namespaces.is_empty() && !cluster_scope {
+        errors.push(FieldError::required(
+            path.child("namespaces"),
+            "resource rules that are not cluster scoped must supply at least one namespace",
+        ));
+    } else if strings(namespaces).contains(&"*") {
+        if namespaces.len() > 1 {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                path.child("namespaces"),
+                BadValue::Raw(string_list_json(namespaces)),
+                "if '*' is present, must not specify other namespaces",
+            ));
+        }
+    } else {
+        for (i, ns) in strings(namespaces).into_iter().enumerate() {
+            for message in dns1123_label_errors(ns) {
+                errors.push(FieldError::invalid(
+                    path.child("namespaces").index(i),
+                    ns,
+                    format!("{NS_ERR_INTRO}{message}"),
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `ValidateFlowSchemaNonResourcePolicyRule`.
+fn flow_non_resource_rule(rule: &Value, path: &Path) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = flow_verbs(Some(rule), path).into_iter().collect();
+    let urls = list_at(Some(rule), "nonResourceURLs");
+    let at = path.child("nonResourceURLs");
+    if urls.is_empty() {
+        errors.push(FieldError::required(
+            at,
+            "nonResourceURLs must contain at least one value",
+        ));
+    } else if strings(urls).contains(&"*") {
+        if urls.len() > 1 {
+            errors.push(FieldError::new(
+                ErrorType::Invalid,
+                at,
+                BadValue::Raw(string_list_json(urls)),
+                "if '*' is present, must not specify other non-resource URLs",
+            ));
+        }
+    } else {
+        for (i, url) in strings(urls).into_iter().enumerate() {
+            errors.extend(non_resource_url(url, &at.index(i)));
+        }
+    }
+    errors
+}
+
+/// `ValidateNonResourceURLPath`.
+fn non_resource_url(url: &str, path: &Path) -> Option<FieldError> {
+    let message = if url.is_empty() {
+        "must not be empty"
+    } else if url == "/" {
+        return None;
+    } else if !url.starts_with('/') {
+        "must start with slash"
+    } else if url.contains(' ') {
+        "must not contain white-space"
+    } else if url.contains("//") {
+        "must not contain double slash"
+    } else {
+        let wildcards = url.matches('*').count();
+        if wildcards > 1 || (wildcards == 1 && !url.ends_with("/*")) {
+            "wildcard can only do suffix matching"
+        } else {
+            return None;
+        }
+    };
+    Some(FieldError::invalid(path, url, message))
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
-//!   webhook configurations, PriorityLevelConfigurations.
+//!   webhook configurations, PriorityLevelConfigurations, FlowSchemas.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
