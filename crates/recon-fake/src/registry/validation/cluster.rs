@@ -5,7 +5,9 @@
 //! (`pkg/apis/storage/validation/validation.go`) and the admission webhook configurations
 //! (`pkg/apis/admissionregistration/validation/validation.go`, with
 //! `k8s.io/apiserver/pkg/util/webhook/validation.go`), PriorityLevelConfigurations
-//! and FlowSchemas (`pkg/apis/flowcontrol/validation/validation.go`), with what each registry strategy runs on
+//! and FlowSchemas (`pkg/apis/flowcontrol/validation/validation.go`), IngressClasses
+//! (`pkg/apis/networking/validation/validation.go`), RuntimeClasses
+//! (`pkg/apis/node/validation/validation.go`), with what each registry strategy runs on
 //! create, update and `/status` (`pkg/registry/<group>/<kind>/strategy.go`).
 //!
 //! Not checked yet: a Node's taints and avoid-pods annotations (`ValidateNodeSpecificAnnotations`), its declared features, swap
@@ -15,18 +17,20 @@
 //! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
 //! immutable after creation" (the update is refused, the diff is not written); a webhook's
 //! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports; that the
-//! mandatory priority levels and flow schemas keep their fixed specs, and their status.
+//! mandatory priority levels and flow schemas keep their fixed specs, and their status; a RuntimeClass's overhead and
+//! scheduling.
 
 use std::net::IpAddr;
 
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
-    label_value_errors,
+    label_value_errors, path_segment_errors,
 };
 use serde_json::Value;
 
 use super::Path;
 use super::core::port_num_errors;
+use super::job::domain_prefixed_path_errors;
 use super::pod::node_selector;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
@@ -51,6 +55,8 @@ pub(super) fn handles(group: &str, kind: &str) -> bool {
                 "flowcontrol.apiserver.k8s.io",
                 "PriorityLevelConfiguration" | "FlowSchema"
             )
+            | ("networking.k8s.io", "IngressClass")
+            | ("node.k8s.io", "RuntimeClass")
     )
 }
 
@@ -73,6 +79,8 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
             validate_priority_level(obj)
         }
         ("flowcontrol.apiserver.k8s.io", "FlowSchema") => validate_flow_schema(obj),
+        ("networking.k8s.io", "IngressClass") => validate_ingress_class(obj),
+        ("node.k8s.io", "RuntimeClass") => validate_runtime_class(obj),
         _ => Vec::new(),
     }
 }
@@ -119,6 +127,8 @@ pub(super) fn validate_update(
         }
         // ValidateFlowSchemaUpdate: ValidateFlowSchema of the new one.
         ("flowcontrol.apiserver.k8s.io", "FlowSchema") => validate_flow_schema(new),
+        ("networking.k8s.io", "IngressClass") => validate_ingress_class_update(new, old),
+        ("node.k8s.io", "RuntimeClass") => validate_runtime_class_update(new, old),
         _ => Vec::new(),
     }
 }
@@ -2162,6 +2172,133 @@ fn non_resource_url(url: &str, path: &Path) -> Option<FieldError> {
         }
     };
     Some(FieldError::invalid(path, url, message))
+}
+
+// ---------------------------------------------------------------------------------------------
+// IngressClass, RuntimeClass
+
+const MAX_CONTROLLER_LEN: usize = 250;
+
+/// `ValidateIngressClass` after the metadata: the controller, then the parameters reference.
+fn validate_ingress_class(obj: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = obj.get("spec");
+    let path = Path::new("spec");
+    let controller = str_at(spec, "controller");
+    if controller.len() > MAX_CONTROLLER_LEN {
+        errors.push(FieldError::too_long(
+            path.child("controller"),
+            MAX_CONTROLLER_LEN as i64,
+        ));
+    }
+    errors.extend(domain_prefixed_path_errors(
+        controller,
+        &path.child("controller"),
+    ));
+    let Some(params) = spec
+        .and_then(|s| s.get("parameters"))
+        .filter(|v| !v.is_null())
+    else {
+        return errors;
+    };
+    let at = path.child("parameters");
+    if let Some(group) = params.get("apiGroup").and_then(Value::as_str) {
+        for message in dns1123_subdomain_name_errors(group) {
+            errors.push(FieldError::invalid(at.child("apiGroup"), group, message));
+        }
+    }
+    for key in ["kind", "name"] {
+        let value = str_at(Some(params), key);
+        if value.is_empty() {
+            errors.push(FieldError::required(at.child(key), ""));
+        } else {
+            for message in path_segment_errors(value, false) {
+                errors.push(FieldError::invalid(at.child(key), value, message));
+            }
+        }
+    }
+    let Some(scope) = params.get("scope").filter(|v| !v.is_null()) else {
+        errors.push(FieldError::required(at.child("scope"), ""));
+        return errors;
+    };
+    let scope = scope.as_str().unwrap_or("");
+    let namespace = params.get("namespace").filter(|v| !v.is_null());
+    match scope {
+        "Namespace" => match namespace {
+            None => errors.push(FieldError::required(
+                at.child("namespace"),
+                "`parameters.scope` is set to 'Namespace'",
+            )),
+            Some(ns) => {
+                let ns = ns.as_str().unwrap_or("");
+                for message in dns1123_label_errors(ns) {
+                    errors.push(FieldError::invalid(at.child("namespace"), ns, message));
+                }
+            }
+        },
+        "Cluster" => {
+            if namespace.is_some() {
+                errors.push(FieldError::forbidden(
+                    at.child("namespace"),
+                    "`parameters.scope` is set to 'Cluster'",
+                ));
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            at.child("scope"),
+            other,
+            &["Cluster", "Namespace"],
+        )),
+    }
+    errors
+}
+
+/// `ValidateIngressClassUpdate` after the metadata: the controller may not change, then the
+/// new one is validated.
+fn validate_ingress_class_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let controller = str_at(new.get("spec"), "controller");
+    if controller != str_at(old.get("spec"), "controller") {
+        errors.push(FieldError::invalid(
+            "spec.controller",
+            controller,
+            "field is immutable",
+        ));
+    }
+    errors.extend(validate_ingress_class(new));
+    errors
+}
+
+/// `ValidateRuntimeClass` after the metadata: a handler that is a DNS label (the overhead and
+/// scheduling are not checked).
+fn validate_runtime_class(obj: &Object) -> Vec<FieldError> {
+    let handler = obj.get("handler").and_then(Value::as_str).unwrap_or("");
+    if handler.is_empty() {
+        return vec![FieldError::required("handler", "")];
+    }
+    dns1123_label_errors(handler)
+        .into_iter()
+        .map(|message| FieldError::invalid("handler", handler, message))
+        .collect()
+}
+
+/// `ValidateRuntimeClassUpdate` after the metadata: the handler may not change (nothing else
+/// is validated again).
+fn validate_runtime_class_update(new: &Object, old: &Object) -> Vec<FieldError> {
+    let handler = |o: &Object| {
+        o.get("handler")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    if handler(new) == handler(old) {
+        return Vec::new();
+    }
+    vec![FieldError::invalid(
+        "handler",
+        &handler(new),
+        "field is immutable",
+    )]
 }
 
 #[cfg(test)]

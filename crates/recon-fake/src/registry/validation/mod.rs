@@ -17,7 +17,8 @@
 //!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
-//!   webhook configurations, PriorityLevelConfigurations, FlowSchemas.
+//!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
+//!   RuntimeClasses.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
