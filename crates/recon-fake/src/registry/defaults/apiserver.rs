@@ -67,8 +67,8 @@ pub(super) fn flow_schema(obj: &mut Object) {
     }
 }
 
-/// `SetDefaults_PriorityLevelConfiguration` with its limited and exempt parts, and queuing's
-/// shape when a limited level queues.
+/// `SetDefaults_PriorityLevelConfiguration` with its limited and exempt parts, and a queuing
+/// configuration's when there is one (none is made: validation requires it for `Queue`).
 pub(super) fn priority_level_configuration(obj: &mut Object) {
     let Some(spec) = field_or_new(obj, "spec") else {
         return;
@@ -77,8 +77,7 @@ pub(super) fn priority_level_configuration(obj: &mut Object) {
         default_nil(limited, "nominalConcurrencyShares", 30);
         default_nil(limited, "lendablePercent", 0);
         if let Some(response) = field(limited, "limitResponse")
-            && response.get("type").and_then(|t| t.as_str()) == Some("Queue")
-            && let Some(queuing) = field_or_new(response, "queuing")
+            && let Some(queuing) = field(response, "queuing")
         {
             default_zero(queuing, "queues", 64);
             default_zero(queuing, "handSize", 8);

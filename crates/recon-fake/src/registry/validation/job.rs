@@ -435,7 +435,7 @@ fn indexed_limits(
 }
 
 /// `validation.IsDomainPrefixedPath`: a DNS subdomain, `/`, and an HTTP path.
-fn domain_prefixed_path_errors(value: &str, path: &Path) -> Vec<FieldError> {
+pub(super) fn domain_prefixed_path_errors(value: &str, path: &Path) -> Vec<FieldError> {
     if value.is_empty() {
         return vec![FieldError::required(path, "")];
     }

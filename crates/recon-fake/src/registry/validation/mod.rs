@@ -15,12 +15,16 @@
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
 //! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
 //!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
-//! - [`others`]: networking, policy, autoscaling, RBAC, coordination.
+//! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
+//! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
+//!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
+//!   RuntimeClasses.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
 mod claim;
+mod cluster;
 mod core;
 mod job;
 mod others;
@@ -52,10 +56,14 @@ enum Family {
     Core,
     Workloads,
     Others,
+    Cluster,
 }
 
 impl Family {
     fn of(group: &str, kind: &str) -> Family {
+        if cluster::handles(group, kind) {
+            return Family::Cluster;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -72,6 +80,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Core => core::validate_create(group, kind, obj),
         Family::Workloads => workloads::validate_create(kind, obj),
         Family::Others => others::validate_create(group, kind, obj),
+        Family::Cluster => cluster::validate_create(group, kind, obj),
     }
 }
 
@@ -87,6 +96,7 @@ pub(crate) fn validate_update(
         Family::Core => core::validate_update(group, kind, new, old),
         Family::Workloads => workloads::validate_update(kind, new, old),
         Family::Others => others::validate_update(group, kind, new, old),
+        Family::Cluster => cluster::validate_update(group, kind, new, old),
     }
 }
 
@@ -102,6 +112,7 @@ pub(crate) fn validate_status_update(
         Family::Core => core::validate_status_update(group, kind, new, old),
         Family::Workloads => workloads::validate_status_update(kind, new, old),
         Family::Others => others::validate_status_update(group, kind, new, old),
+        Family::Cluster => cluster::validate_status_update(group, kind, new, old),
     }
 }
 

@@ -374,7 +374,7 @@ fn weight(term: &Value, path: &Path) -> Option<FieldError> {
 }
 
 /// `ValidateNodeSelector`: at least one term, each checked.
-fn node_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
+pub(super) fn node_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
     let terms_path = path.child("nodeSelectorTerms");
     let terms = list_at(Some(selector), "nodeSelectorTerms");
     if terms.is_empty() {
