@@ -30,37 +30,6 @@ pub(crate) const NAMESPACES: [&str; 4] =
 pub(crate) const ADVERTISE_ADDRESS: &str = "127.0.0.1";
 pub(crate) const SECURE_PORT: u16 = 6443;
 
-/// Each recorded object with the collection path that creates it.
-static RECORDED: LazyLock<Vec<(String, Vec<u8>)>> = LazyLock::new(|| {
-    let parsed: Value = serde_json::from_str(BOOT_OBJECTS).unwrap_or(Value::Null);
-    parsed["objects"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|obj| Some((collection_path(obj)?, serde_json::to_vec(obj).ok()?)))
-        .collect()
-});
-
-/// `/apis/{group}/{version}[/namespaces/{ns}]/{plural}` of a recorded object.
-fn collection_path(obj: &Value) -> Option<String> {
-    let plural = match obj["kind"].as_str()? {
-        "ClusterRole" => "clusterroles",
-        "ClusterRoleBinding" => "clusterrolebindings",
-        "Role" => "roles",
-        "RoleBinding" => "rolebindings",
-        "PriorityClass" => "priorityclasses",
-        "PriorityLevelConfiguration" => "prioritylevelconfigurations",
-        "FlowSchema" => "flowschemas",
-        "APIService" => "apiservices",
-        _ => return None,
-    };
-    let api_version = obj["apiVersion"].as_str()?;
-    Some(match obj["metadata"]["namespace"].as_str() {
-        Some(ns) => format!("/apis/{api_version}/namespaces/{ns}/{plural}"),
-        None => format!("/apis/{api_version}/{plural}"),
-    })
-}
-
 /// When the boot objects were created, in every server (2024-01-01T00:00:00Z, in seconds
 /// since the epoch): one instant, so that runs with a manual clock and a seed stay
 /// reproducible.
@@ -108,8 +77,12 @@ impl State {
             return;
         }
         self.create_kubernetes_service();
-        for (path, body) in RECORDED.iter() {
-            self.post_internal(path, body.clone());
+        // Read once per process: only the booted store of `BOOTED` is made this way.
+        let recorded: Value = serde_json::from_str(BOOT_OBJECTS).unwrap_or(Value::Null);
+        for obj in recorded["objects"].as_array().into_iter().flatten() {
+            if let Some(path) = self.collection_path(obj) {
+                self.post_internal(&path, obj.to_string().into_bytes());
+            }
         }
     }
 
@@ -141,6 +114,21 @@ impl State {
                 "endpoints": [{"addresses": [ADVERTISE_ADDRESS], "conditions": {"ready": true}}],
                 "ports": [{"name": "https", "port": SECURE_PORT, "protocol": "TCP"}]}),
         );
+    }
+
+    /// The collection a recorded object is created in, from its `apiVersion`, `kind` and
+    /// namespace.
+    fn collection_path(&self, obj: &Value) -> Option<String> {
+        let api_version = obj["apiVersion"].as_str()?;
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let rt = self
+            .registry
+            .find_kind(group, version, obj["kind"].as_str()?)?;
+        let root = if group.is_empty() { "/api" } else { "/apis" };
+        Some(match obj["metadata"]["namespace"].as_str() {
+            Some(ns) => format!("{root}/{api_version}/namespaces/{ns}/{}", rt.plural),
+            None => format!("{root}/{api_version}/{}", rt.plural),
+        })
     }
 
     /// Creates `body` with a POST to `path`, unlogged.

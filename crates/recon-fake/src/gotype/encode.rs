@@ -9,35 +9,46 @@ use super::{GoType, TYPES};
 /// Writes `value`, of Go type `ty`, to `out`. `None` is an unstructured value
 /// (`map[string]interface{}`), written with every map's keys sorted.
 pub(crate) fn write_value(ty: Option<&GoType>, value: &Value, out: &mut String) {
-    let member = |key: &str, value: &Value, out: &mut String| {
-        write_value(child_type(ty, key), value, out);
-    };
     match value {
-        Value::Object(map) => {
-            let go_struct = match ty {
-                Some(GoType::Struct(name)) => TYPES.get(name),
-                _ => None,
-            };
-            match go_struct {
-                Some(go_struct) => {
-                    let declared = go_struct
-                        .order
-                        .iter()
-                        .filter_map(|key| map.get_key_value(key));
-                    // Keys the struct lacks are not decoded into it; kept last should one come.
-                    let undeclared = map
-                        .iter()
-                        .filter(|(k, _)| !go_struct.fields.contains_key(*k));
-                    write_object(declared.chain(undeclared), out, member);
-                }
-                None => write_object(map, out, member),
-            }
-        }
+        Value::Object(map) => write_map(ty, map, &[], out),
         Value::Array(items) => write_array(items, out, |_, item, out| {
             write_value(child_type(ty, ""), item, out);
         }),
         Value::String(text) => write_string(text, out),
         other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Writes `map`, of Go type `ty`, without its keys in `skip`: a struct's fields in declaration
+/// order, any other map's keys sorted.
+pub(crate) fn write_map(
+    ty: Option<&GoType>,
+    map: &serde_json::Map<String, Value>,
+    skip: &[&str],
+    out: &mut String,
+) {
+    let member = |key: &str, value: &Value, out: &mut String| {
+        write_value(child_type(ty, key), value, out);
+    };
+    let kept = |key: &str| !skip.contains(&key);
+    let go_struct = match ty {
+        Some(GoType::Struct(name)) => TYPES.get(name),
+        _ => None,
+    };
+    match go_struct {
+        Some(go_struct) => {
+            let declared = go_struct
+                .order
+                .iter()
+                .filter(|key| kept(key))
+                .filter_map(|key| map.get_key_value(key));
+            // Keys the struct lacks are not decoded into it; kept last should one come.
+            let undeclared = map
+                .iter()
+                .filter(|(k, _)| !go_struct.fields.contains_key(*k) && kept(k));
+            write_object(declared.chain(undeclared), out, member);
+        }
+        None => write_object(map.iter().filter(|(k, _)| kept(k)), out, member),
     }
 }
 

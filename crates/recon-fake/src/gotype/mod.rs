@@ -27,7 +27,9 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 pub(crate) use decode::decode;
-pub(crate) use encode::{child_type, escape_html, write_array, write_object, write_value};
+pub(crate) use encode::{
+    child_type, escape_html, write_array, write_map, write_object, write_value,
+};
 pub(crate) use unstructured::{from_unstructured, go_format};
 pub(crate) use zero_fields::{drop_unset_fields, fill_zero_fields};
 
@@ -240,35 +242,24 @@ pub(crate) fn is_go_type(api_version: &str, kind: &str) -> bool {
         || kind_struct(group, version, kind).is_some()
 }
 
-/// `obj`, a built-in object (its `apiVersion` and `kind` name a recorded struct), as Go's
-/// encoder writes it, without the top-level keys of `skip`; `None` for any other object, and
-/// for one nested deeper than the writer's recursion is let go.
-pub(crate) fn encode_struct(
-    obj: &serde_json::Map<String, Value>,
-    skip: &[&str],
-) -> Option<Vec<u8>> {
+/// The recorded struct of `obj` when its `apiVersion` and `kind` name a built-in kind.
+pub(crate) fn builtin_struct(obj: &serde_json::Map<String, Value>) -> Option<&'static str> {
     let text = |key: &str| obj.get(key).and_then(Value::as_str);
     let (api_version, kind) = (text("apiVersion")?, text("kind")?);
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let name = kind_struct(group, version, kind)?;
-    if crate::wire::nesting::object_depth(obj) > crate::wire::nesting::SHALLOW {
-        return None;
-    }
-    let ty = GoType::Struct(name.to_owned());
-    let go_struct = TYPES.get(name)?;
+    kind_struct(group, version, kind)
+}
+
+/// `obj`, of the recorded struct `name`, as Go's encoder writes it, without the top-level keys
+/// of `skip`.
+pub(crate) fn encode_struct(
+    name: &str,
+    obj: &serde_json::Map<String, Value>,
+    skip: &[&str],
+) -> Vec<u8> {
     let mut out = String::with_capacity(256);
-    let declared = go_struct
-        .order
-        .iter()
-        .filter(|key| !skip.contains(&key.as_str()))
-        .filter_map(|key| obj.get_key_value(key));
-    let undeclared = obj
-        .iter()
-        .filter(|(k, _)| !go_struct.fields.contains_key(*k) && !skip.contains(&k.as_str()));
-    write_object(declared.chain(undeclared), &mut out, |key, value, out| {
-        write_value(child_type(Some(&ty), key), value, out);
-    });
-    Some(out.into_bytes())
+    write_map(Some(&GoType::Struct(name.to_owned())), obj, skip, &mut out);
+    out.into_bytes()
 }
 
 /// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).

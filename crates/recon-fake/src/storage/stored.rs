@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use super::labels::Labels;
 use crate::wire::nesting;
-use crate::wire::object::{DecodeError, Object, decode_body, encode_body};
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body_of_depth};
 
 /// One stored object.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ impl Stored {
     pub(crate) fn new(obj: &Object, revision: u64) -> Stored {
         let depth = nesting::object_depth(obj);
         Stored {
-            body: encode_body(obj),
+            body: encode_body_of_depth(obj, Some(depth)),
             revision,
             labels: Labels::of(obj),
             readable: depth <= nesting::GO_MAX_DEPTH,

@@ -96,9 +96,18 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
 /// resource, Go's `map[string]interface{}`) with every key sorted, so equal objects give equal
 /// bytes whatever order a client sent.
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
+    encode_body_of_depth(obj, None)
+}
+
+/// [`encode_body`] of an object whose nesting depth the caller has measured already.
+pub(crate) fn encode_body_of_depth(obj: &Object, depth: Option<usize>) -> Bytes {
     const SKIP: &[&str] = &["apiVersion", "kind"];
-    if let Some(body) = crate::gotype::encode_struct(obj, SKIP) {
-        return Bytes::from(body);
+    // Go's writer recurses without a limit: an object deeper than serde's is written sorted.
+    let shallow = || depth.unwrap_or_else(|| nesting::object_depth(obj)) <= nesting::SHALLOW;
+    if let Some(name) = crate::gotype::builtin_struct(obj)
+        && shallow()
+    {
+        return Bytes::from(crate::gotype::encode_struct(name, obj, SKIP));
     }
     let body = Sorted {
         map: obj,
