@@ -1,6 +1,7 @@
 //! The small part of Kubernetes' apimachinery that both halves of recon need, with the real
 //! apiserver's rules and error texts: the syntax of object names, label keys and values
-//! ([`names`]), label and field selectors ([`selector`]), and Go's `%q` quoting ([`go_quote`]).
+//! ([`names`]), label and field selectors ([`selector`]), Go's aggregated error messages
+//! ([`errors`]) and Go's `%q` quoting ([`go_quote`]).
 //!
 //! `recon-core`'s tracker validates references and matches selectors with it; the in-memory API
 //! server (`recon-fake`) answers list and watch requests and validates metadata with it. Neither
@@ -20,6 +21,7 @@
 //! );
 //! ```
 
+pub mod errors;
 pub mod names;
 mod quote;
 pub mod selector;

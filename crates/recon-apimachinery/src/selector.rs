@@ -158,29 +158,13 @@ fn new_requirement(key: &str, op: Operator, values: Vec<String>) -> Result<Requi
             ));
         }
     }
-    match aggregate(errors) {
+    match crate::errors::aggregate(errors) {
         Some(message) => Err(message),
         None => Ok(Requirement {
             key: key.to_owned(),
             op,
             values,
         }),
-    }
-}
-
-/// `field.ErrorList.ToAggregate().Error()`: one message alone, several deduplicated and
-/// bracketed (pkg/util/errors/errors.go).
-fn aggregate(errors: Vec<String>) -> Option<String> {
-    let mut unique: Vec<String> = Vec::with_capacity(errors.len());
-    for error in errors {
-        if !unique.contains(&error) {
-            unique.push(error);
-        }
-    }
-    match unique.len() {
-        0 => None,
-        1 => unique.pop(),
-        _ => Some(format!("[{}]", unique.join(", "))),
     }
 }
 

@@ -88,6 +88,7 @@
 #![doc = include_str!("docs/served.md")]
 
 mod apply;
+mod authz;
 mod boot;
 mod civil;
 mod clock;

@@ -14,6 +14,7 @@
 //!   (TokenRequest, TokenReview) serve some of them, reading their bodies with
 //!   [`subresource_body`].
 
+pub(crate) mod access_reviews;
 pub(crate) mod admission;
 pub(crate) mod binding;
 pub(crate) mod component_status;

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::access_reviews::AccessReview;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::request::route::Verb;
@@ -88,8 +89,14 @@ impl State {
             ("authentication.k8s.io", "selfsubjectreviews", Verb::Create) => {
                 return self.review_self(call);
             }
-            ("authorization.k8s.io", "selfsubjectaccessreviews", Verb::Create) => {
-                return self.review_self_access(call);
+            ("authorization.k8s.io", plural, Verb::Create) => {
+                let review = match plural {
+                    "subjectaccessreviews" => AccessReview::Subject,
+                    "localsubjectaccessreviews" => AccessReview::Local,
+                    "selfsubjectaccessreviews" => AccessReview::SelfSubject,
+                    _ => return self.review_own_rules(call),
+                };
+                return self.review_access(call, review);
             }
             _ => {}
         }

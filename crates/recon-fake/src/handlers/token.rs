@@ -262,7 +262,7 @@ impl State {
         );
         Ok(Reply::json(
             201,
-            serde_json::to_vec(&Value::Object(request)).unwrap_or_default(),
+            crate::wire::object::encode_answer(&request),
         ))
     }
 
@@ -391,7 +391,7 @@ impl State {
         review.entry("metadata").or_insert_with(|| json!({}));
         Ok(Reply::json(
             201,
-            serde_json::to_vec(&Value::Object(review)).unwrap_or_default(),
+            crate::wire::object::encode_answer(&review),
         ))
     }
 

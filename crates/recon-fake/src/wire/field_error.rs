@@ -226,17 +226,8 @@ impl std::fmt::Display for FieldError {
 
 /// `ErrorList.ToAggregate().Error()`: one error as is, several as `[a, b]`, duplicates dropped.
 pub(crate) fn aggregate(errors: &[FieldError]) -> String {
-    let mut seen: Vec<String> = Vec::with_capacity(errors.len());
-    for e in errors {
-        let text = e.to_string();
-        if !seen.contains(&text) {
-            seen.push(text);
-        }
-    }
-    match seen.len() {
-        1 => seen.remove(0),
-        _ => format!("[{}]", seen.join(", ")),
-    }
+    recon_apimachinery::errors::aggregate(errors.iter().map(FieldError::to_string))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -99,6 +99,13 @@ pub(crate) fn encode_body(obj: &Object) -> Bytes {
     encode_body_of_depth(obj, None)
 }
 
+/// An object the server answers without storing it (a review, a token request): its
+/// `apiVersion` and `kind` first, then the rest as [`encode_body`] writes it.
+pub(crate) fn encode_answer(obj: &Object) -> Vec<u8> {
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or("");
+    with_type_meta(text("apiVersion"), text("kind"), &encode_body(obj))
+}
+
 /// [`encode_body`] of an object whose nesting depth the caller has measured already.
 pub(crate) fn encode_body_of_depth(obj: &Object, depth: Option<usize>) -> Bytes {
     const SKIP: &[&str] = &["apiVersion", "kind"];

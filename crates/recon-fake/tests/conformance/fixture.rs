@@ -87,6 +87,10 @@ pub struct StepFile {
     #[serde(default)]
     pub capture: BTreeMap<String, String>,
     pub filter: Option<String>,
+    /// Lists of the answer (dotted paths) compared sorted: the real server's order for them
+    /// follows an informer's, which is not defined.
+    #[serde(default)]
+    pub sort: Vec<String>,
     pub response: Option<Value>,
 }
 
@@ -141,6 +145,8 @@ pub struct Step {
     pub action: Action,
     pub capture: BTreeMap<String, String>,
     pub filter: Option<Filter>,
+    /// Paths of lists sorted before comparing ([`StepFile::sort`]).
+    pub sort: Vec<Vec<String>>,
     pub response: Option<Value>,
 }
 
@@ -285,6 +291,7 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             ("body", s.body.is_some()),
             ("rawBody", s.raw_body.is_some()),
             ("filter", s.filter.is_some()),
+            ("sort", !s.sort.is_empty()),
         ];
         if let Some((field, _)) = request_fields.iter().find(|(_, set)| *set) {
             return Err((field, "an `events` step sends no request".into()));
@@ -372,6 +379,11 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
         action,
         capture: s.capture.clone(),
         filter,
+        sort: s
+            .sort
+            .iter()
+            .map(|path| path.split('.').map(str::to_owned).collect())
+            .collect(),
         response: s.response.clone(),
     })
 }

@@ -212,15 +212,16 @@ impl Normalizer {
     }
 }
 
-/// Timestamps that are values of an object quoted as JSON in a text (`\"time\":\"2024-...\"`)
-/// become `<time>`; a timestamp a message quotes by itself is the request's, and stays.
+/// Timestamps that are values of an object quoted as JSON in a text (`\"time\":\"2024-...\"`,
+/// or unescaped, `"time":"2024-..."`) become `<time>`; a timestamp a message quotes by itself
+/// is the request's, and stays.
 fn timestamps_in(s: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
         out.push_str(&rest[..i]);
         rest = &rest[i..];
-        match timestamp_len(rest).filter(|_| out.ends_with(":\\\"")) {
+        match timestamp_len(rest).filter(|_| out.ends_with(":\\\"") || out.ends_with("\":\"")) {
             Some(n) => {
                 out.push_str("<time>");
                 rest = &rest[n..];

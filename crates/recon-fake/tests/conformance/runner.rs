@@ -175,7 +175,7 @@ async fn run_step(
         Action::Request(spec) => {
             let req = build(spec, vars, false)?;
             let response = transport.send(&req).await?;
-            let mut answer = answer(&response, step.filter.as_ref());
+            let mut answer = answer(&response, step);
             note_generated(spec, vars, &answer, norm);
             if let Some(body) = answer.get_mut("body") {
                 remember_generated_in(body, norm);
@@ -189,7 +189,7 @@ async fn run_step(
                 Opened::Failed(response) => {
                     let code = response.code;
                     (
-                        answer(&response, step.filter.as_ref()),
+                        answer(&response, step),
                         Err(format!("the watch answered {code}")),
                     )
                 }
@@ -253,17 +253,34 @@ fn push_event(events: &mut Vec<Value>, line: &str, bookmarks: bool) {
     events.push(event);
 }
 
-fn answer(response: &HttpResponse, filter: Option<&Filter>) -> Value {
+fn answer(response: &HttpResponse, step: &Step) -> Value {
     let mut out = json!({"code": response.code});
     if !response.body.is_empty() {
         let mut body = nest::read(&response.body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&response.body).into()));
-        if let Some(f) = filter {
+        if let Some(f) = &step.filter {
             apply_filter(&mut body, f);
+        }
+        for path in &step.sort {
+            sort_list(&mut body, path);
         }
         out["body"] = body;
     }
     out
+}
+
+/// Sorts the list at `path` by each item's JSON text.
+fn sort_list(body: &mut Value, path: &[String]) {
+    let mut at = body;
+    for key in path {
+        match at.get_mut(key) {
+            Some(next) => at = next,
+            None => return,
+        }
+    }
+    if let Value::Array(items) = at {
+        items.sort_by_cached_key(Value::to_string);
+    }
 }
 
 fn apply_filter(body: &mut Value, f: &Filter) {

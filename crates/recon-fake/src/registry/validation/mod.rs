@@ -45,7 +45,7 @@ mod workloads;
 
 pub(crate) use path::Path;
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
-pub(crate) use workloads::{selector_converts, selector_matches};
+pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
 
 use crate::wire::field_error::FieldError;
 use crate::wire::object::Object;

@@ -165,45 +165,61 @@ pub(super) fn label_selector(selector: &Value, path: &Path) -> Vec<FieldError> {
         .iter()
         .enumerate()
     {
-        let e = Some(expression);
-        let at = expressions_path.index(i);
-        let values = list_at(e, "values");
-        match str_at(e, "operator") {
-            "In" | "NotIn" => {
-                if values.is_empty() {
-                    errors.push(FieldError::required(
-                        at.child("values"),
-                        "must be specified when `operator` is 'In' or 'NotIn'",
-                    ));
-                }
-            }
-            "Exists" | "DoesNotExist" => {
-                if !values.is_empty() {
-                    errors.push(FieldError::forbidden(
-                        at.child("values"),
-                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    ));
-                }
-            }
-            other => errors.push(FieldError::invalid(
-                at.child("operator"),
-                other,
-                "not a valid selector operator",
-            )),
-        }
-        let key = str_at(e, "key");
-        for message in label_key_errors(key) {
-            errors.push(FieldError::invalid(at.child("key"), key, message));
-        }
-        for (j, value) in values.iter().enumerate() {
-            let value = value.as_str().unwrap_or("");
-            for message in label_value_errors(value) {
-                errors.push(FieldError::invalid(
-                    at.child("values").index(j),
-                    value,
-                    message,
+        errors.extend(label_selector_requirement(
+            expression,
+            &expressions_path.index(i),
+            false,
+        ));
+    }
+    errors
+}
+
+/// `ValidateLabelSelectorRequirement` with strict label values; an operator it does not know is
+/// an error unless `unknown_operators` (`AllowUnknownOperatorInRequirement`).
+pub(crate) fn label_selector_requirement(
+    expression: &Value,
+    at: &Path,
+    unknown_operators: bool,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let e = Some(expression);
+    let values = list_at(e, "values");
+    match str_at(e, "operator") {
+        "In" | "NotIn" => {
+            if values.is_empty() {
+                errors.push(FieldError::required(
+                    at.child("values"),
+                    "must be specified when `operator` is 'In' or 'NotIn'",
                 ));
             }
+        }
+        "Exists" | "DoesNotExist" => {
+            if !values.is_empty() {
+                errors.push(FieldError::forbidden(
+                    at.child("values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                ));
+            }
+        }
+        _ if unknown_operators => {}
+        other => errors.push(FieldError::invalid(
+            at.child("operator"),
+            other,
+            "not a valid selector operator",
+        )),
+    }
+    let key = str_at(e, "key");
+    for message in label_key_errors(key) {
+        errors.push(FieldError::invalid(at.child("key"), key, message));
+    }
+    for (j, value) in values.iter().enumerate() {
+        let value = value.as_str().unwrap_or("");
+        for message in label_value_errors(value) {
+            errors.push(FieldError::invalid(
+                at.child("values").index(j),
+                value,
+                message,
+            ));
         }
     }
     errors

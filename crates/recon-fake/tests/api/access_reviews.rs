@@ -1,0 +1,181 @@
+//! The access reviews through `kube::Api`, decided by the RBAC rules stored in the server as
+//! kube-apiserver's authorizer decides them: who may do what, and why.
+
+use k8s_openapi::api::authorization::v1::{
+    LocalSubjectAccessReview, ResourceAttributes, SelfSubjectAccessReview, SelfSubjectRulesReview,
+    SelfSubjectRulesReviewSpec, SubjectAccessReview, SubjectAccessReviewSpec,
+};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use kube::Api;
+use kube::api::{ObjectMeta, PostParams};
+use recon_fake::ApiServer;
+
+fn attributes(verb: &str, group: &str, resource: &str, sub: &str) -> ResourceAttributes {
+    ResourceAttributes {
+        namespace: Some("team".into()),
+        verb: Some(verb.into()),
+        group: Some(group.into()),
+        resource: Some(resource.into()),
+        subresource: (!sub.is_empty()).then(|| sub.into()),
+        ..ResourceAttributes::default()
+    }
+}
+
+/// A Role letting the `team/operator` service account update deployments' status.
+async fn grant_status_updates(server: &ApiServer) {
+    let roles: Api<Role> = Api::namespaced(server.client(), "team");
+    let role = Role {
+        metadata: ObjectMeta {
+            name: Some("status-writer".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec!["apps".into()]),
+            resources: Some(vec!["deployments/status".into()]),
+            verbs: vec!["update".into(), "patch".into()],
+            ..PolicyRule::default()
+        }]),
+    };
+    roles.create(&PostParams::default(), &role).await.unwrap();
+    let bindings: Api<RoleBinding> = Api::namespaced(server.client(), "team");
+    let binding = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some("operator".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "Role".into(),
+            name: "status-writer".into(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name: "operator".into(),
+            ..Subject::default()
+        }]),
+    };
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
+async fn server_with_team() -> ApiServer {
+    let server = ApiServer::new();
+    grant_status_updates(&server).await;
+    server
+}
+
+#[tokio::test]
+async fn a_subject_access_review_names_the_binding_that_allows() {
+    let server = server_with_team().await;
+    let reviews: Api<SubjectAccessReview> = Api::all(server.client());
+    let ask = |verb: &str, sub: &str| SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some("system:serviceaccount:team:operator".into()),
+            resource_attributes: Some(attributes(verb, "apps", "deployments", sub)),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    };
+    let allowed = reviews
+        .create(&PostParams::default(), &ask("patch", "status"))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert!(allowed.allowed);
+    assert_eq!(
+        allowed.reason.as_deref(),
+        Some(
+            "RBAC: allowed by RoleBinding \"operator/team\" of Role \"status-writer\" to \
+             ServiceAccount \"operator/team\""
+        )
+    );
+    // The deployment itself is another resource than its status.
+    let refused = reviews
+        .create(&PostParams::default(), &ask("patch", ""))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert!(!refused.allowed);
+    assert_eq!(refused.reason, None);
+}
+
+#[tokio::test]
+async fn a_local_review_must_stay_in_its_namespace() {
+    let server = server_with_team().await;
+    let reviews: Api<LocalSubjectAccessReview> = Api::namespaced(server.client(), "team");
+    let mut review = LocalSubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some("system:serviceaccount:team:operator".into()),
+            resource_attributes: Some(attributes("update", "apps", "deployments", "status")),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..LocalSubjectAccessReview::default()
+    };
+    let status = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert!(status.allowed);
+    if let Some(attributes) = review.spec.resource_attributes.as_mut() {
+        attributes.namespace = Some("default".into());
+    }
+    let kube::Error::Api(refusal) = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap_err()
+    else {
+        panic!("not an API error");
+    };
+    assert_eq!(refusal.code, 422);
+    assert!(
+        refusal
+            .message
+            .ends_with("spec.resourceAttributes.namespace: Invalid value: \"default\": must match metadata.namespace"),
+        "{}",
+        refusal.message
+    );
+}
+
+#[tokio::test]
+async fn the_requester_is_a_cluster_administrator() {
+    let server = ApiServer::new();
+    let own: Api<SelfSubjectAccessReview> = Api::all(server.client());
+    let mut review = SelfSubjectAccessReview::default();
+    review.spec.resource_attributes = Some(attributes(
+        "escalate",
+        "rbac.authorization.k8s.io",
+        "roles",
+        "",
+    ));
+    let status = own
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert!(status.allowed);
+    let rules: Api<SelfSubjectRulesReview> = Api::all(server.client());
+    let review = SelfSubjectRulesReview {
+        spec: SelfSubjectRulesReviewSpec {
+            namespace: Some("default".into()),
+        },
+        ..SelfSubjectRulesReview::default()
+    };
+    let status = rules
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    // cluster-admin's rule, from its binding to system:masters.
+    assert!(status.resource_rules.iter().any(|rule| rule.verbs == ["*"]
+        && rule.api_groups.as_deref() == Some(&["*".to_owned()][..])
+        && rule.resources.as_deref() == Some(&["*".to_owned()][..])));
+    assert!(!status.incomplete);
+}
