@@ -13,7 +13,9 @@ use std::time::Duration;
 use recon_apimachinery::go_quote;
 use serde_json::Value;
 
+use super::LOOPBACK_MANAGER;
 use crate::handlers::delete::Deleted;
+use crate::handlers::field_manager::FieldManager;
 use crate::registry::crd::{
     CLEANUP_FINALIZER, requested_names, resource_type, set_condition, storage_schema,
 };
@@ -132,6 +134,18 @@ impl State {
         self.in_controllers = false;
     }
 
+    /// An `UpdateStatus` of a CRD by the apiextensions controllers: the managedFields their
+    /// loopback client's write records (manager `kube-apiserver`, subresource `status`), then
+    /// the object stored.
+    fn put_crd_status(&mut self, crd_type: &ResourceType, key: String, mut crd: Object) {
+        let gr = crd_type.group_resource();
+        if let Some(Ok(mut old)) = self.store.get(&gr, &key).map(|s| s.decode(&key)) {
+            FieldManager::for_controller(crd_type, "status", LOOPBACK_MANAGER, self.clock.now())
+                .record_update(Some(&mut old), &mut crd);
+        }
+        self.store.put(&gr, key, crd);
+    }
+
     /// Whether a run of the CRD finalizer should be scheduled now that a response is built: it
     /// has work and no run is scheduled yet (the caller schedules it).
     pub(crate) fn take_crd_finalizer_run(&mut self) -> bool {
@@ -160,6 +174,8 @@ impl State {
         for (key, crd) in marked {
             waiting |= self.finalize_crd(&crd_type, key, crd);
         }
+        // A CRD the finalizer removed takes its versions' APIServices with it.
+        self.register_crd_versions();
         self.in_controllers = false;
         if !waiting {
             self.crd_wait_deadline = None;
@@ -208,7 +224,7 @@ impl State {
                 "could not confirm zero CustomResources remaining: context deadline exceeded",
                 &now,
             );
-            self.store.put(&gr, key, crd);
+            self.put_crd_status(&crd_type, key, crd);
             self.crd_finalizer_due = true;
         }
         self.notify_watchers();
@@ -300,7 +316,7 @@ impl State {
                 "not all names are accepted",
                 &now,
             );
-            self.store.put(&crd_type.group_resource(), key, crd);
+            self.put_crd_status(crd_type, key, crd);
             return true;
         }
         let names = requested_names(&crd);
@@ -327,7 +343,7 @@ impl State {
                     &now,
                 );
             }
-            self.store.put(&crd_type.group_resource(), key, crd);
+            self.put_crd_status(crd_type, key, crd);
             return true;
         }
         let served = t.group_resource();
@@ -344,7 +360,7 @@ impl State {
                 "the initial names have been accepted",
                 &now,
             );
-            self.store.put(&crd_type.group_resource(), key, crd);
+            self.put_crd_status(crd_type, key, crd);
         }
         // The resource's watch cache is filled now: older revisions are too old for it.
         let revision = self.store.revision();
@@ -408,7 +424,7 @@ impl State {
                 &now,
             );
             if crd != before {
-                self.store.put(&gr, key.clone(), crd.clone());
+                self.put_crd_status(crd_type, key.clone(), crd.clone());
             }
             let listed: Result<Vec<(Option<String>, String)>, DecodeError> = self
                 .store
@@ -432,7 +448,7 @@ impl State {
                         &format!("could not list instances: {}", e.go_message),
                         &now,
                     );
-                    self.store.put(&gr, key, crd);
+                    self.put_crd_status(crd_type, key, crd);
                     return false;
                 }
             };
@@ -482,7 +498,7 @@ impl State {
             self.store.history.stop(&t.group_resource());
         } else {
             set_meta(&mut crd, "finalizers", Value::from(list));
-            self.store.put(&gr, key, crd);
+            self.put_crd_status(crd_type, key, crd);
         }
         false
     }

@@ -38,6 +38,9 @@ impl State {
             | ("discovery.k8s.io", "endpointslices") => {
                 self.check_apiservices();
             }
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                self.register_crd_versions();
+            }
             ("flowcontrol.apiserver.k8s.io", "flowschemas" | "prioritylevelconfigurations") => {
                 self.check_flow_schemas();
             }

@@ -2,7 +2,8 @@
 //! writing through the same handlers as any client.
 //!
 //! - [`apiextensions`]: the CRD controllers, and [`apiserver`]: kube-apiserver's other
-//!   in-process ones (APIService availability, API priority and fairness), run right after each
+//!   in-process ones (APIService availability, API priority and fairness, an APIService per
+//!   served CRD version: [`crd_registration`]), run right after each
 //!   write, as a real server's would have caught up; but the CRD finalizer runs after the
 //!   response, on its own ([`ApiServer::finalize_crds`]);
 //! - [`garbage_collector`], [`namespace_controller`]: kube-controller-manager's, run by the
@@ -21,6 +22,7 @@
 pub(crate) mod apiextensions;
 pub(crate) mod apiserver;
 pub(crate) mod client;
+pub(crate) mod crd_registration;
 pub(crate) mod garbage_collector;
 pub(crate) mod namespace_controller;
 pub(crate) mod report;
@@ -28,6 +30,10 @@ pub(crate) mod report;
 use crate::server::ApiServer;
 use crate::state::State;
 use report::GarbageCollection;
+
+/// The field manager of kube-apiserver's own controllers' writes: its loopback client's
+/// User-Agent starts with it ([`crd_registration`]'s requests send one).
+pub(crate) const LOOPBACK_MANAGER: &str = "kube-apiserver";
 
 /// Passes after which a collection stops even if the last one still changed something (each pass
 /// moves every chain of owners at least one step, so real object graphs finish far sooner).

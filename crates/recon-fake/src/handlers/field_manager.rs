@@ -14,6 +14,7 @@ use crate::apply::{
     conflict_causes, reset_fields,
 };
 use crate::gotype;
+use crate::registry::resource::ResourceType;
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
@@ -42,7 +43,8 @@ impl Call<'_> {
 
 /// Field management for one request.
 pub(crate) struct FieldManager<'c> {
-    call: &'c Call<'c>,
+    rt: &'c ResourceType,
+    manager: &'c str,
     schema: Arc<Schema>,
     /// A custom resource's versions: its managers' entries convert between them.
     served: Option<Arc<ServedSchemas>>,
@@ -56,7 +58,8 @@ impl<'c> FieldManager<'c> {
     pub(crate) fn new(call: &'c Call<'c>, now: jiff::Timestamp) -> Self {
         let subresource = call.path.subresource.clone().unwrap_or_default();
         FieldManager {
-            call,
+            rt: &call.rt,
+            manager: call.field_manager(),
             schema: call.field_schema(),
             served: call.rt.field_versions.clone(),
             reset: reset_fields(&subresource, call.has_status()),
@@ -66,17 +69,40 @@ impl<'c> FieldManager<'c> {
         }
     }
 
+    /// Field management for a write one of the server's own controllers makes to `rt` at its
+    /// first version (to `subresource` when not empty), as `manager`.
+    pub(crate) fn for_controller(
+        rt: &'c ResourceType,
+        subresource: &str,
+        manager: &'c str,
+        now: jiff::Timestamp,
+    ) -> Self {
+        let version = rt.versions.first();
+        FieldManager {
+            rt,
+            manager,
+            schema: version
+                .and_then(|v| v.schema.clone())
+                .unwrap_or_else(|| Arc::new(Schema::untyped())),
+            served: rt.field_versions.clone(),
+            reset: reset_fields(subresource, version.is_some_and(|v| v.status)),
+            api_version: rt.api_version(version.map_or("", |v| v.name.as_str())),
+            subresource: subresource.to_owned(),
+            time: Time(now.as_second()),
+        }
+    }
+
     fn request(&self) -> Request<'_> {
         Request {
-            manager: self.call.field_manager(),
+            manager: self.manager,
             api_version: &self.api_version,
-            kind: &self.call.rt.kind,
+            kind: &self.rt.kind,
             subresource: &self.subresource,
             time: self.time,
             reset_fields: &self.reset,
             served: self.served.as_deref(),
             new_object: None,
-            unstructured: self.call.rt.custom,
+            unstructured: self.rt.custom,
         }
     }
 
@@ -86,13 +112,13 @@ impl<'c> FieldManager<'c> {
     pub(crate) fn record_update(&self, old: Option<&mut Object>, new: &mut Object) {
         let rules = RequestRules {
             subresource: !self.subresource.is_empty(),
-            empty_list_resets: !self.call.rt.custom,
+            empty_list_resets: !self.rt.custom,
         };
         // A create is compared with a new object of the type: for a built-in kind, the fields
         // Go writes even when unset.
-        let new_object = (old.is_none() && !self.call.rt.custom).then(|| {
+        let new_object = (old.is_none() && !self.rt.custom).then(|| {
             let mut zero = serde_json::Map::new();
-            gotype::fill_zero_fields(&self.call.rt.group, &self.call.rt.kind, &mut zero);
+            gotype::fill_zero_fields(&self.rt.group, &self.rt.kind, &mut zero);
             Value::Object(zero)
         });
         with_value(new, |doc| {
@@ -108,7 +134,7 @@ impl<'c> FieldManager<'c> {
                 Some(old) => with_value(old, |old| record(Some(&*old))),
                 None => record(None),
             };
-            if self.call.rt.custom {
+            if self.rt.custom {
                 managed.write_to_unstructured(doc);
             } else {
                 managed.write_to(doc);

@@ -55,8 +55,9 @@ fn storage_version(obj: &Object) -> Option<String> {
     }
 }
 
-/// `SetDefaults_CustomResourceDefinitionSpec`: singular and listKind from kind, conversion None.
-fn apply_defaults(obj: &mut Object) {
+/// `SetDefaults_CustomResourceDefinitionSpec`: singular and listKind from kind, conversion None
+/// (applied as the object is decoded, before field management records who set what).
+pub(crate) fn apply_defaults(obj: &mut Object) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -121,9 +122,8 @@ fn whole_bounds(spec: &mut Object) {
     }
 }
 
-/// CRD `PrepareForCreate` (plus defaulting): a fresh status recording the storage version.
+/// CRD `PrepareForCreate`: a fresh status recording the storage version.
 pub(crate) fn prepare_create(obj: &mut Object) {
-    apply_defaults(obj);
     let stored: Value = storage_version(obj).map_or(Value::Null, |v| json!([v]));
     obj.insert(
         "status".into(),
@@ -133,7 +133,6 @@ pub(crate) fn prepare_create(obj: &mut Object) {
 
 /// CRD `PrepareForUpdate`: the current storage version joins `status.storedVersions`.
 pub(crate) fn prepare_update(new: &mut Object, _old: &Object) {
-    apply_defaults(new);
     let Some(version) = storage_version(new) else {
         return;
     };
@@ -562,6 +561,7 @@ mod tests {
     #[test]
     fn defaults_fill_singular_list_kind_and_conversion() {
         let mut obj = widget_crd();
+        apply_defaults(&mut obj);
         prepare_create(&mut obj);
         assert_eq!(obj["spec"]["names"]["singular"], "widget");
         assert_eq!(obj["spec"]["names"]["listKind"], "WidgetList");
@@ -574,6 +574,7 @@ mod tests {
     fn the_name_must_be_plural_dot_group() {
         let mut obj = widget_crd();
         obj["metadata"]["name"] = json!("wrong.example.com");
+        apply_defaults(&mut obj);
         prepare_create(&mut obj);
         assert_eq!(
             crate::wire::field_error::aggregate(&validate(&obj, None)),
@@ -588,6 +589,7 @@ mod tests {
     #[test]
     fn a_rule_over_budget_is_waived_only_while_its_schema_is_unchanged() {
         let mut old = widget_crd();
+        apply_defaults(&mut old);
         prepare_create(&mut old);
         old["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object",
             "properties": {"spec": {"type": "object",
@@ -611,6 +613,7 @@ mod tests {
     #[test]
     fn the_served_type_follows_the_spec() {
         let mut obj = widget_crd();
+        apply_defaults(&mut obj);
         prepare_create(&mut obj);
         let t = resource_type(&obj).unwrap();
         assert_eq!(

@@ -13,6 +13,7 @@ use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 
 const WIDGET_CRD: &str = "widgets.example.com";
+const GIZMO_CRD: &str = "gizmos.example.com";
 const CLEANUP: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 fn crds(server: &ApiServer) -> Api<CustomResourceDefinition> {
@@ -226,5 +227,71 @@ async fn the_minute_of_waiting_counts_from_when_each_wait_began() {
     assert_eq!(
         next_crd_event(&mut events).await,
         ("MODIFIED", condition("True", "InstanceDeletionCheck"))
+    );
+}
+
+/// `crdregistration_controller.go`: a served version has a local APIService kube-apiserver keeps
+/// in sync (its loopback client the field manager), gone once the CRD is.
+#[tokio::test(start_paused = true)]
+async fn each_served_version_has_an_apiservice_until_the_crd_is_gone() {
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    let server = server().await;
+    let apiservices: Api<APIService> = Api::all(server.client());
+    let registered = apiservices.get("v1.example.com").await.unwrap();
+    let labels = registered.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels["kube-aggregator.kubernetes.io/automanaged"], "true");
+    let spec = registered.spec.clone().unwrap();
+    assert_eq!(
+        (spec.group_priority_minimum, spec.version_priority),
+        (1000, 100)
+    );
+    let managers: Vec<_> = registered
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert_eq!(managers, ["kube-apiserver"]);
+    let available = registered.status.unwrap().conditions.unwrap();
+    assert_eq!(
+        (available[0].type_.as_str(), available[0].status.as_str()),
+        ("Available", "True")
+    );
+
+    // While a CRD of the group serves the version, its APIService stays: Gizmos serve it too.
+    crds(&server)
+        .delete(WIDGET_CRD, &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(crds(&server).get_opt(WIDGET_CRD).await.unwrap().is_none());
+    assert!(
+        apiservices
+            .get_opt("v1.example.com")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    crds(&server)
+        .delete(GIZMO_CRD, &DeleteParams::default())
+        .await
+        .unwrap();
+    // Terminating, the CRD still serves its version.
+    assert!(
+        apiservices
+            .get_opt("v1.example.com")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(crds(&server).get_opt(GIZMO_CRD).await.unwrap().is_none());
+    assert!(
+        apiservices
+            .get_opt("v1.example.com")
+            .await
+            .unwrap()
+            .is_none()
     );
 }

@@ -66,6 +66,9 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
             apiserver::priority_level_configuration(obj);
         }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            crate::registry::crd::apply_defaults(obj);
+        }
         ("scheduling.k8s.io", "PriorityClass") => {
             default_nil(obj, "preemptionPolicy", "PreemptLowerPriority");
         }
