@@ -298,6 +298,7 @@ pub struct ApiServerBuilder {
     history: usize,
     strict_namespaces: bool,
     boot_objects: bool,
+    publish_root_ca: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -309,6 +310,7 @@ impl Default for ApiServerBuilder {
             history: DEFAULT_HISTORY,
             strict_namespaces: false,
             boot_objects: true,
+            publish_root_ca: false,
         }
     }
 }
@@ -406,6 +408,38 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's root CA publisher (off by default): every active
+    /// namespace holds the ConfigMap `kube-root-ca.crt` with the cluster's CA bundle under
+    /// `ca.crt`, created as the namespace is, created again if deleted and put back if
+    /// changed, as a cluster's controller manager keeps it. Its writes are logged as
+    /// [`RequestOrigin::Controller`](crate::RequestOrigin::Controller)'s; those into the
+    /// namespaces the server boots with are made as it starts, unlogged.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    /// use kube::api::{Api, PostParams};
+    /// use recon_fake::ApiServer;
+    ///
+    /// let server = ApiServer::builder().publish_root_ca(true).build();
+    /// let mut team = Namespace::default();
+    /// team.metadata.name = Some("team".into());
+    /// Api::<Namespace>::all(server.client())
+    ///     .create(&PostParams::default(), &team)
+    ///     .await?;
+    /// let bundle = Api::<ConfigMap>::namespaced(server.client(), "team")
+    ///     .get("kube-root-ca.crt")
+    ///     .await?;
+    /// assert!(bundle.data.unwrap()["ca.crt"].starts_with("-----BEGIN CERTIFICATE-----"));
+    /// # Ok(())
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn publish_root_ca(mut self, publish: bool) -> Self {
+        self.publish_root_ca = publish;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ApiServer {
         let ids = match self.seed {
@@ -417,6 +451,10 @@ impl ApiServerBuilder {
         state.store.history = History::new(self.history);
         state.strict_namespaces = self.strict_namespaces;
         state.boot(self.boot_objects);
+        state.root_ca_publisher = self.publish_root_ca;
+        if self.publish_root_ca {
+            state.publish_root_ca(None);
+        }
         ApiServer {
             shared: Arc::new(Shared::new(state)),
         }

@@ -106,13 +106,19 @@ fn schedule_crd_wait_timeout(shared: &Arc<Shared>, deadline: tokio::time::Instan
 
 impl State {
     /// Runs what a real server runs after a write: the in-process controllers of built-in
-    /// kinds ([`super::apiserver`]); for CRDs, the naming and establishing controllers. A
+    /// kinds ([`super::apiserver`]) and the root CA publisher when it is on; for CRDs, the naming and establishing controllers. A
     /// CRD marked for deletion, or a change to an instance of a terminating CRD, makes the
     /// CRD finalizer due: it runs after the response ([`State::take_crd_finalizer_run`]).
     pub(crate) fn after_write(&mut self, rt: &ResourceType) {
         if !self.in_controllers && !rt.custom {
             self.in_controllers = true;
             self.run_apiserver_controllers(&rt.group, &rt.plural);
+            if self.root_ca_publisher
+                && rt.group.is_empty()
+                && matches!(rt.plural.as_str(), "namespaces" | "configmaps")
+            {
+                self.publish_root_ca(Some(crate::record::RequestOrigin::Controller));
+            }
             self.in_controllers = false;
         }
         if self.in_controllers {

@@ -24,17 +24,21 @@ use crate::wire::status::Reason;
 pub(crate) enum Controller {
     GarbageCollector,
     Namespace,
+    RootCaPublisher,
 }
 
 impl Controller {
     /// client-go's default User-Agent with the controller's name appended (`rest.AddUserAgent`).
-    fn user_agent(self) -> &'static str {
+    pub(crate) fn user_agent(self) -> &'static str {
         match self {
             Controller::GarbageCollector => {
                 "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/generic-garbage-collector"
             }
             Controller::Namespace => {
                 "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/namespace-controller"
+            }
+            Controller::RootCaPublisher => {
+                "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/root-ca-cert-publisher"
             }
         }
     }

@@ -7,7 +7,8 @@
 //!   write, as a real server's would have caught up; but the CRD finalizer runs after the
 //!   response, on its own ([`ApiServer::finalize_crds`]);
 //! - [`garbage_collector`], [`namespace_controller`]: kube-controller-manager's, run by the
-//!   opt-in step below; [`client`] is how they send their requests, [`report`] what the step
+//!   opt-in step below; [`root_ca_publisher`], kube-controller-manager's too, opt-in when the
+//!   server is built, then run after each write that concerns it; [`client`] is how they send their requests, [`report`] what the step
 //!   reports.
 //!
 //! The opt-in garbage-collection step (O3): [`ApiServer::collect_garbage`] runs, synchronously
@@ -26,6 +27,7 @@ pub(crate) mod crd_registration;
 pub(crate) mod garbage_collector;
 pub(crate) mod namespace_controller;
 pub(crate) mod report;
+pub(crate) mod root_ca_publisher;
 
 use crate::server::ApiServer;
 use crate::state::State;

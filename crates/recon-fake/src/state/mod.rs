@@ -54,6 +54,8 @@ pub(crate) struct State {
     pub(crate) notified: u64,
     /// Whether the `NamespaceLifecycle` admission plugin runs (C11).
     pub(crate) strict_namespaces: bool,
+    /// Whether kube-controller-manager's root CA publisher runs ([`State::publish_root_ca`]).
+    pub(crate) root_ca_publisher: bool,
     /// The schema each custom resource is read from storage with: its CRD's storage version's.
     pub(crate) read_schemas: HashMap<GroupResource, Arc<CustomResourceSchema>>,
 }
@@ -84,6 +86,7 @@ impl State {
             watchers: Vec::new(),
             notified: 0,
             strict_namespaces: false,
+            root_ca_publisher: false,
             read_schemas: HashMap::new(),
         }
     }
@@ -109,6 +112,7 @@ impl State {
             watchers: Vec::new(),
             notified: self.notified,
             strict_namespaces: self.strict_namespaces,
+            root_ca_publisher: self.root_ca_publisher,
             read_schemas: self.read_schemas.clone(),
         }
     }

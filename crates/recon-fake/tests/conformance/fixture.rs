@@ -33,7 +33,20 @@ pub struct ScenarioFile {
     /// The real server the scenario is recorded from.
     #[serde(default)]
     pub server: Server,
+    /// Opt-in controllers of kube-controller-manager the scenario needs (`root-ca-publisher`):
+    /// the real server is recorded with kube-controller-manager running
+    /// (`RECON_KUBE_CONTROLLERS=1`), the in-memory one is built with them.
+    #[serde(default)]
+    pub controllers: Vec<Controller>,
     pub steps: Vec<StepFile>,
+}
+
+/// An opt-in controller a scenario runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Controller {
+    /// `ApiServerBuilder::publish_root_ca`.
+    RootCaPublisher,
 }
 
 /// Which real server a scenario is recorded from.
@@ -161,6 +174,7 @@ pub struct Scenario {
     pub namespaces: Vec<String>,
     pub managed_fields: bool,
     pub server: Server,
+    pub controllers: Vec<Controller>,
     pub steps: Vec<Step>,
 }
 
@@ -254,6 +268,7 @@ pub fn load(path: &Path) -> Result<Scenario, FixtureError> {
         crds,
         namespaces: file.namespaces,
         managed_fields: file.managed_fields,
+        controllers: file.controllers.clone(),
         server: file.server,
         steps,
     })

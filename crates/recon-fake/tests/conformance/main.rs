@@ -50,7 +50,13 @@ async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
             .parse()
             .map_err(|e| format!("bad replay time: {e}"))?,
     );
-    let server = ApiServer::builder().clock(clock).build();
+    let mut builder = ApiServer::builder().clock(clock);
+    for controller in &scenario.controllers {
+        builder = match controller {
+            fixture::Controller::RootCaPublisher => builder.publish_root_ca(true),
+        };
+    }
+    let server = builder.build();
     // The webhook the recorder served to the real server, called in-process.
     server.serve_conversion("morphs.conformance.example.com", conversion::in_process);
     for (name, manifest) in &scenario.crds {

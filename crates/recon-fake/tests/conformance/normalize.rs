@@ -124,6 +124,10 @@ impl Normalizer {
         {
             return "X509SHA256=<fingerprint>".into();
         }
+        if s.starts_with("-----BEGIN CERTIFICATE-----") {
+            // A cluster's own CA: each server has its own.
+            return "<certificate>".into();
+        }
         if is_jwt(s) {
             // A signed token: each server signs with its own key, at its own time.
             return "<token>".into();

@@ -35,6 +35,14 @@ pub fn records(scenario: &Scenario) -> bool {
 
 /// Records `scenario`; the caller holds [`one_at_a_time`].
 pub async fn record(scenario: &Scenario) -> Result<(), String> {
+    if !scenario.controllers.is_empty()
+        && std::env::var("RECON_KUBE_CONTROLLERS").as_deref() != Ok("1")
+    {
+        return Err(format!(
+            "{} needs kube-controller-manager: record it with RECON_KUBE_CONTROLLERS=1",
+            scenario.path.display()
+        ));
+    }
     let curl = Curl::from_env()?;
     if !CRDS_APPLIED.load(Ordering::SeqCst) {
         install_all_crds(&curl)?;
