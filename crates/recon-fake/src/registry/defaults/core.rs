@@ -178,6 +178,15 @@ pub(super) fn endpoints(obj: &mut Object) {
     }
 }
 
+/// `SetDefaults_EndpointPort` of discovery/v1: a slice's port without a name is named `""`,
+/// one without a protocol is TCP.
+pub(super) fn endpoint_slice(obj: &mut Object) {
+    for port in items(obj, "ports") {
+        default_nil(port, "name", "");
+        default_nil(port, "protocol", "TCP");
+    }
+}
+
 /// A ReplicationController selects, and is labelled with, its template's labels when it names
 /// none of its own.
 pub(super) fn replication_controller(obj: &mut Object) {

@@ -41,6 +41,7 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
         ("", "PersistentVolumeClaim") => core::persistent_volume_claim(obj),
         ("", "PersistentVolume") => core::persistent_volume(obj),
         ("", "Endpoints") => core::endpoints(obj),
+        ("discovery.k8s.io", "EndpointSlice") => core::endpoint_slice(obj),
         ("apps", "Deployment") => workloads::deployment(obj),
         ("apps", "StatefulSet") => workloads::stateful_set(obj),
         ("apps", "DaemonSet") => workloads::daemon_set(obj),

@@ -26,6 +26,7 @@
 mod claim;
 mod cluster;
 mod core;
+mod endpoints;
 mod job;
 mod others;
 mod path;
@@ -57,12 +58,16 @@ enum Family {
     Workloads,
     Others,
     Cluster,
+    Endpoints,
 }
 
 impl Family {
     fn of(group: &str, kind: &str) -> Family {
         if cluster::handles(group, kind) {
             return Family::Cluster;
+        }
+        if endpoints::handles(group, kind) {
+            return Family::Endpoints;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -81,6 +86,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Workloads => workloads::validate_create(kind, obj),
         Family::Others => others::validate_create(group, kind, obj),
         Family::Cluster => cluster::validate_create(group, kind, obj),
+        Family::Endpoints => endpoints::validate_create(kind, obj),
     }
 }
 
@@ -97,6 +103,7 @@ pub(crate) fn validate_update(
         Family::Workloads => workloads::validate_update(kind, new, old),
         Family::Others => others::validate_update(group, kind, new, old),
         Family::Cluster => cluster::validate_update(group, kind, new, old),
+        Family::Endpoints => endpoints::validate_update(kind, new, old),
     }
 }
 
@@ -113,6 +120,7 @@ pub(crate) fn validate_status_update(
         Family::Workloads => workloads::validate_status_update(kind, new, old),
         Family::Others => others::validate_status_update(group, kind, new, old),
         Family::Cluster => cluster::validate_status_update(group, kind, new, old),
+        Family::Endpoints => Vec::new(),
     }
 }
 

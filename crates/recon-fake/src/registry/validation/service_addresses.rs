@@ -89,10 +89,24 @@ pub(super) fn legacy_ip_errors(
 /// `ValidateEndpointIP`, as `validateService` checks each external IP; one the old Service
 /// already had is not re-checked.
 pub(super) fn external_ip_errors(value: &str, path: &Path, old: &[&str]) -> Vec<FieldError> {
-    let (ip, mut errors) = legacy_ip_errors(value, path, old);
-    let Some(ip) = ip.filter(|_| errors.is_empty()) else {
+    let (ip, errors) = legacy_ip_errors(value, path, old);
+    if ip.is_none() || !errors.is_empty() {
         return errors;
+    }
+    endpoint_ip_errors(value, path)
+}
+
+/// `ValidateEndpointIP`: an address a client can reach, so not unspecified, loopback or
+/// link-local (unicast or multicast).
+pub(super) fn endpoint_ip_errors(value: &str, path: &Path) -> Vec<FieldError> {
+    let Some(ip) = sloppy_ip(value) else {
+        return vec![FieldError::invalid(
+            path,
+            value,
+            "must be a valid IP address",
+        )];
     };
+    let mut errors = Vec::new();
     let (unspecified, loopback, link_local, link_local_multicast) = match ip {
         IpAddr::V4(v4) => {
             let [a, b, c, _] = v4.octets();
