@@ -300,6 +300,18 @@ fn before_update(
     old: &Object,
 ) -> Result<(Object, Vec<String>), ApiError> {
     let rt = &call.rt;
+    // A built-in written through another version than its storage one: the strategy works on
+    // both objects in the internal form.
+    let internal_old;
+    let old = if rt.custom || !conversion::converts(rt, &call.path.version) {
+        old
+    } else {
+        conversion::to_internal(rt, &call.path.version, &mut new);
+        let mut converted = old.clone();
+        conversion::to_internal(rt, &call.path.version, &mut converted);
+        internal_old = converted;
+        &internal_old
+    };
     set_meta(
         &mut new,
         "generation",

@@ -29,10 +29,7 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "discovery/the-root-documents-list-every-group",
-    "autoscaling/v1 HorizontalPodAutoscalers are not served (only v2)",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
