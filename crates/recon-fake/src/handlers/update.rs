@@ -171,7 +171,17 @@ impl State {
         // The strategy may start from the stored object (status writes); the write's
         // managedFields are kept either way.
         let managed = meta_value(&new, "managedFields").cloned();
-        let (mut new, validation_warnings) = before_update(call, endpoint, new, &old)?;
+        // The strategy compares with the stored object as decoded, not as the request's
+        // version serves it (a conversion there and back may not give it back).
+        let internal_old = if !rt.custom && conversion::converts(&rt, &call.path.version) {
+            let mut internal = stored.decode(&key).map_err(|e| e.to_api_error())?;
+            conversion::type_as_stored(&rt, &call.path.version, &mut internal);
+            Some(internal)
+        } else {
+            None
+        };
+        let (mut new, validation_warnings) =
+            before_update(call, endpoint, new, internal_old.as_ref().unwrap_or(&old))?;
         if let Some(stamp) = rt.hooks.stamp {
             stamp(&mut new, Some(&old), &self.now());
         }
@@ -301,17 +311,8 @@ fn before_update(
 ) -> Result<(Object, Vec<String>), ApiError> {
     let rt = &call.rt;
     // A built-in written through another version than its storage one: the strategy works on
-    // both objects in the internal form.
-    let internal_old;
-    let old = if rt.custom || !conversion::converts(rt, &call.path.version) {
-        old
-    } else {
-        conversion::to_internal(rt, &call.path.version, &mut new);
-        let mut converted = old.clone();
-        conversion::to_internal(rt, &call.path.version, &mut converted);
-        internal_old = converted;
-        &internal_old
-    };
+    // the internal form (`old` is the stored object then).
+    conversion::to_internal(rt, &call.path.version, &mut new);
     set_meta(
         &mut new,
         "generation",

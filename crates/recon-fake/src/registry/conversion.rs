@@ -98,6 +98,15 @@ pub(crate) fn to_internal(rt: &ResourceType, version: &str, obj: &mut Object) {
     }
 }
 
+/// A stored object (whose body carries no `apiVersion` or `kind`) typed as the storage version
+/// that a request through `version` converts to.
+pub(crate) fn type_as_stored(rt: &ResourceType, version: &str, obj: &mut Object) {
+    if let Some(storage) = storage_for(rt, version) {
+        obj.insert("apiVersion".into(), Value::String(rt.api_version(&storage.name)));
+        obj.insert("kind".into(), Value::String(rt.kind.clone()));
+    }
+}
+
 /// A stored body served through `version`: the same bytes unless the request converts.
 pub(crate) fn body_in_version<'a>(
     rt: &ResourceType,
