@@ -367,7 +367,7 @@ fn everyday_types() -> Vec<ResourceType> {
                     "horizontalpodautoscalers",
                     true,
                 )
-                .also_served_at("v1"),
+                .also_served_at("v1", super::hpa::convert_value),
             )
             .short_names(&["hpa"])
             .categories(&["all"])
@@ -552,8 +552,9 @@ const NAMESPACE_VERBS: &[&str] = &[
 /// `CategoriesProvider` and storage version of its REST storage).
 impl ResourceType {
     /// The type is served at `version` too, converting to and from its first version, which it
-    /// is stored at (its `hooks.convert` converts).
-    fn also_served_at(mut self, version: &str) -> Self {
+    /// is stored at (its `hooks.convert` converts objects, `convert` what field management
+    /// compares).
+    fn also_served_at(mut self, version: &str, convert: crate::apply::Converter) -> Self {
         let mut served = builtin(&self.group, version, &self.kind, &self.plural, true).versions;
         let stored = self.versions.first().map(|v| v.name.clone());
         self.versions.append(&mut served);
@@ -562,6 +563,13 @@ impl ResourceType {
             schema: None,
             webhook: None,
         });
+        let schemas = self.versions.iter().filter_map(|v| {
+            let schema = v.schema.clone()?;
+            Some((self.api_version(&v.name), schema))
+        });
+        self.field_versions = Some(std::sync::Arc::new(
+            crate::apply::ServedSchemas::new(schemas.collect::<Vec<_>>()).converting(convert),
+        ));
         self
     }
 

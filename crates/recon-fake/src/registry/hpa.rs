@@ -49,6 +49,24 @@ pub(crate) fn convert(obj: &mut Object, from: &str, to: &str) {
     obj.insert("apiVersion".into(), Value::String(format!("autoscaling/{to}")));
 }
 
+/// [`convert`] of an object, whatever version it is in, into `api_version`: what field
+/// management compares a manager's fields in.
+pub(crate) fn convert_value(obj: &Value, api_version: &str) -> Value {
+    let Value::Object(map) = obj else {
+        return obj.clone();
+    };
+    let version = |api_version: &str| {
+        api_version
+            .strip_prefix("autoscaling/")
+            .unwrap_or(api_version)
+            .to_owned()
+    };
+    let from = version(map.get("apiVersion").and_then(Value::as_str).unwrap_or(""));
+    let mut converted = map.clone();
+    convert(&mut converted, &from, &version(api_version));
+    Value::Object(converted)
+}
+
 /// `DropRoundTripHorizontalPodAutoscalerAnnotations`: the annotations that carry what v1
 /// cannot express removed (no annotations left, none at all).
 pub(crate) fn drop_round_trip_annotations(obj: &mut Object) {
