@@ -209,7 +209,16 @@ impl State {
             Some(bytes) => new == decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
             // `old` is in the request's version; storage's form is what it compares with.
             None if conversion::converts(&rt, &call.path.version) => {
-                new == stored.decode(&key).map_err(|e| e.to_api_error())?
+                // The stored body carries no `apiVersion` or `kind`: `new`'s are what storage
+                // would write.
+                let mut current = stored.decode(&key).map_err(|e| e.to_api_error())?;
+                for field in ["apiVersion", "kind"] {
+                    match new.get(field) {
+                        Some(v) => current.insert(field.to_owned(), v.clone()),
+                        None => current.remove(field),
+                    };
+                }
+                new == current
             }
             None => new == old,
         };
