@@ -2,6 +2,7 @@
 
 #![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
 
+mod autoscaling;
 mod byte_order;
 mod cluster;
 mod crd_deletion;
