@@ -297,8 +297,9 @@ pub(crate) struct ResourceType {
     /// The storage version, when it is not the only version served: requests through the
     /// others convert ([`super::conversion`]).
     pub(crate) storage: Option<StorageVersion>,
-    /// A custom resource's field-management schema of each version served, by apiVersion: the
-    /// field manager converts managers' entries between them.
+    /// The field-management schema of each version served, by apiVersion, when there are
+    /// several (a CRD's, or a built-in's with its conversion): the field manager converts
+    /// managers' entries between them.
     pub(crate) field_versions: Option<std::sync::Arc<crate::apply::ServedSchemas>>,
 }
 
