@@ -102,7 +102,10 @@ pub(crate) fn to_internal(rt: &ResourceType, version: &str, obj: &mut Object) {
 /// that a request through `version` converts to.
 pub(crate) fn type_as_stored(rt: &ResourceType, version: &str, obj: &mut Object) {
     if let Some(storage) = storage_for(rt, version) {
-        obj.insert("apiVersion".into(), Value::String(rt.api_version(&storage.name)));
+        obj.insert(
+            "apiVersion".into(),
+            Value::String(rt.api_version(&storage.name)),
+        );
         obj.insert("kind".into(), Value::String(rt.kind.clone()));
     }
 }

@@ -46,7 +46,10 @@ pub(crate) fn convert(obj: &mut Object, from: &str, to: &str) {
         ("v1", "v2") => from_v1(obj),
         _ => {}
     }
-    obj.insert("apiVersion".into(), Value::String(format!("autoscaling/{to}")));
+    obj.insert(
+        "apiVersion".into(),
+        Value::String(format!("autoscaling/{to}")),
+    );
 }
 
 /// [`convert`] of an object, whatever version it is in, into `api_version`: what field
@@ -168,9 +171,11 @@ fn to_v1(obj: &mut Object) {
             v1_spec.insert(key.into(), v.clone());
         }
     }
-    if let Some(target) = metrics.iter().find(|m| is_cpu_utilization(m)).and_then(|m| {
-        get(m, &["resource", "target", "averageUtilization"]).cloned()
-    }) {
+    if let Some(target) = metrics
+        .iter()
+        .find(|m| is_cpu_utilization(m))
+        .and_then(|m| get(m, &["resource", "target", "averageUtilization"]).cloned())
+    {
         v1_spec.insert("targetCPUUtilizationPercentage".into(), target);
     }
     out.insert("spec".into(), Value::Object(v1_spec));
@@ -190,9 +195,7 @@ fn to_v1(obj: &mut Object) {
     }
     if let Some(utilization) = current
         .iter()
-        .filter(|m| {
-            text(m, &["type"]) == "Resource" && text(m, &["resource", "name"]) == "cpu"
-        })
+        .filter(|m| text(m, &["type"]) == "Resource" && text(m, &["resource", "name"]) == "cpu")
         .filter_map(|m| get(m, &["resource", "current", "averageUtilization"]))
         .next_back()
     {
@@ -283,7 +286,11 @@ fn metric_spec_v1(metric: &Value) -> String {
             ),
             ("targetValue", quantity(get(source, &["target", "value"]))),
         ];
-        selector(&mut fields, "selector", get(source, &["metric", "selector"]));
+        selector(
+            &mut fields,
+            "selector",
+            get(source, &["metric", "selector"]),
+        );
         optional(
             &mut fields,
             "averageValue",
@@ -302,7 +309,11 @@ fn metric_spec_v1(metric: &Value) -> String {
                 quantity(get(source, &["target", "averageValue"])),
             ),
         ];
-        selector(&mut fields, "selector", get(source, &["metric", "selector"]));
+        selector(
+            &mut fields,
+            "selector",
+            get(source, &["metric", "selector"]),
+        );
         members.push(("pods", object(&fields)));
     }
     for (key, container) in [("resource", false), ("containerResource", true)] {
@@ -334,7 +345,11 @@ fn metric_spec_v1(metric: &Value) -> String {
             "metricSelector",
             get(source, &["metric", "selector"]),
         );
-        optional(&mut fields, "targetValue", get(source, &["target", "value"]));
+        optional(
+            &mut fields,
+            "targetValue",
+            get(source, &["target", "value"]),
+        );
         optional(
             &mut fields,
             "targetAverageValue",
@@ -357,7 +372,11 @@ fn metric_status_v1(metric: &Value) -> String {
             ),
             ("currentValue", quantity(get(source, &["current", "value"]))),
         ];
-        selector(&mut fields, "selector", get(source, &["metric", "selector"]));
+        selector(
+            &mut fields,
+            "selector",
+            get(source, &["metric", "selector"]),
+        );
         optional(
             &mut fields,
             "averageValue",
@@ -376,7 +395,11 @@ fn metric_status_v1(metric: &Value) -> String {
                 quantity(get(source, &["current", "averageValue"])),
             ),
         ];
-        selector(&mut fields, "selector", get(source, &["metric", "selector"]));
+        selector(
+            &mut fields,
+            "selector",
+            get(source, &["metric", "selector"]),
+        );
         members.push(("pods", object(&fields)));
     }
     for (key, container) in [("resource", false), ("containerResource", true)] {
@@ -472,7 +495,10 @@ fn behavior_internal(behavior: &Value) -> String {
             ])
         }
     };
-    object(&[("ScaleUp", rules("scaleUp")), ("ScaleDown", rules("scaleDown"))])
+    object(&[
+        ("ScaleUp", rules("scaleUp")),
+        ("ScaleDown", rules("scaleDown")),
+    ])
 }
 
 /// An `int32` that is not a pointer: `0` when unset.
@@ -518,7 +544,10 @@ fn from_v1(obj: &mut Object) {
         .collect();
     if let Some(others) = other_metrics {
         // The annotation's metrics first, then the CPU target.
-        metrics = others.into_iter().chain(metrics.into_iter().take(1)).collect();
+        metrics = others
+            .into_iter()
+            .chain(metrics.into_iter().take(1))
+            .collect();
     }
     if let Some(behavior) = behavior {
         v2_spec.insert("behavior".into(), behavior);

@@ -10,7 +10,12 @@ use serde_json::json;
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
 const BEHAVIOR: &str = "autoscaling.alpha.kubernetes.io/behavior";
 
-fn apis(server: &ApiServer) -> (Api<v1::HorizontalPodAutoscaler>, Api<v2::HorizontalPodAutoscaler>) {
+fn apis(
+    server: &ApiServer,
+) -> (
+    Api<v1::HorizontalPodAutoscaler>,
+    Api<v2::HorizontalPodAutoscaler>,
+) {
     (
         Api::namespaced(server.client(), "default"),
         Api::namespaced(server.client(), "default"),
@@ -81,10 +86,7 @@ async fn a_v1_object_without_a_target_gets_the_80_percent_one() {
         .await
         .unwrap();
     let read = v1_api.get("web").await.unwrap();
-    assert_eq!(
-        read.spec.target_cpu_utilization_percentage,
-        Some(80)
-    );
+    assert_eq!(read.spec.target_cpu_utilization_percentage, Some(80));
     let read = v2_api.get("web").await.unwrap();
     assert_eq!(
         metrics(&read)[0]["resource"]["target"]["averageUtilization"],
@@ -158,10 +160,7 @@ async fn a_v1_status_write_converts_the_current_cpu_utilization() {
         .await
         .unwrap();
     let status = written.status.unwrap();
-    assert_eq!(
-        (status.current_replicas, status.desired_replicas),
-        (2, 3)
-    );
+    assert_eq!((status.current_replicas, status.desired_replicas), (2, 3));
     assert_eq!(status.current_cpu_utilization_percentage, Some(70));
     let status = v2_api.get("web").await.unwrap().status.unwrap();
     assert_eq!(
@@ -188,10 +187,7 @@ async fn lists_and_watches_at_v1_convert_every_object() {
     let Some(WatchEvent::Added(added)) = events.try_next().await.unwrap() else {
         panic!("no ADDED event");
     };
-    assert_eq!(
-        added.spec.target_cpu_utilization_percentage,
-        Some(60)
-    );
+    assert_eq!(added.spec.target_cpu_utilization_percentage, Some(60));
     let list = v1_api.list(&ListParams::default()).await.unwrap();
     assert_eq!(list.items.len(), 1);
     let annotations = list.items[0].metadata.annotations.clone().unwrap();
@@ -207,7 +203,11 @@ async fn a_v1_apply_is_managed_at_v1() {
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
             "maxReplicas": 4, "targetCPUUtilizationPercentage": 40}});
     v1_api
-        .patch("web", &PatchParams::apply("tester"), &Patch::Apply(&applied))
+        .patch(
+            "web",
+            &PatchParams::apply("tester"),
+            &Patch::Apply(&applied),
+        )
         .await
         .unwrap();
     let read = v2_api.get("web").await.unwrap();

@@ -10,10 +10,7 @@ fn object(value: Value) -> Object {
 }
 
 fn annotation<'a>(obj: &'a Object, key: &str) -> Option<&'a str> {
-    obj.get("metadata")?
-        .get("annotations")?
-        .get(key)?
-        .as_str()
+    obj.get("metadata")?.get("annotations")?.get(key)?.as_str()
 }
 
 fn rich_v2() -> Object {
@@ -109,7 +106,10 @@ fn v1_to_v2_reads_the_annotations_back_the_cpu_target_last() {
     assert_eq!(metrics[0], original["spec"]["metrics"][1]);
     assert_eq!(metrics[1], original["spec"]["metrics"][0]);
     assert_eq!(obj["spec"]["behavior"], original["spec"]["behavior"]);
-    assert_eq!(obj["status"]["conditions"], original["status"]["conditions"]);
+    assert_eq!(
+        obj["status"]["conditions"],
+        original["status"]["conditions"]
+    );
     assert_eq!(
         obj["status"]["currentMetrics"][0],
         json!({"type": "Resource", "resource": {"name": "cpu",
@@ -195,7 +195,10 @@ fn v2_objects_lose_the_round_trip_annotations() {
     assert_eq!(json!(obj), json!({"metadata": {}}));
     let mut kept = object(json!({"metadata": {"annotations": {"a": "b"}}}));
     drop_round_trip_annotations(&mut kept);
-    assert_eq!(json!(kept), json!({"metadata": {"annotations": {"a": "b"}}}));
+    assert_eq!(
+        json!(kept),
+        json!({"metadata": {"annotations": {"a": "b"}}})
+    );
 }
 
 #[test]
@@ -206,5 +209,8 @@ fn field_management_converts_whatever_version_an_object_is_in() {
     let back = convert_value(&v1, "autoscaling/v2");
     assert_eq!(back["apiVersion"], "autoscaling/v2");
     assert_eq!(back["spec"]["maxReplicas"], 9);
-    assert_eq!(convert_value(&json!("text"), "autoscaling/v1"), json!("text"));
+    assert_eq!(
+        convert_value(&json!("text"), "autoscaling/v1"),
+        json!("text")
+    );
 }
