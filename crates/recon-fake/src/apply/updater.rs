@@ -56,26 +56,25 @@ fn strip_meta(m: &mut ManagedFields, id: &ManagerId) {
 
 /// `Updater.update`: owners other than `workflow` lose the fields this write modified or
 /// added (or it conflicts, without `force`) and the fields it removed, each compared in the
-/// version it wrote through when `versions` converts (the writer's own, `api_version`, else).
-/// Returns the comparison in the writer's version.
-#[allow(clippy::too_many_arguments)]
+/// version it wrote through when the served versions convert (`ctx.served`; the writer's own,
+/// `ctx.api_version`, else). Returns the comparison in the writer's version.
 fn update_owners(
     old: &Value,
     new: &Value,
     sets: &mut BTreeMap<ManagerId, VersionedSet>,
     workflow: Option<&ManagerId>,
     force: bool,
-    schema: &Schema,
-    reset: &FieldSet,
-    versions: Option<(&ServedSchemas, &str)>,
+    ctx: &Ctx<'_>,
 ) -> Result<Comparison, Vec<Conflict>> {
+    let (schema, reset) = (ctx.schema, ctx.reset);
     let mut cmp = compare(old, new, schema);
     cmp.exclude(reset);
     // What changed matters only to owners other than the writer (a create has none).
     let others = sets.keys().any(|id| Some(id) != workflow);
     // The comparison in each other version an owner wrote through, once per version.
     let mut in_versions: BTreeMap<String, Comparison> = BTreeMap::new();
-    if let Some((served, own)) = versions.filter(|_| others) {
+    if let Some(served) = ctx.served.filter(|_| others) {
+        let own = ctx.api_version;
         for (id, vs) in sets.iter() {
             if Some(id) == workflow
                 || vs.api_version == own
@@ -172,15 +171,14 @@ pub(super) fn record(
     id: &ManagerId,
     ctx: &Ctx<'_>,
 ) -> Result<(), String> {
-    let (schema, reset) = (ctx.schema, ctx.reset);
+    let reset = ctx.reset;
     if let Some(served) = ctx.served {
         versions::reconcile(m, old, ctx.api_version, served)?;
         versions::update(m, new, ctx.api_version, served)?;
     }
     // Upstream runs this as manager "current-operation" and merges afterwards, so the
     // writer's own previous entry is treated like any other owner's.
-    let versions = ctx.served.map(|served| (served, ctx.api_version));
-    let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, schema, reset, versions) else {
+    let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, ctx) else {
         return Ok(());
     };
     let Comparison {
@@ -236,18 +234,8 @@ pub(super) fn apply(
     if let Some(served) = ctx.served {
         versions::update(m, &new, ctx.api_version, served).map_err(ApplyFailure::Conversion)?;
     }
-    let versions = ctx.served.map(|served| (served, ctx.api_version));
-    update_owners(
-        live,
-        &new,
-        &mut m.sets,
-        Some(id),
-        force,
-        schema,
-        reset,
-        versions,
-    )
-    .map_err(ApplyFailure::Conflicts)?;
+    update_owners(live, &new, &mut m.sets, Some(id), force, ctx)
+        .map_err(ApplyFailure::Conflicts)?;
     let changed = !super::value::equals(live, &new);
     strip_meta(m, id);
     if changed {
