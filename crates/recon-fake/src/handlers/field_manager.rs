@@ -92,7 +92,12 @@ impl<'c> FieldManager<'c> {
         // Go writes even when unset.
         let new_object = (old.is_none() && !self.call.rt.custom).then(|| {
             let mut zero = serde_json::Map::new();
-            gotype::fill_zero_fields(&self.call.rt.group, &self.call.rt.kind, &mut zero);
+            let rt = &self.call.rt;
+            // The request's version's type: another one than storage's when the type converts.
+            match gotype::kind_struct(&rt.group, &self.call.path.version, &rt.kind) {
+                Some(name) => gotype::fill_zero_fields_of(name, &mut zero),
+                None => gotype::fill_zero_fields(&rt.group, &rt.kind, &mut zero),
+            }
             Value::Object(zero)
         });
         with_value(new, |doc| {

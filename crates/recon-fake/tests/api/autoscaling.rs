@@ -239,3 +239,26 @@ async fn a_v1_target_below_one_is_refused_as_the_metric_it_converts_to() {
          spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0"
     );
 }
+
+#[tokio::test]
+async fn a_seeded_v1_object_is_stored_as_v2() {
+    let server = ApiServer::new();
+    let (_, v2_api) = apis(&server);
+    let seeded = server
+        .seed(&json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 1, "maxReplicas": 4, "targetCPUUtilizationPercentage": 30},
+            "status": {"currentReplicas": 2, "desiredReplicas": 2}}))
+        .unwrap();
+    assert_eq!(seeded["apiVersion"], "autoscaling/v1");
+    assert_eq!(seeded["spec"]["targetCPUUtilizationPercentage"], 30);
+    assert_eq!(seeded["status"]["currentReplicas"], 2);
+    let read = v2_api.get("web").await.unwrap();
+    assert_eq!(
+        metrics(&read),
+        json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 30}}}])
+    );
+    assert_eq!(read.status.unwrap().current_replicas, Some(2));
+}
