@@ -208,6 +208,9 @@ impl State {
         let unchanged = match self.store.written(&gr, &key) {
             Some(bytes) => new == decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
             // `old` is in the request's version; storage's form is what it compares with.
+            None if rt.custom && conversion::converts(&rt, &call.path.version) => {
+                new == stored.decode(&key).map_err(|e| e.to_api_error())?
+            }
             None if conversion::converts(&rt, &call.path.version) => {
                 // The stored body carries no `apiVersion` or `kind`: `new`'s are what storage
                 // would write.
