@@ -180,10 +180,10 @@ impl State {
         } else {
             None
         };
-        let (mut new, validation_warnings) =
-            before_update(call, endpoint, new, internal_old.as_ref().unwrap_or(&old))?;
+        let strategy_old = internal_old.as_ref().unwrap_or(&old);
+        let (mut new, validation_warnings) = before_update(call, endpoint, new, strategy_old)?;
         if let Some(stamp) = rt.hooks.stamp {
-            stamp(&mut new, Some(&old), &self.now());
+            stamp(&mut new, Some(strategy_old), &self.now());
         }
         warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));

@@ -237,7 +237,7 @@ fn scalar(value: &Value) -> String {
     out
 }
 
-/// Members `key` of the optional (`omitempty`) values found at `path`.
+/// The member `key` of an optional (`omitempty`) value, when it is set.
 fn optional(members: &mut Vec<(&'static str, String)>, key: &'static str, value: Option<&Value>) {
     if let Some(v) = value {
         members.push((key, scalar(v)));
