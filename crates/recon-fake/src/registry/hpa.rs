@@ -652,13 +652,76 @@ fn zero_quantity_member(value: &Value, key: &str) -> Result<Value, ()> {
     Ok(quantity_member(value, key)?.unwrap_or_else(|| Value::from("0")))
 }
 
-/// A `*metav1.LabelSelector`, as given.
+/// A `*metav1.LabelSelector`: `matchLabels` a map of strings, `matchExpressions` a list of
+/// requirements (`key`, `operator`, `values`), empty ones left out as Go writes them.
 fn selector_member(value: &Value, key: &str) -> Result<Option<Value>, ()> {
-    match member(value, key)? {
-        None => Ok(None),
-        Some(v @ Value::Object(_)) => Ok(Some(v.clone())),
-        Some(_) => Err(()),
+    let Some(selector) = member(value, key)? else {
+        return Ok(None);
+    };
+    if !selector.is_object() {
+        return Err(());
     }
+    let mut out = Map::new();
+    match member(selector, "matchLabels")? {
+        None => {}
+        Some(Value::Object(labels)) => {
+            if labels.values().any(|v| !v.is_string() && !v.is_null()) {
+                return Err(());
+            }
+            // A `null` value decodes as the empty string.
+            let labels: Map<String, Value> = labels
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or(""))))
+                .collect();
+            if !labels.is_empty() {
+                out.insert("matchLabels".into(), Value::Object(labels));
+            }
+        }
+        Some(_) => return Err(()),
+    }
+    match member(selector, "matchExpressions")? {
+        None => {}
+        Some(Value::Array(requirements)) => {
+            let requirements = requirements
+                .iter()
+                .map(requirement)
+                .collect::<Result<Vec<Value>, ()>>()?;
+            if !requirements.is_empty() {
+                out.insert("matchExpressions".into(), Value::Array(requirements));
+            }
+        }
+        Some(_) => return Err(()),
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+/// A `metav1.LabelSelectorRequirement`.
+fn requirement(value: &Value) -> Result<Value, ()> {
+    if !value.is_object() && !value.is_null() {
+        return Err(());
+    }
+    let text = |key: &str| string_member(value, key).ok_or(());
+    let mut out = Map::new();
+    out.insert("key".into(), Value::String(text("key")?));
+    out.insert("operator".into(), Value::String(text("operator")?));
+    match member(value, "values")? {
+        None => {}
+        Some(Value::Array(values)) => {
+            let values = values
+                .iter()
+                .map(|v| match v {
+                    Value::String(_) => Ok(v.clone()),
+                    Value::Null => Ok(Value::from("")),
+                    _ => Err(()),
+                })
+                .collect::<Result<Vec<Value>, ()>>()?;
+            if !values.is_empty() {
+                out.insert("values".into(), Value::Array(values));
+            }
+        }
+        Some(_) => return Err(()),
+    }
+    Ok(Value::Object(out))
 }
 
 fn insert_some(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {

@@ -138,7 +138,11 @@ fn v1_without_a_target_converts_to_the_default_cpu_metric() {
 fn annotation_members_match_in_any_case_and_values_come_back_canonical() {
     let mut obj = object(json!({
         "metadata": {"annotations": {
-            METRICS: r#"[{"TYPE":"External","external":{"MetricName":"q","targetAverageValue":1.5}}]"#,
+            METRICS: concat!(
+                r#"[{"TYPE":"External","external":{"MetricName":"q","targetAverageValue":1.5,"#,
+                r#""MetricSelector":{"MatchLabels":{"a":"b"},"matchExpressions":[{"key":"c","#,
+                r#""Operator":"Exists","values":[]}]}}}]"#
+            ),
             BEHAVIOR: r#"{"scaleup":{"selectPolicy":"Disabled","TOLERANCE":"0.10"}}"#,
         }},
         "spec": {"maxReplicas": 3},
@@ -146,7 +150,9 @@ fn annotation_members_match_in_any_case_and_values_come_back_canonical() {
     convert(&mut obj, "v1", "v2");
     assert_eq!(
         obj["spec"]["metrics"][0],
-        json!({"type": "External", "external": {"metric": {"name": "q"},
+        json!({"type": "External", "external": {
+            "metric": {"name": "q", "selector": {"matchLabels": {"a": "b"},
+                "matchExpressions": [{"key": "c", "operator": "Exists"}]}},
             "target": {"type": "AverageValue", "averageValue": "1500m"}}})
     );
     assert_eq!(
@@ -160,7 +166,7 @@ fn annotation_members_match_in_any_case_and_values_come_back_canonical() {
 fn an_annotation_that_does_not_decode_is_ignored_and_dropped() {
     let mut obj = object(json!({
         "metadata": {"annotations": {
-            METRICS: r#"[{"type":"Pods","pods":{"metricName":7}}]"#,
+            METRICS: r#"[{"type":"Pods","pods":{"metricName":"m","selector":{"matchLabels":{"a":1}}}}]"#,
             BEHAVIOR: "{}",
             CONDITIONS: "not json",
             CURRENT_METRICS: r#"[{"type":"Pods","pods":{"currentAverageValue":"x"}}]"#,
