@@ -262,3 +262,20 @@ async fn a_seeded_v1_object_is_stored_as_v2() {
     );
     assert_eq!(read.status.unwrap().current_replicas, Some(2));
 }
+
+#[tokio::test]
+async fn a_dry_run_at_v1_answers_in_v1_and_stores_nothing() {
+    let server = ApiServer::new();
+    let (v1_api, v2_api) = apis(&server);
+    let params = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let answered = v1_api
+        .create(&params, &v1_hpa("web", Some(45)))
+        .await
+        .unwrap();
+    assert_eq!(answered.spec.target_cpu_utilization_percentage, Some(45));
+    assert_eq!(answered.spec.min_replicas, Some(1));
+    assert!(v2_api.get_opt("web").await.unwrap().is_none());
+}
