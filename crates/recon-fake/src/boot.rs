@@ -24,10 +24,12 @@ const BOOT_OBJECTS: &str = include_str!("../data/boot-objects.json");
 pub(crate) const NAMESPACES: [&str; 4] =
     ["default", "kube-node-lease", "kube-public", "kube-system"];
 
-/// Where the in-memory server says it listens, as discovery's `serverAddressByClientCIDRs` and
-/// the `kubernetes` Service's endpoints do: kube-apiserver's default secure port on the
-/// loopback address.
-pub(crate) const ADVERTISE_ADDRESS: &str = "127.0.0.1";
+/// Where the `kubernetes` Service's endpoints say the server listens: kube-apiserver's default
+/// secure port on the address it advertises. Endpoints validation refuses a loopback address
+/// (kube-apiserver advertising 127.0.0.1 never gets its endpoints written), so the in-memory
+/// cluster advertises a routable one, as a cluster's API server does its host's: 192.0.2.1, of
+/// the range kept for documentation (RFC 5737).
+pub(crate) const ADVERTISE_ADDRESS: &str = "192.0.2.1";
 pub(crate) const SECURE_PORT: u16 = 6443;
 
 /// When the boot objects were created, in every server (2024-01-01T00:00:00Z, in seconds

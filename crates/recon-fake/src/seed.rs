@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::clock::format_time;
 use crate::gotype;
 use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
+use crate::registry::conversion;
 use crate::registry::resource::GenerationRule;
 use crate::server::ApiServer;
 use crate::state::State;
@@ -131,6 +132,12 @@ impl State {
             gotype::decode(go_struct, &mut obj)
                 .map_err(|why| SeedError::Invalid(format!("{kind}: {why}")))?;
         }
+        // A built-in of another version than its storage one is stored converted, and read
+        // back in its own version.
+        let converts = !rt.custom && conversion::converts(&rt, &version);
+        if converts {
+            conversion::to_internal(&rt, &version, &mut obj);
+        }
         let name = meta_str(&obj, "name").to_owned();
         if !rt.namespaced {
             set_meta(&mut obj, "namespace", Value::Null);
@@ -179,6 +186,11 @@ impl State {
         let mut served = stored
             .decode(&key)
             .map_err(|e| SeedError::Invalid(e.to_string()))?;
+        if converts {
+            conversion::type_as_stored(&rt, &version, &mut served);
+            conversion::to_version(&rt, &version, &mut served)
+                .map_err(|e| SeedError::Invalid(e.message().to_owned()))?;
+        }
         served.insert("apiVersion".into(), Value::String(api_version));
         served.insert("kind".into(), Value::String(rt.kind.clone()));
         Ok(Value::Object(served))

@@ -63,7 +63,7 @@ use serde_json::{Value, json};
 pub use time::Time;
 pub use updater::MAX_UPDATE_MANAGERS;
 use updater::{ApplyFailure, Ctx};
-pub use versions::ServedSchemas;
+pub use versions::{Converter, ServedSchemas};
 
 /// Who writes, to what, and when.
 #[derive(Debug, Clone, Copy)]

@@ -366,3 +366,72 @@ fn odd_inputs_do_not_panic() {
     assert!(Time::parse("2024-05-01T10:00:00Zé").is_none());
     assert!(PathElement::deserialize("é:x").is_err());
 }
+
+/// `g/v1` names `spec.size` what `g/v2` names `spec.replicas`.
+fn rename_size(obj: &Value, api_version: &str) -> Value {
+    let mut out = obj.clone();
+    out["apiVersion"] = json!(api_version);
+    let (from, to) = if api_version == "g/v1" {
+        ("replicas", "size")
+    } else {
+        ("size", "replicas")
+    };
+    if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut)
+        && let Some(v) = spec.remove(from)
+    {
+        spec.insert(to.to_owned(), v);
+    }
+    out
+}
+
+#[test]
+fn owners_of_another_version_are_compared_in_theirs() {
+    let untyped = std::sync::Arc::new(Schema::untyped());
+    let served = ServedSchemas::new([
+        ("g/v1".to_owned(), untyped.clone()),
+        ("g/v2".to_owned(), untyped.clone()),
+    ])
+    .converting(rename_size);
+    let none = FieldSet::new();
+    let with_served = |manager, api_version| Request {
+        served: Some(&served),
+        ..req(manager, api_version, "K", &none)
+    };
+    let created = json!({"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"},
+        "spec": {"size": 1, "color": "red"}});
+    let m = record_update(
+        ManagedFields::new(),
+        None,
+        &created,
+        &with_served("old", "g/v1"),
+        &untyped,
+    );
+    // Through v2, only `replicas` changes: the v1 owner loses `size`, keeps `color`.
+    let old = rename_size(&created, "g/v2");
+    let mut new = old.clone();
+    new["spec"]["replicas"] = json!(2);
+    let m = record_update(m, Some(&old), &new, &with_served("new", "g/v2"), &untyped);
+    let owners: Vec<(String, Value)> = m
+        .to_value()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap().to_owned(),
+                e["fieldsV1"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        owners,
+        [
+            ("new".to_owned(), json!({"f:spec": {"f:replicas": {}}})),
+            (
+                "old".to_owned(),
+                json!({"f:spec": {".": {}, "f:color": {}}})
+            ),
+        ]
+    );
+}

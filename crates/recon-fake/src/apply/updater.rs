@@ -55,33 +55,65 @@ fn strip_meta(m: &mut ManagedFields, id: &ManagerId) {
 }
 
 /// `Updater.update`: owners other than `workflow` lose the fields this write modified or
-/// added (or it conflicts, without `force`) and the fields it removed.
+/// added (or it conflicts, without `force`) and the fields it removed, each compared in the
+/// version it wrote through when the served versions convert (`ctx.served`; the writer's own,
+/// `ctx.api_version`, else). Returns the comparison in the writer's version.
 fn update_owners(
     old: &Value,
     new: &Value,
     sets: &mut BTreeMap<ManagerId, VersionedSet>,
     workflow: Option<&ManagerId>,
     force: bool,
-    schema: &Schema,
-    reset: &FieldSet,
+    ctx: &Ctx<'_>,
 ) -> Result<Comparison, Vec<Conflict>> {
+    let (schema, reset) = (ctx.schema, ctx.reset);
     let mut cmp = compare(old, new, schema);
     cmp.exclude(reset);
-    let mut conflicts: Vec<(ManagerId, FieldSet)> = Vec::new();
     // What changed matters only to owners other than the writer (a create has none).
     let others = sets.keys().any(|id| Some(id) != workflow);
-    let changed = if others {
-        let mut changed = cmp.modified.clone();
-        changed.union_with(&cmp.added);
+    // The comparison in each other version an owner wrote through, once per version.
+    let mut in_versions: BTreeMap<String, Comparison> = BTreeMap::new();
+    if let Some(served) = ctx.served.filter(|_| others) {
+        let own = ctx.api_version;
+        for (id, vs) in sets.iter() {
+            if Some(id) == workflow
+                || vs.api_version == own
+                || in_versions.contains_key(&vs.api_version)
+            {
+                continue;
+            }
+            let (Some((old_v, schema_v)), Some((new_v, _))) = (
+                served.converted(old, &vs.api_version),
+                served.converted(new, &vs.api_version),
+            ) else {
+                continue;
+            };
+            let mut cmp_v = compare(&old_v, &new_v, schema_v);
+            cmp_v.exclude(reset);
+            in_versions.insert(vs.api_version.clone(), cmp_v);
+        }
+    }
+    let changed_of = |c: &Comparison| {
+        let mut changed = c.modified.clone();
+        changed.union_with(&c.added);
         changed
+    };
+    let changed = if others {
+        changed_of(&cmp)
     } else {
         FieldSet::new()
     };
+    let changed_in: BTreeMap<&String, FieldSet> = in_versions
+        .iter()
+        .map(|(version, c)| (version, changed_of(c)))
+        .collect();
+    let mut conflicts: Vec<(ManagerId, FieldSet)> = Vec::new();
     for (id, vs) in sets.iter() {
         if Some(id) == workflow {
             continue;
         }
-        let contested = vs.set.intersection(&changed);
+        let changed = changed_in.get(&vs.api_version).unwrap_or(&changed);
+        let contested = vs.set.intersection(changed);
         if !contested.is_empty() {
             conflicts.push((id.clone(), contested));
         }
@@ -104,11 +136,15 @@ fn update_owners(
             vs.set.remove(&contested);
         }
     }
-    if !cmp.removed.is_empty() {
-        for (id, vs) in sets.iter_mut() {
-            if Some(id) != workflow {
-                vs.set.remove(&cmp.removed);
-            }
+    for (id, vs) in sets.iter_mut() {
+        if Some(id) == workflow {
+            continue;
+        }
+        let removed = in_versions
+            .get(&vs.api_version)
+            .map_or(&cmp.removed, |c| &c.removed);
+        if !removed.is_empty() {
+            vs.set.remove(removed);
         }
     }
     sets.retain(|_, vs| !vs.set.is_empty());
@@ -135,14 +171,14 @@ pub(super) fn record(
     id: &ManagerId,
     ctx: &Ctx<'_>,
 ) -> Result<(), String> {
-    let (schema, reset) = (ctx.schema, ctx.reset);
+    let reset = ctx.reset;
     if let Some(served) = ctx.served {
         versions::reconcile(m, old, ctx.api_version, served)?;
         versions::update(m, new, ctx.api_version, served)?;
     }
     // Upstream runs this as manager "current-operation" and merges afterwards, so the
     // writer's own previous entry is treated like any other owner's.
-    let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, schema, reset) else {
+    let Ok(cmp) = update_owners(old, new, &mut m.sets, None, true, ctx) else {
         return Ok(());
     };
     let Comparison {
@@ -198,7 +234,7 @@ pub(super) fn apply(
     if let Some(served) = ctx.served {
         versions::update(m, &new, ctx.api_version, served).map_err(ApplyFailure::Conversion)?;
     }
-    update_owners(live, &new, &mut m.sets, Some(id), force, schema, reset)
+    update_owners(live, &new, &mut m.sets, Some(id), force, ctx)
         .map_err(ApplyFailure::Conflicts)?;
     let changed = !super::value::equals(live, &new);
     strip_meta(m, id);

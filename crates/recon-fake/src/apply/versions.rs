@@ -6,6 +6,7 @@
 //! declares) fails the conversion. Recorded in the `versions/` scenarios: an apply fails with a
 //! 500, an update is stored with no managedFields at all.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -15,10 +16,15 @@ use super::managed::ManagedFields;
 use super::schema::Schema;
 use super::typed;
 
-/// The structural schema of every version served, by apiVersion (`group/version`).
+/// Converts an object into another apiVersion of its kind (`(object, apiVersion)`).
+pub type Converter = fn(&Value, &str) -> Value;
+
+/// The structural schema of every version served, by apiVersion (`group/version`), and how
+/// objects convert between them when they are not the same but for `apiVersion`.
 #[derive(Debug, Clone, Default)]
 pub struct ServedSchemas {
     by_api_version: BTreeMap<String, Arc<Schema>>,
+    convert: Option<Converter>,
 }
 
 impl ServedSchemas {
@@ -26,7 +32,23 @@ impl ServedSchemas {
     pub fn new(schemas: impl IntoIterator<Item = (String, Arc<Schema>)>) -> Self {
         ServedSchemas {
             by_api_version: schemas.into_iter().collect(),
+            convert: None,
         }
+    }
+
+    /// Versions an object converts between with `convert` (a built-in kind's conversion).
+    pub fn converting(mut self, convert: Converter) -> Self {
+        self.convert = Some(convert);
+        self
+    }
+
+    /// `obj` in `api_version`, with that version's schema, when its fields differ from the
+    /// other versions' (a built-in kind's versions): each manager's ownership is compared in
+    /// its own version then (structured-merge-diff `Updater.update`).
+    pub(super) fn converted(&self, obj: &Value, api_version: &str) -> Option<(Value, &Schema)> {
+        let convert = self.convert?;
+        let schema = self.by_api_version.get(api_version)?;
+        Some((convert(obj, api_version), schema))
     }
 }
 
@@ -41,10 +63,18 @@ pub(super) fn reconcile(
 ) -> Result<(), String> {
     for version in other_versions(m, own) {
         if let Some(schema) = served.by_api_version.get(version) {
-            convert(live, schema)?;
+            convert(&in_version(live, version, served), schema)?;
         }
     }
     Ok(())
+}
+
+/// `obj` converted into `version` when the versions convert, else as it is.
+fn in_version<'a>(obj: &'a Value, version: &str, served: &ServedSchemas) -> Cow<'a, Value> {
+    match served.convert {
+        Some(convert) => Cow::Owned(convert(obj, version)),
+        None => Cow::Borrowed(obj),
+    }
 }
 
 /// `update`'s conversions: drops the managers of versions no longer served, then converts the
@@ -65,7 +95,8 @@ pub(super) fn update(
     });
     for version in other_versions(m, own) {
         if let Some(schema) = served.by_api_version.get(version) {
-            convert(new, schema).map_err(|e| format!("failed to convert new object: {e}"))?;
+            convert(&in_version(new, version, served), schema)
+                .map_err(|e| format!("failed to convert new object: {e}"))?;
         }
     }
     Ok(())

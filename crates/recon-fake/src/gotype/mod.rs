@@ -31,7 +31,9 @@ pub(crate) use encode::{
     child_type, escape_html, write_array, write_map, write_object, write_value,
 };
 pub(crate) use unstructured::{from_unstructured, go_format};
-pub(crate) use zero_fields::{drop_unset_fields, fill_zero_fields};
+pub(crate) use zero_fields::{
+    drop_unset_fields, drop_unset_fields_of, fill_zero_fields, fill_zero_fields_of,
+};
 
 /// The recorded schemas, `{"kubernetes": "<version>", "schemas": {<name>: <schema>}}`.
 const OPENAPI: &str = include_str!("../../data/openapi.json");

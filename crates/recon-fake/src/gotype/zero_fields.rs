@@ -63,9 +63,14 @@ fn reaches(ty: &GoType, holders: &HashSet<String>) -> bool {
 /// Writes the zero value of every unset (absent or `null`) always-written field of `obj`, a
 /// `group` `kind` object, at any depth.
 pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
-    let Some(name) = super::stored_struct(group, kind) else {
-        return;
-    };
+    if let Some(name) = super::stored_struct(group, kind) {
+        fill_zero_fields_of(name, obj);
+    }
+}
+
+/// [`fill_zero_fields`] of an object of the recorded struct `name` (a kind at a version other
+/// than the one it is stored at).
+pub(crate) fn fill_zero_fields_of(name: &str, obj: &mut Map<String, Value>) {
     fill_struct(&ZERO_FIELDS, name, obj);
 }
 
@@ -117,8 +122,13 @@ fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
 /// stays; a schemaless value ([`GoType::Any`]) is kept as sent.
 pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
     if let Some(name) = super::stored_struct(group, kind) {
-        drop_unset_struct(name, obj);
+        drop_unset_fields_of(name, obj);
     }
+}
+
+/// [`drop_unset_fields`] of an object of the recorded struct `name`.
+pub(crate) fn drop_unset_fields_of(name: &str, obj: &mut Map<String, Value>) {
+    drop_unset_struct(name, obj);
 }
 
 fn drop_unset_struct(name: &str, obj: &mut Map<String, Value>) {

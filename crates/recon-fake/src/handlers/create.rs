@@ -212,6 +212,7 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
         }
         return Ok(custom_finalizer_warnings(obj));
     }
+    conversion::to_internal(rt, &call.path.version, obj);
     if rt.generation != GenerationRule::None {
         set_meta(obj, "generation", Value::from(1));
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::field_validation::{self, FieldValidation};
 use crate::gotype;
-use crate::registry::defaults;
+use crate::registry::{conversion, defaults};
 use crate::request::call::Call;
 use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
@@ -84,7 +84,11 @@ pub(crate) fn decode_into_type(call: &Call<'_>, obj: &mut Object) -> Result<Vec<
         };
         // The typed object read back as unstructured (what field management compares) has
         // no empty `omitempty` lists, as it will not once stored.
-        defaults::as_decoded(&call.rt.group, &call.rt.kind, obj);
+        if conversion::converts(&call.rt, version) {
+            defaults::as_decoded_at(&call.rt.group, version, &call.rt.kind, obj);
+        } else {
+            defaults::as_decoded(&call.rt.group, &call.rt.kind, obj);
+        }
         return Ok(unknown);
     }
     if string_field(obj, "kind") != call.rt.kind {

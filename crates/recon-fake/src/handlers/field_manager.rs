@@ -49,6 +49,8 @@ pub(crate) struct FieldManager<'c> {
     /// A custom resource's versions: its managers' entries convert between them.
     served: Option<Arc<ServedSchemas>>,
     reset: FieldSet,
+    /// The version written at, and its `apiVersion`.
+    version: String,
     api_version: String,
     subresource: String,
     time: Time,
@@ -63,6 +65,7 @@ impl<'c> FieldManager<'c> {
             schema: call.field_schema(),
             served: call.rt.field_versions.clone(),
             reset: reset_fields(&subresource, call.has_status()),
+            version: call.path.version.clone(),
             api_version: call.api_version(),
             subresource,
             time: Time(now.as_second()),
@@ -86,6 +89,7 @@ impl<'c> FieldManager<'c> {
                 .unwrap_or_else(|| Arc::new(Schema::untyped())),
             served: rt.field_versions.clone(),
             reset: reset_fields(subresource, version.is_some_and(|v| v.status)),
+            version: version.map_or(String::new(), |v| v.name.clone()),
             api_version: rt.api_version(version.map_or("", |v| v.name.as_str())),
             subresource: subresource.to_owned(),
             time: Time(now.as_second()),
@@ -118,7 +122,12 @@ impl<'c> FieldManager<'c> {
         // Go writes even when unset.
         let new_object = (old.is_none() && !self.rt.custom).then(|| {
             let mut zero = serde_json::Map::new();
-            gotype::fill_zero_fields(&self.rt.group, &self.rt.kind, &mut zero);
+            let rt = self.rt;
+            // The request's version's type: another one than storage's when the type converts.
+            match gotype::kind_struct(&rt.group, &self.version, &rt.kind) {
+                Some(name) => gotype::fill_zero_fields_of(name, &mut zero),
+                None => gotype::fill_zero_fields(&rt.group, &rt.kind, &mut zero),
+            }
             Value::Object(zero)
         });
         with_value(new, |doc| {

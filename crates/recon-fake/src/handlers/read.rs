@@ -149,6 +149,8 @@ fn item_body(
     Ok(if call.rt.custom {
         let body = conversion::body_in_version(&call.rt, &call.path.version, body)?;
         Bytes::from(with_type_meta(api_version, &call.rt.kind, &body))
+    } else if conversion::converts(&call.rt, &call.path.version) {
+        Bytes::from(conversion::body_in_version(&call.rt, &call.path.version, body)?.into_owned())
     } else {
         body.clone()
     })

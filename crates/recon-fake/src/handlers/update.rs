@@ -171,9 +171,19 @@ impl State {
         // The strategy may start from the stored object (status writes); the write's
         // managedFields are kept either way.
         let managed = meta_value(&new, "managedFields").cloned();
-        let (mut new, validation_warnings) = before_update(call, endpoint, new, &old)?;
+        // The strategy compares with the stored object as decoded, not as the request's
+        // version serves it (a conversion there and back may not give it back).
+        let internal_old = if !rt.custom && conversion::converts(&rt, &call.path.version) {
+            let mut internal = stored.decode(&key).map_err(|e| e.to_api_error())?;
+            conversion::type_as_stored(&rt, &call.path.version, &mut internal);
+            Some(internal)
+        } else {
+            None
+        };
+        let strategy_old = internal_old.as_ref().unwrap_or(&old);
+        let (mut new, validation_warnings) = before_update(call, endpoint, new, strategy_old)?;
         if let Some(stamp) = rt.hooks.stamp {
-            stamp(&mut new, Some(&old), &self.now());
+            stamp(&mut new, Some(strategy_old), &self.now());
         }
         warnings.extend(validation_warnings);
         set_meta(&mut new, "managedFields", managed.unwrap_or(Value::Null));
@@ -198,8 +208,20 @@ impl State {
         let unchanged = match self.store.written(&gr, &key) {
             Some(bytes) => new == decode_body(&key, bytes).map_err(|e| e.to_api_error())?,
             // `old` is in the request's version; storage's form is what it compares with.
-            None if conversion::converts(&rt, &call.path.version) => {
+            None if rt.custom && conversion::converts(&rt, &call.path.version) => {
                 new == stored.decode(&key).map_err(|e| e.to_api_error())?
+            }
+            None if conversion::converts(&rt, &call.path.version) => {
+                // The stored body carries no `apiVersion` or `kind`: `new`'s are what storage
+                // would write.
+                let mut current = stored.decode(&key).map_err(|e| e.to_api_error())?;
+                for field in ["apiVersion", "kind"] {
+                    match new.get(field) {
+                        Some(v) => current.insert(field.to_owned(), v.clone()),
+                        None => current.remove(field),
+                    };
+                }
+                new == current
             }
             None => new == old,
         };
@@ -300,6 +322,9 @@ fn before_update(
     old: &Object,
 ) -> Result<(Object, Vec<String>), ApiError> {
     let rt = &call.rt;
+    // A built-in written through another version than its storage one: the strategy works on
+    // the internal form (`old` is the stored object then).
+    conversion::to_internal(rt, &call.path.version, &mut new);
     set_meta(
         &mut new,
         "generation",

@@ -18,7 +18,8 @@ mod storage;
 
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, Serving, StatusWrite, SubresourceInfo, TypeHooks, UnsupportedField,
+    ServedVersion, Serving, StatusWrite, StorageVersion, SubresourceInfo, TypeHooks,
+    UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
 use super::validation;
@@ -354,14 +355,20 @@ fn everyday_types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
-            hooks: status_on_create!({"currentMetrics": null, "desiredReplicas": 0}),
-            ..with_status(builtin(
-                "autoscaling",
-                "v2",
-                "HorizontalPodAutoscaler",
-                "horizontalpodautoscalers",
-                true,
-            ))
+            hooks: TypeHooks {
+                convert: Some(super::hpa::convert),
+                ..status_on_create!({"currentMetrics": null, "desiredReplicas": 0})
+            },
+            ..with_status(
+                builtin(
+                    "autoscaling",
+                    "v2",
+                    "HorizontalPodAutoscaler",
+                    "horizontalpodautoscalers",
+                    true,
+                )
+                .also_served_at("v1", super::hpa::convert_value),
+            )
             .short_names(&["hpa"])
             .categories(&["all"])
         },
@@ -544,6 +551,28 @@ const NAMESPACE_VERBS: &[&str] = &[
 /// What discovery lists about a built-in beyond its names (the `ShortNamesProvider`,
 /// `CategoriesProvider` and storage version of its REST storage).
 impl ResourceType {
+    /// The type is served at `version` too, converting to and from its first version, which it
+    /// is stored at (its `hooks.convert` converts objects, `convert` what field management
+    /// compares).
+    fn also_served_at(mut self, version: &str, convert: crate::apply::Converter) -> Self {
+        let mut served = builtin(&self.group, version, &self.kind, &self.plural, true).versions;
+        let stored = self.versions.first().map(|v| v.name.clone());
+        self.versions.append(&mut served);
+        self.storage = stored.map(|name| StorageVersion {
+            name,
+            schema: None,
+            webhook: None,
+        });
+        let schemas = self.versions.iter().filter_map(|v| {
+            let schema = v.schema.clone()?;
+            Some((self.api_version(&v.name), schema))
+        });
+        self.field_versions = Some(std::sync::Arc::new(
+            crate::apply::ServedSchemas::new(schemas.collect::<Vec<_>>()).converting(convert),
+        ));
+        self
+    }
+
     fn short_names(mut self, names: &[&str]) -> Self {
         self.discovery.short_names = names.iter().map(|n| (*n).to_owned()).collect();
         self

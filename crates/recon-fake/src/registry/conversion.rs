@@ -13,6 +13,12 @@
 //!   500s with kube-apiserver's messages.
 //!
 //! Stored bodies carry no `apiVersion`: that part is the serving code's.
+//!
+//! A built-in served at several versions (autoscaling/v1 and v2 HorizontalPodAutoscalers)
+//! converts with its type's hook: a write is decoded and defaulted in its own version, then
+//! converted to the storage version, whose form stands for kube-apiserver's internal type, before
+//! the strategy prepares and validates it ([`to_internal`]); storage reads it back with the
+//! storage version's defaults; a read converts the stored object to the request's version.
 
 use std::borrow::Cow;
 
@@ -44,6 +50,12 @@ pub(crate) fn to_storage(
     let Some(storage) = storage_for(rt, version) else {
         return Ok(());
     };
+    if !rt.custom {
+        // Converted already ([`to_internal`]); what storage decodes gets its version's
+        // defaults.
+        super::defaults::as_decoded(&rt.group, &rt.kind, obj);
+        return Ok(());
+    }
     if let Some(webhook) = &storage.webhook {
         convert_by(webhook, rt, version, &storage.name, obj)?;
     }
@@ -65,6 +77,10 @@ pub(crate) fn to_version(
     let Some(storage) = storage_for(rt, version) else {
         return Ok(());
     };
+    if let Some(convert) = rt.hooks.convert {
+        convert(obj, &storage.name, version);
+        return Ok(());
+    }
     if let Some(webhook) = &storage.webhook {
         convert_by(webhook, rt, &storage.name, version, obj)?;
     }
@@ -72,6 +88,26 @@ pub(crate) fn to_version(
         schema.prune(obj);
     }
     Ok(())
+}
+
+/// A built-in written through `version` in the storage version's form, which stands for the
+/// internal type its strategy prepares and validates.
+pub(crate) fn to_internal(rt: &ResourceType, version: &str, obj: &mut Object) {
+    if let (Some(storage), Some(convert)) = (storage_for(rt, version), rt.hooks.convert) {
+        convert(obj, version, &storage.name);
+    }
+}
+
+/// A stored object (whose body carries no `apiVersion` or `kind`) typed as the storage version
+/// that a request through `version` converts to.
+pub(crate) fn type_as_stored(rt: &ResourceType, version: &str, obj: &mut Object) {
+    if let Some(storage) = storage_for(rt, version) {
+        obj.insert(
+            "apiVersion".into(),
+            Value::String(rt.api_version(&storage.name)),
+        );
+        obj.insert("kind".into(), Value::String(rt.kind.clone()));
+    }
 }
 
 /// A stored body served through `version`: the same bytes unless the request converts.

@@ -6,6 +6,7 @@
 //! - [`crd`]: what a CustomResourceDefinition is checked for, and the type it serves;
 //! - [`defaults`]: the API defaults of built-in kinds, applied when an object is decoded;
 //! - [`events`]: the two Event versions that share one storage;
+//! - [`hpa`]: autoscaling/v1 HorizontalPodAutoscalers, converted to and from v2;
 //! - [`validation`]: what each built-in kind's strategy validates beyond metadata;
 //! - [`storage_hash`]: the `storageVersionHash` discovery lists for a type.
 
@@ -15,6 +16,7 @@ pub(crate) mod conversion_webhook;
 pub(crate) mod crd;
 pub(crate) mod defaults;
 pub(crate) mod events;
+pub(crate) mod hpa;
 pub(crate) mod resource;
 pub(crate) mod storage_hash;
 pub(crate) mod validation;

@@ -50,6 +50,10 @@ pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
 /// `old` absent on a create, `now` an RFC 3339 time.
 pub(crate) type Stamp = fn(&mut Map<String, Value>, Option<&Map<String, Value>>, &Value);
 
+/// A built-in's conversion between two of its versions: `(object, from, to)`, the object's
+/// `apiVersion` included.
+pub(crate) type Convert = fn(&mut Map<String, Value>, &str, &str);
+
 /// Per-type hooks for the built-ins whose strategy does more than a table can say.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct TypeHooks {
@@ -69,6 +73,9 @@ pub(crate) struct TypeHooks {
     pub(crate) grace_period: Option<GracePeriod>,
     /// Times the strategy writes on every create and update, after the other preparations.
     pub(crate) stamp: Option<Stamp>,
+    /// How a type served at several versions converts between them; requests through a
+    /// version other than the storage one convert ([`super::conversion`]).
+    pub(crate) convert: Option<Convert>,
 }
 
 /// The default propagation of a delete (`DefaultGarbageCollectionPolicy`).
@@ -287,15 +294,16 @@ pub(crate) struct ResourceType {
     /// The group of the internal type when it is another group's (events.k8s.io Events decode
     /// into core Events), which validation errors name.
     pub(crate) internal_group: Option<String>,
-    /// A custom resource's storage version, when it is not the only version served: requests
-    /// through the others convert ([`super::conversion`]).
+    /// The storage version, when it is not the only version served: requests through the
+    /// others convert ([`super::conversion`]).
     pub(crate) storage: Option<StorageVersion>,
-    /// A custom resource's field-management schema of each version served, by apiVersion: the
-    /// field manager converts managers' entries between them.
+    /// The field-management schema of each version served, by apiVersion, when there are
+    /// several (a CRD's, or a built-in's with its conversion): the field manager converts
+    /// managers' entries between them.
     pub(crate) field_versions: Option<std::sync::Arc<crate::apply::ServedSchemas>>,
 }
 
-/// The version a custom resource is stored in, and the schema storage reads it with.
+/// The version a type is stored in, and the schema storage reads a custom resource with.
 #[derive(Debug, Clone)]
 pub(crate) struct StorageVersion {
     pub(crate) name: String,

@@ -68,9 +68,16 @@ impl Call<'_> {
     /// A stored body as this request's version serves it, in the form the request asked for:
     /// the object, or its `PartialObjectMetadata` (response.go transforms every verb's answer).
     pub(crate) fn object_response(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+        let stored = body;
         let body = conversion::body_in_version(&self.rt, &self.path.version, body)?;
         let object = with_type_meta(&self.api_version(), &self.rt.kind, &body);
         match negotiate(self.accept, false) {
+            // A built-in's metadata is taken from the object as the server holds it, before
+            // any conversion into the request's version (`asPartialObjectMetadata` of
+            // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go).
+            Ok(Format::Metadata) if !self.rt.custom => {
+                partial_metadata(&self.key(), stored).map_err(|e| e.to_api_error())
+            }
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }

@@ -31,7 +31,7 @@ async fn a_booted_server_serves_the_kubernetes_service_and_its_endpoints() {
         .await
         .unwrap();
     let subset = &endpoints.subsets.unwrap()[0];
-    assert_eq!(subset.addresses.as_ref().unwrap()[0].ip, "127.0.0.1");
+    assert_eq!(subset.addresses.as_ref().unwrap()[0].ip, "192.0.2.1");
     let slice = Api::<EndpointSlice>::namespaced(server.client(), "default")
         .get("kubernetes")
         .await

@@ -870,9 +870,14 @@ async fn discovery_requests_are_recorded_as_gets_of_no_resource() {
         paths,
         ["/apis".to_owned()]
             .into_iter()
-            .chain(BUILTIN_GROUPS.iter().map(|g| {
-                let version = if *g == "autoscaling" { "v2" } else { "v1" };
-                format!("/apis/{g}/{version}")
+            .chain(BUILTIN_GROUPS.iter().flat_map(|g| {
+                // Every version of a group, the preferred first: autoscaling's v2, then v1.
+                let versions: &[&str] = if *g == "autoscaling" {
+                    &["v2", "v1"]
+                } else {
+                    &["v1"]
+                };
+                versions.iter().map(move |v| format!("/apis/{g}/{v}"))
             }))
             .chain(["/apis/example.com/v1", "/api", "/api/v1"].map(str::to_owned))
             .collect::<Vec<_>>()

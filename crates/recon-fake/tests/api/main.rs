@@ -3,6 +3,7 @@
 #![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
 
 mod access_reviews;
+mod autoscaling;
 mod byte_order;
 mod cluster;
 mod crd_deletion;

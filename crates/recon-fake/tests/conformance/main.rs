@@ -30,8 +30,10 @@ use transport::Transport;
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
 const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "discovery/the-root-documents-list-every-group",
-    "autoscaling/v1 HorizontalPodAutoscalers are not served (only v2)",
+    "versions/none-strategy-unchanged-update-through-another-version",
+    "bug: an update through a version the CRD does not store is never taken for a no-op \
+     (the real server compares with etcd's bytes, which hold the object without the storage \
+     version's defaults: it writes the first such update that changes nothing, not the next)",
 )];
 
 fn runtime() -> tokio::runtime::Runtime {

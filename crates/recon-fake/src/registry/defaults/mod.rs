@@ -96,6 +96,20 @@ pub(crate) fn as_decoded(group: &str, kind: &str, obj: &mut Object) {
     as_stored(group, kind, obj);
 }
 
+/// A built-in object decoded at `version`, which is not the version it is stored at (an
+/// autoscaling/v1 HorizontalPodAutoscaler): that version's defaults, and its Go struct's
+/// unset and always-written fields, as for [`as_decoded`].
+pub(crate) fn as_decoded_at(group: &str, version: &str, kind: &str, obj: &mut Object) {
+    if (group, version, kind) == ("autoscaling", "v1", "HorizontalPodAutoscaler") {
+        others::horizontal_pod_autoscaler_v1(obj);
+    }
+    drop_empty_lists(obj);
+    if let Some(name) = gotype::kind_struct(group, version, kind) {
+        gotype::drop_unset_fields_of(name, obj);
+        gotype::fill_zero_fields_of(name, obj);
+    }
+}
+
 /// What storing a built-in object does to it: etcd holds built-ins as protobuf, which keeps no
 /// difference between an empty list or map and none, so an empty list or map (or a `null`, which
 /// decodes as unset) comes back absent, or `null` where the Go field is not `omitempty` (a

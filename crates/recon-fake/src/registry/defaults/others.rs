@@ -1,5 +1,5 @@
 //! networking.k8s.io, autoscaling and rbac.authorization.k8s.io: `SetDefaults_NetworkPolicy`,
-//! `_HorizontalPodAutoscaler` (v2), and the API group of RBAC subjects.
+//! `_HorizontalPodAutoscaler` (v2 and v1), and the API group of RBAC subjects.
 
 use serde_json::{Value, json};
 
@@ -37,6 +37,10 @@ pub(super) fn network_policy(obj: &mut Object) {
 /// autoscaling/v2: at least one replica, an 80% CPU target when no metric is given, and, for a
 /// `behavior` given, the default scale-up and scale-down rules where it sets none.
 pub(super) fn horizontal_pod_autoscaler(obj: &mut Object) {
+    // `Convert_v2_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler`
+    // (pkg/apis/autoscaling/v2/conversion.go): what only autoscaling/v1 carries in annotations
+    // is dropped whenever a v2 object is decoded.
+    crate::registry::hpa::drop_round_trip_annotations(obj);
     let Some(spec) = field_or_new(obj, "spec") else {
         return;
     };
@@ -79,6 +83,14 @@ pub(super) fn horizontal_pod_autoscaler(obj: &mut Object) {
                 }
             }
         }
+    }
+}
+
+/// autoscaling/v1 (pkg/apis/autoscaling/v1/defaults.go): at least one replica; the CPU target
+/// is the conversion's (an 80% one when none is given, see [`crate::registry::hpa`]).
+pub(super) fn horizontal_pod_autoscaler_v1(obj: &mut Object) {
+    if let Some(spec) = field_or_new(obj, "spec") {
+        default_nil(spec, "minReplicas", 1);
     }
 }
 

@@ -353,14 +353,15 @@ fn fully_qualified_domain_name_errors(name: &str, at: &Path) -> Vec<FieldError> 
     Vec::new()
 }
 
+/// What a hint's name must be: its errors.
+type NameCheck = fn(&str) -> Vec<String>;
+
 /// `validateHints`: zone names unique label values, node names unique node names.
 fn hint_errors(hints: &Value, at: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let rules: [(&str, fn(&str) -> Vec<String>); 2] = [
-        ("forZones", label_value_errors),
-        ("forNodes", dns1123_subdomain_name_errors),
-    ];
-    for (key, check) in rules {
+    let zones: NameCheck = label_value_errors;
+    let nodes: NameCheck = dns1123_subdomain_name_errors;
+    for (key, check) in [("forZones", zones), ("forNodes", nodes)] {
         let list = list_at(Some(hints), key);
         let list_at_path = at.child(key);
         if list.len() > MAX_HINTS {
