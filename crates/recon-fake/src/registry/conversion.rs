@@ -123,6 +123,10 @@ pub(crate) fn body_in_version<'a>(
     match decode_body("", body) {
         Ok(mut obj) => {
             to_version(rt, version, &mut obj)?;
+            // Typed as the version served, so a built-in is written in that type's field order
+            // (the two keys themselves are left out of the body).
+            obj.insert("apiVersion".into(), Value::String(rt.api_version(version)));
+            obj.insert("kind".into(), Value::String(rt.kind.clone()));
             Ok(Cow::Owned(encode_body(&obj).to_vec()))
         }
         // Served as it is: whoever reads it reports what does not decode.

@@ -18,64 +18,86 @@ async fn send(client: &Client, method: &str, path: &str, body: &str) -> String {
     client.request_text(request).await.unwrap()
 }
 
-/// `body` with the values the server assigns (uid, resourceVersion, times) replaced by
-/// placeholders, so two servers' bodies compare byte for byte.
+/// `body` with the values the server assigns (uids, resourceVersions, times) replaced by
+/// placeholders wherever they appear (a Job's selector quotes its uid), so two servers' bodies
+/// compare byte for byte.
 fn without_assigned(body: &str) -> String {
     let parsed: Value = serde_json::from_str(body).unwrap();
-    let meta = &parsed["metadata"];
-    let mut out = body.to_owned();
-    for (value, placeholder) in [
-        (&meta["uid"], "<uid>"),
-        (&meta["resourceVersion"], "<rv>"),
-        (&meta["creationTimestamp"], "<time>"),
-        (&meta["managedFields"][0]["time"], "<time>"),
-    ] {
-        if let Some(text) = value.as_str() {
-            out = out.replace(&format!("\"{text}\""), &format!("\"{placeholder}\""));
+    let mut assigned = Vec::new();
+    let mut stack = vec![&parsed];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let placeholder = match key.as_str() {
+                        "uid" => "<uid>",
+                        "resourceVersion" => "<rv>",
+                        "creationTimestamp" | "time" => "<time>",
+                        _ => "",
+                    };
+                    match child.as_str() {
+                        Some(text) if !placeholder.is_empty() => {
+                            assigned.push((text.to_owned(), placeholder));
+                        }
+                        _ => stack.push(child),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
         }
+    }
+    let mut out = body.to_owned();
+    for (text, placeholder) in assigned {
+        out = out.replace(&format!("\"{text}\""), &format!("\"{placeholder}\""));
     }
     out
 }
 
-async fn assert_served_as_recorded(path: &str, collection: &str, body: &str, fixture: &str) {
-    let server = ApiServer::new();
-    let client = server.client();
-    send(
-        &client,
-        "POST",
-        &format!("{collection}?fieldManager=order"),
-        body,
-    )
-    .await;
-    let served = send(&client, "GET", path, "").await;
-    let recorded = std::fs::read_to_string(format!("{FIXTURES}/{fixture}")).unwrap();
-    assert_eq!(
-        without_assigned(&served),
-        without_assigned(recorded.trim_end()),
-        "{fixture}"
-    );
+/// A recorded case: the objects to create (collection, body), then the path whose answer was
+/// recorded (`fixtures/byte-order/requests/<case>.json`, by `xtask/record-byte-order.py`).
+#[derive(serde::Deserialize)]
+struct Case {
+    create: Vec<(String, Value)>,
+    get: String,
 }
 
 #[tokio::test]
-async fn a_config_map_is_served_in_go_field_order() {
-    assert_served_as_recorded(
-        "/api/v1/namespaces/default/configmaps/order",
-        "/api/v1/namespaces/default/configmaps",
-        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"order","labels":{"b":"2","a":"1"},"annotations":{"z":"<&>"}},"data":{"y":"1","x":"2"}}"#,
-        "configmap.json",
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn a_deployment_is_served_in_go_field_order() {
-    assert_served_as_recorded(
-        "/apis/apps/v1/namespaces/default/deployments/order",
-        "/apis/apps/v1/namespaces/default/deployments",
-        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"order"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.27","ports":[{"containerPort":80}]}]}}}}"#,
-        "deployment.json",
-    )
-    .await;
+async fn every_recorded_object_is_served_in_go_field_order() {
+    let mut cases: Vec<_> = std::fs::read_dir(format!("{FIXTURES}/requests"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 10, "{cases:?}");
+    let mut differ = Vec::new();
+    for path in cases {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let case: Case = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let server = ApiServer::new();
+        let client = server.client();
+        for (collection, body) in &case.create {
+            send(
+                &client,
+                "POST",
+                &format!("{collection}?fieldManager=order"),
+                &body.to_string(),
+            )
+            .await;
+        }
+        let served = send(&client, "GET", &case.get, "").await;
+        let recorded = std::fs::read_to_string(format!("{FIXTURES}/{name}")).unwrap();
+        let (served, recorded) = (
+            without_assigned(&served),
+            without_assigned(recorded.trim_end()),
+        );
+        if served != recorded {
+            differ.push(format!(
+                "{name}:\n  served:   {served}\n  recorded: {recorded}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
 /// A client type that disagrees with the server (here `spec.replicas` read as a string) fails

@@ -187,6 +187,28 @@ pub(super) fn endpoint_slice(obj: &mut Object) {
     }
 }
 
+/// `SetDefaults_Namespace`: a named namespace carries its name as the
+/// `kubernetes.io/metadata.name` label (so its writer owns the label; the strategy's
+/// `Canonicalize` labels one named from `generateName` later).
+pub(super) fn namespace(obj: &mut Object) {
+    let name = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if name.is_empty() {
+        return;
+    }
+    let Some(metadata) = field_or_new(obj, "metadata") else {
+        return;
+    };
+    let Some(labels) = field_or_new(metadata, "labels") else {
+        return;
+    };
+    labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+}
+
 /// A ReplicationController selects, and is labelled with, its template's labels when it names
 /// none of its own.
 pub(super) fn replication_controller(obj: &mut Object) {

@@ -7,8 +7,8 @@
 //! field, and a defaulted pointer is written as the value it points to.
 //!
 //! - [`pod`]: pod specs and everything in them (containers, probes, volumes), pod templates;
-//! - [`core`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, ...; the
-//!   Namespace name label is the namespace strategy's, see `builtins`);
+//! - [`core`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, Namespace's
+//!   name label, ...);
 //! - [`workloads`]: apps/v1 and batch/v1;
 //! - [`others`]: networking, autoscaling, policy, RBAC;
 //! - [`apiserver`]: admission webhooks and policies, API priority and fairness;
@@ -41,6 +41,7 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
         ("", "PersistentVolumeClaim") => core::persistent_volume_claim(obj),
         ("", "PersistentVolume") => core::persistent_volume(obj),
         ("", "Endpoints") => core::endpoints(obj),
+        ("", "Namespace") => core::namespace(obj),
         ("discovery.k8s.io", "EndpointSlice") => core::endpoint_slice(obj),
         ("apps", "Deployment") => workloads::deployment(obj),
         ("apps", "StatefulSet") => workloads::stateful_set(obj),
