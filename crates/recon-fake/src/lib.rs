@@ -95,6 +95,7 @@ mod clock;
 mod controllers;
 mod gotype;
 mod handlers;
+mod identity;
 mod ids;
 mod inspect;
 mod jsonpatch;
@@ -117,6 +118,7 @@ mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use controllers::report::{GarbageCollection, GcAction, ObjectId, Propagation};
+pub use identity::Identity;
 pub use reactor::Failure;
 pub use reactor_builder::ReactorBuilder;
 pub use record::{RecordedRequest, RequestOrigin};

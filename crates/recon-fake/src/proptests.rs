@@ -203,6 +203,7 @@ pub(crate) fn send(
     let mut service = crate::service::FakeService {
         shared: server.shared.clone(),
         origin: crate::RequestOrigin::Client,
+        headers: std::sync::Arc::default(),
     };
     RUNTIME.with(|runtime| {
         runtime.block_on(async move {

@@ -7,6 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 
 use crate::clock::{Clock, SystemClock};
+use crate::identity::Identity;
 use crate::ids::IdGenerator;
 use crate::reactor_builder::ReactorBuilder;
 use crate::record::{RecordedRequest, RequestOrigin};
@@ -73,7 +74,34 @@ impl ApiServer {
     ///
     /// Must be called within a Tokio runtime (`kube::Client::new` spawns its request buffer).
     pub fn client(&self) -> kube::Client {
-        self.client_as(RequestOrigin::Client)
+        self.client_from(RequestOrigin::Client, Vec::new())
+    }
+
+    /// A `kube::Client` whose requests act as `identity` (impersonating it, as `kubectl --as`
+    /// does): each is authorized, before anything else, as kube-apiserver's RBAC authorizer
+    /// authorizes it, from the Roles, ClusterRoles and bindings stored in the server (the
+    /// bootstrap ones included); one its roles do not allow is the real 403, naming the user,
+    /// verb, resource and namespace. Its requests are logged as [`RequestOrigin::Client`]'s.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, ListParams};
+    /// use recon_fake::{ApiServer, Identity};
+    ///
+    /// let server = ApiServer::new();
+    /// let operator = server.client_as(Identity::service_account("default", "operator"));
+    /// let err = Api::<ConfigMap>::default_namespaced(operator)
+    ///     .list(&ListParams::default())
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 403 && s.message ==
+    ///     "configmaps is forbidden: User \"system:serviceaccount:default:operator\" cannot list \
+    ///      resource \"configmaps\" in API group \"\" in the namespace \"default\""));
+    /// # });
+    /// ```
+    pub fn client_as(&self, identity: Identity) -> kube::Client {
+        self.client_from(RequestOrigin::Client, identity.headers())
     }
 
     /// A client for arranging a scenario (what a test or a demo does as the cluster's user or
@@ -95,14 +123,19 @@ impl ApiServer {
     /// # });
     /// ```
     pub fn setup_client(&self) -> kube::Client {
-        self.client_as(RequestOrigin::Setup)
+        self.client_from(RequestOrigin::Setup, Vec::new())
     }
 
-    fn client_as(&self, origin: RequestOrigin) -> kube::Client {
+    fn client_from(
+        &self,
+        origin: RequestOrigin,
+        headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    ) -> kube::Client {
         kube::Client::new(
             FakeService {
                 shared: self.shared.clone(),
                 origin,
+                headers: Arc::new(headers),
             },
             "default",
         )
@@ -275,7 +308,7 @@ impl ApiServer {
         &self,
         crd: &CustomResourceDefinition,
     ) -> Result<CustomResourceDefinition, kube::Error> {
-        let api: Api<CustomResourceDefinition> = Api::all(self.client_as(RequestOrigin::Setup));
+        let api: Api<CustomResourceDefinition> = Api::all(self.setup_client());
         let created = api.create(&PostParams::default(), crd).await?;
         api.get(created.metadata.name.as_deref().unwrap_or_default())
             .await

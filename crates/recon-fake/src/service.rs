@@ -17,6 +17,8 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
+use crate::authz::impersonation::{Impersonation, impersonate};
+use crate::authz::{forbidden, request_info};
 use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
@@ -28,6 +30,7 @@ use crate::request::reply::Reply;
 use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
 use crate::request::watch_stream::WatchStream;
 use crate::state::State;
+use crate::user::{ADMIN, UserInfo};
 use crate::wire::error::ApiError;
 use crate::wire::nesting;
 
@@ -63,6 +66,8 @@ const MAX_ADMISSION_ROUNDS: usize = 16;
 pub(crate) struct FakeService {
     pub(crate) shared: Arc<Shared>,
     pub(crate) origin: RequestOrigin,
+    /// Headers every request of this client carries (impersonation).
+    pub(crate) headers: Arc<Vec<(http::HeaderName, HeaderValue)>>,
 }
 
 impl tower::Service<Request<kube::client::Body>> for FakeService {
@@ -85,6 +90,7 @@ struct Headers {
     content_type: Option<String>,
     accept: String,
     user_agent: String,
+    impersonation: Impersonation,
 }
 
 /// A request, read and routed.
@@ -96,6 +102,7 @@ struct Incoming {
     content_type: Option<String>,
     accept: String,
     user_agent: String,
+    impersonation: Impersonation,
     body: Bytes,
     route: Route,
     verb: Verb,
@@ -119,6 +126,7 @@ impl Incoming {
             content_type: headers.content_type,
             accept: headers.accept,
             user_agent: headers.user_agent,
+            impersonation: headers.impersonation,
             body,
             route,
         }
@@ -228,7 +236,10 @@ fn header_str(parts: &http::request::Parts, name: header::HeaderName) -> Option<
 
 impl FakeService {
     async fn handle(self, request: Request<kube::client::Body>) -> Response<ResponseBody> {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
+        for (name, value) in self.headers.iter() {
+            parts.headers.append(name.clone(), value.clone());
+        }
         // kube's request bodies are in memory: collecting them cannot fail.
         let body = body.collect_bytes().await.unwrap_or_default();
         let incoming = Incoming::new(
@@ -244,6 +255,7 @@ impl FakeService {
                     .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
                 accept: header_str(&parts, header::ACCEPT).unwrap_or_default(),
                 user_agent: header_str(&parts, header::USER_AGENT).unwrap_or_default(),
+                impersonation: Impersonation::from_headers(&parts.headers),
             },
             body,
         );
@@ -334,6 +346,7 @@ impl FakeService {
                 FakeService {
                     shared: self.shared.clone(),
                     origin: RequestOrigin::Reactor,
+                    headers: Arc::default(),
                 },
                 "default",
             );
@@ -396,13 +409,39 @@ impl State {
     }
 
     fn serve_here(&mut self, incoming: &Incoming) -> Reply {
-        let reply = self.route(incoming);
+        let reply = match self.acting_user(incoming) {
+            Ok(user) => {
+                let user = user.as_ref().unwrap_or(&ADMIN);
+                self.route(incoming, user)
+            }
+            Err(refused) => refused.into(),
+        };
         self.notify_watchers();
         reply
     }
 
-    /// Routes a request to its handler.
-    fn route(&mut self, incoming: &Incoming) -> Reply {
+    /// Whom the request acts as (`None`: the administrator every client is), once
+    /// impersonation and authorization allow it, as kube-apiserver's filters do before
+    /// routing.
+    fn acting_user(&self, incoming: &Incoming) -> Result<Option<UserInfo>, ApiError> {
+        if !incoming.impersonation.is_requested() {
+            return Ok(None);
+        }
+        let user = impersonate(&ADMIN, &incoming.impersonation)?;
+        if user.is_privileged() {
+            return Ok(Some(user));
+        }
+        let attributes =
+            request_info::attributes(user, &incoming.method, &incoming.path, &incoming.query);
+        let decision = self.authorize(&attributes);
+        if !decision.allowed {
+            return Err(forbidden(&attributes, &decision.reason));
+        }
+        Ok(Some(attributes.user))
+    }
+
+    /// Routes a request by `user` to its handler.
+    fn route(&mut self, incoming: &Incoming, user: &UserInfo) -> Reply {
         let path = match &incoming.route {
             Route::Resource(path) => path,
             Route::Discovery(document) => {
@@ -423,6 +462,7 @@ impl State {
             content_type: incoming.content_type.as_deref().unwrap_or(""),
             accept: &incoming.accept,
             user_agent: &incoming.user_agent,
+            user,
             body: &incoming.body,
         };
         // Every handler that reads a body reads it through the size limit first (a patch
@@ -623,6 +663,7 @@ impl State {
                 content_type: Some(request.content_type.to_owned()),
                 accept: "application/json".to_owned(),
                 user_agent: request.user_agent.to_owned(),
+                impersonation: Impersonation::default(),
             },
             Bytes::from(request.body),
         );

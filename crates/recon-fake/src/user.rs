@@ -20,6 +20,9 @@ pub(crate) struct UserInfo {
 const ADMIN_CERTIFICATE_SHA256: &str =
     "2c6b7a3f0d5e8c1b9a4f6e2d7c0b5a8f3e1d9c6b4a2f7e5d0c8b3a6f1e4d9c27";
 
+/// The administrator every request is made by unless it impersonates someone.
+pub(crate) static ADMIN: std::sync::LazyLock<UserInfo> = std::sync::LazyLock::new(UserInfo::admin);
+
 impl UserInfo {
     /// Every client of the in-memory server: a cluster administrator authenticated by a client
     /// certificate, as `kubectl` is on a cluster it created (user `admin`, group

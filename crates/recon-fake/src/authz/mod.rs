@@ -4,10 +4,16 @@
 //! ([`rbac`]) allows what a bound role's rules allow, or has no opinion; no opinion from every
 //! authorizer is a denial (`apiserver/pkg/authorization/union/union.go`).
 
+pub(crate) mod impersonation;
 pub(crate) mod rbac;
+pub(crate) mod request_info;
+
+use recon_apimachinery::go_quote;
 
 use crate::state::State;
 use crate::user::UserInfo;
+use crate::wire::error::ApiError;
+use crate::wire::group::GroupResource;
 
 /// `user.SystemPrivilegedGroup`: its members pass every authorization check.
 const PRIVILEGED_GROUP: &str = "system:masters";
@@ -55,10 +61,70 @@ pub(crate) struct Decision {
     pub(crate) reason: String,
 }
 
+impl UserInfo {
+    /// Whether the user is in `system:masters`, which every check allows.
+    pub(crate) fn is_privileged(&self) -> bool {
+        self.groups.iter().any(|g| g == PRIVILEGED_GROUP)
+    }
+}
+
+/// The 403 of a request the authorizer did not allow
+/// (`apiserver/pkg/endpoints/handlers/responsewriters/errors.go`, `ForbiddenStatusError`):
+/// who cannot do what, where, then the authorizer's reason when it gave one; `&`, `<` and `>`
+/// escaped as HTML.
+pub(crate) fn forbidden(attributes: &Attributes, reason: &str) -> ApiError {
+    let user = go_quote(&attributes.user.username);
+    let verb = &attributes.verb;
+    let (message, resource, name) = match &attributes.target {
+        Target::NonResource { path } => (
+            format!("User {user} cannot {verb} path {}", go_quote(path)),
+            GroupResource::new("", ""),
+            "",
+        ),
+        Target::Resource {
+            namespace,
+            group,
+            resource,
+            subresource,
+            name,
+        } => {
+            let what = if subresource.is_empty() {
+                resource.clone()
+            } else {
+                format!("{resource}/{subresource}")
+            };
+            let scope = if namespace.is_empty() {
+                "at the cluster scope".to_owned()
+            } else {
+                format!("in the namespace {}", go_quote(namespace))
+            };
+            (
+                format!(
+                    "User {user} cannot {verb} resource {} in API group {} {scope}",
+                    go_quote(&what),
+                    go_quote(group)
+                ),
+                GroupResource::new(group, resource),
+                name.as_str(),
+            )
+        }
+    };
+    let message = message
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let why = if reason.is_empty() {
+        message
+    } else {
+        format!("{message}: {reason}")
+    };
+    ApiError::forbidden(&resource, name, &why)
+}
+
 impl State {
     /// Decides `attributes` as kube-apiserver's authorizer chain does.
     pub(crate) fn authorize(&self, attributes: &Attributes) -> Decision {
-        if attributes.user.groups.iter().any(|g| g == PRIVILEGED_GROUP) {
+        if attributes.user.is_privileged() {
             return Decision {
                 allowed: true,
                 reason: String::new(),

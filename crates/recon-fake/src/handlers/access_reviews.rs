@@ -80,7 +80,7 @@ impl State {
             ));
         }
         let user = match review {
-            AccessReview::SelfSubject => UserInfo::admin(),
+            AccessReview::SelfSubject => call.user.clone(),
             AccessReview::Subject | AccessReview::Local => subject(&spec),
         };
         let verb_of = |attributes: &Value| text(attributes, "verb").to_owned();
@@ -137,7 +137,7 @@ impl State {
         if namespace.is_empty() {
             return Err(ApiError::bad_request("no namespace on request"));
         }
-        let (rules, error) = rules_for(self, &UserInfo::admin(), namespace);
+        let (rules, error) = rules_for(self, call.user, namespace);
         let resource_rules: Vec<Value> = rules
             .iter()
             .filter(|r| !r.resources.is_empty())

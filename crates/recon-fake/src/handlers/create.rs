@@ -219,6 +219,9 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
     if let Some(prepare) = rt.hooks.prepare_create {
         prepare(obj);
     }
+    if let Some(record) = rt.hooks.requester {
+        record(obj, call.user);
+    }
     // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
     let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
     errors.extend(validate_builtin_finalizer_names(obj));

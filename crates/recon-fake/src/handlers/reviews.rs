@@ -1,6 +1,6 @@
 //! The review a client sends to learn who it is (`pkg/registry/authentication/selfsubjectreview`),
 //! answered for the in-memory server's one identity, a cluster administrator
-//! ([`UserInfo::admin`]).
+//! (`UserInfo::admin`) or whom it impersonates.
 
 use serde_json::json;
 
@@ -8,7 +8,6 @@ use super::subresource_body::{BodyKind, decode_as};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
-use crate::user::UserInfo;
 use crate::wire::error::ApiError;
 use crate::wire::object::encode_answer;
 
@@ -24,7 +23,7 @@ impl State {
     pub(crate) fn review_self(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
         super::decode::check_write_options(call, "CreateOptions")?;
         let mut review = decode_as(call, &SELF_SUBJECT_REVIEW, &|g, v, k| self.knows(g, v, k))?;
-        let user = UserInfo::admin();
+        let user = call.user;
         let mut info = json!({"username": user.username, "groups": user.groups});
         if !user.uid.is_empty() {
             info["uid"] = json!(user.uid);

@@ -76,7 +76,13 @@ pub(crate) struct TypeHooks {
     /// How a type served at several versions converts between them; requests through a
     /// version other than the storage one convert ([`super::conversion`]).
     pub(crate) convert: Option<Convert>,
+    /// `PrepareForCreate`'s record of who asked (a CertificateSigningRequest's requester),
+    /// after [`TypeHooks::prepare_create`].
+    pub(crate) requester: Option<Requester>,
 }
+
+/// Writes the requesting user into a new object.
+pub(crate) type Requester = fn(&mut Map<String, Value>, &crate::user::UserInfo);
 
 /// The default propagation of a delete (`DefaultGarbageCollectionPolicy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
+use crate::user::UserInfo;
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeContext, with_type_meta};
 
@@ -18,6 +19,8 @@ pub(crate) struct Call<'a> {
     pub(crate) content_type: &'a str,
     pub(crate) accept: &'a str,
     pub(crate) user_agent: &'a str,
+    /// Who the request acts as.
+    pub(crate) user: &'a UserInfo,
     pub(crate) body: &'a [u8],
 }
 

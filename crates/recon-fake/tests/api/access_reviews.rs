@@ -179,3 +179,79 @@ async fn the_requester_is_a_cluster_administrator() {
         && rule.resources.as_deref() == Some(&["*".to_owned()][..])));
     assert!(!status.incomplete);
 }
+
+/// `client_as`: the operator's own account, authorized by the Role bound to it; what the Role
+/// leaves out is the 403 a cluster gives.
+#[tokio::test]
+async fn a_client_acting_as_a_service_account_is_held_to_its_roles() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Patch, PatchParams};
+    use recon_fake::Identity;
+    use serde_json::json;
+
+    let server = server_with_team().await;
+    let admin: Api<Deployment> = Api::namespaced(server.client(), "team");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}
+    }))
+    .unwrap();
+    admin
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let operator: Api<Deployment> = Api::namespaced(
+        server.client_as(Identity::service_account("team", "operator")),
+        "team",
+    );
+    let status = Patch::Merge(json!({"status": {"observedGeneration": 1}}));
+    operator
+        .patch_status("web", &PatchParams::default(), &status)
+        .await
+        .unwrap();
+    let kube::Error::Api(refusal) = operator
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap_err()
+    else {
+        panic!("not an API error");
+    };
+    assert_eq!(refusal.code, 403);
+    assert_eq!(
+        refusal.message,
+        "deployments.apps \"web\" is forbidden: User \"system:serviceaccount:team:operator\" \
+         cannot patch resource \"deployments\" in API group \"apps\" in the namespace \"team\""
+    );
+    // Reading is not granted either: not even the object it may write the status of.
+    assert!(operator.get("web").await.is_err());
+}
+
+#[tokio::test]
+async fn an_impersonated_user_sees_itself_in_its_reviews() {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    use recon_fake::Identity;
+
+    let server = ApiServer::new();
+    let client = server.client_as(
+        Identity::user("alice")
+            .group("team-a")
+            .extra("scopes", "read"),
+    );
+    let review = Api::<SelfSubjectReview>::all(client)
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .unwrap();
+    let user = review.status.unwrap().user_info.unwrap();
+    assert_eq!(user.username.as_deref(), Some("alice"));
+    assert_eq!(
+        user.groups.unwrap(),
+        ["team-a".to_owned(), "system:authenticated".to_owned()]
+    );
+    assert_eq!(user.extra.unwrap()["scopes"], ["read".to_owned()]);
+}

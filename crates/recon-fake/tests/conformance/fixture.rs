@@ -90,6 +90,9 @@ pub struct StepFile {
     pub content_type: Option<String>,
     /// The `Accept` header (the response form: `as=PartialObjectMetadata`, ...).
     pub accept: Option<String>,
+    /// Whom the request impersonates (`Impersonate-*` headers).
+    #[serde(default)]
+    pub impersonate: Option<Impersonate>,
     pub body: Option<Value>,
     pub raw_body: Option<String>,
     pub count: Option<usize>,
@@ -107,6 +110,40 @@ pub struct StepFile {
     pub response: Option<Value>,
 }
 
+/// The identity a step's request asks to act as.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Impersonate {
+    pub user: Option<String>,
+    #[serde(default)]
+    pub groups: Vec<String>,
+    pub uid: Option<String>,
+    #[serde(default)]
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl Impersonate {
+    /// The headers, in a fixed order.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let mut headers = Vec::new();
+        if let Some(user) = &self.user {
+            headers.push(("Impersonate-User".to_owned(), user.clone()));
+        }
+        for group in &self.groups {
+            headers.push(("Impersonate-Group".to_owned(), group.clone()));
+        }
+        if let Some(uid) = &self.uid {
+            headers.push(("Impersonate-Uid".to_owned(), uid.clone()));
+        }
+        for (key, values) in &self.extra {
+            for value in values {
+                headers.push((format!("Impersonate-Extra-{key}"), value.clone()));
+            }
+        }
+        headers
+    }
+}
+
 /// A request to send; strings still hold `${var}` references.
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
@@ -115,6 +152,8 @@ pub struct RequestSpec {
     pub query: Vec<(String, String)>,
     pub content_type: Option<String>,
     pub accept: Option<String>,
+    /// Extra headers (impersonation).
+    pub headers: Vec<(String, String)>,
     pub body: Option<Body>,
 }
 
@@ -303,6 +342,7 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             ("query", !s.query.is_empty()),
             ("contentType", s.content_type.is_some()),
             ("accept", s.accept.is_some()),
+            ("impersonate", s.impersonate.is_some()),
             ("body", s.body.is_some()),
             ("rawBody", s.raw_body.is_some()),
             ("filter", s.filter.is_some()),
@@ -379,6 +419,11 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             query,
             content_type: s.content_type.clone(),
             accept: s.accept.clone(),
+            headers: s
+                .impersonate
+                .as_ref()
+                .map(Impersonate::headers)
+                .unwrap_or_default(),
             body,
         };
         match &s.watch {

@@ -98,6 +98,7 @@ fn install_all_crds(curl: &Curl) -> Result<(), String> {
             uri: format!("{path}?fieldManager=recon-conformance&force=true"),
             content_type: Some("application/apply-patch+yaml".into()),
             accept: None,
+            headers: Vec::new(),
             body: serde_json::to_vec(&crd).map_err(|e| e.to_string())?,
         })?;
         if !matches!(applied.code, 200 | 201) {
@@ -135,6 +136,7 @@ fn get(uri: &str) -> HttpRequest {
         uri: uri.into(),
         content_type: None,
         accept: None,
+        headers: Vec::new(),
         body: Vec::new(),
     }
 }
@@ -203,6 +205,7 @@ async fn clean(transport: &Transport) -> Result<(), String> {
                         uri: path.clone(),
                         content_type: Some("application/merge-patch+json".into()),
                         accept: None,
+                        headers: Vec::new(),
                         body: br#"{"metadata":{"finalizers":null}}"#.to_vec(),
                     })
                     .await?;
@@ -213,6 +216,7 @@ async fn clean(transport: &Transport) -> Result<(), String> {
                     uri: format!("{path}{query}"),
                     content_type: None,
                     accept: None,
+                    headers: Vec::new(),
                     body: Vec::new(),
                 })
                 .await?;

@@ -149,6 +149,7 @@ async fn create_namespace(transport: &Transport, namespace: &str) -> Result<(), 
             uri: "/api/v1/namespaces".into(),
             content_type: Some("application/json".into()),
             accept: None,
+            headers: Vec::new(),
             body: body.to_string().into_bytes(),
         })
         .await?;
@@ -455,6 +456,11 @@ fn build(
             .clone()
             .or(default_type.map(str::to_owned)),
         accept: spec.accept.clone(),
+        headers: spec
+            .headers
+            .iter()
+            .map(|(name, value)| Ok((name.clone(), substitute(value, vars)?)))
+            .collect::<Result<_, String>>()?,
         body,
     })
 }

@@ -18,6 +18,7 @@ pub struct HttpRequest {
     pub uri: String,
     pub content_type: Option<String>,
     pub accept: Option<String>,
+    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
@@ -128,6 +129,9 @@ fn fake_request(req: &HttpRequest) -> Result<http::Request<kube::client::Body>, 
     }
     if let Some(accept) = &req.accept {
         builder = builder.header(http::header::ACCEPT, accept.as_str());
+    }
+    for (name, value) in &req.headers {
+        builder = builder.header(name.as_str(), value.as_str());
     }
     builder
         .body(kube::client::Body::from(req.body.clone()))
@@ -244,6 +248,9 @@ impl Curl {
         .args(["--header", "Expect:"]);
         if let Some(ct) = &req.content_type {
             c.args(["--header", &format!("Content-Type: {ct}")]);
+        }
+        for (name, value) in &req.headers {
+            c.args(["--header", &format!("{name}: {value}")]);
         }
         if let Some(accept) = &req.accept {
             c.args(["--header", &format!("Accept: {accept}")]);

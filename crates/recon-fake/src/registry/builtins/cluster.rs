@@ -36,6 +36,7 @@ pub(super) fn types() -> Vec<ResourceType> {
             field_labels: FieldLabels::with(&[("spec.signerName", &["spec", "signerName"])]),
             hooks: TypeHooks {
                 prepare_create: Some(prepare_csr_create),
+                requester: Some(record_csr_requester),
                 prepare_status_update: Some(keep_approval_conditions),
                 stamp: Some(stamp_condition_times),
                 ..TypeHooks::default()
@@ -135,13 +136,19 @@ pub(super) fn types() -> Vec<ResourceType> {
     ]
 }
 
-/// `csrStrategy.PrepareForCreate`: the requester as authenticated, an empty status.
+/// `csrStrategy.PrepareForCreate`: no requester given by the client, an empty status.
 fn prepare_csr_create(obj: &mut Map<String, Value>) {
-    let user = UserInfo::admin();
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         for key in ["username", "uid", "groups", "extra"] {
             spec.remove(key);
         }
+    }
+    obj.insert("status".into(), json!({}));
+}
+
+/// `csrStrategy.PrepareForCreate`'s requester: the user as authenticated.
+fn record_csr_requester(obj: &mut Map<String, Value>, user: &UserInfo) {
+    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         spec.insert("username".into(), json!(user.username));
         if !user.uid.is_empty() {
             spec.insert("uid".into(), json!(user.uid));
@@ -151,7 +158,6 @@ fn prepare_csr_create(obj: &mut Map<String, Value>) {
             spec.insert("extra".into(), extra);
         }
     }
-    obj.insert("status".into(), json!({}));
 }
 
 /// The approval conditions (`Approved`, `Denied`) change only through `/approval`: a status
