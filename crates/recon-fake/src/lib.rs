@@ -111,6 +111,7 @@ mod service;
 mod state;
 mod storage;
 mod strategic;
+mod table;
 mod user;
 mod wire;
 

@@ -424,6 +424,7 @@ impl State {
             accept: &incoming.accept,
             user_agent: &incoming.user_agent,
             body: &incoming.body,
+            now: self.clock.now(),
         };
         // Every handler that reads a body reads it through the size limit first (a patch
         // checks its content type before).

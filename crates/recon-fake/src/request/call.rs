@@ -8,7 +8,8 @@ use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
-use crate::wire::object::{DecodeContext, with_type_meta};
+use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
+use crate::wire::object::{DecodeContext, Object, decode_body, meta, with_type_meta};
 
 /// One resource request, routed and typed.
 pub(crate) struct Call<'a> {
@@ -19,6 +20,8 @@ pub(crate) struct Call<'a> {
     pub(crate) accept: &'a str,
     pub(crate) user_agent: &'a str,
     pub(crate) body: &'a [u8],
+    /// The server's time when the request arrived: tables' ages count to it.
+    pub(crate) now: jiff::Timestamp,
 }
 
 impl Call<'_> {
@@ -74,8 +77,44 @@ impl Call<'_> {
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }
+            Ok(Format::Table(version)) => self.table(version, &[object]),
             _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
             _ => Ok(object),
         }
+    }
+
+    /// The Table of `objects` (as served, with their `TypeMeta`), for a request that asked for
+    /// one in `version`; the table's `resourceVersion` is the one object's.
+    pub(crate) fn table(
+        &self,
+        version: TableVersion,
+        objects: &[Vec<u8>],
+    ) -> Result<Vec<u8>, ApiError> {
+        let request = TableRequest {
+            version,
+            include: IncludeObject::parse(self.query)?,
+            now: self.now,
+            headers: true,
+        };
+        let decoded: Vec<Object> = objects
+            .iter()
+            .map(|o| decode_body(&self.key(), o).map_err(|e| e.to_api_error()))
+            .collect::<Result<_, _>>()?;
+        let items: Vec<Item<'_>> = decoded
+            .iter()
+            .zip(objects)
+            .map(|(object, served)| Item { object, served })
+            .collect();
+        let meta = ListMeta {
+            resource_version: decoded
+                .first()
+                .and_then(|o| meta(o))
+                .and_then(|m| m.get("resourceVersion"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            ..ListMeta::default()
+        };
+        table::table(&self.rt, &self.path.version, &request, &items, &meta)
     }
 }

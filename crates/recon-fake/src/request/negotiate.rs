@@ -1,9 +1,10 @@
-//! Content negotiation for reads: the object itself, or the metadata-only forms kube's metadata
-//! API asks for (`PartialObjectMetadata`).
+//! Content negotiation for reads: the object itself, the metadata-only forms kube's metadata
+//! API asks for (`PartialObjectMetadata`), or a Table ([`crate::table`]).
 
 use serde_json::Value;
 
 use crate::registry::resource::ResourceType;
+use crate::table::TableVersion;
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, decode_body, meta, with_type_meta};
 use crate::wire::status::Reason;
@@ -15,6 +16,8 @@ pub(crate) enum Format {
     Full,
     /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
     Metadata,
+    /// `meta.k8s.io` `Table`, in this version.
+    Table(TableVersion),
 }
 
 pub(crate) const PARTIAL: &str = "meta.k8s.io/v1";
@@ -31,7 +34,19 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
         if !matches!(media, "application/json" | "application/*" | "*/*") {
             continue;
         }
-        let as_kind = params.find_map(|p| p.strip_prefix("as="));
+        let params: Vec<&str> = params.collect();
+        let param = |name: &str| params.iter().find_map(|p| p.strip_prefix(name));
+        let as_kind = param("as=");
+        if as_kind == Some("Table") {
+            // A Table exists in meta.k8s.io v1 and v1beta1 only (response.go,
+            // `targetEncodingForTransform`); another group or version skips the option.
+            if param("g=") == Some("meta.k8s.io")
+                && let Some(version) = param("v=").and_then(TableVersion::parse)
+            {
+                return Ok(Format::Table(version));
+            }
+            continue;
+        }
         match (as_kind, list) {
             (None, _) => return Ok(Format::Full),
             (Some("PartialObjectMetadata"), false) | (Some("PartialObjectMetadataList"), true) => {
@@ -118,13 +133,34 @@ mod tests {
     }
 
     #[test]
-    fn tables_and_protobuf_are_not_acceptable() {
+    fn tables_in_meta_v1_and_v1beta1() {
         assert_eq!(
-            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true)
+            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true).unwrap(),
+            Format::Table(TableVersion::V1)
+        );
+        assert_eq!(
+            negotiate("application/json;as=Table;v=v1beta1;g=meta.k8s.io", false).unwrap(),
+            Format::Table(TableVersion::V1beta1)
+        );
+        // kubectl's header: a Table, else the object.
+        assert_eq!(
+            negotiate(
+                "application/json;as=Table;v=v2;g=meta.k8s.io,application/json",
+                false
+            )
+            .unwrap(),
+            Format::Full
+        );
+        assert_eq!(
+            negotiate("application/json;as=Table;g=example.com;v=v1", true)
                 .unwrap_err()
                 .code(),
             406
         );
+    }
+
+    #[test]
+    fn protobuf_is_not_acceptable() {
         assert_eq!(
             negotiate("application/vnd.kubernetes.protobuf", false)
                 .unwrap_err()
