@@ -65,7 +65,12 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
     Err(ApiError::new(
         406,
         Reason::NotAcceptable,
-        refusal.unwrap_or("only the following media types are accepted: application/json"),
+        // The serializers a resource is served in (recorded: scenario
+        // table/builtin-get-and-list, and custom resources alike).
+        refusal.unwrap_or(
+            "only the following media types are accepted: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf",
+        ),
     ))
 }
 
