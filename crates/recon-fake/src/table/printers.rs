@@ -4,7 +4,10 @@
 //! for that recon has not ported are refused (see [`Found::NotPorted`]).
 
 mod apps;
+mod batch;
 mod core;
+mod networking;
+mod rbac;
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -28,6 +31,19 @@ const AGE: Column<'static> = Column::new("Age", "string", "", CREATION_TIMESTAMP
 const fn text(name: &'static str, description: &'static str) -> Column<'static> {
     Column::new(name, "string", "", description, 0)
 }
+
+/// An integer column.
+const fn integer(name: &'static str, description: &'static str) -> Column<'static> {
+    Column::new(name, "integer", "", description, 0)
+}
+
+/// The wide Containers column of the kinds with a pod template.
+const CONTAINERS: Column<'static> = wide("Containers", "Names of each container in the template.");
+/// The wide Images column of the kinds with a pod template.
+const IMAGES: Column<'static> = wide(
+    "Images",
+    "Images referenced by each container in the template.",
+);
 
 /// A wide (priority 1) string column.
 const fn wide(name: &'static str, description: &'static str) -> Column<'static> {
@@ -61,7 +77,20 @@ static PRINTERS: &[Printer] = &[
     core::SERVICE,
     core::POD,
     core::LEASE,
+    core::REPLICATION_CONTROLLER,
+    core::POD_TEMPLATE,
+    core::ENDPOINTS,
+    core::NODE,
     apps::DEPLOYMENT,
+    apps::REPLICA_SET,
+    apps::STATEFUL_SET,
+    apps::DAEMON_SET,
+    batch::JOB,
+    batch::CRON_JOB,
+    networking::INGRESS,
+    networking::INGRESS_CLASS,
+    rbac::ROLE_BINDING,
+    rbac::CLUSTER_ROLE_BINDING,
 ];
 
 /// `(group, kind)` of every kind printers.go's `AddHandlers` prints, ported or not.
@@ -207,6 +236,79 @@ fn format_labels(labels: Option<&Value>) -> String {
         .join(",")
 }
 
+/// `layoutContainerCells` of the pod template at `template`: container names and images,
+/// comma-joined.
+fn container_cells(obj: &Object, template: &[&str]) -> (Cell, Cell) {
+    let path: Vec<&str> = template.iter().copied().chain(["spec", "containers"]).collect();
+    let containers = list_at(obj, &path);
+    let field = |key: &str| {
+        containers
+            .iter()
+            .map(|c| c.get(key).and_then(Value::as_str).unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    (Cell::text(field("name")), Cell::text(field("image")))
+}
+
+/// A `LabelSelector` as `metav1.LabelSelectorAsSelector(...).String()` writes it: requirements
+/// sorted by key, `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, comma-joined; no selector
+/// selects nothing and writes nothing; `None` when it is malformed.
+fn label_selector(selector: Option<&Value>) -> Option<String> {
+    let Some(selector) = selector.and_then(Value::as_object) else {
+        return Some(String::new());
+    };
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            requirements.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
+        }
+    }
+    for expr in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        let key = expr.get("key").and_then(Value::as_str).unwrap_or("");
+        let mut values: Vec<&str> = expr
+            .get("values")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        let text = match expr.get("operator").and_then(Value::as_str).unwrap_or("") {
+            "In" if !values.is_empty() => format!("{key} in ({})", values.join(",")),
+            "NotIn" if !values.is_empty() => format!("{key} notin ({})", values.join(",")),
+            "Exists" if values.is_empty() => key.to_owned(),
+            "DoesNotExist" if values.is_empty() => format!("!{key}"),
+            _ => return None,
+        };
+        requirements.push((key.to_owned(), text));
+    }
+    // `internalSelector` sorts its requirements by key, stably.
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        requirements
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// `metav1.FormatLabelSelector`: the selector, `<none>` when it writes nothing, `<error>` when
+/// it is malformed.
+fn format_label_selector(selector: Option<&Value>) -> String {
+    match label_selector(selector) {
+        None => "<error>".to_owned(),
+        Some(s) if s.is_empty() => "<none>".to_owned(),
+        Some(s) => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -232,6 +334,26 @@ mod tests {
             assert_eq!(row.cells.len(), printer.columns.len(), "{}", printer.kind);
             assert_eq!(printer.columns[0].name, "Name");
         }
+    }
+
+    #[test]
+    fn selectors_are_written_sorted() {
+        let selector = json!({
+            "matchLabels": {"tier": "web", "app": "x"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["b", "a"]},
+                {"key": "gone", "operator": "DoesNotExist"}
+            ]
+        });
+        assert_eq!(
+            format_label_selector(Some(&selector)),
+            "app=x,env in (a,b),!gone,tier=web"
+        );
+        assert_eq!(label_selector(None).as_deref(), Some(""));
+        assert_eq!(format_label_selector(None), "<none>");
+        let bad = json!({"matchExpressions": [{"key": "a", "operator": "In"}]});
+        assert_eq!(label_selector(Some(&bad)), None);
+        assert_eq!(format_label_selector(Some(&bad)), "<error>");
     }
 
     #[test]

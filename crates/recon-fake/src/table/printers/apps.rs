@@ -1,10 +1,136 @@
-//! The apps group's printers (pkg/printers/internalversion/printers.go: `printDeployment`).
-
-use serde_json::Value;
+//! The apps group's printers (pkg/printers/internalversion/printers.go: `printDeployment`,
+//! `printReplicaSet`, `printStatefulSet`, `printDaemonSet`).
 
 use super::super::document::{Cell, Row};
-use super::{AGE, NAME, Printer, age_of, at, int_at, list_at, name, text, wide};
-use crate::wire::object::Object;
+use super::{
+    AGE, CONTAINERS, IMAGES, NAME, Printer, age_of, at, container_cells, format_label_selector,
+    format_labels, int_at, integer, label_selector, name, text, wide,
+};
+
+pub(super) const REPLICA_SET: Printer = Printer {
+    group: "apps",
+    kind: "ReplicaSet",
+    columns: &[
+        NAME,
+        integer(
+            "Desired",
+            "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        ),
+        integer(
+            "Current",
+            "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        ),
+        integer(
+            "Ready",
+            "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide(
+            "Selector",
+            "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
+    ],
+    row: |obj, now| {
+        let (containers, images) = container_cells(obj, &["spec", "template"]);
+        Row::new(vec![
+            name(obj),
+            Cell::Int(int_at(obj, &["spec", "replicas"])),
+            Cell::Int(int_at(obj, &["status", "replicas"])),
+            Cell::Int(int_at(obj, &["status", "readyReplicas"])),
+            age_of(obj, now),
+            containers,
+            images,
+            Cell::text(format_label_selector(at(obj, &["spec", "selector"]))),
+        ])
+    },
+};
+
+pub(super) const STATEFUL_SET: Printer = Printer {
+    group: "apps",
+    kind: "StatefulSet",
+    columns: &[
+        NAME,
+        text("Ready", "Number of the pod with ready state"),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+    ],
+    row: |obj, now| {
+        let (containers, images) = container_cells(obj, &["spec", "template"]);
+        Row::new(vec![
+            name(obj),
+            Cell::text(format!(
+                "{}/{}",
+                int_at(obj, &["status", "readyReplicas"]),
+                int_at(obj, &["spec", "replicas"])
+            )),
+            age_of(obj, now),
+            containers,
+            images,
+        ])
+    },
+};
+
+pub(super) const DAEMON_SET: Printer = Printer {
+    group: "apps",
+    kind: "DaemonSet",
+    columns: &[
+        NAME,
+        integer(
+            "Desired",
+            "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+        ),
+        integer(
+            "Current",
+            "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+        ),
+        integer(
+            "Ready",
+            "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
+        ),
+        integer(
+            "Up-to-date",
+            "The total number of nodes that are running updated daemon pod",
+        ),
+        integer(
+            "Available",
+            "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+        ),
+        text(
+            "Node Selector",
+            "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide(
+            "Selector",
+            "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
+    ],
+    row: |obj, now| {
+        let (containers, images) = container_cells(obj, &["spec", "template"]);
+        let status = |key: &str| Cell::Int(int_at(obj, &["status", key]));
+        Row::new(vec![
+            name(obj),
+            status("desiredNumberScheduled"),
+            status("currentNumberScheduled"),
+            status("numberReady"),
+            status("updatedNumberScheduled"),
+            status("numberAvailable"),
+            Cell::text(format_labels(at(
+                obj,
+                &["spec", "template", "spec", "nodeSelector"],
+            ))),
+            age_of(obj, now),
+            containers,
+            images,
+            Cell::text(format_label_selector(at(obj, &["spec", "selector"]))),
+        ])
+    },
+};
 
 pub(super) const DEPLOYMENT: Printer = Printer {
     group: "apps",
@@ -21,18 +147,15 @@ pub(super) const DEPLOYMENT: Printer = Printer {
             "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
         ),
         AGE,
-        wide("Containers", "Names of each container in the template."),
-        wide(
-            "Images",
-            "Images referenced by each container in the template.",
-        ),
+        CONTAINERS,
+        IMAGES,
         wide(
             "Selector",
             "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
         ),
     ],
     row: |obj, now| {
-        let (containers, images) = container_cells(obj);
+        let (containers, images) = container_cells(obj, &["spec", "template"]);
         Row::new(vec![
             name(obj),
             Cell::text(format!(
@@ -45,93 +168,19 @@ pub(super) const DEPLOYMENT: Printer = Printer {
             age_of(obj, now),
             containers,
             images,
-            Cell::text(selector_string(at(obj, &["spec", "selector"]))),
+            Cell::text(
+                label_selector(at(obj, &["spec", "selector"]))
+                    .unwrap_or_else(|| "<invalid>".to_owned()),
+            ),
         ])
     },
 };
-
-/// `layoutContainerCells` of the pod template: container names and images, comma-joined.
-fn container_cells(obj: &Object) -> (Cell, Cell) {
-    let containers = list_at(obj, &["spec", "template", "spec", "containers"]);
-    let field = |key: &str| {
-        containers
-            .iter()
-            .map(|c| c.get(key).and_then(Value::as_str).unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    (Cell::text(field("name")), Cell::text(field("image")))
-}
-
-/// A `LabelSelector` as `metav1.LabelSelectorAsSelector(...).String()` writes it: requirements
-/// sorted by key, `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, comma-joined; no selector
-/// selects nothing and writes nothing, a malformed one is `<invalid>`.
-fn selector_string(selector: Option<&Value>) -> String {
-    let Some(selector) = selector.and_then(Value::as_object) else {
-        return String::new();
-    };
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in labels {
-            requirements.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
-        }
-    }
-    for expr in selector
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-    {
-        let key = expr.get("key").and_then(Value::as_str).unwrap_or("");
-        let mut values: Vec<&str> = expr
-            .get("values")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        values.dedup();
-        let text = match expr.get("operator").and_then(Value::as_str).unwrap_or("") {
-            "In" if !values.is_empty() => format!("{key} in ({})", values.join(",")),
-            "NotIn" if !values.is_empty() => format!("{key} notin ({})", values.join(",")),
-            "Exists" if values.is_empty() => key.to_owned(),
-            "DoesNotExist" if values.is_empty() => format!("!{key}"),
-            _ => return "<invalid>".to_owned(),
-        };
-        requirements.push((key.to_owned(), text));
-    }
-    // `internalSelector` sorts its requirements by key, stably.
-    requirements.sort_by(|a, b| a.0.cmp(&b.0));
-    requirements
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join(",")
-}
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-
-    #[test]
-    fn selectors_are_written_sorted() {
-        let selector = json!({
-            "matchLabels": {"tier": "web", "app": "x"},
-            "matchExpressions": [
-                {"key": "env", "operator": "In", "values": ["b", "a"]},
-                {"key": "gone", "operator": "DoesNotExist"}
-            ]
-        });
-        assert_eq!(
-            selector_string(Some(&selector)),
-            "app=x,env in (a,b),!gone,tier=web"
-        );
-        assert_eq!(selector_string(None), "");
-        let bad = json!({"matchExpressions": [{"key": "a", "operator": "In"}]});
-        assert_eq!(selector_string(Some(&bad)), "<invalid>");
-    }
 
     #[test]
     fn deployments_print_replicas_and_template() {

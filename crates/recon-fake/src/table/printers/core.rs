@@ -1,6 +1,7 @@
 //! The core group's printers, and Lease (pkg/printers/internalversion/printers.go:
 //! `printConfigMap`, `printSecret`, `printNamespace`, `printServiceAccount`, `printService`,
-//! `printPod`, `printLease`).
+//! `printPod`, `printLease`, `printReplicationController`, `printPodTemplate`,
+//! `printEndpoints`, `printNode`).
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -8,8 +9,8 @@ use serde_json::Value;
 use super::super::document::{Cell, Condition, Row};
 use super::super::{age, timestamp};
 use super::{
-    AGE, NAME, Printer, age_of, at, format_labels, list_at, map_len, name, str_at, text,
-    wide,
+    AGE, CONTAINERS, IMAGES, NAME, Printer, age_of, at, container_cells, format_labels, int_at,
+    integer, list_at, map_len, name, str_at, text, wide,
 };
 use crate::wire::object::Object;
 
@@ -429,6 +430,222 @@ fn pod_row(obj: &Object, now: Timestamp) -> Row {
     row
 }
 
+pub(super) const REPLICATION_CONTROLLER: Printer = Printer {
+    group: "",
+    kind: "ReplicationController",
+    columns: &[
+        NAME,
+        integer(
+            "Desired",
+            "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        ),
+        integer(
+            "Current",
+            "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        ),
+        integer(
+            "Ready",
+            "The number of ready replicas for this replication controller.",
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide(
+            "Selector",
+            "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
+    ],
+    row: |obj, now| {
+        let (containers, images) = container_cells(obj, &["spec", "template"]);
+        Row::new(vec![
+            name(obj),
+            Cell::Int(int_at(obj, &["spec", "replicas"])),
+            Cell::Int(int_at(obj, &["status", "replicas"])),
+            Cell::Int(int_at(obj, &["status", "readyReplicas"])),
+            age_of(obj, now),
+            containers,
+            images,
+            Cell::text(format_labels(at(obj, &["spec", "selector"]))),
+        ])
+    },
+};
+
+pub(super) const POD_TEMPLATE: Printer = Printer {
+    group: "",
+    kind: "PodTemplate",
+    columns: &[
+        NAME,
+        text("Containers", "Names of each container in the template."),
+        text(
+            "Images",
+            "Images referenced by each container in the template.",
+        ),
+        text("Pod Labels", "The labels for the pod template."),
+    ],
+    row: |obj, _| {
+        let (containers, images) = container_cells(obj, &["template"]);
+        Row::new(vec![
+            name(obj),
+            containers,
+            images,
+            Cell::text(format_labels(at(obj, &["template", "metadata", "labels"]))),
+        ])
+    },
+};
+
+pub(super) const ENDPOINTS: Printer = Printer {
+    group: "",
+    kind: "Endpoints",
+    columns: &[
+        NAME,
+        text(
+            "Endpoints",
+            "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
+        ),
+        AGE,
+    ],
+    row: |obj, now| Row::new(vec![name(obj), Cell::text(endpoints(obj)), age_of(obj, now)]),
+};
+
+/// `formatEndpoints` of every port: the first three ready addresses (with each port, as
+/// `net.JoinHostPort` writes them), `+ N more...` past them, `<none>` without subsets.
+fn endpoints(obj: &Object) -> String {
+    let subsets = list_at(obj, &["subsets"]);
+    if subsets.is_empty() {
+        return "<none>".to_owned();
+    }
+    const MAX: usize = 3;
+    let mut list: Vec<String> = Vec::new();
+    let mut count = 0usize;
+    let mut more = false;
+    for subset in subsets {
+        let addresses = subset
+            .get("addresses")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let ip = |a: &Value| field_str(a, "ip").to_owned();
+        let ports = subset
+            .get("ports")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        // A headless service's subset may have no ports: its addresses alone.
+        let port_numbers: Vec<Option<i64>> = if ports.is_empty() {
+            vec![None]
+        } else {
+            ports.iter().map(|p| Some(field_i64(p, "port"))).collect()
+        };
+        for port in port_numbers {
+            count += addresses.len();
+            for address in addresses {
+                if list.len() == MAX {
+                    more = true;
+                    break;
+                }
+                list.push(match port {
+                    None => ip(address),
+                    Some(port) if ip(address).contains(':') => format!("[{}]:{port}", ip(address)),
+                    Some(port) => format!("{}:{port}", ip(address)),
+                });
+            }
+        }
+    }
+    let joined = list.join(",");
+    if more {
+        format!("{joined} + {} more...", count - MAX)
+    } else {
+        joined
+    }
+}
+
+const NODE_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
+
+pub(super) const NODE: Printer = Printer {
+    group: "",
+    kind: "Node",
+    columns: &[
+        NAME,
+        text("Status", "The status of the node"),
+        text("Roles", "The roles of the node"),
+        AGE,
+        text("Version", "Kubelet Version reported by the node."),
+        wide("Internal-IP", NODE_ADDRESSES),
+        wide("External-IP", NODE_ADDRESSES),
+        wide(
+            "OS-Image",
+            "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+        ),
+        wide(
+            "Kernel-Version",
+            "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+        ),
+        wide(
+            "Container-Runtime",
+            "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+        ),
+    ],
+    row: node_row,
+};
+
+/// `printNode`: readiness (the last Ready condition), roles from the role labels, and the
+/// node's reported system.
+fn node_row(obj: &Object, now: Timestamp) -> Row {
+    let ready = list_at(obj, &["status", "conditions"])
+        .iter()
+        .filter(|c| field_str(c, "type") == "Ready")
+        .last();
+    let mut status = vec![match ready {
+        Some(c) if field_str(c, "status") == "True" => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }];
+    if at(obj, &["spec", "unschedulable"]).and_then(Value::as_bool) == Some(true) {
+        status.push("SchedulingDisabled");
+    }
+    let mut roles: Vec<&str> = at(obj, &["metadata", "labels"])
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match k.strip_prefix("node-role.kubernetes.io/") {
+            Some(role) if !role.is_empty() => Some(role),
+            Some(_) => None,
+            None if k == "kubernetes.io/role" => v.as_str().filter(|v| !v.is_empty()),
+            None => None,
+        })
+        .collect();
+    roles.sort_unstable();
+    roles.dedup();
+    let roles = if roles.is_empty() {
+        "<none>".to_owned()
+    } else {
+        roles.join(",")
+    };
+    let info = |key: &str| str_at(obj, &["status", "nodeInfo", key]);
+    let or_unknown = |s: &str| if s.is_empty() { "<unknown>" } else { s }.to_owned();
+    let mut kernel = or_unknown(info("kernelVersion"));
+    if !info("architecture").is_empty() {
+        kernel = format!("{kernel} ({})", info("architecture"));
+    }
+    let address = |ty: &str| {
+        list_at(obj, &["status", "addresses"])
+            .iter()
+            .find(|a| field_str(a, "type") == ty)
+            .map_or("<none>", |a| field_str(a, "address"))
+            .to_owned()
+    };
+    Row::new(vec![
+        name(obj),
+        Cell::text(status.join(",")),
+        Cell::text(roles),
+        age_of(obj, now),
+        Cell::text(info("kubeletVersion")),
+        Cell::text(address("InternalIP")),
+        Cell::text(address("ExternalIP")),
+        Cell::text(or_unknown(info("osImage"))),
+        Cell::text(kernel),
+        Cell::text(or_unknown(info("containerRuntimeVersion"))),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -494,6 +711,34 @@ mod tests {
             json!({"containers": [{"name": "c"}]}),
         );
         assert_eq!(cells[2], Cell::text("ImagePullBackOff"));
+    }
+
+    #[test]
+    fn endpoints_show_three_addresses_with_their_ports() {
+        let obj = json!({"subsets": [
+            {"addresses": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}], "ports": [{"port": 80}, {"port": 443}]}
+        ]});
+        assert_eq!(
+            endpoints(obj.as_object().unwrap()),
+            "10.0.0.1:80,[fd00::1]:80,10.0.0.1:443 + 1 more..."
+        );
+        assert_eq!(endpoints(&Object::new()), "<none>");
+    }
+
+    #[test]
+    fn nodes_print_readiness_and_roles() {
+        let obj = json!({
+            "metadata": {"name": "n", "labels": {"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "edge"}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "Ready", "status": "False"}],
+                       "nodeInfo": {"kernelVersion": "6.1", "architecture": "arm64"}}
+        });
+        let row = node_row(obj.as_object().unwrap(), Timestamp::UNIX_EPOCH);
+        assert_eq!(row.cells[1..3], [
+            Cell::text("NotReady,SchedulingDisabled"),
+            Cell::text("control-plane,edge")
+        ]);
+        assert_eq!(row.cells[8], Cell::text("6.1 (arm64)"));
     }
 
     #[test]
