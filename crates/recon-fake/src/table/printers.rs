@@ -5,7 +5,9 @@
 
 mod apps;
 mod batch;
+mod cluster;
 mod core;
+mod events;
 mod networking;
 mod rbac;
 
@@ -91,6 +93,16 @@ static PRINTERS: &[Printer] = &[
     networking::INGRESS_CLASS,
     rbac::ROLE_BINDING,
     rbac::CLUSTER_ROLE_BINDING,
+    events::CORE_EVENT,
+    events::EVENTS_EVENT,
+    cluster::ENDPOINT_SLICE,
+    cluster::POD_DISRUPTION_BUDGET,
+    cluster::NETWORK_POLICY,
+    cluster::STORAGE_CLASS,
+    cluster::PRIORITY_CLASS,
+    cluster::RUNTIME_CLASS,
+    cluster::MUTATING_WEBHOOKS,
+    cluster::VALIDATING_WEBHOOKS,
 ];
 
 /// `(group, kind)` of every kind printers.go's `AddHandlers` prints, ported or not.
@@ -332,7 +344,12 @@ mod tests {
             assert!(HANDLED.contains(&(printer.group, printer.kind)), "{}", printer.kind);
             let row = (printer.row)(&Object::new(), now);
             assert_eq!(row.cells.len(), printer.columns.len(), "{}", printer.kind);
-            assert_eq!(printer.columns[0].name, "Name");
+            // Name comes first, but for events, where it is last.
+            assert!(
+                printer.columns.iter().any(|c| (c.name, c.format) == ("Name", "name")),
+                "{}",
+                printer.kind
+            );
         }
     }
 
