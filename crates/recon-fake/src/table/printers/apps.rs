@@ -1,10 +1,10 @@
 //! The apps group's printers (pkg/printers/internalversion/printers.go: `printDeployment`,
-//! `printReplicaSet`, `printStatefulSet`, `printDaemonSet`).
+//! `printReplicaSet`, `printStatefulSet`, `printDaemonSet`, `printControllerRevision`).
 
 use super::super::document::{Cell, Row};
 use super::{
     AGE, CONTAINERS, IMAGES, NAME, Printer, age_of, at, container_cells, format_label_selector,
-    format_labels, int_at, integer, label_selector, name, text, wide,
+    format_labels, int_at, integer, label_selector, list_at, name, text, wide,
 };
 
 pub(super) const REPLICA_SET: Printer = Printer {
@@ -172,6 +172,48 @@ pub(super) const DEPLOYMENT: Printer = Printer {
                 label_selector(at(obj, &["spec", "selector"]))
                     .unwrap_or_else(|| "<invalid>".to_owned()),
             ),
+        ])
+    },
+};
+
+pub(super) const CONTROLLER_REVISION: Printer = Printer {
+    group: "apps",
+    kind: "ControllerRevision",
+    columns: &[
+        NAME,
+        text("Controller", "Controller of the object"),
+        text(
+            "Revision",
+            "Revision indicates the revision of the state represented by Data.",
+        ),
+        AGE,
+    ],
+    row: |obj, now| {
+        // The controlling owner as `kind.group/name`, lowercased (`formatResourceName`).
+        let controller = list_at(obj, &["metadata", "ownerReferences"])
+            .iter()
+            .find(|o| o.get("controller").and_then(serde_json::Value::as_bool) == Some(true))
+            .map_or_else(
+                || "<none>".to_owned(),
+                |o| {
+                    let field = |k: &str| o.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                    let group = match field("apiVersion").split_once('/') {
+                        Some((group, _)) => group,
+                        None => "",
+                    };
+                    let kind = match (field("kind"), group) {
+                        ("", "") => return field("name").to_owned(),
+                        (kind, "") => kind.to_owned(),
+                        (kind, group) => format!("{kind}.{group}"),
+                    };
+                    format!("{}/{}", kind.to_lowercase(), field("name"))
+                },
+            );
+        Row::new(vec![
+            name(obj),
+            Cell::text(controller),
+            Cell::Int(int_at(obj, &["revision"])),
+            age_of(obj, now),
         ])
     },
 };

@@ -1,5 +1,5 @@
 //! The networking.k8s.io printers (pkg/printers/internalversion/printers.go: `printIngress`,
-//! `printIngressClass`).
+//! `printIngressClass`, `printIPAddress`, `printServiceCIDR`).
 
 use serde_json::Value;
 
@@ -138,6 +138,58 @@ pub(super) const INGRESS_CLASS: Printer = Printer {
             Cell::text(parameters),
             age_of(obj, now),
         ])
+    },
+};
+
+pub(super) const IP_ADDRESS: Printer = Printer {
+    group: "networking.k8s.io",
+    kind: "IPAddress",
+    columns: &[
+        NAME,
+        text(
+            "ParentRef",
+            "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
+        ),
+        // No Age column, though each row ends with the age (printers.go declares two columns
+        // and prints three cells).
+    ],
+    row: |obj, now| {
+        // The parent as `resource.group[/namespace]/name`, lowercased.
+        let parent = match at(obj, &["spec", "parentRef"]).filter(|p| p.is_object()) {
+            None => "<none>".to_owned(),
+            Some(p) => {
+                let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("");
+                let mut text = match field("group") {
+                    "" => field("resource").to_lowercase(),
+                    group => format!("{}.{group}", field("resource")).to_lowercase(),
+                };
+                if !field("namespace").is_empty() {
+                    text = format!("{text}/{}", field("namespace"));
+                }
+                format!("{text}/{}", field("name"))
+            }
+        };
+        Row::new(vec![name(obj), Cell::text(parent), age_of(obj, now)])
+    },
+};
+
+pub(super) const SERVICE_CIDR: Printer = Printer {
+    group: "networking.k8s.io",
+    kind: "ServiceCIDR",
+    columns: &[
+        NAME,
+        text(
+            "CIDRs",
+            "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.",
+        ),
+        AGE,
+    ],
+    row: |obj, now| {
+        let cidrs: Vec<&str> = list_at(obj, &["spec", "cidrs"])
+            .iter()
+            .map(|c| c.as_str().unwrap_or(""))
+            .collect();
+        Row::new(vec![name(obj), Cell::text(cidrs.join(",")), age_of(obj, now)])
     },
 };
 
