@@ -13,8 +13,8 @@ use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::Stored;
-use crate::wire::error::ApiError;
 use crate::table::{self, IncludeObject, Item, TableRequest, TableVersion};
+use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, Object, decode_body, with_type_meta};
 
 impl State {

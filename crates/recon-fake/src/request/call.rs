@@ -7,8 +7,8 @@ use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
-use crate::wire::error::ApiError;
 use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
+use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeContext, Object, decode_body, meta, with_type_meta};
 
 /// One resource request, routed and typed.

@@ -16,9 +16,9 @@ use crate::request::negotiate::{Format, partial_metadata};
 use crate::request::watch_stream::frame;
 use crate::storage::history::Change;
 use crate::storage::stored::Stored;
+use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
-use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
 use crate::wire::object::{DecodeError, decode_body, set_meta, with_type_meta};
 
 /// The annotation of the BOOKMARK that ends the initial events of a streaming list.
@@ -87,8 +87,8 @@ impl Watcher {
     /// `body` in the watch's version, with its `TypeMeta`.
     fn typed(&self, body: &[u8]) -> Result<Vec<u8>, EventError> {
         let version = self.api_version.rsplit('/').next().unwrap_or_default();
-        let body = conversion::body_in_version(&self.rt, version, body)
-            .map_err(EventError::Conversion)?;
+        let body =
+            conversion::body_in_version(&self.rt, version, body).map_err(EventError::Conversion)?;
         Ok(with_type_meta(&self.api_version, &self.rt.kind, &body))
     }
 
@@ -123,7 +123,8 @@ impl Watcher {
             object: &decoded,
             served: &object,
         }];
-        table::table(&self.rt, version_name, &request, &items, &meta).map_err(EventError::Conversion)
+        table::table(&self.rt, version_name, &request, &items, &meta)
+            .map_err(EventError::Conversion)
     }
 
     /// The ERROR frame of an object the watch cannot decode.

@@ -237,6 +237,10 @@ mod tests {
             r#"{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":null,"rows":[{"cells":["a",2,null],"object":null}]}"#
         );
         let empty = write("meta.k8s.io/v1", &ListMeta::default(), None, &[], true);
-        assert!(String::from_utf8(empty).unwrap().ends_with(r#""rows":null}"#));
+        assert!(
+            String::from_utf8(empty)
+                .unwrap()
+                .ends_with(r#""rows":null}"#)
+        );
     }
 }

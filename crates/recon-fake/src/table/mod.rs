@@ -178,7 +178,7 @@ fn row_object(request: &TableRequest, item: &Item<'_>) -> Result<Option<Vec<u8>>
                 .cloned()
                 .unwrap_or(Value::Object(Object::new()));
             let inner = serde_json::to_vec(&serde_json::json!({ "metadata": metadata }))
-                .map_err(|e| ApiError::internal_unknown(&e.to_string()))?;
+                .map_err(|e| ApiError::internal_unknown(e.to_string()))?;
             Some(with_type_meta(
                 request.version.api_version(),
                 "PartialObjectMetadata",
@@ -264,10 +264,7 @@ mod tests {
     #[test]
     fn created_at_is_rfc3339_or_the_zero_time() {
         let obj = json!({"metadata": {"creationTimestamp": "2026-01-02T03:04:05Z"}});
-        assert_eq!(
-            created_at(obj.as_object().unwrap()),
-            "2026-01-02T03:04:05Z"
-        );
+        assert_eq!(created_at(obj.as_object().unwrap()), "2026-01-02T03:04:05Z");
         assert_eq!(created_at(&Object::new()), "0001-01-01T00:00:00Z");
     }
 }

@@ -160,12 +160,24 @@ const HANDLED: &[(&str, &str)] = &[
     ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "CSIDriver"),
     ("storage.k8s.io", "CSIStorageCapacity"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
     ("internal.apiserver.k8s.io", "StorageVersion"),
@@ -186,10 +198,7 @@ const HANDLED: &[(&str, &str)] = &[
 
 /// What printers.go holds for `kind` of `group`.
 pub(crate) fn find(group: &str, kind: &str) -> Found {
-    if let Some(printer) = PRINTERS
-        .iter()
-        .find(|p| p.group == group && p.kind == kind)
-    {
+    if let Some(printer) = PRINTERS.iter().find(|p| p.group == group && p.kind == kind) {
         return Found::Ported(printer);
     }
     if HANDLED.contains(&(group, kind)) {
@@ -260,7 +269,11 @@ fn format_labels(labels: Option<&Value>) -> String {
 /// `layoutContainerCells` of the pod template at `template`: container names and images,
 /// comma-joined.
 fn container_cells(obj: &Object, template: &[&str]) -> (Cell, Cell) {
-    let path: Vec<&str> = template.iter().copied().chain(["spec", "containers"]).collect();
+    let path: Vec<&str> = template
+        .iter()
+        .copied()
+        .chain(["spec", "containers"])
+        .collect();
     let containers = list_at(obj, &path);
     let field = |key: &str| {
         containers
@@ -343,14 +356,21 @@ mod tests {
             find("rbac.authorization.k8s.io", "Role"),
             Found::NoHandler
         ));
-        assert!(matches!(find("storage.k8s.io", "CSINode"), Found::NotPorted));
+        assert!(matches!(
+            find("storage.k8s.io", "CSINode"),
+            Found::NotPorted
+        ));
     }
 
     #[test]
     fn every_ported_printer_is_a_handled_kind_with_matching_cells() {
         let now = Timestamp::UNIX_EPOCH;
         for printer in PRINTERS {
-            assert!(HANDLED.contains(&(printer.group, printer.kind)), "{}", printer.kind);
+            assert!(
+                HANDLED.contains(&(printer.group, printer.kind)),
+                "{}",
+                printer.kind
+            );
             let row = (printer.row)(&Object::new(), now);
             // IPAddress rows carry an age its columns do not declare, as printers.go's do.
             let undeclared = usize::from(printer.kind == "IPAddress");
@@ -362,7 +382,10 @@ mod tests {
             );
             // Name comes first, but for events, where it is last.
             assert!(
-                printer.columns.iter().any(|c| (c.name, c.format) == ("Name", "name")),
+                printer
+                    .columns
+                    .iter()
+                    .any(|c| (c.name, c.format) == ("Name", "name")),
                 "{}",
                 printer.kind
             );

@@ -68,7 +68,9 @@ async fn pods_print_kubectls_columns_with_their_age() {
     );
     assert_eq!(
         table["rows"][0]["cells"],
-        json!(["web", "0/1", "Pending", "0", "5m10s", "<none>", "<none>", "<none>", "<none>"])
+        json!([
+            "web", "0/1", "Pending", "0", "5m10s", "<none>", "<none>", "<none>", "<none>"
+        ])
     );
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
@@ -103,8 +105,7 @@ async fn custom_resources_print_their_printer_columns() {
         kind: "Gauge".into(),
         plural: "gauges".into(),
     };
-    let gauges: Api<DynamicObject> =
-        Api::namespaced_with(server.client(), "default", &resource);
+    let gauges: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
     let gauge: DynamicObject = from_json(json!({
         "apiVersion": "example.com/v1",
         "kind": "Gauge",

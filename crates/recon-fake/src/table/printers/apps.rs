@@ -196,7 +196,8 @@ pub(super) const CONTROLLER_REVISION: Printer = Printer {
             .map_or_else(
                 || "<none>".to_owned(),
                 |o| {
-                    let field = |k: &str| o.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                    let field =
+                        |k: &str| o.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
                     let group = match field("apiVersion").split_once('/') {
                         Some((group, _)) => group,
                         None => "",
@@ -234,11 +235,17 @@ mod tests {
             "status": {"readyReplicas": 1, "updatedReplicas": 2}
         });
         let row = (DEPLOYMENT.row)(obj.as_object().unwrap(), jiff::Timestamp::UNIX_EPOCH);
-        assert_eq!(row.cells[1..4], [Cell::text("1/3"), Cell::Int(2), Cell::Int(0)]);
-        assert_eq!(row.cells[5..], [
-            Cell::text("a,b"),
-            Cell::text("i:1,i:2"),
-            Cell::text("app=d")
-        ]);
+        assert_eq!(
+            row.cells[1..4],
+            [Cell::text("1/3"), Cell::Int(2), Cell::Int(0)]
+        );
+        assert_eq!(
+            row.cells[5..],
+            [
+                Cell::text("a,b"),
+                Cell::text("i:1,i:2"),
+                Cell::text("app=d")
+            ]
+        );
     }
 }

@@ -169,11 +169,14 @@ mod tests {
                        "conditions": [{"type": "Suspended", "status": "True"}]}
         });
         let row = job_row(obj.as_object().unwrap(), now);
-        assert_eq!(row.cells[1..4], [
-            Cell::text("Suspended"),
-            Cell::text("1/1 of 3"),
-            Cell::text("60m")
-        ]);
+        assert_eq!(
+            row.cells[1..4],
+            [
+                Cell::text("Suspended"),
+                Cell::text("1/1 of 3"),
+                Cell::text("60m")
+            ]
+        );
         let done = json!({
             "spec": {"completions": 2},
             "status": {"succeeded": 2, "startTime": "2026-01-01T00:00:00Z",
@@ -181,10 +184,9 @@ mod tests {
                        "conditions": [{"type": "Complete", "status": "True"}]}
         });
         let row = job_row(done.as_object().unwrap(), now);
-        assert_eq!(row.cells[1..4], [
-            Cell::text("Complete"),
-            Cell::text("2/2"),
-            Cell::text("30s")
-        ]);
+        assert_eq!(
+            row.cells[1..4],
+            [Cell::text("Complete"), Cell::text("2/2"), Cell::text("30s")]
+        );
     }
 }

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::super::document::{Cell, Column, Row};
 use super::{
-    AGE, NAME, Printer, age_of, at, format_label_selector, int_at, integer, list_at, name,
-    str_at, text,
+    AGE, NAME, Printer, age_of, at, format_label_selector, int_at, integer, list_at, name, str_at,
+    text,
 };
 use crate::wire::object::Object;
 
@@ -61,7 +61,12 @@ pub(super) const ENDPOINT_SLICE: Printer = Printer {
 /// `listWithMoreString` of the first three items: `+ N more...` past them, `<unset>` for none.
 fn first_three(items: &[String]) -> String {
     const MAX: usize = 3;
-    let joined = items.iter().take(MAX).cloned().collect::<Vec<_>>().join(",");
+    let joined = items
+        .iter()
+        .take(MAX)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(",");
     if items.len() > MAX {
         format!("{joined} + {} more...", items.len() - MAX)
     } else if joined.is_empty() {

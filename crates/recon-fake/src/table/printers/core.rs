@@ -367,9 +367,9 @@ fn pod_row(obj: &Object, now: Timestamp) -> Row {
             }
         }
         if reason == "Completed" {
-            let pod_ready = list_at(obj, &["status", "conditions"]).iter().any(|c| {
-                field_str(c, "type") == "Ready" && field_str(c, "status") == "True"
-            });
+            let pod_ready = list_at(obj, &["status", "conditions"])
+                .iter()
+                .any(|c| field_str(c, "type") == "Ready" && field_str(c, "status") == "True");
             if has_running && pod_ready {
                 reason = "Running".to_owned();
             } else if !error_reason.is_empty() {
@@ -423,7 +423,9 @@ fn pod_row(obj: &Object, now: Timestamp) -> Row {
         message,
     };
     match phase {
-        "Succeeded" => row.conditions = vec![completed(phase, "The pod has completed successfully.")],
+        "Succeeded" => {
+            row.conditions = vec![completed(phase, "The pod has completed successfully.")]
+        }
         "Failed" => row.conditions = vec![completed(phase, "The pod failed.")],
         _ => {}
     }
@@ -504,7 +506,13 @@ pub(super) const ENDPOINTS: Printer = Printer {
         ),
         AGE,
     ],
-    row: |obj, now| Row::new(vec![name(obj), Cell::text(endpoints(obj)), age_of(obj, now)]),
+    row: |obj, now| {
+        Row::new(vec![
+            name(obj),
+            Cell::text(endpoints(obj)),
+            age_of(obj, now),
+        ])
+    },
 };
 
 /// `formatEndpoints` of every port: the first three ready addresses (with each port, as
@@ -591,8 +599,7 @@ pub(super) const NODE: Printer = Printer {
 fn node_row(obj: &Object, now: Timestamp) -> Row {
     let ready = list_at(obj, &["status", "conditions"])
         .iter()
-        .filter(|c| field_str(c, "type") == "Ready")
-        .last();
+        .rfind(|c| field_str(c, "type") == "Ready");
     let mut status = vec![match ready {
         Some(c) if field_str(c, "status") == "True" => "Ready",
         Some(_) => "NotReady",
@@ -655,7 +662,9 @@ mod tests {
     /// The cells of a pod with `status` and `spec`.
     fn pod_cells(status: Value, spec: Value) -> Vec<Cell> {
         let obj = json!({"metadata": {"name": "p"}, "spec": spec, "status": status});
-        let now: Timestamp = "2026-01-01T01:00:00Z".parse().unwrap_or(Timestamp::UNIX_EPOCH);
+        let now: Timestamp = "2026-01-01T01:00:00Z"
+            .parse()
+            .unwrap_or(Timestamp::UNIX_EPOCH);
         pod_row(obj.as_object().unwrap_or(&Object::new()), now).cells
     }
 
@@ -665,17 +674,19 @@ mod tests {
             json!({"phase": "Pending"}),
             json!({"containers": [{"name": "c"}]}),
         );
-        assert_eq!(cells[1..4], [
-            Cell::text("0/1"),
-            Cell::text("Pending"),
-            Cell::text("0")
-        ]);
-        assert_eq!(cells[5..], [
-            Cell::text("<none>"),
-            Cell::text("<none>"),
-            Cell::text("<none>"),
-            Cell::text("<none>")
-        ]);
+        assert_eq!(
+            cells[1..4],
+            [Cell::text("0/1"), Cell::text("Pending"), Cell::text("0")]
+        );
+        assert_eq!(
+            cells[5..],
+            [
+                Cell::text("<none>"),
+                Cell::text("<none>"),
+                Cell::text("<none>"),
+                Cell::text("<none>")
+            ]
+        );
     }
 
     #[test]
@@ -687,11 +698,14 @@ mod tests {
             }]}),
             json!({"containers": [{"name": "c"}], "nodeName": "n1"}),
         );
-        assert_eq!(cells[1..4], [
-            Cell::text("1/1"),
-            Cell::text("Running"),
-            Cell::text("2 (5m ago)")
-        ]);
+        assert_eq!(
+            cells[1..4],
+            [
+                Cell::text("1/1"),
+                Cell::text("Running"),
+                Cell::text("2 (5m ago)")
+            ]
+        );
         assert_eq!(cells[5..7], [Cell::text("10.0.0.5"), Cell::text("n1")]);
     }
 
@@ -734,10 +748,13 @@ mod tests {
                        "nodeInfo": {"kernelVersion": "6.1", "architecture": "arm64"}}
         });
         let row = node_row(obj.as_object().unwrap(), Timestamp::UNIX_EPOCH);
-        assert_eq!(row.cells[1..3], [
-            Cell::text("NotReady,SchedulingDisabled"),
-            Cell::text("control-plane,edge")
-        ]);
+        assert_eq!(
+            row.cells[1..3],
+            [
+                Cell::text("NotReady,SchedulingDisabled"),
+                Cell::text("control-plane,edge")
+            ]
+        );
         assert_eq!(row.cells[8], Cell::text("6.1 (arm64)"));
     }
 
@@ -749,12 +766,15 @@ mod tests {
             "selector": {"app": "web"}
         }});
         let row = service_row(obj.as_object().unwrap(), Timestamp::UNIX_EPOCH);
-        assert_eq!(row.cells[1..5], [
-            Cell::text("NodePort"),
-            Cell::text("10.0.0.1"),
-            Cell::text("<none>"),
-            Cell::text("80:30080/TCP")
-        ]);
+        assert_eq!(
+            row.cells[1..5],
+            [
+                Cell::text("NodePort"),
+                Cell::text("10.0.0.1"),
+                Cell::text("<none>"),
+                Cell::text("80:30080/TCP")
+            ]
+        );
         assert_eq!(row.cells[6], Cell::text("app=web"));
     }
 }

@@ -177,8 +177,14 @@ mod tests {
             Cell::Int(3),
             Cell::text("e"),
         ];
-        assert_eq!(event_row(core.as_object().unwrap(), &CORE_FIELDS, now).cells, expected);
-        assert_eq!(event_row(events.as_object().unwrap(), &EVENTS_FIELDS, now).cells, expected);
+        assert_eq!(
+            event_row(core.as_object().unwrap(), &CORE_FIELDS, now).cells,
+            expected
+        );
+        assert_eq!(
+            event_row(events.as_object().unwrap(), &EVENTS_FIELDS, now).cells,
+            expected
+        );
     }
 
     #[test]

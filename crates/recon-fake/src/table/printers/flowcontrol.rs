@@ -31,14 +31,20 @@ pub(super) const FLOW_SCHEMA: Printer = Printer {
     ],
     row: |obj, now| {
         let method = match at(obj, &["spec", "distinguisherMethod"]).filter(|m| m.is_object()) {
-            Some(m) => m.get("type").and_then(Value::as_str).unwrap_or("").to_owned(),
+            Some(m) => m
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
             None => "<none>".to_owned(),
         };
         // The first Dangling condition's status, `?` without one.
         let missing = list_at(obj, &["status", "conditions"])
             .iter()
             .find(|c| c.get("type").and_then(Value::as_str) == Some("Dangling"))
-            .map_or("?", |c| c.get("status").and_then(Value::as_str).unwrap_or(""));
+            .map_or("?", |c| {
+                c.get("status").and_then(Value::as_str).unwrap_or("")
+            });
         Row::new(vec![
             name(obj),
             Cell::text(str_at(obj, &["spec", "priorityLevelConfiguration", "name"])),

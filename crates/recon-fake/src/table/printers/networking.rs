@@ -189,7 +189,11 @@ pub(super) const SERVICE_CIDR: Printer = Printer {
             .iter()
             .map(|c| c.as_str().unwrap_or(""))
             .collect();
-        Row::new(vec![name(obj), Cell::text(cidrs.join(",")), age_of(obj, now)])
+        Row::new(vec![
+            name(obj),
+            Cell::text(cidrs.join(",")),
+            age_of(obj, now),
+        ])
     },
 };
 
