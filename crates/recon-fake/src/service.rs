@@ -416,12 +416,27 @@ impl State {
         if let Err(reply) = check_route(&rt, path, incoming.verb, &incoming.method) {
             return reply;
         }
+        let subresource = path
+            .subresource
+            .as_deref()
+            .filter(|sub| rt.discovery.subresources.iter().any(|s| s.name == *sub));
+        // Every subresource but `status` is served without a table convertor: a Table is
+        // refused, or left out of what the request accepts.
+        let tableless = matches!(path.subresource.as_deref(), Some("scale" | "finalize"))
+            || subresource.is_some();
+        let without_table = match tableless {
+            true => match crate::table::refuse_for_subresource(&rt, &incoming.accept) {
+                Ok(accept) => accept,
+                Err(e) => return e.into(),
+            },
+            false => None,
+        };
         let call = Call {
             path,
             rt,
             query: &incoming.query,
             content_type: incoming.content_type.as_deref().unwrap_or(""),
-            accept: &incoming.accept,
+            accept: without_table.as_deref().unwrap_or(&incoming.accept),
             user_agent: &incoming.user_agent,
             body: &incoming.body,
             now: self.clock.now(),
@@ -438,13 +453,6 @@ impl State {
         if path.subresource.as_deref() == Some("scale") {
             return self.scale(&call, incoming.verb).unwrap_or_else(Reply::from);
         }
-        let subresource = path.subresource.as_deref().filter(|sub| {
-            call.rt
-                .discovery
-                .subresources
-                .iter()
-                .any(|s| s.name == *sub)
-        });
         let result = match incoming.verb {
             _ if call.rt.serving != Serving::Stored => self.serve_unstored(&call, incoming.verb),
             verb if subresource.is_some() => {

@@ -62,16 +62,42 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
             _ => {}
         }
     }
-    Err(ApiError::new(
+    Err(match refusal {
+        Some(refusal) => ApiError::new(406, Reason::NotAcceptable, refusal),
+        None => not_acceptable(),
+    })
+}
+
+/// The 406 of an `Accept` header no form satisfies: the serializers a resource is served in
+/// (recorded: scenario table/builtin-get-and-list, and custom resources alike).
+pub(crate) fn not_acceptable() -> ApiError {
+    ApiError::new(
         406,
         Reason::NotAcceptable,
-        // The serializers a resource is served in (recorded: scenario
-        // table/builtin-get-and-list, and custom resources alike).
-        refusal.unwrap_or(
-            "only the following media types are accepted: application/json, application/yaml, \
-             application/vnd.kubernetes.protobuf",
-        ),
-    ))
+        "only the following media types are accepted: application/json, application/yaml, \
+         application/vnd.kubernetes.protobuf",
+    )
+}
+
+/// For a subresource without a table convertor (every one but `status`): an `Accept` header
+/// that only a Table satisfies is not acceptable, and the request is refused before it is
+/// served (apiserver/pkg/endpoints/handlers/rest.go, `AllowsMediaTypeTransform`); one that
+/// accepts something else too is answered as if it had not asked for a Table (`Some`: the
+/// header without its Table options). Recorded in scenario
+/// table/autoscaling-quota-csr-apiservice.
+pub(crate) fn refuse_table(accept: &str) -> Result<Option<String>, ApiError> {
+    if !matches!(negotiate(accept, false), Ok(Format::Table(_))) {
+        return Ok(None);
+    }
+    let others: Vec<&str> = accept
+        .split(',')
+        .filter(|option| !option.split(';').any(|p| p.trim() == "as=Table"))
+        .collect();
+    if others.iter().all(|o| o.trim().is_empty()) {
+        return Err(not_acceptable());
+    }
+    let others = others.join(",");
+    negotiate(&others, false).map(|_| Some(others))
 }
 
 /// Whether the form `accept` asks for one object in is `PartialObjectMetadataList` (which
@@ -162,6 +188,18 @@ mod tests {
                 .code(),
             406
         );
+    }
+
+    #[test]
+    fn subresources_refuse_tables_unless_something_else_is_accepted() {
+        let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+        assert_eq!(refuse_table(table).unwrap_err().code(), 406);
+        assert_eq!(
+            refuse_table(&format!("{table}, application/json")).unwrap(),
+            Some(" application/json".to_owned())
+        );
+        assert_eq!(refuse_table("application/json").unwrap(), None);
+        assert_eq!(refuse_table("").unwrap(), None);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::registry::resource::ResourceType;
+use crate::request::negotiate::refuse_table;
 use crate::request::route::Query;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, with_type_meta};
@@ -121,6 +122,30 @@ fn convertor<'a>(rt: &'a ResourceType, version: &str) -> Result<Convertor<'a>, A
     }
 }
 
+/// A subresource other than `status` asked for a Table: built-in subresources have no table
+/// convertor and refuse it ([`refuse_table`], which also gives the `Accept` header to answer
+/// with instead); a custom resource's `scale` has one
+/// (apiextensions-apiserver/pkg/apiserver/customresource_handler.go), which recon does not
+/// serve yet, and says so.
+pub(crate) fn refuse_for_subresource(
+    rt: &ResourceType,
+    accept: &str,
+) -> Result<Option<String>, ApiError> {
+    let refused = refuse_table(accept);
+    if rt.custom && refused.is_err() {
+        return Err(ApiError::new(
+            406,
+            Reason::NotAcceptable,
+            format!(
+                "recon does not print the scale of {} ({}) as a Table yet",
+                rt.kind,
+                rt.group_resource()
+            ),
+        ));
+    }
+    refused
+}
+
 /// One object to print: its decoded form and, as served, its bytes (with its `TypeMeta`).
 pub(crate) struct Item<'a> {
     pub(crate) object: &'a Object,
@@ -157,10 +182,14 @@ pub(crate) fn table(
     }
     // The default convertor appends to a nil slice: no rows are written `null`.
     let null_rows = rows.is_empty() && matches!(convertor, Convertor::Default);
+    // kube-aggregator's APIService convertor writes its columns even without headers
+    // (kube-aggregator/pkg/registry/apiservice/etcd/etcd.go).
+    let headers =
+        request.headers || matches!(convertor, Convertor::Builtin(p) if p.kind == "APIService");
     Ok(document::write(
         request.version.api_version(),
         meta,
-        request.headers.then_some(&columns[..]),
+        headers.then_some(&columns[..]),
         &rows,
         null_rows,
     ))

@@ -4,6 +4,7 @@
 //! for that recon has not ported are refused (see [`Found::NotPorted`]).
 
 mod apps;
+mod autoscaling;
 mod batch;
 mod cluster;
 mod core;
@@ -112,6 +113,10 @@ static PRINTERS: &[Printer] = &[
     networking::IP_ADDRESS,
     networking::SERVICE_CIDR,
     apps::CONTROLLER_REVISION,
+    autoscaling::HORIZONTAL_POD_AUTOSCALER,
+    cluster::RESOURCE_QUOTA,
+    cluster::CERTIFICATE_SIGNING_REQUEST,
+    cluster::API_SERVICE,
 ];
 
 /// `(group, kind)` of every kind printers.go's `AddHandlers` prints, ported or not.

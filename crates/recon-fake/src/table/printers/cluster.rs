@@ -1,6 +1,8 @@
 //! Printers of smaller kinds across groups (pkg/printers/internalversion/printers.go:
 //! `printEndpointSlice`, `printPodDisruptionBudget`, `printNetworkPolicy`, `printStorageClass`,
-//! `printPriorityClass`, `printRuntimeClass`, `printMutatingWebhook`, `printValidatingWebhook`).
+//! `printPriorityClass`, `printRuntimeClass`, `printMutatingWebhook`, `printValidatingWebhook`,
+//! `printResourceQuota`, `printCertificateSigningRequest`), and APIService's own convertor
+//! (kube-aggregator/pkg/registry/apiservice/etcd/etcd.go, `ConvertToTable`).
 
 use serde_json::Value;
 
@@ -260,6 +262,152 @@ pub(super) const VALIDATING_WEBHOOKS: Printer = Printer {
     kind: "ValidatingWebhookConfiguration",
     columns: WEBHOOK_COLUMNS,
     row: webhook_row,
+};
+
+pub(super) const RESOURCE_QUOTA: Printer = Printer {
+    group: "",
+    kind: "ResourceQuota",
+    columns: &[
+        NAME,
+        text(
+            "Request",
+            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        text(
+            "Limit",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
+        AGE,
+    ],
+    row: |obj, now| {
+        // Each hard limit, sorted by name, as `name: used/hard`; `limits.*` in the Limit column.
+        let hard = at(obj, &["status", "hard"]).and_then(Value::as_object);
+        let mut names: Vec<&String> = hard.into_iter().flat_map(|h| h.keys()).collect();
+        names.sort();
+        let (mut requests, mut limits) = (Vec::new(), Vec::new());
+        for resource in names {
+            let quantity = |part: &str| str_at(obj, &["status", part, resource.as_str()]);
+            // A missing quantity is the zero one, `0`.
+            let used = match quantity("used") {
+                "" => "0",
+                q => q,
+            };
+            let entry = format!("{resource}: {used}/{}", quantity("hard"));
+            match resource.split_once('.') {
+                Some(("limits", _)) => limits.push(entry),
+                _ => requests.push(entry),
+            }
+        }
+        Row::new(vec![
+            name(obj),
+            Cell::text(requests.join(", ")),
+            Cell::text(limits.join(", ")),
+            age_of(obj, now),
+        ])
+    },
+};
+
+pub(super) const CERTIFICATE_SIGNING_REQUEST: Printer = Printer {
+    group: "certificates.k8s.io",
+    kind: "CertificateSigningRequest",
+    columns: &[
+        NAME,
+        AGE,
+        text(
+            "SignerName",
+            "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.",
+        ),
+        text("Requestor", "Base64-encoded PKCS#10 CSR data"),
+        text(
+            "RequestedDuration",
+            "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.",
+        ),
+        text(
+            "Condition",
+            "Conditions applied to the request, such as approval or denial.",
+        ),
+    ],
+    row: |obj, now| {
+        let signer = match str_at(obj, &["spec", "signerName"]) {
+            "" => "<none>",
+            s => s,
+        };
+        let duration = match at(obj, &["spec", "expirationSeconds"]).and_then(Value::as_i64) {
+            Some(seconds) => super::super::age::human_duration(i128::from(seconds) * 1_000_000_000),
+            None => "<none>".to_owned(),
+        };
+        // `extractCSRStatus`: denial before approval, then failure and issuance.
+        let has = |ty: &str| {
+            list_at(obj, &["status", "conditions"])
+                .iter()
+                .any(|c| c.get("type").and_then(Value::as_str) == Some(ty))
+        };
+        let mut condition = if has("Denied") {
+            "Denied"
+        } else if has("Approved") {
+            "Approved"
+        } else {
+            "Pending"
+        }
+        .to_owned();
+        if has("Failed") {
+            condition.push_str(",Failed");
+        }
+        if !str_at(obj, &["status", "certificate"]).is_empty() {
+            condition.push_str(",Issued");
+        }
+        Row::new(vec![
+            name(obj),
+            age_of(obj, now),
+            Cell::text(signer),
+            Cell::text(str_at(obj, &["spec", "username"])),
+            Cell::text(duration),
+            Cell::text(condition),
+        ])
+    },
+};
+
+pub(super) const API_SERVICE: Printer = Printer {
+    group: "apiregistration.k8s.io",
+    kind: "APIService",
+    columns: &[
+        NAME,
+        text(
+            "Service",
+            "The reference to the service that hosts this API endpoint.",
+        ),
+        text("Available", "Whether this service is available."),
+        AGE,
+    ],
+    row: |obj, now| {
+        let service = match at(obj, &["spec", "service"]).filter(|s| s.is_object()) {
+            Some(s) => {
+                let field = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or("");
+                format!("{}/{}", field("namespace"), field("name"))
+            }
+            None => "Local".to_owned(),
+        };
+        // The first Available condition: its status, with its reason unless it is True.
+        let available = list_at(obj, &["status", "conditions"])
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"))
+            .map_or_else(
+                || "Unknown".to_owned(),
+                |c| {
+                    let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+                    match (field("status"), field("reason")) {
+                        ("True", _) | (_, "") => field("status").to_owned(),
+                        (status, reason) => format!("{status} ({reason})"),
+                    }
+                },
+            );
+        Row::new(vec![
+            name(obj),
+            Cell::text(service),
+            Cell::text(available),
+            age_of(obj, now),
+        ])
+    },
 };
 
 #[cfg(test)]
