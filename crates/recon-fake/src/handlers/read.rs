@@ -13,9 +13,9 @@ use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::Stored;
-use crate::table::{self, IncludeObject, Item, TableRequest, TableVersion};
+use crate::table::{self, TableVersion};
 use crate::wire::error::ApiError;
-use crate::wire::object::{DecodeError, Object, decode_body, with_type_meta};
+use crate::wire::object::{DecodeError, with_type_meta};
 
 impl State {
     pub(crate) fn get(&mut self, call: &Call<'_>) -> Result<Reply, ApiError> {
@@ -186,27 +186,12 @@ fn list_table(
     meta: &ListMeta<'_>,
     items: &[Vec<u8>],
 ) -> Result<Vec<u8>, ApiError> {
-    let request = TableRequest {
-        version,
-        include: IncludeObject::parse(call.query)?,
-        now: call.now,
-        headers: true,
-    };
-    let decoded: Vec<Object> = items
-        .iter()
-        .map(|item| decode_body("", item).map_err(unreadable))
-        .collect::<Result<_, _>>()?;
-    let rows: Vec<Item<'_>> = decoded
-        .iter()
-        .zip(items)
-        .map(|(object, served)| Item { object, served })
-        .collect();
     let table_meta = table::ListMeta {
         resource_version: meta.revision.to_string(),
         continue_token: meta.continue_token.to_owned(),
         remaining: meta.remaining,
     };
-    table::table(&call.rt, &call.path.version, &request, &rows, &table_meta)
+    call.list_table(version, items, &table_meta)
 }
 
 /// A read of an object whose body does not decode, answered as the real server answers it.

@@ -77,18 +77,34 @@ impl Call<'_> {
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }
-            Ok(Format::Table(version)) => self.table(version, &[object]),
+            Ok(Format::Table(version)) => self.table(version, &object),
             _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
             _ => Ok(object),
         }
     }
 
-    /// The Table of `objects` (as served, with their `TypeMeta`), for a request that asked for
-    /// one in `version`; the table's `resourceVersion` is the one object's.
-    pub(crate) fn table(
+    /// The Table of one object (as served, with its `TypeMeta`), for a request that asked for
+    /// one in `version`; the table's `resourceVersion` is the object's.
+    pub(crate) fn table(&self, version: TableVersion, object: &[u8]) -> Result<Vec<u8>, ApiError> {
+        let decoded = decode_body(&self.key(), object).map_err(|e| e.to_api_error())?;
+        let meta = ListMeta {
+            resource_version: meta(&decoded)
+                .and_then(|m| m.get("resourceVersion"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            ..ListMeta::default()
+        };
+        self.list_table(version, &[object.to_vec()], &meta)
+    }
+
+    /// The Table of a list's `items` (as served, with their `TypeMeta`), with the list's
+    /// metadata.
+    pub(crate) fn list_table(
         &self,
         version: TableVersion,
-        objects: &[Vec<u8>],
+        items: &[Vec<u8>],
+        meta: &ListMeta,
     ) -> Result<Vec<u8>, ApiError> {
         let request = TableRequest {
             version,
@@ -96,25 +112,15 @@ impl Call<'_> {
             now: self.now,
             headers: true,
         };
-        let decoded: Vec<Object> = objects
+        let decoded: Vec<Object> = items
             .iter()
             .map(|o| decode_body(&self.key(), o).map_err(|e| e.to_api_error()))
             .collect::<Result<_, _>>()?;
-        let items: Vec<Item<'_>> = decoded
+        let rows: Vec<Item<'_>> = decoded
             .iter()
-            .zip(objects)
+            .zip(items)
             .map(|(object, served)| Item { object, served })
             .collect();
-        let meta = ListMeta {
-            resource_version: decoded
-                .first()
-                .and_then(|o| meta(o))
-                .and_then(|m| m.get("resourceVersion"))
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
-            ..ListMeta::default()
-        };
-        table::table(&self.rt, &self.path.version, &request, &items, &meta)
+        table::table(&self.rt, &self.path.version, &request, &rows, meta)
     }
 }

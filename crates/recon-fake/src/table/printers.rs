@@ -117,6 +117,7 @@ static PRINTERS: &[Printer] = &[
     cluster::RESOURCE_QUOTA,
     cluster::CERTIFICATE_SIGNING_REQUEST,
     cluster::API_SERVICE,
+    cluster::COMPONENT_STATUS,
 ];
 
 /// `(group, kind)` of every kind printers.go's `AddHandlers` prints, ported or not.

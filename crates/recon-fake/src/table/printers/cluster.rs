@@ -1,7 +1,8 @@
 //! Printers of smaller kinds across groups (pkg/printers/internalversion/printers.go:
 //! `printEndpointSlice`, `printPodDisruptionBudget`, `printNetworkPolicy`, `printStorageClass`,
 //! `printPriorityClass`, `printRuntimeClass`, `printMutatingWebhook`, `printValidatingWebhook`,
-//! `printResourceQuota`, `printCertificateSigningRequest`), and APIService's own convertor
+//! `printResourceQuota`, `printCertificateSigningRequest`, `printComponentStatus`), and
+//! APIService's own convertor
 //! (kube-aggregator/pkg/registry/apiservice/etcd/etcd.go, `ConvertToTable`).
 
 use serde_json::Value;
@@ -406,6 +407,40 @@ pub(super) const API_SERVICE: Printer = Printer {
             Cell::text(service),
             Cell::text(available),
             age_of(obj, now),
+        ])
+    },
+};
+
+pub(super) const COMPONENT_STATUS: Printer = Printer {
+    group: "",
+    kind: "ComponentStatus",
+    columns: &[
+        NAME,
+        text("Status", "Status of the component conditions"),
+        text("Message", "Message of the component conditions"),
+        text("Error", "Error of the component conditions"),
+    ],
+    row: |obj, _| {
+        // The first Healthy condition: its status, message and error.
+        let healthy = list_at(obj, &["conditions"])
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Healthy"));
+        let field = |k: &str| {
+            healthy
+                .and_then(|c| c.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let status = match healthy.map(|_| field("status")) {
+            None => "Unknown",
+            Some("True") => "Healthy",
+            Some(_) => "Unhealthy",
+        };
+        Row::new(vec![
+            name(obj),
+            Cell::text(status),
+            Cell::text(field("message")),
+            Cell::text(field("error")),
         ])
     },
 };
