@@ -431,12 +431,16 @@ impl State {
             },
             false => None,
         };
+        let accept = without_table.as_deref().unwrap_or(&incoming.accept);
+        if let Err(e) = crate::table::check_printable(&rt, &path.version, accept) {
+            return e.into();
+        }
         let call = Call {
             path,
             rt,
             query: &incoming.query,
             content_type: incoming.content_type.as_deref().unwrap_or(""),
-            accept: without_table.as_deref().unwrap_or(&incoming.accept),
+            accept,
             user_agent: &incoming.user_agent,
             body: &incoming.body,
             now: self.clock.now(),

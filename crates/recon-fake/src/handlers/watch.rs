@@ -46,7 +46,8 @@ impl State {
         let scope = query.scope(call);
         let format = negotiate(call.accept, false)?;
         let table = match format {
-            Format::Table(_) => Some(WatchTable {
+            Format::Table(version) => Some(WatchTable {
+                version,
                 include: IncludeObject::parse(call.query)?,
                 clock: self.clock.clone(),
                 headers_sent: AtomicBool::new(false),

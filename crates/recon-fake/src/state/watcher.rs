@@ -42,7 +42,8 @@ pub(crate) struct Watcher {
     /// The keys the watch reads ([`ListQuery::scope`]).
     pub(crate) scope: Scope,
     pub(crate) format: Format,
-    /// With [`Format::Table`], what its rows carry and the clock its ages count to.
+    /// With [`Format::Table`], the table's version, what its rows carry and the clock its
+    /// ages count to.
     pub(crate) table: Option<WatchTable>,
     pub(crate) bookmarks: bool,
     pub(crate) sender: mpsc::UnboundedSender<Bytes>,
@@ -51,6 +52,7 @@ pub(crate) struct Watcher {
 /// A watch's Table settings: every event's object is a Table of one row, its column
 /// definitions written in the first only (response.go, `watchEmbeddedEncoder.doEncode`).
 pub(crate) struct WatchTable {
+    pub(crate) version: TableVersion,
     pub(crate) include: IncludeObject,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) headers_sent: AtomicBool,
@@ -75,12 +77,8 @@ impl Watcher {
     pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, EventError> {
         let body = stored.served(key)?;
         Ok(match self.format {
-            Format::Full => self.typed(body)?,
+            Format::Full | Format::Table(_) => self.table(self.typed(body)?)?,
             Format::Metadata => partial_metadata(key, body)?,
-            Format::Table(version) => {
-                let object = self.typed(body)?;
-                self.table(version, object)?
-            }
         })
     }
 
@@ -92,23 +90,18 @@ impl Watcher {
         Ok(with_type_meta(&self.api_version, &self.rt.kind, &body))
     }
 
-    /// The Table of one event's object (a bookmark's too: response.go transforms every
-    /// event's object but a `Status`).
-    fn table(&self, version: TableVersion, object: Vec<u8>) -> Result<Vec<u8>, EventError> {
-        let decoded = decode_body("", &object)?;
-        let (include, now, headers) = match &self.table {
-            Some(t) => (
-                t.include,
-                t.clock.now(),
-                !t.headers_sent.swap(true, Ordering::Relaxed),
-            ),
-            None => (IncludeObject::Metadata, jiff::Timestamp::now(), true),
+    /// The Table of one event's object when the watch asked for one (a bookmark's too:
+    /// response.go transforms every event's object but a `Status`), else the object.
+    fn table(&self, object: Vec<u8>) -> Result<Vec<u8>, EventError> {
+        let Some(settings) = &self.table else {
+            return Ok(object);
         };
+        let decoded = decode_body("", &object)?;
         let request = TableRequest {
-            version,
-            include,
-            now,
-            headers,
+            version: settings.version,
+            include: settings.include,
+            now: settings.clock.now(),
+            headers: !settings.headers_sent.swap(true, Ordering::Relaxed),
         };
         let meta = ListMeta {
             resource_version: crate::wire::object::meta(&decoded)
@@ -208,11 +201,8 @@ impl Watcher {
             Format::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadata"),
         };
         let object = with_type_meta(api_version, kind, &body);
-        if let Format::Table(version) = self.format
-            && let Ok(table) = self.table(version, object.clone())
-        {
-            return frame("BOOKMARK", &table);
-        }
+        // A bookmark that cannot be printed goes as it is.
+        let object = self.table(object.clone()).unwrap_or(object);
         frame("BOOKMARK", &object)
     }
 }

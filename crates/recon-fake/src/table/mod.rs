@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::registry::resource::ResourceType;
-use crate::request::negotiate::refuse_table;
+use crate::request::negotiate::{Format, negotiate, refuse_table};
 use crate::request::route::Query;
 use crate::wire::error::ApiError;
 use crate::wire::object::{Object, with_type_meta};
@@ -119,6 +119,19 @@ fn convertor<'a>(rt: &'a ResourceType, version: &str) -> Result<Convertor<'a>, A
                 rt.group_resource()
             ),
         )),
+    }
+}
+
+/// Refuses, before anything is served, a request for a Table of a kind recon cannot print yet
+/// (see [`printers::Found::NotPorted`]): a write is not made, a watch not opened.
+pub(crate) fn check_printable(
+    rt: &ResourceType,
+    version: &str,
+    accept: &str,
+) -> Result<(), ApiError> {
+    match negotiate(accept, false) {
+        Ok(Format::Table(_)) => convertor(rt, version).map(|_| ()),
+        _ => Ok(()),
     }
 }
 

@@ -127,3 +127,36 @@ async fn custom_resources_print_their_printer_columns() {
     // The unit is missing: a null cell. Calibrated a day and a minute ago.
     assert_eq!(table["rows"][0]["cells"], json!(["g", 7, null, "24h"]));
 }
+
+#[tokio::test]
+async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
+    let (server, _clock) = server();
+    let client = server.client();
+    let post = http::Request::builder()
+        .method("POST")
+        .uri("/apis/storage.k8s.io/v1/csinodes")
+        .header("accept", TABLE)
+        .header("content-type", "application/json")
+        .body(
+            serde_json::to_vec(&json!({
+                "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": {"name": "n1"}, "spec": {"drivers": []}
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    let kube::Error::Api(status) = client.request::<Value>(post).await.unwrap_err() else {
+        panic!("an API error");
+    };
+    assert_eq!(status.code, 406);
+    assert_eq!(
+        status.message,
+        "recon does not print CSINode (csinodes.storage.k8s.io) as a Table yet"
+    );
+    let list = http::Request::builder()
+        .uri("/apis/storage.k8s.io/v1/csinodes")
+        .body(Vec::new())
+        .unwrap();
+    let list: Value = client.request(list).await.unwrap();
+    assert_eq!(list["items"], json!([]));
+}
