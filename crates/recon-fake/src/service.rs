@@ -420,16 +420,19 @@ impl State {
             .subresource
             .as_deref()
             .filter(|sub| rt.discovery.subresources.iter().any(|s| s.name == *sub));
-        // Every subresource but `status` is served without a table convertor: a Table is
+        // Every subresource but `status`, and the kinds that store nothing but answer a
+        // create (reviews, bindings), are served without a table convertor: a Table is
         // refused, or left out of what the request accepts.
         let tableless = matches!(path.subresource.as_deref(), Some("scale" | "finalize"))
-            || subresource.is_some();
-        let without_table = match tableless {
-            true => match crate::table::refuse_for_subresource(&rt, &incoming.accept) {
+            || subresource.is_some()
+            || rt.serving == Serving::CreateOnly;
+        let without_table = if tableless {
+            match crate::table::refuse_for_subresource(&rt, &incoming.accept) {
                 Ok(accept) => accept,
                 Err(e) => return e.into(),
-            },
-            false => None,
+            }
+        } else {
+            None
         };
         let accept = without_table.as_deref().unwrap_or(&incoming.accept);
         if let Err(e) = crate::table::check_printable(&rt, &path.version, accept) {
