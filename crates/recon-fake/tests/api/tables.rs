@@ -14,6 +14,7 @@ use recon_test_fixtures::*;
 use serde_json::{Value, json};
 
 const TABLE: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
+const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
 
 async fn get_table(client: &Client, path: &str) -> Value {
     let request = http::Request::builder()
@@ -134,13 +135,15 @@ async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
     let client = server.client();
     let post = http::Request::builder()
         .method("POST")
-        .uri("/apis/storage.k8s.io/v1/csinodes")
+        .uri(BINDINGS)
         .header("accept", TABLE)
         .header("content-type", "application/json")
         .body(
             serde_json::to_vec(&json!({
-                "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
-                "metadata": {"name": "n1"}, "spec": {"drivers": []}
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": "b"},
+                "spec": {"policyName": "p", "validationActions": ["Deny"]}
             }))
             .unwrap(),
         )
@@ -151,12 +154,24 @@ async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
     assert_eq!(status.code, 406);
     assert_eq!(
         status.message,
-        "recon does not print CSINode (csinodes.storage.k8s.io) as a Table yet"
+        "recon does not print ValidatingAdmissionPolicyBinding \
+         (validatingadmissionpolicybindings.admissionregistration.k8s.io) as a Table yet"
     );
     let list = http::Request::builder()
-        .uri("/apis/storage.k8s.io/v1/csinodes")
+        .uri(BINDINGS)
         .body(Vec::new())
         .unwrap();
     let list: Value = client.request(list).await.unwrap();
     assert_eq!(list["items"], json!([]));
+}
+
+#[tokio::test]
+async fn component_statuses_print_their_health() {
+    let (server, _clock) = server();
+    let table = get_table(&server.client(), "/api/v1/componentstatuses").await;
+    assert_eq!(column_names(&table), ["Name", "Status", "Message", "Error"]);
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2]["cells"], json!(["etcd-0", "Healthy", "ok", ""]));
+    assert_eq!(rows[0]["cells"][1], "Unhealthy");
 }
