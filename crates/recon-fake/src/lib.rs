@@ -113,6 +113,7 @@ mod service;
 mod state;
 mod storage;
 mod strategic;
+mod table;
 mod user;
 mod wire;
 

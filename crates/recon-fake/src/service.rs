@@ -455,15 +455,38 @@ impl State {
         if let Err(reply) = check_route(&rt, path, incoming.verb, &incoming.method) {
             return reply;
         }
+        let subresource = path
+            .subresource
+            .as_deref()
+            .filter(|sub| rt.discovery.subresources.iter().any(|s| s.name == *sub));
+        // Every subresource but `status`, and the kinds that store nothing but answer a
+        // create (reviews, bindings), are served without a table convertor: a Table is
+        // refused, or left out of what the request accepts.
+        let tableless = matches!(path.subresource.as_deref(), Some("scale" | "finalize"))
+            || subresource.is_some()
+            || rt.serving == Serving::CreateOnly;
+        let without_table = if tableless {
+            match crate::table::refuse_for_subresource(&rt, &incoming.accept) {
+                Ok(accept) => accept,
+                Err(e) => return e.into(),
+            }
+        } else {
+            None
+        };
+        let accept = without_table.as_deref().unwrap_or(&incoming.accept);
+        if let Err(e) = crate::table::check_printable(&rt, &path.version, accept) {
+            return e.into();
+        }
         let call = Call {
             path,
             rt,
             query: &incoming.query,
             content_type: incoming.content_type.as_deref().unwrap_or(""),
-            accept: &incoming.accept,
+            accept,
             user_agent: &incoming.user_agent,
             user,
             body: &incoming.body,
+            now: self.clock.now(),
         };
         // Every handler that reads a body reads it through the size limit first (a patch
         // checks its content type before).
@@ -477,13 +500,6 @@ impl State {
         if path.subresource.as_deref() == Some("scale") {
             return self.scale(&call, incoming.verb).unwrap_or_else(Reply::from);
         }
-        let subresource = path.subresource.as_deref().filter(|sub| {
-            call.rt
-                .discovery
-                .subresources
-                .iter()
-                .any(|s| s.name == *sub)
-        });
         let result = match incoming.verb {
             _ if call.rt.serving != Serving::Stored => self.serve_unstored(&call, incoming.verb),
             verb if subresource.is_some() => {

@@ -13,7 +13,7 @@
 
 mod base64;
 mod decode;
-mod encode;
+pub(crate) mod encode;
 pub(crate) mod go_time;
 pub(crate) mod internal;
 pub(crate) mod proto_size;

@@ -1,14 +1,16 @@
 //! `componentstatuses` (`pkg/registry/core/componentstatus/rest.go`): the health of the control
 //! plane's components, probed on every read and stored nowhere. The in-memory server runs no
 //! scheduler and no controller manager, so they answer as kube-apiserver does when they are not
-//! running; its storage is healthy.
+//! running; its storage is healthy. Tables are printed by `printComponentStatus`.
 
 use serde_json::{Value, json};
 
 use crate::request::call::Call;
+use crate::request::negotiate::{Format, negotiate};
 use crate::request::reply::Reply;
 use crate::request::route::Verb;
 use crate::state::State;
+use crate::table::ListMeta;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::status::{Reason, StatusDetails};
@@ -50,6 +52,14 @@ impl State {
                     .iter()
                     .map(|(name, status, message)| component_status(name, status, message))
                     .collect();
+                if let Ok(Format::Table(version)) = negotiate(call.accept, true) {
+                    let items: Vec<Vec<u8>> = items
+                        .into_iter()
+                        .map(|item| typed(item, "ComponentStatus"))
+                        .collect();
+                    let table = call.list_table(version, &items, &ListMeta::default())?;
+                    return Ok(Reply::json(200, table));
+                }
                 let list = json!({"metadata": {}, "items": items});
                 Ok(Reply::json(200, typed(list, "ComponentStatusList")))
             }
@@ -59,15 +69,17 @@ impl State {
                     .iter()
                     .find(|(n, _, _)| *n == name)
                     .map(|(n, status, message)| {
-                        Reply::json(
-                            200,
-                            typed(component_status(n, status, message), "ComponentStatus"),
-                        )
+                        let object = typed(component_status(n, status, message), "ComponentStatus");
+                        match negotiate(call.accept, false) {
+                            Ok(Format::Table(version)) => call.table(version, &object),
+                            _ => Ok(object),
+                        }
                     })
                     .ok_or_else(|| {
                         // The REST storage names the resource by its singular.
                         ApiError::not_found(&GroupResource::new("", "componentstatus"), name)
-                    })
+                    })?
+                    .map(|body| Reply::json(200, body))
             }
             _ => Err(ApiError::new(
                 405,

@@ -13,6 +13,7 @@ use crate::request::negotiate::{Format, PARTIAL, negotiate, partial_metadata};
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::Stored;
+use crate::table::{self, TableVersion};
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, with_type_meta};
 
@@ -24,7 +25,9 @@ impl State {
             return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
         };
         let body = match format {
-            Format::Full => call.object_response(stored.served(&key).map_err(unreadable)?)?,
+            Format::Full | Format::Table(_) => {
+                call.object_response(stored.served(&key).map_err(unreadable)?)?
+            }
             Format::Metadata => partial_metadata(&key, &stored.body).map_err(unreadable)?,
         };
         Ok(Reply::json(200, body))
@@ -70,6 +73,15 @@ impl State {
                     .map(|(key, stored)| partial_metadata(key, &stored.body).map_err(unreadable))
                     .collect::<Result<_, _>>()?;
                 list_body("PartialObjectMetadataList", PARTIAL, &meta, &items, false)
+            }
+            Format::Table(version) => {
+                let api_version = call.api_version();
+                let items: Vec<Vec<u8>> = page
+                    .items
+                    .iter()
+                    .map(|(key, stored)| typed_item(call, &api_version, key, stored))
+                    .collect::<Result<_, _>>()?;
+                list_table(call, version, &meta, &items)?
             }
         };
         Ok(Reply::json(200, body))
@@ -154,6 +166,34 @@ fn item_body(
     } else {
         body.clone()
     })
+}
+
+/// A list item as a Table row carries it: in the request's version, with its `TypeMeta`
+/// (response.go converts each row's object to the request's version).
+fn typed_item(
+    call: &Call<'_>,
+    api_version: &str,
+    key: &str,
+    stored: &Stored,
+) -> Result<Vec<u8>, ApiError> {
+    let body = stored.served(key).map_err(unreadable)?;
+    let body = conversion::body_in_version(&call.rt, &call.path.version, body)?;
+    Ok(with_type_meta(api_version, &call.rt.kind, &body))
+}
+
+/// The Table of a list's items, with the list's metadata.
+fn list_table(
+    call: &Call<'_>,
+    version: TableVersion,
+    meta: &ListMeta<'_>,
+    items: &[Vec<u8>],
+) -> Result<Vec<u8>, ApiError> {
+    let table_meta = table::ListMeta {
+        resource_version: meta.revision.to_string(),
+        continue_token: meta.continue_token.to_owned(),
+        remaining: meta.remaining,
+    };
+    call.list_table(version, items, &table_meta)
 }
 
 /// A read of an object whose body does not decode, answered as the real server answers it.

@@ -15,6 +15,7 @@
 //!   decoding error. (The real watch cache instead stops serving the resource until the object
 //!   is repaired; that is not modelled.)
 
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -22,11 +23,12 @@ use tokio::sync::mpsc;
 use crate::request::call::Call;
 use crate::request::list_options::ListOptions;
 use crate::request::list_query::ListQuery;
-use crate::request::negotiate::negotiate;
+use crate::request::negotiate::{Format, negotiate};
 use crate::request::reply::Reply;
 use crate::request::watch_stream::{WatchStream, frame};
 use crate::state::State;
-use crate::state::watcher::{Event, EventError, Watcher};
+use crate::state::watcher::{Event, EventError, WatchTable, Watcher};
+use crate::table::IncludeObject;
 use crate::wire::error::ApiError;
 use crate::wire::status::Reason;
 
@@ -43,6 +45,15 @@ impl State {
         let query = ListQuery::parse(call)?;
         let scope = query.scope(call);
         let format = negotiate(call.accept, false)?;
+        let table = match format {
+            Format::Table(version) => Some(WatchTable {
+                version,
+                include: IncludeObject::parse(call.query)?,
+                clock: self.clock.clone(),
+                headers_sent: AtomicBool::new(false),
+            }),
+            _ => None,
+        };
         let (sender, receiver) = mpsc::unbounded_channel();
         let resource = call.rt.group_resource();
         let watcher = Watcher {
@@ -53,6 +64,7 @@ impl State {
             query,
             scope,
             format,
+            table,
             bookmarks: options.allow_bookmarks,
             sender,
         };

@@ -501,6 +501,7 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
             ))),
             scale: false,
             validation: None,
+            columns: None,
         }],
         kind: kind.to_owned(),
         list_kind: format!("{kind}List"),

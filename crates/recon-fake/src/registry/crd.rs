@@ -16,6 +16,7 @@ use super::resource::{
 use super::storage_hash::storage_version_hash;
 use crate::apply::{Schema, ServedSchemas};
 use crate::schema::{CelRules, CustomResourceSchema, structural};
+use crate::table::custom::CustomColumns;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
 
@@ -312,6 +313,7 @@ pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
                     .and_then(|s| s.get("openAPIV3Schema"))
                     .filter(|s| s.is_object())
                     .map(|s| Arc::new(CustomResourceSchema::from_openapi_v3(s))),
+                columns: Some(Arc::new(CustomColumns::of_version(v))),
             })
         })
         .collect();

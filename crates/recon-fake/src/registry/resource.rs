@@ -181,6 +181,8 @@ pub(crate) struct ServedVersion {
     pub(crate) scale: bool,
     /// The schema custom resources of this version are validated against (a CRD's).
     pub(crate) validation: Option<std::sync::Arc<crate::schema::CustomResourceSchema>>,
+    /// A CRD version's printer columns (`as=Table`).
+    pub(crate) columns: Option<std::sync::Arc<crate::table::custom::CustomColumns>>,
 }
 
 /// What discovery says about a type beyond its names and scope (R4).

@@ -7,9 +7,10 @@ use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::storage::stored::object_key;
+use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
 use crate::user::UserInfo;
 use crate::wire::error::ApiError;
-use crate::wire::object::{DecodeContext, with_type_meta};
+use crate::wire::object::{DecodeContext, Object, decode_body, meta, with_type_meta};
 
 /// One resource request, routed and typed.
 pub(crate) struct Call<'a> {
@@ -22,6 +23,8 @@ pub(crate) struct Call<'a> {
     /// Who the request acts as.
     pub(crate) user: &'a UserInfo,
     pub(crate) body: &'a [u8],
+    /// The server's time when the request arrived: tables' ages count to it.
+    pub(crate) now: jiff::Timestamp,
 }
 
 impl Call<'_> {
@@ -84,8 +87,50 @@ impl Call<'_> {
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }
+            Ok(Format::Table(version)) => self.table(version, &object),
             _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
             _ => Ok(object),
         }
+    }
+
+    /// The Table of one object (as served, with its `TypeMeta`), for a request that asked for
+    /// one in `version`; the table's `resourceVersion` is the object's.
+    pub(crate) fn table(&self, version: TableVersion, object: &[u8]) -> Result<Vec<u8>, ApiError> {
+        let decoded = decode_body(&self.key(), object).map_err(|e| e.to_api_error())?;
+        let meta = ListMeta {
+            resource_version: meta(&decoded)
+                .and_then(|m| m.get("resourceVersion"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            ..ListMeta::default()
+        };
+        self.list_table(version, &[object.to_vec()], &meta)
+    }
+
+    /// The Table of a list's `items` (as served, with their `TypeMeta`), with the list's
+    /// metadata.
+    pub(crate) fn list_table(
+        &self,
+        version: TableVersion,
+        items: &[Vec<u8>],
+        meta: &ListMeta,
+    ) -> Result<Vec<u8>, ApiError> {
+        let request = TableRequest {
+            version,
+            include: IncludeObject::parse(self.query)?,
+            now: self.now,
+            headers: true,
+        };
+        let decoded: Vec<Object> = items
+            .iter()
+            .map(|o| decode_body(&self.key(), o).map_err(|e| e.to_api_error()))
+            .collect::<Result<_, _>>()?;
+        let rows: Vec<Item<'_>> = decoded
+            .iter()
+            .zip(items)
+            .map(|(object, served)| Item { object, served })
+            .collect();
+        table::table(&self.rt, &self.path.version, &request, &rows, meta)
     }
 }

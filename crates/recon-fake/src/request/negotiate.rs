@@ -1,9 +1,10 @@
-//! Content negotiation for reads: the object itself, or the metadata-only forms kube's metadata
-//! API asks for (`PartialObjectMetadata`).
+//! Content negotiation for reads: the object itself, the metadata-only forms kube's metadata
+//! API asks for (`PartialObjectMetadata`), or a Table ([`crate::table`]).
 
 use serde_json::Value;
 
 use crate::registry::resource::ResourceType;
+use crate::table::TableVersion;
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, decode_body, meta, with_type_meta};
 use crate::wire::status::Reason;
@@ -15,6 +16,8 @@ pub(crate) enum Format {
     Full,
     /// `meta.k8s.io/v1` `PartialObjectMetadata` (`…List` for lists).
     Metadata,
+    /// `meta.k8s.io` `Table`, in this version.
+    Table(TableVersion),
 }
 
 pub(crate) const PARTIAL: &str = "meta.k8s.io/v1";
@@ -31,7 +34,19 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
         if !matches!(media, "application/json" | "application/*" | "*/*") {
             continue;
         }
-        let as_kind = params.find_map(|p| p.strip_prefix("as="));
+        let params: Vec<&str> = params.collect();
+        let param = |name: &str| params.iter().find_map(|p| p.strip_prefix(name));
+        let as_kind = param("as=");
+        if as_kind == Some("Table") {
+            // A Table exists in meta.k8s.io v1 and v1beta1 only (response.go,
+            // `targetEncodingForTransform`); another group or version skips the option.
+            if param("g=") == Some("meta.k8s.io")
+                && let Some(version) = param("v=").and_then(TableVersion::parse)
+            {
+                return Ok(Format::Table(version));
+            }
+            continue;
+        }
         match (as_kind, list) {
             (None, _) => return Ok(Format::Full),
             (Some("PartialObjectMetadata"), false) | (Some("PartialObjectMetadataList"), true) => {
@@ -47,11 +62,42 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> Result<Format, ApiError> {
             _ => {}
         }
     }
-    Err(ApiError::new(
+    Err(match refusal {
+        Some(refusal) => ApiError::new(406, Reason::NotAcceptable, refusal),
+        None => not_acceptable(),
+    })
+}
+
+/// The 406 of an `Accept` header no form satisfies: the serializers a resource is served in
+/// (recorded: scenario table/builtin-get-and-list, and custom resources alike).
+pub(crate) fn not_acceptable() -> ApiError {
+    ApiError::new(
         406,
         Reason::NotAcceptable,
-        refusal.unwrap_or("only the following media types are accepted: application/json"),
-    ))
+        "only the following media types are accepted: application/json, application/yaml, \
+         application/vnd.kubernetes.protobuf",
+    )
+}
+
+/// For a subresource without a table convertor (every one but `status`): an `Accept` header
+/// that only a Table satisfies is not acceptable, and the request is refused before it is
+/// served (apiserver/pkg/endpoints/handlers/rest.go, `AllowsMediaTypeTransform`); one that
+/// accepts something else too is answered as if it had not asked for a Table (`Some`: the
+/// header without its Table options). Recorded in scenario
+/// table/autoscaling-quota-csr-apiservice.
+pub(crate) fn refuse_table(accept: &str) -> Result<Option<String>, ApiError> {
+    if !matches!(negotiate(accept, false), Ok(Format::Table(_))) {
+        return Ok(None);
+    }
+    let others: Vec<&str> = accept
+        .split(',')
+        .filter(|option| !option.split(';').any(|p| p.trim() == "as=Table"))
+        .collect();
+    if others.iter().all(|o| o.trim().is_empty()) {
+        return Err(not_acceptable());
+    }
+    let others = others.join(",");
+    negotiate(&others, false).map(|_| Some(others))
 }
 
 /// Whether the form `accept` asks for one object in is `PartialObjectMetadataList` (which
@@ -118,13 +164,46 @@ mod tests {
     }
 
     #[test]
-    fn tables_and_protobuf_are_not_acceptable() {
+    fn tables_in_meta_v1_and_v1beta1() {
         assert_eq!(
-            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true)
+            negotiate("application/json;as=Table;g=meta.k8s.io;v=v1", true).unwrap(),
+            Format::Table(TableVersion::V1)
+        );
+        assert_eq!(
+            negotiate("application/json;as=Table;v=v1beta1;g=meta.k8s.io", false).unwrap(),
+            Format::Table(TableVersion::V1beta1)
+        );
+        // kubectl's header: a Table, else the object.
+        assert_eq!(
+            negotiate(
+                "application/json;as=Table;v=v2;g=meta.k8s.io,application/json",
+                false
+            )
+            .unwrap(),
+            Format::Full
+        );
+        assert_eq!(
+            negotiate("application/json;as=Table;g=example.com;v=v1", true)
                 .unwrap_err()
                 .code(),
             406
         );
+    }
+
+    #[test]
+    fn subresources_refuse_tables_unless_something_else_is_accepted() {
+        let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+        assert_eq!(refuse_table(table).unwrap_err().code(), 406);
+        assert_eq!(
+            refuse_table(&format!("{table}, application/json")).unwrap(),
+            Some(" application/json".to_owned())
+        );
+        assert_eq!(refuse_table("application/json").unwrap(), None);
+        assert_eq!(refuse_table("").unwrap(), None);
+    }
+
+    #[test]
+    fn protobuf_is_not_acceptable() {
         assert_eq!(
             negotiate("application/vnd.kubernetes.protobuf", false)
                 .unwrap_err()

@@ -2,11 +2,13 @@
 //! namespace and selectors, `convertToWatchEvent`), in which form, and the events it sends.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::clock::Clock;
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
 use crate::request::list_query::{ListQuery, Scope};
@@ -14,9 +16,10 @@ use crate::request::negotiate::{Format, partial_metadata};
 use crate::request::watch_stream::frame;
 use crate::storage::history::Change;
 use crate::storage::stored::Stored;
+use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{DecodeError, set_meta, with_type_meta};
+use crate::wire::object::{DecodeError, decode_body, set_meta, with_type_meta};
 
 /// The annotation of the BOOKMARK that ends the initial events of a streaming list.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -39,8 +42,20 @@ pub(crate) struct Watcher {
     /// The keys the watch reads ([`ListQuery::scope`]).
     pub(crate) scope: Scope,
     pub(crate) format: Format,
+    /// With [`Format::Table`], the table's version, what its rows carry and the clock its
+    /// ages count to.
+    pub(crate) table: Option<WatchTable>,
     pub(crate) bookmarks: bool,
     pub(crate) sender: mpsc::UnboundedSender<Bytes>,
+}
+
+/// A watch's Table settings: every event's object is a Table of one row, its column
+/// definitions written in the first only (response.go, `watchEmbeddedEncoder.doEncode`).
+pub(crate) struct WatchTable {
+    pub(crate) version: TableVersion,
+    pub(crate) include: IncludeObject,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) headers_sent: AtomicBool,
 }
 
 impl Watcher {
@@ -62,14 +77,47 @@ impl Watcher {
     pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, EventError> {
         let body = stored.served(key)?;
         Ok(match self.format {
-            Format::Full => {
-                let version = self.api_version.rsplit('/').next().unwrap_or_default();
-                let body = conversion::body_in_version(&self.rt, version, body)
-                    .map_err(EventError::Conversion)?;
-                with_type_meta(&self.api_version, &self.rt.kind, &body)
-            }
+            Format::Full | Format::Table(_) => self.table(self.typed(body)?)?,
             Format::Metadata => partial_metadata(key, body)?,
         })
+    }
+
+    /// `body` in the watch's version, with its `TypeMeta`.
+    fn typed(&self, body: &[u8]) -> Result<Vec<u8>, EventError> {
+        let version = self.api_version.rsplit('/').next().unwrap_or_default();
+        let body =
+            conversion::body_in_version(&self.rt, version, body).map_err(EventError::Conversion)?;
+        Ok(with_type_meta(&self.api_version, &self.rt.kind, &body))
+    }
+
+    /// The Table of one event's object when the watch asked for one (a bookmark's too:
+    /// response.go transforms every event's object but a `Status`), else the object.
+    fn table(&self, object: Vec<u8>) -> Result<Vec<u8>, EventError> {
+        let Some(settings) = &self.table else {
+            return Ok(object);
+        };
+        let decoded = decode_body("", &object)?;
+        let request = TableRequest {
+            version: settings.version,
+            include: settings.include,
+            now: settings.clock.now(),
+            headers: !settings.headers_sent.swap(true, Ordering::Relaxed),
+        };
+        let meta = ListMeta {
+            resource_version: crate::wire::object::meta(&decoded)
+                .and_then(|m| m.get("resourceVersion"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            ..ListMeta::default()
+        };
+        let version_name = self.api_version.rsplit('/').next().unwrap_or_default();
+        let items = [Item {
+            object: &decoded,
+            served: &object,
+        }];
+        table::table(&self.rt, version_name, &request, &items, &meta)
+            .map_err(EventError::Conversion)
     }
 
     /// The ERROR frame of an object the watch cannot decode.
@@ -149,10 +197,13 @@ impl Watcher {
         let body =
             serde_json::to_vec(&serde_json::json!({ "metadata": metadata })).unwrap_or_default();
         let (api_version, kind) = match self.format {
-            Format::Full => (self.api_version.as_str(), self.rt.kind.as_str()),
+            Format::Full | Format::Table(_) => (self.api_version.as_str(), self.rt.kind.as_str()),
             Format::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadata"),
         };
-        frame("BOOKMARK", &with_type_meta(api_version, kind, &body))
+        let object = with_type_meta(api_version, kind, &body);
+        // A bookmark that cannot be printed goes as it is.
+        let object = self.table(object.clone()).unwrap_or(object);
+        frame("BOOKMARK", &object)
     }
 }
 

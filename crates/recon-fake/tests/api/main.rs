@@ -26,5 +26,6 @@ mod schema_cel;
 mod schema_decoding;
 mod schema_validation;
 mod status;
+mod tables;
 mod update;
 mod watch;
