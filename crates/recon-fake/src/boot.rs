@@ -138,7 +138,8 @@ impl State {
         self.post_internal(path, body.to_string().into_bytes());
     }
 
-    /// POSTs the JSON `body` to `path`, unlogged.
+    /// POSTs the JSON `body` to `path`, unlogged, as kube-apiserver's loopback client (its
+    /// field manager).
     fn post_internal(&mut self, path: &str, body: Vec<u8>) {
         self.serve_internal(
             None,
@@ -147,7 +148,7 @@ impl State {
                 path,
                 query: "",
                 content_type: "application/json",
-                user_agent: "",
+                user_agent: crate::controllers::LOOPBACK_USER_AGENT,
                 body,
             },
         );

@@ -106,7 +106,8 @@ fn schedule_crd_wait_timeout(shared: &Arc<Shared>, deadline: tokio::time::Instan
 
 impl State {
     /// Runs what a real server runs after a write: the in-process controllers of built-in
-    /// kinds ([`super::apiserver`]) and the root CA publisher when it is on; for CRDs, the naming and establishing controllers. A
+    /// kinds ([`super::apiserver`]), the ClusterRole aggregation and the root CA publisher when it
+    /// is on; for CRDs, the naming and establishing controllers. A
     /// CRD marked for deletion, or a change to an instance of a terminating CRD, makes the
     /// CRD finalizer due: it runs after the response ([`State::take_crd_finalizer_run`]).
     pub(crate) fn after_write(&mut self, rt: &ResourceType) {
@@ -118,6 +119,9 @@ impl State {
                 && matches!(rt.plural.as_str(), "namespaces" | "configmaps")
             {
                 self.publish_root_ca(Some(crate::record::RequestOrigin::Controller));
+            }
+            if rt.group == "rbac.authorization.k8s.io" && rt.plural == "clusterroles" {
+                self.aggregate_cluster_roles(Some(crate::record::RequestOrigin::Controller));
             }
             self.in_controllers = false;
         }

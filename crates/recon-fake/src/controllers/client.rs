@@ -25,6 +25,7 @@ pub(crate) enum Controller {
     GarbageCollector,
     Namespace,
     RootCaPublisher,
+    ClusterRoleAggregation,
 }
 
 impl Controller {
@@ -36,6 +37,9 @@ impl Controller {
             }
             Controller::Namespace => {
                 "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/namespace-controller"
+            }
+            Controller::ClusterRoleAggregation => {
+                "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/clusterrole-aggregation-controller"
             }
             Controller::RootCaPublisher => {
                 "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/recon/root-ca-cert-publisher"

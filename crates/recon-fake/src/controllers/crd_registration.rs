@@ -22,10 +22,6 @@ use crate::wire::object::{Object, meta_str};
 const MANAGED_LABEL: &str = "kube-aggregator.kubernetes.io/automanaged";
 const MANAGED_CONTINUOUSLY: &str = "true";
 
-/// The loopback client's User-Agent: its first segment is the field manager of its writes,
-/// [`super::LOOPBACK_MANAGER`].
-const USER_AGENT: &str = "kube-apiserver/v1.36.2 (linux/amd64) kubernetes/recon";
-
 const APISERVICES_PATH: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
 
 impl State {
@@ -120,7 +116,7 @@ impl State {
                 path: &path,
                 query: "",
                 content_type: "application/json",
-                user_agent: USER_AGENT,
+                user_agent: super::LOOPBACK_USER_AGENT,
                 body: body.to_string().into_bytes(),
             },
         );

@@ -8,7 +8,8 @@
 //!   response, on its own ([`ApiServer::finalize_crds`]);
 //! - [`garbage_collector`], [`namespace_controller`]: kube-controller-manager's, run by the
 //!   opt-in step below; [`root_ca_publisher`], kube-controller-manager's too, opt-in when the
-//!   server is built, then run after each write that concerns it; [`client`] is how they send their requests, [`report`] what the step
+//!   server is built, then run after each write that concerns it; [`clusterrole_aggregation`],
+//!   which every cluster runs, after each write to a ClusterRole; [`client`] is how they send their requests, [`report`] what the step
 //!   reports.
 //!
 //! The opt-in garbage-collection step (O3): [`ApiServer::collect_garbage`] runs, synchronously
@@ -23,6 +24,7 @@
 pub(crate) mod apiextensions;
 pub(crate) mod apiserver;
 pub(crate) mod client;
+pub(crate) mod clusterrole_aggregation;
 pub(crate) mod crd_registration;
 pub(crate) mod garbage_collector;
 pub(crate) mod namespace_controller;
@@ -34,8 +36,13 @@ use crate::state::State;
 use report::GarbageCollection;
 
 /// The field manager of kube-apiserver's own controllers' writes: its loopback client's
-/// User-Agent starts with it ([`crd_registration`]'s requests send one).
+/// User-Agent ([`LOOPBACK_USER_AGENT`]) starts with it.
 pub(crate) const LOOPBACK_MANAGER: &str = "kube-apiserver";
+
+/// The User-Agent of kube-apiserver's loopback client, which its own controllers and boot
+/// hooks write with.
+pub(crate) const LOOPBACK_USER_AGENT: &str =
+    "kube-apiserver/v1.36.2 (linux/amd64) kubernetes/recon";
 
 /// Passes after which a collection stops even if the last one still changed something (each pass
 /// moves every chain of owners at least one step, so real object graphs finish far sooner).

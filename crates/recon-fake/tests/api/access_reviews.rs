@@ -255,3 +255,56 @@ async fn an_impersonated_user_sees_itself_in_its_reviews() {
     );
     assert_eq!(user.extra.unwrap()["scopes"], ["read".to_owned()]);
 }
+
+/// The bootstrap `edit` role holds its `aggregate-to-edit` parts' rules, as on a cluster whose
+/// controller manager aggregated them: an editor may write ConfigMaps but not Roles.
+#[tokio::test]
+async fn a_user_bound_to_edit_may_do_what_edit_aggregates() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use recon_fake::Identity;
+
+    let server = ApiServer::new();
+    let bindings: Api<RoleBinding> = Api::namespaced(server.client(), "team");
+    let binding = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some("editors".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "ClusterRole".into(),
+            name: "edit".into(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "User".into(),
+            name: "dev".into(),
+            ..Subject::default()
+        }]),
+    };
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+    let dev = server.client_as(Identity::user("dev"));
+    let mut config = ConfigMap::default();
+    config.metadata.name = Some("settings".into());
+    Api::<ConfigMap>::namespaced(dev.clone(), "team")
+        .create(&PostParams::default(), &config)
+        .await
+        .unwrap();
+    let role = Role {
+        metadata: ObjectMeta {
+            name: Some("mine".into()),
+            ..ObjectMeta::default()
+        },
+        rules: None,
+    };
+    let refused = Api::<Role>::namespaced(dev, "team")
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, kube::Error::Api(ref s) if s.code == 403),
+        "{refused}"
+    );
+}

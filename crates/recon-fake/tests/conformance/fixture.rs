@@ -47,6 +47,8 @@ pub struct ScenarioFile {
 pub enum Controller {
     /// `ApiServerBuilder::publish_root_ca`.
     RootCaPublisher,
+    /// The ClusterRole aggregation, which the in-memory server always runs.
+    ClusterRoleAggregation,
 }
 
 /// Which real server a scenario is recorded from.

@@ -56,6 +56,7 @@ async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
     for controller in &scenario.controllers {
         builder = match controller {
             fixture::Controller::RootCaPublisher => builder.publish_root_ca(true),
+            fixture::Controller::ClusterRoleAggregation => builder,
         };
     }
     let server = builder.build();

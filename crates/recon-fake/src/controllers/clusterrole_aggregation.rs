@@ -1,0 +1,139 @@
+//! kube-controller-manager's ClusterRole aggregation controller
+//! (`pkg/controller/clusterroleaggregation/clusterroleaggregation_controller.go`): a ClusterRole
+//! with an `aggregationRule` holds the rules of every other ClusterRole its selectors match
+//! (in name order, each rule once), written by a forced server-side apply of its `rules` as
+//! `clusterrole-aggregation-controller`. It runs on every cluster, so here after each write to
+//! a ClusterRole, as its informer would have caught up, and as the server boots: `admin`,
+//! `edit` and `view` hold the rules of the `aggregate-to-*` roles.
+
+use http::Method;
+use serde_json::{Map, Value, json};
+
+use super::client::Controller;
+use crate::record::RequestOrigin;
+use crate::registry::validation::{selector_converts, selector_matches};
+use crate::service::InternalRequest;
+use crate::state::State;
+use crate::wire::group::GroupResource;
+use crate::wire::object::{Object, meta_str};
+
+const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
+
+impl State {
+    /// `syncClusterRole` for every aggregated ClusterRole; requests logged under `origin` when
+    /// given.
+    pub(crate) fn aggregate_cluster_roles(&mut self, origin: Option<RequestOrigin>) {
+        let roles_resource = GroupResource::new("rbac.authorization.k8s.io", "clusterroles");
+        let mut roles: Vec<Object> = self
+            .store
+            .list(&roles_resource, None)
+            .filter_map(|(key, stored)| stored.decode(key).ok())
+            .collect();
+        roles.sort_by(|a, b| meta_str(a, "name").cmp(meta_str(b, "name")));
+        let mut applies = Vec::new();
+        for role in &roles {
+            let Some(selectors) =
+                role.get("aggregationRule")
+                    .filter(|r| !r.is_null())
+                    .map(|rule| {
+                        rule.get("clusterRoleSelectors")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+            else {
+                continue;
+            };
+            // A selector that does not convert fails the sync: the role is left as it is.
+            if !selectors.iter().all(selector_converts) {
+                continue;
+            }
+            let name = meta_str(role, "name");
+            let mut rules: Vec<Value> = Vec::new();
+            for selector in &selectors {
+                for other in &roles {
+                    if meta_str(other, "name") == name || !selector_matches(selector, labels(other))
+                    {
+                        continue;
+                    }
+                    for rule in items(other.get("rules")) {
+                        if !rules.iter().any(|r| same_rule(r, rule)) {
+                            rules.push(rule.clone());
+                        }
+                    }
+                }
+            }
+            let current = items(role.get("rules"));
+            let unchanged = current.len() == rules.len()
+                && current.iter().zip(&rules).all(|(a, b)| same_rule(a, b));
+            if !unchanged {
+                applies.push((name.to_owned(), rules));
+            }
+        }
+        for (name, rules) in applies {
+            let rules: Vec<Value> = rules.iter().map(apply_rule).collect();
+            let body = json!({
+                "kind": "ClusterRole",
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "metadata": {"name": name},
+                "rules": rules,
+            });
+            let path = format!("/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}");
+            let query = format!("fieldManager={FIELD_MANAGER}&force=true");
+            self.serve_internal(
+                origin,
+                InternalRequest {
+                    method: Method::PATCH,
+                    path: &path,
+                    query: &query,
+                    content_type: "application/apply-patch+yaml",
+                    user_agent: Controller::ClusterRoleAggregation.user_agent(),
+                    body: body.to_string().into_bytes(),
+                },
+            );
+        }
+    }
+}
+
+fn labels(role: &Object) -> Option<&Value> {
+    role.get("metadata").and_then(|m| m.get("labels"))
+}
+
+fn items(list: Option<&Value>) -> &[Value] {
+    list.and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// The rule's lists, an absent or null one read as empty (`equality.Semantic` takes a nil slice
+/// for an empty one).
+const RULE_LISTS: [&str; 5] = [
+    "verbs",
+    "apiGroups",
+    "resources",
+    "resourceNames",
+    "nonResourceURLs",
+];
+
+fn same_rule(a: &Value, b: &Value) -> bool {
+    RULE_LISTS
+        .iter()
+        .all(|key| items(a.get(*key)) == items(b.get(*key)))
+}
+
+/// The rule as an apply configuration writes it: the lists that are set.
+fn apply_rule(rule: &Value) -> Value {
+    let mut out = Map::new();
+    for key in [
+        "resources",
+        "resourceNames",
+        "apiGroups",
+        "nonResourceURLs",
+        "verbs",
+    ] {
+        if let Some(list) = rule.get(key).filter(|l| l.is_array()) {
+            out.insert(key.to_owned(), list.clone());
+        }
+    }
+    Value::Object(out)
+}
