@@ -89,7 +89,8 @@ fn has_or_wildcard(set: &[String], wanted: &str) -> bool {
     set.iter().any(|s| s == "*" || s == wanted)
 }
 
-fn strings(v: &Value, key: &str) -> Vec<String> {
+/// The strings of the list at `key` (none when absent or not a list).
+pub(crate) fn strings(v: &Value, key: &str) -> Vec<String> {
     v.get(key)
         .and_then(Value::as_array)
         .map(|items| {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::field_manager::FieldManager;
 use super::subresource_body::{BodyKind, decode_as};
-use crate::authz::rbac::{PolicyRule, rules_for};
+use crate::authz::rbac::{PolicyRule, rules_for, strings};
 use crate::authz::{Attributes, Target};
 use crate::registry::validation::{Path, label_selector_requirement};
 use crate::request::call::Call;
@@ -188,28 +188,15 @@ fn resource_rule(rule: &PolicyRule) -> Value {
 
 /// The user a (local) subject access review asks about (`AuthorizationAttributesFrom`).
 fn subject(spec: &Value) -> UserInfo {
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     UserInfo {
         username: text(spec, "user").to_owned(),
         uid: text(spec, "uid").to_owned(),
-        groups: strings(spec.get("groups")),
+        groups: strings(spec, "groups"),
         extra: spec
             .get("extra")
-            .and_then(Value::as_object)
-            .map(|extra| {
-                extra
-                    .iter()
-                    .map(|(k, v)| (k.clone(), strings(Some(v))))
-                    .collect()
+            .and_then(|extra| {
+                let keys = extra.as_object()?.keys();
+                Some(keys.map(|k| (k.clone(), strings(extra, k))).collect())
             })
             .unwrap_or_default(),
     }

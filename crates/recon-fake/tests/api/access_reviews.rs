@@ -37,20 +37,31 @@ async fn grant_status_updates(server: &ApiServer) {
         }]),
     };
     roles.create(&PostParams::default(), &role).await.unwrap();
+    bind(
+        server,
+        "operator",
+        ("Role", "status-writer"),
+        ("ServiceAccount", "operator"),
+    )
+    .await;
+}
+
+/// Binds `role` (kind, name) to `subject` (kind, name) in `team`.
+async fn bind(server: &ApiServer, name: &str, role: (&str, &str), subject: (&str, &str)) {
     let bindings: Api<RoleBinding> = Api::namespaced(server.client(), "team");
     let binding = RoleBinding {
         metadata: ObjectMeta {
-            name: Some("operator".into()),
+            name: Some(name.into()),
             ..ObjectMeta::default()
         },
         role_ref: RoleRef {
             api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "Role".into(),
-            name: "status-writer".into(),
+            kind: role.0.into(),
+            name: role.1.into(),
         },
         subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: "operator".into(),
+            kind: subject.0.into(),
+            name: subject.1.into(),
             ..Subject::default()
         }]),
     };
@@ -264,27 +275,7 @@ async fn a_user_bound_to_edit_may_do_what_edit_aggregates() {
     use recon_fake::Identity;
 
     let server = ApiServer::new();
-    let bindings: Api<RoleBinding> = Api::namespaced(server.client(), "team");
-    let binding = RoleBinding {
-        metadata: ObjectMeta {
-            name: Some("editors".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "ClusterRole".into(),
-            name: "edit".into(),
-        },
-        subjects: Some(vec![Subject {
-            kind: "User".into(),
-            name: "dev".into(),
-            ..Subject::default()
-        }]),
-    };
-    bindings
-        .create(&PostParams::default(), &binding)
-        .await
-        .unwrap();
+    bind(&server, "editors", ("ClusterRole", "edit"), ("User", "dev")).await;
     let dev = server.client_as(Identity::user("dev"));
     let mut config = ConfigMap::default();
     config.metadata.name = Some("settings".into());
