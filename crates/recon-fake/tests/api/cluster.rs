@@ -154,3 +154,27 @@ async fn approve_a_certificate_signing_request() {
     let read = csrs.get_approval("conformance-user").await.unwrap();
     assert_eq!(read.status.unwrap().conditions.unwrap().len(), 1);
 }
+
+/// kube-apiserver registers a local APIService per built-in group version, the core group's
+/// named `v1.` (a path segment, not a DNS name).
+#[tokio::test]
+async fn a_booted_server_lists_the_core_group_apiservice() {
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    let server = ApiServer::new();
+    let apiservices: Api<APIService> = Api::all(server.client());
+    let core = apiservices.get("v1.").await.unwrap();
+    let spec = core.spec.unwrap();
+    assert_eq!(
+        (spec.group.as_deref(), spec.version.as_deref()),
+        (None, Some("v1"))
+    );
+    let names: Vec<String> = apiservices
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|a| a.metadata.name)
+        .collect();
+    assert_eq!(names.first().map(String::as_str), Some("v1."));
+}

@@ -6,6 +6,8 @@ use super::{builtin, reset, with_status};
 use serde_json::{Map, Value, json};
 
 use crate::registry::crd::set_condition;
+use recon_apimachinery::names::NameRule;
+
 use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
 /// Every admission and aggregation type is listed in the `api-extensions` category.
@@ -49,6 +51,9 @@ pub(super) fn types() -> Vec<ResourceType> {
         )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // kube-aggregator's `ValidateAPIService` names: a path segment (the core group's
+            // is `v1.`, which no DNS subdomain is).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
                 stamp: Some(available_if_local),
