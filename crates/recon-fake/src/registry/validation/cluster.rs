@@ -1098,7 +1098,7 @@ struct WebhookOptions {
 }
 
 /// A list of strings as `json.Marshal` writes it.
-fn string_list_json(list: &[Value]) -> String {
+pub(super) fn string_list_json(list: &[Value]) -> String {
     let items: Vec<String> = list
         .iter()
         .map(|v| go_json_string(v.as_str().unwrap_or("")))

@@ -18,13 +18,15 @@
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
-//!   RuntimeClasses.
+//!   RuntimeClasses;
+//! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
 mod claim;
 mod cluster;
+mod controller_revision;
 mod core;
 mod endpoints;
 mod job;
@@ -35,6 +37,7 @@ mod pod_object;
 mod pod_os;
 mod pod_security;
 mod probe_handlers;
+mod quota;
 mod read;
 mod replication_controller;
 mod service_addresses;
@@ -59,6 +62,8 @@ enum Family {
     Others,
     Cluster,
     Endpoints,
+    Quota,
+    ControllerRevision,
 }
 
 impl Family {
@@ -68,6 +73,12 @@ impl Family {
         }
         if endpoints::handles(group, kind) {
             return Family::Endpoints;
+        }
+        if quota::handles(group, kind) {
+            return Family::Quota;
+        }
+        if controller_revision::handles(group, kind) {
+            return Family::ControllerRevision;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -87,6 +98,8 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Others => others::validate_create(group, kind, obj),
         Family::Cluster => cluster::validate_create(group, kind, obj),
         Family::Endpoints => endpoints::validate_create(kind, obj),
+        Family::Quota => quota::validate_create(kind, obj),
+        Family::ControllerRevision => controller_revision::validate_create(obj),
     }
 }
 
@@ -104,6 +117,8 @@ pub(crate) fn validate_update(
         Family::Others => others::validate_update(group, kind, new, old),
         Family::Cluster => cluster::validate_update(group, kind, new, old),
         Family::Endpoints => endpoints::validate_update(kind, new, old),
+        Family::Quota => quota::validate_update(kind, new, old),
+        Family::ControllerRevision => controller_revision::validate_update(new, old),
     }
 }
 
@@ -121,6 +136,8 @@ pub(crate) fn validate_status_update(
         Family::Others => others::validate_status_update(group, kind, new, old),
         Family::Cluster => cluster::validate_status_update(group, kind, new, old),
         Family::Endpoints => Vec::new(),
+        Family::Quota => quota::validate_status_update(kind, new),
+        Family::ControllerRevision => Vec::new(),
     }
 }
 
