@@ -621,7 +621,7 @@ fn docker_config_error(b64: &str) -> Option<String> {
 }
 
 /// Standard base64, as `[]byte` fields are written; `None` if it is not.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(super) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let digit = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => u32::from(c - b'A'),

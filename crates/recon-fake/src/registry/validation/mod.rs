@@ -19,11 +19,13 @@
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
-//! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions.
+//! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
+//!   [`certificates`]: CertificateSigningRequests.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod certificates;
 mod claim;
 mod cluster;
 mod controller_revision;
@@ -64,6 +66,7 @@ enum Family {
     Endpoints,
     Quota,
     ControllerRevision,
+    Certificates,
 }
 
 impl Family {
@@ -79,6 +82,9 @@ impl Family {
         }
         if controller_revision::handles(group, kind) {
             return Family::ControllerRevision;
+        }
+        if certificates::handles(group, kind) {
+            return Family::Certificates;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -100,6 +106,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Endpoints => endpoints::validate_create(kind, obj),
         Family::Quota => quota::validate_create(kind, obj),
         Family::ControllerRevision => controller_revision::validate_create(obj),
+        Family::Certificates => certificates::validate_create(obj),
     }
 }
 
@@ -119,6 +126,7 @@ pub(crate) fn validate_update(
         Family::Endpoints => endpoints::validate_update(kind, new, old),
         Family::Quota => quota::validate_update(kind, new, old),
         Family::ControllerRevision => controller_revision::validate_update(new, old),
+        Family::Certificates => certificates::validate_update(new, old, None),
     }
 }
 
@@ -138,6 +146,7 @@ pub(crate) fn validate_status_update(
         Family::Endpoints => Vec::new(),
         Family::Quota => quota::validate_status_update(kind, new),
         Family::ControllerRevision => Vec::new(),
+        Family::Certificates => certificates::validate_update(new, old, Some("status")),
     }
 }
 
@@ -145,32 +154,42 @@ pub(crate) fn validate_status_update(
 /// `ValidateObjectMetaUpdate`'s (core's: the kube finalizer names included).
 pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldError>);
 
-/// The whole `ValidateUpdate` of the strategies (main endpoint, or `/status` when `status`)
-/// that place the metadata errors among their own rather than first: StatefulSet's status,
-/// Job's update and status. `None` for the others, which the handler composes as metadata
-/// errors, then [`validate_update`] or [`validate_status_update`].
+/// The whole `ValidateUpdate` of the strategies (main endpoint, or the `subresource` written
+/// through) that place the metadata errors among their own rather than first: StatefulSet's
+/// status, Job's update and status, CertificateSigningRequest's update, status and approval.
+/// `None` for the others, which the handler composes as metadata errors, then
+/// [`validate_update`] or [`validate_status_update`].
 pub(crate) fn validate_update_placing_meta(
     group: &str,
     kind: &str,
-    status: bool,
+    subresource: Option<&str>,
     new: &Object,
     old: &Object,
     meta: MetaErrors<'_>,
 ) -> Option<Vec<FieldError>> {
-    match (group, kind, status) {
+    match (group, kind, subresource) {
         // ValidateStatefulSetStatusUpdate: the status, the metadata update, the collision count.
-        ("apps", "StatefulSet", true) => {
+        ("apps", "StatefulSet", Some("status")) => {
             Some(workloads::stateful_set_status_update(new, old, meta().1))
         }
         // ValidateJob (metadata first), then ValidateJobUpdate (metadata update first).
-        ("batch", "Job", false) => {
+        ("batch", "Job", None) => {
             let (meta, meta_update) = meta();
             Some(job::validate_update_with_meta(new, old, meta, meta_update))
         }
         // ValidateJobUpdateStatus: the metadata update, then the status.
-        ("batch", "Job", true) => {
+        ("batch", "Job", Some("status")) => {
             let mut errors = meta().1;
             errors.extend(job::validate_status_update(new, old));
+            Some(errors)
+        }
+        // validateCertificateSigningRequestUpdate: the metadata, the request, the update rules,
+        // then the metadata update.
+        ("certificates.k8s.io", "CertificateSigningRequest", _) => {
+            let (meta, meta_update) = meta();
+            let mut errors = meta;
+            errors.extend(certificates::validate_update(new, old, subresource));
+            errors.extend(meta_update);
             Some(errors)
         }
         _ => None,
