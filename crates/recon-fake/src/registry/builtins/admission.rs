@@ -3,6 +3,7 @@
 //! apiregistration.k8s.io/v1 `APIService` (kube-aggregator's `pkg/registry/apiservice`).
 
 use super::{builtin, reset, with_status};
+use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
 use crate::registry::crd::set_condition;
@@ -49,6 +50,8 @@ pub(super) fn types() -> Vec<ResourceType> {
         )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // `ValidateAPIService`: a path segment, then `<version>.<group>` (checked there).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {
                 stamp: Some(available_if_local),

@@ -427,7 +427,7 @@ fn config_key_errors(key: &str) -> Vec<String> {
 }
 
 /// The length of the bytes a base64 string (as `[]byte` fields are written) stands for.
-fn decoded_len(b64: &str) -> usize {
+pub(super) fn decoded_len(b64: &str) -> usize {
     let padding = b64.bytes().rev().take_while(|b| *b == b'=').count();
     (b64.len() / 4 * 3 + (b64.len() % 4).saturating_sub(1)).saturating_sub(padding)
 }

@@ -20,11 +20,12 @@
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
-//!   [`certificates`]: CertificateSigningRequests.
+//!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod aggregator;
 mod certificates;
 mod claim;
 mod cluster;
@@ -67,6 +68,7 @@ enum Family {
     Quota,
     ControllerRevision,
     Certificates,
+    Aggregator,
 }
 
 impl Family {
@@ -85,6 +87,9 @@ impl Family {
         }
         if certificates::handles(group, kind) {
             return Family::Certificates;
+        }
+        if aggregator::handles(group, kind) {
+            return Family::Aggregator;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -107,6 +112,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Quota => quota::validate_create(kind, obj),
         Family::ControllerRevision => controller_revision::validate_create(obj),
         Family::Certificates => certificates::validate_create(obj),
+        Family::Aggregator => aggregator::validate(obj),
     }
 }
 
@@ -127,6 +133,7 @@ pub(crate) fn validate_update(
         Family::Quota => quota::validate_update(kind, new, old),
         Family::ControllerRevision => controller_revision::validate_update(new, old),
         Family::Certificates => certificates::validate_update(new, old, None),
+        Family::Aggregator => aggregator::validate(new),
     }
 }
 
@@ -147,6 +154,7 @@ pub(crate) fn validate_status_update(
         Family::Quota => quota::validate_status_update(kind, new),
         Family::ControllerRevision => Vec::new(),
         Family::Certificates => certificates::validate_update(new, old, Some("status")),
+        Family::Aggregator => aggregator::validate_status(new),
     }
 }
 
