@@ -100,6 +100,8 @@ pub(super) fn types() -> Vec<ResourceType> {
             )
         },
         ResourceType {
+            // `ValidateIPAddressName`: an IP, checked with the type (a path segment first).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::default_conversion(),
             ..builtin("networking.k8s.io", "v1", "IPAddress", "ipaddresses", false)
                 .short_names(&["ip"])
@@ -107,6 +109,14 @@ pub(super) fn types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
+            // `serviceCIDRStrategy.PrepareForCreate` (`ServiceCIDRStatusFieldWiping`): the
+            // status starts empty.
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin(
                 "networking.k8s.io",
                 "v1",

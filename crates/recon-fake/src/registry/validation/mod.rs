@@ -20,7 +20,8 @@
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
-//!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices.
+//!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
+//!   [`networking_ips`]: IPAddresses and ServiceCIDRs.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -33,6 +34,7 @@ mod controller_revision;
 mod core;
 mod endpoints;
 mod job;
+mod networking_ips;
 mod others;
 mod path;
 mod pod;
@@ -69,6 +71,7 @@ enum Family {
     ControllerRevision,
     Certificates,
     Aggregator,
+    NetworkingIps,
 }
 
 impl Family {
@@ -90,6 +93,9 @@ impl Family {
         }
         if aggregator::handles(group, kind) {
             return Family::Aggregator;
+        }
+        if networking_ips::handles(group, kind) {
+            return Family::NetworkingIps;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -113,6 +119,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::ControllerRevision => controller_revision::validate_create(obj),
         Family::Certificates => certificates::validate_create(obj),
         Family::Aggregator => aggregator::validate(obj),
+        Family::NetworkingIps => networking_ips::validate_create(kind, obj),
     }
 }
 
@@ -134,6 +141,7 @@ pub(crate) fn validate_update(
         Family::ControllerRevision => controller_revision::validate_update(new, old),
         Family::Certificates => certificates::validate_update(new, old, None),
         Family::Aggregator => aggregator::validate(new),
+        Family::NetworkingIps => networking_ips::validate_update(kind, new, old),
     }
 }
 
@@ -155,6 +163,7 @@ pub(crate) fn validate_status_update(
         Family::ControllerRevision => Vec::new(),
         Family::Certificates => certificates::validate_update(new, old, Some("status")),
         Family::Aggregator => aggregator::validate_status(new),
+        Family::NetworkingIps => Vec::new(),
     }
 }
 
