@@ -21,7 +21,8 @@
 //!   RuntimeClasses;
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
-//!   [`networking_ips`]: IPAddresses and ServiceCIDRs.
+//!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
+//!   and CSIStorageCapacities.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -46,6 +47,7 @@ mod quota;
 mod read;
 mod replication_controller;
 mod service_addresses;
+mod storage;
 mod user_namespaces;
 mod volume_files;
 mod volume_sources;
@@ -72,6 +74,7 @@ enum Family {
     Certificates,
     Aggregator,
     NetworkingIps,
+    Storage,
 }
 
 impl Family {
@@ -97,6 +100,9 @@ impl Family {
         if networking_ips::handles(group, kind) {
             return Family::NetworkingIps;
         }
+        if storage::handles(group, kind) {
+            return Family::Storage;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -120,6 +126,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Certificates => certificates::validate_create(obj),
         Family::Aggregator => aggregator::validate(obj),
         Family::NetworkingIps => networking_ips::validate_create(kind, obj),
+        Family::Storage => storage::validate_create(kind, obj),
     }
 }
 
@@ -142,6 +149,7 @@ pub(crate) fn validate_update(
         Family::Certificates => certificates::validate_update(new, old, None),
         Family::Aggregator => aggregator::validate(new),
         Family::NetworkingIps => networking_ips::validate_update(kind, new, old),
+        Family::Storage => storage::validate_update(kind, new, old),
     }
 }
 
@@ -163,7 +171,7 @@ pub(crate) fn validate_status_update(
         Family::ControllerRevision => Vec::new(),
         Family::Certificates => certificates::validate_update(new, old, Some("status")),
         Family::Aggregator => aggregator::validate_status(new),
-        Family::NetworkingIps => Vec::new(),
+        Family::NetworkingIps | Family::Storage => Vec::new(),
     }
 }
 
