@@ -782,7 +782,7 @@ fn pv_source_errors(key: &str, source: Option<&Value>, path: &Path) -> Vec<Field
 }
 
 /// `ValidateCSIDriverName`: required; at most 63 bytes; a DNS subdomain once lower-cased.
-fn csi_driver_name(driver: &str, path: &Path) -> Vec<FieldError> {
+pub(super) fn csi_driver_name(driver: &str, path: &Path) -> Vec<FieldError> {
     if driver.is_empty() {
         return vec![FieldError::required(path, "")];
     }

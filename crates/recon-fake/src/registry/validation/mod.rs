@@ -22,7 +22,7 @@
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
-//!   and CSIStorageCapacities.
+//!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -33,6 +33,7 @@ mod claim;
 mod cluster;
 mod controller_revision;
 mod core;
+mod csi;
 mod endpoints;
 mod job;
 mod networking_ips;
@@ -75,6 +76,7 @@ enum Family {
     Aggregator,
     NetworkingIps,
     Storage,
+    Csi,
 }
 
 impl Family {
@@ -103,6 +105,9 @@ impl Family {
         if storage::handles(group, kind) {
             return Family::Storage;
         }
+        if csi::handles(group, kind) {
+            return Family::Csi;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -127,6 +132,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Aggregator => aggregator::validate(obj),
         Family::NetworkingIps => networking_ips::validate_create(kind, obj),
         Family::Storage => storage::validate_create(kind, obj),
+        Family::Csi => csi::validate_create(kind, obj),
     }
 }
 
@@ -150,6 +156,7 @@ pub(crate) fn validate_update(
         Family::Aggregator => aggregator::validate(new),
         Family::NetworkingIps => networking_ips::validate_update(kind, new, old),
         Family::Storage => storage::validate_update(kind, new, old),
+        Family::Csi => csi::validate_update(kind, new, old),
     }
 }
 
@@ -171,7 +178,7 @@ pub(crate) fn validate_status_update(
         Family::ControllerRevision => Vec::new(),
         Family::Certificates => certificates::validate_update(new, old, Some("status")),
         Family::Aggregator => aggregator::validate_status(new),
-        Family::NetworkingIps | Family::Storage => Vec::new(),
+        Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
     }
 }
 
