@@ -22,7 +22,8 @@
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
-//!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes.
+//!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes; [`volume_attachment`]:
+//!   VolumeAttachments.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -50,6 +51,7 @@ mod replication_controller;
 mod service_addresses;
 mod storage;
 mod user_namespaces;
+mod volume_attachment;
 mod volume_files;
 mod volume_sources;
 mod windows_options;
@@ -77,6 +79,7 @@ enum Family {
     NetworkingIps,
     Storage,
     Csi,
+    VolumeAttachment,
 }
 
 impl Family {
@@ -108,6 +111,9 @@ impl Family {
         if csi::handles(group, kind) {
             return Family::Csi;
         }
+        if volume_attachment::handles(group, kind) {
+            return Family::VolumeAttachment;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -133,6 +139,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::NetworkingIps => networking_ips::validate_create(kind, obj),
         Family::Storage => storage::validate_create(kind, obj),
         Family::Csi => csi::validate_create(kind, obj),
+        Family::VolumeAttachment => volume_attachment::validate(obj),
     }
 }
 
@@ -157,6 +164,7 @@ pub(crate) fn validate_update(
         Family::NetworkingIps => networking_ips::validate_update(kind, new, old),
         Family::Storage => storage::validate_update(kind, new, old),
         Family::Csi => csi::validate_update(kind, new, old),
+        Family::VolumeAttachment => volume_attachment::validate_update(new, old),
     }
 }
 
@@ -179,6 +187,8 @@ pub(crate) fn validate_status_update(
         Family::Certificates => certificates::validate_update(new, old, Some("status")),
         Family::Aggregator => aggregator::validate_status(new),
         Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
+        // The status strategy runs the update's validation.
+        Family::VolumeAttachment => volume_attachment::validate_update(new, old),
     }
 }
 
