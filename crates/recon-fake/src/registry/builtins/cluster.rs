@@ -33,6 +33,8 @@ pub(super) fn types() -> Vec<ResourceType> {
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // `ValidateCertificateRequestName` accepts any name (a path segment still).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::with(&[("spec.signerName", &["spec", "signerName"])]),
             hooks: TypeHooks {
                 prepare_create: Some(prepare_csr_create),
