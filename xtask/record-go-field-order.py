@@ -44,6 +44,8 @@ ZERO_LEAVES = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Duration": "0s",
     "io.k8s.apimachinery.pkg.api.resource.Quantity": "0",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": 0,
+    # `RawExtension.MarshalJSON` writes `null` when it holds nothing.
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": None,
 }
 
 

@@ -58,15 +58,28 @@ pub(crate) fn compare(a: &str, b: &str) -> Option<Ordering> {
 /// `Quantity.Value()`: the quantity rounded up, away from zero, to a whole number; `None` as
 /// for [`compare`], or beyond an `int64`.
 pub(crate) fn whole_value(text: &str) -> Option<i64> {
+    scaled_value(text, 0)
+}
+
+/// `Quantity.MilliValue()`: the quantity in thousandths, rounded up away from zero; `None` as
+/// for [`whole_value`].
+pub(crate) fn milli_value(text: &str) -> Option<i64> {
+    scaled_value(text, -3)
+}
+
+/// `Quantity.ScaledValue(scale)`: the quantity in units of `10^scale`, rounded up away from
+/// zero.
+fn scaled_value(text: &str, scale: i32) -> Option<i64> {
     let a = amount(text)?;
-    let whole = if a.scale >= 0 {
+    let shift = a.scale - scale;
+    let scaled = if shift >= 0 {
         a.value
-            .checked_mul(10i128.checked_pow(u32::try_from(a.scale).ok()?)?)?
+            .checked_mul(10i128.checked_pow(u32::try_from(shift).ok()?)?)?
     } else {
-        let divisor = 10i128.checked_pow(u32::try_from(-a.scale).ok()?)?;
+        let divisor = 10i128.checked_pow(u32::try_from(-shift).ok()?)?;
         a.value / divisor + (a.value % divisor).signum()
     };
-    i64::try_from(whole).ok()
+    i64::try_from(scaled).ok()
 }
 
 /// The amount a quantity text stands for.
@@ -360,5 +373,8 @@ mod tests {
         assert_eq!(whole_value("1Ki"), Some(1024));
         assert_eq!(whole_value("1E"), Some(1_000_000_000_000_000_000));
         assert_eq!(whole_value("10E"), None);
+        assert_eq!(milli_value("1.5"), Some(1500));
+        assert_eq!(milli_value("1n"), Some(1));
+        assert_eq!(milli_value("-2Ki"), Some(-2_048_000));
     }
 }

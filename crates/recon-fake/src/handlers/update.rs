@@ -387,7 +387,7 @@ fn before_update(
     } else if let Some(strategy) = validation::validate_update_placing_meta(
         &rt.group,
         &rt.kind,
-        endpoint == Endpoint::Status,
+        call.path.subresource.as_deref(),
         &new,
         old,
         &|| {

@@ -137,19 +137,27 @@ async fn approve_a_certificate_signing_request() {
     // The strategy stamps the condition's times.
     assert!(condition.last_update_time.is_some() && condition.last_transition_time.is_some());
 
-    // A status write cannot take the approval back: only /approval changes it.
+    // A status write cannot take the approval back: only /approval changes it, and
+    // validation refuses a removed Approved condition.
     let denial = json!({"status": {"conditions": []}});
-    let kept = csrs
+    let refused = csrs
         .patch_status(
             "conformance-user",
             &PatchParams::default(),
             &Patch::Merge(&denial),
         )
         .await
-        .unwrap();
-    assert_eq!(
-        kept.status.unwrap().conditions.unwrap()[0].type_,
-        "Approved"
+        .unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("expected an API error, got {refused:?}");
+    };
+    assert_eq!(status.code, 422);
+    assert!(
+        status.message.ends_with(
+            "status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""
+        ),
+        "{}",
+        status.message
     );
     let read = csrs.get_approval("conformance-user").await.unwrap();
     assert_eq!(read.status.unwrap().conditions.unwrap().len(), 1);

@@ -2,12 +2,11 @@
 //! bindings (`pkg/registry/admissionregistration/<resource>/strategy.go`), and
 //! apiregistration.k8s.io/v1 `APIService` (kube-aggregator's `pkg/registry/apiservice`).
 
-use super::{builtin, reset, with_status};
+use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
+use super::{builtin, reset, with_status};
 use crate::registry::crd::set_condition;
-use recon_apimachinery::names::NameRule;
-
 use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
 /// Every admission and aggregation type is listed in the `api-extensions` category.
@@ -51,8 +50,7 @@ pub(super) fn types() -> Vec<ResourceType> {
         )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
-            // kube-aggregator's `ValidateAPIService` names: a path segment (the core group's
-            // is `v1.`, which no DNS subdomain is).
+            // `ValidateAPIService`: a path segment, then `<version>.<group>` (checked there).
             name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::default_conversion(),
             hooks: TypeHooks {

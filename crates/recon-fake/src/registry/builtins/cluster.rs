@@ -33,10 +33,13 @@ pub(super) fn types() -> Vec<ResourceType> {
         },
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // `ValidateCertificateRequestName` accepts any name (a path segment still).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::with(&[("spec.signerName", &["spec", "signerName"])]),
             hooks: TypeHooks {
                 prepare_create: Some(prepare_csr_create),
                 requester: Some(record_csr_requester),
+                prepare_update: Some(keep_csr_spec_and_status),
                 prepare_status_update: Some(keep_approval_conditions),
                 stamp: Some(stamp_condition_times),
                 ..TypeHooks::default()
@@ -100,6 +103,8 @@ pub(super) fn types() -> Vec<ResourceType> {
             )
         },
         ResourceType {
+            // `ValidateIPAddressName`: an IP, checked with the type (a path segment first).
+            name_rule: NameRule::PathSegment,
             field_labels: FieldLabels::default_conversion(),
             ..builtin("networking.k8s.io", "v1", "IPAddress", "ipaddresses", false)
                 .short_names(&["ip"])
@@ -107,6 +112,14 @@ pub(super) fn types() -> Vec<ResourceType> {
         ResourceType {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
+            // `serviceCIDRStrategy.PrepareForCreate` (`ServiceCIDRStatusFieldWiping`): the
+            // status starts empty.
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin(
                 "networking.k8s.io",
                 "v1",
@@ -160,10 +173,10 @@ fn record_csr_requester(obj: &mut Map<String, Value>, user: &UserInfo) {
     }
 }
 
-/// The approval conditions (`Approved`, `Denied`) change only through `/approval`: a status
-/// write keeps the stored ones (`csrStatusStrategy.PrepareForUpdate`).
+/// `csrStatusStrategy.PrepareForUpdate` (`preserveConditionInstances`): when `/status` keeps
+/// as many Approved (and Denied) conditions as there were, they stay as they were; added or
+/// removed ones are left for validation to refuse.
 fn keep_approval_conditions(new: &mut Map<String, Value>, old: &Map<String, Value>) {
-    let is_approval = |c: &&Value| matches!(c["type"].as_str(), Some("Approved" | "Denied"));
     let conditions = |obj: &Map<String, Value>| -> Vec<Value> {
         obj.get("status")
             .and_then(|s| s.get("conditions"))
@@ -171,17 +184,37 @@ fn keep_approval_conditions(new: &mut Map<String, Value>, old: &Map<String, Valu
             .cloned()
             .unwrap_or_default()
     };
-    let mut kept: Vec<Value> = conditions(new)
-        .into_iter()
-        .filter(|c| !is_approval(&c))
-        .collect();
-    kept.extend(conditions(old).into_iter().filter(|c| is_approval(&c)));
-    let status = new.entry("status").or_insert_with(|| json!({}));
-    if let Some(status) = status.as_object_mut() {
-        if kept.is_empty() {
-            status.remove("conditions");
-        } else {
-            status.insert("conditions".into(), Value::Array(kept));
+    let (mut now, before) = (conditions(new), conditions(old));
+    for kind in ["Approved", "Denied"] {
+        let at = |list: &[Value]| -> Vec<usize> {
+            (0..list.len())
+                .filter(|&i| list[i]["type"].as_str() == Some(kind))
+                .collect()
+        };
+        let (new_at, old_at) = (at(&now), at(&before));
+        if new_at.len() == old_at.len() {
+            for (n, o) in new_at.into_iter().zip(old_at) {
+                now[n] = before[o].clone();
+            }
+        }
+    }
+    if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+        && status.contains_key("conditions")
+    {
+        status.insert("conditions".into(), Value::Array(now));
+    }
+}
+
+/// `csrStrategy.PrepareForUpdate`: the main endpoint changes neither spec nor status.
+fn keep_csr_spec_and_status(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+    for field in ["spec", "status"] {
+        match old.get(field) {
+            Some(v) => {
+                new.insert(field.into(), v.clone());
+            }
+            None => {
+                new.remove(field);
+            }
         }
     }
 }

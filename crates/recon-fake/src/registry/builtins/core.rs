@@ -68,6 +68,13 @@ pub(super) fn types() -> Vec<ResourceType> {
             status_write: reset(&["spec"], &[]),
             field_labels: FieldLabels::default_conversion(),
             delete_returns_object: true,
+            // `resourcequotaStrategy.PrepareForCreate`: the status starts empty.
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), json!({}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(builtin("", "v1", "ResourceQuota", "resourcequotas", true))
                 .short_names(&["quota"])
         },

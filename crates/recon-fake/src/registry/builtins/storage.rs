@@ -31,6 +31,13 @@ pub(super) fn types() -> Vec<ResourceType> {
         storage("StorageClass", "storageclasses", false).short_names(&["sc"]),
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // `volumeAttachmentStrategy.PrepareForCreate`: the status starts as its zero value.
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), serde_json::json!({"attached": false}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(storage("VolumeAttachment", "volumeattachments", false))
         },
         ResourceType {

@@ -50,6 +50,7 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
         ("batch", "Job") => workloads::job(obj),
         ("batch", "CronJob") => workloads::cron_job(obj),
         ("networking.k8s.io", "NetworkPolicy") => others::network_policy(obj),
+        ("networking.k8s.io", "IPAddress") => others::ip_address(obj),
         ("autoscaling", "HorizontalPodAutoscaler") => others::horizontal_pod_autoscaler(obj),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
             others::role_binding(obj);

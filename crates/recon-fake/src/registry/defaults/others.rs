@@ -1,5 +1,6 @@
 //! networking.k8s.io, autoscaling and rbac.authorization.k8s.io: `SetDefaults_NetworkPolicy`,
-//! `_HorizontalPodAutoscaler` (v2 and v1), and the API group of RBAC subjects.
+//! `_HorizontalPodAutoscaler` (v2 and v1), the API group of RBAC subjects, and an IPAddress's
+//! parent reference as Go writes it.
 
 use serde_json::{Value, json};
 
@@ -102,4 +103,19 @@ pub(super) fn role_binding(obj: &mut Object) {
             _ => {}
         }
     }
+}
+
+/// An IPAddress's parent reference as `json.Marshal` writes it: its fields are `omitempty`, an
+/// empty one (the core group of a Service) is left out.
+pub(super) fn ip_address(obj: &mut Object) {
+    let Some(reference) = obj
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("parentRef"))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    reference.retain(|key, value| {
+        !(matches!(key.as_str(), "group" | "resource" | "namespace" | "name") && value == "")
+    });
 }

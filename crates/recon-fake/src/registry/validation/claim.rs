@@ -439,7 +439,7 @@ fn basic_resource(q: &Value, path: &Path) -> Option<FieldError> {
 }
 
 /// `ValidateNonnegativeQuantity`.
-fn non_negative(q: &Value, path: &Path) -> Option<FieldError> {
+pub(super) fn non_negative(q: &Value, path: &Path) -> Option<FieldError> {
     let text = q.as_str().unwrap_or("0");
     (quantity::compare(text, "0") == Some(Ordering::Less))
         .then(|| FieldError::invalid(path, text, "must be greater than or equal to 0"))

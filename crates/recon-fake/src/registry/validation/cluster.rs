@@ -262,43 +262,59 @@ fn validate_priority_class_update(new: &Object, old: &Object) -> Vec<FieldError>
 const MAX_PARAMETERS: usize = 512;
 const MAX_PARAMETERS_SIZE: usize = 256 * 1024;
 
+/// `validateProvisioner` of the driver name at `field`: required, a qualified name once
+/// lower-cased.
+pub(super) fn provisioner_errors(provisioner: &str, field: &str) -> Vec<FieldError> {
+    if provisioner.is_empty() {
+        return vec![FieldError::required(field, "")];
+    }
+    let lower = provisioner.to_lowercase();
+    label_key_errors(&lower)
+        .into_iter()
+        .map(|message| FieldError::invalid(field, &lower, message))
+        .collect()
+}
+
+/// `validateParameters` of `parameters`: not too many, keys not empty, not too large, and
+/// unless `allow_empty` at least one.
+pub(super) fn parameters_errors(parameters: Option<&Value>, allow_empty: bool) -> Vec<FieldError> {
+    let params = parameters.and_then(Value::as_object);
+    let count = params.map_or(0, serde_json::Map::len);
+    if count > MAX_PARAMETERS {
+        return vec![FieldError::too_long("parameters", MAX_PARAMETERS as i64)];
+    }
+    let mut errors = Vec::new();
+    let mut size = 0usize;
+    for (k, v) in params.into_iter().flatten() {
+        if k.is_empty() {
+            errors.push(FieldError::invalid(
+                "parameters",
+                k,
+                "field can not be empty.",
+            ));
+        }
+        size += k.len() + v.as_str().map_or(0, str::len);
+    }
+    if size > MAX_PARAMETERS_SIZE {
+        errors.push(FieldError::too_long(
+            "parameters",
+            MAX_PARAMETERS_SIZE as i64,
+        ));
+    }
+    if !allow_empty && count == 0 {
+        errors.push(FieldError::required(
+            "parameters",
+            "must contain at least one key/value pair",
+        ));
+    }
+    errors
+}
+
 /// `ValidateStorageClass`: provisioner, parameters, reclaim policy, volume binding mode.
 fn validate_storage_class(obj: &Object) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    // validateProvisioner: a qualified name once lower-cased.
     let provisioner = obj.get("provisioner").and_then(Value::as_str).unwrap_or("");
-    if provisioner.is_empty() {
-        errors.push(FieldError::required("provisioner", ""));
-    } else {
-        let lower = provisioner.to_lowercase();
-        for message in label_key_errors(&lower) {
-            errors.push(FieldError::invalid("provisioner", &lower, message));
-        }
-    }
-    // validateParameters (empty allowed).
-    if let Some(params) = obj.get("parameters").and_then(Value::as_object) {
-        if params.len() > MAX_PARAMETERS {
-            errors.push(FieldError::too_long("parameters", MAX_PARAMETERS as i64));
-        } else {
-            let mut size = 0usize;
-            for (k, v) in params {
-                if k.is_empty() {
-                    errors.push(FieldError::invalid(
-                        "parameters",
-                        k,
-                        "field can not be empty.",
-                    ));
-                }
-                size += k.len() + v.as_str().map_or(0, str::len);
-            }
-            if size > MAX_PARAMETERS_SIZE {
-                errors.push(FieldError::too_long(
-                    "parameters",
-                    MAX_PARAMETERS_SIZE as i64,
-                ));
-            }
-        }
-    }
+    let mut errors = provisioner_errors(provisioner, "provisioner");
+    errors.extend(parameters_errors(obj.get("parameters"), true));
     // validateReclaimPolicy: empty allowed.
     let reclaim = obj
         .get("reclaimPolicy")
@@ -766,7 +782,7 @@ fn pv_source_errors(key: &str, source: Option<&Value>, path: &Path) -> Vec<Field
 }
 
 /// `ValidateCSIDriverName`: required; at most 63 bytes; a DNS subdomain once lower-cased.
-fn csi_driver_name(driver: &str, path: &Path) -> Vec<FieldError> {
+pub(super) fn csi_driver_name(driver: &str, path: &Path) -> Vec<FieldError> {
     if driver.is_empty() {
         return vec![FieldError::required(path, "")];
     }
@@ -1098,7 +1114,7 @@ struct WebhookOptions {
 }
 
 /// A list of strings as `json.Marshal` writes it.
-fn string_list_json(list: &[Value]) -> String {
+pub(super) fn string_list_json(list: &[Value]) -> String {
     let items: Vec<String> = list
         .iter()
         .map(|v| go_json_string(v.as_str().unwrap_or("")))

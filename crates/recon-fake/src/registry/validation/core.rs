@@ -427,7 +427,7 @@ fn config_key_errors(key: &str) -> Vec<String> {
 }
 
 /// The length of the bytes a base64 string (as `[]byte` fields are written) stands for.
-fn decoded_len(b64: &str) -> usize {
+pub(super) fn decoded_len(b64: &str) -> usize {
     let padding = b64.bytes().rev().take_while(|b| *b == b'=').count();
     (b64.len() / 4 * 3 + (b64.len() % 4).saturating_sub(1)).saturating_sub(padding)
 }
@@ -621,7 +621,7 @@ fn docker_config_error(b64: &str) -> Option<String> {
 }
 
 /// Standard base64, as `[]byte` fields are written; `None` if it is not.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(super) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let digit = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => u32::from(c - b'A'),

@@ -18,16 +18,26 @@
 //! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
-//!   RuntimeClasses.
+//!   RuntimeClasses;
+//! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
+//!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
+//!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
+//!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes; [`volume_attachment`]:
+//!   VolumeAttachments.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod aggregator;
+mod certificates;
 mod claim;
 mod cluster;
+mod controller_revision;
 mod core;
+mod csi;
 mod endpoints;
 mod job;
+mod networking_ips;
 mod others;
 mod path;
 mod pod;
@@ -35,10 +45,13 @@ mod pod_object;
 mod pod_os;
 mod pod_security;
 mod probe_handlers;
+mod quota;
 mod read;
 mod replication_controller;
 mod service_addresses;
+mod storage;
 mod user_namespaces;
+mod volume_attachment;
 mod volume_files;
 mod volume_sources;
 mod windows_options;
@@ -59,6 +72,14 @@ enum Family {
     Others,
     Cluster,
     Endpoints,
+    Quota,
+    ControllerRevision,
+    Certificates,
+    Aggregator,
+    NetworkingIps,
+    Storage,
+    Csi,
+    VolumeAttachment,
 }
 
 impl Family {
@@ -68,6 +89,30 @@ impl Family {
         }
         if endpoints::handles(group, kind) {
             return Family::Endpoints;
+        }
+        if quota::handles(group, kind) {
+            return Family::Quota;
+        }
+        if controller_revision::handles(group, kind) {
+            return Family::ControllerRevision;
+        }
+        if certificates::handles(group, kind) {
+            return Family::Certificates;
+        }
+        if aggregator::handles(group, kind) {
+            return Family::Aggregator;
+        }
+        if networking_ips::handles(group, kind) {
+            return Family::NetworkingIps;
+        }
+        if storage::handles(group, kind) {
+            return Family::Storage;
+        }
+        if csi::handles(group, kind) {
+            return Family::Csi;
+        }
+        if volume_attachment::handles(group, kind) {
+            return Family::VolumeAttachment;
         }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
@@ -87,6 +132,14 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Others => others::validate_create(group, kind, obj),
         Family::Cluster => cluster::validate_create(group, kind, obj),
         Family::Endpoints => endpoints::validate_create(kind, obj),
+        Family::Quota => quota::validate_create(kind, obj),
+        Family::ControllerRevision => controller_revision::validate_create(obj),
+        Family::Certificates => certificates::validate_create(obj),
+        Family::Aggregator => aggregator::validate(obj),
+        Family::NetworkingIps => networking_ips::validate_create(kind, obj),
+        Family::Storage => storage::validate_create(kind, obj),
+        Family::Csi => csi::validate_create(kind, obj),
+        Family::VolumeAttachment => volume_attachment::validate(obj),
     }
 }
 
@@ -104,6 +157,14 @@ pub(crate) fn validate_update(
         Family::Others => others::validate_update(group, kind, new, old),
         Family::Cluster => cluster::validate_update(group, kind, new, old),
         Family::Endpoints => endpoints::validate_update(kind, new, old),
+        Family::Quota => quota::validate_update(kind, new, old),
+        Family::ControllerRevision => controller_revision::validate_update(new, old),
+        Family::Certificates => certificates::validate_update(new, old, None),
+        Family::Aggregator => aggregator::validate(new),
+        Family::NetworkingIps => networking_ips::validate_update(kind, new, old),
+        Family::Storage => storage::validate_update(kind, new, old),
+        Family::Csi => csi::validate_update(kind, new, old),
+        Family::VolumeAttachment => volume_attachment::validate_update(new, old),
     }
 }
 
@@ -121,6 +182,13 @@ pub(crate) fn validate_status_update(
         Family::Others => others::validate_status_update(group, kind, new, old),
         Family::Cluster => cluster::validate_status_update(group, kind, new, old),
         Family::Endpoints => Vec::new(),
+        Family::Quota => quota::validate_status_update(kind, new),
+        Family::ControllerRevision => Vec::new(),
+        Family::Certificates => certificates::validate_update(new, old, Some("status")),
+        Family::Aggregator => aggregator::validate_status(new),
+        Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
+        // The status strategy runs the update's validation.
+        Family::VolumeAttachment => volume_attachment::validate_update(new, old),
     }
 }
 
@@ -128,32 +196,42 @@ pub(crate) fn validate_status_update(
 /// `ValidateObjectMetaUpdate`'s (core's: the kube finalizer names included).
 pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldError>);
 
-/// The whole `ValidateUpdate` of the strategies (main endpoint, or `/status` when `status`)
-/// that place the metadata errors among their own rather than first: StatefulSet's status,
-/// Job's update and status. `None` for the others, which the handler composes as metadata
-/// errors, then [`validate_update`] or [`validate_status_update`].
+/// The whole `ValidateUpdate` of the strategies (main endpoint, or the `subresource` written
+/// through) that place the metadata errors among their own rather than first: StatefulSet's
+/// status, Job's update and status, CertificateSigningRequest's update, status and approval.
+/// `None` for the others, which the handler composes as metadata errors, then
+/// [`validate_update`] or [`validate_status_update`].
 pub(crate) fn validate_update_placing_meta(
     group: &str,
     kind: &str,
-    status: bool,
+    subresource: Option<&str>,
     new: &Object,
     old: &Object,
     meta: MetaErrors<'_>,
 ) -> Option<Vec<FieldError>> {
-    match (group, kind, status) {
+    match (group, kind, subresource) {
         // ValidateStatefulSetStatusUpdate: the status, the metadata update, the collision count.
-        ("apps", "StatefulSet", true) => {
+        ("apps", "StatefulSet", Some("status")) => {
             Some(workloads::stateful_set_status_update(new, old, meta().1))
         }
         // ValidateJob (metadata first), then ValidateJobUpdate (metadata update first).
-        ("batch", "Job", false) => {
+        ("batch", "Job", None) => {
             let (meta, meta_update) = meta();
             Some(job::validate_update_with_meta(new, old, meta, meta_update))
         }
         // ValidateJobUpdateStatus: the metadata update, then the status.
-        ("batch", "Job", true) => {
+        ("batch", "Job", Some("status")) => {
             let mut errors = meta().1;
             errors.extend(job::validate_status_update(new, old));
+            Some(errors)
+        }
+        // validateCertificateSigningRequestUpdate: the metadata, the request, the update rules,
+        // then the metadata update.
+        ("certificates.k8s.io", "CertificateSigningRequest", _) => {
+            let (meta, meta_update) = meta();
+            let mut errors = meta;
+            errors.extend(certificates::validate_update(new, old, subresource));
+            errors.extend(meta_update);
             Some(errors)
         }
         _ => None,

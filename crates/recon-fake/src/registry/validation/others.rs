@@ -753,10 +753,9 @@ fn pods_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
     errors
 }
 
-/// `ValidateContainerResourceName` (core/v1): a qualified name; unprefixed, a standard
-/// resource and one a container can request; prefixed outside `kubernetes.io/`, an extended
-/// resource name.
-fn container_resource_name_errors(name: &str) -> Vec<String> {
+/// `validateResourceName` (core/v1): a qualified name; unprefixed, a standard resource (huge
+/// pages included, with or without `requests.`).
+pub(super) fn resource_name_errors(name: &str) -> Vec<String> {
     const STANDARD: [&str; 20] = [
         "cpu",
         "memory",
@@ -779,30 +778,39 @@ fn container_resource_name_errors(name: &str) -> Vec<String> {
         "services.nodeports",
         "services.loadbalancers",
     ];
-    // `validateResourceName`.
     let mut errors = label_key_errors(name);
-    let unprefixed = !name.contains('/');
     if errors.is_empty()
-        && unprefixed
+        && !name.contains('/')
         && !STANDARD.contains(&name)
         && !name.starts_with("hugepages-")
         && !name.starts_with("requests.hugepages-")
     {
         errors.push("must be a standard resource type or fully qualified".to_owned());
     }
-    if unprefixed {
+    errors
+}
+
+/// `helper.IsExtendedResourceName`: outside `kubernetes.io/`, not `requests.`-prefixed, and a
+/// qualified name once prefixed with `requests.` (the name quota gives it).
+pub(super) fn is_extended_resource_name(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native
+        && !name.starts_with("requests.")
+        && label_key_errors(&format!("requests.{name}")).is_empty()
+}
+
+/// `ValidateContainerResourceName` (core/v1): [`resource_name_errors`]; unprefixed, one a
+/// container can request; prefixed outside `kubernetes.io/`, an extended resource name.
+pub(super) fn container_resource_name_errors(name: &str) -> Vec<String> {
+    let mut errors = resource_name_errors(name);
+    if !name.contains('/') {
         let for_containers = ["cpu", "memory", "ephemeral-storage"].contains(&name)
             || name.starts_with("hugepages-");
         if !for_containers {
             errors.push("must be a standard resource for containers".to_owned());
         }
-    } else if !name.contains("kubernetes.io/") {
-        // `IsExtendedResourceName`: the quota's `requests.` name is a qualified name too.
-        let extended = !name.starts_with("requests.")
-            && label_key_errors(&format!("requests.{name}")).is_empty();
-        if !extended {
-            errors.push("doesn't follow extended resource name standard".to_owned());
-        }
+    } else if !name.contains("kubernetes.io/") && !is_extended_resource_name(name) {
+        errors.push("doesn't follow extended resource name standard".to_owned());
     }
     errors
 }

@@ -159,6 +159,19 @@ pub(super) fn endpoint_ip_errors(value: &str, path: &Path) -> Vec<FieldError> {
     errors
 }
 
+/// `netutils.ParseCIDRSloppy`: the address and prefix length of `value`, if it parses (any
+/// decimal length up to the address's size, zeros first).
+pub(super) fn sloppy_cidr(value: &str) -> Option<(IpAddr, u32)> {
+    let (address, bits) = value.split_once('/')?;
+    let ip = sloppy_ip(address)?;
+    let max = if address.contains(':') { 128 } else { 32 };
+    if bits.is_empty() || bits.len() > 3 || !bits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let prefix = bits.parse::<u32>().ok().filter(|p| *p <= max)?;
+    Some((ip, prefix))
+}
+
 /// `validation.IsValidCIDRForLegacyField` (strict); one the old Service already had is not
 /// re-checked.
 pub(super) fn cidr_errors(value: &str, path: &Path, old: &[&str]) -> Vec<FieldError> {
@@ -172,23 +185,10 @@ pub(super) fn cidr_errors(value: &str, path: &Path, old: &[&str]) -> Vec<FieldEr
             "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
         )]
     };
-    let Some((address, bits)) = value.split_once('/') else {
+    let Some((ip, prefix)) = sloppy_cidr(value) else {
         return invalid();
     };
-    let Some(ip) = sloppy_ip(address) else {
-        return invalid();
-    };
-    // `ParseCIDRSloppy` takes any decimal length up to the address's size, zeros first.
-    let max = if address.contains(':') { 128 } else { 32 };
-    let prefix = if !bits.is_empty() && bits.len() <= 3 && bits.bytes().all(|b| b.is_ascii_digit())
-    {
-        bits.parse::<u32>().ok().filter(|p| *p <= max)
-    } else {
-        None
-    };
-    let Some(prefix) = prefix else {
-        return invalid();
-    };
+    let (address, bits) = value.split_once('/').unwrap_or((value, ""));
     let leading_zeros =
         address.parse::<IpAddr>().is_err() || (bits.len() > 1 && bits.starts_with('0'));
     let message = if leading_zeros {
