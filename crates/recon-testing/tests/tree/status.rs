@@ -352,7 +352,7 @@ fn merge_patch_with_lock() {
                     status_patch(json!({"status": {"message": "hello"}})).exactly(
                         // The given task's resourceVersion (the cluster's boot objects and
                         // installing the CRD took the revisions before it).
-                        r#"{"metadata":{"resourceVersion":"202"},"status":{"message":"hello"}}"#,
+                        r#"{"metadata":{"resourceVersion":"208"},"status":{"message":"hello"}}"#,
                     ),
                 )
                 .expect_event(patched()),
@@ -432,7 +432,7 @@ fn update() {
                         .ok_or("no PUT was sent")?;
                     let body = put.body_json().ok_or("the PUT has no JSON body")?;
                     // The lock and identity are those read.
-                    if body["metadata"]["resourceVersion"] == "202"
+                    if body["metadata"]["resourceVersion"] == "208"
                         && body["metadata"]["uid"].is_string()
                     {
                         Ok(())
