@@ -14,6 +14,7 @@ use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::user::UserInfo;
 use crate::wire::group::GroupResource;
+use crate::wire::object::list_items;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -197,11 +198,7 @@ fn visit_binding(
     namespace: &str,
     visitor: &mut dyn FnMut(&str, Result<&PolicyRule, String>) -> bool,
 ) -> bool {
-    let subjects = binding
-        .get("subjects")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let subjects = list_items(binding.get("subjects"));
     let Some(subject) = subjects.iter().find(|s| applies_to(user, s, namespace)) else {
         return true;
     };

@@ -15,7 +15,7 @@ use crate::registry::validation::{selector_converts, selector_matches};
 use crate::service::InternalRequest;
 use crate::state::State;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{Object, meta_str};
+use crate::wire::object::{Object, list_items, meta_str};
 
 const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
 
@@ -56,14 +56,14 @@ impl State {
                     {
                         continue;
                     }
-                    for rule in items(other.get("rules")) {
+                    for rule in list_items(other.get("rules")) {
                         if !rules.iter().any(|r| same_rule(r, rule)) {
                             rules.push(rule.clone());
                         }
                     }
                 }
             }
-            let current = items(role.get("rules"));
+            let current = list_items(role.get("rules"));
             let unchanged = current.len() == rules.len()
                 && current.iter().zip(&rules).all(|(a, b)| same_rule(a, b));
             if !unchanged {
@@ -99,12 +99,6 @@ fn labels(role: &Object) -> Option<&Value> {
     role.get("metadata").and_then(|m| m.get("labels"))
 }
 
-fn items(list: Option<&Value>) -> &[Value] {
-    list.and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 /// The rule's lists, an absent or null one read as empty (`equality.Semantic` takes a nil slice
 /// for an empty one).
 const RULE_LISTS: [&str; 5] = [
@@ -118,7 +112,7 @@ const RULE_LISTS: [&str; 5] = [
 fn same_rule(a: &Value, b: &Value) -> bool {
     RULE_LISTS
         .iter()
-        .all(|key| items(a.get(*key)) == items(b.get(*key)))
+        .all(|key| list_items(a.get(*key)) == list_items(b.get(*key)))
 }
 
 /// The rule as an apply configuration writes it: the lists that are set.

@@ -19,7 +19,7 @@ use crate::user::UserInfo;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
-use crate::wire::object::{Object, encode_answer};
+use crate::wire::object::{Object, encode_answer, list_items};
 
 const GROUP: &str = "authorization.k8s.io";
 
@@ -318,11 +318,7 @@ fn selector_attributes(resource: &Value, at: &Path, key: &str) -> Vec<FieldError
     };
     let at = at.child(key);
     let raw = text(selector, "rawSelector");
-    let requirements = selector
-        .get("requirements")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let requirements = requirements_of(selector);
     let mut errors = Vec::new();
     if !raw.is_empty() && !requirements.is_empty() {
         errors.push(FieldError::invalid(
@@ -402,11 +398,7 @@ fn selector_parse_errors(resource: &Value) -> Vec<String> {
 }
 
 fn requirements_of(selector: &Value) -> &[Value] {
-    selector
-        .get("requirements")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+    list_items(selector.get("requirements"))
 }
 
 /// How many requirements of a field selector the authorizer reads, and whether any failed

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::subresource_body::{BodyKind, decode_as, str_at};
+use crate::authz::rbac::service_account_username;
 use crate::clock::format_time;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
@@ -127,11 +128,6 @@ fn verify(token: &str) -> Option<Map<String, Value>> {
 
 fn seconds(t: Timestamp) -> i64 {
     t.as_second()
-}
-
-/// `serviceaccount.MakeUsername`.
-fn username(namespace: &str, name: &str) -> String {
-    format!("system:serviceaccount:{namespace}:{name}")
 }
 
 impl State {
@@ -250,7 +246,7 @@ impl State {
             "jti": jti,
             "kubernetes.io": k8s,
             "nbf": seconds(now),
-            "sub": username(&namespace, &name),
+            "sub": service_account_username(&namespace, &name),
         });
         let expires = now
             .checked_add(jiff::SignedDuration::from_secs(expiration))
@@ -536,7 +532,7 @@ impl State {
             );
         }
         let mut user = json!({
-            "username": username(namespace, name),
+            "username": service_account_username(namespace, name),
             "uid": uid,
             "groups": [
                 "system:serviceaccounts",

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::gotype::{self, GoType};
 use crate::wire::go_json::go_json_string;
-use crate::wire::object::Object;
+use crate::wire::object::{Object, list_items};
 
 /// `MetricSpecsAnnotation` (pkg/apis/autoscaling/annotations.go).
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
@@ -100,10 +100,6 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
     get(value, path).and_then(Value::as_str).unwrap_or("")
 }
 
-fn list(value: Option<&Value>) -> &[Value] {
-    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
 /// Whether a v2 metric is the CPU utilization target v1 has a field for (a `Resource` metric
 /// named `cpu` with an `averageUtilization`).
 fn is_cpu_utilization(metric: &Value) -> bool {
@@ -125,7 +121,7 @@ fn to_v1(obj: &mut Object) {
     drop_round_trip_annotations(&mut out);
     let mut added = Map::new();
 
-    let metrics = list(spec.get("metrics"));
+    let metrics = list_items(spec.get("metrics"));
     let others: Vec<String> = metrics
         .iter()
         .filter(|m| !is_cpu_utilization(m))
@@ -134,7 +130,7 @@ fn to_v1(obj: &mut Object) {
     if !others.is_empty() {
         added.insert(METRICS.into(), Value::String(array(&others)));
     }
-    let current = list(status.get("currentMetrics"));
+    let current = list_items(status.get("currentMetrics"));
     if !current.is_empty() {
         let written: Vec<String> = current.iter().map(metric_status_v1).collect();
         added.insert(CURRENT_METRICS.into(), Value::String(array(&written)));
@@ -142,7 +138,7 @@ fn to_v1(obj: &mut Object) {
     if let Some(behavior) = get(&spec, &["behavior"]) {
         added.insert(BEHAVIOR.into(), Value::String(behavior_internal(behavior)));
     }
-    let conditions = list(status.get("conditions"));
+    let conditions = list_items(status.get("conditions"));
     if !conditions.is_empty() {
         let written: Vec<String> = conditions.iter().map(condition_v1).collect();
         added.insert(CONDITIONS.into(), Value::String(array(&written)));
@@ -470,7 +466,7 @@ fn behavior_internal(behavior: &Value) -> String {
             let policies = get(rules, &["policies"]).map_or_else(
                 || "null".to_owned(),
                 |p| {
-                    let written: Vec<String> = list(Some(p))
+                    let written: Vec<String> = list_items(Some(p))
                         .iter()
                         .map(|policy| {
                             object(&[

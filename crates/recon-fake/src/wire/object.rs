@@ -33,6 +33,11 @@ pub(crate) fn meta_mut(obj: &mut Object) -> &mut Object {
     }
 }
 
+/// The items of a JSON list; none when the value is absent, null or not a list.
+pub(crate) fn list_items(list: Option<&Value>) -> &[Value] {
+    list.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
 /// A string field of `metadata` (`""` when absent).
 pub(crate) fn meta_str<'a>(obj: &'a Object, key: &str) -> &'a str {
     meta(obj)

@@ -20,7 +20,7 @@ use super::pod::invalid_int;
 use super::read::{list_at, str_at};
 use super::service_addresses::{endpoint_ip_errors, legacy_ip_errors, sloppy_ip};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::object::Object;
+use crate::wire::object::{Object, list_items};
 
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 const ADDRESS_TYPES: &[&str] = &["FQDN", "IPv4", "IPv6"];
@@ -74,7 +74,7 @@ fn endpoints(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
     let subsets = obj.get("subsets");
     let mut errors = Vec::new();
     let at = Path::new("subsets");
-    for (i, subset) in items(subsets).iter().enumerate() {
+    for (i, subset) in list_items(subsets).iter().enumerate() {
         let here = at.index(i);
         let s = Some(subset);
         let (ready, not_ready) = (list_at(s, "addresses"), list_at(s, "notReadyAddresses"));
@@ -190,12 +190,6 @@ fn endpoint_slice(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
     errors
 }
 
-fn items(list: Option<&Value>) -> &[Value] {
-    list.and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 fn too_many(at: &Path, actual: usize, max: usize) -> FieldError {
     FieldError::too_many(at, actual as i64, max as i64)
 }
@@ -211,7 +205,7 @@ fn duplicate(at: &Path, value: &str) -> FieldError {
 
 /// `validatePorts` of a slice: names unique (the defaulted empty one too).
 fn slice_ports(ports: Option<&Value>) -> Vec<FieldError> {
-    let ports = items(ports);
+    let ports = list_items(ports);
     let at = Path::new("ports");
     if ports.len() > MAX_PORTS {
         return vec![too_many(&at, ports.len(), MAX_PORTS)];
@@ -239,7 +233,7 @@ fn slice_ports(ports: Option<&Value>) -> Vec<FieldError> {
 
 /// `validateEndpoints` of a slice.
 fn slice_endpoints(endpoints: Option<&Value>, address_type: &str) -> Vec<FieldError> {
-    let endpoints = items(endpoints);
+    let endpoints = list_items(endpoints);
     let at = Path::new("endpoints");
     if endpoints.len() > MAX_ENDPOINTS {
         return vec![too_many(&at, endpoints.len(), MAX_ENDPOINTS)];

@@ -17,9 +17,7 @@ pub(crate) fn int_at(v: Option<&Value>, key: &str) -> Option<i64> {
 
 /// The list at `key` of `v`; empty when absent or null.
 pub(crate) fn list_at<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+    crate::wire::object::list_items(v.and_then(|v| v.get(key)))
 }
 
 /// Whether `key` of `v` is set (present and not null), as a Go pointer or slice is non-nil.
