@@ -26,4 +26,4 @@ pub mod names;
 mod quote;
 pub mod selector;
 
-pub use quote::go_quote;
+pub use quote::{go_quote, go_quote_list};

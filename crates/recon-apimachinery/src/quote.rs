@@ -45,8 +45,21 @@ fn is_go_printable(c: char) -> bool {
     probe.escape_debug().count() == 2
 }
 
+/// Go's `%q` of a `[]string`: each item quoted as [`go_quote`] does, space-separated, in
+/// brackets (`["a" "b"]`).
+pub fn go_quote_list<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| go_quote(i.as_ref())).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lists_quote_each_item_between_brackets() {
+        assert_eq!(super::go_quote_list(&["a", "b\"c"]), r#"["a" "b\"c"]"#);
+        assert_eq!(super::go_quote_list::<&str>(&[]), "[]");
+    }
+
     use super::*;
 
     #[test]

@@ -4,6 +4,7 @@
 //! ([`rbac`]) allows what a bound role's rules allow, or has no opinion; no opinion from every
 //! authorizer is a denial (`apiserver/pkg/authorization/union/union.go`).
 
+mod escalation;
 pub(crate) mod impersonation;
 pub(crate) mod rbac;
 pub(crate) mod request_info;

@@ -16,7 +16,7 @@ use crate::user::UserInfo;
 use crate::wire::group::GroupResource;
 use crate::wire::object::list_items;
 
-const GROUP: &str = "rbac.authorization.k8s.io";
+pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// A `rbacv1.PolicyRule`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -116,6 +116,7 @@ pub(super) fn authorize(state: &State, attributes: &Attributes) -> (bool, String
         state,
         &attributes.user,
         attributes.namespace(),
+        RoleReader::Informer,
         &mut |source, found| match found {
             Ok(rule) if rule.allows(attributes) => {
                 allowed_by = Some(format!("RBAC: allowed by {source}"));
@@ -139,16 +140,40 @@ pub(super) fn authorize(state: &State, attributes: &Attributes) -> (bool, String
     }
 }
 
+/// Who reads the roles bindings name, which says how a missing one is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoleReader<'a> {
+    /// The authorizer's informers: `role.rbac.authorization.k8s.io "x" not found`.
+    Informer,
+    /// The RBAC storage's getters, inside a request on `request_resource` of the RBAC group: the
+    /// store qualifies its not-found error with the request's resource
+    /// (`rolebindings.rbac.authorization.k8s.io "x" not found` for a Role read while writing a
+    /// RoleBinding).
+    Storage { request_resource: &'a str },
+}
+
+impl RoleReader<'_> {
+    /// The error of a missing role (`plural` is `roles` or `clusterroles`).
+    pub(crate) fn not_found(self, plural: &str, name: &str) -> String {
+        let resource = match self {
+            RoleReader::Informer => &plural[..plural.len() - 1],
+            RoleReader::Storage { request_resource } => request_resource,
+        };
+        format!("{resource}.{GROUP} {} not found", go_quote(name))
+    }
+}
+
 /// `RulesFor`: every rule that applies to `user` in `namespace`, and the errors met resolving
 /// the roles bindings name.
 pub(crate) fn rules_for(
     state: &State,
     user: &UserInfo,
     namespace: &str,
+    reader: RoleReader<'_>,
 ) -> (Vec<PolicyRule>, Option<String>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
-    visit_rules(state, user, namespace, &mut |_, found| {
+    visit_rules(state, user, namespace, reader, &mut |_, found| {
         match found {
             Ok(rule) => rules.push(rule.clone()),
             Err(error) => errors.push(error),
@@ -164,6 +189,7 @@ fn visit_rules(
     state: &State,
     user: &UserInfo,
     namespace: &str,
+    reader: RoleReader<'_>,
     visitor: &mut dyn FnMut(&str, Result<&PolicyRule, String>) -> bool,
 ) {
     let cluster_bindings = GroupResource::new(GROUP, "clusterrolebindings");
@@ -171,7 +197,7 @@ fn visit_rules(
         let Ok(binding) = serde_json::from_slice::<Value>(&stored.body) else {
             continue;
         };
-        if !visit_binding(state, user, &binding, "", visitor) {
+        if !visit_binding(state, user, &binding, "", reader, visitor) {
             return;
         }
     }
@@ -183,7 +209,7 @@ fn visit_rules(
         let Ok(binding) = serde_json::from_slice::<Value>(&stored.body) else {
             continue;
         };
-        if !visit_binding(state, user, &binding, namespace, visitor) {
+        if !visit_binding(state, user, &binding, namespace, reader, visitor) {
             return;
         }
     }
@@ -196,6 +222,7 @@ fn visit_binding(
     user: &UserInfo,
     binding: &Value,
     namespace: &str,
+    reader: RoleReader<'_>,
     visitor: &mut dyn FnMut(&str, Result<&PolicyRule, String>) -> bool,
 ) -> bool {
     let subjects = list_items(binding.get("subjects"));
@@ -203,7 +230,7 @@ fn visit_binding(
         return true;
     };
     let role_ref = binding.get("roleRef").unwrap_or(&Value::Null);
-    let rules = match role_rules(state, role_ref, namespace) {
+    let rules = match role_rules(state, role_ref, namespace, reader) {
         Ok(rules) => rules,
         Err(error) => return visitor("", Err(error)),
     };
@@ -229,8 +256,13 @@ fn visit_binding(
 }
 
 /// `GetRoleReferenceRules`: the rules of the Role (in the binding's namespace) or ClusterRole a
-/// binding names, or the informer's not-found error.
-fn role_rules(state: &State, role_ref: &Value, namespace: &str) -> Result<Vec<PolicyRule>, String> {
+/// binding names, or the reader's not-found error.
+fn role_rules(
+    state: &State,
+    role_ref: &Value,
+    namespace: &str,
+    reader: RoleReader<'_>,
+) -> Result<Vec<PolicyRule>, String> {
     let name = text(role_ref, "name");
     let (plural, key) = match text(role_ref, "kind") {
         "Role" => ("roles", object_key(Some(namespace), name)),
@@ -242,17 +274,24 @@ fn role_rules(state: &State, role_ref: &Value, namespace: &str) -> Result<Vec<Po
             ));
         }
     };
-    let singular = &plural[..plural.len() - 1];
+    stored_rules(state, plural, &key).ok_or_else(|| reader.not_found(plural, name))
+}
+
+/// The rules of the stored role (`roles` or `clusterroles`) at `key`; `None` when there is none.
+pub(crate) fn stored_rules(state: &State, plural: &str, key: &str) -> Option<Vec<PolicyRule>> {
     let role = state
         .store
-        .get(&GroupResource::new(GROUP, plural), &key)
-        .and_then(|stored| serde_json::from_slice::<Value>(&stored.body).ok())
-        .ok_or_else(|| format!("{singular}.{GROUP} {} not found", go_quote(name)))?;
-    Ok(role
-        .get("rules")
-        .and_then(Value::as_array)
-        .map(|rules| rules.iter().map(PolicyRule::from_json).collect())
-        .unwrap_or_default())
+        .get(&GroupResource::new(GROUP, plural), key)
+        .and_then(|stored| serde_json::from_slice::<Value>(&stored.body).ok())?;
+    Some(policy_rules(role.get("rules")))
+}
+
+/// A role's `rules` list, read.
+pub(crate) fn policy_rules(rules: Option<&Value>) -> Vec<PolicyRule> {
+    list_items(rules)
+        .iter()
+        .map(PolicyRule::from_json)
+        .collect()
 }
 
 /// `appliesToUser`: a user by name, a group the user is in, or a service account by its user

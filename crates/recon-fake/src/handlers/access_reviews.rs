@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::field_manager::FieldManager;
 use super::subresource_body::{BodyKind, decode_as};
-use crate::authz::rbac::{PolicyRule, rules_for, strings};
+use crate::authz::rbac::{PolicyRule, RoleReader, rules_for, strings};
 use crate::authz::{Attributes, Target};
 use crate::registry::validation::{Path, label_selector_requirement};
 use crate::request::call::Call;
@@ -137,7 +137,7 @@ impl State {
         if namespace.is_empty() {
             return Err(ApiError::bad_request("no namespace on request"));
         }
-        let (rules, error) = rules_for(self, call.user, namespace);
+        let (rules, error) = rules_for(self, call.user, namespace, RoleReader::Informer);
         let resource_rules: Vec<Value> = rules
             .iter()
             .filter(|r| !r.resources.is_empty())

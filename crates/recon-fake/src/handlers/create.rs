@@ -56,6 +56,7 @@ impl State {
         // Mutating admission runs before the store's `BeforeCreate` (names are generated later).
         self.mutate(call, &mut obj)?;
         self.admit_create(call, &obj)?;
+        self.confirm_no_escalation(call, &obj, None)?;
         let generated =
             meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
         let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };

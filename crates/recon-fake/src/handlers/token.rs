@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
+use recon_apimachinery::go_quote_list;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -421,8 +422,8 @@ impl State {
         if audiences.is_empty() {
             return Err(format!(
                 "token audiences {} is invalid for the target audiences {}",
-                go_quoted_list(&token_audiences),
-                go_quoted_list(requested)
+                go_quote_list(&token_audiences),
+                go_quote_list(requested)
             ));
         }
         let now = seconds(self.clock.now());
@@ -564,15 +565,6 @@ fn deleted_long_ago(object: &Object, before: i64) -> bool {
             .is_some_and(|t| seconds(t) < before)
 }
 
-/// Go's `%q` of a `[]string`: `["a" "b"]`.
-fn go_quoted_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items
-        .iter()
-        .map(|i| recon_apimachinery::go_quote(i))
-        .collect();
-    format!("[{}]", quoted.join(" "))
-}
-
 /// The claims of a token this process minted, for tests: `None` for any other string.
 #[cfg(test)]
 pub(crate) fn claims_of(token: &str) -> Option<Map<String, Value>> {
@@ -606,14 +598,6 @@ mod tests {
         assert!(claims_of(&tampered).is_none());
         assert!(claims_of("not-a-token").is_none());
         assert!(claims_of("a.b.c.d").is_none());
-    }
-
-    #[test]
-    fn go_quotes_lists_as_percent_q() {
-        assert_eq!(
-            go_quoted_list(&["a".to_owned(), "b".to_owned()]),
-            r#"["a" "b"]"#
-        );
     }
 
     #[test]

@@ -132,6 +132,7 @@ impl State {
         }
         self.mutate(call, &mut new)?;
         self.admit_update(call)?;
+        self.confirm_no_escalation(call, &new, Some(&old))?;
         let rv_text = meta_str(&new, "resourceVersion");
         let rv: u64 = if rv_text.is_empty() {
             0
@@ -271,6 +272,7 @@ impl State {
         // A PUT that creates is admitted as a create.
         self.mutate(call, &mut obj)?;
         self.admit_create(call, &obj)?;
+        self.confirm_no_escalation(call, &obj, None)?;
         let uid = self.ids.uid();
         set_meta(&mut obj, "uid", Value::String(uid));
         set_meta(&mut obj, "creationTimestamp", self.now());

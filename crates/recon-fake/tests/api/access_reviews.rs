@@ -299,3 +299,94 @@ async fn a_user_bound_to_edit_may_do_what_edit_aggregates() {
         "{refused}"
     );
 }
+
+/// An operator allowed to write Roles may not grant through one what it does not hold itself
+/// (escalation prevention): the refusal lists the rules it lacks; once it may `escalate` that
+/// Role, the write goes through.
+#[tokio::test]
+async fn a_role_granting_more_than_its_writer_holds_is_refused_with_the_missing_rules() {
+    use recon_fake::Identity;
+
+    let server = server_with_team().await;
+    let roles: Api<Role> = Api::namespaced(server.client(), "team");
+    let role_writer = Role {
+        metadata: ObjectMeta {
+            name: Some("role-writer".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec!["rbac.authorization.k8s.io".into()]),
+            resources: Some(vec!["roles".into()]),
+            verbs: vec!["create".into()],
+            ..PolicyRule::default()
+        }]),
+    };
+    roles
+        .create(&PostParams::default(), &role_writer)
+        .await
+        .unwrap();
+    bind(
+        &server,
+        "role-writer",
+        ("Role", "role-writer"),
+        ("ServiceAccount", "operator"),
+    )
+    .await;
+    let operator: Api<Role> = Api::namespaced(
+        server.client_as(Identity::service_account("team", "operator")),
+        "team",
+    );
+    let wide = Role {
+        metadata: ObjectMeta {
+            name: Some("wide".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec!["apps".into()]),
+            resources: Some(vec!["deployments/status".into(), "deployments".into()]),
+            verbs: vec!["update".into(), "delete".into()],
+            ..PolicyRule::default()
+        }]),
+    };
+    let refused = operator
+        .create(&PostParams::default(), &wide)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("not an API error: {refused}");
+    };
+    assert_eq!(status.code, 403);
+    assert_eq!(
+        status.message,
+        "roles.rbac.authorization.k8s.io \"wide\" is forbidden: user \
+         \"system:serviceaccount:team:operator\" (groups=[\"system:serviceaccounts\" \
+         \"system:serviceaccounts:team\" \"system:authenticated\"]) is attempting to grant RBAC \
+         permissions not currently held:\n\
+         {APIGroups:[\"apps\"], Resources:[\"deployments\"], Verbs:[\"update\" \"delete\"]}\n\
+         {APIGroups:[\"apps\"], Resources:[\"deployments/status\"], Verbs:[\"delete\"]}"
+    );
+
+    let mut escalating = role_writer.clone();
+    escalating.metadata.name = Some("escalator".into());
+    escalating.rules = Some(vec![PolicyRule {
+        api_groups: Some(vec!["rbac.authorization.k8s.io".into()]),
+        resources: Some(vec!["roles".into()]),
+        verbs: vec!["escalate".into()],
+        ..PolicyRule::default()
+    }]);
+    roles
+        .create(&PostParams::default(), &escalating)
+        .await
+        .unwrap();
+    bind(
+        &server,
+        "escalator",
+        ("Role", "escalator"),
+        ("ServiceAccount", "operator"),
+    )
+    .await;
+    operator
+        .create(&PostParams::default(), &wide)
+        .await
+        .unwrap();
+}

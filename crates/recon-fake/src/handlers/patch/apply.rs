@@ -35,6 +35,7 @@ impl State {
             // `applyAdmission`: an apply that creates is admitted as a create.
             self.mutate(call, &mut object)?;
             self.admit_create(call, &object)?;
+            self.confirm_no_escalation(call, &object, None)?;
             // A resourceVersion in the body means nothing to a create.
             set_meta(&mut object, "resourceVersion", Value::Null);
             return self
