@@ -101,6 +101,7 @@ mod inspect;
 mod jsonpatch;
 #[cfg(test)]
 mod proptests;
+pub mod rbac;
 mod reactor;
 mod reactor_builder;
 mod record;
@@ -117,6 +118,7 @@ mod table;
 mod user;
 mod wire;
 
+pub use authz::{Access, AccessTarget};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use controllers::report::{GarbageCollection, GcAction, ObjectId, Propagation};
 pub use identity::Identity;

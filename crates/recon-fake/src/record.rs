@@ -87,6 +87,10 @@ pub struct RecordedRequest {
     /// The `Warning` headers of the response, as their text: `unknown field "spec.colour"`
     /// for a field the schema does not declare, which the server dropped.
     pub warnings: Vec<String>,
+    /// Whom the request acted as, what it asked as the authorizer reads it, and whether that
+    /// was allowed; `None` for a request whose impersonation was refused, or one a reactor
+    /// answered before the server.
+    pub access: Option<crate::Access>,
 }
 
 impl RecordedRequest {

@@ -6,7 +6,7 @@ mod proptests;
 
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -18,7 +18,7 @@ use http_body_util::{BodyExt, Full};
 use recon_apimachinery::go_quote;
 
 use crate::authz::impersonation::{Impersonation, impersonate};
-use crate::authz::{forbidden, request_info};
+use crate::authz::{Checked, forbidden, request_info};
 use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
@@ -106,6 +106,9 @@ struct Incoming {
     body: Bytes,
     route: Route,
     verb: Verb,
+    /// Whom the request acts as, what it asks and whether it may: decided once, when it is
+    /// first served (a request served in several admission rounds is authorized once).
+    access: OnceLock<Result<Checked, ApiError>>,
 }
 
 impl Incoming {
@@ -129,6 +132,7 @@ impl Incoming {
             impersonation: headers.impersonation,
             body,
             route,
+            access: OnceLock::new(),
         }
     }
 
@@ -222,6 +226,11 @@ impl Incoming {
             status,
             response,
             warnings: Vec::new(),
+            access: self
+                .access
+                .into_inner()
+                .and_then(Result::ok)
+                .map(Checked::into_access),
         }
     }
 }
@@ -409,35 +418,34 @@ impl State {
     }
 
     fn serve_here(&mut self, incoming: &Incoming) -> Reply {
-        let reply = match self.acting_user(incoming) {
-            Ok(user) => {
-                let user = user.as_ref().unwrap_or(&ADMIN);
-                self.route(incoming, user)
+        let checked = incoming.access.get_or_init(|| self.check_access(incoming));
+        let reply = match checked {
+            Ok(checked) if checked.decision.allowed => {
+                self.route(incoming, &checked.attributes.user)
             }
-            Err(refused) => refused.into(),
+            Ok(checked) => forbidden(&checked.attributes, &checked.decision.reason).into(),
+            Err(refused) => refused.clone().into(),
         };
         self.notify_watchers();
         reply
     }
 
-    /// Whom the request acts as (`None`: the administrator every client is), once
-    /// impersonation and authorization allow it, as kube-apiserver's filters do before
-    /// routing.
-    fn acting_user(&self, incoming: &Incoming) -> Result<Option<UserInfo>, ApiError> {
-        if !incoming.impersonation.is_requested() {
-            return Ok(None);
-        }
-        let user = impersonate(&ADMIN, &incoming.impersonation)?;
-        if user.is_privileged() {
-            return Ok(Some(user));
-        }
+    /// Whom the request acts as (the administrator every client is, unless it impersonates
+    /// someone) and whether the authorizer allows what it asks, as kube-apiserver's filters
+    /// decide before routing; an impersonation refused is the error.
+    fn check_access(&self, incoming: &Incoming) -> Result<Checked, ApiError> {
+        let user = if incoming.impersonation.is_requested() {
+            impersonate(&ADMIN, &incoming.impersonation)?
+        } else {
+            ADMIN.clone()
+        };
         let attributes =
             request_info::attributes(user, &incoming.method, &incoming.path, &incoming.query);
         let decision = self.authorize(&attributes);
-        if !decision.allowed {
-            return Err(forbidden(&attributes, &decision.reason));
-        }
-        Ok(Some(attributes.user))
+        Ok(Checked {
+            attributes,
+            decision,
+        })
     }
 
     /// Routes a request by `user` to its handler.

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use jiff::Timestamp;
-use recon_core::fake::{ApiServer, ManualClock};
+use recon_core::fake::{ApiServer, Identity, ManualClock};
 use recon_core::{Config, EventLog, TrackRequest, Tracker};
 use serde_json::Value;
 
 use crate::case::AppliedGiven;
+use crate::rbac::OperatorRbac;
 use crate::reactors::ReactorSpec;
 
 /// The seed of every case's identifiers: two runs of a case give the same uids and names.
@@ -20,23 +21,27 @@ const ID_SEED: u64 = 0x0072_6563_6f6e;
 pub struct Cluster {
     server: ApiServer,
     reader: ApiServer,
+    /// Whom the config's clients act as (`None`: the server's administrator).
+    identity: Option<Identity>,
     events: EventLog,
     tracker: Tracker,
 }
 
 /// The servers the clusters of a table start from, one per request time: built with the
-/// table's CRDs installed the first time a case needs it, then forked for each cluster. A fork
-/// is what a fresh build would be (same identifiers, same resourceVersions) at the cost of a
-/// copy.
+/// table's CRDs (and the RBAC manifest the code under test runs under) installed the first
+/// time a case needs it, then forked for each cluster. A fork is what a fresh build would be
+/// (same identifiers, same resourceVersions) at the cost of a copy.
 pub(crate) struct Templates<'a> {
     crds: &'a [Value],
+    rbac: Option<&'a OperatorRbac>,
     built: Mutex<Vec<(Timestamp, ApiServer)>>,
 }
 
 impl<'a> Templates<'a> {
-    pub(crate) fn new(crds: &'a [Value]) -> Self {
+    pub(crate) fn new(crds: &'a [Value], rbac: Option<&'a OperatorRbac>) -> Self {
         Templates {
             crds,
+            rbac,
             built: Mutex::new(Vec::new()),
         }
     }
@@ -52,6 +57,9 @@ impl<'a> Templates<'a> {
                     .seed(ID_SEED)
                     .build();
                 seed(&template, "crds", self.crds)?;
+                if let Some(rbac) = self.rbac {
+                    seed(&template, "the RBAC manifest", rbac.objects())?;
+                }
                 built.push((now, template));
                 &built[built.len() - 1].1
             }
@@ -233,6 +241,7 @@ impl Cluster {
         Ok(Cluster {
             server,
             reader,
+            identity: templates.rbac.map(OperatorRbac::identity),
             events: EventLog::default(),
             tracker,
         })
@@ -255,10 +264,15 @@ impl Cluster {
     }
 
     /// A config for reconcilers: the server's client, the reader (a separate server when the
-    /// case has `apiGiven` objects), the event log, and the tracker.
+    /// case has `apiGiven` objects), the event log, and the tracker. The clients act as the
+    /// table's service account when it runs under one ([`OperatorRbac`]).
     pub fn config(&self) -> Config {
-        Config::new(self.server.client(), "recon-testing")
-            .with_api_reader(self.reader.client())
+        let client = |server: &ApiServer| match &self.identity {
+            Some(identity) => server.client_as(identity.clone()),
+            None => server.client(),
+        };
+        Config::new(client(&self.server), "recon-testing")
+            .with_api_reader(client(&self.reader))
             .with_recorder(self.events.clone())
             .with_tracker(self.tracker.clone())
     }

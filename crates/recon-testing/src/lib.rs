@@ -155,6 +155,29 @@
 //!     .run(|env| AdmissionWebhookAdapter::new(env.config(), widget_defaults()));
 //! ```
 //!
+//! # Running under the operator's RBAC
+//!
+//! A table given [`OperatorRbac`] (`.run_as(...)`, or `runAs` in a suite file) stores the
+//! operator's RBAC manifest in every case's cluster and gives the code under test clients
+//! acting as its service account. The in-memory server authorizes each request as
+//! kube-apiserver's RBAC authorizer does, and the first request it refuses fails the case
+//! (`rbac`) with the rule that would allow it:
+//!
+//! ```yaml
+//! runAs:
+//!   serviceAccount: default/echo-controller
+//!   rbac: [../../rbac.yaml]   # Roles, ClusterRoles, bindings; relative to the suite
+//! cases: [...]
+//! ```
+//!
+//! Every [`Report`] also says what its cases needed ([`Report::needed`]): per API group and
+//! resource the verbs the code under test used, allowed or not. Print it as the smallest
+//! ClusterRole with [`NeededRules::to_cluster_role_yaml`], and keep a manifest honest with
+//! [`OperatorRbac::check_grants`], which fails when the manifest grants less than was needed
+//! (or, asked for exactness, more). Tables call the reconcile function, not the watches that
+//! feed it: add those with [`NeededRules::watch`]. `examples/echo-controller/tests/echo/rbac.rs`
+//! does all three.
+//!
 //! # Snapshots
 //!
 //! A case with `snapshot` set hands what it observed to the table's snapshot sink instead of
@@ -178,6 +201,7 @@ mod kube_reconcile;
 mod normalize;
 mod observe;
 mod owner;
+mod rbac;
 mod reactors;
 mod report;
 mod runner;
@@ -204,7 +228,9 @@ pub use kube_reconcile::{
     KubeController, KubeReconcile, kube_controller, kube_controller_async, kube_reconcile,
 };
 pub use owner::{controller_reference, given_uid, kube_controller_reference};
+pub use rbac::OperatorRbac;
 pub use reactors::{FailureSpec, ReactorSpec};
+pub use recon_core::fake::rbac::{NeededRules, PolicyRule};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
 pub use stub_object_manager::StubObjectManager;

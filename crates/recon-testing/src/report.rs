@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use recon_core::fake::rbac::NeededRules;
+
 use crate::compare::Mismatch;
 use crate::diff::{paint, use_color};
 
@@ -33,6 +35,10 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
     /// How many cases are focused (a focused table never passes: focus is for local work).
     pub focused: usize,
+    /// The RBAC rules the code under test needed across the cases that ran: every request it
+    /// sent, allowed or not (print it with [`NeededRules::to_cluster_role_yaml`], compare it
+    /// with a manifest with [`OperatorRbac::check_grants`](crate::OperatorRbac::check_grants)).
+    pub needed: NeededRules,
 }
 
 impl Report {

@@ -10,6 +10,7 @@ use futures::FutureExt;
 use jiff::Timestamp;
 use recon_core::Outcome;
 use recon_core::admission::AdmissionRequest;
+use recon_core::fake::rbac::NeededRules;
 use serde_json::Value;
 
 use crate::admission;
@@ -20,6 +21,7 @@ use crate::error_spec::ObservedError;
 use crate::expect::{ErrorSignal, Expectations, OutcomeSpec};
 use crate::normalize::as_written;
 use crate::observe::observe;
+use crate::rbac::{OperatorRbac, first_forbidden};
 use crate::report::{CaseReport, CaseStatus, Report};
 
 /// The request time of cases that do not set one.
@@ -295,6 +297,8 @@ pub(crate) struct Table<'a> {
     /// [`RootReconciler::RECONCILES_EXISTING`](crate::RootReconciler::RECONCILES_EXISTING)).
     pub(crate) request_names_object: bool,
     pub(crate) crds: &'a [Value],
+    /// The service account and RBAC the code under test runs under, if any.
+    pub(crate) rbac: Option<&'a OperatorRbac>,
     pub(crate) cases: &'a [TestCase],
     pub(crate) sink: Option<&'a SnapshotSink>,
 }
@@ -311,10 +315,11 @@ impl Table<'_> {
         let mut report = Report {
             cases: Vec::new(),
             focused,
+            needed: NeededRules::default(),
         };
         let mut observed = Vec::new();
         let mut names = BTreeSet::new();
-        let templates = Templates::new(self.crds);
+        let templates = Templates::new(self.crds, self.rbac);
         for case in self.cases {
             let left_out = case.skip || (focused > 0 && !case.focus);
             let (status, seen) = if !names.insert(case.name.as_str()) {
@@ -323,7 +328,10 @@ impl Table<'_> {
             } else if left_out {
                 (CaseStatus::Skipped, None)
             } else {
-                self.run_case(&templates, case, &exec, Reuse::No).await
+                let (status, seen, needed) =
+                    self.run_case(&templates, case, &exec, Reuse::No).await;
+                report.needed.merge(&needed);
+                (status, seen)
             };
             let ran = matches!(status, CaseStatus::Passed | CaseStatus::Failed(_));
             report.cases.push(CaseReport {
@@ -343,9 +351,11 @@ impl Table<'_> {
                     let why = "an additional reconcile cannot be focused; focus its case";
                     CaseStatus::Failed(vec![Mismatch::new("focus", why)])
                 } else {
-                    self.run_case(&templates, additional, &exec, Reuse::Yes)
-                        .await
-                        .0
+                    let (status, _, needed) = self
+                        .run_case(&templates, additional, &exec, Reuse::Yes)
+                        .await;
+                    report.needed.merge(&needed);
+                    status
                 };
                 report.cases.push(CaseReport {
                     name: format!("{} / {}", case.name, additional.name),
@@ -362,7 +372,7 @@ impl Table<'_> {
         case: &TestCase,
         exec: &F,
         reuse: Reuse,
-    ) -> (CaseStatus, Option<Observed>)
+    ) -> (CaseStatus, Option<Observed>, NeededRules)
     where
         F: Fn(TestEnv, &TestCase, Input, Reuse) -> Fut,
         Fut: Future<Output = Executed>,
@@ -373,7 +383,7 @@ impl Table<'_> {
                 .into_iter()
                 .map(|p| Mismatch::new("case", p))
                 .collect();
-            return (CaseStatus::Failed(mismatches), None);
+            return (CaseStatus::Failed(mismatches), None, NeededRules::default());
         }
         let now = case
             .now
@@ -384,6 +394,7 @@ impl Table<'_> {
                 return (
                     CaseStatus::Failed(vec![Mismatch::new("case setup", e)]),
                     None,
+                    NeededRules::default(),
                 );
             }
         };
@@ -395,6 +406,7 @@ impl Table<'_> {
                     return (
                         CaseStatus::Failed(vec![Mismatch::new("resource", e.to_string())]),
                         None,
+                        NeededRules::default(),
                     );
                 }
             },
@@ -403,7 +415,11 @@ impl Table<'_> {
         if let Some(prepare) = &case.hooks.prepare
             && let Err(e) = prepare(&env)
         {
-            return (CaseStatus::Failed(vec![Mismatch::new("prepare", e)]), None);
+            return (
+                CaseStatus::Failed(vec![Mismatch::new("prepare", e)]),
+                None,
+                NeededRules::default(),
+            );
         }
         if self.request_names_object
             && let Some(problem) = request_problem(case, env.server())
@@ -411,6 +427,7 @@ impl Table<'_> {
             return (
                 CaseStatus::Failed(vec![Mismatch::new("request", problem)]),
                 None,
+                NeededRules::default(),
             );
         }
         if self.kind == TableKind::AdmissionWebhook
@@ -426,7 +443,7 @@ impl Table<'_> {
                     {
                         mismatches.push(Mismatch::new("cleanup", e));
                     }
-                    return (CaseStatus::Failed(mismatches), None);
+                    return (CaseStatus::Failed(mismatches), None, NeededRules::default());
                 }
             }
         }
@@ -437,6 +454,11 @@ impl Table<'_> {
         // the reconciler runs with one.
         executed.requeue_on_error |= self.kind == TableKind::SubReconciler;
         let mut seen = observe(&env.default);
+        let requests = env.server().requests();
+        let needed = NeededRules::from_requests(&requests);
+        if self.rbac.is_some() {
+            mismatches.extend(first_forbidden(&requests));
+        }
         match &executed.result {
             Ok(outcome) => seen.result = OutcomeSpec::of(*outcome),
             Err(error) => {
@@ -536,7 +558,7 @@ impl Table<'_> {
             configs,
             rewritable,
         };
-        (status, Some(observed))
+        (status, Some(observed), needed)
     }
 }
 

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::case::TestCase;
 use crate::compare::Mismatch;
 use crate::env::TestEnv;
+use crate::rbac::OperatorRbac;
 use crate::report::{CaseStatus, Report};
 use crate::runner::{
     Built, Executed, Input, Observed, SnapshotSink, Table, TableKind, block_on, overwrite_mode,
@@ -42,6 +43,8 @@ struct Common {
     source: Option<LoadedSuite>,
     /// Rewrite the fixture file; `None` follows `RECON_FIXTURES`.
     overwrite: Option<bool>,
+    /// The service account and RBAC the code under test runs under.
+    rbac: Option<OperatorRbac>,
 }
 
 impl Common {
@@ -52,6 +55,7 @@ impl Common {
             Common {
                 crds: loaded.crds.clone(),
                 sink: None,
+                rbac: loaded.rbac.clone(),
                 source: Some(loaded),
                 overwrite: None,
             },
@@ -124,6 +128,16 @@ macro_rules! table_common {
             #[must_use]
             pub fn overwrite_fixtures(mut self, overwrite: bool) -> Self {
                 self.common.overwrite = Some(overwrite);
+                self
+            }
+
+            /// Runs the code under test as `rbac`'s service account: its manifest is stored
+            /// in every case's cluster, the clients the code is given act as the account, and
+            /// a request the RBAC authorizer refuses fails the case, naming the rule that
+            /// would allow it (see [`OperatorRbac`]).
+            #[must_use]
+            pub fn run_as(mut self, rbac: OperatorRbac) -> Self {
+                self.common.rbac = Some(rbac);
                 self
             }
         }
@@ -308,6 +322,7 @@ async fn run_reconciler_cases<T: RootReconciler>(
         kind: TableKind::Reconciler,
         request_names_object: T::RECONCILES_EXISTING,
         crds: &common.crds,
+        rbac: common.rbac.as_ref(),
         cases,
         sink: common.sink.as_ref(),
     };
@@ -437,6 +452,7 @@ where
         kind: TableKind::SubReconciler,
         request_names_object: false,
         crds: &common.crds,
+        rbac: common.rbac.as_ref(),
         cases,
         sink: common.sink.as_ref(),
     };
@@ -642,6 +658,7 @@ async fn run_admission_cases<H: AdmissionHandler>(
         kind: TableKind::AdmissionWebhook,
         request_names_object: false,
         crds: &common.crds,
+        rbac: common.rbac.as_ref(),
         cases,
         sink: common.sink.as_ref(),
     };

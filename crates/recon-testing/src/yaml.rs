@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::case::TestCase;
 use crate::normalize::as_written;
+use crate::rbac::OperatorRbac;
 use crate::runner::Observed;
 
 /// A fixture file that could not be read or used.
@@ -47,13 +48,27 @@ pub(crate) enum CrdSource {
 pub(crate) struct SuiteFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) crds: Vec<CrdSource>,
+    /// The service account and RBAC manifests the code under test runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) run_as: Option<RunAs>,
     pub(crate) cases: Vec<TestCase>,
+}
+
+/// A suite's `runAs`: `serviceAccount: namespace/name` and the RBAC manifests granting it its
+/// rights (paths relative to the suite file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct RunAs {
+    pub(crate) service_account: String,
+    #[serde(default)]
+    pub(crate) rbac: Vec<String>,
 }
 
 /// A suite read from a file: its cases, its CRD manifests, and where it came from.
 pub(crate) struct LoadedSuite {
     pub(crate) file: SuiteFile,
     pub(crate) crds: Vec<Value>,
+    pub(crate) rbac: Option<OperatorRbac>,
     pub(crate) path: PathBuf,
 }
 
@@ -123,11 +138,41 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSuite, FixtureError> {
         }
     }
     check_names(path, &file.cases)?;
+    let rbac = match &file.run_as {
+        Some(run_as) => Some(load_rbac(path, run_as)?),
+        None => None,
+    };
     Ok(LoadedSuite {
         file,
         crds,
+        rbac,
         path: path.to_owned(),
     })
+}
+
+/// The account and manifests a suite's `runAs` names.
+fn load_rbac(path: &Path, run_as: &RunAs) -> Result<OperatorRbac, FixtureError> {
+    let (namespace, name) = run_as
+        .service_account
+        .split_once('/')
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'))
+        .ok_or_else(|| {
+            FixtureError::new(
+                path,
+                format!(
+                    "runAs.serviceAccount: {:?} is not `namespace/name`",
+                    run_as.service_account
+                ),
+            )
+        })?;
+    let mut rbac = OperatorRbac::service_account(namespace, name);
+    for (i, relative) in run_as.rbac.iter().enumerate() {
+        let manifest = path.parent().unwrap_or(Path::new(".")).join(relative);
+        rbac = rbac
+            .manifest_yaml_file(&manifest)
+            .map_err(|e| FixtureError::new(path, format!("runAs.rbac[{i}]: {e}")))?;
+    }
+    Ok(rbac)
 }
 
 /// Reads a CRD file. While fixtures are regenerated (`wait`), a missing one may be a generated

@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 use recon_apimachinery::{go_quote, go_quote_list};
 use serde_json::Value;
 
-use super::rbac::{self, GROUP, PolicyRule, RoleReader};
+use super::rbac::{self, GROUP, RoleReader};
 use super::{Attributes, Target};
+use crate::rbac::{PolicyRule, compact, uncovered};
 use crate::request::call::Call;
 use crate::state::State;
 use crate::storage::stored::object_key;
@@ -63,7 +64,7 @@ impl State {
             request_resource: plural,
         };
         if is_role {
-            let rules = rbac::policy_rules(new.get("rules"));
+            let rules = PolicyRule::list(new.get("rules"));
             self.confirm_held(call.user, namespace, reader, &rules)
                 .map_err(|why| forbidden(&why))?;
             let aggregates = |role: &Object| {
@@ -172,7 +173,8 @@ impl State {
         if missing.is_empty() {
             return Ok(());
         }
-        let descriptions: BTreeSet<String> = compact(missing).iter().map(compact_string).collect();
+        let descriptions: BTreeSet<String> =
+            compact(missing).iter().map(ToString::to_string).collect();
         let mut message = format!(
             "user {} (groups={}) is attempting to grant RBAC permissions not currently held:\n{}",
             go_quote(&user.username),
@@ -252,254 +254,9 @@ fn without_zero_values(value: &Value) -> Option<Value> {
     }
 }
 
-/// `Covers`: the pieces of `servant` (one verb, group, resource and name, or one verb and
-/// path each) that no rule of `owner` covers, in order.
-fn uncovered(owner: &[PolicyRule], servant: &[PolicyRule]) -> Vec<PolicyRule> {
-    servant
-        .iter()
-        .flat_map(breakdown)
-        .filter(|piece| !owner.iter().any(|rule| rule_covers(rule, piece)))
-        .collect()
-}
-
-/// `BreakdownRule`: a rule as rules of one verb, API group, resource and resource name each,
-/// then one per path and verb.
-fn breakdown(rule: &PolicyRule) -> Vec<PolicyRule> {
-    let one = |s: &String| vec![s.clone()];
-    let mut pieces = Vec::new();
-    for group in &rule.api_groups {
-        for resource in &rule.resources {
-            for verb in &rule.verbs {
-                let piece = PolicyRule {
-                    verbs: one(verb),
-                    api_groups: one(group),
-                    resources: one(resource),
-                    ..PolicyRule::default()
-                };
-                for name in &rule.resource_names {
-                    pieces.push(PolicyRule {
-                        resource_names: one(name),
-                        ..piece.clone()
-                    });
-                }
-                if rule.resource_names.is_empty() {
-                    pieces.push(piece);
-                }
-            }
-        }
-    }
-    for url in &rule.non_resource_urls {
-        for verb in &rule.verbs {
-            pieces.push(PolicyRule {
-                verbs: one(verb),
-                non_resource_urls: one(url),
-                ..PolicyRule::default()
-            });
-        }
-    }
-    pieces
-}
-
-fn has(set: &[String], wanted: &str) -> bool {
-    set.iter().any(|s| s == wanted)
-}
-
-fn has_all(set: &[String], wanted: &[String]) -> bool {
-    wanted.iter().all(|w| has(set, w))
-}
-
-/// `ruleCovers`: whether `owner` covers `piece` (a rule from [`breakdown`]).
-fn rule_covers(owner: &PolicyRule, piece: &PolicyRule) -> bool {
-    let verbs = has(&owner.verbs, "*") || has_all(&owner.verbs, &piece.verbs);
-    let groups = has(&owner.api_groups, "*") || has_all(&owner.api_groups, &piece.api_groups);
-    let resources = resources_cover(&owner.resources, &piece.resources);
-    let urls = piece.non_resource_urls.iter().all(|path| {
-        owner.non_resource_urls.iter().any(|url| {
-            url == path
-                || url
-                    .strip_suffix('*')
-                    .is_some_and(|_| path.starts_with(url.trim_end_matches('*')))
-        })
-    });
-    let names = owner.resource_names.is_empty()
-        || (!piece.resource_names.is_empty()
-            && has_all(&owner.resource_names, &piece.resource_names));
-    verbs && groups && resources && names && urls
-}
-
-/// `resourceCoversAll`: `*`, the resources themselves, or `*/subresource` for a subresource.
-fn resources_cover(owned: &[String], wanted: &[String]) -> bool {
-    if has(owned, "*") || has_all(owned, wanted) {
-        return true;
-    }
-    wanted.iter().all(|path| {
-        has(owned, path)
-            || path
-                .split_once('/')
-                .is_some_and(|(_, sub)| has(owned, &format!("*/{sub}")))
-    })
-}
-
-/// `CompactRules`: the rules of one group, one resource and at most one name that differ only
-/// by verb, merged into one (after the others; the caller sorts their descriptions).
-fn compact(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
-    let mut compacted = Vec::new();
-    let mut simple: Vec<PolicyRule> = Vec::new();
-    for rule in rules {
-        let is_simple = rule.resource_names.len() <= 1
-            && rule.non_resource_urls.is_empty()
-            && rule.api_groups.len() == 1
-            && rule.resources.len() == 1;
-        if !is_simple {
-            compacted.push(rule);
-            continue;
-        }
-        let same = simple.iter_mut().find(|s| {
-            s.api_groups == rule.api_groups
-                && s.resources == rule.resources
-                && s.resource_names == rule.resource_names
-        });
-        match same {
-            Some(existing) => existing.verbs.extend(rule.verbs),
-            None => simple.push(rule),
-        }
-    }
-    compacted.extend(simple);
-    compacted
-}
-
-/// `rbacv1helpers.CompactString`: the rule's non-empty fields, each as Go's `%q` of a list.
-fn compact_string(rule: &PolicyRule) -> String {
-    let parts: Vec<String> = [
-        ("APIGroups", &rule.api_groups),
-        ("Resources", &rule.resources),
-        ("NonResourceURLs", &rule.non_resource_urls),
-        ("ResourceNames", &rule.resource_names),
-        ("Verbs", &rule.verbs),
-    ]
-    .into_iter()
-    .filter(|(_, values)| !values.is_empty())
-    .map(|(field, values)| format!("{field}:{}", go_quote_list(values)))
-    .collect();
-    format!("{{{}}}", parts.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rule(verbs: &[&str], groups: &[&str], resources: &[&str], names: &[&str]) -> PolicyRule {
-        let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
-        PolicyRule {
-            verbs: owned(verbs),
-            api_groups: owned(groups),
-            resources: owned(resources),
-            resource_names: owned(names),
-            non_resource_urls: Vec::new(),
-        }
-    }
-
-    fn url(verbs: &[&str], urls: &[&str]) -> PolicyRule {
-        PolicyRule {
-            verbs: verbs.iter().map(|s| (*s).to_owned()).collect(),
-            non_resource_urls: urls.iter().map(|s| (*s).to_owned()).collect(),
-            ..PolicyRule::default()
-        }
-    }
-
-    // The cases of component-helpers' policy_comparator_test.go, as this port reads them.
-    #[test]
-    fn a_star_verb_or_group_or_resource_covers_everything_of_its_kind() {
-        let owner = [rule(&["*"], &["*"], &["*"], &[])];
-        let servant = [rule(
-            &["get", "delete"],
-            &["", "apps"],
-            &["pods", "deployments/scale"],
-            &["x"],
-        )];
-        assert!(uncovered(&owner, &servant).is_empty());
-    }
-
-    #[test]
-    fn a_named_rule_covers_only_its_names_and_never_the_whole_collection() {
-        let owner = [rule(&["get"], &[""], &["pods"], &["a"])];
-        assert!(uncovered(&owner, &[rule(&["get"], &[""], &["pods"], &["a"])]).is_empty());
-        assert_eq!(
-            uncovered(&owner, &[rule(&["get"], &[""], &["pods"], &["a", "b"])]),
-            [rule(&["get"], &[""], &["pods"], &["b"])]
-        );
-        assert_eq!(
-            uncovered(&owner, &[rule(&["get"], &[""], &["pods"], &[])]),
-            [rule(&["get"], &[""], &["pods"], &[])]
-        );
-    }
-
-    #[test]
-    fn star_slash_subresource_covers_that_subresource_of_any_resource() {
-        let owner = [rule(&["update"], &["apps"], &["*/status"], &[])];
-        assert!(
-            uncovered(
-                &owner,
-                &[rule(&["update"], &["apps"], &["deployments/status"], &[])]
-            )
-            .is_empty()
-        );
-        assert_eq!(
-            uncovered(
-                &owner,
-                &[rule(&["update"], &["apps"], &["deployments"], &[])]
-            )
-            .len(),
-            1
-        );
-    }
-
-    #[test]
-    fn paths_are_covered_exactly_or_by_a_star_suffix() {
-        let owner = [url(&["get"], &["/healthz", "/apis/*"])];
-        assert!(uncovered(&owner, &[url(&["get"], &["/healthz", "/apis/apps"])]).is_empty());
-        assert_eq!(
-            uncovered(&owner, &[url(&["get", "post"], &["/metrics"])]),
-            [url(&["get"], &["/metrics"]), url(&["post"], &["/metrics"])]
-        );
-        // A resource rule never covers a path.
-        assert_eq!(
-            uncovered(
-                &[rule(&["*"], &["*"], &["*"], &[])],
-                &[url(&["get"], &["/metrics"])]
-            )
-            .len(),
-            1
-        );
-    }
-
-    #[test]
-    fn a_rule_without_groups_breaks_down_to_nothing() {
-        assert!(breakdown(&rule(&["get"], &[], &["pods"], &[])).is_empty());
-    }
-
-    #[test]
-    fn missing_pieces_compact_by_resource_and_name_and_print_as_go_does() {
-        let missing = uncovered(
-            &[],
-            &[
-                rule(&["get", "watch"], &[""], &["configmaps", "secrets"], &[]),
-                rule(&["patch"], &["apps"], &["deployments"], &["a", "b"]),
-                url(&["get"], &["/metrics"]),
-            ],
-        );
-        let printed: BTreeSet<String> = compact(missing).iter().map(compact_string).collect();
-        assert_eq!(
-            printed.into_iter().collect::<Vec<_>>(),
-            [
-                r#"{APIGroups:[""], Resources:["configmaps"], Verbs:["get" "watch"]}"#,
-                r#"{APIGroups:[""], Resources:["secrets"], Verbs:["get" "watch"]}"#,
-                r#"{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["a"], Verbs:["patch"]}"#,
-                r#"{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["b"], Verbs:["patch"]}"#,
-                r#"{NonResourceURLs:["/metrics"], Verbs:["get"]}"#,
-            ]
-        );
-    }
 
     #[test]
     fn only_garbage_collector_metadata_changing_is_exempt() {

@@ -27,21 +27,69 @@ pub(crate) struct Attributes {
     pub(crate) target: Target,
 }
 
-/// A request on the API's resources, or on another path of the server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Target {
+/// What a request is on, as kube-apiserver's authorizer reads it from the path
+/// (`RequestInfo`): one of the API's resources, or another path of the server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessTarget {
+    /// A request under `/api` or `/apis` on a resource.
     Resource {
-        /// Empty for a cluster-wide request.
+        /// The namespace; empty for a cluster-wide request.
         namespace: String,
+        /// The API group; empty for the core group.
         group: String,
+        /// The resource's plural (`deployments`).
         resource: String,
+        /// The subresource (`status`), or empty.
         subresource: String,
-        /// Empty for a request on a collection.
+        /// The object's name; empty for a request on a collection (a list or watch of one
+        /// name by a `metadata.name=` field selector has that name).
         name: String,
     },
+    /// A request on any other path (`/version`, `/apis`, `/healthz`).
     NonResource {
+        /// The URL path.
         path: String,
     },
+}
+
+/// What a request asked to do, as kube-apiserver's authorizer saw it, and whether it was
+/// allowed; the request log keeps it for every request ([`crate::RecordedRequest::access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Access {
+    /// The user the request acted as: `admin` for [`crate::ApiServer::client`], or whom it
+    /// impersonated.
+    pub user: String,
+    /// The user's groups.
+    pub groups: Vec<String>,
+    /// The verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete` or
+    /// `deletecollection` on a resource; the method in lower case on another path.
+    pub verb: String,
+    /// What the request is on.
+    pub target: AccessTarget,
+    /// Whether the authorizer allowed it (refused requests are answered 403).
+    pub allowed: bool,
+}
+
+pub(crate) use AccessTarget as Target;
+
+/// A request's attributes and the authorizer's decision on them.
+#[derive(Debug, Clone)]
+pub(crate) struct Checked {
+    pub(crate) attributes: Attributes,
+    pub(crate) decision: Decision,
+}
+
+impl Checked {
+    pub(crate) fn into_access(self) -> Access {
+        Access {
+            user: self.attributes.user.username,
+            groups: self.attributes.user.groups,
+            verb: self.attributes.verb,
+            target: self.attributes.target,
+            allowed: self.decision.allowed,
+        }
+    }
 }
 
 impl Attributes {

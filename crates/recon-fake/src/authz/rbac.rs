@@ -10,6 +10,7 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::{Attributes, Target};
+pub(crate) use crate::rbac::PolicyRule;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::user::UserInfo;
@@ -18,27 +19,7 @@ use crate::wire::object::list_items;
 
 pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
 
-/// A `rbacv1.PolicyRule`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct PolicyRule {
-    pub(crate) verbs: Vec<String>,
-    pub(crate) api_groups: Vec<String>,
-    pub(crate) resources: Vec<String>,
-    pub(crate) resource_names: Vec<String>,
-    pub(crate) non_resource_urls: Vec<String>,
-}
-
 impl PolicyRule {
-    fn from_json(rule: &Value) -> PolicyRule {
-        PolicyRule {
-            verbs: strings(rule, "verbs"),
-            api_groups: strings(rule, "apiGroups"),
-            resources: strings(rule, "resources"),
-            resource_names: strings(rule, "resourceNames"),
-            non_resource_urls: strings(rule, "nonResourceURLs"),
-        }
-    }
-
     /// `RuleAllows`: whether this rule covers the request.
     pub(crate) fn allows(&self, attributes: &Attributes) -> bool {
         if !has_or_wildcard(&self.verbs, &attributes.verb) {
@@ -283,15 +264,7 @@ pub(crate) fn stored_rules(state: &State, plural: &str, key: &str) -> Option<Vec
         .store
         .get(&GroupResource::new(GROUP, plural), key)
         .and_then(|stored| serde_json::from_slice::<Value>(&stored.body).ok())?;
-    Some(policy_rules(role.get("rules")))
-}
-
-/// A role's `rules` list, read.
-pub(crate) fn policy_rules(rules: Option<&Value>) -> Vec<PolicyRule> {
-    list_items(rules)
-        .iter()
-        .map(PolicyRule::from_json)
-        .collect()
+    Some(PolicyRule::of_role(&role))
 }
 
 /// `appliesToUser`: a user by name, a group the user is in, or a service account by its user

@@ -7,6 +7,7 @@ mod conversion_tables;
 mod expectation_refs;
 mod generated_cases;
 mod kube_controller;
+mod rbac;
 mod readme_example;
 mod readme_sync;
 mod reconciler_tables;

@@ -3,5 +3,6 @@
 //! perturbation exploration.
 
 mod explore;
+mod rbac;
 mod readme_sync;
 mod table;
