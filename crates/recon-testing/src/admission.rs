@@ -287,9 +287,10 @@ pub(crate) async fn complete_request(
     serde_json::from_value(Value::Object(request)).map_err(|e| e.to_string())
 }
 
-/// The resource (plural) `server` serves objects of `kind` as, from its discovery.
+/// The resource (plural) `server` serves objects of `kind` as, from its discovery (read by the
+/// harness, not the code under test).
 async fn plural_of(server: &ApiServer, kind: &AdmissionKind) -> Result<String, String> {
-    let client = server.client();
+    let client = server.setup_client();
     let api_version = if kind.group.is_empty() {
         kind.version.clone()
     } else {

@@ -176,7 +176,8 @@
 //! [`OperatorRbac::check_grants`], which fails when the manifest grants less than was needed
 //! (or, asked for exactness, more). Tables call the reconcile function, not the watches that
 //! feed it: add those with [`NeededRules::watch`]. `examples/echo-controller/tests/echo/rbac.rs`
-//! does all three.
+//! does all three. To write a manifest in the first place, run the tests with
+//! `RECON_NEEDED_RBAC=1`: each table prints what it needed.
 //!
 //! # Snapshots
 //!

@@ -8,6 +8,9 @@ use recon_core::fake::rbac::NeededRules;
 use crate::compare::Mismatch;
 use crate::diff::{paint, use_color};
 
+/// The variable that makes [`Report::assert_passed`] print what a table needed.
+const NEEDED_RBAC_VAR: &str = "RECON_NEEDED_RBAC";
+
 /// How one case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CaseStatus {
@@ -96,8 +99,16 @@ impl Report {
     }
 
     /// Panics with the rendered report (coloured on a terminal) unless every case passed.
+    /// With `RECON_NEEDED_RBAC` set, it first prints to stderr what the cases needed, as a
+    /// ClusterRole ([`Report::needed`]).
     #[track_caller]
     pub fn assert_passed(&self) {
+        if std::env::var_os(NEEDED_RBAC_VAR).is_some() {
+            eprintln!(
+                "{NEEDED_RBAC_VAR}: what the cases needed:\n{}",
+                self.needed.to_cluster_role_yaml("needed")
+            );
+        }
         if !self.passed() {
             panic!("{}", self.render(use_color()));
         }

@@ -8,8 +8,8 @@ use kube::CustomResourceExt;
 use prometheus_client::registry::Registry;
 use recon_core::{Outcome, Request};
 use recon_testing::{
-    ErrorSpec, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase,
-    kube_controller_async,
+    ErrorSpec, EventRef, FailureSpec, OperatorRbac, PatchRef, ReactorSpec, ReconcilerTests,
+    TestCase, kube_controller_async,
 };
 use serde_json::{Value, json};
 
@@ -59,6 +59,14 @@ fn defaults() -> Value {
            "data": {"audience": "staff"}})
 }
 
+/// The controller's service account and RBAC manifest (`rbac.yaml`, applied as is on a
+/// cluster).
+fn rbac() -> OperatorRbac {
+    OperatorRbac::service_account("default", "bulletin-controller")
+        .manifest_yaml_file(concat!(env!("CARGO_MANIFEST_DIR"), "/rbac.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn news() -> TestCase {
     TestCase::reconcile(Request::namespaced("default", "news")).given(&defaults())
 }
@@ -68,6 +76,7 @@ fn bulletin_reconcile() {
     let posted = json!({"posted": true, "audience": "staff"});
     ReconcilerTests::new()
         .crd(&Bulletin::crd())
+        .run_as(rbac())
         .case(
             "a new bulletin is applied without force for the default audience, then recorded",
             news()

@@ -276,3 +276,10 @@ pub fn hello_status(deployment_available: bool) -> Value {
     }
     status
 }
+
+/// The operator's service account and RBAC manifest (`rbac.yaml`, applied as is on a cluster).
+pub fn rbac() -> recon_testing::OperatorRbac {
+    recon_testing::OperatorRbac::service_account("default", "function-operator")
+        .manifest_yaml_file(concat!(env!("CARGO_MANIFEST_DIR"), "/rbac.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+}

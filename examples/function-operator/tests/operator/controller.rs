@@ -19,6 +19,9 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use recon_core::fake::ApiServer;
 use recon_core::{Config, EventLog, ResourceReconciler, Trigger};
+use recon_testing::NeededRules;
+
+use crate::common;
 use serde_json::json;
 
 /// How many times a wait polls before giving up (10 ms apart).
@@ -82,7 +85,14 @@ fn new_function(name: &str) -> Function {
 async fn the_controller_keeps_a_functions_children_and_status() {
     let server = ApiServer::new();
     server.install_crd(&crd()).await.unwrap();
-    let client = server.client();
+    // The operator runs as its service account, under the manifest a cluster install applies;
+    // the test acts as the cluster's user.
+    let rbac = common::rbac();
+    for object in rbac.objects() {
+        server.seed(object).unwrap();
+    }
+    let client = server.client_as(rbac.identity());
+    let user = server.setup_client();
     let events = EventLog::default();
     let reconciler =
         reconciler(Config::new(client.clone(), "function-operator").with_recorder(events.clone()));
@@ -114,9 +124,9 @@ async fn the_controller_keeps_a_functions_children_and_status() {
         .for_each(|_| async {});
     let running = tokio::spawn(controller);
 
-    let functions: Api<Function> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let functions: Api<Function> = Api::namespaced(user.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(user.clone(), "default");
+    let services: Api<Service> = Api::namespaced(user.clone(), "default");
     functions
         .create(&PostParams::default(), &new_function("hello"))
         .await
@@ -249,4 +259,15 @@ async fn the_controller_keeps_a_functions_children_and_status() {
     .await;
 
     running.abort();
+    // Nothing the operator sent was refused, and its manifest grants what it needed.
+    let requests = server.requests();
+    let refused: Vec<_> = requests
+        .iter()
+        .filter(|r| r.access.as_ref().is_some_and(|a| !a.allowed))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(refused.is_empty(), "refused: {refused:?}");
+    let needed = NeededRules::from_requests(&requests);
+    rbac.check_grants(&needed, false)
+        .unwrap_or_else(|e| panic!("{e}"));
 }

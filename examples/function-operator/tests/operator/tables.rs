@@ -79,6 +79,7 @@ fn terminating(spec: Value) -> Value {
 fn function_reconciler() {
     ReconcilerTests::new()
         .crd(&Function::crd())
+        .run_as(rbac())
         .snapshots(recon_testing::snapshot!())
         .case(
             "a new function creates its children and reports the deployment progressing",

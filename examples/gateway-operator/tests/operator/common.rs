@@ -103,3 +103,10 @@ pub fn ready(hash: &str) -> Value {
                condition("Ready", "True", "Ready", ""),
                condition("SettingsResolved", "True", "Resolved", "")]})
 }
+
+/// The operator's service account and RBAC manifest (`rbac.yaml`, applied as is on a cluster).
+pub fn rbac() -> recon_testing::OperatorRbac {
+    recon_testing::OperatorRbac::service_account("default", "gateway-operator")
+        .manifest_yaml_file(concat!(env!("CARGO_MANIFEST_DIR"), "/rbac.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+}

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{HASH_V1, HASH_V2};
+use crate::common::{HASH_V1, HASH_V2, rbac};
 use futures::StreamExt;
 use gateway_operator::{Gateway, GatewaySpec, SETTINGS_HASH_ANNOTATION, crd, reconciler};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -21,6 +21,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use recon_core::fake::ApiServer;
 use recon_core::{Config, EventLog, ResourceReconciler};
+use recon_testing::NeededRules;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -53,7 +54,12 @@ impl Cluster {
     async fn start() -> Cluster {
         let server = ApiServer::new();
         server.install_crd(&crd()).await.unwrap();
-        let client = server.client();
+        // The operator runs as its service account, under the manifest a cluster install
+        // applies; the test acts as the cluster's user.
+        for object in rbac().objects() {
+            server.seed(object).unwrap();
+        }
+        let client = server.client_as(rbac().identity());
         let reconciler = reconciler(
             Config::new(client.clone(), "gateway-operator").with_recorder(EventLog::default()),
         );
@@ -72,15 +78,29 @@ impl Cluster {
     }
 
     fn gateways(&self) -> Api<Gateway> {
-        Api::namespaced(self.server.client(), "default")
+        Api::namespaced(self.server.setup_client(), "default")
     }
 
     fn config_maps(&self) -> Api<ConfigMap> {
-        Api::namespaced(self.server.client(), "default")
+        Api::namespaced(self.server.setup_client(), "default")
     }
 
     fn deployments(&self) -> Api<Deployment> {
-        Api::namespaced(self.server.client(), "default")
+        Api::namespaced(self.server.setup_client(), "default")
+    }
+
+    /// Nothing the operator sent was refused, and its manifest grants what it needed.
+    fn check_rbac(&self) {
+        let requests = self.server.requests();
+        let refused: Vec<_> = requests
+            .iter()
+            .filter(|r| r.access.as_ref().is_some_and(|a| !a.allowed))
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        assert!(refused.is_empty(), "refused: {refused:?}");
+        rbac()
+            .check_grants(&NeededRules::from_requests(&requests), false)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     async fn create_gateway(&self) {
@@ -228,6 +248,7 @@ async fn editing_the_settings_config_map_rolls_the_deployment() {
         gateway.metadata.generation,
         "the ConfigMap edit did not touch the Gateway's spec"
     );
+    cluster.check_rbac();
 }
 
 #[tokio::test(start_paused = true)]
@@ -274,4 +295,5 @@ async fn a_gateway_created_before_its_config_map_becomes_ready_once_it_exists() 
         "the Deployment was not written"
     );
     assert_eq!(template_hash(&after).as_deref(), Some(HASH_V1));
+    cluster.check_rbac();
 }

@@ -70,6 +70,7 @@ fn gateway_reconciler() {
     let not_found = "ConfigMap \"edge-settings\" not found";
     ReconcilerTests::new()
         .crd(&Gateway::crd())
+        .run_as(rbac())
         .case(
             "a new gateway with its settings gets its deployment, carrying the settings hash",
             settings_tracked(
@@ -260,6 +261,7 @@ fn snapshots() {
         json!({"app.kubernetes.io/instance": "canary", "team": "edge"});
     ReconcilerTests::new()
         .crd(&Gateway::crd())
+        .run_as(rbac())
         .snapshots(recon_testing::snapshot!())
         .case(
             "a gateway with every setting, its own image and three replicas",
