@@ -122,7 +122,7 @@ const PROBE: Duration = Duration::from_secs(15);
 
 /// A client for `cluster`, once the cluster has answered. The error names the kubeconfig and the
 /// server, says why, and points to the in-memory run.
-pub async fn connect(cluster: &Cluster) -> Result<kube::Client, String> {
+pub async fn connect(cluster: &Cluster) -> Result<(kube::Client, kube::Config), String> {
     let hint = "To run the demo without a cluster, leave out --cluster and --kubeconfig: it then \
                 uses the embedded in-memory API server.";
     connect_to(cluster)
@@ -130,7 +130,7 @@ pub async fn connect(cluster: &Cluster) -> Result<kube::Client, String> {
         .map_err(|e| format!("{e}\n{hint}"))
 }
 
-async fn connect_to(cluster: &Cluster) -> Result<kube::Client, String> {
+async fn connect_to(cluster: &Cluster) -> Result<(kube::Client, kube::Config), String> {
     let (config, source) = match cluster {
         Cluster::Kubeconfig(path) => {
             let source = format!("the kubeconfig {}", path.display());
@@ -151,14 +151,14 @@ async fn connect_to(cluster: &Cluster) -> Result<kube::Client, String> {
         }
     };
     let url = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).map_err(|e| {
+    let client = kube::Client::try_from(config.clone()).map_err(|e| {
         format!(
             "cannot make a client for {url} (from {source}): {}",
             cause(&e)
         )
     })?;
     match tokio::time::timeout(PROBE, client.apiserver_version()).await {
-        Ok(Ok(_)) => Ok(client),
+        Ok(Ok(_)) => Ok((client, config)),
         Ok(Err(e)) => Err(format!(
             "cannot reach the cluster at {url} (from {source}): {}",
             cause(&e)

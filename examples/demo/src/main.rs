@@ -41,7 +41,7 @@ async fn main() -> ExitCode {
     let target = match &cluster {
         None => Target::in_memory(),
         Some(cluster) => match cli::connect(cluster).await {
-            Ok(client) => Target::Cluster(client),
+            Ok((client, config)) => Target::Cluster(client, Box::new(config)),
             Err(message) => {
                 eprintln!("recon-demo: {message}");
                 return ExitCode::FAILURE;

@@ -70,23 +70,27 @@ pub async fn run(target: &Target) -> Result<Summary, DemoError> {
     demo.end_step("install the CRDs and the namespace");
 
     demo.announce("start the operators under kube's Controller");
-    let client = target.client();
+    // Each runs as its service account, with the rights its own RBAC manifest grants.
     let function_controller = operators::start(
         Operator::new(OPERATORS[0], &demo.activity),
         function_operator::reconciler,
-        &client,
+        &target
+            .operator_client(function_operator::RBAC_MANIFEST)
+            .await?,
         NAMESPACE,
         stopping.clone(),
     );
     let gateway_controller = operators::start(
         Operator::new(OPERATORS[1], &demo.activity),
         gateway_operator::reconciler,
-        &client,
+        &target
+            .operator_client(gateway_operator::RBAC_MANIFEST)
+            .await?,
         NAMESPACE,
         stopping.clone(),
     );
     let kubelet = match target {
-        Target::Cluster(client) if kubelet::has_no_nodes(client).await => {
+        Target::Cluster(client, _) if kubelet::has_no_nodes(client).await => {
             demo.output
                 .note("the cluster has no nodes: the demo plays the kubelet for its Pods");
             Some(kubelet::spawn(

@@ -2,9 +2,10 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
-use recon_core::fake::ApiServer;
+use recon_core::fake::{ApiServer, Identity};
+use serde_json::Value;
 
 use crate::{DemoError, WAIT};
 
@@ -13,8 +14,8 @@ pub enum Target {
     /// recon's in-memory API server: no cluster needed. The demo also plays the controllers a
     /// cluster would run (garbage collection, a Deployment becoming available).
     InMemory(ApiServer),
-    /// A real cluster, through this client.
-    Cluster(kube::Client),
+    /// A real cluster, through this client, made from this configuration.
+    Cluster(kube::Client, Box<kube::Config>),
 }
 
 impl Target {
@@ -27,7 +28,62 @@ impl Target {
     pub fn client(&self) -> kube::Client {
         match self {
             Target::InMemory(server) => server.client(),
-            Target::Cluster(client) => client.clone(),
+            Target::Cluster(client, _) => client.clone(),
+        }
+    }
+
+    /// A client acting as the service account of an operator's RBAC `manifest` (YAML
+    /// documents: the ServiceAccount, its roles and bindings), once the manifest is in place:
+    /// stored in memory, applied on a cluster (whose user must be allowed to impersonate it).
+    /// The operator then gets exactly the rights its manifest grants, there as in its tests.
+    pub(crate) async fn operator_client(&self, manifest: &str) -> Result<kube::Client, DemoError> {
+        let step = "installing an operator's RBAC manifest";
+        let objects: Vec<Value> =
+            serde_saphyr::from_multiple(manifest).map_err(|e| DemoError::Wait {
+                what: step.to_owned(),
+                message: e.to_string(),
+            })?;
+        let account = objects
+            .iter()
+            .find(|o| o["kind"] == "ServiceAccount")
+            .and_then(|o| {
+                let meta = &o["metadata"];
+                Some((meta["namespace"].as_str()?, meta["name"].as_str()?))
+            })
+            .ok_or_else(|| DemoError::Wait {
+                what: step.to_owned(),
+                message: "the manifest has no ServiceAccount with a namespace".to_owned(),
+            })?;
+        match self {
+            Target::InMemory(server) => {
+                for object in &objects {
+                    server.seed(object).map_err(|e| DemoError::Wait {
+                        what: step.to_owned(),
+                        message: e.to_string(),
+                    })?;
+                }
+                Ok(server.client_as(Identity::service_account(account.0, account.1)))
+            }
+            Target::Cluster(client, config) => {
+                let params = PatchParams::apply("recon-demo").force();
+                for object in &objects {
+                    let api = manifest_api(client, object).ok_or_else(|| DemoError::Wait {
+                        what: step.to_owned(),
+                        message: format!("cannot apply a {} from it", object["kind"]),
+                    })?;
+                    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                    api.patch(name, &params, &Patch::Apply(object))
+                        .await
+                        .map_err(|source| DemoError::kube(step, source))?;
+                }
+                let mut config = (**config).clone();
+                config.auth_info.impersonate =
+                    Some(format!("system:serviceaccount:{}:{}", account.0, account.1));
+                kube::Client::try_from(config).map_err(|e| DemoError::Wait {
+                    what: "a client acting as the operator's service account".to_owned(),
+                    message: e.to_string(),
+                })
+            }
         }
     }
 
@@ -36,7 +92,7 @@ impl Target {
     pub fn user_client(&self) -> kube::Client {
         match self {
             Target::InMemory(server) => server.setup_client(),
-            Target::Cluster(client) => client.clone(),
+            Target::Cluster(client, _) => client.clone(),
         }
     }
 
@@ -44,7 +100,7 @@ impl Target {
     pub(crate) fn server(&self) -> Option<&ApiServer> {
         match self {
             Target::InMemory(server) => Some(server),
-            Target::Cluster(_) => None,
+            Target::Cluster(..) => None,
         }
     }
 
@@ -77,4 +133,23 @@ impl Target {
             })?;
         Ok(())
     }
+}
+
+/// The API of an object of an RBAC manifest: a ServiceAccount, or an RBAC kind.
+fn manifest_api(client: &kube::Client, object: &Value) -> Option<Api<DynamicObject>> {
+    let (group, version, plural) = match object["kind"].as_str()? {
+        "ServiceAccount" => ("", "v1", "serviceaccounts"),
+        "Role" => ("rbac.authorization.k8s.io", "v1", "roles"),
+        "ClusterRole" => ("rbac.authorization.k8s.io", "v1", "clusterroles"),
+        "RoleBinding" => ("rbac.authorization.k8s.io", "v1", "rolebindings"),
+        "ClusterRoleBinding" => ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+        _ => return None,
+    };
+    let kind = object["kind"].as_str()?;
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    Some(match object["metadata"]["namespace"].as_str() {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    })
 }

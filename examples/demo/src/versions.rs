@@ -53,7 +53,7 @@ pub async fn run(target: &Target) -> Result<Views, DemoError> {
             );
             None
         }
-        Target::Cluster(_) => {
+        Target::Cluster(..) => {
             let certificate = SelfSignedCertificate::generate(&["127.0.0.1"])
                 .map_err(|e| failed("the conversion webhook's certificate", e))?;
             let tls = certificate

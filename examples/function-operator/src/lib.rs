@@ -213,6 +213,11 @@ pub struct FunctionStatus {
 
 impl_conditioned_status!(FunctionStatus, CONDITIONS);
 
+/// The operator's RBAC manifest (`rbac.yaml`): its service account `default/function-operator`, the
+/// ClusterRole of what it may do and the binding between them, as YAML documents. Its tests
+/// run under it; the demo applies it and runs the operator as that account.
+pub const RBAC_MANIFEST: &str = include_str!("../rbac.yaml");
+
 /// The Function CRD, as `#[derive(CustomResource)]` generates it.
 pub fn crd() -> CustomResourceDefinition {
     Function::crd()

@@ -175,6 +175,11 @@ impl_conditioned_status!(GatewayStatus, GATEWAY_CONDITIONS);
 /// The settings resolved in this reconcile, for the Deployment step.
 const SETTINGS: Stasher<Settings> = Stasher::new("gateway-settings");
 
+/// The operator's RBAC manifest (`rbac.yaml`): its service account `default/gateway-operator`, the
+/// ClusterRole of what it may do and the binding between them, as YAML documents. Its tests
+/// run under it; the demo applies it and runs the operator as that account.
+pub const RBAC_MANIFEST: &str = include_str!("../rbac.yaml");
+
 /// The Gateway CRD, with the status subresource.
 pub fn crd() -> CustomResourceDefinition {
     Gateway::crd()
