@@ -418,6 +418,9 @@ fn before_update(
             errors.extend(validate_namespace_finalizer_names(&new));
         }
     }
+    if !rt.custom && endpoint == Endpoint::Main {
+        warnings = validation::warnings(&rt.group, &rt.kind, &new);
+    }
     if !errors.is_empty() {
         let kind = if rt.custom {
             GroupKind::new(rt.group.clone(), meta_kind(&new, &rt.kind))

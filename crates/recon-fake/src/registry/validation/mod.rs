@@ -23,7 +23,10 @@
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
 //!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes; [`volume_attachment`]:
-//!   VolumeAttachments.
+//!   VolumeAttachments;
+//! - [`resource_claims`]: resource.k8s.io's ResourceClaims and ResourceClaimTemplates (and the
+//!   device requests, selectors and configurations the others share); [`device_class`]:
+//!   DeviceClasses; [`resource_slice`]: ResourceSlices.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -35,6 +38,7 @@ mod cluster;
 mod controller_revision;
 mod core;
 mod csi;
+mod device_class;
 mod endpoints;
 mod job;
 mod networking_ips;
@@ -48,6 +52,8 @@ mod probe_handlers;
 mod quota;
 mod read;
 mod replication_controller;
+mod resource_claims;
+mod resource_slice;
 mod service_addresses;
 mod storage;
 mod user_namespaces;
@@ -80,6 +86,9 @@ enum Family {
     Storage,
     Csi,
     VolumeAttachment,
+    ResourceClaims,
+    DeviceClass,
+    ResourceSlice,
 }
 
 impl Family {
@@ -114,6 +123,15 @@ impl Family {
         if volume_attachment::handles(group, kind) {
             return Family::VolumeAttachment;
         }
+        if resource_claims::handles(group, kind) {
+            return Family::ResourceClaims;
+        }
+        if device_class::handles(group, kind) {
+            return Family::DeviceClass;
+        }
+        if resource_slice::handles(group, kind) {
+            return Family::ResourceSlice;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -140,6 +158,9 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Storage => storage::validate_create(kind, obj),
         Family::Csi => csi::validate_create(kind, obj),
         Family::VolumeAttachment => volume_attachment::validate(obj),
+        Family::ResourceClaims => resource_claims::validate_create(kind, obj),
+        Family::DeviceClass => device_class::validate_create(obj),
+        Family::ResourceSlice => resource_slice::validate_create(obj),
     }
 }
 
@@ -165,6 +186,9 @@ pub(crate) fn validate_update(
         Family::Storage => storage::validate_update(kind, new, old),
         Family::Csi => csi::validate_update(kind, new, old),
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        Family::ResourceClaims => resource_claims::validate_update(kind, new, old),
+        Family::DeviceClass => device_class::validate_update(new, old),
+        Family::ResourceSlice => resource_slice::validate_update(new, old),
     }
 }
 
@@ -189,6 +213,18 @@ pub(crate) fn validate_status_update(
         Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
         // The status strategy runs the update's validation.
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        // ResourceClaims are the only kind of these with a status.
+        Family::ResourceClaims => resource_claims::validate_status_update(new, old),
+        Family::DeviceClass | Family::ResourceSlice => Vec::new(),
+    }
+}
+
+/// The strategy's `WarningsOnCreate` and `WarningsOnUpdate` (the same for every kind that has
+/// any here): a ResourceSlice's upper-case driver name.
+pub(crate) fn warnings(group: &str, kind: &str, obj: &Object) -> Vec<String> {
+    match Family::of(group, kind) {
+        Family::ResourceSlice => resource_slice::warnings(obj),
+        _ => Vec::new(),
     }
 }
 
@@ -232,6 +268,17 @@ pub(crate) fn validate_update_placing_meta(
             let mut errors = meta;
             errors.extend(certificates::validate_update(new, old, subresource));
             errors.extend(meta_update);
+            Some(errors)
+        }
+        // The template strategy's ValidateUpdate: ValidateResourceClaimTemplate (metadata,
+        // then the template), then ValidateResourceClaimTemplateUpdate (metadata update, then
+        // the spec as before).
+        ("resource.k8s.io", "ResourceClaimTemplate", None) => {
+            let (meta, meta_update) = meta();
+            let mut errors = meta;
+            errors.extend(resource_claims::validate_create(kind, new));
+            errors.extend(meta_update);
+            errors.extend(resource_claims::immutable_template_spec(new, old));
             Some(errors)
         }
         _ => None,
