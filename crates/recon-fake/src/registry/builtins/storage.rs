@@ -1,6 +1,8 @@
 //! storage.k8s.io/v1 (classes, CSI drivers and nodes, capacities, attachments) and
 //! resource.k8s.io/v1, dynamic resource allocation (`pkg/registry/<group>/<resource>`).
 
+use serde_json::{Map, Value};
+
 use super::{builtin, reset, with_status};
 use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
 
@@ -54,9 +56,39 @@ pub(super) fn types() -> Vec<ResourceType> {
         generation(resource("DeviceClass", "deviceclasses", false)),
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            // `resourceclaimStrategy.PrepareForCreate`: the status starts as its zero value.
+            hooks: TypeHooks {
+                prepare_create: Some(|obj| {
+                    obj.insert("status".into(), serde_json::json!({}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(resource("ResourceClaim", "resourceclaims", true))
         },
         resource("ResourceClaimTemplate", "resourceclaimtemplates", true),
-        generation(resource("ResourceSlice", "resourceslices", false)),
+        ResourceType {
+            hooks: TypeHooks {
+                stamp: Some(stamp_taint_times),
+                ..TypeHooks::default()
+            },
+            ..generation(resource("ResourceSlice", "resourceslices", false))
+        },
     ]
+}
+
+/// `SetDefaults_DeviceTaint` (`pkg/apis/resource/v1/defaults.go`): a device taint without
+/// `timeAdded` was added now (the decoder's clock, whole seconds).
+fn stamp_taint_times(obj: &mut Map<String, Value>, _old: Option<&Map<String, Value>>, now: &Value) {
+    let devices = obj
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("devices"))
+        .and_then(Value::as_array_mut);
+    for device in devices.into_iter().flatten() {
+        let taints = device.get_mut("taints").and_then(Value::as_array_mut);
+        for taint in taints.into_iter().flatten().filter_map(Value::as_object_mut) {
+            if taint.get("timeAdded").is_none_or(Value::is_null) {
+                taint.insert("timeAdded".into(), now.clone());
+            }
+        }
+    }
 }

@@ -8,8 +8,11 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::types::{ObjType, Type};
+use super::types::{ANY, ObjType, Type};
 use super::{check, stack, syntax};
+
+/// The parser's error for an empty expression.
+const EMPTY_SOURCE: &str = "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
 
 /// The `device` variable's type, with `DRAConsumableCapacity` (on by default in 1.36).
 fn device_type() -> Type {
@@ -17,9 +20,11 @@ fn device_type() -> Type {
     let fields = BTreeMap::from([
         ("allowMultipleAllocations".to_owned(), Type::Bool),
         ("driver".to_owned(), Type::String),
-        // Attribute values are `any` (`google.protobuf.Any`), which the checker treats as
-        // `dyn`.
-        ("attributes".to_owned(), by_domain_and_id(Type::Dyn)),
+        // Attribute values are `any`: `google.protobuf.Any`, which the checker takes as `dyn`.
+        (
+            "attributes".to_owned(),
+            by_domain_and_id(Type::Opaque(ANY, Vec::new())),
+        ),
         (
             "capacity".to_owned(),
             by_domain_and_id(Type::Opaque("kubernetes.Quantity", Vec::new())),
@@ -41,6 +46,11 @@ pub(crate) fn device_selector_error(expression: &str) -> Option<String> {
 }
 
 fn compile(expression: &str) -> Option<String> {
+    if expression.is_empty() {
+        // cel-go places the end of an empty source at column -1 (printed as 0) and has no
+        // line to quote.
+        return Some(format!("compilation failed: ERROR: <input>:1:0: {EMPTY_SOURCE}"));
+    }
     let mut expr = match syntax::parse(expression) {
         Ok(expr) => expr,
         Err(issues) => return Some(format!("compilation failed: {issues}")),
@@ -52,10 +62,11 @@ fn compile(expression: &str) -> Option<String> {
             syntax::render_issues(expression, &checked.issues)
         ));
     }
-    // `ast.OutputType()` must be `bool` or `google.protobuf.Any` (an attribute's value), which
-    // this checker types as `dyn`.
+    // `ast.OutputType()` must be `bool` or `google.protobuf.Any` (an attribute's value; `dyn`
+    // only with the alpha `DRAListTypeAttributes`).
     match checked.ty {
-        Type::Bool | Type::Dyn => None,
+        Type::Bool => None,
+        Type::Opaque(ANY, ref params) if params.is_empty() => None,
         ty => Some(format!(
             "must evaluate to bool or the unknown type, not {ty}"
         )),
@@ -74,6 +85,7 @@ mod tests {
             r#"device.capacity["dra.example.com"].memory.compareTo(quantity("1Gi")) >= 0"#,
             "device.allowMultipleAllocations",
             r#"device.attributes["dra.example.com"]["model"]"#,
+            r#"device.attributes["dra.example.com"].model.startsWith("a")"#,
         ] {
             assert_eq!(device_selector_error(ok), None, "{ok}");
         }
@@ -94,6 +106,14 @@ mod tests {
         assert_eq!(
             device_selector_error("1").as_deref(),
             Some("must evaluate to bool or the unknown type, not int")
+        );
+        assert_eq!(
+            device_selector_error(r#"device.attributes["a"]"#).as_deref(),
+            Some("must evaluate to bool or the unknown type, not map(string, google.protobuf.Any)")
+        );
+        assert_eq!(
+            device_selector_error("dyn(1)").as_deref(),
+            Some("must evaluate to bool or the unknown type, not dyn")
         );
         assert!(
             device_selector_error("device.driver ==")
