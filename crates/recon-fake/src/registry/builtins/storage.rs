@@ -4,7 +4,9 @@
 use serde_json::{Map, Value};
 
 use super::{builtin, reset, with_status};
-use crate::registry::resource::{FieldLabels, GenerationRule, ResourceType, TypeHooks};
+use crate::registry::resource::{
+    FieldLabels, GenerationRule, ResourceType, TypeHooks, UnsupportedField,
+};
 
 pub(super) fn types() -> Vec<ResourceType> {
     // The storages of these two groups answer a delete with the object (but capacities').
@@ -70,6 +72,18 @@ pub(super) fn types() -> Vec<ResourceType> {
             hooks: TypeHooks {
                 stamp: Some(stamp_taint_times),
                 ..TypeHooks::default()
+            },
+            // pkg/apis/resource/v1/conversion.go: a slice is selected by its node and driver,
+            // not by a namespace.
+            field_labels: FieldLabels {
+                no_namespace: true,
+                unsupported: UnsupportedField::NotSupportedFor(
+                    "resource.k8s.io/v1, Kind=ResourceSlice",
+                ),
+                ..FieldLabels::with(&[
+                    ("spec.nodeName", &["spec", "nodeName"]),
+                    ("spec.driver", &["spec", "driver"]),
+                ])
             },
             ..generation(resource("ResourceSlice", "resourceslices", false))
         },
