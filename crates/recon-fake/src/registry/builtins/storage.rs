@@ -99,7 +99,11 @@ fn stamp_taint_times(obj: &mut Map<String, Value>, _old: Option<&Map<String, Val
         .and_then(Value::as_array_mut);
     for device in devices.into_iter().flatten() {
         let taints = device.get_mut("taints").and_then(Value::as_array_mut);
-        for taint in taints.into_iter().flatten().filter_map(Value::as_object_mut) {
+        for taint in taints
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
             if taint.get("timeAdded").is_none_or(Value::is_null) {
                 taint.insert("timeAdded".into(), now.clone());
             }

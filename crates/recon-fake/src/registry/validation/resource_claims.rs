@@ -92,9 +92,14 @@ pub(super) fn validate_update(kind: &str, new: &Object, old: &Object) -> Vec<Fie
         errors.extend(immutable_template_spec(new, old));
         return errors;
     }
-    immutable("dra.ResourceClaimSpec", new.get("spec"), old.get("spec"), "spec")
-        .into_iter()
-        .collect()
+    immutable(
+        "dra.ResourceClaimSpec",
+        new.get("spec"),
+        old.get("spec"),
+        "spec",
+    )
+    .into_iter()
+    .collect()
 }
 
 /// A template's spec as before (`ValidateResourceClaimTemplateUpdate` after the metadata).
@@ -143,7 +148,9 @@ pub(super) fn validate_status_update(new: &Object, old: &Object) -> Vec<FieldErr
         },
         |consumer| str_at(Some(consumer), "uid").to_owned(),
     );
-    let allocation = status.and_then(|s| s.get("allocation")).filter(|a| !a.is_null());
+    let allocation = status
+        .and_then(|s| s.get("allocation"))
+        .filter(|a| !a.is_null());
     let old_allocation = old_status
         .and_then(|s| s.get("allocation"))
         .filter(|a| !a.is_null());
@@ -173,7 +180,11 @@ pub(super) fn validate_status_update(new: &Object, old: &Object) -> Vec<FieldErr
             ));
         }
         (Some(allocation), None) => {
-            errors.extend(allocation_result(allocation, &at.child("allocation"), &names));
+            errors.extend(allocation_result(
+                allocation,
+                &at.child("allocation"),
+                &names,
+            ));
         }
         _ => {}
     }
@@ -297,7 +308,12 @@ pub(super) fn set_errors(
 
 /// `Invalid` with an integer value.
 pub(super) fn invalid_int(at: &Path, value: i64, detail: &str) -> FieldError {
-    FieldError::new(ErrorType::Invalid, at, BadValue::Raw(value.to_string()), detail)
+    FieldError::new(
+        ErrorType::Invalid,
+        at,
+        BadValue::Raw(value.to_string()),
+        detail,
+    )
 }
 
 /// `corevalidation.ValidateDNS1123Label` (request names, device names, counter names).
@@ -676,7 +692,10 @@ fn allocation_result(allocation: &Value, at: &Path, names: &RequestNames) -> Vec
         },
     ));
     if let Some(selector) = allocation.get("nodeSelector").filter(|s| !s.is_null()) {
-        errors.extend(super::pod::node_selector(selector, &at.child("nodeSelector")));
+        errors.extend(super::pod::node_selector(
+            selector,
+            &at.child("nodeSelector"),
+        ));
     }
     errors
 }
@@ -688,9 +707,12 @@ pub(super) fn binding_parameters(item: &Value, at: &Path) -> Vec<FieldError> {
     let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
     let conditions_at = at.child("bindingConditions");
     let failures_at = at.child("bindingFailureConditions");
-    let mut errors = slice_errors(conditions, MAX_BINDING_CONDITIONS, &conditions_at, |c, h| {
-        label_name(&text(c), h)
-    });
+    let mut errors = slice_errors(
+        conditions,
+        MAX_BINDING_CONDITIONS,
+        &conditions_at,
+        |c, h| label_name(&text(c), h),
+    );
     errors.extend(slice_errors(
         failures,
         MAX_BINDING_CONDITIONS,
@@ -779,7 +801,10 @@ mod tests {
     use super::*;
 
     fn claim(spec: Value) -> Object {
-        json!({"spec": spec}).as_object().cloned().unwrap_or_default()
+        json!({"spec": spec})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn bodies(errors: &[FieldError]) -> Vec<String> {
@@ -813,11 +838,13 @@ mod tests {
 
     #[test]
     fn selectors_are_compiled() {
-        let errors = selectors(
-            &[json!({"cel": {"expression": "nope"}})],
-            &Path::new("s"),
-        );
+        let errors = selectors(&[json!({"cel": {"expression": "nope"}})], &Path::new("s"));
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].cause().message.contains("undeclared reference to 'nope'"));
+        assert!(
+            errors[0]
+                .cause()
+                .message
+                .contains("undeclared reference to 'nope'")
+        );
     }
 }

@@ -24,8 +24,8 @@ use super::Path;
 use super::cluster::csi_driver_name;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::resource_claims::{
-    TAINT_EFFECTS, binding_parameters, dns_label, invalid_int, label_name, label_value,
-    pool_name, qualified_name, set_errors, slice_errors,
+    TAINT_EFFECTS, binding_parameters, dns_label, invalid_int, label_name, label_value, pool_name,
+    qualified_name, set_errors, slice_errors,
 };
 use crate::gotype::internal::{self, Source};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -157,7 +157,10 @@ fn spec_errors(spec: Option<&Value>, old: Option<Option<&Value>>) -> Vec<FieldEr
             errors.extend(node_name_errors(name, &at.child("nodeName")));
         }
     }
-    if let Some(selector) = spec.and_then(|s| s.get("nodeSelector")).filter(|s| !s.is_null()) {
+    if let Some(selector) = spec
+        .and_then(|s| s.get("nodeSelector"))
+        .filter(|s| !s.is_null())
+    {
         set_fields.push("`nodeSelector`");
         let selector_at = at.child("nodeSelector");
         errors.extend(super::pod::node_selector(selector, &selector_at));
@@ -190,8 +193,7 @@ fn spec_errors(spec: Option<&Value>, old: Option<Option<&Value>>) -> Vec<FieldEr
             None => {}
         }
     }
-    const ONE_OF: &str =
-        "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required";
+    const ONE_OF: &str = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required";
     match set_fields.len() {
         0 => errors.push(FieldError::required(&at, ONE_OF)),
         1 => {}
@@ -227,9 +229,7 @@ fn spec_errors(spec: Option<&Value>, old: Option<Option<&Value>>) -> Vec<FieldEr
         &at.child("devices"),
         |device, here| {
             let name = str_at(Some(device), "name");
-            let old_device = old_devices
-                .iter()
-                .find(|d| str_at(Some(d), "name") == name);
+            let old_device = old_devices.iter().find(|d| str_at(Some(d), "name") == name);
             device_errors(device, old_device, here, per_device)
         },
         |device| str_at(Some(device), "name").to_owned(),
@@ -268,7 +268,11 @@ fn counters(map: Option<&Value>, at: &Path) -> Vec<FieldError> {
         None => vec![FieldError::required(at, "")],
         Some(m) if m.is_empty() => vec![FieldError::required(at, "")],
         Some(m) if m.len() > MAX_COUNTERS => {
-            vec![FieldError::too_many(at, m.len() as i64, MAX_COUNTERS as i64)]
+            vec![FieldError::too_many(
+                at,
+                m.len() as i64,
+                MAX_COUNTERS as i64,
+            )]
         }
         Some(m) => m.keys().flat_map(|k| dns_label(k, at)).collect(),
     }
@@ -540,7 +544,9 @@ mod tests {
     fn versions_are_semantic() {
         let errors = device_attribute(&json!({"version": "1.0"}), &Path::new("a"));
         assert_eq!(errors.len(), 1);
-        assert!(device_attribute(&json!({"version": "1.0.0-rc.1+b.2"}), &Path::new("a")).is_empty());
+        assert!(
+            device_attribute(&json!({"version": "1.0.0-rc.1+b.2"}), &Path::new("a")).is_empty()
+        );
     }
 
     #[test]
@@ -548,6 +554,11 @@ mod tests {
         let obj = json!({"spec": {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": true, "nodeName": "n"}});
         let errors = validate_create(obj.as_object().unwrap_or(&Map::new()));
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].cause().message.contains("{`nodeName`, `allNodes`}"));
+        assert!(
+            errors[0]
+                .cause()
+                .message
+                .contains("{`nodeName`, `allNodes`}")
+        );
     }
 }

@@ -49,7 +49,9 @@ fn compile(expression: &str) -> Option<String> {
     if expression.is_empty() {
         // cel-go places the end of an empty source at column -1 (printed as 0) and has no
         // line to quote.
-        return Some(format!("compilation failed: ERROR: <input>:1:0: {EMPTY_SOURCE}"));
+        return Some(format!(
+            "compilation failed: ERROR: <input>:1:0: {EMPTY_SOURCE}"
+        ));
     }
     let mut expr = match syntax::parse(expression) {
         Ok(expr) => expr,
@@ -101,7 +103,9 @@ mod tests {
         );
         assert_eq!(
             device_selector_error("device.nope").as_deref(),
-            Some("compilation failed: ERROR: <input>:1:7: undefined field 'nope'\n | device.nope\n | ......^")
+            Some(
+                "compilation failed: ERROR: <input>:1:7: undefined field 'nope'\n | device.nope\n | ......^"
+            )
         );
         assert_eq!(
             device_selector_error("1").as_deref(),
