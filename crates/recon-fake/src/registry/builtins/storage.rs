@@ -63,6 +63,7 @@ pub(super) fn types() -> Vec<ResourceType> {
                 prepare_create: Some(|obj| {
                     obj.insert("status".into(), serde_json::json!({}));
                 }),
+                prepare_status_update: Some(crate::registry::validation::drop_deallocated_devices),
                 ..TypeHooks::default()
             },
             ..with_status(resource("ResourceClaim", "resourceclaims", true))

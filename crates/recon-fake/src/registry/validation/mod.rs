@@ -26,7 +26,8 @@
 //!   VolumeAttachments;
 //! - [`resource_claims`]: resource.k8s.io's ResourceClaims and ResourceClaimTemplates (and the
 //!   device requests, selectors and configurations the others share); [`device_class`]:
-//!   DeviceClasses; [`resource_slice`]: ResourceSlices.
+//!   DeviceClasses; [`resource_slice`]: ResourceSlices; [`conditions`]: `metav1.Condition`
+//!   lists.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -35,6 +36,7 @@ mod aggregator;
 mod certificates;
 mod claim;
 mod cluster;
+mod conditions;
 mod controller_revision;
 mod core;
 mod csi;
@@ -65,6 +67,7 @@ mod workloads;
 
 pub(crate) use path::Path;
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
+pub(crate) use resource_claims::drop_deallocated_devices;
 pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
 
 use crate::wire::field_error::FieldError;

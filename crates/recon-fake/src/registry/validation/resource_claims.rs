@@ -15,11 +15,15 @@
 //!   configuration is opaque: a driver name and parameters that are a JSON object;
 //! - a claim's spec does not change after create, nor does a template's;
 //! - through `/status`: what the claim is reserved for (at most 256 consumers, unique by UID,
-//!   each with a resource, a name and a UID; only once allocated, none added while deleted)
-//!   and a new allocation's results and configuration, and its node selector.
+//!   each with a resource, a name and a UID; only once allocated, none added while deleted),
+//!   the status of allocated devices (names, conditions, data that is a JSON object, network
+//!   data: short names, canonical interface addresses), a new allocation's results and
+//!   configuration, and its node selector; an allocation does not change.
 //!
 //! Not checked: the admin-access namespace label (`AuthorizedForAdmin`), the cost limit of
-//! selector expressions, and the `devices` of a claim's status.
+//! selector expressions.
+
+use std::net::IpAddr;
 
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
@@ -31,7 +35,7 @@ use super::cluster::csi_driver_name;
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::gotype::internal::{self, Source};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
+use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::Object;
 
 /// `DeviceRequestsMaxSize`, also `AllocationResultsMaxSize`.
@@ -56,6 +60,16 @@ const MAX_POOL_NAME: usize = 253;
 const MAX_BINDING_CONDITIONS: usize = 4;
 /// `DeviceMaxIDLength`.
 const MAX_ID_LENGTH: usize = 32;
+/// `AllocatedDeviceStatusMaxConditions`.
+const MAX_DEVICE_CONDITIONS: usize = 8;
+/// `AllocatedDeviceStatusDataMaxLength`.
+const MAX_DEVICE_DATA: usize = 10 * 1024;
+/// `NetworkDeviceDataInterfaceNameMaxLength`.
+const MAX_INTERFACE_NAME: usize = 256;
+/// `NetworkDeviceDataHardwareAddressMaxLength`.
+const MAX_HARDWARE_ADDRESS: usize = 128;
+/// `NetworkDeviceDataMaxIPs`.
+const MAX_IPS: usize = 16;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {
@@ -154,6 +168,11 @@ pub(super) fn validate_status_update(new: &Object, old: &Object) -> Vec<FieldErr
     let old_allocation = old_status
         .and_then(|s| s.get("allocation"))
         .filter(|a| !a.is_null());
+    errors.extend(device_statuses(
+        list_at(status, "devices"),
+        allocation,
+        &at.child("devices"),
+    ));
     if !reserved.is_empty() {
         if allocation.is_none() {
             errors.push(FieldError::forbidden(
@@ -189,6 +208,172 @@ pub(super) fn validate_status_update(new: &Object, old: &Object) -> Vec<FieldErr
         _ => {}
     }
     errors
+}
+
+/// A device as `structured.SharedDeviceID` is written by `json.Marshal` (a nil share ID as
+/// an empty one), which a device status is quoted as.
+fn shared_device_id(item: &Value) -> String {
+    format!(
+        r#"{{"Driver":{},"Pool":{},"Device":{},"ShareID":{}}}"#,
+        go_json_string(str_at(Some(item), "driver")),
+        go_json_string(str_at(Some(item), "pool")),
+        go_json_string(str_at(Some(item), "device")),
+        go_json_string(str_at(Some(item), "shareID")),
+    )
+}
+
+/// `dropDeallocatedStatusDevices` (the status strategy's `PrepareForUpdate`): the status of a
+/// device the old allocation held and the new one does not is dropped.
+pub(crate) fn drop_deallocated_devices(new: &mut Object, old: &Object) {
+    let results = |obj: &Object| -> Vec<String> {
+        let allocation = obj.get("status").and_then(|s| s.get("allocation"));
+        list_at(allocation.and_then(|a| a.get("devices")), "results")
+            .iter()
+            .map(shared_device_id)
+            .collect()
+    };
+    let kept = results(new);
+    let deallocated: Vec<String> = results(old)
+        .into_iter()
+        .filter(|id| !kept.contains(id))
+        .collect();
+    let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(devices) = status.get_mut("devices").and_then(Value::as_array_mut) else {
+        return;
+    };
+    devices.retain(|d| !deallocated.contains(&shared_device_id(d)));
+    if devices.is_empty() {
+        status.remove("devices");
+    }
+}
+
+/// The `devices` of a claim's status: each validated (`validateDeviceStatus`), then each
+/// device (and share) reported after its first.
+fn device_statuses(devices: &[Value], allocation: Option<&Value>, at: &Path) -> Vec<FieldError> {
+    let allocated: Vec<String> = list_at(allocation.and_then(|a| a.get("devices")), "results")
+        .iter()
+        .map(shared_device_id)
+        .collect();
+    let mut errors: Vec<FieldError> = devices
+        .iter()
+        .enumerate()
+        .flat_map(|(i, device)| device_status(device, &allocated, &at.index(i)))
+        .collect();
+    let mut seen = Vec::new();
+    for (i, device) in devices.iter().enumerate() {
+        let id = shared_device_id(device);
+        if seen.contains(&id) {
+            errors.push(FieldError::new(
+                ErrorType::Duplicate,
+                at.index(i),
+                BadValue::Raw(id),
+                "",
+            ));
+        } else {
+            seen.push(id);
+        }
+    }
+    errors
+}
+
+/// `validateDeviceStatus`.
+fn device_status(device: &Value, allocated: &[String], at: &Path) -> Vec<FieldError> {
+    let mut errors = csi_driver_name(str_at(Some(device), "driver"), &at.child("driver"));
+    errors.extend(pool_name(str_at(Some(device), "pool"), &at.child("pool")));
+    errors.extend(dns_label(
+        str_at(Some(device), "device"),
+        &at.child("device"),
+    ));
+    if let Some(share) = device.get("shareID").and_then(Value::as_str) {
+        errors.extend(uid(share, &at.child("shareID")));
+    }
+    let id = shared_device_id(device);
+    if !allocated.contains(&id) {
+        errors.push(FieldError::new(
+            ErrorType::Invalid,
+            at,
+            BadValue::Raw(id),
+            "must be an allocated device in the claim",
+        ));
+    }
+    let conditions = list_at(Some(device), "conditions");
+    if conditions.len() > MAX_DEVICE_CONDITIONS {
+        errors.push(FieldError::too_many(
+            at.child("conditions"),
+            conditions.len() as i64,
+            MAX_DEVICE_CONDITIONS as i64,
+        ));
+    }
+    errors.extend(super::conditions::conditions(
+        conditions,
+        &at.child("conditions"),
+    ));
+    if let Some(data) = device.get("data").filter(|d| !d.is_null()) {
+        errors.extend(raw_extension(
+            Some(data),
+            &at.child("data"),
+            false,
+            MAX_DEVICE_DATA,
+        ));
+    }
+    if let Some(network) = device.get("networkData").filter(|n| !n.is_null()) {
+        let network_at = at.child("networkData");
+        if str_at(Some(network), "interfaceName").len() > MAX_INTERFACE_NAME {
+            errors.push(FieldError::too_long(
+                network_at.child("interfaceName"),
+                MAX_INTERFACE_NAME as i64,
+            ));
+        }
+        if str_at(Some(network), "hardwareAddress").len() > MAX_HARDWARE_ADDRESS {
+            errors.push(FieldError::too_long(
+                network_at.child("hardwareAddress"),
+                MAX_HARDWARE_ADDRESS as i64,
+            ));
+        }
+        errors.extend(set_errors(
+            list_at(Some(network), "ips"),
+            MAX_IPS,
+            &network_at.child("ips"),
+            |ip, here| interface_address(ip.as_str().unwrap_or(""), here),
+            |ip| ip.as_str().unwrap_or("").to_owned(),
+        ));
+    }
+    errors
+}
+
+/// `validation.IsValidInterfaceAddress`: an address with a prefix length, in canonical form.
+fn interface_address(value: &str, at: &Path) -> Vec<FieldError> {
+    let Some((ip, mut bits)) = super::service_addresses::sloppy_cidr(value) else {
+        return vec![FieldError::invalid(
+            at,
+            value,
+            "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)",
+        )];
+    };
+    // Go prints an IPv4-mapped address as IPv4, its prefix counted in IPv4 bits.
+    let ip = match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => {
+                if bits > 32 {
+                    bits -= 96;
+                }
+                IpAddr::V4(v4)
+            }
+            None => IpAddr::V6(v6),
+        },
+        v4 => v4,
+    };
+    let canonical = format!("{ip}/{bits}");
+    if value == canonical {
+        return Vec::new();
+    }
+    vec![FieldError::invalid(
+        at,
+        value,
+        format!("must be in canonical form ({})", go_json_string(&canonical)),
+    )]
 }
 
 /// The names of a claim's requests, each with its sub-requests' (`gatherRequestNames`).
