@@ -71,6 +71,8 @@ pub(super) fn types() -> Vec<ResourceType> {
         resource("ResourceClaimTemplate", "resourceclaimtemplates", true),
         ResourceType {
             hooks: TypeHooks {
+                prepare_create: Some(|obj| drop_alpha_device_fields(obj, None)),
+                prepare_update: Some(|new, old| drop_alpha_device_fields(new, Some(old))),
                 stamp: Some(stamp_taint_times),
                 ..TypeHooks::default()
             },
@@ -107,6 +109,62 @@ fn stamp_taint_times(obj: &mut Map<String, Value>, _old: Option<&Map<String, Val
         {
             if taint.get("timeAdded").is_none_or(Value::is_null) {
                 taint.insert("timeAdded".into(), now.clone());
+            }
+        }
+    }
+}
+
+/// The list-typed attributes of a device (`DRAListTypeAttributes`, alpha and off in 1.36).
+const LIST_ATTRIBUTES: [&str; 4] = ["bools", "ints", "strings", "versions"];
+
+/// `dropDisableDRAListTypeAttributesFields` and `dropDisabledDRANodeAllocatableResourcesFields`
+/// (pkg/registry/resource/resourceslice/strategy.go): with their alpha gates off, a slice's
+/// devices lose list-typed attributes and node allocatable resource mappings, unless the
+/// stored slice already uses them.
+fn drop_alpha_device_fields(obj: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+    let devices_of = |o: &Map<String, Value>| -> Vec<Value> {
+        o.get("spec")
+            .and_then(|s| s.get("devices"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let old_devices = old.map(devices_of).unwrap_or_default();
+    let lists_in_use = old_devices.iter().any(|d| {
+        d.get("attributes")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .any(|(_, a)| LIST_ATTRIBUTES.iter().any(|k| a.get(*k).is_some()))
+    });
+    let mappings_in_use = old_devices.iter().any(|d| {
+        d.get("nodeAllocatableResourceMappings")
+            .and_then(Value::as_object)
+            .is_some_and(|m| !m.is_empty())
+    });
+    let devices = obj
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("devices"))
+        .and_then(Value::as_array_mut);
+    for device in devices
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        if !mappings_in_use {
+            device.remove("nodeAllocatableResourceMappings");
+        }
+        if lists_in_use {
+            continue;
+        }
+        let attributes = device.get_mut("attributes").and_then(Value::as_object_mut);
+        for attribute in attributes
+            .into_iter()
+            .flat_map(|a| a.values_mut())
+            .filter_map(Value::as_object_mut)
+        {
+            for key in LIST_ATTRIBUTES {
+                attribute.remove(key);
             }
         }
     }

@@ -11,8 +11,8 @@
 //! driver and node name do not change.
 //!
 //! Not checked: the request policies of consumable capacities beyond `validValues` and
-//! `validRange` not both being set, and the alpha fields the real server drops
-//! (list-typed attributes, node allocatable resource mappings).
+//! `validRange` not both being set. The alpha fields (list-typed attributes, node allocatable
+//! resource mappings) are dropped before, as the strategy drops them.
 
 use std::sync::LazyLock;
 
