@@ -10,10 +10,12 @@
 //! `perDeviceNodeSelection`, and binding conditions; at most 8 counter sets. The pool name,
 //! driver and node name do not change.
 //!
-//! Not checked: the request policies of consumable capacities beyond `validValues` and
-//! `validRange` not both being set. The alpha fields (list-typed attributes, node allocatable
+//! A consumable capacity (of a device allowing multiple allocations) has one kind of request
+//! policy: valid values (sorted, unique, the default among them) or a valid range (minimum,
+//! maximum and step fitting the capacity and the default). The alpha fields (list-typed attributes, node allocatable
 //! resource mappings) are dropped before, as the strategy drops them.
 
+use std::cmp::Ordering;
 use std::sync::LazyLock;
 
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
@@ -28,6 +30,7 @@ use super::resource_claims::{
     qualified_name, set_errors, slice_errors,
 };
 use crate::gotype::internal::{self, Source};
+use crate::gotype::quantity;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
@@ -48,6 +51,8 @@ const MAX_ATTRIBUTES_AND_CAPACITIES: usize = 32;
 const MAX_ATTRIBUTE_VALUES: usize = 48;
 /// `DeviceAttributeMaxValueLength`.
 const MAX_VALUE_LENGTH: usize = 64;
+/// `CapacityRequestPolicyDiscreteMaxOptions`.
+const MAX_VALID_VALUES: usize = 10;
 /// `DeviceTaintsMaxLength`.
 const MAX_TAINTS: usize = 16;
 /// `attributeAndCapacityMaxKeyLength`: a domain, a slash and an ID.
@@ -354,14 +359,7 @@ fn device_errors(
                 "allowMultipleAllocations must be true",
             )];
         }
-        if !list_at(Some(policy), "validValues").is_empty() && is_set(Some(policy), "validRange")
-        {
-            return vec![FieldError::forbidden(
-                policy_at,
-                r#"exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time"#,
-            )];
-        }
-        Vec::new()
+        request_policy(str_at(Some(c), "value"), policy, &policy_at)
     }));
     let taints = list_at(Some(device), "taints");
     if old_device.is_none_or(|old| list_at(Some(old), "taints") != taints) {
@@ -444,6 +442,170 @@ fn device_errors(
         ));
     }
     errors.extend(binding_parameters(device, at));
+    errors
+}
+
+/// `validateRequestPolicy` of a consumable capacity of `capacity`: one kind of policy; with
+/// valid values, a default among them, sorted, at most 10, unique, none above the capacity;
+/// with a valid range, a default, a minimum, and a minimum, maximum, step and default that fit
+/// the capacity and each other.
+fn request_policy(capacity: &str, policy: &Value, at: &Path) -> Vec<FieldError> {
+    let values = list_at(Some(policy), "validValues");
+    let range = policy.get("validRange").filter(|r| !r.is_null());
+    let default = policy.get("default").and_then(Value::as_str);
+    if !values.is_empty() && range.is_some() {
+        return vec![FieldError::forbidden(
+            at,
+            r#"exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time"#,
+        )];
+    }
+    if !values.is_empty() {
+        let Some(default) = default else {
+            return vec![FieldError::required(
+                at.child("default"),
+                "required when validValues is defined",
+            )];
+        };
+        return valid_values(default, capacity, values, &at.child("validValues"));
+    }
+    if let Some(range) = range {
+        let Some(default) = default else {
+            return vec![FieldError::required(
+                at.child("default"),
+                "required when validRange is defined",
+            )];
+        };
+        return valid_range(default, capacity, range, &at.child("validRange"));
+    }
+    Vec::new()
+}
+
+/// Whether the quantity `a` is greater than `b` (`Cmp > 0`).
+fn greater(a: &str, b: &str) -> bool {
+    quantity::compare(a, b) == Some(Ordering::Greater)
+}
+
+/// `validateRequestPolicyValidValues`.
+fn valid_values(default: &str, capacity: &str, values: &[Value], at: &Path) -> Vec<FieldError> {
+    let text = |v: &Value| v.as_str().unwrap_or("0").to_owned();
+    let mut errors = Vec::new();
+    for (i, pair) in values.windows(2).enumerate() {
+        let (a, b) = (text(&pair[0]), text(&pair[1]));
+        if greater(&a, &b) {
+            errors.push(FieldError::invalid(
+                at.index(i + 1),
+                &b,
+                "values must be sorted in ascending order",
+            ));
+        }
+    }
+    let found_default = values.len() <= MAX_VALID_VALUES
+        && values
+            .iter()
+            .any(|v| quantity::compare(&text(v), default) == Some(Ordering::Equal));
+    errors.extend(set_errors(
+        values,
+        MAX_VALID_VALUES,
+        at,
+        |option, here| {
+            let option = text(option);
+            if greater(&option, capacity) {
+                return vec![FieldError::invalid(
+                    here,
+                    &option,
+                    format!("option is larger than capacity value: {capacity}"),
+                )];
+            }
+            Vec::new()
+        },
+        // `quantityKey`: the whole value.
+        |option| {
+            quantity::whole_value(&text(option))
+                .unwrap_or(0)
+                .to_string()
+        },
+    ));
+    if !found_default {
+        errors.push(FieldError::invalid(
+            at,
+            default,
+            "default value is not valid according to the requestPolicy",
+        ));
+    }
+    errors
+}
+
+/// `validateRequestPolicyRange`.
+fn valid_range(default: &str, capacity: &str, range: &Value, at: &Path) -> Vec<FieldError> {
+    let Some(min) = range.get("min").and_then(Value::as_str) else {
+        return vec![FieldError::required(
+            at.child("min"),
+            "required when validRange is defined",
+        )];
+    };
+    let mut errors = Vec::new();
+    if greater(min, capacity) {
+        errors.push(FieldError::invalid(
+            at.child("min"),
+            min,
+            format!("min is larger than capacity value: {capacity}"),
+        ));
+    }
+    if quantity::compare(default, min) == Some(Ordering::Less) {
+        errors.push(FieldError::invalid(
+            at.child("min"),
+            default,
+            format!("default is less than min: {min}"),
+        ));
+    }
+    let max = range.get("max").and_then(Value::as_str);
+    if let Some(max) = max {
+        if greater(min, max) {
+            errors.push(FieldError::invalid(
+                at.child("max"),
+                min,
+                format!("min is larger than max: {max}"),
+            ));
+        }
+        if greater(max, capacity) {
+            errors.push(FieldError::invalid(
+                at.child("max"),
+                max,
+                format!("max is larger than capacity value: {capacity}"),
+            ));
+        }
+        if greater(default, max) {
+            errors.push(FieldError::invalid(
+                at.child("max"),
+                default,
+                format!("default is more than max: {max}"),
+            ));
+        }
+    }
+    if let Some(step) = range.get("step").and_then(Value::as_str) {
+        let step_at = at.child("step");
+        if let Some(added) = quantity::sum(min, step)
+            && greater(&added, capacity)
+        {
+            errors.push(FieldError::invalid(
+                &step_at,
+                step,
+                format!("one step {added} is larger than capacity value: {capacity}"),
+            ));
+        }
+        for value in std::iter::once(default).chain(max) {
+            // `validateRequestPolicyRangeStep` on whole values (a zero step is not divided by).
+            let whole = |q: &str| quantity::whole_value(q).unwrap_or(0);
+            let step_value = whole(step);
+            if step_value != 0 && (whole(value) - whole(min)) % step_value != 0 {
+                errors.push(FieldError::invalid(
+                    &step_at,
+                    value,
+                    format!("value is not a multiple of a given step ({step}) from ({min})"),
+                ));
+            }
+        }
+    }
     errors
 }
 
