@@ -20,8 +20,9 @@
 //!   data: short names, canonical interface addresses), a new allocation's results and
 //!   configuration, and its node selector; an allocation does not change.
 //!
-//! Not checked: the admin-access namespace label (`AuthorizedForAdmin`), the cost limit of
-//! selector expressions.
+//! Not checked: the cost limit of selector expressions. The admin-access namespace label
+//! (`AuthorizedForAdmin`) is checked by the handlers, which read the namespace
+//! (`handlers::admin_access`).
 
 use std::net::IpAddr;
 
