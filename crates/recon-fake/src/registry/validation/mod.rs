@@ -237,7 +237,8 @@ pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldErro
 
 /// The whole `ValidateUpdate` of the strategies (main endpoint, or the `subresource` written
 /// through) that place the metadata errors among their own rather than first: StatefulSet's
-/// status, Job's update and status, CertificateSigningRequest's update, status and approval.
+/// status, Job's update and status, CertificateSigningRequest's update, status and approval,
+/// ResourceClaimTemplate's and ResourceSlice's update.
 /// `None` for the others, which the handler composes as metadata errors, then
 /// [`validate_update`] or [`validate_status_update`].
 pub(crate) fn validate_update_placing_meta(
@@ -282,6 +283,13 @@ pub(crate) fn validate_update_placing_meta(
             errors.extend(resource_claims::validate_create(kind, new));
             errors.extend(meta_update);
             errors.extend(resource_claims::immutable_template_spec(new, old));
+            Some(errors)
+        }
+        // ValidateResourceSliceUpdate: the metadata update (no `ValidateObjectMeta`), then the
+        // spec.
+        ("resource.k8s.io", "ResourceSlice", None) => {
+            let mut errors = meta().1;
+            errors.extend(resource_slice::validate_update(new, old));
             Some(errors)
         }
         _ => None,
