@@ -7,8 +7,9 @@
 use serde_json::Value;
 
 use super::Path;
+use super::pod::invalid_int;
 use super::read::{int_at, is_set, str_at};
-use super::resource_claims::{invalid_int, label_name};
+use super::resource_claims::label_name;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// `maxReasonLen`.

@@ -33,6 +33,7 @@ use serde_json::Value;
 
 use super::Path;
 use super::cluster::csi_driver_name;
+use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::gotype::internal::{self, Source};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
@@ -490,16 +491,6 @@ pub(super) fn set_errors(
         }
     }
     errors
-}
-
-/// `Invalid` with an integer value.
-pub(super) fn invalid_int(at: &Path, value: i64, detail: &str) -> FieldError {
-    FieldError::new(
-        ErrorType::Invalid,
-        at,
-        BadValue::Raw(value.to_string()),
-        detail,
-    )
 }
 
 /// `corevalidation.ValidateDNS1123Label` (request names, device names, counter names).

@@ -24,9 +24,10 @@ use serde_json::{Map, Value};
 
 use super::Path;
 use super::cluster::csi_driver_name;
+use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::resource_claims::{
-    TAINT_EFFECTS, binding_parameters, dns_label, invalid_int, label_name, label_value, pool_name,
+    TAINT_EFFECTS, binding_parameters, dns_label, label_name, label_value, pool_name,
     qualified_name, set_errors, slice_errors,
 };
 use crate::gotype::internal::{self, Source};
