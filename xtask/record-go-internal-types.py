@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Records the layout of kube-apiserver's internal core types that its validation prints as
 JSON: a changed pod spec or claim spec is quoted as a unified diff of
-`json.MarshalIndent(internalSpec)`, and an immutable Job template as `json.Marshal` of the
-internal `PodTemplateSpec`. Internal types carry no JSON tags, so Go writes every field under
+`json.MarshalIndent(internalSpec)`, an immutable Job template as `json.Marshal` of the
+internal `PodTemplateSpec`, and resource.k8s.io's immutable claim and template specs and
+allocations as `json.Marshal` of theirs. Internal types carry no JSON tags, so Go writes every field under
 its Go name, in declaration order, embedded structs flattened; this file tells recon-fake
 those names, their types and which field of the served (v1) object each one is read from.
 
@@ -11,7 +12,8 @@ those names, their types and which field of the served (v1) object each one is r
 (`cargo xtask openapi` runs it.) KUBE_SRC_GIT names a git directory whose HEAD holds a
 Kubernetes tree at KUBE_SRC_SUBDIR (default `deps/github.com/openshift/kubernetes`, as in the
 microshift snapshot xtask/kube-apiserver.sh builds from). It reads `pkg/apis/core/types.go`
-(internal), `staging/src/k8s.io/api/core/v1/types.go` (the served field names) and
+and `pkg/apis/resource/types.go` (internal), `staging/src/k8s.io/api/core/v1/types.go` and
+`staging/src/k8s.io/api/resource/v1/types.go` (the served field names) and
 `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go` (metav1 keeps its JSON tags), and
 writes every struct reachable from the roots below. It fails on a type it cannot place, so a
 tree of another version cannot go stale silently.
@@ -30,6 +32,12 @@ ROOTS = [
     "core.PersistentVolumeClaimSpec",
     "core.PodIP",
     "core.HostIP",
+    # resource.k8s.io: an immutable claim spec, template spec or allocation is quoted whole.
+    "dra.ResourceClaimSpec",
+    "dra.ResourceClaimTemplateSpec",
+    "dra.AllocationResult",
+    # An attribute with more than one value is quoted whole.
+    "dra.DeviceAttribute",
 ]
 BUILTIN = {"string", "bool", "int", "int32", "int64", "float64", "byte"}
 # Types written by a MarshalJSON of their own, or as plain strings.
@@ -41,6 +49,7 @@ LEAVES = {
     "metav1.Duration",
     "types.UID",
     "metav1.FieldsV1",
+    "runtime.RawExtension",
 }
 # Internal fields with no field of the same name in v1: `Convert_v1_PodSpec_To_core_PodSpec`
 # moves the pod's host namespace settings into its security context, where recon-fake copies
@@ -58,7 +67,12 @@ SOURCES = {
     "core": "pkg/apis/core/types.go",
     "v1": "staging/src/k8s.io/api/core/v1/types.go",
     "metav1": "staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go",
+    # The internal resource.k8s.io package is named `dra` here: `resource.` is the quantity's.
+    "dra": "pkg/apis/resource/types.go",
+    "resourcev1": "staging/src/k8s.io/api/resource/v1/types.go",
 }
+# Each internal package and the served package its fields are read from.
+INTERNAL = {"core": "v1", "dra": "resourcev1"}
 
 STRUCT = re.compile(r"^type (\w+) struct \{\s*$")
 NAMED = re.compile(r"^type (\w+) ([\w.\[\]*]+)\s*(//.*)?$")
@@ -168,7 +182,7 @@ def main():
     subdir = os.environ.get("KUBE_SRC_SUBDIR", "deps/github.com/openshift/kubernetes")
     structs, named = {}, {}
     for package, path in SOURCES.items():
-        s, n = parse(git(git_dir, "show", f"HEAD:{subdir}/{path}"), package, package != "core")
+        s, n = parse(git(git_dir, "show", f"HEAD:{subdir}/{path}"), package, package not in INTERNAL)
         structs.update(s)
         named.update(n)
 
@@ -187,17 +201,18 @@ def main():
             raise SystemExit(f"no Go type {name}")
         package, _, short = name.partition(".")
         served = {}
-        if package == "core":
+        if package in INTERNAL:
+            served_package = INTERNAL[package]
             # The served field of each internal one: the v1 struct of the same name, same Go
             # name (the v1 embedded structs are inlined, as the internal ones are embedded).
             def served_keys(v1_name):
                 for f in structs.get(v1_name, []):
                     if "embed" in f:
-                        served_keys(f["embed"].replace("core.", "v1.", 1))
+                        served_keys(f["embed"].replace(f"{package}.", f"{served_package}.", 1))
                     else:
                         served[f["go"]] = f["key"]
 
-            served_keys(f"v1.{short}")
+            served_keys(f"{served_package}.{short}")
         entries = []
         for f in fields:
             if "unreadable" in f:
@@ -209,7 +224,7 @@ def main():
                 pending.append(f["embed"])
                 continue
             entry = {"key": f["key"], "type": f["type"]}
-            if package == "core":
+            if package in INTERNAL:
                 entry["from"] = served.get(f["go"]) or MOVED.get(name, {}).get(f["go"])
                 if entry["from"] is None:
                     raise SystemExit(f"{name}.{f['go']}: no v1 field to read it from")

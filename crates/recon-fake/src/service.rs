@@ -467,10 +467,12 @@ impl State {
             .subresource
             .as_deref()
             .filter(|sub| rt.discovery.subresources.iter().any(|s| s.name == *sub));
-        // Every subresource but `status`, and the kinds that store nothing but answer a
-        // create (reviews, bindings), are served without a table convertor: a Table is
+        // Every subresource but `status` (and some kinds' `status`), and the kinds that store
+        // nothing but answer a create (reviews, bindings), are served without a table convertor: a Table is
         // refused, or left out of what the request accepts.
         let tableless = matches!(path.subresource.as_deref(), Some("scale" | "finalize"))
+            || (path.subresource.as_deref() == Some("status")
+                && crate::table::status_without_table(&rt))
             || subresource.is_some()
             || rt.serving == Serving::CreateOnly;
         let without_table = if tableless {

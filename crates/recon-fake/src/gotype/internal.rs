@@ -1,7 +1,8 @@
-//! kube-apiserver's internal core types as Go's JSON encoder writes them. Validation quotes
-//! some values in that form: a pod or claim spec that changed where it may not, as a unified
-//! diff of `json.MarshalIndent(spec, "", " ")` (`util/diff.Diff`), and an immutable Job
-//! template as `json.Marshal(template)` (`field.Invalid`'s value).
+//! kube-apiserver's internal core and resource.k8s.io types as Go's JSON encoder writes them.
+//! Validation quotes some values in that form: a pod or claim spec that changed where it may
+//! not, as a unified diff of `json.MarshalIndent(spec, "", " ")` (`util/diff.Diff`); an
+//! immutable Job template, ResourceClaim spec or allocation as `json.Marshal(value)`
+//! (`field.Invalid`'s value).
 //!
 //! Internal types have no JSON tags: every field is written under its Go name, in declaration
 //! order, zero values included, embedded structs flattened; the `metav1` types inside keep

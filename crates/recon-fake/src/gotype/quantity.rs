@@ -55,6 +55,31 @@ pub(crate) fn compare(a: &str, b: &str) -> Option<Ordering> {
     Some(at(a)?.cmp(&at(b)?))
 }
 
+/// `a.Add(b)` then `String()`: the sum written in `a`'s format (`b`'s when `a` is zero);
+/// `None` as for [`compare`].
+pub(crate) fn sum(a: &str, b: &str) -> Option<String> {
+    let format_of = |text: &str| {
+        let (_, suffix) = split(text).ok()?;
+        Some(Suffix::parse(suffix)?.format())
+    };
+    let (x, y) = (amount(a)?, amount(b)?);
+    let format = if x.value == 0 {
+        format_of(b)?
+    } else {
+        format_of(a)?
+    };
+    let scale = x.scale.min(y.scale);
+    let at = |q: Amount| {
+        q.value
+            .checked_mul(10i128.checked_pow(u32::try_from(q.scale - scale).ok()?)?)
+    };
+    let total = Amount {
+        value: at(x)?.checked_add(at(y)?)?,
+        scale,
+    };
+    total.normalize()?.canonical(format)
+}
+
 /// `Quantity.Value()`: the quantity rounded up, away from zero, to a whole number; `None` as
 /// for [`compare`], or beyond an `int64`.
 pub(crate) fn whole_value(text: &str) -> Option<i64> {
@@ -302,6 +327,14 @@ fn split(text: &str) -> Result<(&str, &str), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sums_keep_the_first_format() {
+        assert_eq!(sum("1Gi", "1Gi").as_deref(), Some("2Gi"));
+        assert_eq!(sum("1Gi", "1").as_deref(), Some("1073741825"));
+        assert_eq!(sum("1", "500m").as_deref(), Some("1500m"));
+        assert_eq!(sum("0", "1Ki").as_deref(), Some("1Ki"));
+    }
 
     #[test]
     fn quantities_parse_as_go_parses_them() {

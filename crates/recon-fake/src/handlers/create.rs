@@ -19,6 +19,7 @@ use crate::state::State;
 use crate::storage::stored::{Stored, object_key};
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
+use crate::wire::field_error::FieldError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 
 /// `maxNameGenerationCreateAttempts` of the generic store.
@@ -97,7 +98,8 @@ impl State {
             let name = self.ids.generate_name(meta_str(&obj, "generateName"));
             set_meta(&mut obj, "name", Value::String(name));
         }
-        warnings.extend(before_create(call, &mut obj)?);
+        let admin = self.admin_access_on_create(call, &obj);
+        warnings.extend(before_create(call, &mut obj, admin)?);
         if let Some(stamp) = call.rt.hooks.stamp {
             stamp(&mut obj, None, &self.now());
         }
@@ -186,9 +188,14 @@ pub(crate) fn as_served(rt: &ResourceType, obj: &mut Object) {
     }
 }
 
-/// `rest.BeforeCreate` from `PrepareForCreate` on: the type's create rules, then validation.
-/// Returns the type's `Warning`s.
-pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<String>, ApiError> {
+/// `rest.BeforeCreate` from `PrepareForCreate` on: the type's create rules, then validation,
+/// after the `leading` errors a strategy reports first (DRA's admin access). Returns the
+/// type's `Warning`s.
+pub(crate) fn before_create(
+    call: &Call<'_>,
+    obj: &mut Object,
+    leading: Vec<FieldError>,
+) -> Result<Vec<String>, ApiError> {
     let rt = &call.rt;
     if rt.custom {
         if call.has_status() {
@@ -224,7 +231,8 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
         record(obj, call.user);
     }
     // The strategy's `Validate` first; only if it passes, the generic path-segment checks.
-    let mut errors = validate_object_meta(obj, rt.namespaced, rt.name_rule);
+    let mut errors = leading;
+    errors.extend(validate_object_meta(obj, rt.namespaced, rt.name_rule));
     errors.extend(validate_builtin_finalizer_names(obj));
     if let Some(validate) = rt.hooks.validate {
         errors.extend(validate(obj, None));
@@ -242,5 +250,5 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
             &errors,
         ));
     }
-    Ok(Vec::new())
+    Ok(validation::warnings(&rt.group, &rt.kind, obj))
 }

@@ -8,13 +8,15 @@
 //! - [`decode`], [`field_validation`]: request bodies and what their unknown fields cost;
 //! - [`field_manager`]: `managedFields` on every write;
 //! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
-//! - [`admission`], [`namespace_lifecycle`]: the admission steps;
+//! - [`admission`], [`namespace_lifecycle`]: the admission steps; [`admin_access`]: the DRA
+//!   claim strategies' namespace check;
 //! - [`subresources`]: the subresources beside `status`, and the resources that store nothing;
 //!   [`eviction`], [`binding`], [`pod_parts`] (`ephemeralcontainers`, `resize`) and [`token`]
 //!   (TokenRequest, TokenReview) serve some of them, reading their bodies with
 //!   [`subresource_body`].
 
 pub(crate) mod access_reviews;
+pub(crate) mod admin_access;
 pub(crate) mod admission;
 pub(crate) mod binding;
 pub(crate) mod component_status;

@@ -182,7 +182,12 @@ impl State {
             None
         };
         let strategy_old = internal_old.as_ref().unwrap_or(&old);
-        let (mut new, validation_warnings) = before_update(call, endpoint, new, strategy_old)?;
+        let admin = match endpoint {
+            Endpoint::Status => self.admin_access_on_status(call, &new, strategy_old),
+            _ => Vec::new(),
+        };
+        let (mut new, validation_warnings) =
+            before_update(call, endpoint, new, strategy_old, admin)?;
         if let Some(stamp) = rt.hooks.stamp {
             stamp(&mut new, Some(strategy_old), &self.now());
         }
@@ -276,7 +281,8 @@ impl State {
         let uid = self.ids.uid();
         set_meta(&mut obj, "uid", Value::String(uid));
         set_meta(&mut obj, "creationTimestamp", self.now());
-        warnings.extend(before_create(call, &mut obj)?);
+        let admin = self.admin_access_on_create(call, &obj);
+        warnings.extend(before_create(call, &mut obj, admin)?);
         // The Service registry's `Create` allocates addresses and ports however it is reached.
         if call.rt.is_builtin("", "Service") {
             let errors = self.allocate_service(&mut obj, &call.key());
@@ -315,13 +321,15 @@ fn namespace_finalizers_empty(obj: &Object) -> bool {
 }
 
 /// `rest.BeforeUpdate`: server-owned metadata carried over, the strategy's `PrepareForUpdate`
-/// (status and generation rules), then validation. Returns the object to store and the
+/// (status and generation rules), then validation, the `leading` errors a strategy reports
+/// first (DRA's admin access) before its others. Returns the object to store and the
 /// validation's `Warning`s.
 fn before_update(
     call: &Call<'_>,
     endpoint: Endpoint,
     mut new: Object,
     old: &Object,
+    leading: Vec<FieldError>,
 ) -> Result<(Object, Vec<String>), ApiError> {
     let rt = &call.rt;
     // A built-in written through another version than its storage one: the strategy works on
@@ -405,6 +413,7 @@ fn before_update(
         // A strategy that places the metadata errors among its own.
         errors.extend(strategy);
     } else {
+        errors.extend(leading);
         errors.extend(validate_object_meta_update(&new, old));
         errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));
         errors.extend(validate_builtin_finalizer_names(&new));
@@ -419,6 +428,9 @@ fn before_update(
         if endpoint == Endpoint::Finalize {
             errors.extend(validate_namespace_finalizer_names(&new));
         }
+    }
+    if !rt.custom && endpoint == Endpoint::Main {
+        warnings = validation::warnings(&rt.group, &rt.kind, &new);
     }
     if !errors.is_empty() {
         let kind = if rt.custom {

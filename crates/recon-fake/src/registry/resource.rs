@@ -128,6 +128,9 @@ pub(crate) enum UnsupportedField {
     DefaultConversion,
     /// Job's own wording: `field label "<label>" not supported for Job`.
     NotSupportedForJob,
+    /// The wording naming the group, version and kind (`resource.k8s.io/v1, Kind=...`):
+    /// `field label not supported for <gvk>: <label>`.
+    NotSupportedFor(&'static str),
 }
 
 impl FieldLabels {
@@ -163,6 +166,9 @@ impl FieldLabels {
             ),
             UnsupportedField::NotSupportedForJob => {
                 format!("field label {} not supported for Job", go_quote(label))
+            }
+            UnsupportedField::NotSupportedFor(gvk) => {
+                format!("field label not supported for {gvk}: {label}")
             }
         }
     }

@@ -15,7 +15,8 @@
 //!   CRD validation reports about them (a refused rule quoted as Go's JSON);
 //! - [`cost`]: cel-go's cost model, estimated when the CRD is written and charged when rules
 //!   run;
-//! - [`walk`]: evaluation over an object, with ratcheting, and the field errors.
+//! - [`walk`]: evaluation over an object, with ratcheting, and the field errors;
+//! - [`dra`]: the environment of dynamic resource allocation's device selectors.
 //!
 //! Where it differs from the real server:
 //! - a call that would build a string or list longer than [`cost::actual::MAX_RESULT_LEN`]
@@ -31,6 +32,7 @@
 mod check;
 mod cost;
 mod decls;
+mod dra;
 mod env;
 mod eval;
 mod ext;
@@ -57,6 +59,7 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use dra::device_selector_error;
 use field_path::Path;
 use rules::RuleNode;
 use serde_json::Value;

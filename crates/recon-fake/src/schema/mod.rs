@@ -18,7 +18,7 @@
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
 
-pub(crate) use cel::CelRules;
+pub(crate) use cel::{CelRules, device_selector_error};
 
 mod cel;
 mod default;

@@ -135,6 +135,20 @@ pub(crate) fn check_printable(
     }
 }
 
+/// Whether the `status` of `rt` is served without a table convertor: the built-ins whose
+/// `StatusREST` has no `ConvertToTable` (pkg/registry/resource/resourceclaim/storage and
+/// devicetaintrule's, resourcepoolstatusrequest's, pkg/registry/scheduling/podgroup's).
+pub(crate) fn status_without_table(rt: &ResourceType) -> bool {
+    !rt.custom
+        && matches!(
+            (rt.group.as_str(), rt.kind.as_str()),
+            (
+                "resource.k8s.io",
+                "ResourceClaim" | "DeviceTaintRule" | "ResourcePoolStatusRequest"
+            ) | ("scheduling.k8s.io", "PodGroup")
+        )
+}
+
 /// A subresource other than `status` asked for a Table: built-in subresources have no table
 /// convertor and refuse it ([`refuse_table`], which also gives the `Accept` header to answer
 /// with instead); a custom resource's `scale` has one

@@ -13,6 +13,7 @@ mod events;
 mod flowcontrol;
 mod networking;
 mod rbac;
+mod resource;
 mod storage;
 
 use jiff::Timestamp;
@@ -125,6 +126,10 @@ static PRINTERS: &[Printer] = &[
     storage::VOLUME_ATTRIBUTES_CLASS,
     admission::VALIDATING_ADMISSION_POLICY,
     admission::MUTATING_ADMISSION_POLICY,
+    resource::DEVICE_CLASS,
+    resource::RESOURCE_CLAIM,
+    resource::RESOURCE_CLAIM_TEMPLATE,
+    resource::RESOURCE_SLICE,
 ];
 
 /// `(group, kind)` of every kind whose registry prints it with printers.go's `AddHandlers`

@@ -186,3 +186,46 @@ async fn a_booted_server_lists_the_core_group_apiservice() {
         .collect();
     assert_eq!(names.first().map(String::as_str), Some("v1."));
 }
+
+#[tokio::test]
+async fn a_resource_slice_with_an_upper_case_driver_is_warned_about_on_create_and_update() {
+    // `resourceSliceStrategy.WarningsOnCreate` and `WarningsOnUpdate`.
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    let server = ApiServer::new();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("resource.k8s.io", "v1", "ResourceSlice"),
+        "resourceslices",
+    );
+    let api = Api::<DynamicObject>::all_with(server.client(), &resource);
+    let slice = |name: &str, driver: &str| {
+        DynamicObject::new(name, &resource).data(json!({"spec": {
+            "driver": driver, "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": true}}))
+    };
+    let last_warnings = || {
+        server
+            .requests()
+            .last()
+            .expect("a request")
+            .warnings
+            .clone()
+    };
+    api.create(&PostParams::default(), &slice("upper", "DRA.example.com"))
+        .await
+        .unwrap();
+    let expected = [
+        r#"spec.driver: driver names should be lowercase; "DRA.example.com" contains uppercase characters"#,
+    ];
+    assert_eq!(last_warnings(), expected);
+    api.patch(
+        "upper",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(last_warnings(), expected);
+    api.create(&PostParams::default(), &slice("lower", "dra.example.com"))
+        .await
+        .unwrap();
+    assert!(last_warnings().is_empty());
+}

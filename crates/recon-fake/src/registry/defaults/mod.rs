@@ -81,6 +81,9 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
             if let Some(spec) = field(obj, "spec") {
                 storage::resource_claim_spec(spec);
             }
+            if let Some(status) = field(obj, "status") {
+                storage::resource_claim_status(status);
+            }
         }
         ("resource.k8s.io", "ResourceClaimTemplate") => {
             if let Some(spec) = field(obj, "spec").and_then(|s| field(s, "spec")) {

@@ -33,7 +33,8 @@ pub(super) fn csi_driver(obj: &mut Object) {
 }
 
 /// `SetDefaults_ExactDeviceRequest` and `SetDefaults_DeviceSubRequest` of each request of a
-/// claim's spec: one device unless the request says how many.
+/// claim's spec: one device unless the request says how many; and the generated default of
+/// their tolerations' operator, `Equal`.
 pub(super) fn resource_claim_spec(spec: &mut Object) {
     let Some(devices) = field(spec, "devices") else {
         return;
@@ -41,10 +42,29 @@ pub(super) fn resource_claim_spec(spec: &mut Object) {
     for request in items(devices, "requests") {
         if let Some(exactly) = field(request, "exactly") {
             device_count(exactly);
+            toleration_operators(exactly);
         }
         for sub in items(request, "firstAvailable") {
             device_count(sub);
+            toleration_operators(sub);
         }
+    }
+}
+
+/// The tolerations of an allocated claim's results, their operator `Equal` by default
+/// (`SetObjectDefaults_ResourceClaim`).
+pub(super) fn resource_claim_status(status: &mut Object) {
+    let Some(devices) = field(status, "allocation").and_then(|a| field(a, "devices")) else {
+        return;
+    };
+    for result in items(devices, "results") {
+        toleration_operators(result);
+    }
+}
+
+fn toleration_operators(owner: &mut Object) {
+    for toleration in items(owner, "tolerations") {
+        default_zero(toleration, "operator", "Equal");
     }
 }
 

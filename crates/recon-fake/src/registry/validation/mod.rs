@@ -23,7 +23,11 @@
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
 //!   and CSIStorageCapacities; [`csi`]: CSIDrivers and CSINodes; [`volume_attachment`]:
-//!   VolumeAttachments.
+//!   VolumeAttachments;
+//! - [`resource_claims`]: resource.k8s.io's ResourceClaims and ResourceClaimTemplates (and the
+//!   device requests, selectors and configurations the others share); [`device_class`]:
+//!   DeviceClasses; [`resource_slice`]: ResourceSlices; [`conditions`]: `metav1.Condition`
+//!   lists.
 //!
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
@@ -32,9 +36,11 @@ mod aggregator;
 mod certificates;
 mod claim;
 mod cluster;
+mod conditions;
 mod controller_revision;
 mod core;
 mod csi;
+mod device_class;
 mod endpoints;
 mod job;
 mod networking_ips;
@@ -48,6 +54,8 @@ mod probe_handlers;
 mod quota;
 mod read;
 mod replication_controller;
+mod resource_claims;
+mod resource_slice;
 mod service_addresses;
 mod storage;
 mod user_namespaces;
@@ -59,6 +67,7 @@ mod workloads;
 
 pub(crate) use path::Path;
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
+pub(crate) use resource_claims::drop_deallocated_devices;
 pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
 
 use crate::wire::field_error::FieldError;
@@ -80,6 +89,9 @@ enum Family {
     Storage,
     Csi,
     VolumeAttachment,
+    ResourceClaims,
+    DeviceClass,
+    ResourceSlice,
 }
 
 impl Family {
@@ -114,6 +126,15 @@ impl Family {
         if volume_attachment::handles(group, kind) {
             return Family::VolumeAttachment;
         }
+        if resource_claims::handles(group, kind) {
+            return Family::ResourceClaims;
+        }
+        if device_class::handles(group, kind) {
+            return Family::DeviceClass;
+        }
+        if resource_slice::handles(group, kind) {
+            return Family::ResourceSlice;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -140,6 +161,9 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Storage => storage::validate_create(kind, obj),
         Family::Csi => csi::validate_create(kind, obj),
         Family::VolumeAttachment => volume_attachment::validate(obj),
+        Family::ResourceClaims => resource_claims::validate_create(kind, obj),
+        Family::DeviceClass => device_class::validate_create(obj),
+        Family::ResourceSlice => resource_slice::validate_create(obj),
     }
 }
 
@@ -165,6 +189,9 @@ pub(crate) fn validate_update(
         Family::Storage => storage::validate_update(kind, new, old),
         Family::Csi => csi::validate_update(kind, new, old),
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        Family::ResourceClaims => resource_claims::validate_update(kind, new, old),
+        Family::DeviceClass => device_class::validate_update(new, old),
+        Family::ResourceSlice => resource_slice::validate_update(new, old),
     }
 }
 
@@ -189,6 +216,18 @@ pub(crate) fn validate_status_update(
         Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
         // The status strategy runs the update's validation.
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        // ResourceClaims are the only kind of these with a status.
+        Family::ResourceClaims => resource_claims::validate_status_update(new, old),
+        Family::DeviceClass | Family::ResourceSlice => Vec::new(),
+    }
+}
+
+/// The strategy's `WarningsOnCreate` and `WarningsOnUpdate` (the same for every kind that has
+/// any here): a ResourceSlice's upper-case driver name.
+pub(crate) fn warnings(group: &str, kind: &str, obj: &Object) -> Vec<String> {
+    match Family::of(group, kind) {
+        Family::ResourceSlice => resource_slice::warnings(obj),
+        _ => Vec::new(),
     }
 }
 
@@ -198,7 +237,8 @@ pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldErro
 
 /// The whole `ValidateUpdate` of the strategies (main endpoint, or the `subresource` written
 /// through) that place the metadata errors among their own rather than first: StatefulSet's
-/// status, Job's update and status, CertificateSigningRequest's update, status and approval.
+/// status, Job's update and status, CertificateSigningRequest's update, status and approval,
+/// ResourceClaimTemplate's and ResourceSlice's update.
 /// `None` for the others, which the handler composes as metadata errors, then
 /// [`validate_update`] or [`validate_status_update`].
 pub(crate) fn validate_update_placing_meta(
@@ -232,6 +272,24 @@ pub(crate) fn validate_update_placing_meta(
             let mut errors = meta;
             errors.extend(certificates::validate_update(new, old, subresource));
             errors.extend(meta_update);
+            Some(errors)
+        }
+        // The template strategy's ValidateUpdate: ValidateResourceClaimTemplate (metadata,
+        // then the template), then ValidateResourceClaimTemplateUpdate (metadata update, then
+        // the spec as before).
+        ("resource.k8s.io", "ResourceClaimTemplate", None) => {
+            let (meta, meta_update) = meta();
+            let mut errors = meta;
+            errors.extend(resource_claims::validate_create(kind, new));
+            errors.extend(meta_update);
+            errors.extend(resource_claims::immutable_template_spec(new, old));
+            Some(errors)
+        }
+        // ValidateResourceSliceUpdate: the metadata update (no `ValidateObjectMeta`), then the
+        // spec.
+        ("resource.k8s.io", "ResourceSlice", None) => {
+            let mut errors = meta().1;
+            errors.extend(resource_slice::validate_update(new, old));
             Some(errors)
         }
         _ => None,

@@ -766,7 +766,7 @@ const TEMPLATE_FORBIDDEN_META: &[(&str, &str)] = &[
 
 /// `ValidateTemplateObjectMeta`: annotations, labels, and nothing else set. (Go walks the
 /// annotations in random order, so a scenario gives one bad key.)
-fn template_object_meta(meta: Option<&Value>, path: &Path) -> Vec<FieldError> {
+pub(super) fn template_object_meta(meta: Option<&Value>, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let annotations_path = path.child("annotations");
     let annotations = meta

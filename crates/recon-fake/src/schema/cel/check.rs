@@ -38,8 +38,18 @@ pub(super) fn node_key(e: &Expr) -> usize {
 
 /// Checks `e` (rewriting it) with `self: self_type` and, when given, `oldSelf: old_self_type`.
 pub(super) fn check(e: &mut Expr, self_type: &Type, old_self_type: Option<&Type>) -> Checked {
+    let mut vars = vec![("self".to_owned(), self_type.clone())];
+    if let Some(t) = old_self_type {
+        vars.push(("oldSelf".to_owned(), t.clone()));
+    }
+    check_with(e, vars)
+}
+
+/// Checks `e` (rewriting it) against the declared variables `vars` alone: the rule
+/// environment's functions with other variables than `self` (DRA's `device`).
+pub(super) fn check_with(e: &mut Expr, vars: Vec<(String, Type)>) -> Checked {
     let mut c = Checker {
-        vars: vec![("self".to_owned(), self_type.clone())],
+        vars,
         mappings: HashMap::new(),
         fresh: 0,
         issues: Vec::new(),
@@ -51,9 +61,6 @@ pub(super) fn check(e: &mut Expr, self_type: &Type, old_self_type: Option<&Type>
         constant_args: Vec::new(),
         formats: Vec::new(),
     };
-    if let Some(t) = old_self_type {
-        c.vars.push(("oldSelf".to_owned(), t.clone()));
-    }
     let t = c.check(e);
     let ty = substitute(&c.mappings, &t, true);
     if c.issues.is_empty() {

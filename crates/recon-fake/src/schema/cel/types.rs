@@ -43,6 +43,8 @@ pub(super) enum Type {
 }
 
 pub(super) const OPTIONAL: &str = "optional_type";
+/// `google.protobuf.Any`, see [`Type::is_dyn`].
+pub(super) const ANY: &str = "google.protobuf.Any";
 
 impl Type {
     pub(super) fn list(t: Type) -> Type {
@@ -73,7 +75,17 @@ impl Type {
     }
 
     pub(super) fn is_dyn_or_error(&self) -> bool {
-        matches!(self, Type::Dyn | Type::Error)
+        self.is_dyn() || matches!(self, Type::Error)
+    }
+
+    /// cel-go's `isDyn`: `dyn`, or `google.protobuf.Any` (the type of DRA attribute values),
+    /// which the checker takes as `dyn` but names as itself.
+    pub(super) fn is_dyn(&self) -> bool {
+        match self {
+            Type::Dyn => true,
+            Type::Opaque(name, params) => *name == ANY && params.is_empty(),
+            _ => false,
+        }
     }
 
     /// `T` of `optional_type(T)`.

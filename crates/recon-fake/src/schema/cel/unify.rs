@@ -11,10 +11,10 @@ pub(super) type Mapping = HashMap<Rc<str>, Type>;
 
 /// `isEqualOrLessSpecific`.
 pub(super) fn less_specific(t1: &Type, t2: &Type) -> bool {
-    if matches!(t1, Type::Dyn | Type::Param(_)) {
+    if t1.is_dyn() || matches!(t1, Type::Param(_)) {
         return true;
     }
-    if matches!(t2, Type::Dyn | Type::Param(_)) {
+    if t2.is_dyn() || matches!(t2, Type::Param(_)) {
         return false;
     }
     match (t1, t2) {
