@@ -42,7 +42,10 @@ struct Replica {
 
 /// Starts replica `name` of the Function operator on `target`.
 async fn start(target: &Target, name: &'static str) -> Result<Replica, DemoError> {
-    let client = target.client();
+    // Each replica runs as the operator's service account, its Lease included.
+    let client = target
+        .operator_client(function_operator::RBAC_MANIFEST)
+        .await?;
     let cut = Arc::new(AtomicBool::new(false));
     let election = LeaderElection::new(LEASE, NAMESPACE, name)
         .lease_duration(Duration::from_secs(4))

@@ -22,7 +22,7 @@ use std::time::Duration;
 pub use output::Line;
 pub use scenario::{NAMESPACE, run};
 pub use summary::{StepReport, Summary};
-pub use target::Target;
+pub use target::{Target, forbidden_requests};
 
 /// How long the demo waits for a cluster to get where a step wants it.
 pub(crate) const WAIT: Duration = Duration::from_secs(60);

@@ -34,7 +34,7 @@ impl Target {
 
     /// A client acting as the service account of an operator's RBAC `manifest` (YAML
     /// documents: the ServiceAccount, its roles and bindings), once the manifest is in place:
-    /// stored in memory, applied on a cluster (whose user must be allowed to impersonate it).
+    /// applied as the demo's user (on a cluster, that user must be allowed to impersonate it).
     /// The operator then gets exactly the rights its manifest grants, there as in its tests.
     pub(crate) async fn operator_client(&self, manifest: &str) -> Result<kube::Client, DemoError> {
         let step = "installing an operator's RBAC manifest";
@@ -54,28 +54,23 @@ impl Target {
                 what: step.to_owned(),
                 message: "the manifest has no ServiceAccount with a namespace".to_owned(),
             })?;
+        let params = PatchParams::apply("recon-demo").force();
+        let user = self.user_client();
+        for object in &objects {
+            let api = manifest_api(&user, object).ok_or_else(|| DemoError::Wait {
+                what: step.to_owned(),
+                message: format!("cannot apply a {} from it", object["kind"]),
+            })?;
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            api.patch(name, &params, &Patch::Apply(object))
+                .await
+                .map_err(|source| DemoError::kube(step, source))?;
+        }
         match self {
             Target::InMemory(server) => {
-                for object in &objects {
-                    server.seed(object).map_err(|e| DemoError::Wait {
-                        what: step.to_owned(),
-                        message: e.to_string(),
-                    })?;
-                }
                 Ok(server.client_as(Identity::service_account(account.0, account.1)))
             }
-            Target::Cluster(client, config) => {
-                let params = PatchParams::apply("recon-demo").force();
-                for object in &objects {
-                    let api = manifest_api(client, object).ok_or_else(|| DemoError::Wait {
-                        what: step.to_owned(),
-                        message: format!("cannot apply a {} from it", object["kind"]),
-                    })?;
-                    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                    api.patch(name, &params, &Patch::Apply(object))
-                        .await
-                        .map_err(|source| DemoError::kube(step, source))?;
-                }
+            Target::Cluster(_, config) => {
                 let mut config = (**config).clone();
                 config.auth_info.impersonate =
                     Some(format!("system:serviceaccount:{}:{}", account.0, account.1));
@@ -97,7 +92,7 @@ impl Target {
     }
 
     /// The in-memory server, if that is where the demo runs.
-    pub(crate) fn server(&self) -> Option<&ApiServer> {
+    pub fn server(&self) -> Option<&ApiServer> {
         match self {
             Target::InMemory(server) => Some(server),
             Target::Cluster(..) => None,
@@ -133,6 +128,25 @@ impl Target {
             })?;
         Ok(())
     }
+}
+
+/// The requests the in-memory server refused for want of a right (who may not do what): none
+/// when every operator's manifest grants what it did; empty on a cluster.
+pub fn forbidden_requests(target: &Target) -> Vec<String> {
+    let Some(server) = target.server() else {
+        return Vec::new();
+    };
+    server
+        .requests()
+        .iter()
+        .filter_map(|r| {
+            let access = r.access.as_ref().filter(|a| !a.allowed)?;
+            Some(format!(
+                "{} may not {} ({} {})",
+                access.user, access.verb, r.method, r.path
+            ))
+        })
+        .collect()
 }
 
 /// The API of an object of an RBAC manifest: a ServiceAccount, or an RBAC kind.

@@ -10,9 +10,15 @@ use recon_demo::{Line, StepReport, Summary};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_runs_end_to_end_on_the_in_memory_server() {
-    let summary = recon_demo::run(&recon_demo::Target::in_memory())
+    let target = recon_demo::Target::in_memory();
+    let summary = recon_demo::run(&target)
         .await
         .unwrap_or_else(|e| panic!("the demo failed: {e}"));
+    // The operators ran as their service accounts: their manifests granted all they did.
+    assert_eq!(
+        recon_demo::forbidden_requests(&target),
+        Vec::<String>::new()
+    );
     assert_eq!(summary.steps.len(), 9);
     assert!(
         summary.steps.iter().any(|s| !s.writes.is_empty()),

@@ -7,6 +7,11 @@ use recon_demo::failover::{self, Handovers};
 async fn two_replicas_hand_over_twice_and_each_leader_rolls_the_function() {
     let target = Target::in_memory();
     let handovers = failover::run(&target).await.unwrap();
+    // The replicas ran as the operator's service account: its manifest granted their Lease.
+    assert_eq!(
+        recon_demo::forbidden_requests(&target),
+        Vec::<String>::new()
+    );
     assert_eq!(
         handovers,
         Handovers {
