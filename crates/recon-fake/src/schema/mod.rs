@@ -19,6 +19,7 @@
 //! Validation always sees a decoded object: pruned and defaulted.
 
 pub(crate) use cel::CelRules;
+pub(crate) use cel::{Declarations, PolicyCompiler, Returns, on_large_stack};
 
 mod cel;
 mod default;

@@ -8,6 +8,65 @@ use serde_json::Value;
 
 use crate::gotype::encode::write_value;
 
+/// Why client-go's JSONPath parser refuses `template` (`Parser.Parse`), for the errors of an
+/// action's brackets, quotes and characters: `unterminated array`, `unterminated quoted
+/// string`, `unrecognized character in action: U+0021 '!'`. `None` when none of those
+/// applies (the parser's rarer errors, about filters, numbers and keywords, are not found).
+pub(crate) fn parse_error(template: &str) -> Option<String> {
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        let mut chars = rest.char_indices();
+        loop {
+            let Some((i, c)) = chars.next() else {
+                return Some("unclosed action".to_owned());
+            };
+            match c {
+                '}' => {
+                    rest = &rest[i + 1..];
+                    break;
+                }
+                '\n' => return Some("unclosed action".to_owned()),
+                '[' => match rest[i..].find(|c| c == ']' || c == '\n') {
+                    Some(end) if rest[i + end..].starts_with(']') => {
+                        let skip = rest[i..i + end].chars().count();
+                        for _ in 0..skip {
+                            chars.next();
+                        }
+                    }
+                    _ => return Some("unterminated array".to_owned()),
+                },
+                '"' | '\'' => {
+                    let mut escaped = false;
+                    let mut closed = false;
+                    for (_, q) in chars.by_ref() {
+                        if escaped {
+                            escaped = false;
+                        } else if q == '\\' {
+                            escaped = true;
+                        } else if q == c {
+                            closed = true;
+                            break;
+                        }
+                    }
+                    if !closed {
+                        return Some("unterminated quoted string".to_owned());
+                    }
+                }
+                ' ' | '@' | '$' | '.' | '+' | '-' | '_' => {}
+                c if c.is_alphanumeric() => {}
+                c => {
+                    return Some(format!(
+                        "unrecognized character in action: U+{:04X} '{c}'",
+                        u32::from(c)
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
@@ -178,6 +237,24 @@ mod tests {
         assert_eq!(find(".spec.size.deeper"), None);
         assert_eq!(JsonPath::parse("..spec"), None);
         assert_eq!(JsonPath::parse(".items[?(@.n)]"), None);
+    }
+
+    #[test]
+    fn parse_errors_of_brackets_quotes_and_characters() {
+        assert_eq!(parse_error("{.spec.a[0].b}"), None);
+        assert_eq!(
+            parse_error("{spec.validations[0}").as_deref(),
+            Some("unterminated array")
+        );
+        assert_eq!(
+            parse_error("{.a['b}").as_deref(),
+            Some("unterminated array")
+        );
+        assert_eq!(
+            parse_error("{.a!}").as_deref(),
+            Some("unrecognized character in action: U+0021 '!'")
+        );
+        assert_eq!(parse_error("{.a").as_deref(), Some("unclosed action"));
     }
 
     #[test]

@@ -125,6 +125,8 @@ static PRINTERS: &[Printer] = &[
     storage::VOLUME_ATTRIBUTES_CLASS,
     admission::VALIDATING_ADMISSION_POLICY,
     admission::MUTATING_ADMISSION_POLICY,
+    admission::VALIDATING_ADMISSION_POLICY_BINDING,
+    admission::MUTATING_ADMISSION_POLICY_BINDING,
 ];
 
 /// `(group, kind)` of every kind whose registry prints it with printers.go's `AddHandlers`
@@ -372,10 +374,7 @@ mod tests {
             Found::NoHandler
         ));
         assert!(matches!(
-            find(
-                "admissionregistration.k8s.io",
-                "ValidatingAdmissionPolicyBinding"
-            ),
+            find("coordination.k8s.io", "LeaseCandidate"),
             Found::NotPorted
         ));
     }

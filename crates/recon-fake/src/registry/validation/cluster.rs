@@ -1295,7 +1295,7 @@ fn webhook_errors(
 }
 
 /// `validateRuleWithOperations`, then `validateRule` with subresources allowed.
-fn rule_with_operations(rule: &Value, path: &Path) -> Vec<FieldError> {
+pub(super) fn rule_with_operations(rule: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let rule = Some(rule);
     let operations = list_at(rule, "operations");

@@ -19,6 +19,8 @@
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
+//! - [`admission_policy`]: the validating and mutating admission policies and their bindings
+//!   (their CEL expressions compiled);
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
@@ -28,6 +30,7 @@
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod admission_policy;
 mod aggregator;
 mod certificates;
 mod claim;
@@ -80,6 +83,7 @@ enum Family {
     Storage,
     Csi,
     VolumeAttachment,
+    AdmissionPolicy,
 }
 
 impl Family {
@@ -114,6 +118,9 @@ impl Family {
         if volume_attachment::handles(group, kind) {
             return Family::VolumeAttachment;
         }
+        if admission_policy::handles(group, kind) {
+            return Family::AdmissionPolicy;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -140,6 +147,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::Storage => storage::validate_create(kind, obj),
         Family::Csi => csi::validate_create(kind, obj),
         Family::VolumeAttachment => volume_attachment::validate(obj),
+        Family::AdmissionPolicy => admission_policy::validate_create(kind, obj),
     }
 }
 
@@ -165,6 +173,7 @@ pub(crate) fn validate_update(
         Family::Storage => storage::validate_update(kind, new, old),
         Family::Csi => csi::validate_update(kind, new, old),
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        Family::AdmissionPolicy => admission_policy::validate_update(kind, new, old),
     }
 }
 
@@ -189,6 +198,7 @@ pub(crate) fn validate_status_update(
         Family::NetworkingIps | Family::Storage | Family::Csi => Vec::new(),
         // The status strategy runs the update's validation.
         Family::VolumeAttachment => volume_attachment::validate_update(new, old),
+        Family::AdmissionPolicy => admission_policy::validate_status_update(kind, new),
     }
 }
 
