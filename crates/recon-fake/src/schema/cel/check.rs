@@ -20,6 +20,29 @@ use super::unify::{Mapping, is_assignable, most_general, substitute};
 /// The name of the patch type of a JSON Patch operation.
 pub(super) const JSON_PATCH: &str = "JSONPatch";
 
+/// The patch type `name` resolves to (`mutation.DynamicTypeResolver`): `JSONPatch` with its
+/// four fields, or a dynamic `Object` / `Object.<path>` whose fields are all `dyn`.
+pub(super) fn patch_type(name: &str) -> Option<Rc<ObjType>> {
+    if name == JSON_PATCH {
+        let fields = [
+            ("op", Type::String),
+            ("path", Type::String),
+            ("from", Type::String),
+            ("value", Type::Dyn),
+        ];
+        return Some(Rc::new(ObjType {
+            name: JSON_PATCH.to_owned(),
+            fields: fields.into_iter().map(|(n, t)| (n.to_owned(), t)).collect(),
+        }));
+    }
+    (name == "Object" || name.starts_with("Object.")).then(|| {
+        Rc::new(ObjType {
+            name: name.to_owned(),
+            fields: Default::default(),
+        })
+    })
+}
+
 /// The outcome of checking one expression.
 pub(super) struct Checked {
     /// Its type, with unbound type parameters as `dyn`.
@@ -446,29 +469,12 @@ impl Checker {
         Type::Object(message)
     }
 
-    /// The message type `name` resolves to (`mutation.DynamicTypeResolver`), if any.
+    /// The message type `name` resolves to in this environment, if any.
     fn message_type(&self, name: &str) -> Option<Rc<ObjType>> {
         if !self.features.patch_types {
             return None;
         }
-        if name == JSON_PATCH {
-            let fields = [
-                ("op", Type::String),
-                ("path", Type::String),
-                ("from", Type::String),
-                ("value", Type::Dyn),
-            ];
-            return Some(Rc::new(ObjType {
-                name: JSON_PATCH.to_owned(),
-                fields: fields.into_iter().map(|(n, t)| (n.to_owned(), t)).collect(),
-            }));
-        }
-        (name == "Object" || name.starts_with("Object.")).then(|| {
-            Rc::new(ObjType {
-                name: name.to_owned(),
-                fields: Default::default(),
-            })
-        })
+        patch_type(name)
     }
 
     fn opt_select(&mut self, pos: usize, args: &mut [Expr]) -> Type {

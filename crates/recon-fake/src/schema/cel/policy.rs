@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::check::{self, Features, JSON_PATCH};
+use super::check::{self, Features, JSON_PATCH, patch_type};
 use super::syntax;
 use super::types::{ObjType, Type};
 
@@ -42,12 +42,7 @@ pub(crate) enum Returns {
 
 impl Returns {
     fn types(self) -> Vec<Type> {
-        let object = |name: &str| {
-            Type::Object(Rc::new(ObjType {
-                name: name.to_owned(),
-                fields: BTreeMap::new(),
-            }))
-        };
+        let object = |name: &str| patch_type(name).map_or(Type::Error, Type::Object);
         match self {
             Returns::Bool => vec![Type::Bool],
             Returns::String => vec![Type::String],
@@ -137,11 +132,12 @@ impl PolicyCompiler {
         if wanted.is_empty() || wanted.contains(&ty) {
             return Ok(ty);
         }
+        let got = type_string(&ty);
         Err(match wanted.as_slice() {
-            [one] => format!("must evaluate to {one} but got {ty}"),
+            [one] => format!("must evaluate to {} but got {got}", type_string(one)),
             many => {
-                let names: Vec<String> = many.iter().map(ToString::to_string).collect();
-                format!("must evaluate to one of [{}] but got {ty}", names.join(" "))
+                let names: Vec<String> = many.iter().map(type_string).collect();
+                format!("must evaluate to one of [{}] but got {got}", names.join(" "))
             }
         })
     }
@@ -175,6 +171,15 @@ impl PolicyCompiler {
             ));
         }
         vars
+    }
+}
+
+/// A type as cel-go's `Type.String()` writes it: as the checker formats it, but for the null
+/// type's name.
+fn type_string(t: &Type) -> String {
+    match t {
+        Type::Null => "null_type".to_owned(),
+        t => t.to_string(),
     }
 }
 

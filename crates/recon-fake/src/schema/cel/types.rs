@@ -89,7 +89,7 @@ impl fmt::Display for Type {
     /// cel-go's `FormatCELType`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self {
-            Type::Null => "null_type",
+            Type::Null => "null",
             Type::Bool => "bool",
             Type::Int => "int",
             Type::Uint => "uint",
