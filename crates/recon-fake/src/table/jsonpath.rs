@@ -27,7 +27,7 @@ pub(crate) fn parse_error(template: &str) -> Option<String> {
                     break;
                 }
                 '\n' => return Some("unclosed action".to_owned()),
-                '[' => match rest[i..].find(|c| c == ']' || c == '\n') {
+                '[' => match rest[i..].find([']', '\n']) {
                     Some(end) if rest[i + end..].starts_with(']') => {
                         let skip = rest[i..i + end].chars().count();
                         for _ in 0..skip {

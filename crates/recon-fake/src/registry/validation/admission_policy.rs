@@ -169,7 +169,10 @@ fn validate(kind: &str, obj: &Object, opts: Options) -> Vec<FieldError> {
 /// A policy's `failurePolicy`: required, `Fail` or `Ignore`.
 fn failure_policy(spec: Option<&Value>, at: &Path) -> Option<FieldError> {
     let path = at.child("failurePolicy");
-    match spec.and_then(|s| s.get("failurePolicy")).filter(|v| !v.is_null()) {
+    match spec
+        .and_then(|s| s.get("failurePolicy"))
+        .filter(|v| !v.is_null())
+    {
         None => Some(FieldError::required(path, "")),
         Some(v) => {
             let v = v.as_str().unwrap_or("");
@@ -190,7 +193,9 @@ fn common_spec(
     extra: impl Fn(&Value, &Path, &mut Vec<FieldError>),
 ) -> bool {
     errors.extend(failure_policy(spec, at));
-    let param_kind = spec.and_then(|s| s.get("paramKind")).filter(|v| !v.is_null());
+    let param_kind = spec
+        .and_then(|s| s.get("paramKind"))
+        .filter(|v| !v.is_null());
     if let Some(param_kind) = param_kind {
         opts.params_in_match_conditions = true;
         errors.extend(param_kind_errors(param_kind, &at.child("paramKind")));
@@ -385,7 +390,11 @@ fn match_resources(resources: &Value, at: &Path) -> Vec<FieldError> {
         Some(v) => {
             let v = v.as_str().unwrap_or("");
             if !MATCH_POLICIES.contains(&v) {
-                errors.push(FieldError::not_supported_named(policy_at, v, MATCH_POLICIES));
+                errors.push(FieldError::not_supported_named(
+                    policy_at,
+                    v,
+                    MATCH_POLICIES,
+                ));
             }
         }
     }
@@ -783,7 +792,10 @@ fn binding(spec: Option<&Value>, mutating: bool) -> Vec<FieldError> {
             errors.push(FieldError::invalid(at.child("policyName"), policy, message));
         }
     }
-    if let Some(param_ref) = spec.and_then(|s| s.get("paramRef")).filter(|v| !v.is_null()) {
+    if let Some(param_ref) = spec
+        .and_then(|s| s.get("paramRef"))
+        .filter(|v| !v.is_null())
+    {
         errors.extend(param_ref_errors(param_ref, &at.child("paramRef")));
     }
     let resources_at = at.child("matchResources");
@@ -906,7 +918,8 @@ fn status_errors(status: Option<&Value>) -> Vec<FieldError> {
         let field_ref = str_at(Some(warning), "fieldRef").trim();
         if field_ref.is_empty() {
             errors.push(FieldError::required(here.child("fieldRef"), ""));
-        } else if let Some(message) = crate::table::jsonpath::parse_error(&format!("{{{field_ref}}}"))
+        } else if let Some(message) =
+            crate::table::jsonpath::parse_error(&format!("{{{field_ref}}}"))
         {
             errors.push(FieldError::invalid(
                 here.child("fieldRef"),
@@ -970,7 +983,13 @@ fn conditions(list: &[Value], at: &Path) -> Vec<FieldError> {
                     regex_error(
                         CONDITION_REASON_MSG,
                         CONDITION_REASON_FMT,
-                        &["my_name", "MY_NAME", "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB"],
+                        &[
+                            "my_name",
+                            "MY_NAME",
+                            "MyName",
+                            "ReasonA,ReasonB",
+                            "ReasonA:ReasonB",
+                        ],
                     ),
                 ));
             }

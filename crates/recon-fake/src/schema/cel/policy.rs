@@ -137,7 +137,10 @@ impl PolicyCompiler {
             [one] => format!("must evaluate to {} but got {got}", type_string(one)),
             many => {
                 let names: Vec<String> = many.iter().map(type_string).collect();
-                format!("must evaluate to one of [{}] but got {got}", names.join(" "))
+                format!(
+                    "must evaluate to one of [{}] but got {got}",
+                    names.join(" ")
+                )
             }
         })
     }
@@ -331,7 +334,9 @@ mod tests {
             .compile("variables.x == 1", ALL, Returns::Bool)
             .unwrap_err();
         assert!(
-            err.starts_with("compilation failed: ERROR: <input>:1:1: undeclared reference to 'variables'"),
+            err.starts_with(
+                "compilation failed: ERROR: <input>:1:1: undeclared reference to 'variables'"
+            ),
             "{err}"
         );
         let no_params = Declarations {
@@ -364,9 +369,7 @@ mod tests {
         let mut c = PolicyCompiler::composited();
         assert!(c.compile_variable("a", "1", ALL).is_ok());
         assert!(c.compile_variable("b", "variables.a + 1", ALL).is_ok());
-        let err = c
-            .compile_variable("c", "variables.d", ALL)
-            .unwrap_err();
+        let err = c.compile_variable("c", "variables.d", ALL).unwrap_err();
         assert!(err.contains("undefined field 'd'"), "{err}");
         assert_eq!(c.compile("variables.b > 1", ALL, Returns::Bool), Ok(()));
     }

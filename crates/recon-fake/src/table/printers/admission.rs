@@ -47,8 +47,7 @@ pub(super) const MUTATING_ADMISSION_POLICY: Printer = Printer {
 const POLICY_NAME: &str =
     "PolicyName indicates the policy definition which the policy binding binded to";
 /// The ParamRef column of both bindings.
-const PARAM_REF: &str =
-    "ParamRef indicates the param resource which sets the configuration param";
+const PARAM_REF: &str = "ParamRef indicates the param resource which sets the configuration param";
 
 pub(super) const VALIDATING_ADMISSION_POLICY_BINDING: Printer = Printer {
     group: "admissionregistration.k8s.io",
@@ -184,13 +183,18 @@ mod tests {
             let obj = json!({"metadata": {"name": "b"}, "spec": {"policyName": "p", "paramRef": param_ref}});
             binding_row(obj.as_object().unwrap(), Timestamp::UNIX_EPOCH).cells[2].clone()
         };
-        assert_eq!(param(json!({"name": "x", "namespace": "n"})), Cell::text("n/x"));
+        assert_eq!(
+            param(json!({"name": "x", "namespace": "n"})),
+            Cell::text("n/x")
+        );
         assert_eq!(param(json!({"name": "x"})), Cell::text("*/x"));
         assert_eq!(param(Value::Null), Cell::text("<unset>"));
         assert_eq!(
             param(json!({"selector": {"matchLabels": {"b": "2", "a": "1"},
                 "matchExpressions": [{"key": "k", "operator": "In", "values": ["y", "x"]}]}})),
-            Cell::text("&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[y x],},},}")
+            Cell::text(
+                "&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[y x],},},}"
+            )
         );
     }
 }
