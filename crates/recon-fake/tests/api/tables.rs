@@ -14,7 +14,7 @@ use recon_test_fixtures::*;
 use serde_json::{Value, json};
 
 const TABLE: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
-const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+const DEVICE_CLASSES: &str = "/apis/resource.k8s.io/v1/deviceclasses";
 
 async fn get_table(client: &Client, path: &str) -> Value {
     let request = http::Request::builder()
@@ -135,15 +135,15 @@ async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
     let client = server.client();
     let post = http::Request::builder()
         .method("POST")
-        .uri(BINDINGS)
+        .uri(DEVICE_CLASSES)
         .header("accept", TABLE)
         .header("content-type", "application/json")
         .body(
             serde_json::to_vec(&json!({
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "ValidatingAdmissionPolicyBinding",
-                "metadata": {"name": "b"},
-                "spec": {"policyName": "p", "validationActions": ["Deny"]}
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": "d"},
+                "spec": {}
             }))
             .unwrap(),
         )
@@ -154,11 +154,10 @@ async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
     assert_eq!(status.code, 406);
     assert_eq!(
         status.message,
-        "recon does not print ValidatingAdmissionPolicyBinding \
-         (validatingadmissionpolicybindings.admissionregistration.k8s.io) as a Table yet"
+        "recon does not print DeviceClass (deviceclasses.resource.k8s.io) as a Table yet"
     );
     let list = http::Request::builder()
-        .uri(BINDINGS)
+        .uri(DEVICE_CLASSES)
         .body(Vec::new())
         .unwrap();
     let list: Value = client.request(list).await.unwrap();

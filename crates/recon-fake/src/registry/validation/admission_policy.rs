@@ -495,6 +495,22 @@ fn match_conditions(conditions: &[Value], opts: &Options, at: &Path) -> Vec<Fiel
     errors
 }
 
+/// `validateMatchConditions` of an admission webhook (no params), on a stack deep enough for
+/// compiling any expression.
+pub(super) fn webhook_match_conditions(conditions: &[Value], at: &Path) -> Vec<FieldError> {
+    if conditions.is_empty() {
+        return Vec::new();
+    }
+    on_large_stack(|| match_conditions(conditions, &Options::default(), at)).unwrap_or_else(|| {
+        vec![FieldError::new(
+            ErrorType::Internal,
+            at,
+            BadValue::Omit,
+            "the match conditions could not be compiled",
+        )]
+    })
+}
+
 /// `isCELIdentifier`.
 fn is_cel_identifier(name: &str) -> bool {
     let mut chars = name.chars();
