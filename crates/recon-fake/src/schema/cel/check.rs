@@ -435,7 +435,15 @@ impl Checker {
                 match message.fields.get(&field.name) {
                     Some(t) => t.clone(),
                     None => {
-                        self.error(field.pos, format!("undefined field '{}'", field.name));
+                        // The resolver knows the field, of no type: nothing is assignable.
+                        let shown = substitute(&self.mappings, &value_type, true);
+                        self.error(
+                            field.pos,
+                            format!(
+                                "expected type of field '{}' is '' but provided type is '{shown}'",
+                                field.name
+                            ),
+                        );
                         continue;
                     }
                 }

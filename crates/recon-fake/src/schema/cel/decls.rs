@@ -332,7 +332,7 @@ fn named(name: &str) -> Sig {
 
 /// The static name of a type in the table.
 fn intern(name: &str) -> &'static str {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 26] = [
         "null_type",
         "bool",
         "int",
@@ -353,6 +353,11 @@ fn intern(name: &str) -> &'static str {
         "URL",
         "Semver",
         "Format",
+        "Authorizer",
+        "PathCheck",
+        "GroupCheck",
+        "ResourceCheck",
+        "Decision",
         "A",
     ];
     NAMES.iter().find(|n| **n == name).copied().unwrap_or("dyn")

@@ -132,11 +132,11 @@ impl PolicyCompiler {
         if wanted.is_empty() || wanted.contains(&ty) {
             return Ok(ty);
         }
-        let got = type_string(&ty);
+        let got = ty.declared();
         Err(match wanted.as_slice() {
-            [one] => format!("must evaluate to {} but got {got}", type_string(one)),
+            [one] => format!("must evaluate to {} but got {got}", one.declared()),
             many => {
-                let names: Vec<String> = many.iter().map(type_string).collect();
+                let names: Vec<String> = many.iter().map(Type::declared).collect();
                 format!(
                     "must evaluate to one of [{}] but got {got}",
                     names.join(" ")
@@ -174,15 +174,6 @@ impl PolicyCompiler {
             ));
         }
         vars
-    }
-}
-
-/// A type as cel-go's `Type.String()` writes it: as the checker formats it, but for the null
-/// type's name.
-fn type_string(t: &Type) -> String {
-    match t {
-        Type::Null => "null_type".to_owned(),
-        t => t.to_string(),
     }
 }
 
