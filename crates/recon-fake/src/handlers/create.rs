@@ -97,6 +97,7 @@ impl State {
             set_meta(&mut obj, "name", Value::String(name));
         }
         warnings.extend(before_create(call, &mut obj)?);
+        self.authorize_param_access(call, &obj, None)?;
         if let Some(stamp) = call.rt.hooks.stamp {
             stamp(&mut obj, None, &self.now());
         }

@@ -182,6 +182,9 @@ impl State {
         };
         let strategy_old = internal_old.as_ref().unwrap_or(&old);
         let (mut new, validation_warnings) = before_update(call, endpoint, new, strategy_old)?;
+        if endpoint == Endpoint::Main {
+            self.authorize_param_access(call, &new, Some(strategy_old))?;
+        }
         if let Some(stamp) = rt.hooks.stamp {
             stamp(&mut new, Some(strategy_old), &self.now());
         }
