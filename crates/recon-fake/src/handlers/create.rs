@@ -242,5 +242,5 @@ pub(crate) fn before_create(call: &Call<'_>, obj: &mut Object) -> Result<Vec<Str
             &errors,
         ));
     }
-    Ok(Vec::new())
+    Ok(validation::warnings(&rt.group, &rt.kind, obj))
 }

@@ -429,6 +429,9 @@ fn before_update(
         };
         return Err(ApiError::invalid(&kind, meta_str(&new, "name"), &errors));
     }
+    if !rt.custom {
+        warnings.extend(validation::warnings(&rt.group, &rt.kind, &new));
+    }
     Ok((new, warnings))
 }
 

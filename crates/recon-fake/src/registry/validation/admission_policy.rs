@@ -86,6 +86,27 @@ pub(super) fn handles(group: &str, kind: &str) -> bool {
         )
 }
 
+/// `StaticConfigSuffix`: names reserved for manifest-based admission configurations.
+const STATIC_SUFFIX: &str = ".static.k8s.io";
+
+/// `WarningsForStaticSuffix` (`static_suffix.go`), which every admission policy, binding and
+/// webhook configuration strategy gives on create and update while the
+/// `ManifestBasedAdmissionControlConfig` gate is off (as in 1.36 by default).
+pub(super) fn static_suffix_warnings(obj: &Object) -> Vec<String> {
+    let name = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !name.ends_with(STATIC_SUFFIX) {
+        return Vec::new();
+    }
+    vec![format!(
+        "metadata.name: names ending with {} are reserved for static manifest-based configurations and cannot be managed via the API",
+        go_json_string(STATIC_SUFFIX)
+    )]
+}
+
 /// What `validationOptions` relaxes on an update.
 #[derive(Debug, Clone, Copy, Default)]
 struct Options {

@@ -202,6 +202,19 @@ pub(crate) fn validate_status_update(
     }
 }
 
+/// The `Warning`s the strategy of a `group` `kind` gives about `obj` when it is created or
+/// updated (`WarningsOnCreate` / `WarningsOnUpdate`), beyond the generic ones.
+pub(crate) fn warnings(group: &str, kind: &str, obj: &Object) -> Vec<String> {
+    let admission = matches!(
+        kind,
+        "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
+    ) || admission_policy::handles(group, kind);
+    if group == "admissionregistration.k8s.io" && admission {
+        return admission_policy::static_suffix_warnings(obj);
+    }
+    Vec::new()
+}
+
 /// The metadata errors a strategy may place among its own: `ValidateObjectMeta`'s and
 /// `ValidateObjectMetaUpdate`'s (core's: the kube finalizer names included).
 pub(crate) type MetaErrors<'a> = &'a dyn Fn() -> (Vec<FieldError>, Vec<FieldError>);
