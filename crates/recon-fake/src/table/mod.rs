@@ -78,10 +78,13 @@ impl IncludeObject {
     }
 }
 
-/// Whether objects of `rt` served at `version` are converted from another storage version, so
+/// Whether objects of `rt` served at `version` are converted from another storage version by
+/// a conversion of their own (the served form may not hold all the internal one does), so
 /// that their stored form is what a built-in printer reads ([`Item::stored`]).
 pub(crate) fn prints_stored(rt: &ResourceType, version: &str) -> bool {
-    !rt.custom && rt.storage.as_ref().is_some_and(|s| s.name != version)
+    !rt.custom
+        && rt.hooks.convert.is_some()
+        && rt.storage.as_ref().is_some_and(|s| s.name != version)
 }
 
 /// One request's table: its version, what rows carry, and the server's time for ages.
