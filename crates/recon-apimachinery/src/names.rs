@@ -21,7 +21,7 @@ const DNS1123_SUBDOMAIN_ERR_MSG: &str = "a lowercase RFC 1123 subdomain must con
 const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 
 /// `content.RegexError` with examples, including its doubled spaces (`'MyName',  or ...`).
-fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
+pub fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
     let mut out = format!("{message} (e.g. ");
     for (i, example) in examples.iter().enumerate() {
         if i > 0 {

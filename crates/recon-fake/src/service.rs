@@ -476,7 +476,11 @@ impl State {
             || subresource.is_some()
             || rt.serving == Serving::CreateOnly;
         let without_table = if tableless {
-            match crate::table::refuse_for_subresource(&rt, &incoming.accept) {
+            match crate::table::refuse_for_subresource(
+                &rt,
+                path.subresource.as_deref(),
+                &incoming.accept,
+            ) {
                 Ok(accept) => accept,
                 Err(e) => return e.into(),
             }

@@ -57,7 +57,7 @@ impl State {
                         .into_iter()
                         .map(|item| typed(item, "ComponentStatus"))
                         .collect();
-                    let table = call.list_table(version, &items, &ListMeta::default())?;
+                    let table = call.list_table(version, &items, &[], &ListMeta::default())?;
                     return Ok(Reply::json(200, table));
                 }
                 let list = json!({"metadata": {}, "items": items});
@@ -71,7 +71,7 @@ impl State {
                     .map(|(n, status, message)| {
                         let object = typed(component_status(n, status, message), "ComponentStatus");
                         match negotiate(call.accept, false) {
-                            Ok(Format::Table(version)) => call.table(version, &object),
+                            Ok(Format::Table(version)) => call.table(version, &object, None),
                             _ => Ok(object),
                         }
                     })

@@ -100,6 +100,7 @@ impl State {
         }
         let admin = self.admin_access_on_create(call, &obj);
         warnings.extend(before_create(call, &mut obj, admin)?);
+        self.authorize_param_access(call, &obj, None)?;
         if let Some(stamp) = call.rt.hooks.stamp {
             stamp(&mut obj, None, &self.now());
         }

@@ -10,6 +10,8 @@
 //! - [`validation`]: the generic `ObjectMeta` checks of every strategy;
 //! - [`admission`], [`namespace_lifecycle`]: the admission steps; [`admin_access`]: the DRA
 //!   claim strategies' namespace check;
+//! - [`admission`], [`namespace_lifecycle`]: the admission steps; [`param_access`]: the read
+//!   access an admission policy's params need;
 //! - [`subresources`]: the subresources beside `status`, and the resources that store nothing;
 //!   [`eviction`], [`binding`], [`pod_parts`] (`ephemeralcontainers`, `resize`) and [`token`]
 //!   (TokenRequest, TokenReview) serve some of them, reading their bodies with
@@ -29,6 +31,7 @@ pub(crate) mod field_manager;
 pub(crate) mod field_validation;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod paging;
+pub(crate) mod param_access;
 pub(crate) mod patch;
 pub(crate) mod pod_parts;
 pub(crate) mod read;

@@ -81,7 +81,8 @@ impl State {
                     .iter()
                     .map(|(key, stored)| typed_item(call, &api_version, key, stored))
                     .collect::<Result<_, _>>()?;
-                list_table(call, version, &meta, &items)?
+                let stored: Vec<&[u8]> = page.items.iter().map(|(_, s)| &s.body[..]).collect();
+                list_table(call, version, &meta, &items, &stored)?
             }
         };
         Ok(Reply::json(200, body))
@@ -187,13 +188,14 @@ fn list_table(
     version: TableVersion,
     meta: &ListMeta<'_>,
     items: &[Vec<u8>],
+    stored: &[&[u8]],
 ) -> Result<Vec<u8>, ApiError> {
     let table_meta = table::ListMeta {
         resource_version: meta.revision.to_string(),
         continue_token: meta.continue_token.to_owned(),
         remaining: meta.remaining,
     };
-    call.list_table(version, items, &table_meta)
+    call.list_table(version, items, stored, &table_meta)
 }
 
 /// A read of an object whose body does not decode, answered as the real server answers it.

@@ -23,11 +23,14 @@ use super::update::UpdateRequest;
 use crate::apply::{ApplyError, Conflict, ManagerId, Operation, Path};
 use crate::registry::resource::ResourceType;
 use crate::request::call::Call;
+use crate::request::negotiate::{Format, negotiate};
 use crate::request::reply::Reply;
 use crate::request::route::Verb;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::strategic;
+use crate::table::custom::CustomColumns;
+use crate::table::{IncludeObject, Item, ListMeta, TableRequest};
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::{GroupKind, GroupResource};
@@ -278,9 +281,39 @@ impl ScalePaths {
     }
 }
 
-/// The Scale as JSON bytes.
-fn scale_reply(scale: &Object) -> Reply {
-    Reply::json(200, Value::Object(scale.clone()).to_string().into_bytes())
+/// The Scale as JSON bytes or, for a custom resource's asked as a Table, its Table (the
+/// scale's columns; the table's `resourceVersion` the Scale's).
+fn scale_reply(call: &Call<'_>, paths: &ScalePaths, scale: &Object) -> Result<Reply, ApiError> {
+    let bytes = Value::Object(scale.clone()).to_string().into_bytes();
+    let Ok(Format::Table(version)) = negotiate(call.accept, false) else {
+        return Ok(Reply::json(200, bytes));
+    };
+    if !paths.custom {
+        return Ok(Reply::json(200, bytes));
+    }
+    let request = TableRequest {
+        version,
+        include: IncludeObject::parse(call.query)?,
+        now: call.now,
+        headers: true,
+    };
+    let meta = ListMeta {
+        resource_version: scale
+            .get("metadata")
+            .and_then(|m| m.get("resourceVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        ..ListMeta::default()
+    };
+    let columns = CustomColumns::of_scale(!paths.spec.is_empty(), !paths.status.is_empty());
+    let item = Item {
+        object: scale,
+        served: &bytes,
+        stored: None,
+    };
+    let table = crate::table::scale_table(&columns, &request, &item, &meta)?;
+    Ok(Reply::json(200, table))
 }
 
 /// The Scale's `spec.replicas` as Go decodes it into an `int32`: zero when missing; the
@@ -422,7 +455,7 @@ impl State {
                         recon_apimachinery::go_quote(&paths.spec)
                     )));
                 }
-                Ok(scale_reply(&scale))
+                scale_reply(call, &paths, &scale)
             }
             Verb::Update => {
                 check_write_options(call, "UpdateOptions")?;
@@ -671,8 +704,14 @@ impl State {
         }
         let uid = meta_str(&scale, "uid").to_owned();
         set_meta(&mut parent, "uid", Value::String(uid));
+        // The parent is written and read back as JSON, whatever form the Scale is asked in.
+        let parent_call = Call {
+            accept: "application/json",
+            rt: call.rt.clone(),
+            ..*call
+        };
         let reply = self.update(
-            call,
+            &parent_call,
             UpdateRequest {
                 object: parent,
                 uid_precondition: true,
@@ -689,7 +728,7 @@ impl State {
             })
             .ok_or_else(|| ApiError::internal("the updated parent is not an object"))?;
         let (scale, _) = paths.scale_of(&written)?;
-        Ok(scale_reply(&scale).with_warnings(reply.warnings))
+        Ok(scale_reply(call, paths, &scale)?.with_warnings(reply.warnings))
     }
 }
 

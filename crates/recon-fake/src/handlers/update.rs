@@ -188,6 +188,9 @@ impl State {
         };
         let (mut new, validation_warnings) =
             before_update(call, endpoint, new, strategy_old, admin)?;
+        if endpoint == Endpoint::Main {
+            self.authorize_param_access(call, &new, Some(strategy_old))?;
+        }
         if let Some(stamp) = rt.hooks.stamp {
             stamp(&mut new, Some(strategy_old), &self.now());
         }

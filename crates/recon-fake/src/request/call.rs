@@ -87,15 +87,21 @@ impl Call<'_> {
             Ok(Format::Metadata) => {
                 partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
             }
-            Ok(Format::Table(version)) => self.table(version, &object),
+            Ok(Format::Table(version)) => self.table(version, &object, Some(stored)),
             _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
             _ => Ok(object),
         }
     }
 
-    /// The Table of one object (as served, with its `TypeMeta`), for a request that asked for
-    /// one in `version`; the table's `resourceVersion` is the object's.
-    pub(crate) fn table(&self, version: TableVersion, object: &[u8]) -> Result<Vec<u8>, ApiError> {
+    /// The Table of one object (as served, with its `TypeMeta`, and as stored when known), for
+    /// a request that asked for one in `version`; the table's `resourceVersion` is the
+    /// object's.
+    pub(crate) fn table(
+        &self,
+        version: TableVersion,
+        object: &[u8],
+        stored: Option<&[u8]>,
+    ) -> Result<Vec<u8>, ApiError> {
         let decoded = decode_body(&self.key(), object).map_err(|e| e.to_api_error())?;
         let meta = ListMeta {
             resource_version: meta(&decoded)
@@ -105,15 +111,17 @@ impl Call<'_> {
                 .to_owned(),
             ..ListMeta::default()
         };
-        self.list_table(version, &[object.to_vec()], &meta)
+        let stored: Vec<&[u8]> = stored.into_iter().collect();
+        self.list_table(version, &[object.to_vec()], &stored, &meta)
     }
 
-    /// The Table of a list's `items` (as served, with their `TypeMeta`), with the list's
-    /// metadata.
+    /// The Table of a list's `items` (as served, with their `TypeMeta`; `stored`, when given,
+    /// the same items as stored), with the list's metadata.
     pub(crate) fn list_table(
         &self,
         version: TableVersion,
         items: &[Vec<u8>],
+        stored: &[&[u8]],
         meta: &ListMeta,
     ) -> Result<Vec<u8>, ApiError> {
         let request = TableRequest {
@@ -126,10 +134,24 @@ impl Call<'_> {
             .iter()
             .map(|o| decode_body(&self.key(), o).map_err(|e| e.to_api_error()))
             .collect::<Result<_, _>>()?;
+        let internal: Vec<Object> =
+            if table::prints_stored(&self.rt, &self.path.version) && stored.len() == items.len() {
+                stored
+                    .iter()
+                    .map(|o| decode_body(&self.key(), o).map_err(|e| e.to_api_error()))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
         let rows: Vec<Item<'_>> = decoded
             .iter()
             .zip(items)
-            .map(|(object, served)| Item { object, served })
+            .enumerate()
+            .map(|(i, (object, served))| Item {
+                object,
+                served,
+                stored: internal.get(i),
+            })
             .collect();
         table::table(&self.rt, &self.path.version, &request, &rows, meta)
     }

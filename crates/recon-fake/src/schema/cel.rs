@@ -17,6 +17,7 @@
 //!   run;
 //! - [`walk`]: evaluation over an object, with ratcheting, and the field errors;
 //! - [`dra`]: the environment of dynamic resource allocation's device selectors.
+//! - [`policy`]: the expressions of admission policies, compiled with their environment.
 //!
 //! Where it differs from the real server:
 //! - a call that would build a string or list longer than [`cost::actual::MAX_RESULT_LEN`]
@@ -42,6 +43,7 @@ mod lex;
 mod lists;
 mod operators;
 mod parser;
+mod policy;
 mod re2;
 mod rule_json;
 mod rules;
@@ -60,12 +62,20 @@ mod walk;
 mod tests;
 
 pub(crate) use dra::device_selector_error;
+pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
+
 use field_path::Path;
 use rules::RuleNode;
 use serde_json::Value;
 use tree::SNode;
 
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+
+/// Runs `work` on a thread with a stack deep enough for any expression the parser accepts
+/// (parsing and checking recurse once per node); `None` when it panicked or no thread started.
+pub(crate) fn on_large_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
+    stack::on_large_stack(work)
+}
 
 /// Every `x-kubernetes-validations` rule of one version's `openAPIV3Schema`, compiled once so
 /// that validating an object only evaluates.

@@ -18,7 +18,9 @@
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
 
-pub(crate) use cel::{CelRules, device_selector_error};
+pub(crate) use cel::{
+    CelRules, Declarations, PolicyCompiler, Returns, device_selector_error, on_large_stack,
+};
 
 mod cel;
 mod default;

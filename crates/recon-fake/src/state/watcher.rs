@@ -77,7 +77,7 @@ impl Watcher {
     pub(crate) fn object(&self, key: &str, stored: &Stored) -> Result<Vec<u8>, EventError> {
         let body = stored.served(key)?;
         Ok(match self.format {
-            Format::Full | Format::Table(_) => self.table(self.typed(body)?)?,
+            Format::Full | Format::Table(_) => self.table(self.typed(body)?, Some(body))?,
             Format::Metadata => partial_metadata(key, body)?,
         })
     }
@@ -92,7 +92,7 @@ impl Watcher {
 
     /// The Table of one event's object when the watch asked for one (a bookmark's too:
     /// response.go transforms every event's object but a `Status`), else the object.
-    fn table(&self, object: Vec<u8>) -> Result<Vec<u8>, EventError> {
+    fn table(&self, object: Vec<u8>, stored: Option<&[u8]>) -> Result<Vec<u8>, EventError> {
         let Some(settings) = &self.table else {
             return Ok(object);
         };
@@ -112,9 +112,16 @@ impl Watcher {
             ..ListMeta::default()
         };
         let version_name = self.api_version.rsplit('/').next().unwrap_or_default();
+        let internal = match stored {
+            Some(body) if table::prints_stored(&self.rt, version_name) => {
+                Some(decode_body("", body)?)
+            }
+            _ => None,
+        };
         let items = [Item {
             object: &decoded,
             served: &object,
+            stored: internal.as_ref(),
         }];
         table::table(&self.rt, version_name, &request, &items, &meta)
             .map_err(EventError::Conversion)
@@ -202,7 +209,7 @@ impl Watcher {
         };
         let object = with_type_meta(api_version, kind, &body);
         // A bookmark that cannot be printed goes as it is.
-        let object = self.table(object.clone()).unwrap_or(object);
+        let object = self.table(object.clone(), None).unwrap_or(object);
         frame("BOOKMARK", &object)
     }
 }

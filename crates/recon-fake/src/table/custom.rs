@@ -72,6 +72,44 @@ impl CustomColumns {
         CustomColumns { columns }
     }
 
+    /// The columns of a custom resource's Scale (apiextensions-apiserver helpers.go,
+    /// `getScaleColumnsForVersion`): Desired when the version declares a `specReplicasPath`,
+    /// Available when a `statusReplicasPath`, then Age, read from the Scale.
+    pub(crate) fn of_scale(spec_replicas: bool, status_replicas: bool) -> Self {
+        let column = |name: &str, ty: &str, description: &str, path: &str| CustomColumn {
+            name: name.into(),
+            ty: ty.into(),
+            format: String::new(),
+            description: description.into(),
+            priority: 0,
+            path: JsonPath::parse(path),
+        };
+        let mut columns = Vec::new();
+        if spec_replicas {
+            columns.push(column(
+                "Desired",
+                "integer",
+                "Number of desired replicas",
+                ".spec.replicas",
+            ));
+        }
+        if status_replicas {
+            columns.push(column(
+                "Available",
+                "integer",
+                "Number of actual replicas",
+                ".status.replicas",
+            ));
+        }
+        columns.push(column(
+            "Age",
+            "date",
+            CREATION_TIMESTAMP_DESCRIPTION,
+            ".metadata.creationTimestamp",
+        ));
+        CustomColumns { columns }
+    }
+
     pub(crate) fn columns(&self) -> Vec<Column<'_>> {
         let mut out = vec![Column::new("Name", "string", "name", NAME_DESCRIPTION, 0)];
         out.extend(self.columns.iter().map(|c| Column {

@@ -8,6 +8,41 @@ use serde_json::Value;
 
 use crate::gotype::encode::write_value;
 
+/// Why client-go's JSONPath parser refuses `template` (`Parser.Parse`), for the errors of an
+/// action's brackets: `unterminated array` (a `[` without its `]`), `unclosed action` (a `{`
+/// without its `}`). `None` otherwise: the parser's other errors (quotes, filters, numbers,
+/// keywords) are not found, and where it reads a field it accepts most characters.
+pub(crate) fn parse_error(template: &str) -> Option<String> {
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        let mut chars = rest.char_indices();
+        loop {
+            let Some((i, c)) = chars.next() else {
+                return Some("unclosed action".to_owned());
+            };
+            match c {
+                '}' => {
+                    rest = &rest[i + 1..];
+                    break;
+                }
+                '\n' => return Some("unclosed action".to_owned()),
+                '[' => match rest[i..].find([']', '\n']) {
+                    Some(end) if rest[i + end..].starts_with(']') => {
+                        let skip = rest[i..i + end].chars().count();
+                        for _ in 0..skip {
+                            chars.next();
+                        }
+                    }
+                    _ => return Some("unterminated array".to_owned()),
+                },
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
@@ -178,6 +213,23 @@ mod tests {
         assert_eq!(find(".spec.size.deeper"), None);
         assert_eq!(JsonPath::parse("..spec"), None);
         assert_eq!(JsonPath::parse(".items[?(@.n)]"), None);
+    }
+
+    #[test]
+    fn parse_errors_of_brackets() {
+        assert_eq!(parse_error("{.spec.a[0].b}"), None);
+        assert_eq!(
+            parse_error("{spec.validations[0}").as_deref(),
+            Some("unterminated array")
+        );
+        assert_eq!(
+            parse_error("{.a['b}").as_deref(),
+            Some("unterminated array")
+        );
+        // Recorded: kube-apiserver accepts these field references.
+        assert_eq!(parse_error("{spec.x!}"), None);
+        assert_eq!(parse_error("{spec.'a}"), None);
+        assert_eq!(parse_error("{.a").as_deref(), Some("unclosed action"));
     }
 
     #[test]

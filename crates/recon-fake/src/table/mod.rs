@@ -78,6 +78,15 @@ impl IncludeObject {
     }
 }
 
+/// Whether objects of `rt` served at `version` are converted from another storage version by
+/// a conversion of their own (the served form may not hold all the internal one does), so
+/// that their stored form is what a built-in printer reads ([`Item::stored`]).
+pub(crate) fn prints_stored(rt: &ResourceType, version: &str) -> bool {
+    !rt.custom
+        && rt.hooks.convert.is_some()
+        && rt.storage.as_ref().is_some_and(|s| s.name != version)
+}
+
 /// One request's table: its version, what rows carry, and the server's time for ages.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TableRequest {
@@ -152,31 +161,27 @@ pub(crate) fn status_without_table(rt: &ResourceType) -> bool {
 /// A subresource other than `status` asked for a Table: built-in subresources have no table
 /// convertor and refuse it ([`refuse_table`], which also gives the `Accept` header to answer
 /// with instead); a custom resource's `scale` has one
-/// (apiextensions-apiserver/pkg/apiserver/customresource_handler.go), which recon does not
-/// serve yet, and says so.
+/// (apiextensions-apiserver/pkg/apiserver/customresource_handler.go): its Table is printed by
+/// the scale handler ([`scale_table`]), the request's `Accept` kept.
 pub(crate) fn refuse_for_subresource(
     rt: &ResourceType,
+    subresource: Option<&str>,
     accept: &str,
 ) -> Result<Option<String>, ApiError> {
-    let refused = refuse_table(accept);
-    if rt.custom && refused.is_err() {
-        return Err(ApiError::new(
-            406,
-            Reason::NotAcceptable,
-            format!(
-                "recon does not print the scale of {} ({}) as a Table yet",
-                rt.kind,
-                rt.group_resource()
-            ),
-        ));
+    if rt.custom && subresource == Some("scale") {
+        return Ok(None);
     }
-    refused
+    refuse_table(accept)
 }
 
 /// One object to print: its decoded form and, as served, its bytes (with its `TypeMeta`).
 pub(crate) struct Item<'a> {
     pub(crate) object: &'a Object,
     pub(crate) served: &'a [u8],
+    /// The object as stored, when it is served in another version than its storage's: a
+    /// built-in's printer reads the internal object, which the stored one stands for (an
+    /// autoscaling/v1 HorizontalPodAutoscaler is printed from its v2 form).
+    pub(crate) stored: Option<&'a Object>,
 }
 
 /// The Table of `items`, objects of `rt` served at `version`. `meta` is the list's (or, for one
@@ -188,20 +193,48 @@ pub(crate) fn table(
     items: &[Item<'_>],
     meta: &ListMeta,
 ) -> Result<Vec<u8>, ApiError> {
-    let convertor = convertor(rt, version)?;
-    let columns: Vec<Column<'_>> = match &convertor {
+    write(&convertor(rt, version)?, request, items, meta)
+}
+
+/// The Table of a custom resource's Scale (served as `autoscaling/v1`), printed with the
+/// scale's own columns ([`CustomColumns::of_scale`]) as apiextensions-apiserver's scale
+/// request scope does (`customresource_handler.go`).
+pub(crate) fn scale_table(
+    columns: &custom::CustomColumns,
+    request: &TableRequest,
+    scale: &Item<'_>,
+    meta: &ListMeta,
+) -> Result<Vec<u8>, ApiError> {
+    write(
+        &Convertor::Custom(columns),
+        request,
+        std::slice::from_ref(scale),
+        meta,
+    )
+}
+
+/// The Table of `items` printed by `convertor`.
+fn write(
+    convertor: &Convertor<'_>,
+    request: &TableRequest,
+    items: &[Item<'_>],
+    meta: &ListMeta,
+) -> Result<Vec<u8>, ApiError> {
+    let columns: Vec<Column<'_>> = match convertor {
         Convertor::Default => DEFAULT_COLUMNS.to_vec(),
         Convertor::Builtin(printer) => printer.columns.to_vec(),
         Convertor::Custom(custom) => custom.columns(),
     };
     let mut rows = Vec::with_capacity(items.len());
     for item in items {
-        let mut row = match &convertor {
+        let mut row = match convertor {
             Convertor::Default => Row::new(vec![
                 Cell::text(name_of(item.object)),
                 Cell::text(created_at(item.object)),
             ]),
-            Convertor::Builtin(printer) => (printer.row)(item.object, request.now),
+            Convertor::Builtin(printer) => {
+                (printer.row)(item.stored.unwrap_or(item.object), request.now)
+            }
             Convertor::Custom(custom) => Row::new(custom.cells(item.object, request.now)),
         };
         row.object = row_object(request, item)?;

@@ -130,6 +130,8 @@ static PRINTERS: &[Printer] = &[
     resource::RESOURCE_CLAIM,
     resource::RESOURCE_CLAIM_TEMPLATE,
     resource::RESOURCE_SLICE,
+    admission::VALIDATING_ADMISSION_POLICY_BINDING,
+    admission::MUTATING_ADMISSION_POLICY_BINDING,
 ];
 
 /// `(group, kind)` of every kind whose registry prints it with printers.go's `AddHandlers`
@@ -377,10 +379,7 @@ mod tests {
             Found::NoHandler
         ));
         assert!(matches!(
-            find(
-                "admissionregistration.k8s.io",
-                "ValidatingAdmissionPolicyBinding"
-            ),
+            find("coordination.k8s.io", "LeaseCandidate"),
             Found::NotPorted
         ));
     }

@@ -3,6 +3,7 @@
 #![recursion_limit = "256"] // the CRDs written with `json!` in `schema_validation`
 
 mod access_reviews;
+mod admission_names;
 mod autoscaling;
 mod byte_order;
 mod cluster;

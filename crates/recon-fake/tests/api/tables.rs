@@ -14,7 +14,6 @@ use recon_test_fixtures::*;
 use serde_json::{Value, json};
 
 const TABLE: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
-const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
 
 async fn get_table(client: &Client, path: &str) -> Value {
     let request = http::Request::builder()
@@ -127,42 +126,6 @@ async fn custom_resources_print_their_printer_columns() {
     );
     // The unit is missing: a null cell. Calibrated a day and a minute ago.
     assert_eq!(table["rows"][0]["cells"], json!(["g", 7, null, "24h"]));
-}
-
-#[tokio::test]
-async fn kinds_recon_cannot_print_yet_are_refused_before_anything_is_written() {
-    let (server, _clock) = server();
-    let client = server.client();
-    let post = http::Request::builder()
-        .method("POST")
-        .uri(BINDINGS)
-        .header("accept", TABLE)
-        .header("content-type", "application/json")
-        .body(
-            serde_json::to_vec(&json!({
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "ValidatingAdmissionPolicyBinding",
-                "metadata": {"name": "b"},
-                "spec": {"policyName": "p", "validationActions": ["Deny"]}
-            }))
-            .unwrap(),
-        )
-        .unwrap();
-    let kube::Error::Api(status) = client.request::<Value>(post).await.unwrap_err() else {
-        panic!("an API error");
-    };
-    assert_eq!(status.code, 406);
-    assert_eq!(
-        status.message,
-        "recon does not print ValidatingAdmissionPolicyBinding \
-         (validatingadmissionpolicybindings.admissionregistration.k8s.io) as a Table yet"
-    );
-    let list = http::Request::builder()
-        .uri(BINDINGS)
-        .body(Vec::new())
-        .unwrap();
-    let list: Value = client.request(list).await.unwrap();
-    assert_eq!(list["items"], json!([]));
 }
 
 #[tokio::test]

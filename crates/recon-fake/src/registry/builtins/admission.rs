@@ -35,6 +35,13 @@ pub(super) fn types() -> Vec<ResourceType> {
         )),
         ResourceType {
             status_write: reset(&["spec"], &[]),
+            hooks: TypeHooks {
+                // `PrepareForCreate`: the status is emptied.
+                prepare_create: Some(|policy| {
+                    policy.insert("status".into(), json!({}));
+                }),
+                ..TypeHooks::default()
+            },
             ..with_status(admission(
                 "ValidatingAdmissionPolicy",
                 "validatingadmissionpolicies",

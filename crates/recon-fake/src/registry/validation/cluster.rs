@@ -16,7 +16,7 @@
 //! `nfs`, `local` and `csi` (which source is set is checked for all); that its node affinity
 //! does not change; the difference kube-apiserver prints after "spec.persistentvolumesource is
 //! immutable after creation" (the update is refused, the diff is not written); a webhook's
-//! match conditions (CEL) and CA bundle, and the errors `url.Parse` itself reports; that the
+//! CA bundle, and the errors `url.Parse` itself reports; that the
 //! mandatory priority levels and flow schemas keep their fixed specs, and their status; a RuntimeClass's overhead and
 //! scheduling.
 
@@ -29,6 +29,7 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::Path;
+use super::admission_policy::webhook_match_conditions;
 use super::core::port_num_errors;
 use super::job::domain_prefixed_path_errors;
 use super::pod::node_selector;
@@ -73,7 +74,7 @@ pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         ("admissionregistration.k8s.io", _) => validate_webhook_configuration(
             obj,
             kind == "MutatingWebhookConfiguration",
-            &webhook_update_options(None),
+            &webhook_update_options(obj, None),
         ),
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
             validate_priority_level(obj)
@@ -119,7 +120,7 @@ pub(super) fn validate_update(
         ("admissionregistration.k8s.io", _) => validate_webhook_configuration(
             new,
             kind == "MutatingWebhookConfiguration",
-            &webhook_update_options(Some(old)),
+            &webhook_update_options(new, Some(old)),
         ),
         // ValidatePriorityLevelConfiguration of the new one.
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
@@ -1108,6 +1109,8 @@ const URL_FORM: &str = "; desired format: https://host[/path]";
 
 /// What an update relaxes when the old configuration already broke a rule.
 struct WebhookOptions {
+    /// No webhook's match conditions changed: they are not compiled again.
+    ignore_match_conditions: bool,
     require_no_side_effects: bool,
     require_recognized_review_version: bool,
     require_unique_names: bool,
@@ -1205,7 +1208,7 @@ fn enum_field(hook: &Value, key: &str, supported: &[&str], path: &Path) -> Optio
         .then(|| FieldError::not_supported_named(path.child(key), value, supported))
 }
 
-/// `validateValidatingWebhook` / `validateMutatingWebhook` (match conditions are not checked).
+/// `validateValidatingWebhook` / `validateMutatingWebhook`.
 fn webhook_errors(
     hook: &Value,
     mutating: bool,
@@ -1291,11 +1294,17 @@ fn webhook_errors(
             "exactly one of url or service is required",
         )),
     }
+    if !opts.ignore_match_conditions {
+        errors.extend(webhook_match_conditions(
+            list_at(Some(hook), "matchConditions"),
+            &path.child("matchConditions"),
+        ));
+    }
     errors
 }
 
 /// `validateRuleWithOperations`, then `validateRule` with subresources allowed.
-fn rule_with_operations(rule: &Value, path: &Path) -> Vec<FieldError> {
+pub(super) fn rule_with_operations(rule: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let rule = Some(rule);
     let operations = list_at(rule, "operations");
@@ -1559,10 +1568,12 @@ fn webhook_service(service: &Value, path: &Path) -> Vec<FieldError> {
 }
 
 /// The options `ValidateValidatingWebhookConfigurationUpdate` and its mutating twin derive
-/// from the old configuration (all strict on create).
-fn webhook_update_options(old: Option<&Object>) -> WebhookOptions {
+/// from the old configuration (all strict on create); match conditions are not compiled again
+/// when every webhook keeps its own (`ignoreValidatingWebhookMatchConditions`).
+fn webhook_update_options(new: &Object, old: Option<&Object>) -> WebhookOptions {
     let Some(old) = old else {
         return WebhookOptions {
+            ignore_match_conditions: false,
             require_no_side_effects: true,
             require_recognized_review_version: true,
             require_unique_names: true,
@@ -1583,7 +1594,19 @@ fn webhook_update_options(old: Option<&Object>) -> WebhookOptions {
         }
         names.push(name);
     }
+    let new_hooks: Vec<&Value> = new
+        .get("webhooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let conditions = |h: &Value| h.get("matchConditions").cloned();
     WebhookOptions {
+        ignore_match_conditions: new_hooks.len() == hooks.len()
+            && new_hooks
+                .iter()
+                .zip(&hooks)
+                .all(|(n, o)| conditions(n) == conditions(o)),
         require_no_side_effects: hooks
             .iter()
             .all(|h| NO_SIDE_EFFECTS.contains(&str_at(Some(h), "sideEffects"))),

@@ -19,6 +19,8 @@
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
+//! - [`admission_policy`]: the validating and mutating admission policies and their bindings
+//!   (their CEL expressions compiled);
 //! - [`quota`]: ResourceQuotas and LimitRanges; [`controller_revision`]: ControllerRevisions;
 //!   [`certificates`]: CertificateSigningRequests; [`aggregator`]: APIServices;
 //!   [`networking_ips`]: IPAddresses and ServiceCIDRs; [`storage`]: VolumeAttributesClasses
@@ -32,6 +34,7 @@
 //! Each function gets the object as decoded and defaulted (a JSON object whose fields have
 //! their Go types) and returns its errors in the order the real server reports them.
 
+mod admission_policy;
 mod aggregator;
 mod certificates;
 mod claim;
@@ -92,6 +95,7 @@ enum Family {
     ResourceClaims,
     DeviceClass,
     ResourceSlice,
+    AdmissionPolicy,
 }
 
 impl Family {
@@ -135,6 +139,9 @@ impl Family {
         if resource_slice::handles(group, kind) {
             return Family::ResourceSlice;
         }
+        if admission_policy::handles(group, kind) {
+            return Family::AdmissionPolicy;
+        }
         match (group, kind) {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
@@ -164,6 +171,7 @@ pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<Fiel
         Family::ResourceClaims => resource_claims::validate_create(kind, obj),
         Family::DeviceClass => device_class::validate_create(obj),
         Family::ResourceSlice => resource_slice::validate_create(obj),
+        Family::AdmissionPolicy => admission_policy::validate_create(kind, obj),
     }
 }
 
@@ -192,6 +200,7 @@ pub(crate) fn validate_update(
         Family::ResourceClaims => resource_claims::validate_update(kind, new, old),
         Family::DeviceClass => device_class::validate_update(new, old),
         Family::ResourceSlice => resource_slice::validate_update(new, old),
+        Family::AdmissionPolicy => admission_policy::validate_update(kind, new, old),
     }
 }
 
@@ -219,14 +228,24 @@ pub(crate) fn validate_status_update(
         // ResourceClaims are the only kind of these with a status.
         Family::ResourceClaims => resource_claims::validate_status_update(new, old),
         Family::DeviceClass | Family::ResourceSlice => Vec::new(),
+        Family::AdmissionPolicy => admission_policy::validate_status_update(kind, new),
     }
 }
 
-/// The strategy's `WarningsOnCreate` and `WarningsOnUpdate` (the same for every kind that has
-/// any here): a ResourceSlice's upper-case driver name.
+/// The `Warning`s the strategy of a `group` `kind` gives about `obj` when it is created or
+/// updated (`WarningsOnCreate` / `WarningsOnUpdate`), beyond the generic ones: a ResourceSlice's
+/// upper-case driver name; an admission policy's, binding's or webhook configuration's name in
+/// the reserved `.static.k8s.io` suffix.
 pub(crate) fn warnings(group: &str, kind: &str, obj: &Object) -> Vec<String> {
+    let webhook_configuration = group == "admissionregistration.k8s.io"
+        && matches!(
+            kind,
+            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
+        );
     match Family::of(group, kind) {
         Family::ResourceSlice => resource_slice::warnings(obj),
+        Family::AdmissionPolicy => admission_policy::static_suffix_warnings(obj),
+        _ if webhook_configuration => admission_policy::static_suffix_warnings(obj),
         _ => Vec::new(),
     }
 }

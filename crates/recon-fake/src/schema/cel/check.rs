@@ -8,13 +8,40 @@ mod macros;
 mod validators;
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use validators::{FormatCall, Literal};
 
 use super::decls::{self, Overload, Sig};
 use super::syntax::{Expr, Issue, Kind, Lit};
-use super::types::Type;
+use super::types::{ObjType, Type};
 use super::unify::{Mapping, is_assignable, most_general, substitute};
+
+/// The name of the patch type of a JSON Patch operation.
+pub(super) const JSON_PATCH: &str = "JSONPatch";
+
+/// The patch type `name` resolves to (`mutation.DynamicTypeResolver`): `JSONPatch` with its
+/// four fields, or a dynamic `Object` / `Object.<path>` whose fields are all `dyn`.
+pub(super) fn patch_type(name: &str) -> Option<Rc<ObjType>> {
+    if name == JSON_PATCH {
+        let fields = [
+            ("op", Type::String),
+            ("path", Type::String),
+            ("from", Type::String),
+            ("value", Type::Dyn),
+        ];
+        return Some(Rc::new(ObjType {
+            name: JSON_PATCH.to_owned(),
+            fields: fields.into_iter().map(|(n, t)| (n.to_owned(), t)).collect(),
+        }));
+    }
+    (name == "Object" || name.starts_with("Object.")).then(|| {
+        Rc::new(ObjType {
+            name: name.to_owned(),
+            fields: Default::default(),
+        })
+    })
+}
 
 /// The outcome of checking one expression.
 pub(super) struct Checked {
@@ -36,20 +63,28 @@ pub(super) fn node_key(e: &Expr) -> usize {
     std::ptr::from_ref(e) as usize
 }
 
+/// What an environment declares beyond the CRD rules' functions: admission policies' patch
+/// types (`Object{...}` and `JSONPatch{...}` messages, `jsonpatch.escapeKey`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Features {
+    pub(super) patch_types: bool,
+}
+
 /// Checks `e` (rewriting it) with `self: self_type` and, when given, `oldSelf: old_self_type`.
 pub(super) fn check(e: &mut Expr, self_type: &Type, old_self_type: Option<&Type>) -> Checked {
     let mut vars = vec![("self".to_owned(), self_type.clone())];
     if let Some(t) = old_self_type {
         vars.push(("oldSelf".to_owned(), t.clone()));
     }
-    check_with(e, vars)
+    check_in(e, vars, Features::default())
 }
 
-/// Checks `e` (rewriting it) against the declared variables `vars` alone: the rule
-/// environment's functions with other variables than `self` (DRA's `device`).
-pub(super) fn check_with(e: &mut Expr, vars: Vec<(String, Type)>) -> Checked {
+/// Checks `e` (rewriting it) with the variables `vars` (a name may be dotted, as
+/// `authorizer.requestResource` is) and the `features` of its environment.
+pub(super) fn check_in(e: &mut Expr, vars: Vec<(String, Type)>, features: Features) -> Checked {
     let mut c = Checker {
         vars,
+        features,
         mappings: HashMap::new(),
         fresh: 0,
         issues: Vec::new(),
@@ -82,6 +117,7 @@ pub(super) fn check_with(e: &mut Expr, vars: Vec<(String, Type)>) -> Checked {
 struct Checker {
     /// Declared variables, innermost last (comprehension variables shadow).
     vars: Vec<(String, Type)>,
+    features: Features,
     mappings: Mapping,
     fresh: usize,
     issues: Vec<Issue>,
@@ -223,11 +259,7 @@ impl Checker {
                     }
                 }
             }
-            Kind::Struct(name) => {
-                let name = name.clone();
-                self.undeclared(pos, &name);
-                Type::Error
-            }
+            Kind::Struct { .. } => self.message(e),
             Kind::Comprehension { .. } => self.comprehension(e),
         }
     }
@@ -263,6 +295,11 @@ impl Checker {
         let pos = e.pos;
         // A qualified identifier (`google.protobuf.Timestamp`) that is not a variable.
         if let Some(name) = Self::qualified(e) {
+            // A dotted variable (`authorizer.requestResource`).
+            if let Some(t) = self.lookup_var(&name) {
+                e.kind = Kind::Ident(name);
+                return t;
+            }
             let root = name.split('.').next().unwrap_or("");
             if self.lookup_var(root).is_none()
                 && let Some(t) = decls::type_ident(&name)
@@ -299,6 +336,8 @@ impl Checker {
         };
         let result = match &target {
             Type::Map(_, v) => (**v).clone(),
+            // A patch type's dynamic object has every field, of type `dyn`.
+            Type::Object(o) if o.name == "Object" || o.name.starts_with("Object.") => Type::Dyn,
             Type::Object(o) => match o.fields.get(field) {
                 Some(t) => t.clone(),
                 None => {
@@ -342,7 +381,7 @@ impl Checker {
             let root = prefix.split('.').next().unwrap_or("");
             let name = format!("{prefix}.{func}");
             if self.lookup_var(root).is_none()
-                && let Some(overloads) = decls::function(&name)
+                && let Some(overloads) = decls::function_with(&name, self.features.patch_types)
             {
                 *func = name;
                 *target = None;
@@ -368,12 +407,82 @@ impl Checker {
             }
             return if failed { Type::Error } else { Type::Bool };
         }
-        let Some(overloads) = decls::function(&func) else {
+        let Some(overloads) = decls::function_with(&func, self.features.patch_types) else {
             self.undeclared(pos, &func);
             return Type::Error;
         };
         self.record_constants(pos, &func, target.as_deref(), args);
         self.resolve(pos, &func, overloads, target_type, arg_types)
+    }
+
+    /// `checkCreateMessage`: a message of a type the environment resolves (the patch types'
+    /// `Object`, `Object.<path>` and `JSONPatch`), each field's value assignable to the
+    /// field's type; any other name is an undeclared reference.
+    fn message(&mut self, e: &mut Expr) -> Type {
+        let pos = e.pos;
+        let Kind::Struct { name, fields } = &mut e.kind else {
+            return Type::Error;
+        };
+        let Some(message) = self.message_type(name) else {
+            let name = name.clone();
+            self.undeclared(pos, &name);
+            return Type::Error;
+        };
+        for field in fields.iter_mut() {
+            let mut value_type = self.check(&mut field.value);
+            // A dynamic object's fields are all `dyn`; a JSONPatch has its four.
+            let field_type = if message.name == JSON_PATCH {
+                match message.fields.get(&field.name) {
+                    Some(t) => t.clone(),
+                    None => {
+                        // The resolver knows the field, of no type: nothing is assignable.
+                        let shown = substitute(&self.mappings, &value_type, true);
+                        self.error(
+                            field.pos,
+                            format!(
+                                "expected type of field '{}' is '' but provided type is '{shown}'",
+                                field.name
+                            ),
+                        );
+                        continue;
+                    }
+                }
+            } else {
+                Type::Dyn
+            };
+            if field.optional {
+                match value_type.unwrap_optional() {
+                    Some(inner) => value_type = inner.clone(),
+                    None if !value_type.is_dyn_or_error() => {
+                        let wanted = Type::optional(field_type.clone());
+                        self.error(
+                            field.value.pos,
+                            format!("expected type '{wanted}' but found '{value_type}'"),
+                        );
+                    }
+                    None => {}
+                }
+            }
+            if !self.assignable(&field_type, &value_type) {
+                let shown = substitute(&self.mappings, &value_type, true);
+                self.error(
+                    field.pos,
+                    format!(
+                        "expected type of field '{}' is '{field_type}' but provided type is '{shown}'",
+                        field.name
+                    ),
+                );
+            }
+        }
+        Type::Object(message)
+    }
+
+    /// The message type `name` resolves to in this environment, if any.
+    fn message_type(&self, name: &str) -> Option<Rc<ObjType>> {
+        if !self.features.patch_types {
+            return None;
+        }
+        patch_type(name)
     }
 
     fn opt_select(&mut self, pos: usize, args: &mut [Expr]) -> Type {

@@ -1,7 +1,8 @@
 //! The functions of the CEL environment of CRD validation rules (Kubernetes 1.35
 //! compatibility: cel-go's standard library, optionals, strings v2, sets, lists v3 and
-//! two-variable comprehensions, and Kubernetes' URL, regex, lists, quantity, IP, CIDR, format
-//! and semver libraries), as overload signatures for the type checker.
+//! two-variable comprehensions, and Kubernetes' URL, regex, lists, quantity, IP, CIDR, format,
+//! semver and authorizer libraries), also those of admission policies (with their patch
+//! types' `jsonpatch` library), as overload signatures for the type checker.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -74,6 +75,11 @@ fn library_type(short: &str) -> &'static str {
         "URL" => "kubernetes.URL",
         "Semver" => "kubernetes.Semver",
         "Format" => "kubernetes.NamedFormat",
+        "Authorizer" => "kubernetes.authorization.Authorizer",
+        "PathCheck" => "kubernetes.authorization.PathCheck",
+        "GroupCheck" => "kubernetes.authorization.GroupCheck",
+        "ResourceCheck" => "kubernetes.authorization.ResourceCheck",
+        "Decision" => "kubernetes.authorization.Decision",
         _ => "unknown",
     }
 }
@@ -219,17 +225,46 @@ isSemver: (string) -> bool | (string, bool) -> bool
 major: Semver.() -> int
 minor: Semver.() -> int
 patch: Semver.() -> int
+path: Authorizer.(string) -> PathCheck
+group: Authorizer.(string) -> GroupCheck
+serviceAccount: Authorizer.(string, string) -> Authorizer
+resource: GroupCheck.(string) -> ResourceCheck
+subresource: ResourceCheck.(string) -> ResourceCheck
+namespace: ResourceCheck.(string) -> ResourceCheck
+name: ResourceCheck.(string) -> ResourceCheck
+check: PathCheck.(string) -> Decision | ResourceCheck.(string) -> Decision
+errored: Decision.() -> bool
+error: Decision.() -> string
+allowed: Decision.() -> bool
+reason: Decision.() -> string
+fieldSelector: ResourceCheck.(string) -> ResourceCheck
+labelSelector: ResourceCheck.(string) -> ResourceCheck
 ";
 
-static FUNCTIONS: LazyLock<HashMap<String, Vec<Overload>>> = LazyLock::new(|| {
-    let mut table: HashMap<String, Vec<Overload>> = HashMap::new();
-    for line in TABLE.lines().filter(|l| !l.trim().is_empty()) {
+/// The functions only the environments with admission policies' patch types declare
+/// (`library.JSONPatch`).
+const PATCH_TABLE: &str = "
+jsonpatch.escapeKey: (string) -> string
+";
+
+/// The overloads of each function of a table's lines (`name: sig | sig`).
+fn parse_table(text: &str) -> HashMap<String, Vec<Overload>> {
+    let mut table = HashMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Some((name, sigs)) = line.split_once(": ") else {
             continue;
         };
         let overloads = sigs.split(" | ").filter_map(parse_overload).collect();
         table.insert(name.to_owned(), overloads);
     }
+    table
+}
+
+static PATCH_FUNCTIONS: LazyLock<HashMap<String, Vec<Overload>>> =
+    LazyLock::new(|| parse_table(PATCH_TABLE));
+
+static FUNCTIONS: LazyLock<HashMap<String, Vec<Overload>>> = LazyLock::new(|| {
+    let mut table = parse_table(TABLE);
     for op in ["_<_", "_<=_", "_>_", "_>=_"] {
         let pairs = [
             ("bool", "bool"),
@@ -297,7 +332,7 @@ fn named(name: &str) -> Sig {
 
 /// The static name of a type in the table.
 fn intern(name: &str) -> &'static str {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 26] = [
         "null_type",
         "bool",
         "int",
@@ -318,6 +353,11 @@ fn intern(name: &str) -> &'static str {
         "URL",
         "Semver",
         "Format",
+        "Authorizer",
+        "PathCheck",
+        "GroupCheck",
+        "ResourceCheck",
+        "Decision",
         "A",
     ];
     NAMES.iter().find(|n| **n == name).copied().unwrap_or("dyn")
@@ -380,6 +420,15 @@ fn parse_sig(s: &str) -> Option<Sig> {
 /// The overloads of a function, if it is declared.
 pub(super) fn function(name: &str) -> Option<&'static [Overload]> {
     FUNCTIONS.get(name).map(Vec::as_slice)
+}
+
+/// [`function`], with the patch types' functions when `patch_types`.
+pub(super) fn function_with(name: &str, patch_types: bool) -> Option<&'static [Overload]> {
+    function(name).or_else(|| {
+        patch_types
+            .then(|| PATCH_FUNCTIONS.get(name).map(Vec::as_slice))
+            .flatten()
+    })
 }
 
 /// The type of a type identifier (`int`, `google.protobuf.Timestamp`, ...).

@@ -57,7 +57,11 @@ fn compile(expression: &str) -> Option<String> {
         Ok(expr) => expr,
         Err(issues) => return Some(format!("compilation failed: {issues}")),
     };
-    let checked = check::check_with(&mut expr, vec![("device".to_owned(), device_type())]);
+    let checked = check::check_in(
+        &mut expr,
+        vec![("device".to_owned(), device_type())],
+        check::Features::default(),
+    );
     if !checked.issues.is_empty() {
         return Some(format!(
             "compilation failed: {}",

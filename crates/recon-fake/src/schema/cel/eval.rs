@@ -86,7 +86,7 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
             }
             Ok(Value::Map(MapVal::Owned(Rc::new(out))))
         }
-        Kind::Struct(name) => Err(EvalError::new(format!("unknown type: {name}"))),
+        Kind::Struct { name, .. } => Err(EvalError::new(format!("unknown type: {name}"))),
         Kind::Comprehension {
             kind,
             range,

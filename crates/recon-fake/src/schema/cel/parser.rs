@@ -3,7 +3,7 @@
 //! nodes of their own) with each node at the offset cel-go reports it at.
 
 use super::lex::{Tok, Token};
-use super::syntax::{Expr, Issue, Kind, Lit, MAX_DEPTH, Macro, NO_POS};
+use super::syntax::{Expr, FieldInit, Issue, Kind, Lit, MAX_DEPTH, Macro, NO_POS};
 
 /// Parses the tokens of a source `end` bytes long.
 pub(super) fn parse(tokens: Vec<Token>, end: usize) -> Result<Expr, Issue> {
@@ -378,19 +378,29 @@ impl Parser {
             self.at += look;
             let open = self.pos();
             self.at += 1;
-            let mut depth = 1;
-            while depth > 0 {
-                match self.peek() {
-                    Some(Tok::Punct("{")) => depth += 1,
-                    Some(Tok::Punct("}")) => depth -= 1,
-                    None => return Err(self.error("expected '}'")),
-                    _ => {}
+            let mut fields = Vec::new();
+            while !self.peek_punct("}") {
+                let optional = self.eat("?").is_some();
+                let (field, _) = self.ident()?;
+                let colon = self.expect(":")?;
+                let value = self.expr()?;
+                fields.push(FieldInit {
+                    pos: colon,
+                    name: field,
+                    value,
+                    optional,
+                });
+                if self.eat(",").is_none() {
+                    break;
                 }
-                self.at += 1;
             }
+            self.expect("}")?;
             return Ok(Expr {
                 pos: open,
-                kind: Kind::Struct(parts.join(".")),
+                kind: Kind::Struct {
+                    name: parts.join("."),
+                    fields,
+                },
             });
         }
         Ok(Expr {

@@ -282,7 +282,12 @@ fn constant_conversions(e: &Expr, failure: &mut Option<String>) {
             constant_conversions(range, failure);
             args.iter().for_each(|a| constant_conversions(a, failure));
         }
-        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => {}
+        Kind::Struct { fields, .. } => {
+            fields
+                .iter()
+                .for_each(|f| constant_conversions(&f.value, failure));
+        }
+        Kind::Lit(_) | Kind::Ident(_) => {}
     }
 }
 

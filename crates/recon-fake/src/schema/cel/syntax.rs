@@ -70,8 +70,12 @@ pub(super) enum Kind {
     List(Vec<(Expr, bool)>),
     /// `{k: v, ?k2: v2}`.
     Map(Vec<(Expr, Expr, bool)>),
-    /// `Name{field: value}`: never valid here (no message types), kept to be reported.
-    Struct(String),
+    /// `Name{field: value, ?other: value}`: a message, which only admission policies' patch
+    /// types (`Object`, `JSONPatch`) can build; refused elsewhere.
+    Struct {
+        name: String,
+        fields: Vec<FieldInit>,
+    },
     /// A comprehension macro over `range`; `args` are its expressions after the variables.
     Comprehension {
         kind: Macro,
@@ -80,6 +84,15 @@ pub(super) enum Kind {
         var2: Option<String>,
         args: Vec<Expr>,
     },
+}
+
+/// One field of a message built by [`Kind::Struct`], at the offset of its `:`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FieldInit {
+    pub(super) pos: usize,
+    pub(super) name: String,
+    pub(super) value: Expr,
+    pub(super) optional: bool,
 }
 
 /// A node and the byte offset cel-go reports it at.
@@ -332,10 +345,10 @@ fn nesting(source: &str) -> usize {
 /// `1+1+...+1 > 0` with 249 `+` and `self.a.a...a == 1` with 249 selections, not one more).
 fn visit_depth(e: &Expr) -> usize {
     let counted = match &e.kind {
-        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => return 0,
+        Kind::Lit(_) | Kind::Ident(_) => return 0,
         Kind::Select { .. } | Kind::Comprehension { .. } => true,
         Kind::Call { func, target, .. } => target.is_some() || counted_operator(func),
-        Kind::List(_) | Kind::Map(_) => false,
+        Kind::List(_) | Kind::Map(_) | Kind::Struct { .. } => false,
     };
     usize::from(counted) + children(e).into_iter().map(visit_depth).max().unwrap_or(0)
 }
@@ -371,7 +384,8 @@ pub(super) fn tree_depth(e: &Expr) -> usize {
 /// The subexpressions of a node.
 fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
-        Kind::Lit(_) | Kind::Ident(_) | Kind::Struct(_) => Vec::new(),
+        Kind::Lit(_) | Kind::Ident(_) => Vec::new(),
+        Kind::Struct { fields, .. } => fields.iter().map(|f| &f.value).collect(),
         Kind::Select { operand, .. } => vec![operand.as_ref()],
         Kind::Call { target, args, .. } => target.iter().map(AsRef::as_ref).chain(args).collect(),
         Kind::List(elems) => elems.iter().map(|(e, _)| e).collect(),

@@ -97,10 +97,12 @@ impl Type {
     }
 }
 
-impl fmt::Display for Type {
-    /// cel-go's `FormatCELType`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
+impl Type {
+    /// The name of the type itself, without parameters: as cel-go's `FormatCELType` writes it
+    /// (`formatted`), or its declared name (`Type.DeclaredTypeName`).
+    fn own_name(&self, formatted: bool) -> &str {
+        match self {
+            Type::Null if formatted => "null",
             Type::Null => "null_type",
             Type::Bool => "bool",
             Type::Int => "int",
@@ -108,18 +110,45 @@ impl fmt::Display for Type {
             Type::Double => "double",
             Type::String => "string",
             Type::Bytes => "bytes",
+            Type::Duration if formatted => "duration",
             Type::Duration => "google.protobuf.Duration",
+            Type::Timestamp if formatted => "timestamp",
             Type::Timestamp => "google.protobuf.Timestamp",
             Type::Dyn => "dyn",
+            Type::Error if formatted => "!error!",
             Type::Error => "*error*",
             Type::List(_) => "list",
             Type::Map(..) => "map",
-            Type::Object(o) => return f.write_str(&o.name),
+            Type::Object(o) => &o.name,
             Type::Opaque(name, _) => name,
             Type::Meta(_) => "type",
-            Type::Param(name) => return f.write_str(name),
-        };
-        f.write_str(name)?;
+            Type::Param(name) => name,
+        }
+    }
+
+    /// cel-go's `Type.String()`, which the admission plugins print in their own messages
+    /// (`must evaluate to bool but got google.protobuf.Timestamp`): declared names, a type
+    /// parameter in angle brackets.
+    pub(super) fn declared(&self) -> String {
+        if let Type::Param(name) = self {
+            return format!("<{name}>");
+        }
+        let params = self.params();
+        if params.is_empty() {
+            return self.own_name(false).to_owned();
+        }
+        let list: Vec<String> = params.iter().map(Type::declared).collect();
+        format!("{}({})", self.own_name(false), list.join(", "))
+    }
+}
+
+impl fmt::Display for Type {
+    /// cel-go's `FormatCELType`, which the checker's messages use.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.own_name(true))?;
+        if matches!(self, Type::Object(_) | Type::Param(_)) {
+            return Ok(());
+        }
         let params = self.params();
         if !params.is_empty() {
             let list: Vec<String> = params.iter().map(ToString::to_string).collect();

@@ -1,13 +1,14 @@
 //! HorizontalPodAutoscalers (pkg/printers/internalversion/printers.go:
-//! `printHorizontalPodAutoscaler`, `formatHPAMetrics`), read from autoscaling/v2 or, at
-//! autoscaling/v1, from the CPU target v1 carries (the metrics v1 keeps in annotations are not
-//! read).
+//! `printHorizontalPodAutoscaler`, `formatHPAMetrics`), read from autoscaling/v2; one served at
+//! autoscaling/v1 is printed as the internal type it came from, converted back to v2 (the CPU
+//! target, and the metrics v1 keeps in annotations).
 
 use jiff::Timestamp;
 use serde_json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, at, int_at, list_at, name, str_at, text};
+use crate::registry::hpa;
 use crate::wire::object::Object;
 
 pub(super) const HORIZONTAL_POD_AUTOSCALER: Printer = Printer {
@@ -50,14 +51,18 @@ fn hpa_row(obj: &Object, now: Timestamp) -> Row {
         Some(n) => n.to_string(),
         None => "<unset>".to_owned(),
     };
-    let targets = if str_at(obj, &["apiVersion"]) == "autoscaling/v1" {
-        v1_targets(obj)
+    let internal = if str_at(obj, &["apiVersion"]) == "autoscaling/v1" {
+        let mut v2 = obj.clone();
+        hpa::convert(&mut v2, "v1", "v2");
+        Some(v2)
     } else {
-        metrics(
-            list_at(obj, &["spec", "metrics"]),
-            list_at(obj, &["status", "currentMetrics"]),
-        )
+        None
     };
+    let internal = internal.as_ref().unwrap_or(obj);
+    let targets = metrics(
+        list_at(internal, &["spec", "metrics"]),
+        list_at(internal, &["status", "currentMetrics"]),
+    );
     Row::new(vec![
         name(obj),
         Cell::text(reference),
@@ -67,18 +72,6 @@ fn hpa_row(obj: &Object, now: Timestamp) -> Row {
         Cell::Int(int_at(obj, &["status", "currentReplicas"])),
         age_of(obj, now),
     ])
-}
-
-/// An autoscaling/v1 object's one metric, its CPU target, as the internal type holds it.
-fn v1_targets(obj: &Object) -> String {
-    let Some(target) = at(obj, &["spec", "targetCPUUtilizationPercentage"]).and_then(Value::as_i64)
-    else {
-        return "<none>".to_owned();
-    };
-    let current = at(obj, &["status", "currentCPUUtilizationPercentage"])
-        .and_then(Value::as_i64)
-        .map_or_else(|| "<unknown>".to_owned(), |c| format!("{c}%"));
-    format!("cpu: {current}/{target}%")
 }
 
 /// A quantity at `key` of `v` as `(*Quantity).String()` writes it: `<nil>` when unset.
@@ -190,9 +183,11 @@ mod tests {
     }
 
     #[test]
-    fn v1_prints_its_cpu_target() {
-        let obj =
-            json!({"apiVersion": "autoscaling/v1", "spec": {"targetCPUUtilizationPercentage": 50}});
-        assert_eq!(v1_targets(obj.as_object().unwrap()), "cpu: <unknown>/50%");
+    fn v1_prints_its_cpu_target_and_annotated_metrics() {
+        let obj = json!({"apiVersion": "autoscaling/v1", "metadata": {"annotations": {
+            "autoscaling.alpha.kubernetes.io/metrics": "[{\"type\":\"Pods\",\"pods\":{\"metricName\":\"qps\",\"targetAverageValue\":\"1k\"}}]"
+        }}, "spec": {"targetCPUUtilizationPercentage": 50, "maxReplicas": 3}});
+        let row = hpa_row(obj.as_object().unwrap(), Timestamp::UNIX_EPOCH);
+        assert_eq!(row.cells[2], Cell::text("<unknown>/1k, cpu: <unknown>/50%"));
     }
 }

@@ -222,7 +222,7 @@ impl Estimator<'_> {
                 }
             }
             // `common.StructCreateBaseCost`; never valid in a rule, kept for completeness.
-            Kind::Struct(_) => Node {
+            Kind::Struct { .. } => Node {
                 cost: fixed(40),
                 ..Node::default()
             },
