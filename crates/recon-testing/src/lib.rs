@@ -174,10 +174,12 @@
 //! resource the verbs the code under test used, allowed or not. Print it as the smallest
 //! ClusterRole with [`NeededRules::to_cluster_role_yaml`], and keep a manifest honest with
 //! [`OperatorRbac::check_grants`], which fails when the manifest grants less than was needed
-//! (or, asked for exactness, more). Tables call the reconcile function, not the watches that
-//! feed it: add those with [`NeededRules::watch`]. `examples/echo-controller/tests/echo/rbac.rs`
-//! does all three. To write a manifest in the first place, run the tests with
-//! `RECON_NEEDED_RBAC=1`: each table prints what it needed.
+//! (or, asked for exactness, more). [`OperatorRbac::check_requests`] checks a real
+//! `Controller` run on the in-memory server, with a client acting as the account, the same
+//! way. Tables call the reconcile function, not the watches that feed it: add those with
+//! [`NeededRules::watch`]. `examples/echo-controller/tests/echo/rbac.rs` shows it all. To write
+//! a manifest in the first place, run the tests with `RECON_NEEDED_RBAC=1`: each table prints
+//! what it needed.
 //!
 //! # Snapshots
 //!

@@ -192,6 +192,19 @@ impl OperatorRbac {
     }
 }
 
+impl OperatorRbac {
+    /// For a run outside a table (a real `Controller` on the in-memory server, with a client
+    /// from [`OperatorRbac::identity`]): `Ok` when no request of the code under test was
+    /// refused and the manifest grants what they needed; otherwise the first refusal, with the
+    /// rule that would allow it, or the missing rules.
+    pub fn check_requests(&self, requests: &[RecordedRequest]) -> Result<(), String> {
+        if let Some(refused) = first_forbidden(requests) {
+            return Err(refused.detail);
+        }
+        self.check_grants(&NeededRules::from_requests(requests), false)
+    }
+}
+
 fn check_kind(object: &Value) -> Result<(), String> {
     let kind = object["kind"].as_str().unwrap_or("");
     if MANIFEST_KINDS.contains(&kind) {

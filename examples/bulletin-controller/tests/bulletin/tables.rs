@@ -71,10 +71,13 @@ fn news() -> TestCase {
     TestCase::reconcile(Request::namespaced("default", "news")).given(&defaults())
 }
 
-#[test]
-fn bulletin_reconcile() {
+/// The table runs as the controller's service account under `rbac.yaml`; the manifest grants
+/// exactly what its cases needed, and the list and watch of what `main.rs` watches (the
+/// Bulletins, and the ConfigMaps they own): a verb taken away fails this test, naming it.
+#[tokio::test]
+async fn bulletin_reconcile() {
     let posted = json!({"posted": true, "audience": "staff"});
-    ReconcilerTests::new()
+    let report = ReconcilerTests::new()
         .crd(&Bulletin::crd())
         .run_as(rbac())
         .case(
@@ -207,7 +210,7 @@ fn bulletin_reconcile() {
                            {"op": "remove", "path": "/metadata/finalizers/0"}]),
                 )),
         )
-        .run(|env| {
+        .check(|env| {
             let client = env.client();
             kube_controller_async(env, reconcile, error_policy, async move {
                 let mut registry = Registry::default();
@@ -217,5 +220,13 @@ fn bulletin_reconcile() {
                         .expect("the defaults are readable"),
                 )
             })
-        });
+        })
+        .await;
+    report.assert_passed();
+    let mut needed = report.needed;
+    needed.watch("examples.recon.dev", "bulletins");
+    needed.watch("", "configmaps");
+    rbac()
+        .check_grants(&needed, true)
+        .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -21,7 +21,6 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use recon_core::fake::ApiServer;
 use recon_core::{Config, EventLog, ResourceReconciler};
-use recon_testing::NeededRules;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -29,8 +28,9 @@ use tokio::task::JoinHandle;
 const ROUNDS: usize = 3_000;
 
 /// Polls `check` until it returns `Some`, for at most [`ROUNDS`] rounds; panics naming `what`
-/// otherwise.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+/// otherwise, and what the operator's manifest refused it, if anything (a controller that may
+/// not watch never acts).
+async fn eventually<T, F, Fut>(server: &ApiServer, what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
@@ -41,7 +41,11 @@ where
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("gave up waiting until {what} after {ROUNDS} rounds");
+    let refused = rbac()
+        .check_requests(&server.requests())
+        .err()
+        .unwrap_or_default();
+    panic!("gave up waiting until {what} after {ROUNDS} rounds. {refused}");
 }
 
 /// A cluster with the Gateway CRD and the operator running; the handle stops it.
@@ -91,15 +95,8 @@ impl Cluster {
 
     /// Nothing the operator sent was refused, and its manifest grants what it needed.
     fn check_rbac(&self) {
-        let requests = self.server.requests();
-        let refused: Vec<_> = requests
-            .iter()
-            .filter(|r| r.access.as_ref().is_some_and(|a| !a.allowed))
-            .map(|r| format!("{} {}", r.method, r.path))
-            .collect();
-        assert!(refused.is_empty(), "refused: {refused:?}");
         rbac()
-            .check_grants(&NeededRules::from_requests(&requests), false)
+            .check_requests(&self.server.requests())
             .unwrap_or_else(|e| panic!("{e}"));
     }
 
@@ -138,6 +135,7 @@ impl Cluster {
     /// Waits until the Deployment's template carries `hash`, and returns it.
     async fn deployment_with_hash(&self, hash: &str) -> Value {
         eventually(
+            &self.server,
             &format!("the Deployment carries the hash {hash}"),
             || async {
                 self.deployment()
@@ -172,7 +170,7 @@ impl Cluster {
     /// returns the Gateway's status.
     async fn condition(&self, type_: &str, status: &str, reason: Option<&str>) -> Value {
         let what = format!("the Gateway's {type_} condition is {status} ({reason:?})");
-        eventually(&what, || async {
+        eventually(&self.server, &what, || async {
             let gateway_status = self.gateway_status().await;
             let condition = condition(&gateway_status, type_)?;
             let matches = condition["status"] == status
