@@ -63,6 +63,7 @@ mod tests;
 
 pub(crate) use dra::device_selector_error;
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
+pub(crate) use types::RESERVED;
 
 use field_path::Path;
 use rules::RuleNode;

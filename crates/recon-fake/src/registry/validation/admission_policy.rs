@@ -17,18 +17,17 @@
 
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_subdomain_name_errors, label_key_errors, path_segment_errors,
-    regex_error,
 };
 use serde_json::Value;
 
 use super::Path;
 use super::cluster::{rule_with_operations, string_list_json};
-use super::read::{int_at, is_set, list_at, str_at};
+use super::read::{is_set, list_at, str_at};
 use super::workloads::label_selector;
-use crate::schema::{Declarations, PolicyCompiler, Returns, on_large_stack};
+use crate::schema::{CEL_RESERVED, Declarations, PolicyCompiler, Returns, on_large_stack};
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::go_json_string;
-use crate::wire::object::Object;
+use crate::wire::object::{Object, meta_str};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const FAILURE_POLICIES: &[&str] = &["Fail", "Ignore"];
@@ -39,40 +38,11 @@ const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge"];
 const PATCH_TYPES: &[&str] = &["ApplyConfiguration", "JSONPatch"];
 const VALIDATION_ACTIONS: &[&str] = &["Audit", "Deny", "Warn"];
 const PARAM_NOT_FOUND_ACTIONS: &[&str] = &["Deny", "Allow"];
-const CONDITION_STATUSES: &[&str] = &["False", "True", "Unknown"];
 /// `maxAuditAnnotations`.
 const MAX_AUDIT_ANNOTATIONS: usize = 20;
 /// `maxAuditAnnotationValueExpressionLength`.
 const MAX_VALUE_EXPRESSION: usize = 5 * 1024;
 const MAX_MATCH_CONDITIONS: usize = 64;
-const MAX_CONDITION_REASON: i64 = 1024;
-const MAX_CONDITION_MESSAGE: i64 = 32 * 1024;
-const CONDITION_REASON_FMT: &str = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?";
-const CONDITION_REASON_MSG: &str = "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
-/// `celReserved`: words that may not name a variable.
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {
@@ -159,12 +129,7 @@ fn normalized(v: Option<&Value>) -> Value {
 }
 
 fn validate(kind: &str, obj: &Object, opts: Options) -> Vec<FieldError> {
-    let name = obj
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let name = meta_str(obj, "name").to_owned();
     let spec = obj.get("spec").cloned();
     let kind = kind.to_owned();
     // Checking recurses once per node of an expression: deep ones need a large stack.
@@ -965,99 +930,11 @@ fn status_errors(status: Option<&Value>) -> Vec<FieldError> {
             ));
         }
     }
-    errors.extend(conditions(
+    errors.extend(super::conditions::conditions(
         list_at(status, "conditions"),
         &at.child("conditions"),
     ));
     errors
-}
-
-/// `metav1validation.ValidateConditions`: types unique, each condition's type a qualified
-/// name, a known status, a generation not negative, a transition time, a reason and a message
-/// of the right shape.
-fn conditions(list: &[Value], at: &Path) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let mut types: Vec<&str> = Vec::new();
-    for (i, condition) in list.iter().enumerate() {
-        let here = at.index(i);
-        let c = Some(condition);
-        let ty = str_at(c, "type");
-        if types.contains(&ty) {
-            errors.push(duplicate(here.child("type"), ty));
-        } else {
-            types.push(ty);
-        }
-        for message in label_key_errors(ty) {
-            errors.push(FieldError::invalid(here.child("type"), ty, message));
-        }
-        let status = str_at(c, "status");
-        if !CONDITION_STATUSES.contains(&status) {
-            errors.push(FieldError::not_supported_named(
-                here.child("status"),
-                status,
-                CONDITION_STATUSES,
-            ));
-        }
-        if let Some(generation) = int_at(c, "observedGeneration").filter(|g| *g < 0) {
-            errors.push(FieldError::new(
-                ErrorType::Invalid,
-                here.child("observedGeneration"),
-                BadValue::Raw(generation.to_string()),
-                "must be greater than or equal to zero",
-            ));
-        }
-        if str_at(c, "lastTransitionTime").is_empty() {
-            errors.push(FieldError::required(here.child("lastTransitionTime"), ""));
-        }
-        let reason = str_at(c, "reason");
-        if reason.is_empty() {
-            errors.push(FieldError::required(here.child("reason"), ""));
-        } else {
-            if !is_condition_reason(reason) {
-                errors.push(FieldError::invalid(
-                    here.child("reason"),
-                    reason,
-                    regex_error(
-                        CONDITION_REASON_MSG,
-                        CONDITION_REASON_FMT,
-                        &[
-                            "my_name",
-                            "MY_NAME",
-                            "MyName",
-                            "ReasonA,ReasonB",
-                            "ReasonA:ReasonB",
-                        ],
-                    ),
-                ));
-            }
-            if reason.len() as i64 > MAX_CONDITION_REASON {
-                errors.push(FieldError::too_long(
-                    here.child("reason"),
-                    MAX_CONDITION_REASON,
-                ));
-            }
-        }
-        if str_at(c, "message").len() as i64 > MAX_CONDITION_MESSAGE {
-            errors.push(FieldError::too_long(
-                here.child("message"),
-                MAX_CONDITION_MESSAGE,
-            ));
-        }
-    }
-    errors
-}
-
-/// `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
-fn is_condition_reason(reason: &str) -> bool {
-    let bytes = reason.as_bytes();
-    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
-        return false;
-    };
-    first.is_ascii_alphabetic()
-        && (last.is_ascii_alphanumeric() || *last == b'_')
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b':'))
 }
 
 #[cfg(test)]
@@ -1070,14 +947,6 @@ mod tests {
         assert!(!is_cel_identifier("1a"));
         assert!(!is_cel_identifier("in"));
         assert!(!is_cel_identifier(""));
-    }
-
-    #[test]
-    fn condition_reasons() {
-        assert!(is_condition_reason("A"));
-        assert!(is_condition_reason("ReasonA,ReasonB"));
-        assert!(!is_condition_reason("Reason:"));
-        assert!(!is_condition_reason("bad reason"));
     }
 
     #[test]

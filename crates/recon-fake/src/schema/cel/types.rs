@@ -208,7 +208,9 @@ pub(super) fn decl_type(s: &SNode, resource_root: bool, name: &str) -> Option<Ty
     }
 }
 
-const RESERVED: [&str; 21] = [
+/// CEL's reserved words (`celReserved` of cel-go's parser and of kube-apiserver's admission
+/// validation): no identifier or variable may be one.
+pub(crate) const RESERVED: [&str; 21] = [
     "true",
     "false",
     "null",
