@@ -14,6 +14,7 @@ use crate::env::TestEnv;
 use crate::expect::{
     DeleteCollectionRef, DeleteRef, ErrorSignal, EventRef, Expectations, OutcomeSpec, PatchRef,
 };
+use crate::rbac::OperatorRbac;
 use crate::reactors::ReactorSpec;
 
 /// A hook run before the reconcile (`prepare`) or after the assertions (`cleanup`); an `Err`
@@ -190,6 +191,10 @@ pub struct TestCase {
     /// Rust-only hooks.
     #[serde(skip)]
     pub hooks: Hooks,
+    /// The service account and RBAC manifest this case's code under test runs under, instead
+    /// of its table's (see [`OperatorRbac`]).
+    #[serde(skip)]
+    pub run_as: Option<OperatorRbac>,
     /// Problems found while building the case (reported when it runs).
     #[serde(skip)]
     pub(crate) setup_errors: Vec<String>,
@@ -202,6 +207,15 @@ impl TestCase {
             request: Some(request),
             ..TestCase::default()
         }
+    }
+
+    /// Runs this case's code under test as `rbac`'s service account, under its manifest (a
+    /// table's [`run_as`](crate::ReconcilerTests::run_as), for one case): a request the RBAC
+    /// authorizer refuses fails the case, naming the rule that would allow it.
+    #[must_use]
+    pub fn run_as(mut self, rbac: OperatorRbac) -> Self {
+        self.run_as = Some(rbac);
+        self
     }
 
     /// A sub-reconciler case handing it `resource`.

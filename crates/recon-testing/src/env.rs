@@ -197,6 +197,9 @@ pub(crate) struct Givens<'a> {
     pub(crate) api_given: &'a [Value],
     pub(crate) reactors: &'a [ReactorSpec],
     pub(crate) tracks: &'a [TrackRequest],
+    /// The case's own service account and manifest, stored here (the table's is in the
+    /// template already).
+    pub(crate) run_as: Option<&'a OperatorRbac>,
 }
 
 impl Cluster {
@@ -214,8 +217,12 @@ impl Cluster {
             api_given,
             reactors,
             tracks,
+            run_as,
         } = givens;
         let server = templates.server(now)?;
+        if let Some(rbac) = run_as {
+            seed(&server, "the case's RBAC manifest", rbac.objects())?;
+        }
         seed(&server, "given", given)?;
         seed_applied(&server, now, given_applied).await?;
         let reader = if api_given.is_empty() {
@@ -241,7 +248,7 @@ impl Cluster {
         Ok(Cluster {
             server,
             reader,
-            identity: templates.rbac.map(OperatorRbac::identity),
+            identity: run_as.or(templates.rbac).map(OperatorRbac::identity),
             events: EventLog::default(),
             tracker,
         })

@@ -157,7 +157,8 @@
 //!
 //! # Running under the operator's RBAC
 //!
-//! A table given [`OperatorRbac`] (`.run_as(...)`, or `runAs` in a suite file) stores the
+//! A table given [`OperatorRbac`] (`.run_as(...)`, or `runAs` in a suite file; one case with
+//! [`TestCase::run_as`]) stores the
 //! operator's RBAC manifest in every case's cluster and gives the code under test clients
 //! acting as its service account. The in-memory server authorizes each request as
 //! kube-apiserver's RBAC authorizer does, and the first request it refuses fails the case

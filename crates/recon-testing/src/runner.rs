@@ -456,7 +456,7 @@ impl Table<'_> {
         let mut seen = observe(&env.default);
         let requests = env.server().requests();
         let needed = NeededRules::from_requests(&requests);
-        if self.rbac.is_some() {
+        if self.rbac.is_some() || case.run_as.is_some() {
             mismatches.extend(first_forbidden(&requests));
         }
         match &executed.result {
@@ -597,6 +597,7 @@ async fn build_env(
         api_given: &case.api_given,
         reactors: &case.reactors,
         tracks: &case.given_tracks,
+        run_as: case.run_as.as_ref(),
     };
     let default = Cluster::new(templates, now, givens).await?;
     let mut additional = BTreeMap::new();
@@ -607,6 +608,7 @@ async fn build_env(
             api_given: &config.api_given,
             reactors: &config.reactors,
             tracks: &config.given_tracks,
+            run_as: case.run_as.as_ref(),
         };
         let cluster = Cluster::new(templates, now, givens)
             .await

@@ -158,3 +158,36 @@ fn a_manifest_of_another_kind_is_refused_naming_the_document() {
          ClusterRoleBinding, ServiceAccount, not \"ConfigMap\""
     );
 }
+
+#[tokio::test]
+async fn one_case_may_run_under_a_manifest_of_its_own() {
+    let report = ReconcilerTests::new()
+        .case("as the administrator", case())
+        .case(
+            "as an account that may only read",
+            case()
+                .run_as(rbac(&["get", "list", "watch"]))
+                .expect_error("forbidden"),
+        )
+        .case(
+            "as an account that may patch",
+            case().run_as(rbac(&["patch"])),
+        )
+        .check(controller)
+        .await;
+    let statuses: Vec<bool> = report
+        .cases
+        .iter()
+        .map(|c| c.status == CaseStatus::Passed)
+        .collect();
+    assert_eq!(statuses, [true, false, true], "{}", report.render(false));
+    let CaseStatus::Failed(mismatches) = &report.cases[1].status else {
+        unreachable!("checked above");
+    };
+    assert!(
+        mismatches
+            .iter()
+            .any(|m| m.expectation == "rbac" && m.detail.contains(r#"Verbs:["patch"]"#)),
+        "{mismatches:?}"
+    );
+}
