@@ -30,6 +30,7 @@
 //! - sibling properties are visited in name order (the real server walks Go maps, in no fixed
 //!   order).
 
+mod bindings;
 mod check;
 mod cost;
 mod decls;
@@ -61,7 +62,7 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use dra::device_selector_error;
+pub(crate) use dra::{SelectorError, device_selector_error};
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
 
 use field_path::Path;

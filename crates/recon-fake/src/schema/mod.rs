@@ -19,7 +19,8 @@
 //! Validation always sees a decoded object: pruned and defaulted.
 
 pub(crate) use cel::{
-    CelRules, Declarations, PolicyCompiler, Returns, device_selector_error, on_large_stack,
+    CelRules, Declarations, PolicyCompiler, Returns, SelectorError, device_selector_error,
+    on_large_stack,
 };
 
 mod cel;
