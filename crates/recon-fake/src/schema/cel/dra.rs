@@ -196,6 +196,29 @@ pub(super) fn device_size_at(path: &[String]) -> Option<Range> {
 mod tests {
     use super::{SelectorError, device_selector_error};
 
+    /// The estimated cost of a selector that compiles.
+    fn estimate(expression: &str) -> u64 {
+        let mut expr = super::syntax::parse(expression).unwrap();
+        let mut errors = Vec::new();
+        super::bindings::expand(&mut expr, &mut errors);
+        let checked = super::check::check_in(
+            &mut expr,
+            vec![("device".to_owned(), super::device_type())],
+            super::check::Features::default(),
+        );
+        assert!(checked.issues.is_empty() && errors.is_empty(), "{expression}");
+        super::max_cost_with(&expr, &checked.node_types, super::Sizes::Device)
+    }
+
+    #[test]
+    fn print_estimates() {
+        for e in std::env::var("EXPRS").unwrap_or_default().split(";;") {
+            if !e.is_empty() {
+                println!("{} <= {e}", estimate(e));
+            }
+        }
+    }
+
     fn invalid(expression: &str) -> Option<String> {
         match device_selector_error(expression) {
             Some(SelectorError::Invalid(detail)) => Some(detail),
