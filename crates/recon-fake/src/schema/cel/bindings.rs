@@ -80,7 +80,11 @@ pub(super) fn expand(e: &mut Expr, errors: &mut Vec<Issue>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::env::{Env, STEP_LIMIT};
     use super::super::syntax::{self, Kind, Macro, render_issues};
+    use super::super::types::Type;
+    use super::super::value::Value;
+    use super::super::{check, eval};
     use super::expand;
 
     fn expanded(source: &str) -> Result<syntax::Expr, String> {
@@ -116,6 +120,49 @@ mod tests {
             let e = expanded(source).unwrap();
             assert!(matches!(e.kind, Kind::Call { .. }), "{source}");
         }
+    }
+
+    /// Evaluates a bind-using expression with `n: int` bound to 3; its value and the cost left.
+    fn run(source: &str) -> (Result<String, String>, u64) {
+        let mut e = expanded(source).unwrap();
+        let checked = check::check_in(
+            &mut e,
+            vec![("n".to_owned(), Type::Int)],
+            check::Features::default(),
+        );
+        assert!(checked.issues.is_empty(), "{source}: {:?}", checked.issues);
+        let mut env = Env::new(vec![("n", Value::Int(3))]);
+        let v = eval::eval(&e, &mut env)
+            .map(|v| format!("{v:?}"))
+            .map_err(|e| e.message);
+        (v, env.steps)
+    }
+
+    #[test]
+    fn a_bound_name_reads_its_initializer_once_and_only_when_read() {
+        let (v, left) = run("cel.bind(x, n + 1, x * x + x)");
+        assert_eq!(v, Ok("Int(20)".to_owned()));
+        // `n + 1` once (an identifier and a call), then three reads of `x` and two calls.
+        assert_eq!(STEP_LIMIT - left, 2 + 3 + 2);
+        // Never read: its error never happens, its cost is never charged.
+        let (v, left) = run("cel.bind(x, 1 / (n - 3), n > 0 || x > 0)");
+        assert_eq!(v, Ok("Bool(true)".to_owned()));
+        assert_eq!(STEP_LIMIT - left, 2);
+        let (v, _) = run("cel.bind(x, 1 / (n - 3), n < 0 || x > 0)");
+        assert_eq!(v, Err("division by zero".to_owned()));
+    }
+
+    #[test]
+    fn an_initializer_sees_the_scope_of_its_bind_and_binds_nest() {
+        // The inner `n` shadows the outer one in the result, not in the initializer of `x`.
+        assert_eq!(
+            run("cel.bind(x, n, cel.bind(n, 10, [1].all(n, x == 3)))").0,
+            Ok("Bool(true)".to_owned())
+        );
+        assert_eq!(
+            run("cel.bind(a, n, cel.bind(b, a * 2, cel.bind(a, b + 1, a)))").0,
+            Ok("Int(7)".to_owned())
+        );
     }
 
     #[test]

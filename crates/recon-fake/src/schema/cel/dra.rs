@@ -210,13 +210,42 @@ mod tests {
         super::max_cost_with(&expr, &checked.node_types, super::Sizes::Device)
     }
 
+    /// `n3 && n2 x 15 && n1 x 18 && d x drivers`, the selectors of the recorded scenario
+    /// `validation-cluster/device-selector-cel-bind-and-cost`.
+    fn ladder(drivers: usize) -> String {
+        let n3 = r#"device.attributes["a"].all(x, device.attributes["b"].all(y, device.attributes["c"].all(z, x + y + z == "a")))"#;
+        let n2 = r#"device.attributes["d"].all(x, device.attributes["e"].all(y, x + y == "a"))"#;
+        let n1 = r#"device.attributes["f"].all(x, x == "a")"#;
+        let d = r#"device.driver == "x""#;
+        let mut terms = vec![n3];
+        terms.extend([n2; 15]);
+        terms.extend([n1; 18]);
+        terms.extend(std::iter::repeat_n(d, drivers));
+        terms.join(" && ")
+    }
+
     #[test]
-    fn print_estimates() {
-        for e in std::env::var("EXPRS").unwrap_or_default().split(";;") {
-            if !e.is_empty() {
-                println!("{} <= {e}", estimate(e));
-            }
-        }
+    fn the_cost_limit_is_inclusive() {
+        // Recorded: the real server takes the first, refuses the second as too complex.
+        assert_eq!(estimate(&ladder(40)), 1_000_000);
+        assert_eq!(device_selector_error(&ladder(40)), None);
+        assert_eq!(estimate(&ladder(41)), 1_000_003);
+        assert_eq!(
+            device_selector_error(&ladder(41)),
+            Some(SelectorError::TooComplex)
+        );
+        // Attribute values are at most 64 long, ids 32, and there are at most 32 of each.
+        assert_eq!(
+            estimate(r#"device.attributes["a"].all(x, device.attributes["b"].all(y, device.attributes["c"].all(z, x + y + z == "a")))"#),
+            793_828
+        );
+        // A bind costs its empty range's list (10) besides its parts, and the bound name
+        // keeps the sizes of what it stands for.
+        assert_eq!(
+            estimate(r#"cel.bind(a, device.attributes["a"], a.x == "b")"#),
+            16
+        );
+        assert_eq!(estimate(r#"device.attributes["a"].x == "b""#), 5);
     }
 
     fn invalid(expression: &str) -> Option<String> {
