@@ -16,7 +16,8 @@
 //! - [`cost`]: cel-go's cost model, estimated when the CRD is written and charged when rules
 //!   run;
 //! - [`walk`]: evaluation over an object, with ratcheting, and the field errors;
-//! - [`dra`]: the environment of dynamic resource allocation's device selectors.
+//! - [`dra`]: the environment of dynamic resource allocation's device selectors, with
+//!   [`bindings`] (`cel.bind`, which only that environment has).
 //! - [`policy`]: the expressions of admission policies, compiled with their environment.
 //!
 //! Where it differs from the real server:

@@ -116,7 +116,12 @@ mod tests {
 
     #[test]
     fn other_shapes_stay_calls() {
-        for source in ["x.bind(a, 1, a)", "cel.bind(a, 1)", "cel.x.bind(a, 1, a)", "bind(a, 1, a)"] {
+        for source in [
+            "x.bind(a, 1, a)",
+            "cel.bind(a, 1)",
+            "cel.x.bind(a, 1, a)",
+            "bind(a, 1, a)",
+        ] {
             let e = expanded(source).unwrap();
             assert!(matches!(e.kind, Kind::Call { .. }), "{source}");
         }

@@ -206,7 +206,10 @@ mod tests {
             vec![("device".to_owned(), super::device_type())],
             super::check::Features::default(),
         );
-        assert!(checked.issues.is_empty() && errors.is_empty(), "{expression}");
+        assert!(
+            checked.issues.is_empty() && errors.is_empty(),
+            "{expression}"
+        );
         super::max_cost_with(&expr, &checked.node_types, super::Sizes::Device)
     }
 
@@ -236,7 +239,9 @@ mod tests {
         );
         // Attribute values are at most 64 long, ids 32, and there are at most 32 of each.
         assert_eq!(
-            estimate(r#"device.attributes["a"].all(x, device.attributes["b"].all(y, device.attributes["c"].all(z, x + y + z == "a")))"#),
+            estimate(
+                r#"device.attributes["a"].all(x, device.attributes["b"].all(y, device.attributes["c"].all(z, x + y + z == "a")))"#
+            ),
             793_828
         );
         // A bind costs its empty range's list (10) besides its parts, and the bound name

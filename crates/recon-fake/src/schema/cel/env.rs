@@ -72,7 +72,11 @@ impl<'a> Env<'a> {
     }
 
     /// Puts back what [`Env::hide_from`] took, the variable at its start now `value`.
-    pub(super) fn restore(&mut self, mut hidden: Vec<(Rc<str>, Slot<'a>)>, value: Result<Value<'a>>) {
+    pub(super) fn restore(
+        &mut self,
+        mut hidden: Vec<(Rc<str>, Slot<'a>)>,
+        value: Result<Value<'a>>,
+    ) {
         if let Some(first) = hidden.first_mut() {
             first.1 = Slot::Ready(value);
         }
