@@ -278,6 +278,38 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_binds_are_compiled_or_refused_without_overflowing() {
+        // Every expansion, check and estimate runs on the large stack, from a small thread.
+        let outcome = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let nested = |depth: usize| {
+                    let mut e = String::new();
+                    for i in 0..depth {
+                        e.push_str(&format!("cel.bind(a{i}, {i}, "));
+                    }
+                    e.push_str(&"!".repeat(1000));
+                    e.push_str("true");
+                    e.push_str(&")".repeat(depth));
+                    e
+                };
+                (
+                    device_selector_error(&nested(200)),
+                    device_selector_error(&nested(300)),
+                )
+            })
+            .expect("a 2 MiB thread")
+            .join()
+            .expect("no panic");
+        assert_eq!(outcome.0, None);
+        assert!(
+            matches!(&outcome.1, Some(SelectorError::Invalid(e)) if e.contains("recursion limit exceeded")),
+            "{:?}",
+            outcome.1
+        );
+    }
+
+    #[test]
     fn a_bound_name_is_in_scope_in_the_result_only() {
         assert_eq!(
             invalid("cel.bind(x, x, true)").as_deref(),
