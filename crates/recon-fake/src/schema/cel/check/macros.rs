@@ -20,6 +20,11 @@ impl Checker {
             return Type::Error;
         };
         let kind = *kind;
+        if kind == Macro::Bind {
+            // The expansion's range, the empty list checked first, takes a fresh type
+            // variable (`checkCreateList`).
+            self.new_var();
+        }
         let range_type = self.check(range);
         let range_type = substitute(&self.mappings, &range_type, false);
         if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
