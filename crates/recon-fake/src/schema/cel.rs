@@ -16,7 +16,8 @@
 //! - [`cost`]: cel-go's cost model, estimated when the CRD is written and charged when rules
 //!   run;
 //! - [`walk`]: evaluation over an object, with ratcheting, and the field errors;
-//! - [`dra`]: the environment of dynamic resource allocation's device selectors.
+//! - [`dra`]: the environment of dynamic resource allocation's device selectors, with
+//!   [`bindings`] (`cel.bind`, which only that environment has).
 //! - [`policy`]: the expressions of admission policies, compiled with their environment.
 //!
 //! Where it differs from the real server:
@@ -30,6 +31,7 @@
 //! - sibling properties are visited in name order (the real server walks Go maps, in no fixed
 //!   order).
 
+mod bindings;
 mod check;
 mod cost;
 mod decls;
@@ -61,7 +63,7 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use dra::device_selector_error;
+pub(crate) use dra::{SelectorError, device_selector_error};
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
 pub(crate) use types::RESERVED;
 

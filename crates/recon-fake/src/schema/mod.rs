@@ -19,7 +19,7 @@
 //! Validation always sees a decoded object: pruned and defaulted.
 
 pub(crate) use cel::{
-    CelRules, Declarations, PolicyCompiler, RESERVED as CEL_RESERVED, Returns,
+    CelRules, Declarations, PolicyCompiler, RESERVED as CEL_RESERVED, Returns, SelectorError,
     device_selector_error, on_large_stack,
 };
 

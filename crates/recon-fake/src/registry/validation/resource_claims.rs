@@ -36,6 +36,7 @@ use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::gotype::internal::{self, Source};
+use crate::schema::SelectorError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::Object;
@@ -600,10 +601,16 @@ pub(super) fn selectors(list: &[Value], at: &Path) -> Vec<FieldError> {
                 MAX_EXPRESSION_LENGTH as i64,
             )];
         }
-        crate::schema::device_selector_error(expression)
-            .map(|detail| FieldError::invalid(&expression_at, expression, detail))
-            .into_iter()
-            .collect()
+        match crate::schema::device_selector_error(expression) {
+            None => Vec::new(),
+            Some(SelectorError::Invalid(detail)) => {
+                vec![FieldError::invalid(&expression_at, expression, detail)]
+            }
+            Some(SelectorError::TooComplex) => vec![FieldError::forbidden(
+                expression_at,
+                SelectorError::TOO_COMPLEX,
+            )],
+        }
     })
 }
 

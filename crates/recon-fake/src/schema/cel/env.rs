@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use super::syntax::Expr;
 use super::value::{EvalError, Result, Value};
 
 pub(super) use super::cost::PER_CALL_LIMIT as STEP_LIMIT;
@@ -10,9 +11,17 @@ pub(super) use super::cost::PER_CALL_LIMIT as STEP_LIMIT;
 /// What an interrupted evaluation reports (cel-go's message).
 pub(super) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
+/// A variable's value, or the expression a `cel.bind` initializes it with, evaluated when it
+/// is first read (cel-go's `folder` initializes the accumulator lazily).
+#[derive(Clone)]
+pub(super) enum Slot<'a> {
+    Ready(Result<Value<'a>>),
+    Lazy(Rc<Expr>),
+}
+
 /// Variables in scope and the cost left.
 pub(super) struct Env<'a> {
-    vars: Vec<(Rc<str>, Result<Value<'a>>)>,
+    vars: Vec<(Rc<str>, Slot<'a>)>,
     pub(super) steps: u64,
 }
 
@@ -21,7 +30,7 @@ impl<'a> Env<'a> {
         Env {
             vars: vars
                 .into_iter()
-                .map(|(n, v)| (Rc::from(n), Ok(v)))
+                .map(|(n, v)| (Rc::from(n), Slot::Ready(Ok(v))))
                 .collect(),
             steps: STEP_LIMIT,
         }
@@ -37,16 +46,41 @@ impl<'a> Env<'a> {
         Ok(())
     }
 
-    pub(super) fn lookup(&self, name: &str) -> Option<Result<Value<'a>>> {
+    /// The innermost variable `name`: where it is in scope, and its slot.
+    pub(super) fn lookup(&self, name: &str) -> Option<(usize, Slot<'a>)> {
         self.vars
             .iter()
+            .enumerate()
             .rev()
-            .find(|(n, _)| &**n == name)
-            .map(|(_, v)| v.clone())
+            .find(|(_, (n, _))| &**n == name)
+            .map(|(i, (_, v))| (i, v.clone()))
     }
 
     pub(super) fn push(&mut self, name: &str, v: Result<Value<'a>>) {
-        self.vars.push((Rc::from(name), v));
+        self.vars.push((Rc::from(name), Slot::Ready(v)));
+    }
+
+    /// Binds `name` to `init`, evaluated when first read.
+    pub(super) fn push_lazy(&mut self, name: &str, init: Rc<Expr>) {
+        self.vars.push((Rc::from(name), Slot::Lazy(init)));
+    }
+
+    /// Takes the variables from `at` on out of scope (to evaluate a binding's initializer in
+    /// the scope it was bound in); [`Env::restore`] puts them back.
+    pub(super) fn hide_from(&mut self, at: usize) -> Vec<(Rc<str>, Slot<'a>)> {
+        self.vars.split_off(at.min(self.vars.len()))
+    }
+
+    /// Puts back what [`Env::hide_from`] took, the variable at its start now `value`.
+    pub(super) fn restore(
+        &mut self,
+        mut hidden: Vec<(Rc<str>, Slot<'a>)>,
+        value: Result<Value<'a>>,
+    ) {
+        if let Some(first) = hidden.first_mut() {
+            first.1 = Slot::Ready(value);
+        }
+        self.vars.append(&mut hidden);
     }
 
     pub(super) fn pop(&mut self, n: usize) {

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::cost::actual;
 use super::cost::{LIST_CREATE, MAP_CREATE, SELECT_AND_IDENT};
-use super::env::{COST_EXCEEDED, Env};
+use super::env::{COST_EXCEEDED, Env, Slot};
 use super::stdlib;
 use super::syntax::{Expr, Kind, Lit, Macro};
 use super::value::{self, EvalError, MapVal, Result, Value};
@@ -20,7 +20,15 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
         Kind::Ident(name) => {
             env.charge(SELECT_AND_IDENT)?;
             match env.lookup(name) {
-                Some(v) => v,
+                Some((_, Slot::Ready(v))) => v,
+                Some((at, Slot::Lazy(init))) => {
+                    // A `cel.bind` variable's first read: its initializer, in the scope the
+                    // bind saw, once.
+                    let hidden = env.hide_from(at);
+                    let v = eval(&init, env);
+                    env.restore(hidden, v.clone());
+                    v
+                }
                 // A type name, or a declared variable with no value here (`oldSelf` on create).
                 None if super::decls::type_ident(name).is_some() => {
                     Ok(Value::Type(Rc::from(name.as_str())))
@@ -264,6 +272,17 @@ fn comprehension<'a>(
     args: &[Expr],
     env: &mut Env<'a>,
 ) -> Result<Value<'a>> {
+    if kind == Macro::Bind {
+        // The expansion's range is an empty constant list (no cost) and its loop never runs:
+        // only the result is evaluated, `var` initialized when first read.
+        env.push_lazy(var, Rc::new(range.clone()));
+        let r = match args.first() {
+            Some(e) => eval(e, env),
+            None => Err(EvalError::no_overload()),
+        };
+        env.pop(1);
+        return r;
+    }
     let range_value = eval(range, env)?;
     if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
         return opt_map(kind, range_value, var, args, env);
@@ -431,7 +450,7 @@ fn comprehension<'a>(
                     .collect(),
             ))
         }
-        Macro::OptMap | Macro::OptFlatMap => Err(EvalError::no_overload()),
+        Macro::OptMap | Macro::OptFlatMap | Macro::Bind => Err(EvalError::no_overload()),
     }
 }
 

@@ -46,6 +46,9 @@ pub(super) enum Macro {
     OptMap,
     /// `optFlatMap(x, t)` on an optional.
     OptFlatMap,
+    /// `cel.bind(var, init, t)` (environments with the bindings extension only,
+    /// [`super::bindings`]): `range` is `init`.
+    Bind,
 }
 
 /// A node of the tree.

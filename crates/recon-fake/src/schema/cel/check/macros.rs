@@ -1,5 +1,5 @@
 //! The types of the comprehension macros (`all`, `exists`, `map`, `filter`, the two-variable
-//! forms, `sortBy`, `optMap`), as cel-go types their expansions.
+//! forms, `sortBy`, `optMap`, `cel.bind`), as cel-go types their expansions.
 
 use super::super::syntax::{Expr, Kind, Macro};
 use super::super::types::{OPTIONAL, Type};
@@ -20,10 +20,18 @@ impl Checker {
             return Type::Error;
         };
         let kind = *kind;
+        if kind == Macro::Bind {
+            // The expansion's range, the empty list checked first, takes a fresh type
+            // variable (`checkCreateList`).
+            self.new_var();
+        }
         let range_type = self.check(range);
         let range_type = substitute(&self.mappings, &range_type, false);
         if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
             return self.opt_map(pos, kind, &range_type, var, args);
+        }
+        if kind == Macro::Bind {
+            return self.bind(range_type, var, args);
         }
         let (var_type, var2_type) = match (&range_type, var2.is_some()) {
             (Type::List(elem), false) => ((**elem).clone(), None),
@@ -126,8 +134,19 @@ impl Checker {
                 }
                 result
             }
-            Macro::OptMap | Macro::OptFlatMap => Type::Error,
+            Macro::OptMap | Macro::OptFlatMap | Macro::Bind => Type::Error,
         }
+    }
+
+    /// `cel.bind(var, init, t)`: cel-go's `checkComprehension` of the expansion declares the
+    /// accumulator `var` with the type of `init` in the scope of the result `t` only (the
+    /// empty range and the `false` condition add nothing), and the whole has the type of `t`.
+    fn bind(&mut self, init: Type, var: &str, args: &mut [Expr]) -> Type {
+        let scope = self.vars.len();
+        self.vars.push((var.to_owned(), init));
+        let t = args.first_mut().map_or(Type::Dyn, |a| self.check(a));
+        self.vars.truncate(scope);
+        substitute(&self.mappings, &t, false)
     }
 
     /// `opt.optMap(x, t)` and `opt.optFlatMap(x, t)`.

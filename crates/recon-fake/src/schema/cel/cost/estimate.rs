@@ -16,12 +16,37 @@ use crate::schema::cel::types::{OPTIONAL, Type};
 /// The most an evaluation of `e` (checked, with the types of its nodes) may cost when `self`
 /// is a value of `root`.
 pub(crate) fn max_cost(e: &Expr, types: &NodeTypes, root: &SNode) -> u64 {
+    max_cost_with(e, types, Sizes::Schema(root))
+}
+
+/// The most an evaluation of `e` may cost, the sizes of its variables' values told by `sizes`.
+pub(crate) fn max_cost_with(e: &Expr, types: &NodeTypes, sizes: Sizes<'_>) -> u64 {
     let mut estimator = Estimator {
         types,
-        root,
+        sizes,
         locals: Vec::new(),
     };
     estimator.cost(e).cost.max
+}
+
+/// What tells the estimator the size of a value at a field path from a variable (the
+/// environment's `SizeEstimator`).
+#[derive(Clone, Copy)]
+pub(crate) enum Sizes<'a> {
+    /// A CRD rule's: `self` (and `oldSelf`) are values of this schema node.
+    Schema(&'a SNode),
+    /// A device selector's: `device`
+    /// ([`crate::schema::cel::dra::device_size_at`]).
+    Device,
+}
+
+impl Sizes<'_> {
+    fn at(self, path: &[String]) -> Option<Range> {
+        match self {
+            Sizes::Schema(root) => size_at(root, path),
+            Sizes::Device => crate::schema::cel::dra::device_size_at(path),
+        }
+    }
 }
 
 /// The sizes of a container's entries (`entrySizeEstimate`).
@@ -75,7 +100,7 @@ struct Local {
 
 struct Estimator<'a> {
     types: &'a NodeTypes,
-    root: &'a SNode,
+    sizes: Sizes<'a>,
     locals: Vec<Local>,
 }
 
@@ -94,7 +119,7 @@ impl Estimator<'_> {
             return Some(s);
         }
         if let Some(path) = n.path.as_deref().filter(|p| !p.is_empty())
-            && let Some(s) = size_at(self.root, path)
+            && let Some(s) = self.sizes.at(path)
         {
             return Some(s);
         }
@@ -363,7 +388,7 @@ impl Estimator<'_> {
                             });
                             let sz = items
                                 .as_deref()
-                                .and_then(|p| size_at(self.root, p))
+                                .and_then(|p| self.sizes.at(p))
                                 .unwrap_or(Range::UNKNOWN);
                             per = per.add(sz.times(STRING_TRAVERSAL));
                         }
@@ -407,7 +432,7 @@ impl Estimator<'_> {
                         .map(|p| extend(&Some(p.clone()), "@items"));
                     let elem = items
                         .as_deref()
-                        .and_then(|p| size_at(self.root, p))
+                        .and_then(|p| self.sizes.at(p))
                         .unwrap_or(Range::UNKNOWN);
                     sz = list.multiply(elem);
                 }
@@ -611,6 +636,9 @@ impl Estimator<'_> {
         if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
             return self.opt_map(kind, &range_node, var, args);
         }
+        if kind == Macro::Bind {
+            return self.bind(&range_node, range, var, args);
+        }
         let range_size = self.size_or_unknown(&range_node, ident(range));
         let entries = self.entries_of(&range_node, Some(range));
         let is_list =
@@ -711,7 +739,7 @@ impl Estimator<'_> {
                     ..Node::default()
                 };
             }
-            Macro::OptMap | Macro::OptFlatMap => (fixed(0), fixed(0), None),
+            Macro::OptMap | Macro::OptFlatMap | Macro::Bind => (fixed(0), fixed(0), None),
         };
         let loops = mul_cost(range_size, per_item);
         let mut node = Node {
@@ -732,6 +760,34 @@ impl Estimator<'_> {
             }
         }
         node
+    }
+
+    /// `cel.bind(v, init, t)` (`costBind` in cel-go's `checker/cost.go`): the empty range's
+    /// list literal, `init`, and `t` with `v` standing for `init` (its path, size and entry
+    /// sizes); the result has the size of `t`.
+    fn bind(&mut self, init: &Node, init_expr: &Expr, var: &str, args: &[Expr]) -> Node {
+        let local = Local {
+            name: var.to_owned(),
+            path: init.path.clone(),
+            size: self.size(init, ident(init_expr)),
+            entries: self.entries_of(init, Some(init_expr)),
+        };
+        self.locals.push(local);
+        let result = args.first().map(|a| (self.cost(a), a));
+        // cel-go copies the result's sizes once the variable is out of scope.
+        self.locals.pop();
+        match &result {
+            Some((n, e)) => Node {
+                cost: fixed(LIST_CREATE).add(init.cost).add(n.cost),
+                size: self.size(n, ident(e)),
+                entries: self.entries_of(n, Some(e)),
+                ..Node::default()
+            },
+            None => Node {
+                cost: fixed(LIST_CREATE).add(init.cost),
+                ..Node::default()
+            },
+        }
     }
 
     /// `x.optMap(v, t)`: `x.hasValue() ? optional.of(cel.bind(v, x.value(), t)) :
