@@ -43,7 +43,6 @@ pub(crate) fn range_error(
         ("integer", _) => text.parse::<i64>().is_ok(),
         (_, "float") => text.parse::<f64>().is_ok_and(|f| {
             // `strconv.ParseFloat(s, 32)`: out of range once rounded to float32.
-            #[allow(clippy::cast_possible_truncation)]
             let narrowed = f as f32;
             narrowed.is_finite()
         }),
@@ -60,7 +59,6 @@ pub(crate) fn range_error(
 }
 
 /// A bound converted the way the native-type checks convert it for an `int64` value.
-#[allow(clippy::cast_possible_truncation)]
 pub(crate) fn truncate(f: f64) -> i64 {
     f as i64
 }

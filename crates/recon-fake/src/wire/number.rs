@@ -21,7 +21,6 @@ impl Num {
     pub(crate) fn as_f64(self) -> f64 {
         match self {
             // Precision loss is Go's too (`valueHelp.asFloat64`).
-            #[allow(clippy::cast_precision_loss)]
             Num::Int(i) => i as f64,
             Num::Float(f) => f,
         }

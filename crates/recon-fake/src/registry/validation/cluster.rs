@@ -1821,7 +1821,6 @@ fn queuing_errors(queuing: &Value, path: &Path) -> Vec<FieldError> {
         ));
     } else {
         // shufflesharding.RequiredEntropyBits
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
         let entropy = ((queues as f64).log2() * hand as f64).ceil() as i64;
         if entropy > MAX_HASH_BITS {
             errors.push(invalid_int(

@@ -94,7 +94,6 @@ fn index<'a>(c: &Value<'a>, i: &Value<'a>) -> Result<Value<'a>> {
             let n = match i {
                 Value::Int(n) => *n,
                 Value::Uint(u) => i64::try_from(*u).unwrap_or(i64::MAX),
-                #[allow(clippy::cast_possible_truncation)]
                 Value::Double(d) if d.fract() == 0.0 && d.is_finite() => *d as i64,
                 Value::Double(d) => {
                     return err(format!("unsupported index value {} in list", go_float(*d)));
@@ -207,9 +206,7 @@ fn convert<'a>(to: &str, v: &Value<'a>) -> Result<Value<'a>> {
             .map(V::Uint)
             .ok_or_else(|| EvalError::new("unsigned integer overflow")),
         ("uint", V::String(s)) => s.parse().map(V::Uint).map_err(|_| conversion_error(v)),
-        #[allow(clippy::cast_precision_loss)]
         ("double", V::Int(i)) => Ok(V::Double(*i as f64)),
-        #[allow(clippy::cast_precision_loss)]
         ("double", V::Uint(u)) => Ok(V::Double(*u as f64)),
         ("double", V::String(s)) => parse_go_float(s)
             .map(V::Double)
@@ -262,20 +259,16 @@ fn parse_go_float(s: &str) -> Option<f64> {
 
 fn double_to_int(d: f64) -> Option<i64> {
     // The range a float64 can hold that fits in an int64 (`doubleToInt64Checked`).
-    #[allow(clippy::cast_precision_loss)]
     if d.is_nan() || d <= i64::MIN as f64 || d >= i64::MAX as f64 {
         return None;
     }
-    #[allow(clippy::cast_possible_truncation)]
     Some(d as i64)
 }
 
 fn double_to_uint(d: f64) -> Option<u64> {
-    #[allow(clippy::cast_precision_loss)]
     if d.is_nan() || d < 0.0 || d >= u64::MAX as f64 {
         return None;
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Some(d as u64)
 }
 

@@ -380,7 +380,6 @@ impl Duration {
     /// cel-go's `string(duration)`: seconds with the fraction Go's `FormatFloat(_, 'f', -1)`
     /// prints, then `s`.
     pub(super) fn seconds_text(self) -> String {
-        #[allow(clippy::cast_precision_loss)]
         let secs = self.0 as f64 / 1e9;
         format!("{secs}s")
     }

@@ -188,7 +188,6 @@ impl<'a> Value<'a> {
                 }
             }
             "number" => match json {
-                #[allow(clippy::cast_precision_loss)]
                 Json::Number(n) => Ok(Value::Double(
                     n.as_i64()
                         .map_or_else(|| n.as_f64().unwrap_or(0.0), |i| i as f64),
@@ -428,13 +427,9 @@ pub(super) fn numeric_cmp(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Orde
         (V::Int(x), V::Uint(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
         (V::Uint(x), V::Int(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
         (V::Double(x), V::Double(y)) => x.partial_cmp(y),
-        #[allow(clippy::cast_precision_loss)]
         (V::Int(x), V::Double(y)) => (*x as f64).partial_cmp(y),
-        #[allow(clippy::cast_precision_loss)]
         (V::Double(x), V::Int(y)) => x.partial_cmp(&(*y as f64)),
-        #[allow(clippy::cast_precision_loss)]
         (V::Uint(x), V::Double(y)) => (*x as f64).partial_cmp(y),
-        #[allow(clippy::cast_precision_loss)]
         (V::Double(x), V::Uint(y)) => x.partial_cmp(&(*y as f64)),
         _ => None,
     }
