@@ -190,9 +190,7 @@ impl OperatorRbac {
         message.push_str(&needed.to_cluster_role_yaml(&self.name));
         Err(message)
     }
-}
 
-impl OperatorRbac {
     /// For a run outside a table (a real `Controller` on the in-memory server, with a client
     /// from [`OperatorRbac::identity`]): `Ok` when no request of the code under test was
     /// refused and the manifest grants what they needed; otherwise the first refusal, with the
