@@ -124,7 +124,6 @@ const TASKS: &[Task] = &[
                 env: &[("RUSTDOCFLAGS", "-D warnings")],
                 command: &["cargo", "doc", "--workspace", "--no-deps"],
             },
-            run(&["cargo", "xtask", "layering"]),
             run(&["cargo", "test", "--workspace"]),
         ],
         options: &[],

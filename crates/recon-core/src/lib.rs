@@ -13,11 +13,10 @@
 //! [`AsyncStep`] says what fits), or a closure returning a boxed future when it captures state
 //! ([`SyncReconciler::sync`]). Steps of different types go in a tuple, [`Sequence::of`].
 //!
-//! `fake` (feature `fake`, off by default) re-exports the in-memory API server of the
-//! `recon-fake` crate: a real `kube::Client` backed by a store that answers like kube-apiserver,
-//! records every request, and lets tests inject failures and concurrent writes. The reconciler
-//! tree knows nothing of it, so a production build leaves it out; tests hand the tree the fake's
-//! client.
+//! The in-memory API server is the `recon-fake` crate (`recon_fake`): a real `kube::Client`
+//! backed by a store that answers like kube-apiserver, records every request, and lets tests
+//! inject failures and concurrent writes. The reconciler tree knows nothing of it, so a
+//! production build leaves it out; tests depend on `recon-fake` and hand the tree its client.
 //!
 //! # Example
 //!
@@ -104,10 +103,6 @@ mod root;
 pub mod runner;
 mod tree;
 mod webhook_http;
-
-#[cfg(feature = "fake")]
-#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
-pub use recon_fake as fake;
 
 // The roots: a resource's reconciler and its status writes, an aggregate's reconciler.
 pub use root::{

@@ -11,7 +11,7 @@ use recon_core::admission::{
     ADMISSION_API_VERSION, AdmissionKind, AdmissionRequest, AdmissionResponse, AdmissionReview,
     AdmissionStatus,
 };
-use recon_core::fake::ApiServer;
+use recon_fake::ApiServer;
 use serde_json::{Map, Value, json};
 
 use crate::compare::Mismatch;

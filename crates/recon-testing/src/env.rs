@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use jiff::Timestamp;
-use recon_core::fake::{ApiServer, Identity, ManualClock};
 use recon_core::{Config, EventLog, TrackRequest, Tracker};
+use recon_fake::{ApiServer, Identity, ManualClock};
 use serde_json::Value;
 
 use crate::case::AppliedGiven;

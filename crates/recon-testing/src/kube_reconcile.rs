@@ -13,8 +13,8 @@ use futures::future::{BoxFuture, Shared};
 use jiff::Timestamp;
 use kube::Resource;
 use kube::runtime::controller::Action;
-use recon_core::fake::ApiServer;
 use recon_core::{Error, Outcome, Request};
+use recon_fake::ApiServer;
 use serde::de::DeserializeOwned;
 
 use crate::env::TestEnv;

@@ -234,7 +234,7 @@ pub use kube_reconcile::{
 pub use owner::{controller_reference, given_uid, kube_controller_reference};
 pub use rbac::OperatorRbac;
 pub use reactors::{FailureSpec, ReactorSpec};
-pub use recon_core::fake::rbac::{NeededRules, PolicyRule};
+pub use recon_fake::rbac::{NeededRules, PolicyRule};
 pub use report::{CaseReport, CaseStatus, Report};
 pub use runner::{DEFAULT_NOW, SnapshotSink};
 pub use stub_object_manager::StubObjectManager;

@@ -2,7 +2,7 @@
 //! the tracker's log.
 
 use recon_core::EventType;
-use recon_core::fake::{RequestOrigin, Verb};
+use recon_fake::{RequestOrigin, Verb};
 use serde_json::Value;
 
 use crate::env::Cluster;

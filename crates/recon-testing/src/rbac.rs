@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use recon_core::fake::rbac::{NeededRules, PolicyRule};
-use recon_core::fake::{AccessTarget, Identity, RecordedRequest, RequestOrigin};
+use recon_fake::rbac::{NeededRules, PolicyRule};
+use recon_fake::{AccessTarget, Identity, RecordedRequest, RequestOrigin};
 use serde::Serialize;
 use serde_json::Value;
 

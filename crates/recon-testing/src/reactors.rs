@@ -1,10 +1,10 @@
 //! Failures a case injects, written as data so YAML suites can say them too.
 
-use recon_core::fake::{ApiError, ApiServer, Failure, Reason, Verb};
+use recon_fake::{ApiError, ApiServer, Failure, Reason, Verb};
 use serde::{Deserialize, Serialize};
 
 /// A failure injected into matching requests of a case (see
-/// [`ApiServer::on`](recon_core::fake::ApiServer::on)).
+/// [`ApiServer::on`](recon_fake::ApiServer::on)).
 ///
 /// ```yaml
 /// reactors:

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use recon_core::fake::rbac::NeededRules;
+use recon_fake::rbac::NeededRules;
 
 use crate::compare::Mismatch;
 use crate::diff::{paint, use_color};

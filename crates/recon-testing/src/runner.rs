@@ -10,7 +10,7 @@ use futures::FutureExt;
 use jiff::Timestamp;
 use recon_core::Outcome;
 use recon_core::admission::AdmissionRequest;
-use recon_core::fake::rbac::NeededRules;
+use recon_fake::rbac::NeededRules;
 use serde_json::Value;
 
 use crate::admission;
@@ -564,7 +564,7 @@ impl Table<'_> {
 
 /// Why a reconciler case's `request` is wrong: it names no object the cluster holds and the
 /// case does not say it expects that, or it says so and the object is there.
-fn request_problem(case: &TestCase, server: &recon_core::fake::ApiServer) -> Option<String> {
+fn request_problem(case: &TestCase, server: &recon_fake::ApiServer) -> Option<String> {
     let request = case.request.as_ref()?;
     let names = |object: &Value| {
         let meta = &object["metadata"];

@@ -42,7 +42,7 @@ async fn demo() -> Result<(), ClientError> {
     println!("Generated a self-signed certificate for 127.0.0.1");
 
     // The trees do not read the cluster; the in-memory API server stands in for one.
-    let api = recon_core::fake::ApiServer::new();
+    let api = recon_fake::ApiServer::new();
     let server = webhook_server(certificate.tls_config()?, api.client())
         .start("127.0.0.1:0".parse()?)
         .await?;

@@ -18,10 +18,10 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::{controller, watcher};
 use kube::{Api, Resource, ResourceExt};
-use recon_core::fake::ApiServer;
 use recon_core::{
     Config, Event, EventRecorder, EventType, Reconciled, ResourceReconciler, Tracker,
 };
+use recon_fake::ApiServer;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 

@@ -4,7 +4,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
-use recon_core::fake::{ApiServer, Identity};
+use recon_fake::{ApiServer, Identity};
 use serde_json::Value;
 
 use crate::{DemoError, WAIT};

@@ -46,7 +46,10 @@ pub async fn run(target: &Target) -> Result<Views, DemoError> {
     // The conversion webhook: in-process in memory, over HTTPS on 127.0.0.1 on a cluster.
     let webhook = match target {
         Target::InMemory(server) => {
-            server.serve_conversion("websites.example.com", website_operator::conversion());
+            server.serve_conversion(
+                "websites.example.com",
+                website_operator::conversion().into_webhook(),
+            );
             target.install_crd(&website_operator::crd()).await?;
             println!(
                 "  the Website CRD: v1alpha1 and v1 served, v1 stored, converted by the operator (in-process)"

@@ -9,12 +9,12 @@
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use kube::api::{Api, PostParams};
-//! use recon_core::fake::ApiServer;
+//! use recon_fake::ApiServer;
 //! use website_operator::{Website, WebsiteV1alpha1, WebsiteV1alpha1Spec, conversion, crd};
 //!
 //! let server = ApiServer::new();
 //! server.install_crd(&crd()).await.unwrap();
-//! server.serve_conversion("websites.example.com", conversion());
+//! server.serve_conversion("websites.example.com", conversion().into_webhook());
 //! let old: Api<WebsiteV1alpha1> = Api::default_namespaced(server.client());
 //! let site = WebsiteV1alpha1::new("blog", WebsiteV1alpha1Spec { domain: "blog.example.com".into() });
 //! old.create(&PostParams::default(), &site).await.unwrap();
@@ -102,7 +102,7 @@ pub fn to_v1alpha1(new: Website) -> WebsiteV1alpha1 {
 
 /// The conversion: `v1` the hub, `v1alpha1` a spoke. Serve it at the CRD's webhook URL
 /// (`WebhookServer::conversion`), or in-process on the in-memory server
-/// (`ApiServer::serve_conversion`).
+/// (`ApiServer::serve_conversion`, with `conversion().into_webhook()`).
 pub fn conversion() -> Conversion<Website> {
     Conversion::<Website>::hub().spoke(to_v1, to_v1alpha1)
 }

@@ -7,8 +7,8 @@ mod explore;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
-use recon_core::fake::ApiServer;
 use recon_core::{Config, Request};
+use recon_fake::ApiServer;
 use recon_testing::{ConversionTests, assert_round_trips};
 use serde_json::{Value, json};
 use website_operator::{
@@ -50,7 +50,7 @@ fn conversion_cases() {
 async fn a_website_written_through_v1alpha1_is_reconciled_as_v1() {
     let server = ApiServer::new();
     server.install_crd(&crd()).await.unwrap();
-    server.serve_conversion("websites.example.com", conversion());
+    server.serve_conversion("websites.example.com", conversion().into_webhook());
     let old: Api<WebsiteV1alpha1> = Api::default_namespaced(server.client());
     let mut site = WebsiteV1alpha1::new(
         "blog",

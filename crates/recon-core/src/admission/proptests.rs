@@ -7,6 +7,8 @@
 //! make reading them panic.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -157,24 +159,44 @@ struct Webhooks {
     runtime: tokio::runtime::Runtime,
     mutating: AdmissionWebhookAdapter<ConfigMap>,
     validating: AdmissionWebhookAdapter<ConfigMap>,
+    /// The API requests the webhooks made: none, as they only edit the object under review.
+    api_requests: Arc<AtomicUsize>,
+}
+
+/// A client that answers no request, and counts them in `requests`: the webhooks under test
+/// read nothing from the cluster.
+fn client_that_answers_nothing(requests: Arc<AtomicUsize>) -> kube::Client {
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        requests.fetch_add(1, Ordering::SeqCst);
+        let refused = std::io::Error::other(format!(
+            "no API server: {} {}",
+            request.method(),
+            request.uri()
+        ));
+        std::future::ready(Err::<http::Response<http_body_util::Full<Bytes>>, _>(
+            refused,
+        ))
+    });
+    kube::Client::new(service, "default")
 }
 
 thread_local! {
-    /// One server, runtime and pair of webhooks per test thread: kube's client runs on the
-    /// runtime it was made in.
+    /// One runtime and pair of webhooks per test thread: kube's client runs on the runtime it
+    /// was made in.
     static WEBHOOKS: Webhooks = {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a current-thread runtime");
+        let api_requests = Arc::new(AtomicUsize::new(0));
         let (mutating, validating) = runtime.block_on(async {
-            let server = recon_fake::ApiServer::new();
+            let client = client_that_answers_nothing(Arc::clone(&api_requests));
             (
-                AdmissionWebhookAdapter::new(Config::new(server.client(), "mutate"), team_label()),
-                AdmissionWebhookAdapter::new(Config::new(server.client(), "validate"), team_label())
+                AdmissionWebhookAdapter::new(Config::new(client.clone(), "mutate"), team_label()),
+                AdmissionWebhookAdapter::new(Config::new(client, "validate"), team_label())
                     .validating(),
             )
         });
-        Webhooks { runtime, mutating, validating }
+        Webhooks { runtime, mutating, validating, api_requests }
     };
 }
 
@@ -417,8 +439,10 @@ proptest! {
                 request = request.header(http::header::CONTENT_TYPE, content_type);
             }
             let request = request.body(Bytes::from(body.clone())).expect("a request");
-            w.runtime.block_on(respond(handler, request))
+            (w.runtime.block_on(respond(handler, request)), w.api_requests.load(Ordering::SeqCst))
         });
+        let (answer, api_requests) = answer;
+        prop_assert_eq!(api_requests, 0, "the webhooks made API requests");
         check_answer(&post, &body, &answer)?;
     }
 

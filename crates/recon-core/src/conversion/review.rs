@@ -119,26 +119,30 @@ fn read_request(body: &[u8]) -> Result<ConversionRequest, String> {
         .map_err(|_| "the ConversionReview has no request".to_owned())
 }
 
-/// A [`Conversion`] (or any [`ConversionHandler`]) serves the in-memory API server's
-/// `strategy: Webhook` CRDs exactly as it serves kube-apiserver: the review goes through
-/// [`respond_conversion`], the HTTP side of the production webhook.
-///
-/// ```
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use recon_core::conversion::Conversion;
-///
-/// let server = recon_fake::ApiServer::new();
-/// server.serve_conversion("shapes.example.com", Conversion::<ConfigMap>::hub());
-/// ```
-#[cfg(feature = "fake")]
-#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
-impl<H: 'static> recon_fake::ConversionWebhook for Conversion<H> {
-    fn review(&self, request: &[u8]) -> Result<http::Response<Vec<u8>>, recon_fake::NoAnswer> {
-        let request = http::Request::post("/convert")
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Bytes::copy_from_slice(request))
-            .unwrap_or_default();
-        Ok(respond_conversion(self, request).map(|body| body.to_vec()))
+impl<H: 'static> Conversion<H> {
+    /// This conversion as a conversion webhook called in-process: a function of the body of a
+    /// `ConversionReview` POST that answers as the production webhook does over HTTP, through
+    /// [`respond_conversion`]. The in-memory API server
+    /// (`recon_fake::ApiServer::serve_conversion`) takes it for a CRD with `strategy: Webhook`,
+    /// as it takes any such function, and every read and write through another version than
+    /// the storage one goes through it.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use recon_core::conversion::Conversion;
+    ///
+    /// let conversion = Conversion::<ConfigMap>::hub();
+    /// let server = recon_fake::ApiServer::new();
+    /// server.serve_conversion("shapes.example.com", conversion.into_webhook());
+    /// ```
+    pub fn into_webhook(self) -> impl Fn(&[u8]) -> http::Response<Vec<u8>> + Send + Sync + 'static {
+        move |review: &[u8]| {
+            let request = http::Request::post("/convert")
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(Bytes::copy_from_slice(review))
+                .unwrap_or_default();
+            respond_conversion(&self, request).map(|body| body.to_vec())
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use crate::wire::object::Object;
 /// A conversion webhook the in-memory server calls in-process, in place of the URL or Service a
 /// CRD names: it gets the body of the `ConversionReview` request and answers as the webhook
 /// would over HTTP, or not at all. Any `Fn(&[u8]) -> http::Response<Vec<u8>>` is one;
-/// recon-core's `Conversion` is one with its `fake` feature.
+/// recon-core's `Conversion::into_webhook` gives one.
 pub trait ConversionWebhook: Send + Sync + 'static {
     /// Answers one `ConversionReview` (its JSON body); `Err` plays a webhook that does not.
     fn review(&self, request: &[u8]) -> Result<http::Response<Vec<u8>>, NoAnswer>;

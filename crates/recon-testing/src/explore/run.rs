@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use recon_core::fake::{ApiServer, Clock};
+use recon_fake::{ApiServer, Clock};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::task::{JoinError, JoinHandle};
 use tokio::time::{Instant, sleep_until};

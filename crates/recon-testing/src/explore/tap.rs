@@ -15,7 +15,7 @@ use http_body::Frame;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use kube::client::Body;
-use recon_core::fake::{ApiError, ApiServer, Reason};
+use recon_fake::{ApiError, ApiServer, Reason};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use recon_core::fake::{ApiServer, RequestOrigin};
+use recon_fake::{ApiServer, RequestOrigin};
 use serde_json::{Map, Value};
 
 /// Kinds a world leaves out: records of what happened (events), leadership (leases) and the

@@ -210,7 +210,7 @@ fn crd()
 #[tokio::test]
 async fn the_conversion_serves_the_in_memory_server_as_its_webhook() {
     use kube::api::{Api, PostParams};
-    use recon_core::fake::ApiServer;
+    use recon_fake::ApiServer;
 
     let server = ApiServer::new();
     server.install_crd(&crd()).await.unwrap();
@@ -232,7 +232,7 @@ async fn the_conversion_serves_the_in_memory_server_as_its_webhook() {
 
     server.serve_conversion(
         "shapes.example.com",
-        Conversion::<ShapeV1>::hub().spoke(up, down),
+        Conversion::<ShapeV1>::hub().spoke(up, down).into_webhook(),
     );
     old.create(&PostParams::default(), &shape).await.unwrap();
     let read = new.get("s").await.unwrap();

@@ -1,11 +1,11 @@
 // The README's "Testing a reconciler tree" example; `readme_sync.rs` checks that the README
 // shows this file verbatim.
 use kube::{CustomResource, CustomResourceExt};
-use recon_core::fake::{Failure, Verb};
 use recon_core::{
     Condition, ConditionSet, Context, Error, Request, ResourceReconciler, SyncReconciler,
     impl_conditioned_status,
 };
+use recon_fake::{Failure, Verb};
 use recon_testing::{EventRef, PatchRef, ReconcilerTestSuite, ReconcilerTests, TestCase, TestEnv};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -12,11 +12,11 @@ use crate::widget::{WIDGET, Widget};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResource, CustomResourceExt, Resource};
-use recon_core::fake::{Failure, Verb};
 use recon_core::{
     Condition, Context, Error, Event, IntoBoxed, Outcome, Reference, Request, ResourceReconciler,
     Sequence, Stasher, StatusStrategy, SyncReconciler,
 };
+use recon_fake::{Failure, Verb};
 use recon_testing::{
     CaseStatus, DeleteCollectionRef, DeleteRef, ErrorSignal, EventRef, ExpectConfig, Expectations,
     FailureSpec, OutcomeSpec, PatchRef, PatchType, ReactorSpec, ReconcilerTestSuite,

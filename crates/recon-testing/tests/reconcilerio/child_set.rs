@@ -19,11 +19,11 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
-use recon_core::fake::RequestOrigin;
 use recon_core::{
     ChildListOptions, ChildSetReconciler, ChildSetResult, Error, ObjectManager,
     OnlyReconcileChildStatus, UpdatingObjectManager,
 };
+use recon_fake::RequestOrigin;
 use recon_testing::{EventRef, PatchRef, StubObjectManager, SubReconcilerTests, TestCase, TestEnv};
 use serde_json::{Value, json};
 

@@ -16,8 +16,8 @@
 
 use std::collections::BTreeMap;
 
-use recon_core::fake::ApiServer;
 use recon_core::{Config, Context, Request, Stash, StashError, Stasher};
+use recon_fake::ApiServer;
 
 /// Go's `stash.WithContext(context.Background())`: a context with a fresh stash.
 fn with_context() -> Context {

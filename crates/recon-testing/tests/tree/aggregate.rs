@@ -8,10 +8,10 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::watcher;
-use recon_core::fake::ApiServer;
 use recon_core::{
     AggregateReconciler, Config, Reference, Request, SyncReconciler, UpdatingObjectManager,
 };
+use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 use recon_testing::{DeleteRef, EventRef, FailureSpec, ReactorSpec, ReconcilerTests, TestCase};
 use serde_json::{Value, json};

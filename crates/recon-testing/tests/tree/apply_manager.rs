@@ -11,11 +11,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::CustomResourceExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use recon_core::fake::{ApiServer, RequestOrigin, Verb};
 use recon_core::{
     ApplyObjectManager, Config, Context, EventLog, ObjectManager, Parent, Reference, Request,
     Setup, SyncReconciler, Trigger,
 };
+use recon_fake::{ApiServer, RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use recon_testing::{
     DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, SubReconcilerTests, TestCase, TestEnv,

@@ -8,11 +8,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResourceExt;
 use kube::api::DynamicObject;
-use recon_core::fake::ApiServer;
 use recon_core::{
     CastResource, Config, Context, Error, ReconcileFuture, Request, Setup, SubReconciler,
     SyncReconciler, Trigger,
 };
+use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 use recon_testing::{SubReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};

@@ -6,11 +6,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::CustomResourceExt;
 use kube::api::{DynamicObject, ListParams};
-use recon_core::fake::RequestOrigin;
 use recon_core::{
     ChildListOptions, ChildReconciler, Error, OnlyReconcileChildStatus, Reference, Request,
     ResourceReconciler, Setup, SubReconciler, Trigger, UpdatingObjectManager,
 };
+use recon_fake::RequestOrigin;
 use recon_test_fixtures::*;
 use recon_testing::{
     DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, SubReconcilerTests,
@@ -598,9 +598,9 @@ async fn children_are_watched_as_owned_and_as_tracked() {
 #[tokio::test]
 async fn remembered_admission_mutations_stop_an_endless_update_loop() {
     use kube::api::{Api, Patch, PatchParams};
-    use recon_core::fake::Verb;
+    use recon_fake::Verb;
 
-    let server = recon_core::fake::ApiServer::new();
+    let server = recon_fake::ApiServer::new();
     server.install_crd(&Widget::crd()).await.unwrap();
     server.seed(&parent(1, Some(true))).unwrap();
     server.seed(&owned("w-child", "7")).unwrap();
@@ -611,7 +611,7 @@ async fn remembered_admission_mutations_stop_an_endless_update_loop() {
         .with_recorder(recon_core::EventLog::default());
     let reconciler = ResourceReconciler::new(config, child_reconciler(manager()));
     let request = Request::namespaced("default", "w");
-    let puts = |server: &recon_core::fake::ApiServer| {
+    let puts = |server: &recon_fake::ApiServer| {
         server
             .requests()
             .iter()

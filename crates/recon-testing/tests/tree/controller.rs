@@ -10,8 +10,8 @@ use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{Controller, watcher};
 use kube::{CustomResourceExt, ResourceExt};
-use recon_core::fake::{ApiServer, Verb};
 use recon_core::{Config, IntoBoxed, ResourceReconciler, Sequence, SubReconciler};
+use recon_fake::{ApiServer, Verb};
 use serde_json::json;
 
 /// Polls `check` until it holds, for at most five seconds.

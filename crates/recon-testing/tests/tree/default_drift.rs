@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, PostParams};
-use recon_core::fake::{ApiServer, RequestOrigin, Verb};
 use recon_core::{
     ApplyObjectManager, Config, ObjectManager, Parent, Request, ResourceReconciler, SyncReconciler,
     UpdatingObjectManager,
 };
+use recon_fake::{ApiServer, RequestOrigin, Verb};
 use recon_test_fixtures::{Widget, server, widget, widgets};
 use serde_json::json;
 

@@ -7,11 +7,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, Resource};
-use recon_core::fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use recon_core::{
     Config, Context, Error, Event, EventLog, EventType, Request, ResourceReconciler,
     SyncReconciler, WithFinalizer, add_finalizer, clear_finalizer,
 };
+use recon_fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde_json::json;

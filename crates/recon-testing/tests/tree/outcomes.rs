@@ -13,11 +13,11 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::controller::Action;
 use kube::{CustomResourceExt, Resource};
-use recon_core::fake::{RequestOrigin, Verb};
 use recon_core::{
     Always, Config, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
     ReconcileFailed, ReconcileFuture, Request, ResourceReconciler, Sequence, SyncReconciler,
 };
+use recon_fake::{RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};

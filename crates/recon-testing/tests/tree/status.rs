@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::task::{Task, TaskStatus, planner, set_message, set_phase};
 use kube::CustomResourceExt;
 use kube::api::{Api, Patch, PatchParams};
-use recon_core::fake::{ApiServer, Verb};
 use recon_core::{
     ConflictPolicy, IntoBoxed, Outcome, Request, ResourceReconciler, Sequence, StatusStrategy,
     SubReconciler, SyncReconciler,
 };
+use recon_fake::{ApiServer, Verb};
 use recon_testing::{EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde_json::{Value, json};
 

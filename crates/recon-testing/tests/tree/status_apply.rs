@@ -5,8 +5,8 @@
 
 use kube::CustomResourceExt;
 use kube::api::{Api, Patch, PatchParams};
-use recon_core::fake::ApiServer;
 use recon_core::{Request, ResourceReconciler, StatusStrategy, SubReconciler, SyncReconciler};
+use recon_fake::ApiServer;
 use serde_json::{Value, json};
 
 use crate::task::{Task, set_message, set_phase};

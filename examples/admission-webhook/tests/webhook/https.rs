@@ -25,7 +25,7 @@ struct Served {
 
 async fn serve_with(configure: impl FnOnce(WebhookServer) -> WebhookServer) -> Served {
     let cert = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap();
-    let api = recon_core::fake::ApiServer::new();
+    let api = recon_fake::ApiServer::new();
     let server = configure(webhook_server(cert.tls_config().unwrap(), api.client()))
         .start("127.0.0.1:0".parse().unwrap())
         .await

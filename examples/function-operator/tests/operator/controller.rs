@@ -17,8 +17,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServicePort, ServiceSpec};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use recon_core::fake::ApiServer;
 use recon_core::{Config, EventLog, ResourceReconciler, Trigger};
+use recon_fake::ApiServer;
 
 use crate::common;
 use serde_json::json;

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResourceExt;
 use recon_core::Reference;
 use recon_core::Request;
-use recon_core::fake::{RequestOrigin, Verb};
+use recon_fake::{RequestOrigin, Verb};
 use recon_testing::{
     DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase, TestEnv,
 };

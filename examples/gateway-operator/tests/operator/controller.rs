@@ -19,8 +19,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use recon_core::fake::ApiServer;
 use recon_core::{Config, EventLog, ResourceReconciler};
+use recon_fake::ApiServer;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
