@@ -46,7 +46,6 @@ mod lists;
 mod operators;
 mod parser;
 mod policy;
-mod re2;
 mod rule_json;
 mod rules;
 mod stack;

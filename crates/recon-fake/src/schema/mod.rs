@@ -27,6 +27,7 @@ mod cel;
 mod default;
 mod embedded;
 mod format;
+pub(crate) mod go_regexp;
 mod list_type;
 mod model;
 mod number_checks;

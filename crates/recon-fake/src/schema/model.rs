@@ -59,8 +59,15 @@ pub(crate) enum Additional {
 /// A `pattern`, compiled once; a pattern the regex engine refuses keeps its error text.
 #[derive(Debug, Clone)]
 pub(crate) enum Pattern {
-    Compiled(Regex),
-    Invalid { source: String, error: String },
+    /// The pattern as written, and its matcher (whose own text may spell Go's classes out).
+    Compiled {
+        source: String,
+        re: Regex,
+    },
+    Invalid {
+        source: String,
+        error: String,
+    },
 }
 
 /// `x-kubernetes-list-type`.
@@ -152,11 +159,14 @@ impl Node {
                 .get("pattern")
                 .and_then(Value::as_str)
                 .filter(|p| !p.is_empty())
-                .map(|p| match Regex::new(p) {
-                    Ok(re) => Pattern::Compiled(re),
-                    Err(e) => Pattern::Invalid {
+                .map(|p| match super::go_regexp::compile(p) {
+                    Ok(re) => Pattern::Compiled {
                         source: p.to_owned(),
-                        error: e.to_string(),
+                        re,
+                    },
+                    Err(error) => Pattern::Invalid {
+                        source: p.to_owned(),
+                        error,
                     },
                 }),
             max_items: int("maxItems"),

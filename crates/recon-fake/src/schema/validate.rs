@@ -354,11 +354,11 @@ impl Validator<'_> {
             return;
         }
         match &node.pattern {
-            Some(Pattern::Compiled(re)) if !re.is_match(s) => {
+            Some(Pattern::Compiled { source, re }) if !re.is_match(s) => {
                 out.push(self.invalid(
                     path,
                     BadValue::Str(s.to_owned()),
-                    format!("{path} in body should match '{}'", re.as_str()),
+                    format!("{path} in body should match '{source}'"),
                 ));
             }
             Some(Pattern::Invalid { source, error }) => out.push(self.invalid(

@@ -59,12 +59,12 @@ const MAX_TAINTS: usize = 16;
 /// `attributeAndCapacityMaxKeyLength`: a domain, a slash and an ID.
 const MAX_KEY_LENGTH: usize = 63 + 1 + 32;
 
-/// `semverRe`: semver.org 2.0.0.
+/// `semverRe`: semver.org 2.0.0 (Go's `\d`: ASCII digits only).
 static SEMVER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let numeric = r"(0|[1-9]\d*)";
     let pre = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)";
     let build = r"[0-9a-zA-Z-]+";
-    Regex::new(&format!(
+    crate::schema::go_regexp::compile(&format!(
         r"^{numeric}\.{numeric}\.{numeric}(-{pre}(\.{pre})*)?(\+{build}(\.{build})*)?$"
     ))
     .ok()

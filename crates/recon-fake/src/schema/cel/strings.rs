@@ -2,8 +2,8 @@
 //! with cel-go's results and errors; then the lists extensions.
 
 use super::lists::{lists, set_contains};
-use super::re2::compile_regex;
 use super::value::{self, EvalError, Result, Value, display, err, items};
+use crate::schema::go_regexp::compile as compile_regex;
 
 /// The strings, lists, sets and regex extensions, then the Kubernetes libraries.
 pub(super) fn extensions<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {

@@ -39,7 +39,7 @@ impl Checker {
             let ok = match kind {
                 "duration" => super::super::time::parse_duration(&value).is_some(),
                 "timestamp" => super::super::time::parse_timestamp(&value).is_some(),
-                _ => super::super::re2::compile_regex(&value).is_ok(),
+                _ => crate::schema::go_regexp::compile(&value).is_ok(),
             };
             if !ok {
                 self.error(pos, format!("invalid {kind} argument"));
