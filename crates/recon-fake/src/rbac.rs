@@ -96,12 +96,7 @@ impl PolicyRule {
 
     /// A rule as a Role's JSON holds it (unknown or malformed fields read as empty).
     pub fn from_json(rule: &Value) -> PolicyRule {
-        let strings = |key: &str| {
-            crate::wire::object::list_items(rule.get(key))
-                .iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        };
+        let strings = |key: &str| crate::wire::object::strings(rule.get(key));
         PolicyRule {
             verbs: strings("verbs"),
             api_groups: strings("apiGroups"),

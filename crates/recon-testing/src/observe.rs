@@ -2,7 +2,7 @@
 //! the tracker's log.
 
 use recon_core::EventType;
-use recon_fake::{RequestOrigin, Verb};
+use recon_fake::{RecordedRequest, RequestOrigin, Verb};
 use serde_json::Value;
 
 use crate::env::Cluster;
@@ -11,14 +11,12 @@ use crate::expect::{
     RelatedRef,
 };
 
-/// What the code under test did in `cluster` (the writes it sent, the events it published, the
-/// tracks it made), as [`Expectations`].
-pub(crate) fn observe(cluster: &Cluster) -> Expectations {
+/// What the code under test did in `cluster`, whose request log is `requests` (the writes it
+/// sent, the events it published, the tracks it made), as [`Expectations`].
+pub(crate) fn observe(cluster: &Cluster, requests: &[RecordedRequest]) -> Expectations {
     let mut seen = Expectations::default();
     let mut api_events = Vec::new();
-    for r in cluster
-        .server()
-        .requests()
+    for r in requests
         .iter()
         .filter(|r| r.origin == RequestOrigin::Client)
     {

@@ -453,8 +453,8 @@ impl Table<'_> {
         // parent); a root's error goes to the controller's error policy, compared only when
         // the reconciler runs with one.
         executed.requeue_on_error |= self.kind == TableKind::SubReconciler;
-        let mut seen = observe(&env.default);
         let requests = env.server().requests();
+        let mut seen = observe(&env.default, &requests);
         let needed = NeededRules::from_requests(&requests);
         if self.rbac.is_some() || case.run_as.is_some() {
             mismatches.extend(first_forbidden(&requests));
@@ -521,7 +521,7 @@ impl Table<'_> {
         let mut configs = BTreeMap::new();
         for (name, config) in &case.additional_configs {
             if let Some(cluster) = env.cluster(name) {
-                let mut theirs = observe(cluster);
+                let mut theirs = observe(cluster, &cluster.server().requests());
                 theirs.result = seen.result.clone();
                 theirs.error = seen.error.clone();
                 let mut expected = config.expect.clone();

@@ -71,19 +71,6 @@ fn has_or_wildcard(set: &[String], wanted: &str) -> bool {
     set.iter().any(|s| s == "*" || s == wanted)
 }
 
-/// The strings of the list at `key` (none when absent or not a list).
-pub(crate) fn strings(v: &Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::field_manager::FieldManager;
 use super::subresource_body::{BodyKind, decode_as};
-use crate::authz::rbac::{PolicyRule, RoleReader, rules_for, strings};
+use crate::authz::rbac::{PolicyRule, RoleReader, rules_for};
 use crate::authz::{Attributes, Target};
 use crate::registry::validation::{Path, label_selector_requirement};
 use crate::request::call::Call;
@@ -19,7 +19,7 @@ use crate::user::UserInfo;
 use crate::wire::error::ApiError;
 use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
-use crate::wire::object::{Object, encode_answer, list_items};
+use crate::wire::object::{Object, encode_answer, list_items, strings};
 
 const GROUP: &str = "authorization.k8s.io";
 
@@ -191,12 +191,12 @@ fn subject(spec: &Value) -> UserInfo {
     UserInfo {
         username: text(spec, "user").to_owned(),
         uid: text(spec, "uid").to_owned(),
-        groups: strings(spec, "groups"),
+        groups: strings(spec.get("groups")),
         extra: spec
             .get("extra")
             .and_then(|extra| {
                 let keys = extra.as_object()?.keys();
-                Some(keys.map(|k| (k.clone(), strings(extra, k))).collect())
+                Some(keys.map(|k| (k.clone(), strings(extra.get(k)))).collect())
             })
             .unwrap_or_default(),
     }
