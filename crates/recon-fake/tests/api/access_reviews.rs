@@ -390,3 +390,28 @@ async fn a_role_granting_more_than_its_writer_holds_is_refused_with_the_missing_
         .await
         .unwrap();
 }
+
+/// A server that records nothing still authorizes an impersonated client: only the
+/// administrator's requests skip the authorizer, and only when nothing is logged.
+#[tokio::test]
+async fn without_a_request_log_an_impersonated_client_is_still_authorized() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use recon_fake::Identity;
+
+    let server = ApiServer::builder().record_requests(false).build();
+    let mut config = ConfigMap::default();
+    config.metadata.name = Some("settings".into());
+    Api::<ConfigMap>::namespaced(server.client(), "team")
+        .create(&PostParams::default(), &config)
+        .await
+        .unwrap();
+    let refused = Api::<ConfigMap>::namespaced(server.client_as(Identity::user("dev")), "team")
+        .get("settings")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, kube::Error::Api(ref s) if s.code == 403),
+        "{refused}"
+    );
+    assert!(server.requests().is_empty());
+}
