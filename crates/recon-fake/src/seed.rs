@@ -6,12 +6,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::clock::format_time;
+use crate::api_server::ApiServer;
 use crate::gotype;
 use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::registry::conversion;
 use crate::registry::resource::GenerationRule;
-use crate::server::ApiServer;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
@@ -19,6 +18,7 @@ use crate::wire::nesting;
 use crate::wire::object::{
     Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,
 };
+use recon_apimachinery::gotime::{self, Layout};
 
 /// Why an object could not be seeded.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +173,7 @@ impl State {
             set_meta(
                 &mut obj,
                 "creationTimestamp",
-                Value::String(format_time(self.clock.now())),
+                Value::String(gotime::format(Layout::Time, self.clock.now())),
             );
         }
         let keeps_generation = rt.custom || rt.generation != GenerationRule::None;

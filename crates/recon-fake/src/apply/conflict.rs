@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::managed::ManagerId;
-use super::path::Path;
+use recon_apimachinery::fieldpath::Path;
 
 /// A field the applier wants to change that another owner holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

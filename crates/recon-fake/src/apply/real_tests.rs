@@ -6,8 +6,8 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 
-use super::path::PathElement;
 use super::*;
+use recon_apimachinery::fieldpath::PathElement;
 
 const API: &str = "probe.example.com/v1";
 

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use super::compare::compare;
 use super::merge::merge;
-use super::path::PathElement;
 use super::real_tests::strip_paths;
 use super::typed::fields_of;
 use super::*;
+use recon_apimachinery::fieldpath::PathElement;
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 

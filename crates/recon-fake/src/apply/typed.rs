@@ -7,12 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use recon_apimachinery::go_quote;
 use serde_json::Value;
 
-use super::field_set::FieldSet;
-use super::path::PathElement;
 use super::schema::{
     ATOMIC_LIST, DEDUCED_MAP, ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, parts,
 };
-use super::value::{go_type, go_v};
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::PathElement;
+use recon_apimachinery::go_json::go_type;
+
+use super::value::go_v;
 
 /// The shape a type takes for a given value (`deduceAtom` + `handleAtom`).
 #[derive(Clone, Copy)]
@@ -309,7 +311,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::apply::path::Path;
+    use recon_apimachinery::fieldpath::Path;
 
     fn lists_schema() -> Schema {
         Schema::from_openapi_v3(&json!({"type": "object", "properties": {"spec": {

@@ -15,8 +15,8 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use crate::wire::go_json::{go_json, write_go_string};
 use crate::wire::unified_diff::unified_diff;
+use recon_apimachinery::go_json::{go_json, write_go_string};
 
 /// Per internal struct its fields; the named scalar and map types' underlying types.
 const LAYOUT: &str = include_str!("../../data/go-internal-types.json");

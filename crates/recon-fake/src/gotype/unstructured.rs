@@ -7,9 +7,9 @@
 use serde_json::Value;
 
 use super::base64::corrupt_at;
-use super::go_time::{self, Layout};
 use super::{GoType, TYPES, quantity};
 use crate::wire::object::Object;
+use recon_apimachinery::gotime::{self, Layout};
 
 /// Whether `obj` converts into struct `struct_name`; `Err` is the converter's error.
 pub(crate) fn from_unstructured(struct_name: &str, obj: &Object) -> Result<(), String> {
@@ -94,7 +94,7 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
                 } else {
                     Layout::MicroTime
                 };
-                go_time::parse(layout, text).map(|_| ())
+                gotime::parse(layout, text).map(|_| ())
             }
             other => Err(format!(
                 "json: cannot unmarshal {} into Go value of type string",

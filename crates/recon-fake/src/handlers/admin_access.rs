@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use crate::registry::validation::Path;
+use crate::field::FieldError;
+use crate::field::Path;
 use crate::request::call::Call;
 use crate::state::State;
 use crate::storage::stored::object_key;
-use crate::wire::field_error::FieldError;
 use crate::wire::object::Object;
 
 /// `DRAAdminNamespaceLabelKey`.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::clock::format_time;
 use crate::registry::conversion;
 use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};
 use crate::registry::resource::{DeleteBehavior, GcPolicy, ResourceType};
@@ -22,6 +21,7 @@ use crate::wire::object::{
     Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
 };
 use crate::wire::status::StatusDetails;
+use recon_apimachinery::gotime::{self, Layout};
 
 /// How one delete ended.
 pub(crate) enum Deleted {
@@ -148,7 +148,7 @@ impl State {
                 set_meta(
                     &mut obj,
                     "deletionTimestamp",
-                    Value::String(format_time(when)),
+                    Value::String(gotime::format(Layout::Time, when)),
                 );
                 set_meta(&mut obj, "deletionGracePeriodSeconds", Value::from(grace));
                 bump_generation(&mut obj);

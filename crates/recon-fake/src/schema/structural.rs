@@ -19,8 +19,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError};
+use recon_apimachinery::go_json::go_json_string;
 
 type Schema = Map<String, Value>;
 
@@ -947,7 +947,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::wire::field_error::aggregate;
+    use crate::field::aggregate;
 
     const ROOT: &str = "spec.validation.openAPIV3Schema";
 

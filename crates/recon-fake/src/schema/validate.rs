@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
 use super::number_checks::{self, MultipleOf};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::number::{Num, go_float};
+use crate::field::{BadValue, ErrorType, FieldError};
+use recon_apimachinery::go_json::{Num, go_float};
 
 /// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
 /// anything else as JSON.

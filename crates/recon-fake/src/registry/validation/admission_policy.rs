@@ -20,14 +20,14 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::{rule_with_operations, string_list_json};
 use super::read::{is_set, list_at, str_at};
 use super::workloads::label_selector;
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::schema::{CEL_RESERVED, Declarations, PolicyCompiler, Returns, on_large_stack};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::{Object, meta_str};
+use recon_apimachinery::go_json::go_json_string;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const FAILURE_POLICIES: &[&str] = &["Fail", "Ignore"];

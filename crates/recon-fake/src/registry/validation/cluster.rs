@@ -28,7 +28,6 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
 use super::admission_policy::webhook_match_conditions;
 use super::core::port_num_errors;
 use super::job::domain_prefixed_path_errors;
@@ -36,10 +35,11 @@ use super::pod::node_selector;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
 use super::workloads::label_selector;
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
+use recon_apimachinery::go_json::go_json_string;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

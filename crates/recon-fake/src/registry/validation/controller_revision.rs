@@ -10,9 +10,9 @@
 
 use serde_json::Value;
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
+use recon_apimachinery::go_json::go_json;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

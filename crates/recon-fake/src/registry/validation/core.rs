@@ -12,10 +12,11 @@ use serde_json::{Map, Value, json};
 
 use super::read::{is_set, list_at, str_at};
 use super::service_addresses::{cidr_errors, external_ip_errors};
-use super::{Path, claim, replication_controller};
+use super::{claim, replication_controller};
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::handlers::validation::STANDARD_FINALIZERS;
 use crate::registry::events::events_v1_to_core;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
 
 pub(super) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {

@@ -23,17 +23,17 @@ use recon_apimachinery::names::{
 };
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::pod::{invalid_int, json_string_map, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
 use super::workloads::{
     immutable_selector, json_label_selector, label_selector, selector_converts, selector_matches,
     selector_must_match,
 };
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::internal::{self, Source};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::{Object, meta_str};
+use recon_apimachinery::go_json::{go_json, go_json_string};
 
 /// `maxParallelismForIndexedJob`.
 const MAX_PARALLELISM_FOR_INDEXED_JOB: i64 = 100_000;

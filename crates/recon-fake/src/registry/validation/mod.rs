@@ -48,7 +48,6 @@ mod endpoints;
 mod job;
 mod networking_ips;
 mod others;
-mod path;
 mod pod;
 mod pod_object;
 mod pod_os;
@@ -68,12 +67,11 @@ mod volume_sources;
 mod windows_options;
 mod workloads;
 
-pub(crate) use path::Path;
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
 pub(crate) use resource_claims::drop_deallocated_devices;
 pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
 
-use crate::wire::field_error::FieldError;
+use crate::field::FieldError;
 use crate::wire::object::Object;
 
 /// Which file validates a `group` `kind`.

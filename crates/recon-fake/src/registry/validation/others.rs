@@ -6,10 +6,10 @@ use recon_apimachinery::names::{
 };
 use serde_json::{Value, json};
 
-use super::Path;
 use super::core::{port_name_errors, port_num_errors};
 use super::read::{list_at, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";

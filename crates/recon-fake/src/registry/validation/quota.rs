@@ -15,17 +15,17 @@ use std::cmp::Ordering;
 use recon_apimachinery::names::label_key_errors;
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::claim::non_negative;
 use super::cluster::string_list_json;
 use super::others::{
     container_resource_name_errors, is_extended_resource_name, resource_name_errors,
 };
 use super::read::{list_at, str_at};
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
+use recon_apimachinery::go_json::go_json_string;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

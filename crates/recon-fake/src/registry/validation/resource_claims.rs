@@ -31,15 +31,15 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
+use crate::field::Path;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::internal::{self, Source};
 use crate::schema::SelectorError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::Object;
+use recon_apimachinery::go_json::{go_json, go_json_string};
 
 /// `DeviceRequestsMaxSize`, also `AllocationResultsMaxSize`.
 const MAX_REQUESTS: usize = 32;
@@ -719,7 +719,7 @@ pub(super) fn fully_qualified_name(name: &str, at: &Path) -> Vec<FieldError> {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             at,
-            BadValue::Raw(crate::wire::go_json::go_json_string(name)),
+            BadValue::Raw(recon_apimachinery::go_json::go_json_string(name)),
             "a fully qualified name must be a domain and a name separated by a slash",
         ));
     }

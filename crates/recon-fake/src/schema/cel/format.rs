@@ -4,7 +4,7 @@
 use recon_apimachinery::go_quote;
 
 use super::value::{EvalError, Result, Value, display, entries};
-use crate::wire::number::go_float;
+use recon_apimachinery::go_json::go_float;
 
 /// Formats `args` into `template`.
 pub(super) fn format(template: &str, args: &[Value<'_>]) -> Result<String> {

@@ -2,7 +2,7 @@
 //! `apiextensions.ValidationRule`.
 
 use super::tree::RawRule;
-use crate::wire::go_json::write_go_string as string;
+use recon_apimachinery::go_json::write_go_string as string;
 
 /// `apiextensions.ValidationRule` as JSON (its Go field names, in their order).
 pub(super) fn rule(r: &RawRule) -> String {

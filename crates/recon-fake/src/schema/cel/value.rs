@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use super::time::{self, Duration, Timestamp};
 use super::tree::{ListType, SNode};
 use super::types::{escape, unescape};
-use crate::wire::number::{go_float, go_type};
+use recon_apimachinery::go_json::{go_float, go_type};
 
 /// An evaluation error: its message (as cel-go words it) and whether it is a "no such
 /// overload" (reported differently).

@@ -27,9 +27,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::wire::go_json::go_json;
 use crate::wire::nesting;
 use crate::wire::object::{json_type, read_json};
+use recon_apimachinery::go_json::go_json;
 
 /// `JSONPatchMaxCopyBytes` of the generic API server's config: the bytes all the `copy`
 /// operations of one patch may add.

@@ -12,8 +12,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::gotype::{self, GoType};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::{Object, list_items};
+use recon_apimachinery::go_json::go_json_string;
 
 /// `MetricSpecsAnnotation` (pkg/apis/autoscaling/annotations.go).
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
@@ -951,7 +951,11 @@ fn condition_from_v1(condition: &Value) -> Option<Value> {
     match member(condition, "lastTransitionTime").ok()? {
         None => {}
         Some(Value::String(time)) => {
-            let time = gotype::go_time::canonical(gotype::go_time::Layout::Time, time).ok()?;
+            let time = recon_apimachinery::gotime::canonical(
+                recon_apimachinery::gotime::Layout::Time,
+                time,
+            )
+            .ok()?;
             out.insert("lastTransitionTime".into(), Value::String(time));
         }
         Some(_) => return None,

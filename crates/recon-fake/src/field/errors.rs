@@ -3,7 +3,7 @@
 
 use recon_apimachinery::go_quote;
 
-use super::status::StatusCause;
+use crate::wire::status::StatusCause;
 
 /// The `field.ErrorType` of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,7 +171,7 @@ impl FieldError {
         supported: &[&str],
     ) -> Self {
         let mut error = Self::not_supported(field, value, supported);
-        error.value = BadValue::Raw(super::go_json::go_json_string(value));
+        error.value = BadValue::Raw(recon_apimachinery::go_json::go_json_string(value));
         error
     }
 
