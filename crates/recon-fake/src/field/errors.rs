@@ -66,6 +66,32 @@ pub(crate) enum BadValue {
     Raw(String),
 }
 
+impl BadValue {
+    /// An integer, printed as `field.Error` prints numbers.
+    pub(crate) fn int(n: i64) -> BadValue {
+        BadValue::Raw(n.to_string())
+    }
+
+    /// A value printed as `field.Error` prints what is neither a string nor a number: its
+    /// JSON.
+    pub(crate) fn json(v: &serde_json::Value) -> BadValue {
+        BadValue::Raw(v.to_string())
+    }
+
+    /// The JSON of a Go struct without tags: `fields` of `value` in declaration order, a
+    /// missing one `null`.
+    pub(crate) fn go_struct(value: &serde_json::Value, fields: &[&str]) -> BadValue {
+        let parts: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let field = value.get(*f).unwrap_or(&serde_json::Value::Null);
+                format!("{}:{field}", serde_json::Value::from(*f))
+            })
+            .collect();
+        BadValue::Raw(format!("{{{}}}", parts.join(",")))
+    }
+}
+
 /// One field validation error.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct FieldError {

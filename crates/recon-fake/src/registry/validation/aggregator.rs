@@ -15,7 +15,8 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::core::{decoded_len, port_num_errors};
+use super::config_map_secret::decoded_len;
+use super::ports::port_num_errors;
 use super::read::{int_at, list_at, str_at};
 use crate::field::Path;
 use crate::field::{BadValue, ErrorType, FieldError};

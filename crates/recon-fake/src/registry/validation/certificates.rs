@@ -24,7 +24,7 @@ use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::error::X509Error;
 use x509_parser::prelude::FromDer;
 
-use super::core::base64_decode;
+use super::config_map_secret::base64_decode;
 use super::read::{list_at, str_at};
 use crate::field::Path;
 use crate::field::{BadValue, ErrorType, FieldError};

@@ -29,9 +29,9 @@ use recon_apimachinery::names::{
 use serde_json::Value;
 
 use super::admission_policy::webhook_match_conditions;
-use super::core::port_num_errors;
 use super::job::domain_prefixed_path_errors;
 use super::pod::node_selector;
+use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
 use super::workloads::label_selector;

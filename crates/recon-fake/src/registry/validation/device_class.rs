@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::others::is_extended_resource_name;
+use super::quota::is_extended_resource_name;
 use super::read::list_at;
 use super::resource_claims::{MAX_CONFIGS, device_configuration, selectors, slice_errors};
 use crate::field::FieldError;

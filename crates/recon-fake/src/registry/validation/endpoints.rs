@@ -14,8 +14,8 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::core::port_num_errors;
 use super::pod::invalid_int;
+use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{endpoint_ip_errors, legacy_ip_errors, sloppy_ip};
 use crate::field::Path;

@@ -13,8 +13,8 @@
 
 use serde_json::Value;
 
-use super::core::{port_name_errors, port_num_errors};
 use super::pod::{invalid_int, non_negative};
+use super::ports::{port_name_errors, port_num_errors};
 use super::read::{int_at, is_set, list_at, str_at};
 use crate::field::FieldError;
 use crate::field::Path;
