@@ -79,7 +79,7 @@ fn json_float(f: f64) -> String {
 
 /// `strconv.FormatFloat(f, 'e', -1, 64)`: the shortest exponent form with a sign and at least
 /// two exponent digits (`1e+21`, `1.5e-07`).
-pub fn go_exponent(f: f64) -> String {
+fn go_exponent(f: f64) -> String {
     let s = format!("{f:e}");
     match s.split_once('e') {
         Some((mantissa, exp)) => {

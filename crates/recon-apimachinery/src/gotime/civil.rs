@@ -10,7 +10,7 @@
 //! ```
 
 /// Whether `year` has a February 29th.
-pub fn is_leap(year: i64) -> bool {
+fn is_leap(year: i64) -> bool {
     (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
 }
 

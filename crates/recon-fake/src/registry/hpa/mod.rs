@@ -125,14 +125,17 @@ fn to_v1(obj: &mut Object) {
     let others: Vec<String> = metrics
         .iter()
         .filter(|m| !is_cpu_utilization(m))
-        .map(metric_spec_v1)
+        .map(|metric| metric_v1(metric, Half::Spec))
         .collect();
     if !others.is_empty() {
         added.insert(METRICS.into(), Value::String(array(&others)));
     }
     let current = list_items(status.get("currentMetrics"));
     if !current.is_empty() {
-        let written: Vec<String> = current.iter().map(metric_status_v1).collect();
+        let written: Vec<String> = current
+            .iter()
+            .map(|metric| metric_v1(metric, Half::Status))
+            .collect();
         added.insert(CURRENT_METRICS.into(), Value::String(array(&written)));
     }
     if let Some(behavior) = get(&spec, &["behavior"]) {
@@ -269,104 +272,37 @@ fn reference(value: Option<&Value>) -> String {
     object(&members)
 }
 
-/// A v2 metric as `autoscalingv1.MetricSpec` (the conversions of its sources in
-/// pkg/apis/autoscaling/v1/conversion.go).
-fn metric_spec_v1(metric: &Value) -> String {
-    let mut members = vec![("type", go_json_string(text(metric, &["type"])))];
-    if let Some(source) = get(metric, &["object"]) {
-        let mut fields = vec![
-            ("target", reference(get(source, &["describedObject"]))),
-            (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            ("targetValue", quantity(get(source, &["target", "value"]))),
-        ];
-        selector(
-            &mut fields,
-            "selector",
-            get(source, &["metric", "selector"]),
-        );
-        optional(
-            &mut fields,
-            "averageValue",
-            get(source, &["target", "averageValue"]),
-        );
-        members.push(("object", object(&fields)));
-    }
-    if let Some(source) = get(metric, &["pods"]) {
-        let mut fields = vec![
-            (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            (
-                "targetAverageValue",
-                quantity(get(source, &["target", "averageValue"])),
-            ),
-        ];
-        selector(
-            &mut fields,
-            "selector",
-            get(source, &["metric", "selector"]),
-        );
-        members.push(("pods", object(&fields)));
-    }
-    for (key, container) in [("resource", false), ("containerResource", true)] {
-        if let Some(source) = get(metric, &[key]) {
-            let mut fields = vec![("name", go_json_string(text(source, &["name"])))];
-            optional(
-                &mut fields,
-                "targetAverageUtilization",
-                get(source, &["target", "averageUtilization"]),
-            );
-            optional(
-                &mut fields,
-                "targetAverageValue",
-                get(source, &["target", "averageValue"]),
-            );
-            if container {
-                fields.push(("container", go_json_string(text(source, &["container"]))));
-            }
-            members.push((key, object(&fields)));
-        }
-    }
-    if let Some(source) = get(metric, &["external"]) {
-        let mut fields = vec![(
-            "metricName",
-            go_json_string(text(source, &["metric", "name"])),
-        )];
-        selector(
-            &mut fields,
-            "metricSelector",
-            get(source, &["metric", "selector"]),
-        );
-        optional(
-            &mut fields,
-            "targetValue",
-            get(source, &["target", "value"]),
-        );
-        optional(
-            &mut fields,
-            "targetAverageValue",
-            get(source, &["target", "averageValue"]),
-        );
-        members.push(("external", object(&fields)));
-    }
-    object(&members)
+/// Which half of a v2 metric is converted: a spec's `target` or a status's `current`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Half {
+    /// `autoscalingv1.MetricSpec`.
+    Spec,
+    /// `autoscalingv1.MetricStatus`.
+    Status,
 }
 
-/// A v2 current metric as `autoscalingv1.MetricStatus`.
-fn metric_status_v1(metric: &Value) -> String {
+/// A v2 metric as `autoscalingv1.MetricSpec` or, for a current metric,
+/// `autoscalingv1.MetricStatus` (the conversions of their sources in
+/// pkg/apis/autoscaling/v1/conversion.go).
+fn metric_v1(metric: &Value, half: Half) -> String {
+    let at = match half {
+        Half::Spec => "target",
+        Half::Status => "current",
+    };
+    let name = |spec: &'static str, status: &'static str| match half {
+        Half::Spec => spec,
+        Half::Status => status,
+    };
+    let metric_name = |source: &Value| go_json_string(text(source, &["metric", "name"]));
     let mut members = vec![("type", go_json_string(text(metric, &["type"])))];
     if let Some(source) = get(metric, &["object"]) {
         let mut fields = vec![
             ("target", reference(get(source, &["describedObject"]))),
+            ("metricName", metric_name(source)),
             (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
+                name("targetValue", "currentValue"),
+                quantity(get(source, &[at, "value"])),
             ),
-            ("currentValue", quantity(get(source, &["current", "value"]))),
         ];
         selector(
             &mut fields,
@@ -376,19 +312,16 @@ fn metric_status_v1(metric: &Value) -> String {
         optional(
             &mut fields,
             "averageValue",
-            get(source, &["current", "averageValue"]),
+            get(source, &[at, "averageValue"]),
         );
         members.push(("object", object(&fields)));
     }
     if let Some(source) = get(metric, &["pods"]) {
         let mut fields = vec![
+            ("metricName", metric_name(source)),
             (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            (
-                "currentAverageValue",
-                quantity(get(source, &["current", "averageValue"])),
+                name("targetAverageValue", "currentAverageValue"),
+                quantity(get(source, &[at, "averageValue"])),
             ),
         ];
         selector(
@@ -403,13 +336,15 @@ fn metric_status_v1(metric: &Value) -> String {
             let mut fields = vec![("name", go_json_string(text(source, &["name"])))];
             optional(
                 &mut fields,
-                "currentAverageUtilization",
-                get(source, &["current", "averageUtilization"]),
+                name("targetAverageUtilization", "currentAverageUtilization"),
+                get(source, &[at, "averageUtilization"]),
             );
-            fields.push((
-                "currentAverageValue",
-                quantity(get(source, &["current", "averageValue"])),
-            ));
+            let average = get(source, &[at, "averageValue"]);
+            match half {
+                Half::Spec => optional(&mut fields, "targetAverageValue", average),
+                // A status's current value is a struct: never left out.
+                Half::Status => fields.push(("currentAverageValue", quantity(average))),
+            }
             if container {
                 fields.push(("container", go_json_string(text(source, &["container"]))));
             }
@@ -417,20 +352,21 @@ fn metric_status_v1(metric: &Value) -> String {
         }
     }
     if let Some(source) = get(metric, &["external"]) {
-        let mut fields = vec![(
-            "metricName",
-            go_json_string(text(source, &["metric", "name"])),
-        )];
+        let mut fields = vec![("metricName", metric_name(source))];
         selector(
             &mut fields,
             "metricSelector",
             get(source, &["metric", "selector"]),
         );
-        fields.push(("currentValue", quantity(get(source, &["current", "value"]))));
+        let value = get(source, &[at, "value"]);
+        match half {
+            Half::Spec => optional(&mut fields, "targetValue", value),
+            Half::Status => fields.push(("currentValue", quantity(value))),
+        }
         optional(
             &mut fields,
-            "currentAverageValue",
-            get(source, &["current", "averageValue"]),
+            name("targetAverageValue", "currentAverageValue"),
+            get(source, &[at, "averageValue"]),
         );
         members.push(("external", object(&fields)));
     }

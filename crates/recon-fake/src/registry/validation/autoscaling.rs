@@ -400,25 +400,38 @@ fn object_source_errors(source: &Value, path: &Path, opts: RefOptions) -> Vec<Fi
 /// `validateExternalSource`.
 fn external_source_errors(source: &Value, path: &Path) -> Vec<FieldError> {
     let mut errors = metric_identifier_errors(source.get("metric"), &path.child("metric"));
-    errors.extend(metric_target_errors(
-        source.get("target"),
-        &path.child("target"),
-    ));
-    let (value, average) = (
-        target_has(source, "value"),
-        target_has(source, "averageValue"),
-    );
-    if !value && !average {
-        errors.push(FieldError::required(
-            path.child("target").child("averageValue"),
+    errors.extend(target_errors(
+        source,
+        path,
+        (
+            "averageValue",
             "must set either a target value for metric or a per-pod target",
-        ));
-    }
-    if value && average {
-        errors.push(FieldError::forbidden(
-            path.child("target").child("value"),
+        ),
+        (
+            "value",
             "may not set both a target value for metric and a per-pod target",
-        ));
+        ),
+    ));
+    errors
+}
+
+/// `validateMetricTarget` of a source's target, then one of two kinds of target set: `missing`
+/// names the field a target with neither is reported at (and the message), `both` the other
+/// one, where a target with both is reported.
+fn target_errors(
+    source: &Value,
+    path: &Path,
+    missing: (&str, &str),
+    both: (&str, &str),
+) -> Vec<FieldError> {
+    let target = path.child("target");
+    let mut errors = metric_target_errors(source.get("target"), &target);
+    let (first, second) = (target_has(source, missing.0), target_has(source, both.0));
+    if !first && !second {
+        errors.push(FieldError::required(target.child(missing.0), missing.1));
+    }
+    if first && second {
+        errors.push(FieldError::forbidden(target.child(both.0), both.1));
     }
     errors
 }
@@ -468,26 +481,18 @@ fn resource_source_errors(source: &Value, path: &Path, container: bool) -> Vec<F
             errors.push(FieldError::invalid(path.child("container"), name, message));
         }
     }
-    errors.extend(metric_target_errors(
-        source.get("target"),
-        &path.child("target"),
-    ));
-    let (utilization, average) = (
-        target_has(source, "averageUtilization"),
-        target_has(source, "averageValue"),
-    );
-    if !utilization && !average {
-        errors.push(FieldError::required(
-            path.child("target").child("averageUtilization"),
+    errors.extend(target_errors(
+        source,
+        path,
+        (
+            "averageUtilization",
             "must set either a target raw value or a target utilization",
-        ));
-    }
-    if utilization && average {
-        errors.push(FieldError::forbidden(
-            path.child("target").child("averageValue"),
+        ),
+        (
+            "averageValue",
             "may not set both a target raw value and a target utilization",
-        ));
-    }
+        ),
+    ));
     errors
 }
 
