@@ -201,14 +201,7 @@ async fn stale_resource_version_in_merge_patch_is_409_with_the_optimistic_lock_m
         r#"Operation cannot be fulfilled on widgets.example.com "x": the object has been modified; please apply your changes to the latest version and try again"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "widgets")
-    );
+    assert_details(&details, ("x", "example.com", "widgets"));
     assert_eq!(widgets(&server).get("x").await.unwrap().spec.size, 2);
 }
 
@@ -249,14 +242,7 @@ async fn null_or_empty_resource_version_in_merge_patch_is_422_for_a_widget() {
             r#"widgets.example.com "x" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"#,
         );
         let details = s.details.expect("details");
-        assert_eq!(
-            (
-                details.name.as_str(),
-                details.group.as_str(),
-                details.kind.as_str()
-            ),
-            ("x", "example.com", "widgets")
-        );
+        assert_details(&details, ("x", "example.com", "widgets"));
         assert_eq!(details.causes.len(), 1);
         assert_eq!(details.causes[0].field, "metadata.resourceVersion");
         assert_eq!(details.causes[0].reason, "FieldValueInvalid");
@@ -605,14 +591,7 @@ async fn patching_a_missing_widget_is_404_not_found() {
         r#"widgets.example.com "nope" not found"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("nope", "example.com", "widgets")
-    );
+    assert_details(&details, ("nope", "example.com", "widgets"));
 }
 
 // P9, W5
@@ -677,14 +656,7 @@ async fn patch_changing_metadata_uid_is_422_field_is_immutable() {
         r#"Widget.example.com "x" is invalid: metadata.uid: Invalid value: "zz": field is immutable"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Widget")
-    );
+    assert_details(&details, ("x", "example.com", "Widget"));
     assert!(!details.causes.is_empty());
     assert!(
         details.causes.iter().all(|c| c.field == "metadata.uid"),
@@ -713,14 +685,7 @@ async fn patch_changing_kind_is_422_must_be_widget() {
         r#"Gadget.example.com "x" is invalid: kind: Invalid value: "Gadget": must be Widget"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Gadget")
-    );
+    assert_details(&details, ("x", "example.com", "Gadget"));
 }
 
 // U6
@@ -776,14 +741,7 @@ async fn patched_metadata_that_does_not_decode_is_422_patch_invalid_value() {
         s.message
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("", "", "")
-    );
+    assert_details(&details, ("", "", ""));
     assert_eq!(details.causes.len(), 1);
     assert_eq!(
         (

@@ -483,14 +483,7 @@ async fn custom_resource_not_found_body_is_a_full_status() {
     assert!(s.is_not_found());
     assert_eq!(s.message, r#"widgets.example.com "nope" not found"#);
     let details = s.details.unwrap();
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("nope", "example.com", "widgets")
-    );
+    assert_details(&details, ("nope", "example.com", "widgets"));
     assert_eq!(
         server.requests().last().unwrap().response_json().unwrap(),
         json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
