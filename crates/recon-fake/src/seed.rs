@@ -3,6 +3,7 @@
 //! produce), while keeping the store consistent: one global revision, valid metadata, and no
 //! object a real server could not hold.
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,7 +19,6 @@ use crate::wire::nesting;
 use crate::wire::object::{
     Object, finalizers, generation, is_terminating, meta_str, normalize_metadata, set_meta,
 };
-use recon_apimachinery::gotime::{self, Layout};
 
 /// Why an object could not be seeded.
 #[derive(Debug, thiserror::Error)]

@@ -4,10 +4,10 @@
 //! and the no-op check.
 
 use pretty_assertions::assert_eq;
+use recon_apimachinery::fieldpath::PathElement;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use recon_apimachinery::fieldpath::PathElement;
 
 const API: &str = "probe.example.com/v1";
 

@@ -2,6 +2,7 @@
 //! schemas, untyped objects, identities, the cap, and odd inputs.
 
 use pretty_assertions::assert_eq;
+use recon_apimachinery::fieldpath::PathElement;
 use serde_json::{Value, json};
 
 use super::compare::compare;
@@ -9,7 +10,6 @@ use super::merge::merge;
 use super::real_tests::strip_paths;
 use super::typed::fields_of;
 use super::*;
-use recon_apimachinery::fieldpath::PathElement;
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 

@@ -10,11 +10,11 @@
 
 use base64::Engine as _;
 use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Number, Value};
 
 use super::{GoType, TYPES, base64::corrupt_at, quantity};
 use crate::wire::object::{Object, json_type};
-use recon_apimachinery::gotime::{self, Layout};
 
 /// Go's `StdEncoding` reads trailing bits it then drops; writing back is canonical.
 const LENIENT: GeneralPurpose = GeneralPurpose::new(

@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use recon_apimachinery::go_json::{go_json, write_go_string};
 use serde_json::{Map, Value};
 
 use crate::wire::unified_diff::unified_diff;
-use recon_apimachinery::go_json::{go_json, write_go_string};
 
 /// Per internal struct its fields; the named scalar and map types' underlying types.
 const LAYOUT: &str = include_str!("../../data/go-internal-types.json");

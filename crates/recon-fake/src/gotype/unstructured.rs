@@ -4,12 +4,12 @@
 //! restore struct from: string`). Its error quotes the patch as Go's `%v` prints a map, which
 //! [`go_format`] writes.
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::Value;
 
 use super::base64::corrupt_at;
 use super::{GoType, TYPES, quantity};
 use crate::wire::object::Object;
-use recon_apimachinery::gotime::{self, Layout};
 
 /// Whether `obj` converts into struct `struct_name`; `Err` is the converter's error.
 pub(crate) fn from_unstructured(struct_name: &str, obj: &Object) -> Result<(), String> {

@@ -6,8 +6,7 @@
 
 use serde_json::Value;
 
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 use crate::request::call::Call;
 use crate::state::State;
 use crate::storage::stored::object_key;

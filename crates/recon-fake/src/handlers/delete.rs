@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Value, json};
 
 use crate::registry::conversion;
@@ -21,7 +22,6 @@ use crate::wire::object::{
     Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
 };
 use crate::wire::status::StatusDetails;
-use recon_apimachinery::gotime::{self, Layout};
 
 /// How one delete ended.
 pub(crate) enum Deleted {

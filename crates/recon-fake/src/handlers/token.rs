@@ -15,6 +15,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use recon_apimachinery::go_quote_list;
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -28,7 +29,6 @@ use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::{GroupKind, GroupResource};
 use crate::wire::object::{Object, is_terminating, meta_str, meta_value};
-use recon_apimachinery::gotime::{self, Layout};
 
 /// The issuer, and the audience tokens get when the request names none: what kube-apiserver
 /// is started with (`--service-account-issuer`, whose value is also `--api-audiences`).

@@ -25,11 +25,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::{Map, Value};
 
 use crate::wire::nesting;
 use crate::wire::object::{json_type, read_json};
-use recon_apimachinery::go_json::go_json;
 
 /// `JSONPatchMaxCopyBytes` of the generic API server's config: the bytes all the `copy`
 /// operations of one patch may add.

@@ -17,10 +17,10 @@
 //! Not modelled: the restrictions on the root when the status subresource is on, the defaults' own validation
 //! (`structuraldefaulting.ValidateDefaults`) and the checks of `x-kubernetes-validations` rules.
 
+use recon_apimachinery::go_json::go_json_string;
 use serde_json::{Map, Value};
 
 use crate::field::{BadValue, ErrorType, FieldError};
-use recon_apimachinery::go_json::go_json_string;
 
 type Schema = Map<String, Value>;
 

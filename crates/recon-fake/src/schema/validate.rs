@@ -16,6 +16,7 @@
 
 use std::collections::HashSet;
 
+use recon_apimachinery::go_json::{Num, go_float};
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
@@ -23,7 +24,6 @@ use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
 use super::number_checks::{self, MultipleOf};
 use crate::field::{BadValue, ErrorType, FieldError};
-use recon_apimachinery::go_json::{Num, go_float};
 
 /// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
 /// anything else as JSON.

@@ -19,13 +19,13 @@
 //! Built-in kinds are stored as protobuf: their size is that encoding's, computed from the Go
 //! types' protobuf fields ([`proto_size`]), without encoding them.
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
 use crate::gotype::proto_size::varint_len;
 use crate::gotype::{self, proto_size};
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json;
 
 /// etcd's default `--max-request-bytes`.
 const MAX_REQUEST_BYTES: usize = 3 << 19;

@@ -29,6 +29,16 @@ async fn raw_patch(
     server.client().request::<Value>(request).await
 }
 
+/// The error answering a [`raw_patch`] of widget `x`, with `query` after its path.
+async fn patch_x_refused(
+    server: &ApiServer,
+    query: &str,
+    content_type: &str,
+    body: &str,
+) -> kube::core::Status {
+    status(raw_patch(server, &format!("{WIDGETS}/x{query}"), content_type, body).await)
+}
+
 /// The exact JSON body of the last response the server sent.
 fn last_response(server: &ApiServer) -> Value {
     server
@@ -392,15 +402,7 @@ async fn json_patch_that_is_an_object_is_400_cannot_unmarshal_object() {
     let server = server().await;
     create_widget(&server, "x", &[]).await;
 
-    let s = status(
-        raw_patch(
-            &server,
-            &format!("{WIDGETS}/x"),
-            JSON_PATCH,
-            r#"{"op":"add"}"#,
-        )
-        .await,
-    );
+    let s = patch_x_refused(&server, "", JSON_PATCH, r#"{"op":"add"}"#).await;
 
     assert_status(
         &s,
@@ -478,15 +480,7 @@ async fn unknown_patch_content_type_on_a_widget_is_415() {
     create_widget(&server, "x", &[]).await;
 
     for content_type in ["text/plain", "application/json"] {
-        let s = status(
-            raw_patch(
-                &server,
-                &format!("{WIDGETS}/x"),
-                content_type,
-                r#"{"spec":{"size":3}}"#,
-            )
-            .await,
-        );
+        let s = patch_x_refused(&server, "", content_type, r#"{"spec":{"size":3}}"#).await;
         assert_status(&s, 415, "UnsupportedMediaType", CUSTOM_PATCH_TYPES);
     }
     assert_eq!(widgets(&server).get("x").await.unwrap().spec.size, 1);
@@ -762,15 +756,7 @@ async fn force_with_a_merge_patch_is_422_patch_options_invalid() {
     create_widget(&server, "x", &[]).await;
 
     // kube::Api refuses `force` without apply on the client side, so the request is raw.
-    let s = status(
-        raw_patch(
-            &server,
-            &format!("{WIDGETS}/x?force=true"),
-            MERGE,
-            r#"{"spec":{"size":4}}"#,
-        )
-        .await,
-    );
+    let s = patch_x_refused(&server, "?force=true", MERGE, r#"{"spec":{"size":4}}"#).await;
 
     assert_status(
         &s,

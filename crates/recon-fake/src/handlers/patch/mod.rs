@@ -14,6 +14,7 @@ mod proptests;
 pub(super) use apply::decode_apply_body;
 use patched_text::{Reached, patched_text};
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
 use super::check_body_size;
@@ -34,7 +35,6 @@ use crate::wire::media_type::{patch_media_type, routed_patch_type};
 use crate::wire::nesting;
 use crate::wire::object::{Object, json_type, normalize_metadata_of, read_json};
 use crate::wire::status::Reason;
-use recon_apimachinery::go_json::go_json;
 
 /// The patch formats, by `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

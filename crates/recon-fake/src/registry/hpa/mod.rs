@@ -9,11 +9,11 @@
 //! read back (and removed) when one is written at v1. An annotation that does not decode is
 //! ignored, and dropped all the same.
 
+use recon_apimachinery::go_json::go_json_string;
 use serde_json::{Map, Value, json};
 
 use crate::gotype::{self, GoType};
 use crate::wire::object::{Object, list_items};
-use recon_apimachinery::go_json::go_json_string;
 
 /// `MetricSpecsAnnotation` (pkg/apis/autoscaling/annotations.go).
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
@@ -662,12 +662,20 @@ fn insert_some(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     }
 }
 
-/// A v2 `MetricIdentifier`.
-fn identifier(name: String, selector: Option<Value>) -> Value {
+/// The v2 `MetricIdentifier` of a v1 metric source: its `metricName`, and the selector at
+/// `selector`; `None` when either does not decode.
+fn identifier(source: &Value, selector: &str) -> Option<Value> {
     let mut metric = Map::new();
-    metric.insert("name".into(), Value::String(name));
-    insert_some(&mut metric, "selector", selector);
-    Value::Object(metric)
+    metric.insert(
+        "name".into(),
+        Value::String(string_member(source, "metricName")?),
+    );
+    insert_some(
+        &mut metric,
+        "selector",
+        selector_member(source, selector).ok()?,
+    );
+    Some(Value::Object(metric))
 }
 
 /// A v2 `CrossVersionObjectReference` of a v1 one.
@@ -707,10 +715,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
             json!({
                 "describedObject": reference_from_v1(source, "target")?,
                 "target": target,
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
             }),
         );
     }
@@ -718,10 +723,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "pods".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
                 "target": {"type": "AverageValue",
                     "averageValue": zero_quantity_member(source, "targetAverageValue").ok()?},
             }),
@@ -773,10 +775,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "external".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "metricSelector").ok()?,
-                ),
+                "metric": identifier(source, "metricSelector")?,
                 "target": target,
             }),
         );
@@ -804,10 +803,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
             json!({
                 "describedObject": reference_from_v1(source, "target")?,
                 "current": current,
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
             }),
         );
     }
@@ -815,10 +811,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "pods".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
                 "current": {"averageValue":
                     zero_quantity_member(source, "currentAverageValue").ok()?},
             }),
@@ -862,10 +855,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "external".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "metricSelector").ok()?,
-                ),
+                "metric": identifier(source, "metricSelector")?,
                 "current": current,
             }),
         );

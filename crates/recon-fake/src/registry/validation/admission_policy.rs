@@ -15,6 +15,7 @@
 //! a policy here is allowed to read any kind), the environment difference between new and
 //! stored expressions (the libraries both have are the same in 1.36).
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_subdomain_name_errors, label_key_errors, path_segment_errors,
 };
@@ -23,11 +24,9 @@ use serde_json::Value;
 use super::cluster::{rule_with_operations, string_list_json};
 use super::read::{is_set, list_at, str_at};
 use super::workloads::label_selector;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::schema::{CEL_RESERVED, Declarations, PolicyCompiler, Returns, on_large_stack};
 use crate::wire::object::{Object, meta_str};
-use recon_apimachinery::go_json::go_json_string;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const FAILURE_POLICIES: &[&str] = &["Fail", "Ignore"];

@@ -18,8 +18,7 @@ use serde_json::Value;
 use super::config_map_secret::decoded_len;
 use super::ports::port_num_errors;
 use super::read::{int_at, list_at, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

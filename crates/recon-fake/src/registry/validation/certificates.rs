@@ -26,8 +26,7 @@ use x509_parser::prelude::FromDer;
 
 use super::config_map_secret::base64_decode;
 use super::read::{list_at, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -8,17 +8,16 @@
 
 use std::cmp::Ordering;
 
+use recon_apimachinery::go_json::go_json;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
 use serde_json::{Map, Value};
 
 use super::read::{list_at, str_at};
 use super::workloads::label_selector;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal;
 use crate::gotype::quantity;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json;
 
 const ACCESS_MODES: [&str; 4] = [
     "ReadOnlyMany",

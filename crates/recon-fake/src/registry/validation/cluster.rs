@@ -22,6 +22,7 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
     label_value_errors, path_segment_errors,
@@ -35,11 +36,9 @@ use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
 use super::workloads::label_selector;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json_string;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

@@ -9,8 +9,7 @@ use serde_json::Value;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, str_at};
 use super::resource_claims::label_name;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// `maxReasonLen`.
 const MAX_REASON: usize = 1024;

@@ -8,11 +8,11 @@
 //! The metadata errors an update repeats (the strategy validates the new metadata a second
 //! time) are reported once.
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

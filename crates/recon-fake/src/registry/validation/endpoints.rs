@@ -18,8 +18,7 @@ use super::pod::invalid_int;
 use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{endpoint_ip_errors, legacy_ip_errors, sloppy_ip};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::{Object, list_items};
 
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];

@@ -17,6 +17,7 @@
 
 use std::collections::HashSet;
 
+use recon_apimachinery::go_json::{go_json, go_json_string};
 use recon_apimachinery::go_quote;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
@@ -29,11 +30,9 @@ use super::workloads::{
     immutable_selector, json_label_selector, label_selector, selector_converts, selector_matches,
     selector_must_match,
 };
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::wire::object::{Object, meta_str};
-use recon_apimachinery::go_json::{go_json, go_json_string};
 
 /// `maxParallelismForIndexedJob`.
 const MAX_PARALLELISM_FOR_INDEXED_JOB: i64 = 100_000;

@@ -14,6 +14,7 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::go_quote;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
 use serde_json::Value;
@@ -21,10 +22,8 @@ use serde_json::Value;
 use super::cluster::string_list_json;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, legacy_ip_errors, sloppy_cidr};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json_string;
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

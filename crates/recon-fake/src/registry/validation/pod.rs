@@ -31,8 +31,7 @@ use super::read::{int_at, is_set, list_at, str_at};
 use super::volume_sources;
 use super::workloads::label_selector;
 use super::{user_namespaces, windows_options};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
 use crate::wire::object::Object;
 

@@ -6,6 +6,7 @@
 //! ContainerRestartRules, RestartAllContainersOnContainerExits and
 //! ClearingNominatedNodeNameAfterBinding on, as by default).
 
+use recon_apimachinery::go_json::go_json;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
 use serde_json::{Map, Value};
 
@@ -13,11 +14,9 @@ use super::pod::{pod_spec, tolerations};
 use super::pod_os;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::service_addresses::legacy_ip_errors;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json;
 
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 const TOLERATIONS_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/tolerations";

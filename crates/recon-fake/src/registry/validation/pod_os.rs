@@ -14,8 +14,7 @@ use serde_json::Value;
 use super::pod_object::containers_with_paths;
 use super::pod_security::{id_error, id_in_range};
 use super::read::{is_set, list_at, str_at};
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 
 const SUPPORTED: &[&str] = &["linux", "windows"];
 const WINDOWS: &str = "cannot be set for a windows pod";

@@ -18,8 +18,7 @@ use serde_json::Value;
 use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
 use super::windows_options;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// `validation.InclusiveRangeError(0, math.MaxInt32)`, the message of `IsValidUserID` and
 /// `IsValidGroupID`.

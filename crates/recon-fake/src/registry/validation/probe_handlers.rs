@@ -16,8 +16,7 @@ use serde_json::Value;
 use super::pod::{invalid_int, non_negative};
 use super::ports::{port_name_errors, port_num_errors};
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 
 /// The handlers of a probe (`handlerFromProbe`), in the order `validateHandler` checks them.
 const PROBE_HANDLERS: &[&str] = &["exec", "httpGet", "tcpSocket", "grpc"];

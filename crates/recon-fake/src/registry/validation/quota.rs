@@ -12,17 +12,16 @@
 
 use std::cmp::Ordering;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::label_key_errors;
 use serde_json::{Map, Value};
 
 use super::claim::non_negative;
 use super::cluster::string_list_json;
 use super::read::{list_at, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json_string;
 
 /// `validateResourceName` (core/v1): a qualified name; unprefixed, a standard resource (huge
 /// pages included, with or without `requests.`).

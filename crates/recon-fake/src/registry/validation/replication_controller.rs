@@ -8,8 +8,7 @@ use serde_json::Value;
 use super::pod::{json_string_map, non_negative, template_spec};
 use super::read::{is_set, str_at};
 use super::workloads::{REPLICATION_CONTROLLER_STATUS, status_counters};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal;
 use crate::wire::object::Object;
 

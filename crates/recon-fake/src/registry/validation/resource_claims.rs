@@ -26,6 +26,7 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::{go_json, go_json_string};
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
@@ -34,12 +35,10 @@ use serde_json::Value;
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::schema::SelectorError;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::{go_json, go_json_string};
 
 /// `DeviceRequestsMaxSize`, also `AllocationResultsMaxSize`.
 const MAX_REQUESTS: usize = 32;

@@ -18,6 +18,7 @@
 use std::cmp::Ordering;
 use std::sync::LazyLock;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -29,12 +30,10 @@ use super::resource_claims::{
     TAINT_EFFECTS, binding_parameters, dns_label, label_name, label_value, pool_name,
     qualified_name, set_errors, slice_errors,
 };
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::gotype::quantity;
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json_string;
 
 /// `ResourceSliceMaxDevices`.
 const MAX_DEVICES: usize = 128;

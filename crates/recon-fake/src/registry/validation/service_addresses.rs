@@ -5,8 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 
 /// An IPv4 address as Go's sloppy parser reads it: four decimal parts, leading zeros allowed.
 fn sloppy_v4(text: &str) -> Option<Ipv4Addr> {

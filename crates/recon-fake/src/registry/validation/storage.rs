@@ -17,8 +17,7 @@ use serde_json::Value;
 use super::claim::non_negative;
 use super::cluster::{parameters_errors, provisioner_errors};
 use super::workloads::{json_label_selector, label_selector};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -12,8 +12,7 @@ use serde_json::Value;
 
 use super::pod_object::containers_with_paths;
 use super::read::list_at;
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 
 const FORBIDDEN: &str = "when `hostUsers` is false";
 

@@ -8,15 +8,14 @@
 //!
 //! Not checked: what an inline volume spec holds (`ValidatePersistentVolumeSpec` of it).
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use serde_json::Value;
 
 use super::cluster::csi_driver_name;
 use super::read::{int_at, is_set, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
-use recon_apimachinery::go_json::go_json_string;
 
 /// `maxAttachedVolumeMetadataSize`, also the limit printed for a long error message.
 const MAX_METADATA_SIZE: i64 = 256 * 1024;

@@ -20,8 +20,7 @@ use serde_json::Value;
 use super::pod::invalid_int;
 use super::pod_security::local_descending_path;
 use super::read::{int_at, list_at, str_at};
-use crate::field::FieldError;
-use crate::field::Path;
+use crate::field::{FieldError, Path};
 use crate::gotype::quantity;
 
 /// `fileModeErrorMsg`.

@@ -23,8 +23,7 @@ use super::pod::{invalid_int, labels};
 use super::pod_security::local_descending_path;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::volume_files;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
 
 /// The volume being checked, as the checks of its source need it.

@@ -11,8 +11,7 @@ use serde_json::Value;
 use super::job;
 use super::pod::{invalid_int, json_string_map, labels, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {

@@ -15,8 +15,7 @@ use super::rule_json;
 use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]

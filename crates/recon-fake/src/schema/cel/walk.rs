@@ -10,8 +10,7 @@ use super::eval;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
-use crate::field::Path;
-use crate::field::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use recon_apimachinery::go_json::Num;
 use recon_apimachinery::go_json::go_json;
 
