@@ -188,7 +188,7 @@ pub fn format(layout: Layout, t: Timestamp) -> String {
     format_unix(layout, seconds, nanos)
 }
 
-/// [`format`] of the time `seconds` and `nanos` after the Unix epoch, any `i64` of seconds
+/// [`format()`] of the time `seconds` and `nanos` after the Unix epoch, any `i64` of seconds
 /// (years beyond 9999 print with more digits).
 pub fn format_unix(layout: Layout, seconds: i64, nanos: i32) -> String {
     let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));

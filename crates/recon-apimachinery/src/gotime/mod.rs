@@ -1,6 +1,6 @@
 //! Go's `time` package as kube-apiserver's texts need it: `time.Parse` and `Time.Format` with
 //! the RFC 3339 layouts of `metav1.Time`, `metav1.MicroTime` and `time.RFC3339Nano`, with Go's
-//! error texts ([`parse`], [`format`]); the second precision a `metav1.Time` keeps
+//! error texts ([`parse`], [`format()`]); the second precision a `metav1.Time` keeps
 //! ([`truncate_to_second`]); `time.ParseDuration` ([`parse_duration`]); and the calendar
 //! arithmetic under them ([`civil`]).
 //!

@@ -592,7 +592,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
                     &raw.rule,
                     format!(
                         "oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
-                        uncorrelatable.to_string()
+                        uncorrelatable
                     ),
                 ));
             }
