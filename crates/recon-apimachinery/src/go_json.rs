@@ -126,6 +126,7 @@ pub enum Num {
 
 impl Num {
     /// How the apiserver decodes `n`.
+    #[inline]
     pub fn of(n: &Number) -> Num {
         match n.as_i64() {
             Some(i) => Num::Int(i),
@@ -134,6 +135,7 @@ impl Num {
     }
 
     /// The number as a `float64`.
+    #[inline]
     pub fn as_f64(self) -> f64 {
         match self {
             // Precision loss is Go's too (`valueHelp.asFloat64`).

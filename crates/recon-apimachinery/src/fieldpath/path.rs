@@ -27,6 +27,7 @@ pub enum PathElement {
 
 impl PathElement {
     /// A field element.
+    #[inline]
     pub fn field(name: impl AsRef<str>) -> Self {
         PathElement::Field(Arc::from(name.as_ref()))
     }

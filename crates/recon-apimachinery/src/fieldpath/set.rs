@@ -21,6 +21,7 @@ pub struct FieldSet {
 
 impl FieldSet {
     /// The empty set.
+    #[inline]
     pub const fn new() -> Self {
         FieldSet {
             members: BTreeSet::new(),
@@ -51,6 +52,7 @@ impl FieldSet {
     }
 
     /// Adds the path made of `pe` alone.
+    #[inline]
     pub fn add_member(&mut self, pe: PathElement) {
         self.members.insert(pe);
     }
@@ -78,21 +80,25 @@ impl FieldSet {
     }
 
     /// Whether the set holds no path.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.is_empty()
     }
 
     /// The paths under `pe`, relative to it (`Set.WithPrefix`).
+    #[inline]
     pub fn with_prefix(&self, pe: &PathElement) -> Option<&FieldSet> {
         self.children.get(pe)
     }
 
     /// Elements that end a path at this node.
+    #[inline]
     pub fn members(&self) -> &BTreeSet<PathElement> {
         &self.members
     }
 
     /// Child nodes by element.
+    #[inline]
     pub fn children(&self) -> &BTreeMap<PathElement, FieldSet> {
         &self.children
     }

@@ -1282,7 +1282,7 @@ fn status_bodies_match_the_apiserver() {
 
 #[test]
 fn floats_print_like_go_percent_v() {
-    use super::gofmt::go_float;
+    use recon_apimachinery::go_json::go_float;
     for (f, s) in [
         (1e6, "1e+06"),
         (123456.0, "123456"),

@@ -1,5 +1,7 @@
 //! The wire level: what kube-apiserver's Go code writes, byte for byte, and what every layer
-//! above quotes in its answers. It imports nothing else of the server.
+//! above quotes in its answers. Of the rest of the server it imports only the field errors a
+//! `Status` carries ([`crate::field`]) and Go's struct encodings ([`crate::gotype`]); JSON as Go
+//! writes it is `recon_apimachinery::go_json`.
 //!
 //! - [`go_json_syntax`]: the syntax errors Go's `encoding/json` reads malformed JSON with;
 //! - [`go_yaml`]: YAML bodies read as go-yaml reads them, with its errors;
