@@ -11,10 +11,8 @@
 use std::fmt::Write as _;
 
 use jiff::Timestamp;
-use jiff::civil::DateTime;
-use jiff::tz::Offset;
 
-use super::civil::{civil_from_days, days_in_month};
+use super::civil::{civil_from_days, days_from_civil, days_in_month};
 
 /// The range an element must be in, and its name in the error: `(low, high, name)`.
 type Range = (i32, i32, &'static str);
@@ -161,20 +159,11 @@ pub fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
     if day < 1 || i64::from(day) > days_in_month(i64::from(year), i64::from(month)) {
         return Err(out_of_range("day"));
     }
-    // Every field is in range, and a year has four digits: the civil time exists.
-    let civil = DateTime::new(
-        i16::try_from(year).unwrap_or(i16::MAX),
-        i8::try_from(month).unwrap_or(1),
-        i8::try_from(day).unwrap_or(1),
-        i8::try_from(hour).unwrap_or(0),
-        i8::try_from(minute).unwrap_or(0),
-        i8::try_from(second).unwrap_or(0),
-        nanos,
-    )
-    .map_err(|_| out_of_range("year"))?;
-    let offset =
-        Offset::from_seconds(offset_seconds).map_err(|_| out_of_range("time zone offset hour"))?;
-    offset.to_timestamp(civil).map_err(|_| out_of_range("year"))
+    // Every field is in range and a year has four digits: the time exists, and only a zone
+    // can push it past jiff's last day (or before its first).
+    let days = days_from_civil(i64::from(year), i64::from(month), i64::from(day));
+    let seconds = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second - offset_seconds);
+    Timestamp::new(seconds, nanos).map_err(|_| out_of_range("year"))
 }
 
 /// `t` as the server writes it back: RFC 3339 in UTC, whole seconds for a Time, six digits for a
@@ -330,6 +319,11 @@ mod tests {
         assert_eq!(
             format(Layout::MicroTime, before),
             "1969-12-31T23:59:59.500000Z"
+        );
+        assert_eq!(parse(Layout::Time, "1969-12-31T23:59:59.5Z"), Ok(before));
+        assert_eq!(
+            parse(Layout::Time, "9999-12-31T23:00:00-05:00").unwrap_err(),
+            "parsing time \"9999-12-31T23:00:00-05:00\": year out of range"
         );
     }
 
