@@ -5,9 +5,10 @@
 //! ([`go_json`]), Go's time formats and durations ([`gotime`]), structured-merge-diff's values
 //! ([`value`]) and the field sets of `managedFields` ([`fieldpath`]).
 //!
-//! `recon-core`'s tracker validates references and matches selectors with it; the in-memory API
-//! server (`recon-fake`) answers list and watch requests and validates metadata with it. Neither
-//! reaches into the other for these rules.
+//! `recon-core`'s tracker validates references and matches selectors with it, and its
+//! server-side apply reads `managedFields` with it; the in-memory API server (`recon-fake`)
+//! answers list and watch requests, validates metadata, tracks field managers and reads and
+//! writes Go's times with it. Neither reaches into the other for these rules.
 //!
 //! ```
 //! use recon_apimachinery::selector::LabelSelector;
