@@ -211,6 +211,15 @@ mod tests {
     }
 
     #[test]
+    fn go_types_are_those_of_unstructured_content() {
+        assert_eq!(go_type(&json!("x")), "string");
+        assert_eq!(go_type(&json!(1)), "int64");
+        assert_eq!(go_type(&json!(1.5)), "float64");
+        assert_eq!(go_type(&json!(null)), "<nil>");
+        assert_eq!(crate::go_quote("tab\there\u{1}"), "\"tab\\there\\x01\"");
+    }
+
+    #[test]
     fn go_prints_floats_like_v() {
         assert_eq!(go_float(2.5), "2.5");
         assert_eq!(go_float(3.0), "3");

@@ -42,7 +42,6 @@ mod schema;
 mod time;
 mod typed;
 mod updater;
-mod value;
 mod versions;
 
 #[cfg(test)]

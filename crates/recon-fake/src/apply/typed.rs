@@ -14,7 +14,7 @@ use recon_apimachinery::fieldpath::FieldSet;
 use recon_apimachinery::fieldpath::PathElement;
 use recon_apimachinery::go_json::go_type;
 
-use super::value::go_v;
+use crate::strategic::gofmt::fmt_v;
 
 /// The shape a type takes for a given value (`deduceAtom` + `handleAtom`).
 #[derive(Clone, Copy)]
@@ -254,7 +254,7 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
             }
             other => errs.push(err_at(
                 path,
-                format!("expected list, got &{{{}}}", go_v(other)),
+                format!("expected list, got &{{{}}}", fmt_v(other)),
             )),
         },
         Node::Map(m) => match v {
@@ -273,7 +273,7 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
             }
             other => errs.push(err_at(
                 path,
-                format!("expected map, got &{{{}}}", go_v(other)),
+                format!("expected map, got &{{{}}}", fmt_v(other)),
             )),
         },
     }
@@ -299,10 +299,10 @@ fn check_scalar(kind: Scalar, v: &Value) -> Option<String> {
         Scalar::Numeric => format!("expected numeric (int or float), got {}", go_type(v)),
         Scalar::String => format!(
             "expected string, got &value.valueUnstructured{{Value:{}}}",
-            go_v(v)
+            fmt_v(v)
         ),
-        Scalar::Boolean => format!("expected boolean, got &{{{}}}", go_v(v)),
-        Scalar::Untyped => format!("expected any scalar, got &{{{}}}", go_v(v)),
+        Scalar::Boolean => format!("expected boolean, got &{{{}}}", fmt_v(v)),
+        Scalar::Untyped => format!("expected any scalar, got &{{{}}}", fmt_v(v)),
     })
 }
 

@@ -118,6 +118,14 @@ impl<'a> GoSet<'a> {
     }
 }
 
+/// `fmt.Sprintf("%v", value)` for an `interface{}` argument, as the error texts of
+/// structured-merge-diff embed values too.
+pub(crate) fn fmt_v(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, 'v');
+    out
+}
+
 /// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
 pub(super) fn fmt_map_v(map: &Map<String, Value>) -> String {
     let mut out = String::new();

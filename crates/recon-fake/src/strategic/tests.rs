@@ -1281,6 +1281,17 @@ fn status_bodies_match_the_apiserver() {
 // --- Go formatting --------------------------------------------------------------------------
 
 #[test]
+fn values_print_like_go_percent_v() {
+    use super::gofmt::fmt_v;
+    assert_eq!(fmt_v(&json!([1])), "[1]");
+    assert_eq!(fmt_v(&json!({"a": null, "b": 1.5})), "map[a:<nil> b:1.5]");
+    assert_eq!(
+        fmt_v(&json!({"b": [true, "x"], "a": 1e6})),
+        "map[a:1e+06 b:[true x]]"
+    );
+}
+
+#[test]
 fn floats_print_like_go_percent_v() {
     use recon_apimachinery::go_json::go_float;
     for (f, s) in [
