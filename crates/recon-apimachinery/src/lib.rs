@@ -1,11 +1,14 @@
 //! The small part of Kubernetes' apimachinery that both halves of recon need, with the real
 //! apiserver's rules and error texts: the syntax of object names, label keys and values
 //! ([`names`]), label and field selectors ([`selector`]), Go's aggregated error messages
-//! ([`errors`]) and Go's `%q` quoting ([`go_quote`]).
+//! ([`errors`]), Go's `%q` quoting ([`go_quote`]), JSON as Go writes and decodes it
+//! ([`go_json`]), Go's time formats and durations ([`gotime`]), structured-merge-diff's values
+//! ([`value`]) and the field sets of `managedFields` ([`fieldpath`]).
 //!
-//! `recon-core`'s tracker validates references and matches selectors with it; the in-memory API
-//! server (`recon-fake`) answers list and watch requests and validates metadata with it. Neither
-//! reaches into the other for these rules.
+//! `recon-core`'s tracker validates references and matches selectors with it, and its
+//! server-side apply reads `managedFields` with it; the in-memory API server (`recon-fake`)
+//! answers list and watch requests, validates metadata, tracks field managers and reads and
+//! writes Go's times with it. Neither reaches into the other for these rules.
 //!
 //! ```
 //! use recon_apimachinery::selector::LabelSelector;
@@ -22,8 +25,12 @@
 //! ```
 
 pub mod errors;
+pub mod fieldpath;
+pub mod go_json;
+pub mod gotime;
 pub mod names;
 mod quote;
 pub mod selector;
+pub mod value;
 
 pub use quote::{go_quote, go_quote_list};

@@ -7,6 +7,11 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use recon_apimachinery::selector::{FieldOp, FieldRequirement, FieldSelector, LabelSelector};
+use support::mutation::{edit, mutate};
+
+mod support {
+    pub(crate) mod mutation;
+}
 
 /// `RECON_PROPTEST_CASES` cases per property (`cargo xtask fuzz` sets it high), else enough to
 /// be useful within a second or two of a debug build, from the seed `PROPTEST_RNG_SEED` (the
@@ -59,45 +64,6 @@ const PIECES: &[&str] = &[
     " ", "\t", "\0", "é", "𝄞", "\u{200b}", "a", "0", "9",
 ];
 
-/// One edit of a string, at a position and with a piece picked by index (modulo the lengths).
-#[derive(Debug, Clone)]
-enum Edit {
-    Insert(usize, usize),
-    Delete(usize),
-    Replace(usize, usize),
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    prop_oneof![
-        (any::<usize>(), any::<usize>()).prop_map(|(at, piece)| Edit::Insert(at, piece)),
-        any::<usize>().prop_map(Edit::Delete),
-        (any::<usize>(), any::<usize>()).prop_map(|(at, piece)| Edit::Replace(at, piece)),
-    ]
-}
-
-/// Applies the edits at character boundaries, so the result stays a `&str`.
-fn mutate(source: &str, edits: &[Edit]) -> String {
-    let mut chars: Vec<String> = source.chars().map(String::from).collect();
-    for edit in edits {
-        match *edit {
-            Edit::Insert(at, piece) => {
-                let at = at % (chars.len() + 1);
-                chars.insert(at, PIECES[piece % PIECES.len()].to_owned());
-            }
-            Edit::Delete(at) if !chars.is_empty() => {
-                let at = at % chars.len();
-                chars.remove(at);
-            }
-            Edit::Replace(at, piece) if !chars.is_empty() => {
-                let at = at % chars.len();
-                chars[at] = PIECES[piece % PIECES.len()].to_owned();
-            }
-            Edit::Delete(_) | Edit::Replace(..) => {}
-        }
-    }
-    chars.concat()
-}
-
 /// Arbitrary strings, mostly from the selectors' own alphabet so that some parse.
 fn selector_text(valid: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop_oneof![
@@ -107,7 +73,7 @@ fn selector_text(valid: &'static [&'static str]) -> impl Strategy<Value = String
             prop::sample::select(valid),
             prop::collection::vec(edit(), 0..6)
         )
-            .prop_map(|(source, edits)| mutate(source, &edits)),
+            .prop_map(|(source, edits)| mutate(source, &edits, PIECES)),
     ]
 }
 

@@ -4,6 +4,7 @@
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use recon_apimachinery::gotime;
 
 /// `metav1.Condition`, as k8s-openapi defines it.
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -129,8 +130,7 @@ impl ConditionManager<'_> {
                 return;
             }
         }
-        condition.last_transition_time =
-            Time(Timestamp::from_second(self.now.as_second()).unwrap_or(self.now));
+        condition.last_transition_time = Time(gotime::truncate_to_second(self.now));
         self.conditions.retain(|c| c.type_ != condition.type_);
         self.conditions.push(condition);
         self.conditions.sort_by(|a, b| a.type_.cmp(&b.type_));

@@ -11,9 +11,9 @@ use std::sync::{Arc, LazyLock};
 use http::Method;
 use serde_json::{Value, json};
 
+use crate::client_service::InternalRequest;
 use crate::clock::ManualClock;
 use crate::ids::IdGenerator;
-use crate::service::InternalRequest;
 use crate::state::State;
 use crate::storage::store::Store;
 

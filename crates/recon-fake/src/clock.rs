@@ -60,22 +60,3 @@ impl Clock for ManualClock {
         *self.now.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
-
-/// `metav1.Time` on the wire: RFC 3339 in UTC, truncated to whole seconds.
-pub(crate) fn format_time(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second())
-        .unwrap_or(t)
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wire_time_drops_sub_second_precision() {
-        let t: Timestamp = "2024-05-01T10:00:00.987654Z".parse().unwrap();
-        assert_eq!(format_time(t), "2024-05-01T10:00:00Z");
-    }
-}

@@ -5,8 +5,8 @@ use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::api_server::ApiServer;
 use crate::registry::conversion;
-use crate::server::ApiServer;
 use crate::storage::stored::object_key;
 use crate::wire::object::with_type_meta;
 

@@ -53,12 +53,14 @@ pub mod guide {
     pub mod served {}
 }
 
+mod api_server;
 mod apply;
 mod authz;
 mod boot;
-mod civil;
+mod client_service;
 mod clock;
 mod controllers;
+mod field;
 mod gotype;
 mod handlers;
 mod identity;
@@ -75,8 +77,6 @@ mod registry;
 mod request;
 mod schema;
 mod seed;
-mod server;
-mod service;
 mod state;
 mod storage;
 mod strategic;
@@ -84,6 +84,7 @@ mod table;
 mod user;
 mod wire;
 
+pub use api_server::{ApiServer, ApiServerBuilder};
 pub use authz::{Access, AccessTarget};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use controllers::report::{GarbageCollection, GcAction, ObjectId, Propagation};
@@ -94,7 +95,6 @@ pub use record::{RecordedRequest, RequestOrigin};
 pub use registry::conversion_webhook::{ConversionWebhook, NoAnswer};
 pub use request::route::Verb;
 pub use seed::SeedError;
-pub use server::{ApiServer, ApiServerBuilder};
 pub use wire::error::ApiError;
 pub use wire::group::{GroupKind, GroupResource};
 pub use wire::status::{Reason, StatusCause, StatusDetails};

@@ -200,7 +200,7 @@ pub(crate) fn send(
     let request = request
         .body(kube::client::Body::from(body))
         .expect("a well-formed request");
-    let mut service = crate::service::FakeService {
+    let mut service = crate::client_service::FakeService {
         shared: server.shared.clone(),
         origin: crate::RequestOrigin::Client,
         headers: std::sync::Arc::default(),

@@ -4,9 +4,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::client_service::Shared;
 use crate::reactor::{Action, BeforeHook, Failure, Matcher, Reactor};
 use crate::request::route::Verb;
-use crate::service::Shared;
 
 /// Builds a reactor; see [`ApiServer::on`](crate::ApiServer::on).
 #[must_use = "a reactor is registered only by `fail` or `before`"]

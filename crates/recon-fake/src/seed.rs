@@ -3,15 +3,15 @@
 //! produce), while keeping the store consistent: one global revision, valid metadata, and no
 //! object a real server could not hold.
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::clock::format_time;
+use crate::api_server::ApiServer;
 use crate::gotype;
 use crate::handlers::validation::{validate_builtin_finalizer_names, validate_object_meta};
 use crate::registry::conversion;
 use crate::registry::resource::GenerationRule;
-use crate::server::ApiServer;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
@@ -173,7 +173,7 @@ impl State {
             set_meta(
                 &mut obj,
                 "creationTimestamp",
-                Value::String(format_time(self.clock.now())),
+                Value::String(gotime::format(Layout::Time, self.clock.now())),
             );
         }
         let keeps_generation = rt.custom || rt.generation != GenerationRule::None;

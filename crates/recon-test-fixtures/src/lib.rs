@@ -13,6 +13,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::core::Status;
+use kube::core::response::StatusDetails;
 use kube::{CustomResource, CustomResourceExt};
 use recon_fake::ApiServer;
 use schemars::JsonSchema;
@@ -167,6 +168,18 @@ pub async fn create_widget(server: &ApiServer, name: &str, finalizers: &[&str]) 
         .create(&PostParams::default(), &w)
         .await
         .expect("create widget")
+}
+
+/// Asserts the object an error's details name: its `(name, group, kind)`.
+pub fn assert_details(details: &StatusDetails, named: (&str, &str, &str)) {
+    assert_eq!(
+        (
+            details.name.as_str(),
+            details.group.as_str(),
+            details.kind.as_str()
+        ),
+        named
+    );
 }
 
 /// Asserts an error's code, reason and message together.

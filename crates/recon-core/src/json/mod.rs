@@ -3,9 +3,9 @@
 //! object), and the field sets of `managedFields` that server-side apply writes.
 
 mod carry_changes;
-mod field_set;
+mod managed_fields;
 mod merge;
 
 pub(crate) use carry_changes::carry_changes;
-pub(crate) use field_set::{ListKind, Selector, Shape, apply_entry, extract, field, members};
+pub(crate) use managed_fields::{ListKind, Shape, apply_entry, entry_set, extract, field, selects};
 pub(crate) use merge::{Collision, merge_diff, three_way};

@@ -9,9 +9,10 @@
 //! the server releases it (removed unless another manager owns it too).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+use recon_apimachinery::fieldpath::{FieldSet, PathElement};
 use serde_json::{Map, Value};
 
-use crate::json::{ListKind, Selector, Shape, apply_entry, field, members};
+use crate::json::{ListKind, Shape, apply_entry, entry_set, field, selects};
 
 /// The `status` to apply for a reconcile that changed `before` into `desired`, as
 /// `field_manager`, given the object's `managedFields`; `None` when there is nothing to apply
@@ -29,9 +30,8 @@ pub(crate) fn status_to_apply(
     field_manager: &str,
 ) -> Option<Value> {
     let entries = managed_fields.unwrap_or_default();
-    let owned = apply_entry(Some(entries), field_manager, "status")
-        .and_then(|entry| entry.fields_v1.as_ref())
-        .and_then(|fields| field(&fields.0, "status"));
+    let applied = apply_entry(Some(entries), field_manager, "status").and_then(entry_set);
+    let owned = applied.as_ref().and_then(|set| field(set, "status"));
     let shape = Shape::of(entries);
     let before = (!before.is_null()).then_some(before);
     select(before, desired, owned, shape.field("status"))
@@ -41,12 +41,12 @@ pub(crate) fn status_to_apply(
 fn select(
     before: Option<&Value>,
     desired: &Value,
-    owned: Option<&Value>,
+    owned: Option<&FieldSet>,
     shape: Option<&Shape>,
 ) -> Option<Value> {
     let granular = shape.is_some_and(Shape::is_granular);
     if let Some(node) = owned
-        && members(node).next().is_none()
+        && node.is_empty()
         && !granular
     {
         // Owned whole: a scalar, an atomic list or map.
@@ -66,7 +66,7 @@ fn select(
 fn changed_or_owned(
     before: Option<&Value>,
     desired: &Value,
-    owned: Option<&Value>,
+    owned: Option<&FieldSet>,
 ) -> Option<Value> {
     (before != Some(desired) || owned.is_some()).then(|| desired.clone())
 }
@@ -75,7 +75,7 @@ fn changed_or_owned(
 /// existing container with nothing to send is left out.
 fn container(
     before: Option<&Value>,
-    owned: Option<&Value>,
+    owned: Option<&FieldSet>,
     kind: fn(&Value) -> bool,
     out: Value,
 ) -> Option<Value> {
@@ -91,7 +91,7 @@ fn container(
 fn select_fields(
     before: Option<&Value>,
     fields: &Map<String, Value>,
-    owned: Option<&Value>,
+    owned: Option<&FieldSet>,
     shape: Option<&Shape>,
 ) -> Option<Value> {
     let before_fields = before.and_then(Value::as_object);
@@ -118,15 +118,12 @@ fn select_keyed(
     before: Option<&Value>,
     items: &[Value],
     keys: &[String],
-    owned: Option<&Value>,
+    owned: Option<&FieldSet>,
     shape: Option<&Shape>,
 ) -> Option<Value> {
     let before_items = before.and_then(Value::as_array);
-    let owned_items: Vec<(Selector, &Value)> = owned
-        .into_iter()
-        .flat_map(members)
-        .filter_map(|(key, node)| Selector::parse(key).map(|s| (s, node)))
-        .collect();
+    let owned_items: Vec<(&PathElement, &FieldSet)> =
+        owned.into_iter().flat_map(FieldSet::entries).collect();
     let mut out = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let Some(key) = key_of(item, keys) else {
@@ -137,7 +134,7 @@ fn select_keyed(
             before_items.and_then(|b| b.iter().find(|i| key_of(i, keys).as_ref() == Some(&key)));
         let owns = owned_items
             .iter()
-            .find(|(selector, _)| selector.selects(index, item))
+            .find(|(pe, _)| selects(pe, index, item))
             .map(|(_, node)| *node);
         if was == Some(item) && owns.is_none() {
             continue;
@@ -154,19 +151,19 @@ fn select_keyed(
 }
 
 /// A set: the values that are new or that this manager owns.
-fn select_set(before: Option<&Value>, items: &[Value], owned: Option<&Value>) -> Option<Value> {
+fn select_set(before: Option<&Value>, items: &[Value], owned: Option<&FieldSet>) -> Option<Value> {
     let before_items = before.and_then(Value::as_array);
-    let owned_items: Vec<Selector> = owned
+    let owned_items: Vec<&PathElement> = owned
         .into_iter()
-        .flat_map(members)
-        .filter_map(|(key, _)| Selector::parse(key))
+        .flat_map(FieldSet::entries)
+        .map(|(pe, _)| pe)
         .collect();
     let out: Vec<Value> = items
         .iter()
         .enumerate()
         .filter(|(index, item)| {
             !before_items.is_some_and(|b| b.contains(item))
-                || owned_items.iter().any(|s| s.selects(*index, item))
+                || owned_items.iter().any(|pe| selects(pe, *index, item))
         })
         .map(|(_, item)| item.clone())
         .collect();

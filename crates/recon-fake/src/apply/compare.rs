@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::field_set::FieldSet;
-use super::path::PathElement;
 use super::schema::{ListType, MapType, Schema, Type};
 use super::typed::{Node, field_type, item_pe, resolve};
-use super::value::equals;
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::PathElement;
+use recon_apimachinery::value::equals;
 
 /// The fields removed, modified and added going from one object to another. Every node of
 /// an added or removed subtree is listed; atomic lists and maps, empty maps and lists, and

@@ -1,10 +1,10 @@
 //! Apply conflicts and the 409 they become (apimachinery
 //! `pkg/util/managedfields/internal/conflict.go`, `api/errors.NewApplyConflict`).
 
+use recon_apimachinery::fieldpath::Path;
 use serde_json::{Value, json};
 
 use super::managed::ManagerId;
-use super::path::Path;
 
 /// A field the applier wants to change that another owner holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

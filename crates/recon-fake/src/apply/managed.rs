@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value, json};
 
-use super::field_set::FieldSet;
 use super::time::Time;
-use crate::wire::go_json::write_go_string;
 use crate::wire::nesting::{self, GO_MAX_DEPTH};
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::go_json::write_go_string;
 
 /// The kind of write an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

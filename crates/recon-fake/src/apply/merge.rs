@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::field_set::FieldSet;
-use super::path::PathElement;
 use super::schema::{ListKind, ListType, MapType, Schema, Type};
 use super::typed::{Node, field_type, item_pe, resolve};
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::PathElement;
 
 /// Merges `rhs` (the applied configuration) into `lhs` (the live object): scalars and atomic
 /// values from `rhs` win, granular maps merge key by key, associative lists merge item by
@@ -239,7 +239,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::apply::path::Path;
+    use recon_apimachinery::fieldpath::Path;
 
     /// `path` extended by one element.
     fn child(path: &Path, pe: PathElement) -> Path {

@@ -36,15 +36,12 @@
 mod builtins;
 mod compare;
 mod conflict;
-mod field_set;
 mod managed;
 mod merge;
-mod path;
 mod schema;
 mod time;
 mod typed;
 mod updater;
-mod value;
 mod versions;
 
 #[cfg(test)]
@@ -55,9 +52,8 @@ mod tests;
 use std::fmt;
 
 pub use conflict::{Conflict, conflict_causes, conflict_message};
-pub use field_set::FieldSet;
 pub use managed::{ManagedFields, ManagerId, Operation, RequestRules, restore_unchanged_times};
-pub use path::Path;
+pub use recon_apimachinery::fieldpath::{FieldSet, Path};
 pub use schema::Schema;
 use serde_json::{Value, json};
 pub use time::Time;

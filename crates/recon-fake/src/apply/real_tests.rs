@@ -4,9 +4,9 @@
 //! and the no-op check.
 
 use pretty_assertions::assert_eq;
+use recon_apimachinery::fieldpath::PathElement;
 use serde_json::{Map, Value, json};
 
-use super::path::PathElement;
 use super::*;
 
 const API: &str = "probe.example.com/v1";

@@ -2,11 +2,11 @@
 //! schemas, untyped objects, identities, the cap, and odd inputs.
 
 use pretty_assertions::assert_eq;
+use recon_apimachinery::fieldpath::PathElement;
 use serde_json::{Value, json};
 
 use super::compare::compare;
 use super::merge::merge;
-use super::path::PathElement;
 use super::real_tests::strip_paths;
 use super::typed::fields_of;
 use super::*;

@@ -2,81 +2,27 @@
 
 use std::fmt;
 
-use crate::civil::{civil_from_days, days_from_civil, days_in_month};
+use recon_apimachinery::gotime::{self, Layout};
 
 /// A managedFields timestamp, in Unix seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub i64);
 
 impl Time {
-    /// Parses RFC 3339 (`2024-05-01T10:00:00Z`, `...T10:00:00.5+02:00`), dropping fractions
-    /// as the apiserver does when it writes the time back.
+    /// Parses RFC 3339 as `metav1.Time` does (`2024-05-01T10:00:00Z`,
+    /// `...T10:00:00.5+02:00`), dropping fractions as the apiserver does when it writes the time
+    /// back.
     pub fn parse(s: &str) -> Option<Time> {
-        let b = s.as_bytes();
-        if b.len() < 20
-            || b[4] != b'-'
-            || b[7] != b'-'
-            || b[10] != b'T'
-            || b[13] != b':'
-            || b[16] != b':'
-        {
-            return None;
-        }
-        let num = |r: std::ops::Range<usize>| -> Option<i64> {
-            let part = s.get(r)?;
-            part.bytes()
-                .all(|c| c.is_ascii_digit())
-                .then(|| part.parse().ok())?
-        };
-        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-        if !(1..=12).contains(&month)
-            || !(1..=days_in_month(year, month)).contains(&day)
-            || hour > 23
-            || min > 59
-            || sec > 60
-        {
-            return None;
-        }
-        let mut rest = &s[19..];
-        if let Some(frac) = rest.strip_prefix('.') {
-            let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-            if digits == 0 {
-                return None;
-            }
-            rest = &frac[digits..];
-        }
-        let offset = match rest {
-            "Z" => 0,
-            _ => {
-                let rb = rest.as_bytes();
-                if rb.len() != 6 || rb[3] != b':' || !(rb[0] == b'+' || rb[0] == b'-') {
-                    return None;
-                }
-                let h: i64 = rest.get(1..3)?.parse().ok()?;
-                let m: i64 = rest.get(4..6)?.parse().ok()?;
-                let o = h * 3600 + m * 60;
-                if rb[0] == b'-' { -o } else { o }
-            }
-        };
-        let days = days_from_civil(year, month, day);
-        Some(Time(days * 86_400 + hour * 3600 + min * 60 + sec - offset))
+        gotime::parse(Layout::Time, s)
+            .ok()
+            .map(|t| Time(t.as_second()))
     }
 }
 
 impl fmt::Display for Time {
     /// `2024-05-01T10:00:00Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = self.0.div_euclid(86_400);
-        let secs = self.0.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        )
+        f.write_str(&gotime::format_unix(Layout::Time, self.0, 0))
     }
 }
 

@@ -7,12 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use recon_apimachinery::go_quote;
 use serde_json::Value;
 
-use super::field_set::FieldSet;
-use super::path::PathElement;
 use super::schema::{
     ATOMIC_LIST, DEDUCED_MAP, ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, parts,
 };
-use super::value::{go_type, go_v};
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::PathElement;
+use recon_apimachinery::go_json::go_type;
+
+use crate::strategic::gofmt::fmt_v;
 
 /// The shape a type takes for a given value (`deduceAtom` + `handleAtom`).
 #[derive(Clone, Copy)]
@@ -252,7 +254,7 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
             }
             other => errs.push(err_at(
                 path,
-                format!("expected list, got &{{{}}}", go_v(other)),
+                format!("expected list, got &{{{}}}", fmt_v(other)),
             )),
         },
         Node::Map(m) => match v {
@@ -271,7 +273,7 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
             }
             other => errs.push(err_at(
                 path,
-                format!("expected map, got &{{{}}}", go_v(other)),
+                format!("expected map, got &{{{}}}", fmt_v(other)),
             )),
         },
     }
@@ -297,10 +299,10 @@ fn check_scalar(kind: Scalar, v: &Value) -> Option<String> {
         Scalar::Numeric => format!("expected numeric (int or float), got {}", go_type(v)),
         Scalar::String => format!(
             "expected string, got &value.valueUnstructured{{Value:{}}}",
-            go_v(v)
+            fmt_v(v)
         ),
-        Scalar::Boolean => format!("expected boolean, got &{{{}}}", go_v(v)),
-        Scalar::Untyped => format!("expected any scalar, got &{{{}}}", go_v(v)),
+        Scalar::Boolean => format!("expected boolean, got &{{{}}}", fmt_v(v)),
+        Scalar::Untyped => format!("expected any scalar, got &{{{}}}", fmt_v(v)),
     })
 }
 
@@ -309,7 +311,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::apply::path::Path;
+    use recon_apimachinery::fieldpath::Path;
 
     fn lists_schema() -> Schema {
         Schema::from_openapi_v3(&json!({"type": "object", "properties": {"spec": {

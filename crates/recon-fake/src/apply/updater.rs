@@ -9,14 +9,14 @@ use serde_json::Value;
 
 use super::compare::{Comparison, compare};
 use super::conflict::Conflict;
-use super::field_set::FieldSet;
 use super::managed::{ManagedFields, ManagerId, Operation, VersionedSet};
 use super::merge::{merge, remove};
-use super::path::Path;
 use super::schema::Schema;
 use super::time::Time;
 use super::typed::{ensure_named, fields_of};
 use super::versions::{self, ServedSchemas};
+use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::Path;
 
 /// Update entries kept before the oldest are folded into `ancient-changes`.
 pub const MAX_UPDATE_MANAGERS: usize = 10;
@@ -236,7 +236,7 @@ pub(super) fn apply(
     }
     update_owners(live, &new, &mut m.sets, Some(id), force, ctx)
         .map_err(ApplyFailure::Conflicts)?;
-    let changed = !super::value::equals(live, &new);
+    let changed = !recon_apimachinery::value::equals(live, &new);
     strip_meta(m, id);
     if changed {
         m.times.insert(id.clone(), ctx.time);

@@ -14,6 +14,7 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::LOOPBACK_MANAGER;
+use crate::client_service::Shared;
 use crate::handlers::delete::Deleted;
 use crate::handlers::field_manager::FieldManager;
 use crate::registry::crd::{
@@ -22,7 +23,6 @@ use crate::registry::crd::{
 use crate::registry::resource::ResourceType;
 use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
-use crate::service::Shared;
 use crate::state::State;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeError, Object, finalizers, is_terminating, meta_str, set_meta};

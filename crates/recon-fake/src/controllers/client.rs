@@ -9,10 +9,10 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::report::ObjectId;
+use crate::client_service::InternalRequest;
 use crate::record::RequestOrigin;
 use crate::registry::resource::ResourceType;
 use crate::request::reply::Reply;
-use crate::service::InternalRequest;
 use crate::state::State;
 use crate::wire::error::ApiError;
 use crate::wire::object::{DecodeError, Object, meta_str};

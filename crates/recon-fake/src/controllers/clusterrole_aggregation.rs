@@ -10,9 +10,9 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::client::Controller;
+use crate::client_service::InternalRequest;
 use crate::record::RequestOrigin;
 use crate::registry::validation::{selector_converts, selector_matches};
-use crate::service::InternalRequest;
 use crate::state::State;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, list_items, meta_str};

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::service::InternalRequest;
+use crate::client_service::InternalRequest;
 use crate::state::State;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, meta_str};

@@ -31,7 +31,7 @@ pub(crate) mod namespace_controller;
 pub(crate) mod report;
 pub(crate) mod root_ca_publisher;
 
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::state::State;
 use report::GarbageCollection;
 

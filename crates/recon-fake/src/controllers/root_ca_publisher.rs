@@ -10,8 +10,8 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::client::Controller;
+use crate::client_service::InternalRequest;
 use crate::record::RequestOrigin;
-use crate::service::InternalRequest;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::group::GroupResource;

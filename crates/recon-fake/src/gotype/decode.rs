@@ -10,9 +10,9 @@
 
 use base64::Engine as _;
 use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Number, Value};
 
-use super::go_time::{self, Layout};
 use super::{GoType, TYPES, base64::corrupt_at, quantity};
 use crate::wire::object::{Object, json_type};
 
@@ -123,7 +123,7 @@ impl Walk {
                     GoType::Time => Layout::Time,
                     _ => Layout::MicroTime,
                 };
-                match go_time::canonical(layout, text) {
+                match gotime::canonical(layout, text) {
                     Ok(canonical) => *text = canonical,
                     Err(why) => self.error = Some(why),
                 }

@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use recon_apimachinery::go_json::{go_json, write_go_string};
 use serde_json::{Map, Value};
 
-use crate::wire::go_json::{go_json, write_go_string};
 use crate::wire::unified_diff::unified_diff;
 
 /// Per internal struct its fields; the named scalar and map types' underlying types.

@@ -14,7 +14,6 @@
 mod base64;
 mod decode;
 pub(crate) mod encode;
-pub(crate) mod go_time;
 pub(crate) mod internal;
 pub(crate) mod proto_size;
 pub(crate) mod quantity;

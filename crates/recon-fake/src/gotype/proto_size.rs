@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::go_time::{self, Layout};
-use crate::wire::go_json::go_json;
+use recon_apimachinery::go_json::go_json;
+use recon_apimachinery::gotime::{self, Layout};
 
 const FIELDS: &str = include_str!("../../data/go-proto-fields.json");
 
@@ -224,7 +224,7 @@ fn field_len(number: u64, shape: &Shape, value: Option<&dyn AsValue>) -> usize {
             let at = value
                 .and_then(|v| v.value())
                 .and_then(Value::as_str)
-                .and_then(|s| go_time::parse(layout, s).ok());
+                .and_then(|s| gotime::parse(layout, s).ok());
             // A zero time writes nothing; Timestamp{seconds, nanos} otherwise.
             let len = at.map_or(0, |t| {
                 let nanos = if layout == Layout::Time {
@@ -240,7 +240,7 @@ fn field_len(number: u64, shape: &Shape, value: Option<&dyn AsValue>) -> usize {
             let nanos = value
                 .and_then(|v| v.value())
                 .and_then(Value::as_str)
-                .and_then(duration_nanos)
+                .and_then(gotime::parse_duration)
                 .unwrap_or(0);
             delimited(number, 1 + varint_len(nanos as u64))
         }
@@ -281,40 +281,6 @@ fn base64_len(text: &str) -> usize {
     let chars = text.bytes().filter(|b| !matches!(b, b'\r' | b'\n')).count();
     let padding = text.bytes().rev().take_while(|b| *b == b'=').count();
     (chars / 4 * 3).saturating_sub(padding)
-}
-
-/// A Go duration string (`1h2m3.5s`) in nanoseconds.
-fn duration_nanos(text: &str) -> Option<i64> {
-    let (negative, mut rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let amount: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += amount * scale;
-    }
-    Some(if negative { -total } else { total } as i64)
 }
 
 #[cfg(test)]
@@ -367,13 +333,5 @@ mod tests {
                 "{schema}"
             );
         }
-    }
-
-    #[test]
-    fn durations_read_as_go_reads_them() {
-        assert_eq!(duration_nanos("1h0m0s"), Some(3_600_000_000_000));
-        assert_eq!(duration_nanos("1.5s"), Some(1_500_000_000));
-        assert_eq!(duration_nanos("0"), Some(0));
-        assert_eq!(duration_nanos("x"), None);
     }
 }

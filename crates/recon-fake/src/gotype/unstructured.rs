@@ -4,10 +4,10 @@
 //! restore struct from: string`). Its error quotes the patch as Go's `%v` prints a map, which
 //! [`go_format`] writes.
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::Value;
 
 use super::base64::corrupt_at;
-use super::go_time::{self, Layout};
 use super::{GoType, TYPES, quantity};
 use crate::wire::object::Object;
 
@@ -94,7 +94,7 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
                 } else {
                     Layout::MicroTime
                 };
-                go_time::parse(layout, text).map(|_| ())
+                gotime::parse(layout, text).map(|_| ())
             }
             other => Err(format!(
                 "json: cannot unmarshal {} into Go value of type string",

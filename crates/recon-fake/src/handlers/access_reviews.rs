@@ -11,13 +11,13 @@ use super::field_manager::FieldManager;
 use super::subresource_body::{BodyKind, decode_as};
 use crate::authz::rbac::{PolicyRule, RoleReader, rules_for};
 use crate::authz::{Attributes, Target};
-use crate::registry::validation::{Path, label_selector_requirement};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
+use crate::registry::validation::label_selector_requirement;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::user::UserInfo;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
 use crate::wire::object::{Object, encode_answer, list_items, strings};
 

@@ -6,11 +6,10 @@
 
 use serde_json::Value;
 
-use crate::registry::validation::Path;
+use crate::field::{FieldError, Path};
 use crate::request::call::Call;
 use crate::state::State;
 use crate::storage::stored::object_key;
-use crate::wire::field_error::FieldError;
 use crate::wire::object::Object;
 
 /// `DRAAdminNamespaceLabelKey`.

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::eviction::update_pod_condition;
 use super::subresource_body::{BodyKind, decode_as, str_at, success};
+use crate::field::{FieldError, aggregate};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{FieldError, aggregate};
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, meta_mut, meta_str, meta_value};
 

@@ -11,6 +11,7 @@ use super::validation::{
     custom_finalizer_warnings, validate_builtin_finalizer_names, validate_names,
     validate_object_meta,
 };
+use crate::field::FieldError;
 use crate::registry::resource::{GenerationRule, ResourceType};
 use crate::registry::{conversion, defaults, validation};
 use crate::request::call::Call;
@@ -19,7 +20,6 @@ use crate::state::State;
 use crate::storage::stored::{Stored, object_key};
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::FieldError;
 use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
 
 /// `maxNameGenerationCreateAttempts` of the generic store.

@@ -5,12 +5,12 @@ use recon_apimachinery::go_quote;
 use serde_json::Value;
 
 use super::field_validation::{self, FieldValidation};
+use crate::field::FieldError;
 use crate::gotype;
 use crate::registry::{conversion, defaults};
 use crate::request::call::Call;
 use crate::wire::duplicate_fields::duplicate_fields;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::FieldError;
 use crate::wire::go_yaml::go_yaml_error;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};
@@ -230,9 +230,9 @@ pub(crate) fn check_write_options(call: &Call<'_>, options_kind: &str) -> Result
     let values: Vec<&str> = call.query.all("dryRun").collect();
     if !values.iter().all(|v| *v == "All") {
         errors.push(FieldError::new(
-            crate::wire::field_error::ErrorType::NotSupported,
+            crate::field::ErrorType::NotSupported,
             "dryRun",
-            crate::wire::field_error::BadValue::Raw(Value::from(values).to_string()),
+            crate::field::BadValue::Raw(Value::from(values).to_string()),
             "supported values: \"All\"",
         ));
     }

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Value, json};
 
-use crate::clock::format_time;
 use crate::registry::conversion;
 use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};
 use crate::registry::resource::{DeleteBehavior, GcPolicy, ResourceType};
@@ -148,7 +148,7 @@ impl State {
                 set_meta(
                     &mut obj,
                     "deletionTimestamp",
-                    Value::String(format_time(when)),
+                    Value::String(gotime::format(Layout::Time, when)),
                 );
                 set_meta(&mut obj, "deletionGracePeriodSeconds", Value::from(grace));
                 bump_generation(&mut obj);

@@ -15,10 +15,10 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::subresource_body::{BodyKind, decode_as, int_at, str_at, success};
+use crate::client_service::InternalRequest;
 use crate::request::call::Call;
 use crate::request::delete_options::{DeleteOptions, Preconditions};
 use crate::request::reply::Reply;
-use crate::service::InternalRequest;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;

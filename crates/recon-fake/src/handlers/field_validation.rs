@@ -4,8 +4,8 @@
 //! since Kubernetes 1.27: one `Warning` header per field. `Ignore` says nothing. `Strict` fails
 //! the request with a strict decoding error naming every field.
 
+use crate::field::FieldError;
 use crate::request::call::Call;
-use crate::wire::field_error::FieldError;
 
 /// One `fieldValidation` directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

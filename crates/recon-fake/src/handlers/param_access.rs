@@ -10,12 +10,12 @@
 use serde_json::Value;
 
 use crate::authz::{Attributes, Target};
+use crate::field::FieldError;
 use crate::request::call::Call;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::user::UserInfo;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::FieldError;
 use crate::wire::object::{Object, meta_str};
 
 const GROUP: &str = "admissionregistration.k8s.io";

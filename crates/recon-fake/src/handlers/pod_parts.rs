@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::decode::{check_name, check_write_options, decode_request, ensure_namespace};
 use super::field_manager::FieldManager;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::internal;
 use crate::registry::defaults;
 use crate::request::call::Call;
@@ -25,7 +26,6 @@ use crate::request::route::Verb;
 use crate::state::State;
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::media_type::patch_media_type;
 use crate::wire::object::{Object, encode_body, generation, meta_mut, meta_str, read_json};
 

@@ -21,6 +21,7 @@ use super::patch::{
 };
 use super::update::UpdateRequest;
 use crate::apply::{ApplyError, Conflict, ManagerId, Operation, Path};
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::registry::resource::ResourceType;
 use crate::request::call::Call;
 use crate::request::negotiate::{Format, negotiate};
@@ -32,7 +33,6 @@ use crate::strategic;
 use crate::table::custom::CustomColumns;
 use crate::table::{IncludeObject, Item, ListMeta, TableRequest};
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::{GroupKind, GroupResource};
 use crate::wire::object::{
     DecodeContext, Object, json_type, meta_str, meta_value, not_an_object, read_json, set_meta,
@@ -349,7 +349,7 @@ fn undecodable(why: String) -> ApiError {
 
 /// Go's `json.Marshal` of a value: map keys sorted, strings quoted as Go quotes them.
 fn go_json_text(value: &Value) -> String {
-    crate::wire::go_json::go_json(value)
+    recon_apimachinery::go_json::go_json(value)
 }
 
 /// `members` of `map` in the order of `fields` (a Go struct's), then any others sorted: the

@@ -15,18 +15,18 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use recon_apimachinery::go_quote_list;
+use recon_apimachinery::gotime::{self, Layout};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::subresource_body::{BodyKind, decode_as, str_at};
 use crate::authz::rbac::service_account_username;
-use crate::clock::format_time;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::request::call::Call;
 use crate::request::reply::Reply;
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::{GroupKind, GroupResource};
 use crate::wire::object::{Object, is_terminating, meta_str, meta_value};
 
@@ -187,7 +187,10 @@ impl State {
         let meta = crate::wire::object::meta_mut(&mut request);
         meta.insert("name".into(), Value::from(name.clone()));
         meta.insert("namespace".into(), Value::from(namespace.clone()));
-        meta.insert("creationTimestamp".into(), Value::from(format_time(now)));
+        meta.insert(
+            "creationTimestamp".into(),
+            Value::from(gotime::format(Layout::Time, now)),
+        );
         meta.insert("uid".into(), Value::from(meta_str(&account, "uid")));
         // `ValidateTokenRequest`.
         let mut errors = Vec::new();
@@ -255,7 +258,7 @@ impl State {
         request.insert("spec".into(), Value::Object(spec));
         request.insert(
             "status".into(),
-            json!({"token": sign(&claims), "expirationTimestamp": format_time(expires)}),
+            json!({"token": sign(&claims), "expirationTimestamp": gotime::format(Layout::Time, expires)}),
         );
         Ok(Reply::json(
             201,

@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::wire::group::GroupResource;
 
 /// What the truncated body decodes to in Go's words.

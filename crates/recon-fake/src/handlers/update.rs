@@ -15,6 +15,7 @@ use super::validation::{
     validate_object_meta_update,
 };
 use crate::apply::restore_unchanged_times;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::registry::resource::{DeleteBehavior, GenerationRule, StatusWrite};
 use crate::registry::{conversion, defaults, validation};
 use crate::request::call::Call;
@@ -23,7 +24,6 @@ use crate::state::State;
 use crate::storage::stored::Stored;
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
 use crate::wire::object::{
     Object, decode_body, deletion_grace, encode_body, finalizers, generation, is_terminating,

@@ -9,7 +9,7 @@ use recon_apimachinery::names::{
 };
 use serde_json::{Map, Value};
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{
     OWNER_REF_FIELDS, Object, finalizers, generation, meta, meta_str, meta_value,
 };
@@ -391,7 +391,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::wire::field_error::aggregate;
+    use crate::field::aggregate;
 
     fn obj(v: Value) -> Object {
         v.as_object().cloned().unwrap_or_default()

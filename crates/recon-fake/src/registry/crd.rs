@@ -15,9 +15,9 @@ use super::resource::{
 };
 use super::storage_hash::storage_version_hash;
 use crate::apply::{Schema, ServedSchemas};
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::schema::{CelRules, CustomResourceSchema, structural};
 use crate::table::custom::CustomColumns;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{Object, meta_str};
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
@@ -579,7 +579,7 @@ mod tests {
         apply_defaults(&mut obj);
         prepare_create(&mut obj);
         assert_eq!(
-            crate::wire::field_error::aggregate(&validate(&obj, None)),
+            crate::field::aggregate(&validate(&obj, None)),
             r#"metadata.name: Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group"#
         );
     }
@@ -598,7 +598,7 @@ mod tests {
                 "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
                 "x-kubernetes-validations": [{"rule": "self.l.all(x, x > 0) && self.l.all(x, x < 9)"}]}}});
         let over_budget = "estimated rule cost exceeds budget by factor of";
-        let created = crate::wire::field_error::aggregate(&validate(&old, None));
+        let created = crate::field::aggregate(&validate(&old, None));
         assert!(created.contains(over_budget), "{created}");
 
         let mut relabelled = old.clone();
@@ -608,7 +608,7 @@ mod tests {
         let mut changed = old.clone();
         changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
             [0]["rule"] = json!("self.l.all(x, x > 1) && self.l.all(x, x < 8)");
-        let updated = crate::wire::field_error::aggregate(&validate(&changed, Some(&old)));
+        let updated = crate::field::aggregate(&validate(&changed, Some(&old)));
         assert!(updated.contains(over_budget), "{updated}");
     }
 

@@ -40,10 +40,8 @@ pub(crate) type Prepare = fn(&mut Map<String, Value>);
 /// `PrepareForUpdate`-style hook: edits `new` knowing `old`.
 pub(crate) type PrepareUpdate = fn(&mut Map<String, Value>, &Map<String, Value>);
 /// Type-specific validation of an object, given the stored one on an update.
-pub(crate) type Validate = fn(
-    &Map<String, Value>,
-    Option<&Map<String, Value>>,
-) -> Vec<crate::wire::field_error::FieldError>;
+pub(crate) type Validate =
+    fn(&Map<String, Value>, Option<&Map<String, Value>>) -> Vec<crate::field::FieldError>;
 /// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
 pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
 /// The part of `PrepareForCreate` / `PrepareForUpdate` that reads the clock: `(new, old, now)`,

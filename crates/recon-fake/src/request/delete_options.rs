@@ -7,9 +7,9 @@ use serde_json::Value;
 use recon_apimachinery::go_quote;
 
 use super::call::Call;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::go_yaml::yaml_to_json;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{BODY_MEDIA_TYPES, body_media_type};

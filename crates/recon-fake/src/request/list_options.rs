@@ -4,8 +4,8 @@
 //! them. Messages were checked against a real apiserver.
 
 use super::route::Query;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupKind;
 use crate::wire::status::Reason;
 

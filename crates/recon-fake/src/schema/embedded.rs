@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::model::{Additional, Node};
 use super::validate::bad_value;
-use crate::wire::field_error::{ErrorType, FieldError};
+use crate::field::{ErrorType, FieldError};
 use crate::wire::object::normalize_metadata;
 
 /// `CoerceWithOptions` below the resource root: every embedded resource in `v` (at field path
@@ -82,7 +82,7 @@ fn coerce_type_and_object_meta(
             join(path, "metadata"),
             before
                 .as_ref()
-                .map_or(crate::wire::field_error::BadValue::Omit, bad_value),
+                .map_or(crate::field::BadValue::Omit, bad_value),
             why,
         )),
     }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::model::{Additional, ListType, Node};
 use super::validate::bad_value;
-use crate::wire::field_error::{ErrorType, FieldError};
+use crate::field::{ErrorType, FieldError};
 
 /// The errors of `obj` (an object) against `node`.
 pub(crate) fn validate(node: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {

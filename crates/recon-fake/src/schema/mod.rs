@@ -39,7 +39,7 @@ use model::Node;
 use serde_json::Value;
 use validate::Validator;
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 /// The validation schema of one served version of a custom resource.
@@ -211,7 +211,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::wire::field_error::aggregate;
+    use crate::field::aggregate;
 
     fn schema(v: Value) -> CustomResourceSchema {
         CustomResourceSchema::from_openapi_v3(&v)

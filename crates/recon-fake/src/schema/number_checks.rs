@@ -2,7 +2,7 @@
 //! decoded a number ([`Num`]: an `int64` or a `float64`): `MaximumNativeType`,
 //! `MinimumNativeType`, `MultipleOfNativeType`, `IsValueValidAgainstRange`.
 
-use crate::wire::number::{Num, go_float};
+use recon_apimachinery::go_json::{Num, go_float};
 
 /// `swag.FormatFloat64`: `strconv.FormatFloat(f, 'f', -1, 64)`.
 fn format_f(f: f64) -> String {

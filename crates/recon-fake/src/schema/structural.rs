@@ -17,10 +17,10 @@
 //! Not modelled: the restrictions on the root when the status subresource is on, the defaults' own validation
 //! (`structuraldefaulting.ValidateDefaults`) and the checks of `x-kubernetes-validations` rules.
 
+use recon_apimachinery::go_json::go_json_string;
 use serde_json::{Map, Value};
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError};
 
 type Schema = Map<String, Value>;
 
@@ -947,7 +947,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::wire::field_error::aggregate;
+    use crate::field::aggregate;
 
     const ROOT: &str = "spec.validation.openAPIV3Schema";
 

@@ -16,14 +16,14 @@
 
 use std::collections::HashSet;
 
+use recon_apimachinery::go_json::{Num, go_float};
 use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
 use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
 use super::number_checks::{self, MultipleOf};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::number::{Num, go_float};
+use crate::field::{BadValue, ErrorType, FieldError};
 
 /// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
 /// anything else as JSON.

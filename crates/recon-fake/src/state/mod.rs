@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::clock::{Clock, format_time};
+use recon_apimachinery::gotime::{self, Layout};
+
+use crate::clock::Clock;
 use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
@@ -119,7 +121,7 @@ impl State {
 
     /// `metav1.Now()` as it is written on the wire.
     pub(crate) fn now(&self) -> Value {
-        Value::String(format_time(self.clock.now()))
+        Value::String(gotime::format(Layout::Time, self.clock.now()))
     }
 
     /// The stored object `key` of `rt`, decoded; `Ok(None)` when there is none.

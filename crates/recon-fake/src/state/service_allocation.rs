@@ -15,7 +15,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Value, json};
 
 use super::State;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::group::GroupResource;
 use crate::wire::object::Object;
 

@@ -19,12 +19,12 @@
 //! Built-in kinds are stored as protobuf: their size is that encoding's, computed from the Go
 //! types' protobuf fields ([`proto_size`]), without encoding them.
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
 use crate::gotype::proto_size::varint_len;
 use crate::gotype::{self, proto_size};
 use crate::wire::error::ApiError;
-use crate::wire::go_json::go_json;
 use crate::wire::object::Object;
 
 /// etcd's default `--max-request-bytes`.

@@ -8,6 +8,7 @@
 //! (`internal/golang/encoding/json/decode.go` `convertNumber`). The stored
 //! object comes from `ToUnstructured`, where integer fields are `int64` too.
 
+use recon_apimachinery::go_json::go_float;
 use serde_json::{Map, Value};
 
 use super::error::Fault;
@@ -117,6 +118,14 @@ impl<'a> GoSet<'a> {
     }
 }
 
+/// `fmt.Sprintf("%v", value)` for an `interface{}` argument, as the error texts of
+/// structured-merge-diff embed values too.
+pub(crate) fn fmt_v(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, 'v');
+    out
+}
+
 /// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
 pub(super) fn fmt_map_v(map: &Map<String, Value>) -> String {
     let mut out = String::new();
@@ -205,71 +214,4 @@ fn write_map(out: &mut String, map: &Map<String, Value>, verb: char) {
         }
     }
     out.push(']');
-}
-
-/// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses for `float64`:
-/// shortest digits, exponent form when the exponent is < -4 or >= 6
-/// (e.g. `1e+06`, `1.5e-07`, `123456`, `0.0001`).
-pub(super) fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN".to_string()
-        } else if f > 0.0 {
-            "+Inf".to_string()
-        } else {
-            "-Inf".to_string()
-        };
-    }
-    // Rust's `{:e}` also prints the shortest digits that round-trip.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
-    let nd = digits.len() as i32;
-    let mut out = String::new();
-    if f < 0.0 {
-        out.push('-');
-    }
-    if !(-4..6).contains(&exp) {
-        out.push(char::from(digits[0]));
-        if nd > 1 {
-            out.push('.');
-            out.extend(digits[1..].iter().map(|b| char::from(*b)));
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let abs = exp.unsigned_abs();
-        if abs < 10 {
-            out.push('0');
-        }
-        out.push_str(&abs.to_string());
-        return out;
-    }
-    // %f with max(nd - dp, 0) decimals, dp = exp + 1.
-    let dp = exp + 1;
-    let digit_at = |i: i32| -> char {
-        if i >= 0 && i < nd {
-            char::from(digits[i as usize])
-        } else {
-            '0'
-        }
-    };
-    if dp > 0 {
-        for i in 0..dp {
-            out.push(digit_at(i));
-        }
-    } else {
-        out.push('0');
-    }
-    let decimals = (nd - dp).max(0);
-    if decimals > 0 {
-        out.push('.');
-        for i in 0..decimals {
-            out.push(digit_at(dp + i));
-        }
-    }
-    out
 }

@@ -1096,32 +1096,30 @@ fn element_without_the_merge_key_is_an_internal_error() {
     );
 }
 
+/// List elements the merge cannot place are internal errors, the element printed as Go's `%v`
+/// prints a map: without the merge key (a `$patch: delete` one too), with Go's number and nil
+/// formats, or with an unknown directive.
 #[test]
-fn delete_element_without_the_merge_key_is_an_internal_error() {
-    let err = failed(
-        pod(),
-        pod_with_containers(containers(&["a"])),
-        json!({"spec": {"containers": [{"$patch": "delete", "image": "x"}]}}),
-    );
-    assert_eq!(
-        err.message,
-        "map: map[$patch:delete image:x] does not contain declared merge key: name"
-    );
-}
-
-#[test]
-fn error_messages_print_values_like_go() {
-    let err = failed(
-        pod(),
-        pod_with_containers(containers(&["a"])),
-        json!({"spec": {"containers": [{
-            "image": 1.5, "n": 1_000_000, "x": 1e6, "y": null, "z": [1, {"q": true}], "w": 1e-7
-        }]}}),
-    );
-    assert_eq!(
-        err.message,
-        "map: map[image:1.5 n:1000000 w:1e-07 x:1e+06 y:<nil> z:[1 map[q:true]]] does not contain declared merge key: name"
-    );
+fn list_elements_that_cannot_be_merged_are_internal_errors() {
+    for (patch, message) in [
+        (
+            json!({"spec": {"containers": [{"$patch": "delete", "image": "x"}]}}),
+            "map: map[$patch:delete image:x] does not contain declared merge key: name",
+        ),
+        (
+            json!({"spec": {"containers": [{
+                "image": 1.5, "n": 1_000_000, "x": 1e6, "y": null, "z": [1, {"q": true}], "w": 1e-7
+            }]}}),
+            "map: map[image:1.5 n:1000000 w:1e-07 x:1e+06 y:<nil> z:[1 map[q:true]]] does not contain declared merge key: name",
+        ),
+        (
+            json!({"spec": {"containers": [{"name": "a", "$patch": "bogus"}]}}),
+            "unknown patch type: bogus in map: map[$patch:bogus name:a]",
+        ),
+    ] {
+        let err = failed(pod(), pod_with_containers(containers(&["a"])), patch);
+        assert_eq!(err.message, message);
+    }
 }
 
 #[test]
@@ -1150,19 +1148,6 @@ fn non_string_patch_directive_is_printed_with_go_bad_verb_syntax() {
     assert_eq!(
         err.message,
         "unknown patch type: %!s(int64=1) in map: map[$patch:1]"
-    );
-}
-
-#[test]
-fn unknown_patch_directive_in_a_list_element_is_an_internal_error() {
-    let err = failed(
-        pod(),
-        pod_with_containers(containers(&["a"])),
-        json!({"spec": {"containers": [{"name": "a", "$patch": "bogus"}]}}),
-    );
-    assert_eq!(
-        err.message,
-        "unknown patch type: bogus in map: map[$patch:bogus name:a]"
     );
 }
 
@@ -1296,8 +1281,19 @@ fn status_bodies_match_the_apiserver() {
 // --- Go formatting --------------------------------------------------------------------------
 
 #[test]
+fn values_print_like_go_percent_v() {
+    use super::gofmt::fmt_v;
+    assert_eq!(fmt_v(&json!([1])), "[1]");
+    assert_eq!(fmt_v(&json!({"a": null, "b": 1.5})), "map[a:<nil> b:1.5]");
+    assert_eq!(
+        fmt_v(&json!({"b": [true, "x"], "a": 1e6})),
+        "map[a:1e+06 b:[true x]]"
+    );
+}
+
+#[test]
 fn floats_print_like_go_percent_v() {
-    use super::gofmt::go_float;
+    use recon_apimachinery::go_json::go_float;
     for (f, s) in [
         (1e6, "1e+06"),
         (123456.0, "123456"),

@@ -306,7 +306,7 @@ fn metadata_str<'a>(obj: &'a Object, key: &str) -> &'a str {
 /// when unset).
 fn created_at(obj: &Object) -> String {
     match creation(obj) {
-        Some(t) => crate::clock::format_time(t),
+        Some(t) => recon_apimachinery::gotime::format(recon_apimachinery::gotime::Layout::Time, t),
         None => "0001-01-01T00:00:00Z".to_owned(),
     }
 }
@@ -321,7 +321,7 @@ fn timestamp(text: &str) -> Option<Timestamp> {
     if text.is_empty() {
         return None;
     }
-    crate::gotype::go_time::parse(crate::gotype::go_time::Layout::Time, text).ok()
+    recon_apimachinery::gotime::parse(recon_apimachinery::gotime::Layout::Time, text).ok()
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::fmt;
 use recon_apimachinery::go_quote;
 use serde::Serialize;
 
-use super::field_error::{FieldError, aggregate};
 use super::group::{GroupKind, GroupResource};
 use super::status::{Reason, StatusCause, StatusDetails};
+use crate::field::{FieldError, aggregate};
 
 /// An error answer of the in-memory API server, serialised as a `metav1.Status`.
 ///

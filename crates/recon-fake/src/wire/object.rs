@@ -541,7 +541,7 @@ pub(crate) fn normalize_metadata_of(
             },
             MetaField::Time => match &value {
                 Value::String(s) => {
-                    crate::gotype::go_time::parse(crate::gotype::go_time::Layout::Time, s)?;
+                    recon_apimachinery::gotime::parse(recon_apimachinery::gotime::Layout::Time, s)?;
                     true
                 }
                 other => return Err(type_error(other, "v1.Time")),

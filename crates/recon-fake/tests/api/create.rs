@@ -545,14 +545,7 @@ async fn creating_an_existing_widget_is_409_already_exists() {
     assert_eq!((s.code, s.reason.as_str()), (409, "AlreadyExists"));
     assert_eq!(s.message, "widgets.example.com \"x\" already exists");
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "widgets")
-    );
+    assert_details(&details, ("x", "example.com", "widgets"));
     assert_eq!(widgets(&server).get("x").await.unwrap().spec.size, 1);
 }
 
@@ -566,14 +559,7 @@ async fn creating_an_existing_config_map_names_the_core_resource() {
     assert_eq!((s.code, s.reason.as_str()), (409, "AlreadyExists"));
     assert_eq!(s.message, "configmaps \"x\" already exists");
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "", "configmaps")
-    );
+    assert_details(&details, ("x", "", "configmaps"));
 }
 
 #[tokio::test]

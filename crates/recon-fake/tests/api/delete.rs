@@ -231,14 +231,7 @@ async fn deleting_a_missing_object_is_404_not_found() {
         r#"widgets.example.com "nope" not found"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("nope", "example.com", "widgets")
-    );
+    assert_details(&details, ("nope", "example.com", "widgets"));
 }
 
 // C13
@@ -363,14 +356,7 @@ async fn adding_a_finalizer_to_a_terminating_object_is_422_forbidden() {
         r#"Widget.example.com "x" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/g"}"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Widget")
-    );
+    assert_details(&details, ("x", "example.com", "Widget"));
     assert!(
         details
             .causes
@@ -420,40 +406,41 @@ async fn removing_a_finalizer_or_editing_spec_of_a_terminating_object_is_allowed
 // ---------------------------------------------------------------------------------------------
 // D6: preconditions
 
+/// Deleting widget `x` with `preconditions` is a 409 Conflict with the `refused` reason after
+/// the common prefix, and details naming the widget; the widget stays.
+async fn delete_is_a_conflict(server: &ApiServer, preconditions: Preconditions, refused: &str) {
+    let params = DeleteParams {
+        preconditions: Some(preconditions),
+        ..DeleteParams::default()
+    };
+
+    let s = status(widgets(server).delete("x", &params).await);
+
+    assert_status(
+        &s,
+        409,
+        "Conflict",
+        &format!(r#"Operation cannot be fulfilled on Widget.example.com "x": {refused}"#),
+    );
+    let details = s.details.expect("details");
+    assert_details(&details, ("x", "example.com", "Widget"));
+    widgets(server).get("x").await.unwrap();
+}
+
 // D6
 #[tokio::test]
 async fn delete_with_a_mismatched_uid_precondition_is_409() {
     let server = server().await;
     let created = create_widget(&server, "x", &[]).await;
     let uid = created.metadata.uid.clone().unwrap();
-    let params = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: Some("nope".into()),
-            resource_version: None,
-        }),
-        ..DeleteParams::default()
+    let preconditions = Preconditions {
+        uid: Some("nope".into()),
+        resource_version: None,
     };
-
-    let s = status(widgets(&server).delete("x", &params).await);
-
-    assert_status(
-        &s,
-        409,
-        "Conflict",
-        &format!(
-            r#"Operation cannot be fulfilled on Widget.example.com "x": the UID in the precondition (nope) does not match the UID in record ({uid}). The object might have been deleted and then recreated"#
-        ),
+    let refused = format!(
+        "the UID in the precondition (nope) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
     );
-    let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Widget")
-    );
-    widgets(&server).get("x").await.unwrap();
+    delete_is_a_conflict(&server, preconditions, &refused).await;
 }
 
 // D6
@@ -462,34 +449,14 @@ async fn delete_with_a_mismatched_resource_version_precondition_is_409() {
     let server = server().await;
     let created = create_widget(&server, "x", &[]).await;
     let current = created.metadata.resource_version.clone().unwrap();
-    let params = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: None,
-            resource_version: Some("1".into()),
-        }),
-        ..DeleteParams::default()
+    let preconditions = Preconditions {
+        uid: None,
+        resource_version: Some("1".into()),
     };
-
-    let s = status(widgets(&server).delete("x", &params).await);
-
-    assert_status(
-        &s,
-        409,
-        "Conflict",
-        &format!(
-            r#"Operation cannot be fulfilled on Widget.example.com "x": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({current}). The object might have been modified"#
-        ),
+    let refused = format!(
+        "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({current}). The object might have been modified"
     );
-    let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Widget")
-    );
-    widgets(&server).get("x").await.unwrap();
+    delete_is_a_conflict(&server, preconditions, &refused).await;
 }
 
 // D6
@@ -1033,12 +1000,5 @@ async fn creating_a_widget_while_its_crd_is_terminating_is_403_forbidden() {
         r#"widgets.example.com "new" is forbidden: create not allowed while custom resource definition is terminating"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("new", "example.com", "widgets")
-    );
+    assert_details(&details, ("new", "example.com", "widgets"));
 }

@@ -95,14 +95,7 @@ fn assert_namespace_not_found(status: &Status, namespace: &str) {
         &format!(r#"namespaces "{namespace}" not found"#),
     );
     let details = status.details.as_ref().expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        (namespace, "", "namespaces")
-    );
+    assert_details(details, (namespace, "", "namespaces"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,16 @@ async fn raw_patch(
     server.client().request::<Value>(request).await
 }
 
+/// The error answering a [`raw_patch`] of widget `x`, with `query` after its path.
+async fn patch_x_refused(
+    server: &ApiServer,
+    query: &str,
+    content_type: &str,
+    body: &str,
+) -> kube::core::Status {
+    status(raw_patch(server, &format!("{WIDGETS}/x{query}"), content_type, body).await)
+}
+
 /// The exact JSON body of the last response the server sent.
 fn last_response(server: &ApiServer) -> Value {
     server
@@ -201,14 +211,7 @@ async fn stale_resource_version_in_merge_patch_is_409_with_the_optimistic_lock_m
         r#"Operation cannot be fulfilled on widgets.example.com "x": the object has been modified; please apply your changes to the latest version and try again"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "widgets")
-    );
+    assert_details(&details, ("x", "example.com", "widgets"));
     assert_eq!(widgets(&server).get("x").await.unwrap().spec.size, 2);
 }
 
@@ -249,14 +252,7 @@ async fn null_or_empty_resource_version_in_merge_patch_is_422_for_a_widget() {
             r#"widgets.example.com "x" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"#,
         );
         let details = s.details.expect("details");
-        assert_eq!(
-            (
-                details.name.as_str(),
-                details.group.as_str(),
-                details.kind.as_str()
-            ),
-            ("x", "example.com", "widgets")
-        );
+        assert_details(&details, ("x", "example.com", "widgets"));
         assert_eq!(details.causes.len(), 1);
         assert_eq!(details.causes[0].field, "metadata.resourceVersion");
         assert_eq!(details.causes[0].reason, "FieldValueInvalid");
@@ -406,15 +402,7 @@ async fn json_patch_that_is_an_object_is_400_cannot_unmarshal_object() {
     let server = server().await;
     create_widget(&server, "x", &[]).await;
 
-    let s = status(
-        raw_patch(
-            &server,
-            &format!("{WIDGETS}/x"),
-            JSON_PATCH,
-            r#"{"op":"add"}"#,
-        )
-        .await,
-    );
+    let s = patch_x_refused(&server, "", JSON_PATCH, r#"{"op":"add"}"#).await;
 
     assert_status(
         &s,
@@ -492,15 +480,7 @@ async fn unknown_patch_content_type_on_a_widget_is_415() {
     create_widget(&server, "x", &[]).await;
 
     for content_type in ["text/plain", "application/json"] {
-        let s = status(
-            raw_patch(
-                &server,
-                &format!("{WIDGETS}/x"),
-                content_type,
-                r#"{"spec":{"size":3}}"#,
-            )
-            .await,
-        );
+        let s = patch_x_refused(&server, "", content_type, r#"{"spec":{"size":3}}"#).await;
         assert_status(&s, 415, "UnsupportedMediaType", CUSTOM_PATCH_TYPES);
     }
     assert_eq!(widgets(&server).get("x").await.unwrap().spec.size, 1);
@@ -605,14 +585,7 @@ async fn patching_a_missing_widget_is_404_not_found() {
         r#"widgets.example.com "nope" not found"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("nope", "example.com", "widgets")
-    );
+    assert_details(&details, ("nope", "example.com", "widgets"));
 }
 
 // P9, W5
@@ -677,14 +650,7 @@ async fn patch_changing_metadata_uid_is_422_field_is_immutable() {
         r#"Widget.example.com "x" is invalid: metadata.uid: Invalid value: "zz": field is immutable"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Widget")
-    );
+    assert_details(&details, ("x", "example.com", "Widget"));
     assert!(!details.causes.is_empty());
     assert!(
         details.causes.iter().all(|c| c.field == "metadata.uid"),
@@ -713,14 +679,7 @@ async fn patch_changing_kind_is_422_must_be_widget() {
         r#"Gadget.example.com "x" is invalid: kind: Invalid value: "Gadget": must be Widget"#,
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "Gadget")
-    );
+    assert_details(&details, ("x", "example.com", "Gadget"));
 }
 
 // U6
@@ -776,14 +735,7 @@ async fn patched_metadata_that_does_not_decode_is_422_patch_invalid_value() {
         s.message
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("", "", "")
-    );
+    assert_details(&details, ("", "", ""));
     assert_eq!(details.causes.len(), 1);
     assert_eq!(
         (
@@ -804,15 +756,7 @@ async fn force_with_a_merge_patch_is_422_patch_options_invalid() {
     create_widget(&server, "x", &[]).await;
 
     // kube::Api refuses `force` without apply on the client side, so the request is raw.
-    let s = status(
-        raw_patch(
-            &server,
-            &format!("{WIDGETS}/x?force=true"),
-            MERGE,
-            r#"{"spec":{"size":4}}"#,
-        )
-        .await,
-    );
+    let s = patch_x_refused(&server, "?force=true", MERGE, r#"{"spec":{"size":4}}"#).await;
 
     assert_status(
         &s,

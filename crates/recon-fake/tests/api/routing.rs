@@ -87,6 +87,14 @@ fn assert_plain_404<T: Debug>(result: Result<T, kube::Error>, recorded: &Recorde
     assert_eq!(&recorded.response[..], b"404 page not found\n");
 }
 
+/// A GET of each of `paths` is Go's plain-text 404 ([`assert_plain_404`]).
+async fn gets_are_plain_404s(server: &ApiServer, paths: &[&str]) {
+    for path in paths {
+        let (result, recorded) = raw(server, "GET", path, None).await;
+        assert_plain_404(result, &recorded);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // R1 paths
 
@@ -263,22 +271,14 @@ async fn cluster_scoped_custom_resource_under_a_namespace_is_a_plain_404() {
         )
         .await
         .unwrap();
-    let (result, recorded) = raw(
+    gets_are_plain_404s(
         &server,
-        "GET",
-        "/apis/example.com/v1/namespaces/default/gizmos/g",
-        None,
+        &[
+            "/apis/example.com/v1/namespaces/default/gizmos/g",
+            "/apis/example.com/v1/namespaces/default/gizmos",
+        ],
     )
     .await;
-    assert_plain_404(result, &recorded);
-    let (result, recorded) = raw(
-        &server,
-        "GET",
-        "/apis/example.com/v1/namespaces/default/gizmos",
-        None,
-    )
-    .await;
-    assert_plain_404(result, &recorded);
 }
 
 /// go-restful's 404 inside a served built-in group: a JSON `Status`, not plain text. Returns what
@@ -386,15 +386,16 @@ async fn a_put_or_patch_without_a_name_is_400_for_custom_resources_and_405_for_b
 async fn unknown_group_or_resource_is_a_plain_404() {
     // R2: real server.
     let server = server().await;
-    for path in [
-        "/apis/nope.io/v1/things",
-        "/apis/nope.io/v1/namespaces/default/things/t",
-        "/apis/example.com/v1/namespaces/default/nothings",
-        "/apis/example.com/v1/nothings/x",
-    ] {
-        let (result, recorded) = raw(&server, "GET", path, None).await;
-        assert_plain_404(result, &recorded);
-    }
+    gets_are_plain_404s(
+        &server,
+        &[
+            "/apis/nope.io/v1/things",
+            "/apis/nope.io/v1/namespaces/default/things/t",
+            "/apis/example.com/v1/namespaces/default/nothings",
+            "/apis/example.com/v1/nothings/x",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -405,22 +406,14 @@ async fn served_custom_group_at_an_unserved_version_is_a_plain_404() {
         .create(&PostParams::default(), &widget("w", 1))
         .await
         .unwrap();
-    let (result, recorded) = raw(
+    gets_are_plain_404s(
         &server,
-        "GET",
-        "/apis/example.com/v2/namespaces/default/widgets",
-        None,
+        &[
+            "/apis/example.com/v2/namespaces/default/widgets",
+            "/apis/example.com/v2/namespaces/default/widgets/w",
+        ],
     )
     .await;
-    assert_plain_404(result, &recorded);
-    let (result, recorded) = raw(
-        &server,
-        "GET",
-        "/apis/example.com/v2/namespaces/default/widgets/w",
-        None,
-    )
-    .await;
-    assert_plain_404(result, &recorded);
 }
 
 #[tokio::test]
@@ -483,14 +476,7 @@ async fn custom_resource_not_found_body_is_a_full_status() {
     assert!(s.is_not_found());
     assert_eq!(s.message, r#"widgets.example.com "nope" not found"#);
     let details = s.details.unwrap();
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("nope", "example.com", "widgets")
-    );
+    assert_details(&details, ("nope", "example.com", "widgets"));
     assert_eq!(
         server.requests().last().unwrap().response_json().unwrap(),
         json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",

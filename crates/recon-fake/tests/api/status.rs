@@ -52,14 +52,7 @@ fn assert_gizmo_not_found(s: &Status) {
     assert_eq!((s.code, s.reason.as_str()), (404, "NotFound"));
     assert_eq!(s.message, "gizmos.example.com \"x\" not found");
     let details = s.details.as_ref().expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "gizmos")
-    );
+    assert_details(details, ("x", "example.com", "gizmos"));
 }
 
 // ---- S1: custom resource with the status subresource ----

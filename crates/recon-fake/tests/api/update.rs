@@ -47,14 +47,7 @@ async fn stale_resource_version_on_put_is_409_with_the_real_message() {
         "Operation cannot be fulfilled on widgets.example.com \"x\": the object has been modified; please apply your changes to the latest version and try again"
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "widgets")
-    );
+    assert_details(&details, ("x", "example.com", "widgets"));
     assert_eq!(api.get("x").await.unwrap().spec.size, 2);
     assert_eq!(
         server.resource_version(),
@@ -98,14 +91,7 @@ async fn put_without_resource_version_on_a_custom_resource_is_422() {
         "widgets.example.com \"x\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"
     );
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("x", "example.com", "widgets")
-    );
+    assert_details(&details, ("x", "example.com", "widgets"));
     assert_eq!(details.causes.len(), 1);
     assert_eq!(details.causes[0].reason, "FieldValueInvalid");
     assert_eq!(details.causes[0].field, "metadata.resourceVersion");
@@ -178,14 +164,7 @@ async fn put_on_a_missing_widget_is_404() {
     assert_eq!((s.code, s.reason.as_str()), (404, "NotFound"));
     assert_eq!(s.message, "widgets.example.com \"missing\" not found");
     let details = s.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        ("missing", "example.com", "widgets")
-    );
+    assert_details(&details, ("missing", "example.com", "widgets"));
     assert!(api.get_opt("missing").await.unwrap().is_none());
 }
 

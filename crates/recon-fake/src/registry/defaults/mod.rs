@@ -7,17 +7,20 @@
 //! field, and a defaulted pointer is written as the value it points to.
 //!
 //! - [`pod`]: pod specs and everything in them (containers, probes, volumes), pod templates;
-//! - [`core`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, Namespace's
+//! - [`core_v1`]: the other core/v1 kinds (Service, Secret, PersistentVolumeClaim, Namespace's
 //!   name label, ...);
 //! - [`workloads`]: apps/v1 and batch/v1;
-//! - [`others`]: networking, autoscaling, policy, RBAC;
+//! - [`networking`]: NetworkPolicies and IPAddresses; [`autoscaling`]:
+//!   HorizontalPodAutoscalers; [`rbac`]: role bindings' subjects;
 //! - [`apiserver`]: admission webhooks and policies, API priority and fairness;
 //! - [`storage`]: storage.k8s.io and resource.k8s.io.
 
 mod apiserver;
-mod core;
-mod others;
+mod autoscaling;
+mod core_v1;
+mod networking;
 mod pod;
+mod rbac;
 mod storage;
 mod workloads;
 
@@ -35,28 +38,28 @@ pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
                 pod::template(template);
             }
         }
-        ("", "ReplicationController") => core::replication_controller(obj),
-        ("", "Service") => core::service(obj),
-        ("", "Secret") => core::secret(obj),
-        ("", "PersistentVolumeClaim") => core::persistent_volume_claim(obj),
-        ("", "PersistentVolume") => core::persistent_volume(obj),
-        ("", "Endpoints") => core::endpoints(obj),
-        ("", "Namespace") => core::namespace(obj),
-        ("discovery.k8s.io", "EndpointSlice") => core::endpoint_slice(obj),
+        ("", "ReplicationController") => core_v1::replication_controller(obj),
+        ("", "Service") => core_v1::service(obj),
+        ("", "Secret") => core_v1::secret(obj),
+        ("", "PersistentVolumeClaim") => core_v1::persistent_volume_claim(obj),
+        ("", "PersistentVolume") => core_v1::persistent_volume(obj),
+        ("", "Endpoints") => core_v1::endpoints(obj),
+        ("", "Namespace") => core_v1::namespace(obj),
+        ("discovery.k8s.io", "EndpointSlice") => core_v1::endpoint_slice(obj),
         ("apps", "Deployment") => workloads::deployment(obj),
         ("apps", "StatefulSet") => workloads::stateful_set(obj),
         ("apps", "DaemonSet") => workloads::daemon_set(obj),
         ("apps", "ReplicaSet") => workloads::replica_set(obj),
         ("batch", "Job") => workloads::job(obj),
         ("batch", "CronJob") => workloads::cron_job(obj),
-        ("networking.k8s.io", "NetworkPolicy") => others::network_policy(obj),
-        ("networking.k8s.io", "IPAddress") => others::ip_address(obj),
-        ("autoscaling", "HorizontalPodAutoscaler") => others::horizontal_pod_autoscaler(obj),
+        ("networking.k8s.io", "NetworkPolicy") => networking::network_policy(obj),
+        ("networking.k8s.io", "IPAddress") => networking::ip_address(obj),
+        ("autoscaling", "HorizontalPodAutoscaler") => autoscaling::horizontal_pod_autoscaler(obj),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
-            others::role_binding(obj);
+            rbac::role_binding(obj);
         }
-        ("", "LimitRange") => core::limit_range(obj),
-        ("", "Node") => core::node(obj),
+        ("", "LimitRange") => core_v1::limit_range(obj),
+        ("", "Node") => core_v1::node(obj),
         ("admissionregistration.k8s.io", kind) => match kind {
             "ValidatingWebhookConfiguration" => apiserver::webhook_configuration(obj, false),
             "MutatingWebhookConfiguration" => apiserver::webhook_configuration(obj, true),
@@ -106,7 +109,7 @@ pub(crate) fn as_decoded(group: &str, kind: &str, obj: &mut Object) {
 /// unset and always-written fields, as for [`as_decoded`].
 pub(crate) fn as_decoded_at(group: &str, version: &str, kind: &str, obj: &mut Object) {
     if (group, version, kind) == ("autoscaling", "v1", "HorizontalPodAutoscaler") {
-        others::horizontal_pod_autoscaler_v1(obj);
+        autoscaling::horizontal_pod_autoscaler_v1(obj);
     }
     drop_empty_lists(obj);
     if let Some(name) = gotype::kind_struct(group, version, kind) {

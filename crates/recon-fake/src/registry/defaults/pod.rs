@@ -278,7 +278,7 @@ fn volume(v: &mut Object) {
         .and_then(|e| field(e, "volumeClaimTemplate"))
         .and_then(|t| field(t, "spec"))
     {
-        super::core::persistent_volume_claim_spec(claim);
+        super::core_v1::persistent_volume_claim_spec(claim);
     }
     if let Some(image) = field(v, "image")
         && is_zero(image, "pullPolicy")

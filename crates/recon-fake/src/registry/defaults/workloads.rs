@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::{
-    core, default_nil, default_zero, field, field_or_new, is_nil, items, label_if_unlabelled, pod,
-    str_of, template_labels,
+    core_v1, default_nil, default_zero, field, field_or_new, is_nil, items, label_if_unlabelled,
+    pod, str_of, template_labels,
 };
 use crate::wire::object::Object;
 
@@ -59,7 +59,7 @@ pub(super) fn stateful_set(obj: &mut Object) {
     default_nil(spec, "revisionHistoryLimit", 10);
     template(spec);
     for claim in items(spec, "volumeClaimTemplates") {
-        core::persistent_volume_claim(claim);
+        core_v1::persistent_volume_claim(claim);
         // The StatefulSet strategy names each claim template's type.
         claim.insert("apiVersion".into(), json!("v1"));
         claim.insert("kind".into(), json!("PersistentVolumeClaim"));

@@ -15,18 +15,17 @@
 //! a policy here is allowed to read any kind), the environment difference between new and
 //! stored expressions (the libraries both have are the same in 1.36).
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_subdomain_name_errors, label_key_errors, path_segment_errors,
 };
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::{rule_with_operations, string_list_json};
 use super::read::{is_set, list_at, str_at};
 use super::workloads::label_selector;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::schema::{CEL_RESERVED, Declarations, PolicyCompiler, Returns, on_large_stack};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::{Object, meta_str};
 
 const GROUP: &str = "admissionregistration.k8s.io";

@@ -15,10 +15,10 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
-use super::core::{decoded_len, port_num_errors};
+use super::config_map_secret::decoded_len;
+use super::ports::port_num_errors;
 use super::read::{int_at, list_at, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -24,10 +24,9 @@ use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::error::X509Error;
 use x509_parser::prelude::FromDer;
 
-use super::Path;
-use super::core::base64_decode;
+use super::config_map_secret::base64_decode;
 use super::read::{list_at, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -8,16 +8,15 @@
 
 use std::cmp::Ordering;
 
+use recon_apimachinery::go_json::go_json;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::read::{list_at, str_at};
 use super::workloads::label_selector;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal;
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
 use crate::wire::object::Object;
 
 const ACCESS_MODES: [&str; 4] = [

@@ -22,23 +22,22 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
     label_value_errors, path_segment_errors,
 };
 use serde_json::Value;
 
-use super::Path;
 use super::admission_policy::webhook_match_conditions;
-use super::core::port_num_errors;
 use super::job::domain_prefixed_path_errors;
 use super::pod::node_selector;
+use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, sloppy_ip};
 use super::workloads::label_selector;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -6,11 +6,10 @@
 
 use serde_json::Value;
 
-use super::Path;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, str_at};
 use super::resource_claims::label_name;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// `maxReasonLen`.
 const MAX_REASON: usize = 1024;

@@ -8,10 +8,10 @@
 //! The metadata errors an update repeats (the strategy validates the new metadata a second
 //! time) are reported once.
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

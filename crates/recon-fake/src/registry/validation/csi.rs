@@ -8,14 +8,13 @@
 
 use std::collections::HashSet;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::label_key_errors;
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::{csi_driver_name, string_list_json};
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -6,11 +6,10 @@
 
 use serde_json::Value;
 
-use super::Path;
-use super::others::is_extended_resource_name;
+use super::quota::is_extended_resource_name;
 use super::read::list_at;
 use super::resource_claims::{MAX_CONFIGS, device_configuration, selectors, slice_errors};
-use crate::wire::field_error::FieldError;
+use crate::field::{FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

@@ -14,12 +14,11 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
-use super::core::port_num_errors;
 use super::pod::invalid_int;
+use super::ports::port_num_errors;
 use super::read::{list_at, str_at};
 use super::service_addresses::{endpoint_ip_errors, legacy_ip_errors, sloppy_ip};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::{Object, list_items};
 
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];

@@ -17,22 +17,21 @@
 
 use std::collections::HashSet;
 
+use recon_apimachinery::go_json::{go_json, go_json_string};
 use recon_apimachinery::go_quote;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
 };
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::pod::{invalid_int, json_string_map, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
 use super::workloads::{
     immutable_selector, json_label_selector, label_selector, selector_converts, selector_matches,
     selector_must_match,
 };
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::{Object, meta_str};
 
 /// `maxParallelismForIndexedJob`.

@@ -13,9 +13,13 @@
 //!   that write files (secret, configMap, downwardAPI, projected);
 //! - [`probe_handlers`]: containers' probes and lifecycle hooks;
 //! - [`workloads`]: apps/v1 and CronJobs; [`job`]: Jobs;
-//! - [`core`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1;
-//!   [`claim`]: PersistentVolumeClaims; [`replication_controller`]: ReplicationControllers;
-//! - [`others`]: networking, policy, autoscaling, RBAC, coordination;
+//! - [`core_v1`]: the other core/v1 kinds, and Events of both core/v1 and events.k8s.io/v1,
+//!   handed to [`service`]: Services; [`config_map_secret`]: ConfigMaps and Secrets;
+//!   [`namespace`]: Namespaces; [`events`]: Events; [`claim`]: PersistentVolumeClaims;
+//!   [`replication_controller`]: ReplicationControllers; [`ports`]: port numbers and names;
+//! - [`rbac`]: Roles, ClusterRoles and their bindings; [`networking`]: NetworkPolicies and
+//!   Ingresses; [`disruption_budget`]: PodDisruptionBudgets; [`autoscaling`]:
+//!   HorizontalPodAutoscalers; [`lease`]: Leases;
 //! - [`cluster`]: Nodes, PersistentVolumes, PriorityClasses, StorageClasses, the admission
 //!   webhook configurations, PriorityLevelConfigurations, FlowSchemas, IngressClasses,
 //!   RuntimeClasses;
@@ -36,29 +40,37 @@
 
 mod admission_policy;
 mod aggregator;
+mod autoscaling;
 mod certificates;
 mod claim;
 mod cluster;
 mod conditions;
+mod config_map_secret;
 mod controller_revision;
-mod core;
+mod core_v1;
 mod csi;
 mod device_class;
+mod disruption_budget;
 mod endpoints;
+mod events;
 mod job;
+mod lease;
+mod namespace;
+mod networking;
 mod networking_ips;
-mod others;
-mod path;
 mod pod;
 mod pod_object;
 mod pod_os;
 mod pod_security;
+mod ports;
 mod probe_handlers;
 mod quota;
+mod rbac;
 mod read;
 mod replication_controller;
 mod resource_claims;
 mod resource_slice;
+mod service;
 mod service_addresses;
 mod storage;
 mod user_namespaces;
@@ -68,12 +80,11 @@ mod volume_sources;
 mod windows_options;
 mod workloads;
 
-pub(crate) use path::Path;
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
 pub(crate) use resource_claims::drop_deallocated_devices;
 pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
 
-use crate::wire::field_error::FieldError;
+use crate::field::FieldError;
 use crate::wire::object::Object;
 
 /// Which file validates a `group` `kind`.
@@ -81,7 +92,13 @@ enum Family {
     Pod,
     Core,
     Workloads,
-    Others,
+    Rbac,
+    DisruptionBudget,
+    Autoscaling,
+    Lease,
+    Networking,
+    /// A kind with no checks of its own.
+    Unchecked,
     Cluster,
     Endpoints,
     Quota,
@@ -146,7 +163,12 @@ impl Family {
             ("", "Pod" | "PodTemplate") => Family::Pod,
             ("" | "events.k8s.io", _) => Family::Core,
             ("apps" | "batch", _) => Family::Workloads,
-            _ => Family::Others,
+            ("rbac.authorization.k8s.io", _) => Family::Rbac,
+            ("policy", "PodDisruptionBudget") => Family::DisruptionBudget,
+            ("autoscaling", "HorizontalPodAutoscaler") => Family::Autoscaling,
+            ("coordination.k8s.io", "Lease") => Family::Lease,
+            ("networking.k8s.io", _) => Family::Networking,
+            _ => Family::Unchecked,
         }
     }
 }
@@ -155,9 +177,14 @@ impl Family {
 pub(crate) fn validate_create(group: &str, kind: &str, obj: &Object) -> Vec<FieldError> {
     match Family::of(group, kind) {
         Family::Pod => pod::validate_create(kind, obj),
-        Family::Core => core::validate_create(group, kind, obj),
+        Family::Core => core_v1::validate_create(group, kind, obj),
         Family::Workloads => workloads::validate_create(kind, obj),
-        Family::Others => others::validate_create(group, kind, obj),
+        Family::Rbac => rbac::validate_create(kind, obj),
+        Family::DisruptionBudget => disruption_budget::validate(obj),
+        Family::Autoscaling => autoscaling::validate_create(obj),
+        Family::Lease => lease::validate(obj),
+        Family::Networking => networking::validate(kind, obj, None),
+        Family::Unchecked => Vec::new(),
         Family::Cluster => cluster::validate_create(group, kind, obj),
         Family::Endpoints => endpoints::validate_create(kind, obj),
         Family::Quota => quota::validate_create(kind, obj),
@@ -184,9 +211,14 @@ pub(crate) fn validate_update(
 ) -> Vec<FieldError> {
     match Family::of(group, kind) {
         Family::Pod => pod::validate_update(kind, new, old),
-        Family::Core => core::validate_update(group, kind, new, old),
+        Family::Core => core_v1::validate_update(group, kind, new, old),
         Family::Workloads => workloads::validate_update(kind, new, old),
-        Family::Others => others::validate_update(group, kind, new, old),
+        Family::Rbac => rbac::validate_update(kind, new, old),
+        Family::DisruptionBudget => disruption_budget::validate(new),
+        Family::Autoscaling => autoscaling::validate_update(new, old),
+        Family::Lease => lease::validate(new),
+        Family::Networking => networking::validate(kind, new, Some(old)),
+        Family::Unchecked => Vec::new(),
         Family::Cluster => cluster::validate_update(group, kind, new, old),
         Family::Endpoints => endpoints::validate_update(kind, new, old),
         Family::Quota => quota::validate_update(kind, new, old),
@@ -213,9 +245,14 @@ pub(crate) fn validate_status_update(
 ) -> Vec<FieldError> {
     match Family::of(group, kind) {
         Family::Pod => pod::validate_status_update(kind, new, old),
-        Family::Core => core::validate_status_update(group, kind, new, old),
+        Family::Core => core_v1::validate_status_update(group, kind, new, old),
         Family::Workloads => workloads::validate_status_update(kind, new, old),
-        Family::Others => others::validate_status_update(group, kind, new, old),
+        Family::Autoscaling => autoscaling::validate_status_update(new),
+        Family::Rbac
+        | Family::DisruptionBudget
+        | Family::Lease
+        | Family::Networking
+        | Family::Unchecked => Vec::new(),
         Family::Cluster => cluster::validate_status_update(group, kind, new, old),
         Family::Endpoints => Vec::new(),
         Family::Quota => quota::validate_status_update(kind, new),

@@ -14,16 +14,15 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::go_quote;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::string_list_json;
 use super::read::{list_at, str_at};
 use super::service_addresses::{cidr_errors, legacy_ip_errors, sloppy_cidr};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

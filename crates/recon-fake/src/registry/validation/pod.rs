@@ -23,7 +23,6 @@ use recon_apimachinery::names::{
 };
 use serde_json::Value;
 
-use super::Path;
 use super::pod_object;
 use super::pod_os;
 use super::pod_security;
@@ -32,8 +31,8 @@ use super::read::{int_at, is_set, list_at, str_at};
 use super::volume_sources;
 use super::workloads::label_selector;
 use super::{user_namespaces, windows_options};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
@@ -89,7 +88,7 @@ pub(super) fn json_string_map(map: Option<&Value>) -> String {
         .iter()
         .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or(""))))
         .collect();
-    crate::wire::go_json::go_json(&Value::Object(strings))
+    recon_apimachinery::go_json::go_json(&Value::Object(strings))
 }
 
 /// `ValidatePodTemplateSpec`: the template's labels and annotations, then its pod spec.

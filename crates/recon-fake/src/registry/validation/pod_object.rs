@@ -6,17 +6,16 @@
 //! ContainerRestartRules, RestartAllContainersOnContainerExits and
 //! ClearingNominatedNodeNameAfterBinding on, as by default).
 
+use recon_apimachinery::go_json::go_json;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::pod::{pod_spec, tolerations};
 use super::pod_os;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::service_addresses::legacy_ip_errors;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
 use crate::wire::object::Object;
 
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";

@@ -11,11 +11,10 @@
 
 use serde_json::Value;
 
-use super::Path;
 use super::pod_object::containers_with_paths;
 use super::pod_security::{id_error, id_in_range};
 use super::read::{is_set, list_at, str_at};
-use crate::wire::field_error::FieldError;
+use crate::field::{FieldError, Path};
 
 const SUPPORTED: &[&str] = &["linux", "windows"];
 const WINDOWS: &str = "cannot be set for a windows pod";

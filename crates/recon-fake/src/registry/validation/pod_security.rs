@@ -15,11 +15,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::Path;
 use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
 use super::windows_options;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// `validation.InclusiveRangeError(0, math.MaxInt32)`, the message of `IsValidUserID` and
 /// `IsValidGroupID`.

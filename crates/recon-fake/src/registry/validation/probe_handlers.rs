@@ -13,11 +13,10 @@
 
 use serde_json::Value;
 
-use super::Path;
-use super::core::{port_name_errors, port_num_errors};
 use super::pod::{invalid_int, non_negative};
+use super::ports::{port_name_errors, port_num_errors};
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::wire::field_error::FieldError;
+use crate::field::{FieldError, Path};
 
 /// The handlers of a probe (`handlerFromProbe`), in the order `validateHandler` checks them.
 const PROBE_HANDLERS: &[&str] = &["exec", "httpGet", "tcpSocket", "grpc"];

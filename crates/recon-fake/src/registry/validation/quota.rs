@@ -12,20 +12,78 @@
 
 use std::cmp::Ordering;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::label_key_errors;
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::claim::non_negative;
 use super::cluster::string_list_json;
-use super::others::{
-    container_resource_name_errors, is_extended_resource_name, resource_name_errors,
-};
 use super::read::{list_at, str_at};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
+
+/// `validateResourceName` (core/v1): a qualified name; unprefixed, a standard resource (huge
+/// pages included, with or without `requests.`).
+pub(super) fn resource_name_errors(name: &str) -> Vec<String> {
+    const STANDARD: [&str; 20] = [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    let mut errors = label_key_errors(name);
+    if errors.is_empty()
+        && !name.contains('/')
+        && !STANDARD.contains(&name)
+        && !name.starts_with("hugepages-")
+        && !name.starts_with("requests.hugepages-")
+    {
+        errors.push("must be a standard resource type or fully qualified".to_owned());
+    }
+    errors
+}
+
+/// `helper.IsExtendedResourceName`: outside `kubernetes.io/`, not `requests.`-prefixed, and a
+/// qualified name once prefixed with `requests.` (the name quota gives it).
+pub(super) fn is_extended_resource_name(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    !native
+        && !name.starts_with("requests.")
+        && label_key_errors(&format!("requests.{name}")).is_empty()
+}
+
+/// `ValidateContainerResourceName` (core/v1): [`resource_name_errors`]; unprefixed, one a
+/// container can request; prefixed outside `kubernetes.io/`, an extended resource name.
+pub(super) fn container_resource_name_errors(name: &str) -> Vec<String> {
+    let mut errors = resource_name_errors(name);
+    if !name.contains('/') {
+        let for_containers = ["cpu", "memory", "ephemeral-storage"].contains(&name)
+            || name.starts_with("hugepages-");
+        if !for_containers {
+            errors.push("must be a standard resource for containers".to_owned());
+        }
+    } else if !name.contains("kubernetes.io/") && !is_extended_resource_name(name) {
+        errors.push("doesn't follow extended resource name standard".to_owned());
+    }
+    errors
+}
 
 /// Whether this file validates a `group` `kind`.
 pub(super) fn handles(group: &str, kind: &str) -> bool {

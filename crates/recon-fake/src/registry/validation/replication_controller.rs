@@ -5,12 +5,11 @@
 
 use serde_json::Value;
 
-use super::Path;
 use super::pod::{json_string_map, non_negative, template_spec};
 use super::read::{is_set, str_at};
 use super::workloads::{REPLICATION_CONTROLLER_STATUS, status_counters};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 /// `helper.NonConvertibleFields`: the annotations naming fields an older API could not convert.

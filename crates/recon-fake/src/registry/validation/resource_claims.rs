@@ -26,19 +26,18 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::go_json::{go_json, go_json_string};
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::schema::SelectorError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::{go_json, go_json_string};
 use crate::wire::object::Object;
 
 /// `DeviceRequestsMaxSize`, also `AllocationResultsMaxSize`.
@@ -719,7 +718,7 @@ pub(super) fn fully_qualified_name(name: &str, at: &Path) -> Vec<FieldError> {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             at,
-            BadValue::Raw(crate::wire::go_json::go_json_string(name)),
+            BadValue::Raw(recon_apimachinery::go_json::go_json_string(name)),
             "a fully qualified name must be a domain and a name separated by a slash",
         ));
     }

@@ -18,11 +18,11 @@
 use std::cmp::Ordering;
 use std::sync::LazyLock;
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::Path;
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, list_at, str_at};
@@ -30,10 +30,9 @@ use super::resource_claims::{
     TAINT_EFFECTS, binding_parameters, dns_label, label_name, label_value, pool_name,
     qualified_name, set_errors, slice_errors,
 };
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::internal::{self, Source};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::Object;
 
 /// `ResourceSliceMaxDevices`.

@@ -5,8 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::Path;
-use crate::wire::field_error::FieldError;
+use crate::field::{FieldError, Path};
 
 /// An IPv4 address as Go's sloppy parser reads it: four decimal parts, leading zeros allowed.
 fn sloppy_v4(text: &str) -> Option<Ipv4Addr> {

@@ -14,11 +14,10 @@
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use serde_json::Value;
 
-use super::Path;
 use super::claim::non_negative;
 use super::cluster::{parameters_errors, provisioner_errors};
 use super::workloads::{json_label_selector, label_selector};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// Whether this file validates a `group` `kind`.

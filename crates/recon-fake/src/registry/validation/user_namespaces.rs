@@ -10,10 +10,9 @@
 
 use serde_json::Value;
 
-use super::Path;
 use super::pod_object::containers_with_paths;
 use super::read::list_at;
-use crate::wire::field_error::FieldError;
+use crate::field::{FieldError, Path};
 
 const FORBIDDEN: &str = "when `hostUsers` is false";
 

@@ -8,14 +8,13 @@
 //!
 //! Not checked: what an inline volume spec holds (`ValidatePersistentVolumeSpec` of it).
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use serde_json::Value;
 
-use super::Path;
 use super::cluster::csi_driver_name;
 use super::read::{int_at, is_set, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 /// `maxAttachedVolumeMetadataSize`, also the limit printed for a long error message.

@@ -17,12 +17,11 @@ use std::collections::HashSet;
 use recon_apimachinery::names::label_key_errors;
 use serde_json::Value;
 
-use super::Path;
 use super::pod::invalid_int;
 use super::pod_security::local_descending_path;
 use super::read::{int_at, list_at, str_at};
+use crate::field::{FieldError, Path};
 use crate::gotype::quantity;
-use crate::wire::field_error::FieldError;
 
 /// `fileModeErrorMsg`.
 const FILE_MODE: &str = "must be a number between 0 and 0777 (octal), both inclusive";

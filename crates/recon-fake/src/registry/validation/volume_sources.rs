@@ -18,14 +18,13 @@ use recon_apimachinery::names::{
 use regex::Regex;
 use serde_json::Value;
 
-use super::Path;
 use super::claim;
 use super::pod::{invalid_int, labels};
 use super::pod_security::local_descending_path;
 use super::read::{int_at, is_set, list_at, str_at};
 use super::volume_files;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::gotype::quantity;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
 
 /// The volume being checked, as the checks of its source need it.
 struct Volume<'a> {

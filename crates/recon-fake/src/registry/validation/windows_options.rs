@@ -7,13 +7,12 @@
 //! The options are pointers to strings in Go, which `field.Invalid` quotes as JSON
 //! (`"a\u003cb"`, not Go's `%q`).
 
+use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use serde_json::Value;
 
-use super::Path;
 use super::pod_object::containers_with_paths;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json_string;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// `maxGMSACredentialSpecLengthInKiB`: the bound of a credential spec's contents.
 const MAX_CREDENTIAL_SPEC_KIB: usize = 64;

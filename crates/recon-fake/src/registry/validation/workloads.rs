@@ -8,11 +8,10 @@
 use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
 use serde_json::Value;
 
-use super::Path;
 use super::job;
 use super::pod::{invalid_int, json_string_map, labels, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;
 
 pub(super) fn validate_create(kind: &str, obj: &Object) -> Vec<FieldError> {
@@ -122,7 +121,7 @@ pub(super) fn json_label_selector(selector: Option<&Value>) -> String {
         let items: Vec<String> = expressions
             .iter()
             .map(|e| {
-                let quote = crate::wire::go_json::go_json_string;
+                let quote = recon_apimachinery::go_json::go_json_string;
                 let mut item = format!(
                     r#"{{"key":{},"operator":{}"#,
                     quote(str_at(Some(e), "key")),
@@ -865,7 +864,11 @@ fn parse_cron_schedule(schedule: &str) -> Result<(), String> {
                 Ok(())
             }
             _ => match descriptor.strip_prefix("every ") {
-                Some(duration) if is_go_duration(duration) => Ok(()),
+                Some(duration)
+                    if recon_apimachinery::gotime::parse_duration(duration).is_some() =>
+                {
+                    Ok(())
+                }
                 Some(duration) => Err(format!(
                     "failed to parse duration {spec}: time: invalid duration {}",
                     recon_apimachinery::go_quote(duration)
@@ -965,34 +968,6 @@ fn cron_int(expr: &str) -> Result<u64, String> {
         ));
     };
     u64::try_from(n).map_err(|_| format!("negative number ({n}) not allowed: {expr}"))
-}
-
-/// Whether `text` has the shape of a Go `time.Duration` (`1h30m`, `90s`, `1.5h`).
-fn is_go_duration(text: &str) -> bool {
-    let mut rest = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if rest == "0" {
-        return true;
-    }
-    if rest.is_empty() {
-        return false;
-    }
-    while !rest.is_empty() {
-        let number = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if number == 0 {
-            return false;
-        }
-        rest = &rest[number..];
-        let Some(unit) = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .find(|u| rest.starts_with(*u))
-        else {
-            return false;
-        };
-        rest = &rest[unit.len()..];
-    }
-    true
 }
 
 /// `ValidateStatefulSetStatusUpdate`: the status, then the metadata update's errors

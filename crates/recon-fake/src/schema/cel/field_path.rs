@@ -1,37 +1,8 @@
-//! `field.Path` as its `String()` prints it, and a rule's `fieldPath` (`cel.ValidFieldPath`):
-//! a JSON path of `.name` and `['key']` steps that must name fields of the schema.
+//! A rule's `fieldPath` (`cel.ValidFieldPath`): a JSON path of `.name` and `['key']` steps
+//! that must name fields of the schema, normalized to the `field.Path` it names.
 
 use super::tree::SNode;
-
-/// A `field.Path`; empty is the nil path (printed `<nil>`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Path(String);
-
-impl Path {
-    pub(super) fn child(&self, name: &str) -> Path {
-        if self.0.is_empty() {
-            Path(name.to_owned())
-        } else {
-            Path(format!("{}.{name}", self.0))
-        }
-    }
-
-    pub(super) fn key(&self, key: &str) -> Path {
-        Path(format!("{}[{key}]", self.0))
-    }
-
-    pub(super) fn index(&self, i: usize) -> Path {
-        Path(format!("{}[{i}]", self.0))
-    }
-
-    pub(super) fn render(&self) -> String {
-        if self.0.is_empty() {
-            "<nil>".to_owned()
-        } else {
-            self.0.clone()
-        }
-    }
-}
+use crate::field::Path;
 
 /// A rule's `fieldPath` relative to `schema`, normalized (`.a['b']` is `a.b`, a map key
 /// `[k]`), or why it is not valid.
@@ -73,7 +44,7 @@ pub(super) fn normalize(json_path: &str, schema: &SNode) -> Result<String, Strin
             return Err("does not refer to a valid field".to_owned());
         }
     }
-    Ok(path.0)
+    Ok(path.as_str().to_owned())
 }
 
 /// The scanner's tokens: `.`, `[` and `]` alone, a quoted string whole, anything else up to

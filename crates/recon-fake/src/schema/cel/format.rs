@@ -1,10 +1,10 @@
 //! `string.format(list)` of cel-go's strings extension (the `en_US` locale): `%s`, `%d`,
 //! `%f`, `%e`, `%b`, `%x`, `%X`, `%o` and `%%`.
 
+use recon_apimachinery::go_json::go_float;
 use recon_apimachinery::go_quote;
 
 use super::value::{EvalError, Result, Value, display, entries};
-use crate::wire::number::go_float;
 
 /// Formats `args` into `template`.
 pub(super) fn format(template: &str, args: &[Value<'_>]) -> Result<String> {

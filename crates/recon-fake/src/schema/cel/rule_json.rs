@@ -1,8 +1,9 @@
 //! A rule as `field.Error` prints it when a CRD is refused for it: Go's `json.Marshal` of
 //! `apiextensions.ValidationRule`.
 
+use recon_apimachinery::go_json::write_go_string as string;
+
 use super::tree::RawRule;
-use crate::wire::go_json::write_go_string as string;
 
 /// `apiextensions.ValidationRule` as JSON (its Go field names, in their order).
 pub(super) fn rule(r: &RawRule) -> String {

@@ -10,12 +10,12 @@ use super::cost::schema_size::{children_per_value, unbounded_cardinality};
 use super::cost::{STATIC_CRD_LIMIT, STATIC_EXPRESSION_LIMIT};
 use super::env::Env;
 use super::eval;
-use super::field_path::{self, Path};
+use super::field_path;
 use super::rule_json;
 use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]
@@ -334,7 +334,7 @@ impl CrdErrors {
             })
             .collect();
         out.push(FieldError::forbidden(
-            root.render(),
+            root.to_string(),
             cost_error_message(
                 "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
                 self.total_cost,
@@ -466,7 +466,7 @@ fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
 /// The checks of a rule's own fields.
 fn rule_field_errors(rule: &RawRule, s: &SNode, at: &Path) -> Vec<FieldError> {
     let mut out = Vec::new();
-    let field = |name: &str| at.child(name).render();
+    let field = |name: &str| at.child(name).to_string();
     let has_newlines = |t: &str| t.contains(['\n', '\r']);
     let (rule_text, message) = (rule.rule.trim(), rule.message.trim());
     if rule_text.is_empty() {
@@ -529,7 +529,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
     let Some(self_type) = decl_type(s, ctx.resource_root, SELF_TYPE_NAME) else {
         out.cel.push(FieldError::new(
             ErrorType::Internal,
-            rules_path.render(),
+            rules_path.to_string(),
             BadValue::Omit,
             "internal error: failed to construct type information for x-kubernetes-validations \
              rules: unable to convert structural schema to CEL declarations",
@@ -547,7 +547,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         } else {
             compiled.max_cost.saturating_mul(runs)
         };
-        let rule_at = at.child("rule").render();
+        let rule_at = at.child("rule").to_string();
         if cost > STATIC_EXPRESSION_LIMIT && !out.waive_expression_cost {
             out.cel.push(FieldError::forbidden(
                 rule_at.clone(),
@@ -558,7 +558,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         if let Some(detail) = &compiled.error {
             out.cel.push(FieldError::new(
                 ErrorType::Invalid,
-                at.child("rule").render(),
+                at.child("rule").to_string(),
                 rule_value(),
                 detail,
             ));
@@ -566,13 +566,13 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         if let Some(detail) = &compiled.message_expression_error {
             out.cel.push(FieldError::new(
                 ErrorType::Invalid,
-                at.child("messageExpression").render(),
+                at.child("messageExpression").to_string(),
                 rule_value(),
                 detail,
             ));
         } else if compiled.message_expression.is_some() {
             // Not multiplied by the rule's runs, as the real server does.
-            let message_at = at.child("messageExpression").render();
+            let message_at = at.child("messageExpression").to_string();
             if compiled.message_max_cost > STATIC_EXPRESSION_LIMIT && !out.waive_expression_cost {
                 out.cel.push(FieldError::forbidden(
                     message_at.clone(),
@@ -588,18 +588,18 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
         if compiled.uses_old_self {
             if let Some(uncorrelatable) = &ctx.uncorrelatable {
                 out.cel.push(FieldError::invalid(
-                    at.child("rule").render(),
+                    at.child("rule").to_string(),
                     &raw.rule,
                     format!(
                         "oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
-                        uncorrelatable.render()
+                        uncorrelatable
                     ),
                 ));
             }
         } else if let Some(optional) = raw.optional_old_self {
             out.cel.push(FieldError::new(
                 ErrorType::Invalid,
-                at.child("optionalOldSelf").render(),
+                at.child("optionalOldSelf").to_string(),
                 BadValue::Raw(optional.to_string()),
                 "may not be set if oldSelf is not used in rule",
             ));

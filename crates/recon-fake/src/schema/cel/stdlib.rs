@@ -6,13 +6,13 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use recon_apimachinery::go_json::go_float;
 use recon_apimachinery::go_quote;
 
 use super::operators::{add, arith, compare, overflow, sub};
 use super::time::{self, Timestamp};
 use super::value::{EvalError, Result, Value, display, equal, err, no_overload};
 use crate::schema::go_regexp::compile as compile_regex;
-use crate::wire::number::go_float;
 
 /// Calls `func` (resolved by the checker) on evaluated arguments.
 pub(super) fn call<'a>(

@@ -1,11 +1,10 @@
 //! CEL timestamps and durations: Go's `time.Time` (within CEL's years 1 to 9999) and
 //! `time.Duration` (signed nanoseconds), parsed and printed as cel-go does.
 
-use std::fmt::Write as _;
-
 use jiff::tz::{Offset, TimeZone};
 
-use crate::civil::{civil_from_days, days_from_civil, days_in_month};
+use recon_apimachinery::gotime::civil::{civil_from_days, days_from_civil, days_in_month};
+use recon_apimachinery::gotime::{self, Layout};
 
 /// A point in time, in nanoseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,17 +73,8 @@ impl Timestamp {
 
     /// Go's `Format(time.RFC3339Nano)` in UTC.
     pub(super) fn rfc3339(self) -> String {
-        let c = self.at_offset(0);
-        let mut out = format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            c.year, c.month, c.day, c.hour, c.minute, c.second
-        );
-        if c.nanos != 0 {
-            let frac = format!("{:09}", c.nanos);
-            let _ = write!(out, ".{}", frac.trim_end_matches('0'));
-        }
-        out.push('Z');
-        out
+        let nanos = i32::try_from(self.subsec()).unwrap_or(0);
+        gotime::format_unix(Layout::Nano, self.seconds(), nanos)
     }
 
     /// The clock in a time zone: an IANA name, or `[+-]HH:MM`; UTC by default.
@@ -154,14 +144,15 @@ fn timestamp_of(
     Timestamp::checked(i128::from(secs) * NANOS + i128::from(nanos))
 }
 
-/// `timestamp(string)`: Go's `time.Parse(time.RFC3339, s)`.
+/// `timestamp(string)`: Go's `time.Parse(time.RFC3339, s)`, within CEL's years.
 pub(super) fn parse_timestamp(s: &str) -> Option<Timestamp> {
-    rfc3339(s, false)
+    let t = gotime::parse(Layout::Time, s).ok()?;
+    Timestamp::checked(t.as_nanosecond())
 }
 
 /// A `format: date-time` value (`strfmt.ParseDateTime`: `t` and `z` in any case).
 pub(super) fn parse_date_time(s: &str) -> Option<Timestamp> {
-    rfc3339(s, true).or_else(|| {
+    rfc3339_lenient(s).or_else(|| {
         // `2006-01-02T15:04:05` (UTC) and `2006-01-02T15:04Z`.
         let lower = s.to_ascii_lowercase();
         let (date, time) = lower.split_once('t')?;
@@ -203,12 +194,13 @@ fn date_parts(s: &str) -> Option<(i16, i8, i8)> {
     ))
 }
 
-fn rfc3339(s: &str, lenient: bool) -> Option<Timestamp> {
+/// RFC 3339 with `t` and `z` in either case (strfmt's date-time).
+fn rfc3339_lenient(s: &str) -> Option<Timestamp> {
     let b = s.as_bytes();
     if b.len() < 20 || !s.is_ascii() {
         return None;
     }
-    let t_ok = b[10] == b'T' || (lenient && b[10] == b't');
+    let t_ok = matches!(b[10], b'T' | b't');
     if !t_ok || b[13] != b':' || b[16] != b':' {
         return None;
     }
@@ -238,7 +230,7 @@ fn rfc3339(s: &str, lenient: bool) -> Option<Timestamp> {
     let zone = &s[i..];
     let offset = match zone {
         "Z" => 0,
-        "z" if lenient => 0,
+        "z" => 0,
         _ => {
             let zb = zone.as_bytes();
             if zb.len() != 6 || !matches!(zb[0], b'+' | b'-') || zb[3] != b':' {
@@ -257,71 +249,7 @@ fn rfc3339(s: &str, lenient: bool) -> Option<Timestamp> {
 
 /// Go's `time.ParseDuration`.
 pub(super) fn parse_duration(s: &str) -> Option<Duration> {
-    let (negative, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(Duration(0));
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: u128 = 0;
-    while !rest.is_empty() {
-        let int_end = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let int_part = &rest[..int_end];
-        rest = &rest[int_end..];
-        let mut frac_part = "";
-        if let Some(after) = rest.strip_prefix('.') {
-            let frac_end = after
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(after.len());
-            frac_part = &after[..frac_end];
-            rest = &after[frac_end..];
-        }
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        let unit_end = rest
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit: u128 = match &rest[..unit_end] {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        let whole: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().ok()?
-        };
-        let mut v = whole.checked_mul(unit)?;
-        if !frac_part.is_empty() {
-            let mut scale = 1u128;
-            let mut frac = 0u128;
-            for c in frac_part.bytes().take(30) {
-                frac = frac * 10 + u128::from(c - b'0');
-                scale *= 10;
-            }
-            v = v.checked_add(frac * unit / scale)?;
-        }
-        total = total.checked_add(v)?;
-        if total > 1u128 << 63 {
-            return None;
-        }
-    }
-    let signed = i128::try_from(total).ok()?;
-    let signed = if negative { -signed } else { signed };
-    i64::try_from(signed).ok().map(Duration)
+    gotime::parse_duration(s).map(Duration)
 }
 
 /// A `format: duration` value (`strfmt.ParseDuration`): Go's syntax, or numbers with unit

@@ -6,12 +6,12 @@
 use std::rc::Rc;
 
 use base64::Engine as _;
+use recon_apimachinery::go_json::{go_float, go_type};
 use serde_json::{Map, Value as Json};
 
 use super::time::{self, Duration, Timestamp};
 use super::tree::{ListType, SNode};
 use super::types::{escape, unescape};
-use crate::wire::number::{go_float, go_type};
 
 /// An evaluation error: its message (as cel-go words it) and whether it is a "no such
 /// overload" (reported differently).

@@ -7,13 +7,12 @@ use serde_json::Value as Json;
 
 use super::env::{COST_EXCEEDED, Env, STEP_LIMIT};
 use super::eval;
-use super::field_path::Path;
 use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
-use crate::wire::number::Num;
+use crate::field::{BadValue, ErrorType, FieldError, Path};
+use recon_apimachinery::go_json::Num;
+use recon_apimachinery::go_json::go_json;
 
 /// The total cost all rules of one write may use.
 use super::cost::RUNTIME_BUDGET as BUDGET;
@@ -284,7 +283,7 @@ impl Run {
         let invalid = |detail: String| {
             FieldError::new(
                 ErrorType::Invalid,
-                path.render(),
+                path.to_string(),
                 BadValue::Str(ty.to_owned()),
                 detail,
             )
@@ -413,7 +412,7 @@ impl Run {
             } else {
                 bad_value(new)
             };
-            let error = error_for_reason(rule.raw.reason.as_deref(), at.render(), value, detail);
+            let error = error_for_reason(rule.raw.reason.as_deref(), at.to_string(), value, detail);
             if !rule.uses_old_self && ratchet.should_ratchet() {
                 self.outcome.warnings.push(error.to_string());
             } else {

@@ -4,46 +4,25 @@
 use super::super::document::{Cell, Row};
 use super::{
     AGE, CONTAINERS, IMAGES, NAME, Printer, age_of, at, container_cells, format_label_selector,
-    format_labels, int_at, integer, label_selector, list_at, name, text, wide,
+    format_labels, int_at, integer, label_selector, list_at, name, replicas_columns, replicas_row,
+    text, wide,
 };
 
 pub(super) const REPLICA_SET: Printer = Printer {
     group: "apps",
     kind: "ReplicaSet",
-    columns: &[
-        NAME,
-        integer(
-            "Desired",
-            "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
-        ),
-        integer(
-            "Current",
-            "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
-        ),
-        integer(
-            "Ready",
-            "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
-        ),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        wide(
-            "Selector",
-            "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-        ),
-    ],
+    columns: &replicas_columns(
+        "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+        "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
     row: |obj, now| {
-        let (containers, images) = container_cells(obj, &["spec", "template"]);
-        Row::new(vec![
-            name(obj),
-            Cell::Int(int_at(obj, &["spec", "replicas"])),
-            Cell::Int(int_at(obj, &["status", "replicas"])),
-            Cell::Int(int_at(obj, &["status", "readyReplicas"])),
-            age_of(obj, now),
-            containers,
-            images,
-            Cell::text(format_label_selector(at(obj, &["spec", "selector"]))),
-        ])
+        replicas_row(
+            obj,
+            now,
+            format_label_selector(at(obj, &["spec", "selector"])),
+        )
     },
 };
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::super::document::{Cell, Condition, Row};
 use super::super::{age, timestamp};
 use super::{
-    AGE, CONTAINERS, IMAGES, NAME, Printer, age_of, at, container_cells, format_labels, int_at,
-    integer, list_at, map_len, name, str_at, text, wide,
+    AGE, NAME, Printer, age_of, at, container_cells, format_labels, list_at, map_len, name,
+    name_text_age, name_text_age_row, replicas_columns, replicas_row, str_at, text, wide,
 };
 use crate::wire::object::Object;
 
@@ -435,41 +435,13 @@ fn pod_row(obj: &Object, now: Timestamp) -> Row {
 pub(super) const REPLICATION_CONTROLLER: Printer = Printer {
     group: "",
     kind: "ReplicationController",
-    columns: &[
-        NAME,
-        integer(
-            "Desired",
-            "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-        ),
-        integer(
-            "Current",
-            "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-        ),
-        integer(
-            "Ready",
-            "The number of ready replicas for this replication controller.",
-        ),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        wide(
-            "Selector",
-            "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-        ),
-    ],
-    row: |obj, now| {
-        let (containers, images) = container_cells(obj, &["spec", "template"]);
-        Row::new(vec![
-            name(obj),
-            Cell::Int(int_at(obj, &["spec", "replicas"])),
-            Cell::Int(int_at(obj, &["status", "replicas"])),
-            Cell::Int(int_at(obj, &["status", "readyReplicas"])),
-            age_of(obj, now),
-            containers,
-            images,
-            Cell::text(format_labels(at(obj, &["spec", "selector"]))),
-        ])
-    },
+    columns: &replicas_columns(
+        "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        "The number of ready replicas for this replication controller.",
+        "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
+    row: |obj, now| replicas_row(obj, now, format_labels(at(obj, &["spec", "selector"]))),
 };
 
 pub(super) const POD_TEMPLATE: Printer = Printer {
@@ -498,21 +470,11 @@ pub(super) const POD_TEMPLATE: Printer = Printer {
 pub(super) const ENDPOINTS: Printer = Printer {
     group: "",
     kind: "Endpoints",
-    columns: &[
-        NAME,
-        text(
-            "Endpoints",
-            "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
-        ),
-        AGE,
-    ],
-    row: |obj, now| {
-        Row::new(vec![
-            name(obj),
-            Cell::text(endpoints(obj)),
-            age_of(obj, now),
-        ])
-    },
+    columns: &name_text_age(
+        "Endpoints",
+        "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
+    ),
+    row: |obj, now| name_text_age_row(obj, now, endpoints(obj)),
 };
 
 /// `formatEndpoints` of every port: the first three ready addresses (with each port, as

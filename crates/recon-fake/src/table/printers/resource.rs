@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use super::super::document::{Cell, Row};
-use super::{AGE, NAME, Printer, age_of, at, list_at, name, str_at, text};
+use super::{
+    AGE, NAME, Printer, age_of, at, list_at, name, name_text_age, name_text_age_row, str_at, text,
+};
 use crate::wire::object::Object;
 
 pub(super) const DEVICE_CLASS: Printer = Printer {
@@ -18,21 +20,11 @@ pub(super) const DEVICE_CLASS: Printer = Printer {
 pub(super) const RESOURCE_CLAIM: Printer = Printer {
     group: "resource.k8s.io",
     kind: "ResourceClaim",
-    columns: &[
-        NAME,
-        text(
-            "State",
-            "A summary of the current state (allocated, pending, reserved, etc.).",
-        ),
-        AGE,
-    ],
-    row: |obj, now| {
-        Row::new(vec![
-            name(obj),
-            Cell::text(claim_state(obj)),
-            age_of(obj, now),
-        ])
-    },
+    columns: &name_text_age(
+        "State",
+        "A summary of the current state (allocated, pending, reserved, etc.).",
+    ),
+    row: |obj, now| name_text_age_row(obj, now, claim_state(obj)),
 };
 
 /// `resourceClaimState`: `deleted` once deletion began, then `pending` (not while deleted) or

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{crd_errors, spec_schema};
-use crate::wire::field_error::aggregate;
+use crate::field::aggregate;
 
 const BOUNDARIES: &str = include_str!("../../../../../../fixtures/cel/cost-boundaries.json");
 

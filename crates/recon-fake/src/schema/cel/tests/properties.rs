@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 use super::*;
 use crate::proptests::{config, json as json_value};
 
+#[path = "../../../../../recon-apimachinery/tests/support/mutation.rs"]
+mod mutation;
+use mutation::{edit, mutate};
+
 /// Rules the `spec` schema below compiles, each within the bounds of [`bounded`], covering macros, optionals, the extension
 /// libraries and the Kubernetes library types.
 const VALID_RULES: &[&str] = &[
@@ -125,45 +129,6 @@ const TOKENS: &[&str] = &[
     "$",
 ];
 
-/// One edit of a source, at a position and with a token picked by index (modulo the lengths).
-#[derive(Debug, Clone)]
-enum Edit {
-    Insert(usize, usize),
-    Delete(usize),
-    Replace(usize, usize),
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    prop_oneof![
-        (any::<usize>(), any::<usize>()).prop_map(|(at, t)| Edit::Insert(at, t)),
-        any::<usize>().prop_map(Edit::Delete),
-        (any::<usize>(), any::<usize>()).prop_map(|(at, t)| Edit::Replace(at, t)),
-    ]
-}
-
-/// Applies the edits at character boundaries.
-fn mutate(source: &str, edits: &[Edit]) -> String {
-    let mut chars: Vec<String> = source.chars().map(String::from).collect();
-    for edit in edits {
-        match *edit {
-            Edit::Insert(at, t) => {
-                let at = at % (chars.len() + 1);
-                chars.insert(at, TOKENS[t % TOKENS.len()].to_owned());
-            }
-            Edit::Delete(at) if !chars.is_empty() => {
-                let at = at % chars.len();
-                chars.remove(at);
-            }
-            Edit::Replace(at, t) if !chars.is_empty() => {
-                let at = at % chars.len();
-                chars[at] = TOKENS[t % TOKENS.len()].to_owned();
-            }
-            Edit::Delete(_) | Edit::Replace(..) => {}
-        }
-    }
-    chars.concat()
-}
-
 /// Whether a source stays within the bounds the module's documentation states.
 fn bounded(source: &str) -> bool {
     source.chars().count() <= 60
@@ -182,7 +147,7 @@ fn source() -> impl Strategy<Value = String> {
             prop::sample::select(VALID_RULES),
             prop::collection::vec(edit(), 0..3)
         )
-            .prop_map(|(rule, edits)| mutate(rule, &edits)),
+            .prop_map(|(rule, edits)| mutate(rule, &edits, TOKENS)),
     ]
     .prop_filter("bounded cost", |s| bounded(s))
 }

@@ -244,7 +244,7 @@ fn a_rule_that_would_build_gigabytes_stops_at_the_cost_limit() {
     let object = json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "k"},
         "spec": {"s": "a".repeat(100)}});
     let outcome = rules.evaluate(&object, None);
-    let errors = crate::wire::field_error::aggregate(&outcome.errors);
+    let errors = crate::field::aggregate(&outcome.errors);
     assert!(
         errors.contains("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule"),
         "{errors}"

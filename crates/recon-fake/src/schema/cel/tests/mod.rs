@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::CelRules;
-use crate::wire::field_error::aggregate;
+use crate::field::aggregate;
 
 mod cost;
 mod crd;
@@ -13,7 +13,7 @@ mod properties;
 mod robustness;
 mod runtime;
 
-const SCHEMEDS: &str = include_str!("../../../../../fixtures/conformance/crds/schemeds.yaml");
+const SCHEMEDS: &str = include_str!("../../../../../../fixtures/conformance/crds/schemeds.yaml");
 
 /// The `openAPIV3Schema` of the conformance CRD `schemeds`.
 fn schemeds_schema() -> Value {

@@ -1,13 +1,21 @@
-//! Proleptic Gregorian calendar arithmetic (Howard Hinnant's algorithms), for the timestamps
-//! the server parses and prints without a date library: managed-fields times and CEL's.
+//! Proleptic Gregorian calendar arithmetic (Howard Hinnant's algorithms), as Go's `time`
+//! package does it for dates far outside any date library's range: the timestamps the server
+//! prints, and CEL's.
+//!
+//! ```
+//! use recon_apimachinery::gotime::civil::{civil_from_days, days_from_civil};
+//!
+//! assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+//! assert_eq!(civil_from_days(-1), (1969, 12, 31));
+//! ```
 
 /// Whether `year` has a February 29th.
-pub(crate) fn is_leap(year: i64) -> bool {
+fn is_leap(year: i64) -> bool {
     (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
 }
 
 /// The days of `month` (1 to 12) in `year`; 0 for another month.
-pub(crate) fn days_in_month(year: i64, month: i64) -> i64 {
+pub fn days_in_month(year: i64, month: i64) -> i64 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -18,7 +26,7 @@ pub(crate) fn days_in_month(year: i64, month: i64) -> i64 {
 }
 
 /// Days since 1970-01-01 of a date.
-pub(crate) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -30,7 +38,7 @@ pub(crate) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// The date (year, month, day) of a day since 1970-01-01. Any day of an `i64` count of
 /// seconds fits: its magnitude is far below `i64::MAX - 719_468`.
-pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -1,13 +1,13 @@
 //! Field sets as `metadata.managedFields` records them (`fieldsV1`, structured-merge-diff's
 //! encoding): which values a manager owns, and what the server's schema makes of a list.
 //!
-//! A node is a JSON object whose keys name members: `f:<name>` a map field, `k:{...}` a list
-//! item by its key fields, `v:<json>` a set item, `i:<n>` a list item by index; `.` marks the
-//! node itself. A node listing no member is owned whole.
+//! The sets themselves, and their encoding, are [`recon_apimachinery::fieldpath`]'s; a path
+//! that ends where a value has members owns that value whole.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+use recon_apimachinery::fieldpath::{FieldSet, PathElement};
 use serde_json::{Map, Value};
 
 /// The entry of `manager`'s server-side apply to `subresource` (`""`: the main resource).
@@ -23,94 +23,69 @@ pub(crate) fn apply_entry<'m>(
     })
 }
 
-/// The members of `node` (every key but `.`); none for a leaf. A `null` node reads as `{}`, as
-/// the apiserver's decoder does.
-pub(crate) fn members(node: &Value) -> impl Iterator<Item = (&str, &Value)> + Clone {
-    node.as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(key, _)| key.as_str() != ".")
-        .map(|(key, child)| (key.as_str(), child))
+/// The paths an entry's `fieldsV1` lists; `None` when it has none or they do not parse.
+pub(crate) fn entry_set(entry: &ManagedFieldsEntry) -> Option<FieldSet> {
+    FieldSet::from_fields_v1(&entry.fields_v1.as_ref()?.0).ok()
 }
 
-/// The member `f:<name>` of `node`.
-pub(crate) fn field<'n>(node: &'n Value, name: &str) -> Option<&'n Value> {
-    members(node).find_map(|(key, child)| (key.strip_prefix("f:") == Some(name)).then_some(child))
+/// The paths of `set` under the map field `name`, when `set` lists the field.
+pub(crate) fn field<'s>(set: &'s FieldSet, name: &str) -> Option<&'s FieldSet> {
+    set.entry(&PathElement::field(name))
 }
 
-/// The parts of `value` that `node` lists. List items come out in `value`'s order. `None` when
-/// the node does not fit the value (a field list over a list, a malformed key): the caller
-/// then cannot tell.
-pub(crate) fn extract(node: &Value, value: &Value) -> Option<Value> {
-    if !matches!(node, Value::Object(_) | Value::Null) {
-        return None;
+/// Whether the list element `pe` names the item at `index`: by its key fields, its value or
+/// its index.
+pub(crate) fn selects(pe: &PathElement, index: usize, item: &Value) -> bool {
+    match pe {
+        PathElement::Key(fields) => fields.iter().all(|(k, v)| item.get(k) == Some(v)),
+        PathElement::Value(v) => item == v,
+        PathElement::Index(i) => usize::try_from(*i).is_ok_and(|i| i == index),
+        PathElement::Field(_) => false,
     }
-    let mut elements = members(node).peekable();
-    if elements.peek().is_none() {
+}
+
+/// The parts of `value` that the `fieldsV1` `node` lists. List items come out in `value`'s
+/// order. `None` when the node does not parse or does not fit the value (a field list over a
+/// list): the caller then cannot tell.
+pub(crate) fn extract(node: &Value, value: &Value) -> Option<Value> {
+    extract_set(&FieldSet::from_fields_v1(node).ok()?, value)
+}
+
+fn extract_set(set: &FieldSet, value: &Value) -> Option<Value> {
+    let mut entries = set.entries().peekable();
+    if entries.peek().is_none() {
         return Some(value.clone());
     }
     match value {
         Value::Object(fields) => {
             let mut out = Map::new();
-            for (key, child) in elements {
-                let name = key.strip_prefix("f:")?;
-                if let Some(field) = fields.get(name) {
-                    out.insert(name.to_owned(), extract(child, field)?);
+            for (pe, under) in entries {
+                let PathElement::Field(name) = pe else {
+                    return None;
+                };
+                if let Some(field) = fields.get(&**name) {
+                    out.insert(name.to_string(), extract_set(under, field)?);
                 }
             }
             Some(Value::Object(out))
         }
         Value::Array(items) => {
-            let selectors = elements
-                .map(|(key, child)| Some((Selector::parse(key)?, child)))
-                .collect::<Option<Vec<_>>>()?;
+            let entries: Vec<_> = entries.collect();
+            if entries
+                .iter()
+                .any(|(pe, _)| matches!(pe, PathElement::Field(_)))
+            {
+                return None;
+            }
             let mut out = Vec::new();
             for (index, item) in items.iter().enumerate() {
-                if let Some((_, child)) = selectors.iter().find(|(s, _)| s.selects(index, item)) {
-                    out.push(extract(child, item)?);
+                if let Some((_, under)) = entries.iter().find(|(pe, _)| selects(pe, index, item)) {
+                    out.push(extract_set(under, item)?);
                 }
             }
             Some(Value::Array(out))
         }
         _ => None,
-    }
-}
-
-/// How a member key picks a list item.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Selector {
-    /// `k:{"name":"a"}`: the item whose key fields hold these values.
-    Key(Map<String, Value>),
-    /// `v:"a"`: the set item equal to this value.
-    Value(Value),
-    /// `i:0`: the item at this index.
-    Index(usize),
-}
-
-impl Selector {
-    /// The selector a member key spells; `None` for a field (`f:`) or a malformed key.
-    pub(crate) fn parse(key: &str) -> Option<Selector> {
-        if let Some(json) = key.strip_prefix("k:") {
-            match serde_json::from_str(json).ok()? {
-                Value::Object(fields) => Some(Selector::Key(fields)),
-                _ => None,
-            }
-        } else if let Some(json) = key.strip_prefix("v:") {
-            serde_json::from_str(json).ok().map(Selector::Value)
-        } else if let Some(index) = key.strip_prefix("i:") {
-            index.parse().ok().map(Selector::Index)
-        } else {
-            None
-        }
-    }
-
-    /// Whether the item at `index` is the one this selector names.
-    pub(crate) fn selects(&self, index: usize, item: &Value) -> bool {
-        match self {
-            Selector::Key(fields) => fields.iter().all(|(k, v)| item.get(k) == Some(v)),
-            Selector::Value(v) => item == v,
-            Selector::Index(i) => *i == index,
-        }
     }
 }
 
@@ -137,28 +112,30 @@ impl Shape {
     /// The shape every entry of `entries` shows.
     pub(crate) fn of(entries: &[ManagedFieldsEntry]) -> Shape {
         let mut shape = Shape::default();
-        for entry in entries {
-            if let Some(fields) = &entry.fields_v1 {
-                shape.learn(&fields.0);
-            }
+        for set in entries.iter().filter_map(entry_set) {
+            shape.learn(&set);
         }
         shape
     }
 
-    /// Adds what `node` shows.
-    fn learn(&mut self, node: &Value) {
-        for (key, child) in members(node) {
-            if let Some(name) = key.strip_prefix("f:") {
-                self.fields.entry(name.to_owned()).or_default().learn(child);
-                continue;
-            }
-            match Selector::parse(key) {
-                Some(Selector::Key(fields)) => {
-                    self.list = Some(ListKind::Map(fields.keys().cloned().collect()));
-                    self.items.get_or_insert_default().learn(child);
+    /// Adds what `set` shows.
+    fn learn(&mut self, set: &FieldSet) {
+        for (pe, under) in set.entries() {
+            match pe {
+                PathElement::Field(name) => {
+                    self.fields
+                        .entry(name.to_string())
+                        .or_default()
+                        .learn(under);
                 }
-                Some(Selector::Value(_)) => self.list = Some(ListKind::Set),
-                Some(Selector::Index(_)) | None => {}
+                PathElement::Key(fields) => {
+                    self.list = Some(ListKind::Map(
+                        fields.iter().map(|(name, _)| name.clone()).collect(),
+                    ));
+                    self.items.get_or_insert_default().learn(under);
+                }
+                PathElement::Value(_) => self.list = Some(ListKind::Set),
+                PathElement::Index(_) => {}
             }
         }
     }

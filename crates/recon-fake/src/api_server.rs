@@ -6,6 +6,7 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 
+use crate::client_service::{FakeService, Shared};
 use crate::clock::{Clock, SystemClock};
 use crate::identity::Identity;
 use crate::ids::IdGenerator;
@@ -13,7 +14,6 @@ use crate::reactor_builder::ReactorBuilder;
 use crate::record::{RecordedRequest, RequestOrigin};
 use crate::registry::conversion_webhook::ConversionWebhook;
 use crate::request::route::Verb;
-use crate::service::{FakeService, Shared};
 use crate::state::State;
 use crate::storage::history::{DEFAULT_HISTORY, History};
 

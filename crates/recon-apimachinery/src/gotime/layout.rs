@@ -1,26 +1,33 @@
-//! `metav1.Time` and `metav1.MicroTime` as kube-apiserver decodes and encodes them: read with Go's
-//! `time.Parse` (layout `time.RFC3339`, or `RFC3339Micro` for a MicroTime), with Go's error
-//! text; written back in UTC, whole seconds for a Time (a fraction is dropped, not rounded) and
-//! exactly six fractional digits for a MicroTime. Recorded from kube-apiserver: scenario
+//! Go's `time.Parse` and `Time.Format` with the RFC 3339 layouts: `metav1.Time` and
+//! `metav1.MicroTime` as kube-apiserver decodes and encodes them (layout `time.RFC3339`, or
+//! `RFC3339Micro` for a MicroTime), with Go's error text; written back in UTC, whole seconds
+//! for a Time (a fraction is dropped, not rounded) and exactly six fractional digits for a
+//! MicroTime; and `time.RFC3339Nano`, the fraction's trailing zeros dropped. Recorded from kube-apiserver: scenario
 //! `update/leader-election-lease-takeover-and-release` (a MicroTime without six digits is a 400)
 //! and an Event created with `firstTimestamp: 2026-11-27T12:00:00.75+02:00`, answered
 //! `2026-11-27T10:00:00Z`, and `eventTime: 2026-11-27T12:00:00.123456+02:00`, answered
 //! `2026-11-27T10:00:00.123456Z`.
 
+use std::fmt::Write as _;
+
 use jiff::Timestamp;
-use jiff::civil::DateTime;
-use jiff::tz::Offset;
+
+use super::civil::{civil_from_days, days_from_civil, days_in_month};
 
 /// The range an element must be in, and its name in the error: `(low, high, name)`.
 type Range = (i32, i32, &'static str);
 
-/// Which of the two layouts.
+/// Which RFC 3339 layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Layout {
-    /// `metav1.Time`: `2006-01-02T15:04:05Z07:00`; a fraction after the seconds is read too.
+pub enum Layout {
+    /// `metav1.Time` (`time.RFC3339`): `2006-01-02T15:04:05Z07:00`; a fraction after the
+    /// seconds is read too, and never written.
     Time,
     /// `metav1.MicroTime`: `2006-01-02T15:04:05.000000Z07:00`, exactly six digits.
     MicroTime,
+    /// `time.RFC3339Nano`: `2006-01-02T15:04:05.999999999Z07:00`, read as [`Layout::Time`]
+    /// is, written with the fraction's significant digits (none for a whole second).
+    Nano,
 }
 
 impl Layout {
@@ -28,12 +35,13 @@ impl Layout {
         match self {
             Layout::Time => "2006-01-02T15:04:05Z07:00",
             Layout::MicroTime => "2006-01-02T15:04:05.000000Z07:00",
+            Layout::Nano => "2006-01-02T15:04:05.999999999Z07:00",
         }
     }
 }
 
 /// Parses `value` as `time.Parse(layout, value)` does; `Err` is Go's `ParseError` text.
-pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
+pub fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
     let fail = |layout_elem: &str, value_elem: &str| {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",
@@ -81,7 +89,7 @@ pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
     let mut nanos = 0;
     match layout {
         // A fraction the layout does not name is read anyway: `.` or `,` and digits.
-        Layout::Time => {
+        Layout::Time | Layout::Nano => {
             if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && rest[1].is_ascii_digit() {
                 let n = 1 + rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
                 nanos = fraction(&rest[1..n]);
@@ -148,37 +156,61 @@ pub(crate) fn parse(layout: Layout, value: &str) -> Result<Timestamp, String> {
             quote(text(rest))
         ));
     }
-    if day < 1 || day > days_in(month, year) {
+    if day < 1 || i64::from(day) > days_in_month(i64::from(year), i64::from(month)) {
         return Err(out_of_range("day"));
     }
-    // Every field is in range, and a year has four digits: the civil time exists.
-    let civil = DateTime::new(
-        i16::try_from(year).unwrap_or(i16::MAX),
-        i8::try_from(month).unwrap_or(1),
-        i8::try_from(day).unwrap_or(1),
-        i8::try_from(hour).unwrap_or(0),
-        i8::try_from(minute).unwrap_or(0),
-        i8::try_from(second).unwrap_or(0),
-        nanos,
-    )
-    .map_err(|_| out_of_range("year"))?;
-    let offset =
-        Offset::from_seconds(offset_seconds).map_err(|_| out_of_range("time zone offset hour"))?;
-    offset.to_timestamp(civil).map_err(|_| out_of_range("year"))
+    // Every field is in range and a year has four digits: the time exists, and only a zone
+    // can push it past jiff's last day (or before its first).
+    let days = days_from_civil(i64::from(year), i64::from(month), i64::from(day));
+    let seconds = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second - offset_seconds);
+    Timestamp::new(seconds, nanos).map_err(|_| out_of_range("year"))
 }
 
 /// `t` as the server writes it back: RFC 3339 in UTC, whole seconds for a Time, six digits for a
-/// MicroTime.
-pub(crate) fn format(layout: Layout, t: Timestamp) -> String {
+/// MicroTime, the significant ones for Nano.
+pub fn format(layout: Layout, t: Timestamp) -> String {
+    // Before the epoch jiff's fraction is negative, as its seconds are.
+    let (seconds, nanos) = match t.subsec_nanosecond() {
+        n if n < 0 => (t.as_second() - 1, n + 1_000_000_000),
+        n => (t.as_second(), n),
+    };
+    format_unix(layout, seconds, nanos)
+}
+
+/// [`format()`] of the time `seconds` and `nanos` after the Unix epoch, any `i64` of seconds
+/// (years beyond 9999 print with more digits).
+pub fn format_unix(layout: Layout, seconds: i64, nanos: i32) -> String {
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let second_of_day = seconds.rem_euclid(86_400);
+    let mut out = format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60
+    );
     match layout {
-        Layout::Time => t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        Layout::MicroTime => t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+        Layout::Time => {}
+        Layout::MicroTime => {
+            let _ = write!(out, ".{:06}", nanos / 1000);
+        }
+        Layout::Nano if nanos != 0 => {
+            let digits = format!("{nanos:09}");
+            let _ = write!(out, ".{}", digits.trim_end_matches('0'));
+        }
+        Layout::Nano => {}
     }
+    out.push('Z');
+    out
 }
 
 /// `value` read and written back as the server stores it, or Go's error.
-pub(crate) fn canonical(layout: Layout, value: &str) -> Result<String, String> {
+pub fn canonical(layout: Layout, value: &str) -> Result<String, String> {
     parse(layout, value).map(|t| format(layout, t))
+}
+
+/// `t` with the precision of a `metav1.Time`: the fraction of a second dropped.
+pub fn truncate_to_second(t: Timestamp) -> Timestamp {
+    Timestamp::from_second(t.as_second()).unwrap_or(t)
 }
 
 fn skip<'a>(value: &'a [u8], literal: &[u8]) -> Option<&'a [u8]> {
@@ -209,15 +241,6 @@ fn fraction(digits: &[u8]) -> i32 {
         nanos = nanos * 10 + digits.get(i).map_or(0, |d| i32::from(d - b'0'));
     }
     nanos
-}
-
-fn days_in(month: i32, year: i32) -> i32 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
 }
 
 /// The unread part of the value: whole characters, as it was cut at a byte Go reached by
@@ -273,6 +296,34 @@ mod tests {
         assert_eq!(
             canonical(Layout::MicroTime, "2026-11-27T00:30:00.000001-01:30").unwrap(),
             "2026-11-27T02:00:00.000001Z"
+        );
+    }
+
+    #[test]
+    fn nano_keeps_the_significant_digits_and_any_year_prints() {
+        let t = parse(Layout::Nano, "2026-11-27T12:00:00.120+02:00").unwrap();
+        assert_eq!(format(Layout::Nano, t), "2026-11-27T10:00:00.12Z");
+        assert_eq!(format_unix(Layout::Nano, 0, 0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            format_unix(Layout::MicroTime, -1, 5_000),
+            "1969-12-31T23:59:59.000005Z"
+        );
+        assert!(format_unix(Layout::Time, i64::MAX, 0).len() > 20);
+        let late: Timestamp = "2024-05-01T10:00:00.987654Z".parse().unwrap();
+        assert_eq!(
+            format(Layout::Time, truncate_to_second(late)),
+            "2024-05-01T10:00:00Z"
+        );
+        assert_eq!(truncate_to_second(late).subsec_nanosecond(), 0);
+        let before: Timestamp = "1969-12-31T23:59:59.5Z".parse().unwrap();
+        assert_eq!(
+            format(Layout::MicroTime, before),
+            "1969-12-31T23:59:59.500000Z"
+        );
+        assert_eq!(parse(Layout::Time, "1969-12-31T23:59:59.5Z"), Ok(before));
+        assert_eq!(
+            parse(Layout::Time, "9999-12-31T23:00:00-05:00").unwrap_err(),
+            "parsing time \"9999-12-31T23:00:00-05:00\": year out of range"
         );
     }
 

@@ -38,7 +38,7 @@
 //!   wrong: Go visits map keys in random order, this module in byte order.
 
 mod error;
-mod gofmt;
+pub(crate) mod gofmt;
 mod gosort;
 mod merge;
 #[cfg(test)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::value::{compare, to_display};
-use crate::wire::go_json::{go_json, write_go_string};
+use crate::go_json::{go_json, write_go_string};
+use crate::value::{compare, to_string};
 
 /// One step of a field path.
 #[derive(Debug, Clone)]
@@ -27,6 +27,7 @@ pub enum PathElement {
 
 impl PathElement {
     /// A field element.
+    #[inline]
     pub fn field(name: impl AsRef<str>) -> Self {
         PathElement::Field(Arc::from(name.as_ref()))
     }
@@ -111,6 +112,7 @@ impl PathElement {
 
 impl Ord for PathElement {
     /// `PathElement.Compare`: fields, then keys, values, indexes.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
             (PathElement::Field(a), PathElement::Field(b)) => a.cmp(b),
@@ -131,12 +133,14 @@ impl Ord for PathElement {
 }
 
 impl PartialOrd for PathElement {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
 impl PartialEq for PathElement {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
@@ -152,11 +156,11 @@ impl fmt::Display for PathElement {
             PathElement::Key(fields) => {
                 let parts: Vec<String> = fields
                     .iter()
-                    .map(|(k, v)| format!("{k}={}", to_display(v)))
+                    .map(|(k, v)| format!("{k}={}", to_string(v)))
                     .collect();
                 write!(f, "[{}]", parts.join(","))
             }
-            PathElement::Value(v) => write!(f, "[={}]", to_display(v)),
+            PathElement::Value(v) => write!(f, "[={}]", to_string(v)),
             PathElement::Index(i) => write!(f, "[{i}]"),
         }
     }

@@ -1,17 +1,27 @@
-//! JSON values the way structured-merge-diff orders, compares and prints them.
+//! JSON values the way structured-merge-diff's `value` package orders, compares and prints
+//! them.
 //!
 //! Upstream works on Go's `interface{}` decoding of JSON, where whole numbers that fit an
 //! `int64` are integers and everything else numeric is a `float64`; ints and floats compare
 //! numerically (`value/value.go` `CompareUsing`, `EqualsUsing`).
+//!
+//! ```
+//! use std::cmp::Ordering;
+//!
+//! use recon_apimachinery::value::{compare, equals, to_string};
+//! use serde_json::json;
+//!
+//! assert_eq!(compare(&json!(1.5), &json!(2)), Ordering::Less);
+//! assert!(equals(&json!([1]), &json!([1.0])));
+//! assert_eq!(to_string(&json!({"a": "x"})), r#"a="x""#);
+//! ```
 
 use std::cmp::Ordering;
 
-use recon_apimachinery::go_quote;
 use serde_json::{Map, Value};
 
-use crate::wire::go_json::go_exponent;
-use crate::wire::number::Num;
-pub(super) use crate::wire::number::go_type;
+use crate::go_json::{Num, go_float};
+use crate::go_quote;
 
 fn rank(v: &Value) -> u8 {
     match v {
@@ -29,7 +39,8 @@ fn rank(v: &Value) -> u8 {
 
 /// The total order of `value.Compare`: floats, ints (numerically comparable with floats),
 /// strings, bools, lists, maps, null.
-pub(super) fn compare(a: &Value, b: &Value) -> Ordering {
+#[inline]
+pub fn compare(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (Num::of(x), Num::of(y)) {
             (Num::Int(i), Num::Int(j)) => i.cmp(&j),
@@ -90,7 +101,7 @@ fn compare_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
 }
 
 /// `value.Equals`: numbers compare numerically, everything else structurally.
-pub(super) fn equals(a: &Value, b: &Value) -> bool {
+pub fn equals(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (Num::of(x), Num::of(y)) {
             (Num::Int(i), Num::Int(j)) => i == j,
@@ -108,60 +119,24 @@ pub(super) fn equals(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent
-/// form below 1e-4 and from 1e6 on (`1e+06`).
-fn go_float_v(f: f64) -> String {
-    let exp = if f == 0.0 {
-        0
-    } else {
-        f.abs().log10().floor() as i32
-    };
-    if f != 0.0 && !(-4..6).contains(&exp) {
-        go_exponent(f)
-    } else {
-        format!("{f}")
-    }
-}
-
 /// `value.ToString`: how path elements print values in conflict messages.
-pub(super) fn to_display(v: &Value) -> String {
+pub fn to_string(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => match Num::of(n) {
             Num::Int(i) => i.to_string(),
-            Num::Float(f) => go_float_v(f),
+            Num::Float(f) => go_float(f),
         },
         Value::String(s) => go_quote(s),
         Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(to_display).collect();
+            let parts: Vec<String> = items.iter().map(to_string).collect();
             format!("[{}]", parts.join(","))
         }
         Value::Object(m) => m
             .iter()
-            .map(|(k, v)| format!("{k}={}", to_display(v)))
+            .map(|(k, v)| format!("{k}={}", to_string(v)))
             .collect(),
-    }
-}
-
-/// Go's `%v` of an `interface{}` holding decoded JSON (used inside upstream error texts).
-pub(super) fn go_v(v: &Value) -> String {
-    match v {
-        Value::Null => "<nil>".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match Num::of(n) {
-            Num::Int(i) => i.to_string(),
-            Num::Float(f) => go_float_v(f),
-        },
-        Value::String(s) => s.clone(),
-        Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(go_v).collect();
-            format!("[{}]", parts.join(" "))
-        }
-        Value::Object(m) => {
-            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}:{}", go_v(v))).collect();
-            format!("map[{}]", parts.join(" "))
-        }
     }
 }
 
@@ -217,14 +192,11 @@ mod tests {
 
     #[test]
     fn display_matches_go() {
-        assert_eq!(to_display(&json!("a\"b")), r#""a\"b""#);
-        assert_eq!(to_display(&json!(80)), "80");
-        assert_eq!(to_display(&json!(1.5)), "1.5");
-        assert_eq!(to_display(&json!(1e21)), "1e+21");
-        assert_eq!(to_display(&json!(1e6)), "1e+06");
-        assert_eq!(to_display(&json!(123456.5)), "123456.5");
-        assert_eq!(go_v(&json!([1])), "[1]");
-        assert_eq!(go_type(&json!("x")), "string");
-        assert_eq!(go_quote("tab\there\u{1}"), "\"tab\\there\\x01\"");
+        assert_eq!(to_string(&json!("a\"b")), r#""a\"b""#);
+        assert_eq!(to_string(&json!(80)), "80");
+        assert_eq!(to_string(&json!(1.5)), "1.5");
+        assert_eq!(to_string(&json!(1e21)), "1e+21");
+        assert_eq!(to_string(&json!(1e6)), "1e+06");
+        assert_eq!(to_string(&json!(123456.5)), "123456.5");
     }
 }

@@ -9,12 +9,12 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use recon_apimachinery::go_json::go_type;
 use serde_json::{Map, Value, json};
 
+use crate::field::aggregate;
 use crate::handlers::validation::{annotation_errors, label_errors};
-use crate::wire::field_error::aggregate;
 use crate::wire::go_json_syntax;
-use crate::wire::number::go_type;
 use crate::wire::object::Object;
 
 /// A conversion webhook the in-memory server calls in-process, in place of the URL or Service a

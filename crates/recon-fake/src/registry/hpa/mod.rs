@@ -9,10 +9,10 @@
 //! read back (and removed) when one is written at v1. An annotation that does not decode is
 //! ignored, and dropped all the same.
 
+use recon_apimachinery::go_json::go_json_string;
 use serde_json::{Map, Value, json};
 
 use crate::gotype::{self, GoType};
-use crate::wire::go_json::go_json_string;
 use crate::wire::object::{Object, list_items};
 
 /// `MetricSpecsAnnotation` (pkg/apis/autoscaling/annotations.go).
@@ -125,14 +125,17 @@ fn to_v1(obj: &mut Object) {
     let others: Vec<String> = metrics
         .iter()
         .filter(|m| !is_cpu_utilization(m))
-        .map(metric_spec_v1)
+        .map(|metric| metric_v1(metric, Half::Spec))
         .collect();
     if !others.is_empty() {
         added.insert(METRICS.into(), Value::String(array(&others)));
     }
     let current = list_items(status.get("currentMetrics"));
     if !current.is_empty() {
-        let written: Vec<String> = current.iter().map(metric_status_v1).collect();
+        let written: Vec<String> = current
+            .iter()
+            .map(|metric| metric_v1(metric, Half::Status))
+            .collect();
         added.insert(CURRENT_METRICS.into(), Value::String(array(&written)));
     }
     if let Some(behavior) = get(&spec, &["behavior"]) {
@@ -269,104 +272,37 @@ fn reference(value: Option<&Value>) -> String {
     object(&members)
 }
 
-/// A v2 metric as `autoscalingv1.MetricSpec` (the conversions of its sources in
-/// pkg/apis/autoscaling/v1/conversion.go).
-fn metric_spec_v1(metric: &Value) -> String {
-    let mut members = vec![("type", go_json_string(text(metric, &["type"])))];
-    if let Some(source) = get(metric, &["object"]) {
-        let mut fields = vec![
-            ("target", reference(get(source, &["describedObject"]))),
-            (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            ("targetValue", quantity(get(source, &["target", "value"]))),
-        ];
-        selector(
-            &mut fields,
-            "selector",
-            get(source, &["metric", "selector"]),
-        );
-        optional(
-            &mut fields,
-            "averageValue",
-            get(source, &["target", "averageValue"]),
-        );
-        members.push(("object", object(&fields)));
-    }
-    if let Some(source) = get(metric, &["pods"]) {
-        let mut fields = vec![
-            (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            (
-                "targetAverageValue",
-                quantity(get(source, &["target", "averageValue"])),
-            ),
-        ];
-        selector(
-            &mut fields,
-            "selector",
-            get(source, &["metric", "selector"]),
-        );
-        members.push(("pods", object(&fields)));
-    }
-    for (key, container) in [("resource", false), ("containerResource", true)] {
-        if let Some(source) = get(metric, &[key]) {
-            let mut fields = vec![("name", go_json_string(text(source, &["name"])))];
-            optional(
-                &mut fields,
-                "targetAverageUtilization",
-                get(source, &["target", "averageUtilization"]),
-            );
-            optional(
-                &mut fields,
-                "targetAverageValue",
-                get(source, &["target", "averageValue"]),
-            );
-            if container {
-                fields.push(("container", go_json_string(text(source, &["container"]))));
-            }
-            members.push((key, object(&fields)));
-        }
-    }
-    if let Some(source) = get(metric, &["external"]) {
-        let mut fields = vec![(
-            "metricName",
-            go_json_string(text(source, &["metric", "name"])),
-        )];
-        selector(
-            &mut fields,
-            "metricSelector",
-            get(source, &["metric", "selector"]),
-        );
-        optional(
-            &mut fields,
-            "targetValue",
-            get(source, &["target", "value"]),
-        );
-        optional(
-            &mut fields,
-            "targetAverageValue",
-            get(source, &["target", "averageValue"]),
-        );
-        members.push(("external", object(&fields)));
-    }
-    object(&members)
+/// Which half of a v2 metric is converted: a spec's `target` or a status's `current`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Half {
+    /// `autoscalingv1.MetricSpec`.
+    Spec,
+    /// `autoscalingv1.MetricStatus`.
+    Status,
 }
 
-/// A v2 current metric as `autoscalingv1.MetricStatus`.
-fn metric_status_v1(metric: &Value) -> String {
+/// A v2 metric as `autoscalingv1.MetricSpec` or, for a current metric,
+/// `autoscalingv1.MetricStatus` (the conversions of their sources in
+/// pkg/apis/autoscaling/v1/conversion.go).
+fn metric_v1(metric: &Value, half: Half) -> String {
+    let at = match half {
+        Half::Spec => "target",
+        Half::Status => "current",
+    };
+    let name = |spec: &'static str, status: &'static str| match half {
+        Half::Spec => spec,
+        Half::Status => status,
+    };
+    let metric_name = |source: &Value| go_json_string(text(source, &["metric", "name"]));
     let mut members = vec![("type", go_json_string(text(metric, &["type"])))];
     if let Some(source) = get(metric, &["object"]) {
         let mut fields = vec![
             ("target", reference(get(source, &["describedObject"]))),
+            ("metricName", metric_name(source)),
             (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
+                name("targetValue", "currentValue"),
+                quantity(get(source, &[at, "value"])),
             ),
-            ("currentValue", quantity(get(source, &["current", "value"]))),
         ];
         selector(
             &mut fields,
@@ -376,19 +312,16 @@ fn metric_status_v1(metric: &Value) -> String {
         optional(
             &mut fields,
             "averageValue",
-            get(source, &["current", "averageValue"]),
+            get(source, &[at, "averageValue"]),
         );
         members.push(("object", object(&fields)));
     }
     if let Some(source) = get(metric, &["pods"]) {
         let mut fields = vec![
+            ("metricName", metric_name(source)),
             (
-                "metricName",
-                go_json_string(text(source, &["metric", "name"])),
-            ),
-            (
-                "currentAverageValue",
-                quantity(get(source, &["current", "averageValue"])),
+                name("targetAverageValue", "currentAverageValue"),
+                quantity(get(source, &[at, "averageValue"])),
             ),
         ];
         selector(
@@ -403,13 +336,15 @@ fn metric_status_v1(metric: &Value) -> String {
             let mut fields = vec![("name", go_json_string(text(source, &["name"])))];
             optional(
                 &mut fields,
-                "currentAverageUtilization",
-                get(source, &["current", "averageUtilization"]),
+                name("targetAverageUtilization", "currentAverageUtilization"),
+                get(source, &[at, "averageUtilization"]),
             );
-            fields.push((
-                "currentAverageValue",
-                quantity(get(source, &["current", "averageValue"])),
-            ));
+            let average = get(source, &[at, "averageValue"]);
+            match half {
+                Half::Spec => optional(&mut fields, "targetAverageValue", average),
+                // A status's current value is a struct: never left out.
+                Half::Status => fields.push(("currentAverageValue", quantity(average))),
+            }
             if container {
                 fields.push(("container", go_json_string(text(source, &["container"]))));
             }
@@ -417,20 +352,21 @@ fn metric_status_v1(metric: &Value) -> String {
         }
     }
     if let Some(source) = get(metric, &["external"]) {
-        let mut fields = vec![(
-            "metricName",
-            go_json_string(text(source, &["metric", "name"])),
-        )];
+        let mut fields = vec![("metricName", metric_name(source))];
         selector(
             &mut fields,
             "metricSelector",
             get(source, &["metric", "selector"]),
         );
-        fields.push(("currentValue", quantity(get(source, &["current", "value"]))));
+        let value = get(source, &[at, "value"]);
+        match half {
+            Half::Spec => optional(&mut fields, "targetValue", value),
+            Half::Status => fields.push(("currentValue", quantity(value))),
+        }
         optional(
             &mut fields,
-            "currentAverageValue",
-            get(source, &["current", "averageValue"]),
+            name("targetAverageValue", "currentAverageValue"),
+            get(source, &[at, "averageValue"]),
         );
         members.push(("external", object(&fields)));
     }
@@ -726,12 +662,20 @@ fn insert_some(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     }
 }
 
-/// A v2 `MetricIdentifier`.
-fn identifier(name: String, selector: Option<Value>) -> Value {
+/// The v2 `MetricIdentifier` of a v1 metric source: its `metricName`, and the selector at
+/// `selector`; `None` when either does not decode.
+fn identifier(source: &Value, selector: &str) -> Option<Value> {
     let mut metric = Map::new();
-    metric.insert("name".into(), Value::String(name));
-    insert_some(&mut metric, "selector", selector);
-    Value::Object(metric)
+    metric.insert(
+        "name".into(),
+        Value::String(string_member(source, "metricName")?),
+    );
+    insert_some(
+        &mut metric,
+        "selector",
+        selector_member(source, selector).ok()?,
+    );
+    Some(Value::Object(metric))
 }
 
 /// A v2 `CrossVersionObjectReference` of a v1 one.
@@ -771,10 +715,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
             json!({
                 "describedObject": reference_from_v1(source, "target")?,
                 "target": target,
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
             }),
         );
     }
@@ -782,10 +723,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "pods".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
                 "target": {"type": "AverageValue",
                     "averageValue": zero_quantity_member(source, "targetAverageValue").ok()?},
             }),
@@ -837,10 +775,7 @@ fn metric_spec_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "external".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "metricSelector").ok()?,
-                ),
+                "metric": identifier(source, "metricSelector")?,
                 "target": target,
             }),
         );
@@ -868,10 +803,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
             json!({
                 "describedObject": reference_from_v1(source, "target")?,
                 "current": current,
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
             }),
         );
     }
@@ -879,10 +811,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "pods".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "selector").ok()?,
-                ),
+                "metric": identifier(source, "selector")?,
                 "current": {"averageValue":
                     zero_quantity_member(source, "currentAverageValue").ok()?},
             }),
@@ -926,10 +855,7 @@ fn metric_status_from_v1(metric: &Value) -> Option<Value> {
         out.insert(
             "external".into(),
             json!({
-                "metric": identifier(
-                    string_member(source, "metricName")?,
-                    selector_member(source, "metricSelector").ok()?,
-                ),
+                "metric": identifier(source, "metricSelector")?,
                 "current": current,
             }),
         );
@@ -951,7 +877,11 @@ fn condition_from_v1(condition: &Value) -> Option<Value> {
     match member(condition, "lastTransitionTime").ok()? {
         None => {}
         Some(Value::String(time)) => {
-            let time = gotype::go_time::canonical(gotype::go_time::Layout::Time, time).ok()?;
+            let time = recon_apimachinery::gotime::canonical(
+                recon_apimachinery::gotime::Layout::Time,
+                time,
+            )
+            .ok()?;
             out.insert("lastTransitionTime".into(), Value::String(time));
         }
         Some(_) => return None,

@@ -57,6 +57,52 @@ const fn wide(name: &'static str, description: &'static str) -> Column<'static> 
     Column::new(name, "string", "", description, 1)
 }
 
+/// The columns of a kind whose table is its name, one text column and its age.
+const fn name_text_age(header: &'static str, description: &'static str) -> [Column<'static>; 3] {
+    [NAME, text(header, description), AGE]
+}
+
+/// A row of [`name_text_age`]'s columns.
+fn name_text_age_row(obj: &Object, now: Timestamp, value: String) -> Row {
+    Row::new(vec![name(obj), Cell::text(value), age_of(obj, now)])
+}
+
+/// The columns of a replicated workload (`printReplicaSet`, `printReplicationController`):
+/// the replicas desired, current and ready, the age, the template's containers and images, and
+/// the selector; each column's description as its type words it.
+const fn replicas_columns(
+    desired: &'static str,
+    current: &'static str,
+    ready: &'static str,
+    selector: &'static str,
+) -> [Column<'static>; 8] {
+    [
+        NAME,
+        integer("Desired", desired),
+        integer("Current", current),
+        integer("Ready", ready),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", selector),
+    ]
+}
+
+/// A row of [`replicas_columns`]: `selector` as the kind prints its selector.
+fn replicas_row(obj: &Object, now: Timestamp, selector: String) -> Row {
+    let (containers, images) = container_cells(obj, &["spec", "template"]);
+    Row::new(vec![
+        name(obj),
+        Cell::Int(int_at(obj, &["spec", "replicas"])),
+        Cell::Int(int_at(obj, &["status", "replicas"])),
+        Cell::Int(int_at(obj, &["status", "readyReplicas"])),
+        age_of(obj, now),
+        containers,
+        images,
+        Cell::text(selector),
+    ])
+}
+
 /// One kind's handler: its columns and how a row is printed.
 pub(crate) struct Printer {
     pub(crate) group: &'static str,

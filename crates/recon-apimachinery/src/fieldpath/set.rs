@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::path::{Path, PathElement};
+use super::{Path, PathElement};
+
+/// The empty set, for [`FieldSet::entry`] and [`FieldSet::entries`] to lend.
+static EMPTY: FieldSet = FieldSet::new();
 
 /// A set of field paths, stored as a trie: `members` are paths ending at this node, `children`
 /// lead to longer paths. A path is in the set only if it was inserted: inserting `a.b` does not
@@ -18,8 +21,12 @@ pub struct FieldSet {
 
 impl FieldSet {
     /// The empty set.
-    pub fn new() -> Self {
-        FieldSet::default()
+    #[inline]
+    pub const fn new() -> Self {
+        FieldSet {
+            members: BTreeSet::new(),
+            children: BTreeMap::new(),
+        }
     }
 
     /// A set holding `paths`.
@@ -45,12 +52,13 @@ impl FieldSet {
     }
 
     /// Adds the path made of `pe` alone.
-    pub(super) fn add_member(&mut self, pe: PathElement) {
+    #[inline]
+    pub fn add_member(&mut self, pe: PathElement) {
         self.members.insert(pe);
     }
 
     /// Adds the paths of `child` under `pe`; an empty `child` adds nothing.
-    pub(super) fn adopt(&mut self, pe: PathElement, child: FieldSet) {
+    pub fn adopt(&mut self, pe: PathElement, child: FieldSet) {
         if child.is_empty() {
             return;
         }
@@ -63,7 +71,6 @@ impl FieldSet {
     }
 
     /// Whether `path` was inserted (a prefix of an inserted path is not in the set).
-    #[cfg(test)]
     pub fn has(&self, path: &[PathElement]) -> bool {
         match path {
             [] => false,
@@ -73,26 +80,63 @@ impl FieldSet {
     }
 
     /// Whether the set holds no path.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.is_empty()
     }
 
     /// The paths under `pe`, relative to it (`Set.WithPrefix`).
+    #[inline]
     pub fn with_prefix(&self, pe: &PathElement) -> Option<&FieldSet> {
         self.children.get(pe)
     }
 
     /// Elements that end a path at this node.
-    pub(super) fn members(&self) -> &BTreeSet<PathElement> {
+    #[inline]
+    pub fn members(&self) -> &BTreeSet<PathElement> {
         &self.members
     }
 
     /// Child nodes by element.
-    pub(super) fn children(&self) -> &BTreeMap<PathElement, FieldSet> {
+    #[inline]
+    pub fn children(&self) -> &BTreeMap<PathElement, FieldSet> {
         &self.children
     }
 
-    pub(super) fn from_parts(
+    /// The paths under `pe`, relative to it, when some path of the set starts with `pe`: empty
+    /// when `pe` alone is in the set. Unlike [`FieldSet::with_prefix`], `Some` whenever `pe`
+    /// itself is in the set.
+    pub fn entry(&self, pe: &PathElement) -> Option<&FieldSet> {
+        match self.children.get(pe) {
+            Some(under) => Some(under),
+            None => self.members.contains(pe).then_some(&EMPTY),
+        }
+    }
+
+    /// The elements of paths that start at this node, each with the paths under it, relative
+    /// to it (empty for an element that ends its only paths here), in element order.
+    pub fn entries(&self) -> impl Iterator<Item = (&PathElement, &FieldSet)> {
+        let mut members = self.members.iter().peekable();
+        let mut children = self.children.iter().peekable();
+        std::iter::from_fn(move || match (members.peek(), children.peek()) {
+            (None, None) => None,
+            (Some(m), Some((c, _))) if m < c => members.next().map(|m| (m, &EMPTY)),
+            (Some(m), None) => {
+                let m = *m;
+                members.next();
+                Some((m, &EMPTY))
+            }
+            (Some(m), Some((c, _))) if m == c => {
+                members.next();
+                children.next()
+            }
+            _ => children.next(),
+        })
+    }
+
+    /// The set of `members` and of the paths of `children` under their elements; empty
+    /// children are dropped.
+    pub fn from_parts(
         members: BTreeSet<PathElement>,
         children: BTreeMap<PathElement, FieldSet>,
     ) -> Self {
@@ -292,7 +336,6 @@ impl FieldSet {
 
 #[cfg(test)]
 mod tests {
-    use pretty_assertions::assert_eq;
     use serde_json::json;
 
     use super::*;
@@ -350,6 +393,22 @@ mod tests {
         let s = FieldSet::from_paths([p("spec.z"), p("spec.a.b"), p("spec.c"), p("meta")]);
         let got: Vec<String> = s.paths().iter().map(|p| p.to_string()).collect();
         assert_eq!(got, [".meta", ".spec.c", ".spec.z", ".spec.a.b"]);
+    }
+
+    #[test]
+    fn entries_merge_members_and_children_in_order() {
+        let s = FieldSet::from_paths([p("b"), p("b.x"), p("a.y"), p("c")]);
+        let got: Vec<(String, usize)> = s
+            .entries()
+            .map(|(pe, under)| (pe.to_string(), under.paths().len()))
+            .collect();
+        let want = [(".a", 1), (".b", 1), (".c", 0)].map(|(e, n)| (e.to_owned(), n));
+        assert_eq!(got, want);
+        assert_eq!(FieldSet::new().entries().count(), 0);
+        let b = PathElement::field("b");
+        assert_eq!(s.entry(&b), Some(&FieldSet::from_paths([p("x")])));
+        assert_eq!(s.entry(&PathElement::field("c")), Some(&FieldSet::new()));
+        assert_eq!(s.entry(&PathElement::field("z")), None);
     }
 
     #[test]

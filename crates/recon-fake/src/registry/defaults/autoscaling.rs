@@ -1,39 +1,9 @@
-//! networking.k8s.io, autoscaling and rbac.authorization.k8s.io: `SetDefaults_NetworkPolicy`,
-//! `_HorizontalPodAutoscaler` (v2 and v1), the API group of RBAC subjects, and an IPAddress's
-//! parent reference as Go writes it.
+//! autoscaling: `SetDefaults_HorizontalPodAutoscaler`, of v2 and of v1.
 
 use serde_json::{Value, json};
 
-use super::{default_nil, default_zero, field_or_new, is_nil, items, str_of};
+use super::{default_nil, field_or_new, is_nil};
 use crate::wire::object::Object;
-
-pub(super) fn network_policy(obj: &mut Object) {
-    let Some(spec) = field_or_new(obj, "spec") else {
-        return;
-    };
-    for key in ["ingress", "egress"] {
-        for rule in items(spec, key) {
-            for port in items(rule, "ports") {
-                default_nil(port, "protocol", "TCP");
-            }
-        }
-    }
-    let has_types = spec
-        .get("policyTypes")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
-    if !has_types {
-        let mut types = vec![json!("Ingress")];
-        if spec
-            .get("egress")
-            .and_then(Value::as_array)
-            .is_some_and(|e| !e.is_empty())
-        {
-            types.push(json!("Egress"));
-        }
-        spec.insert("policyTypes".into(), Value::Array(types));
-    }
-}
 
 /// autoscaling/v2: at least one replica, an 80% CPU target when no metric is given, and, for a
 /// `behavior` given, the default scale-up and scale-down rules where it sets none.
@@ -93,29 +63,4 @@ pub(super) fn horizontal_pod_autoscaler_v1(obj: &mut Object) {
     if let Some(spec) = field_or_new(obj, "spec") {
         default_nil(spec, "minReplicas", 1);
     }
-}
-
-/// A subject of kind User or Group belongs to the RBAC API group when it names none.
-pub(super) fn role_binding(obj: &mut Object) {
-    for subject in items(obj, "subjects") {
-        match str_of(subject, "kind") {
-            "User" | "Group" => default_zero(subject, "apiGroup", "rbac.authorization.k8s.io"),
-            _ => {}
-        }
-    }
-}
-
-/// An IPAddress's parent reference as `json.Marshal` writes it: its fields are `omitempty`, an
-/// empty one (the core group of a Service) is left out.
-pub(super) fn ip_address(obj: &mut Object) {
-    let Some(reference) = obj
-        .get_mut("spec")
-        .and_then(|s| s.get_mut("parentRef"))
-        .and_then(Value::as_object_mut)
-    else {
-        return;
-    };
-    reference.retain(|key, value| {
-        !(matches!(key.as_str(), "group" | "resource" | "namespace" | "name") && value == "")
-    });
 }

@@ -3,7 +3,7 @@
 
 use recon_apimachinery::go_quote;
 
-use super::status::StatusCause;
+use crate::wire::status::StatusCause;
 
 /// The `field.ErrorType` of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,6 +64,32 @@ pub(crate) enum BadValue {
     Str(String),
     /// Printed verbatim: numbers (`%v`) or Go's `%#v` of other types (`0x0`, `[]string{"x"}`).
     Raw(String),
+}
+
+impl BadValue {
+    /// An integer, printed as `field.Error` prints numbers.
+    pub(crate) fn int(n: i64) -> BadValue {
+        BadValue::Raw(n.to_string())
+    }
+
+    /// A value printed as `field.Error` prints what is neither a string nor a number: its
+    /// JSON.
+    pub(crate) fn json(v: &serde_json::Value) -> BadValue {
+        BadValue::Raw(v.to_string())
+    }
+
+    /// The JSON of a Go struct without tags: `fields` of `value` in declaration order, a
+    /// missing one `null`.
+    pub(crate) fn go_struct(value: &serde_json::Value, fields: &[&str]) -> BadValue {
+        let parts: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let field = value.get(*f).unwrap_or(&serde_json::Value::Null);
+                format!("{}:{field}", serde_json::Value::from(*f))
+            })
+            .collect();
+        BadValue::Raw(format!("{{{}}}", parts.join(",")))
+    }
 }
 
 /// One field validation error.
@@ -171,7 +197,7 @@ impl FieldError {
         supported: &[&str],
     ) -> Self {
         let mut error = Self::not_supported(field, value, supported);
-        error.value = BadValue::Raw(super::go_json::go_json_string(value));
+        error.value = BadValue::Raw(recon_apimachinery::go_json::go_json_string(value));
         error
     }
 

@@ -25,9 +25,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::{Map, Value};
 
-use crate::wire::go_json::go_json;
 use crate::wire::nesting;
 use crate::wire::object::{json_type, read_json};
 

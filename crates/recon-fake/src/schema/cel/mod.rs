@@ -66,12 +66,11 @@ pub(crate) use dra::{SelectorError, device_selector_error};
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
 pub(crate) use types::RESERVED;
 
-use field_path::Path;
 use rules::RuleNode;
 use serde_json::Value;
 use tree::SNode;
 
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
+use crate::field::{BadValue, ErrorType, FieldError, Path};
 
 /// Runs `work` on a thread with a stack deep enough for any expression the parser accepts
 /// (parsing and checking recurse once per node); `None` when it panicked or no thread started.

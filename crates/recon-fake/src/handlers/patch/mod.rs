@@ -14,12 +14,14 @@ mod proptests;
 pub(super) use apply::decode_apply_body;
 use patched_text::{Reached, patched_text};
 
+use recon_apimachinery::go_json::go_json;
 use serde_json::Value;
 
 use super::check_body_size;
 use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
 use super::field_validation::FieldValidation;
 use super::update::UpdateRequest;
+use crate::field::{BadValue, ErrorType, FieldError};
 use crate::gotype::{self, GoType};
 use crate::jsonpatch;
 use crate::request::call::Call;
@@ -27,8 +29,6 @@ use crate::request::reply::Reply;
 use crate::state::State;
 use crate::strategic;
 use crate::wire::error::ApiError;
-use crate::wire::field_error::{BadValue, ErrorType, FieldError};
-use crate::wire::go_json::go_json;
 use crate::wire::go_json_syntax;
 use crate::wire::group::GroupKind;
 use crate::wire::media_type::{patch_media_type, routed_patch_type};

@@ -1,0 +1,234 @@
+//! JSON as Go's `encoding/json` writes it and as the apiserver decodes it into unstructured
+//! content, for the texts the real server builds from JSON (field paths of managed fields,
+//! values quoted in field errors): keys sorted, `<`, `>`, `&` and the line separators escaped,
+//! floats in Go's format; an integral number that fits is an `int64`, any other a `float64`,
+//! each printed as Go's `%v` prints it.
+//!
+//! ```
+//! use recon_apimachinery::go_json::{go_float, go_json};
+//! use serde_json::json;
+//!
+//! assert_eq!(go_json(&json!({"b": 1e21, "a": "<"})), r#"{"a":"\u003c","b":1e+21}"#);
+//! assert_eq!(go_float(1e6), "1e+06");
+//! ```
+
+use std::fmt::Write as _;
+
+use serde_json::{Number, Value};
+
+/// `json.Marshal` of a value.
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(&mut out, v);
+    out
+}
+
+/// `json.Marshal` of a string.
+pub fn go_json_string(s: &str) -> String {
+    let mut out = String::new();
+    write_go_string(&mut out, s);
+    out
+}
+
+fn write_go_json(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match Num::of(n) {
+            Num::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Num::Float(f) => out.push_str(&json_float(f)),
+        },
+        Value::String(s) => write_go_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(out, item);
+            }
+            out.push(']');
+        }
+        // serde_json's map iterates in key order, as Go sorts map keys.
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(out, k);
+                out.push(':');
+                write_go_json(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `encoding/json`'s float format: plain between 1e-6 and 1e21, else the shortest exponent
+/// form with Go's sign (`1e+21`, `1.5e-7`).
+fn json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
+        return format!("{f}");
+    }
+    go_exponent(f).replace("e-0", "e-")
+}
+
+/// `strconv.FormatFloat(f, 'e', -1, 64)`: the shortest exponent form with a sign and at least
+/// two exponent digits (`1e+21`, `1.5e-07`).
+fn go_exponent(f: f64) -> String {
+    let s = format!("{f:e}");
+    match s.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => s,
+    }
+}
+
+/// A JSON string with Go's escapes: `<`, `>`, `&`, U+2028 and U+2029 as `\u` sequences.
+pub fn write_go_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A decoded JSON number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    /// An integral literal that fits an `int64`.
+    Int(i64),
+    /// Any other number.
+    Float(f64),
+}
+
+impl Num {
+    /// How the apiserver decodes `n`.
+    #[inline]
+    pub fn of(n: &Number) -> Num {
+        match n.as_i64() {
+            Some(i) => Num::Int(i),
+            None => Num::Float(n.as_f64().unwrap_or(0.0)),
+        }
+    }
+
+    /// The number as a `float64`.
+    #[inline]
+    pub fn as_f64(self) -> f64 {
+        match self {
+            // Precision loss is Go's too (`valueHelp.asFloat64`).
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+
+    /// `%v`.
+    pub fn go(self) -> String {
+        match self {
+            Num::Int(i) => i.to_string(),
+            Num::Float(f) => go_float(f),
+        }
+    }
+}
+
+/// Go's `%T` of a value decoded into unstructured content.
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) => match Num::of(n) {
+            Num::Int(_) => "int64",
+            Num::Float(_) => "float64",
+        },
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits that
+/// round-trip, in exponent form when the exponent is below -4 or at least 6.
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
+    }
+    // Rust's `{:e}` gives the shortest round-tripping digits: `d.ddde±x`.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        // Plain notation, as `{}` prints it for this range.
+        let plain = format!("{f}");
+        return plain;
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exp.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn keys_sorted_html_escaped_and_go_floats() {
+        assert_eq!(
+            go_json(&json!({"b": [1, 2.5, 1e21, 1.5e-7], "a": "<&>\u{2028}"})),
+            r#"{"a":"\u003c\u0026\u003e\u2028","b":[1,2.5,1e+21,1.5e-7]}"#
+        );
+        assert_eq!(go_json(&json!(2.0)), "2");
+        assert_eq!(go_json(&json!(1e-7)), "1e-7");
+        assert_eq!(go_exponent(1.5e-7), "1.5e-07");
+    }
+
+    #[test]
+    fn go_types_are_those_of_unstructured_content() {
+        assert_eq!(go_type(&json!("x")), "string");
+        assert_eq!(go_type(&json!(1)), "int64");
+        assert_eq!(go_type(&json!(1.5)), "float64");
+        assert_eq!(go_type(&json!(null)), "<nil>");
+        assert_eq!(crate::go_quote("tab\there\u{1}"), "\"tab\\there\\x01\"");
+    }
+
+    #[test]
+    fn go_prints_floats_like_v() {
+        assert_eq!(go_float(2.5), "2.5");
+        assert_eq!(go_float(3.0), "3");
+        assert_eq!(go_float(1e21), "1e+21");
+        assert_eq!(go_float(1e20), "1e+20");
+        assert_eq!(go_float(123_456_789.0), "1.23456789e+08");
+        assert_eq!(go_float(100_000.0), "100000");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(go_float(0.0001), "0.0001");
+        assert_eq!(go_float(-1.5e300), "-1.5e+300");
+    }
+}
