@@ -477,7 +477,7 @@ fn status_of(function: &mut Function) -> &mut FunctionStatus {
 // --- ResolveImage ------------------------------------------------------------------------------
 
 fn resolve_image_step() -> SyncReconciler<Function> {
-    SyncReconciler::<Function>::new("ResolveImage").sync_fn(async |ctx, function| {
+    SyncReconciler::<Function>::new("ResolveImage").sync(async |ctx, function| {
         let resolved = resolve_image(&function.spec.image);
         let status = status_of(function);
         let mut conditions = CONDITIONS.manage(&mut status.conditions, ctx.now());

@@ -51,11 +51,9 @@ use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 /// }
 /// type Scalable = Object<ScalableSpec, NotUsed>;
 ///
-/// let at_least_two = SyncReconciler::<Scalable>::new("AtLeastTwo").sync(|_ctx, s| {
-///     Box::pin(async move {
-///         s.spec.replicas = Some(s.spec.replicas.unwrap_or(1).max(2));
-///         Ok(())
-///     })
+/// let at_least_two = SyncReconciler::<Scalable>::new("AtLeastTwo").sync(async |_ctx, s| {
+///     s.spec.replicas = Some(s.spec.replicas.unwrap_or(1).max(2));
+///     Ok(())
 /// });
 /// let cast = CastResource::<Deployment, Scalable>::new(at_least_two).named("Scale");
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

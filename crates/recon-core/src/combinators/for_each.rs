@@ -49,14 +49,12 @@ impl<I: Any + Clone + Send + Sync> Cursor<I> {
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use recon_core::{Config, Context, Cursor, ForEach, Request, SubReconciler, SyncReconciler};
 ///
-/// let record = SyncReconciler::<ConfigMap>::new("Record").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         if let Some(cursor) = Cursor::<String>::current(ctx) {
-///             let note = format!("{}/{}", cursor.index + 1, cursor.length);
-///             cm.metadata.annotations.get_or_insert_default().insert(cursor.item, note);
-///         }
-///         Ok(())
-///     })
+/// let record = SyncReconciler::<ConfigMap>::new("Record").sync(async |ctx, cm| {
+///     if let Some(cursor) = Cursor::<String>::current(ctx) {
+///         let note = format!("{}/{}", cursor.index + 1, cursor.length);
+///         cm.metadata.annotations.get_or_insert_default().insert(cursor.item, note);
+///     }
+///     Ok(())
 /// });
 /// let each_key = ForEach::new(
 ///     "EachKey",

@@ -17,7 +17,7 @@ type SetupHook = Box<dyn Fn(&mut Setup) + Send + Sync>;
 /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 /// use recon_core::{OverrideSetup, Setup, SubReconciler, SyncReconciler};
 ///
-/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(async |_, _| Ok(()));
 /// let step = OverrideSetup::new("SecretsOnly")
 ///     .reconciler(inner)
 ///     .setup_with(|setup| setup.tracks::<Secret>());

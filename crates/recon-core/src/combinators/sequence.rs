@@ -18,11 +18,11 @@ use crate::tree::{BoxSubReconciler, IntoSteps, ReconcileFuture, Setup, SubReconc
 ///     Ok(())
 /// }
 ///
-/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync_fn(noop);
+/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync(noop);
 /// let labelled = |_: &_, cm: &ConfigMap| cm.metadata.labels.is_some();
 /// let steps = Sequence::of((step(), IfThen::new("IfLabelled", labelled, step()), step()));
 ///
-/// let per_name = ["a", "b"].map(|name| SyncReconciler::<ConfigMap>::new(name).sync_fn(noop));
+/// let per_name = ["a", "b"].map(|name| SyncReconciler::<ConfigMap>::new(name).sync(noop));
 /// let steps_per_name = Sequence::new(per_name.map(IntoBoxed::boxed));
 /// # let _ = (steps, steps_per_name);
 /// ```
@@ -53,9 +53,9 @@ impl<R> Sequence<R> {
     /// }
     ///
     /// let steps = Sequence::of((
-    ///     SyncReconciler::<ConfigMap>::new("Mark").sync_fn(mark),
+    ///     SyncReconciler::<ConfigMap>::new("Mark").sync(mark),
     ///     SyncReconciler::<ConfigMap>::new("Later")
-    ///         .sync_fn_with_outcome(async |_, _| Ok(Outcome::requeue())),
+    ///         .sync(async |_, _| Ok(Outcome::requeue())),
     /// ));
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # use recon_core::{Config, Request};

@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{AsyncStep2, BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 
 type CatchHook<R> = Box<
     dyn for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
@@ -29,20 +29,14 @@ type CatchHook<R> = Box<
 /// use recon_core::{Config, Context, Error, Outcome, Request, SubReconciler, SyncReconciler, TryCatch};
 ///
 /// let risky = SyncReconciler::<ConfigMap>::new("Risky")
-///     .sync(|_, _| Box::pin(async { Err(Error::msg("not yet")) }));
-/// let cleanup = SyncReconciler::<ConfigMap>::new("Cleanup").sync(|_, cm| {
-///     Box::pin(async move {
-///         cm.metadata.labels.get_or_insert_default().insert("cleaned".into(), "yes".into());
-///         Ok(())
-///     })
+///     .sync(async |_, _| Err::<(), _>(Error::msg("not yet")));
+/// let cleanup = SyncReconciler::<ConfigMap>::new("Cleanup").sync(async |_, cm| {
+///     cm.metadata.labels.get_or_insert_default().insert("cleaned".into(), "yes".into());
+///     Ok(())
 /// });
 /// let guarded = TryCatch::new("Guarded", risky)
-///     .catch(|_ctx, _cm, result| {
-///         Box::pin(async move {
-///             // A failure is not one: try again later, keeping what `try` asked for.
-///             result.or_else(|err| Ok(err.outcome().merge(Outcome::requeue())))
-///         })
-///     })
+///     // A failure is not one: try again later, keeping what `try` asked for.
+///     .catch(async |_ctx, _cm, result| result.or_else(|err| Ok(err.outcome().merge(Outcome::requeue()))))
 ///     .finally(cleanup);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
@@ -70,16 +64,16 @@ impl<R: Send + Sync + 'static> TryCatch<R> {
         }
     }
 
-    /// The hook handling the result of `try`.
+    /// The hook handling the result of `try`: an `async fn` or an async closure of the
+    /// context, the resource and that result (see [`AsyncStep2`]).
     #[must_use]
-    pub fn catch<F>(mut self, f: F) -> Self
+    pub fn catch<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep2<'a, &'a mut R, Result<Outcome, Error>, Outcome> + 'static,
     {
-        self.catch = Some(Box::new(f));
+        self.catch = Some(Box::new(move |ctx, resource, result| {
+            Box::pin(hook(ctx, resource, result))
+        }));
         self
     }
 

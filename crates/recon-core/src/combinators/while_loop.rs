@@ -43,12 +43,10 @@ pub struct MaxIterationsExceeded {
 /// use recon_core::{Config, Context, Request, SubReconciler, SyncReconciler, While};
 ///
 /// // Fill the config map with keys k0, k1, k2.
-/// let add_key = SyncReconciler::<ConfigMap>::new("AddKey").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         let i = While::<ConfigMap>::iteration(ctx).unwrap_or_default();
-///         cm.data.get_or_insert_default().insert(format!("k{i}"), String::new());
-///         Ok(())
-///     })
+/// let add_key = SyncReconciler::<ConfigMap>::new("AddKey").sync(async |ctx, cm| {
+///     let i = While::<ConfigMap>::iteration(ctx).unwrap_or_default();
+///     cm.data.get_or_insert_default().insert(format!("k{i}"), String::new());
+///     Ok(())
 /// });
 /// let fill = While::new("Fill", |_ctx, cm: &ConfigMap| cm.data.as_ref().map_or(0, |d| d.len()) < 3, add_key)
 ///     .max_iterations(Some(10));

@@ -26,12 +26,10 @@ type ConfigHook = Box<dyn Fn(&Context) -> Result<Config, Error> + Send + Sync>;
 /// let (home, away) = (ApiServer::new(), ApiServer::new());
 /// let remote = Config::new(away.client(), "widget-controller");
 /// // Copies the config map into the config in effect: the remote cluster.
-/// let mirror = SyncReconciler::<ConfigMap>::new("Mirror").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         let api = Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
-///         api.create(&PostParams::default(), cm).await?;
-///         Ok(())
-///     })
+/// let mirror = SyncReconciler::<ConfigMap>::new("Mirror").sync(async |ctx, cm| {
+///     let api = Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
+///     api.create(&PostParams::default(), cm).await?;
+///     Ok(())
 /// });
 /// let step = WithConfig::new("Remote", move |_ctx| Ok(remote.clone()), mirror);
 ///

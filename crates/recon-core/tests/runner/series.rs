@@ -263,11 +263,9 @@ async fn a_renewal_refused_by_a_stale_lease_takes_the_slow_path() {
 /// writing nothing: the queue holds only what the watches and the test put in it.
 async fn one_at_a_time(server: &ApiServer) -> recon_core::runner::RunningRunner {
     let client = server.client();
-    let slow = SyncReconciler::<Widget>::new("Slow").sync(|_, _| {
-        Box::pin(async {
-            tokio::time::sleep(Duration::from_secs(10)).await;
-            Ok(())
-        })
+    let slow = SyncReconciler::<Widget>::new("Slow").sync(async |_, _| {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(())
     });
     let reconciler = ResourceReconciler::new(Config::new(client.clone(), CONTROLLER), slow)
         .named(CONTROLLER)

@@ -238,7 +238,7 @@ pub fn widget_steps(
             Ok(())
         },
     );
-    let slow = SyncReconciler::<Widget>::new("Slow").sync_with_outcome(move |_, _| {
+    let slow = SyncReconciler::<Widget>::new("Slow").sync(move |_, _| {
         let entered = watch
             .as_ref()
             .map(|(exclusive, replica)| exclusive.enter(replica));

@@ -64,7 +64,7 @@ fn request() -> TestCase {
 fn sync(
     sync: impl Fn() -> Result<Outcome, Error> + Send + Sync + 'static,
 ) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with_outcome(move |_, _| {
+    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync(move |_, _| {
         let result = sync();
         Box::pin(async move { result })
     })
@@ -116,9 +116,9 @@ fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
         ])
         .boxed(),
         "stashes" => SyncReconciler::<ConfigMap>::new("SyncReconciler")
-            .sync(|ctx, _| {
-                ctx.stash().store("foo", "bar".to_owned());
-                Box::pin(async { Ok(()) })
+            .sync(async |ctx, _| {
+            ctx.stash().store("foo", "bar".to_owned());
+             Ok(()) 
             })
             .boxed(),
         "checks config" => checks_config(env.events().clone()).boxed(),
@@ -151,27 +151,25 @@ fn aggregate(env: &TestEnv) -> AggregateReconciler<ConfigMap> {
         Ok(Some(resource))
     });
     let reconciler = match variant.as_str() {
-        "before creates it" => reconciler.before_reconcile(|ctx| {
-            Box::pin(async move {
-                let cm: ConfigMap = serde_json::from_value(given(&[])).map_err(Error::new)?;
-                kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), NAMESPACE)
-                    .create(&kube::api::PostParams::default(), &cm)
-                    .await?;
-                Ok(Outcome::done())
-            })
+        "before creates it" => reconciler.before_reconcile(async |ctx| {
+            let cm: ConfigMap = serde_json::from_value(given(&[])).map_err(Error::new)?;
+            kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), NAMESPACE)
+                .create(&kube::api::PostParams::default(), &cm)
+                .await?;
+            Ok(Outcome::done())
         }),
         "before requeues" => {
-            reconciler.before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue()) }))
+            reconciler.before_reconcile(async |_| Ok(Outcome::requeue()))
         }
-        "before stashes a message" => reconciler.before_reconcile(|ctx| {
-            MESSAGE.store(ctx, "hello world".to_owned());
-            Box::pin(async { Ok(Outcome::done()) })
+        "before stashes a message" => reconciler.before_reconcile(async |ctx| {
+        MESSAGE.store(ctx, "hello world".to_owned());
+         Ok(Outcome::done()) 
         }),
         "before fails" => {
-            reconciler.before_reconcile(|_| Box::pin(async { Err(Error::msg("test")) }))
+            reconciler.before_reconcile(async |_| Err(Error::msg("test")))
         }
         "after suppresses the error" => {
-            reconciler.after_reconcile(|_, _| Box::pin(async { Ok(Outcome::done()) }))
+            reconciler.after_reconcile(async |_, _| Ok(Outcome::done()))
         }
         _ => reconciler,
     };

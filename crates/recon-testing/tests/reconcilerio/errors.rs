@@ -200,13 +200,13 @@ fn suppress_transient_errors() {
         .run(|env| {
             let sync = SyncReconciler::<TestResource>::new("SyncReconciler");
             let sync = match meta_str(env, "Sync") {
-                Some("succeeds") => sync.sync(|_, _| Box::pin(async { Ok(()) })),
-                Some("fails") => sync.sync(|_, _| Box::pin(async { Err(Error::msg("an error")) })),
+                Some("succeeds") => sync.sync(async |_, _| Ok(())),
+                Some("fails") => sync.sync(async |_, _| Err(Error::msg("an error"))),
                 Some("durable") => {
-                    sync.sync(|_, _| Box::pin(async { Err(Error::signal(ErrorKind::Durable)) }))
+                    sync.sync(async |_, _| Err(Error::signal(ErrorKind::Durable)))
                 }
                 Some("quiet") => {
-                    sync.sync(|_, _| Box::pin(async { Err(Error::signal(ErrorKind::Quiet)) }))
+                    sync.sync(async |_, _| Err(Error::signal(ErrorKind::Quiet)))
                 }
                 other => panic!("no sync {other:?}"),
             };

@@ -81,7 +81,7 @@ impl Returns {
 
 /// The step that returns what `returns` says.
 pub fn scripted(returns: Returns) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("SyncReconciler").sync_with_outcome(move |_, resource| {
+    SyncReconciler::<TestResource>::new("SyncReconciler").sync(move |_, resource| {
         let returns = returns.clone();
         Box::pin(async move {
             if let Some(key) = returns.sets_status_field {

@@ -77,14 +77,14 @@ async fn second_finalize(ctx: &Context, w: &mut Widget) -> Result<Outcome, Error
 fn unboxed() -> Sequence<Widget> {
     Sequence::of((
         SyncReconciler::<Widget>::new("first")
-            .sync_fn(first_sync)
-            .finalize_fn(first_finalize),
+            .sync(first_sync)
+            .finalize(first_finalize),
         SyncReconciler::<Widget>::new("second")
-            .sync_fn_with_outcome(second_sync)
-            .finalize_fn_with_outcome(second_finalize),
+            .sync(second_sync)
+            .finalize(second_finalize),
         SyncReconciler::<Widget>::new("third")
-            .sync_fn_with_outcome(async |ctx, w| act("sync", "third", ctx, w).await)
-            .finalize_fn_with_outcome(async |ctx, w| act("finalize", "third", ctx, w).await),
+            .sync(async |ctx, w| act("sync", "third", ctx, w).await)
+            .finalize(async |ctx, w| act("finalize", "third", ctx, w).await),
     ))
 }
 
@@ -93,18 +93,16 @@ fn unboxed() -> Sequence<Widget> {
 fn boxed() -> Sequence<Widget> {
     Sequence::new([
         SyncReconciler::<Widget>::new("first")
-            .sync(|ctx, w| Box::pin(async move { act("sync", "first", ctx, w).await.map(|_| ()) }))
-            .finalize(|ctx, w| {
-                Box::pin(async move { act("finalize", "first", ctx, w).await.map(|_| ()) })
-            })
+            .sync(async |ctx, w| act("sync", "first", ctx, w).await.map(|_| ()))
+            .finalize(async |ctx, w| act("finalize", "first", ctx, w).await.map(|_| ()))
             .boxed(),
         SyncReconciler::<Widget>::new("second")
-            .sync_with_outcome(|ctx, w| Box::pin(act("sync", "second", ctx, w)))
-            .finalize_with_outcome(|ctx, w| Box::pin(act("finalize", "second", ctx, w)))
+            .sync(|ctx, w| Box::pin(act("sync", "second", ctx, w)))
+            .finalize(|ctx, w| Box::pin(act("finalize", "second", ctx, w)))
             .boxed(),
         SyncReconciler::<Widget>::new("third")
-            .sync_with_outcome(|ctx, w| Box::pin(act("sync", "third", ctx, w)))
-            .finalize_with_outcome(|ctx, w| Box::pin(act("finalize", "third", ctx, w)))
+            .sync(|ctx, w| Box::pin(act("sync", "third", ctx, w)))
+            .finalize(|ctx, w| Box::pin(act("finalize", "third", ctx, w)))
             .boxed(),
     ])
 }

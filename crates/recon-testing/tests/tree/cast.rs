@@ -232,12 +232,10 @@ fn dynamic_widget() -> Value {
 #[test]
 fn cast_a_dynamic_object_to_its_type() {
     let grow = || {
-        SyncReconciler::<Widget>::new("Grow").sync(|_, w| {
-            Box::pin(async move {
-                w.spec.size += 1;
-                w.status.get_or_insert_default().ready = Some(true);
-                Ok(())
-            })
+        SyncReconciler::<Widget>::new("Grow").sync(async |_, w| {
+            w.spec.size += 1;
+            w.status.get_or_insert_default().ready = Some(true);
+            Ok(())
         })
     };
     SubReconcilerTests::new()
@@ -264,15 +262,13 @@ fn context(server: &ApiServer) -> Context {
 #[tokio::test]
 async fn cast_a_typed_resource_to_a_dynamic_object() {
     let server = ApiServer::new();
-    let label = SyncReconciler::<DynamicObject>::new("Label").sync(|_, o| {
-        Box::pin(async move {
-            o.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("seen".to_owned(), "yes".to_owned());
-            o.data["spec"]["replicas"] = json!(4);
-            Ok(())
-        })
+    let label = SyncReconciler::<DynamicObject>::new("Label").sync(async |_, o| {
+        o.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".to_owned(), "yes".to_owned());
+        o.data["spec"]["replicas"] = json!(4);
+        Ok(())
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(label);
     let mut deployment: Deployment = from_json(web());
@@ -292,11 +288,9 @@ async fn cast_a_typed_resource_to_a_dynamic_object() {
 #[tokio::test]
 async fn a_change_the_resource_cannot_hold_is_an_error_and_leaves_it_unchanged() {
     let server = ApiServer::new();
-    let break_it = SyncReconciler::<DynamicObject>::new("Break").sync(|_, o| {
-        Box::pin(async move {
-            o.data["spec"]["replicas"] = json!("three");
-            Ok(())
-        })
+    let break_it = SyncReconciler::<DynamicObject>::new("Break").sync(async |_, o| {
+        o.data["spec"]["replicas"] = json!("three");
+        Ok(())
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(break_it);
     let mut deployment: Deployment = from_json(web());
@@ -336,11 +330,9 @@ fn cast_names_itself_after_the_duck_and_forwards_setup() {
 #[tokio::test]
 async fn a_failing_nested_reconciler_whose_change_cannot_go_back_reports_both() {
     let server = ApiServer::new();
-    let break_and_fail = SyncReconciler::<DynamicObject>::new("BreakAndFail").sync(|_, o| {
-        Box::pin(async move {
-            o.data["spec"]["replicas"] = json!("three");
-            Err(Error::msg("the nested reconciler failed"))
-        })
+    let break_and_fail = SyncReconciler::<DynamicObject>::new("BreakAndFail").sync(async |_, o| {
+        o.data["spec"]["replicas"] = json!("three");
+        Err(Error::msg("the nested reconciler failed"))
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(break_and_fail);
     let mut deployment: Deployment = from_json(web());
@@ -366,14 +358,12 @@ async fn a_typed_view_of_another_kind_reads_the_resource_without_its_type() {
     // A ConfigMap (k8s-openapi) accepts only `apiVersion: v1`, `kind: ConfigMap`: the Widget
     // is read without its own, and the view's metadata change goes back.
     let server = ApiServer::new();
-    let label = SyncReconciler::<ConfigMap>::new("Label").sync(|_, cm| {
-        Box::pin(async move {
-            cm.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("seen".to_owned(), "yes".to_owned());
-            Ok(())
-        })
+    let label = SyncReconciler::<ConfigMap>::new("Label").sync(async |_, cm| {
+        cm.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".to_owned(), "yes".to_owned());
+        Ok(())
     });
     let cast = CastResource::<DynamicObject, ConfigMap>::new(label);
     let mut widget: DynamicObject = from_json(dynamic_widget());

@@ -58,23 +58,21 @@ fn managed_by(manager: impl ObjectManager<Widget, Deployment> + 'static) -> Sync
 
 /// The forgetful way: create when missing, else replace the whole spec whenever it differs.
 fn replacing_the_spec() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Child").sync(|ctx, _| {
-        Box::pin(async move {
-            let api = deployments(ctx.config());
-            let wanted = desired();
-            match api.get_opt("w-web").await? {
-                None => {
-                    api.create(&PostParams::default(), &wanted).await?;
-                }
-                Some(mut actual) if actual.spec != wanted.spec => {
-                    actual.spec = wanted.spec;
-                    api.replace("w-web", &PostParams::default(), &actual)
-                        .await?;
-                }
-                Some(_) => {}
+    SyncReconciler::<Widget>::new("Child").sync(async |ctx, _| {
+        let api = deployments(ctx.config());
+        let wanted = desired();
+        match api.get_opt("w-web").await? {
+            None => {
+                api.create(&PostParams::default(), &wanted).await?;
             }
-            Ok(())
-        })
+            Some(mut actual) if actual.spec != wanted.spec => {
+                actual.spec = wanted.spec;
+                api.replace("w-web", &PostParams::default(), &actual)
+                    .await?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
     })
 }
 

@@ -112,8 +112,8 @@ fn run_script<'a>(
 /// on a terminating one.
 fn step(name: &'static str) -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new(name)
-        .sync_with_outcome(move |ctx, w| run_script("sync", name, ctx, w))
-        .finalize_with_outcome(move |ctx, w| run_script("finalize", name, ctx, w))
+        .sync(move |ctx, w| run_script("sync", name, ctx, w))
+        .finalize(move |ctx, w| run_script("finalize", name, ctx, w))
 }
 
 /// The event a step publishes when its sync hook runs (`ran("finalize step")`: its finalize hook).
@@ -508,17 +508,15 @@ fn resource_reconciler_hooks() {
                     Ok(())
                 }),
                 "before" => root
-                    .before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue_after(secs(10))) })),
+                    .before_reconcile(async |_| Ok(Outcome::requeue_after(secs(10)))),
                 "before fails" => {
-                    root.before_reconcile(|_| Box::pin(async { Err(Error::msg("not now")) }))
+                    root.before_reconcile(async |_| Err(Error::msg("not now")))
                 }
-                "after" => root.after_reconcile(|_, result| {
-                    Box::pin(async move {
-                        match result {
-                            Err(_) => Ok(Outcome::requeue_after(secs(7))),
-                            Ok(_) => Err(Error::signal(ErrorKind::Quiet)),
-                        }
-                    })
+                "after" => root.after_reconcile(async |_, result| {
+                    match result {
+                        Err(_) => Ok(Outcome::requeue_after(secs(7))),
+                        Ok(_) => Err(Error::signal(ErrorKind::Quiet)),
+                    }
                 }),
                 _ => root,
             }
@@ -582,7 +580,7 @@ async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathere
 // ---- Controller glue ----
 
 fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }))
+    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
 }
 
 #[tokio::test]
@@ -653,14 +651,12 @@ async fn reconcile_object_future_is_send_and_reconciles_the_object_it_is_given()
     let b = create_widget(&server, "b", &[]).await;
     let events = EventLog::default();
     let config = Config::new(server.client(), "test").with_recorder(events.clone());
-    let tree = SyncReconciler::<Widget>::new("MarkReady").sync(|ctx, w| {
-        Box::pin(async move {
-            let name = w.metadata.name.clone().unwrap_or_default();
-            ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", name))
-                .await;
-            w.status.get_or_insert_default().ready = Some(true);
-            Ok(())
-        })
+    let tree = SyncReconciler::<Widget>::new("MarkReady").sync(async |ctx, w| {
+        let name = w.metadata.name.clone().unwrap_or_default();
+        ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", name))
+            .await;
+        w.status.get_or_insert_default().ready = Some(true);
+        Ok(())
     });
     let reconciler = Arc::new(ResourceReconciler::new(config, tree));
     server.clear_requests();

@@ -101,13 +101,11 @@ fn condition<'s>(stored: &'s Value, type_: &str) -> &'s Value {
 
 /// Clears `status.message`.
 fn clear_message() -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("ClearMessage").sync(|_, task| {
-        Box::pin(async move {
-            if let Some(status) = task.status.as_mut() {
-                status.message = None;
-            }
-            Ok(())
-        })
+    SyncReconciler::<Task>::new("ClearMessage").sync(async |_, task| {
+        if let Some(status) = task.status.as_mut() {
+            status.message = None;
+        }
+        Ok(())
     })
 }
 
