@@ -70,26 +70,21 @@ const APPLIED_METADATA: [&str; 6] = [
 /// A ConfigMap mirrored into a `<name>-copy` ConfigMap:
 ///
 /// ```
-/// use std::sync::Arc;
-///
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use recon_core::{ApplyObjectManager, ObjectManager, Parent, SyncReconciler};
 ///
 /// fn mirror() -> SyncReconciler<ConfigMap> {
-///     let manager = Arc::new(ApplyObjectManager::<ConfigMap>::new("mirror").finalizer("example.com/mirror"));
-///     SyncReconciler::<ConfigMap>::new("Mirror").sync(move |ctx, cm| {
-///         let manager = Arc::clone(&manager);
-///         Box::pin(async move {
-///             let name = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or_default());
-///             let api = kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
-///             let actual = api.get_opt(&name).await?;
-///             let mut desired = ConfigMap::default();
-///             desired.metadata.name = Some(name);
-///             desired.metadata.namespace = Some("default".into());
-///             desired.data = cm.data.clone();
-///             manager.manage(ctx, Parent { resource: cm, dyntype: &() }, actual, Some(desired)).await?;
-///             Ok(())
-///         })
+///     let manager = ApplyObjectManager::<ConfigMap>::new("mirror").finalizer("example.com/mirror");
+///     SyncReconciler::<ConfigMap>::new("Mirror").sync_with(manager, async |ctx, manager, cm| {
+///         let name = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or_default());
+///         let api = kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
+///         let actual = api.get_opt(&name).await?;
+///         let mut desired = ConfigMap::default();
+///         desired.metadata.name = Some(name);
+///         desired.metadata.namespace = Some("default".into());
+///         desired.data = cm.data.clone();
+///         manager.manage(ctx, Parent { resource: cm, dyntype: &() }, actual, Some(desired)).await?;
+///         Ok(())
 ///     })
 /// }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -10,9 +10,7 @@ use crate::context::{Context, Event};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{
-    AsyncStep, BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler,
-};
+use crate::tree::{AsyncStep, BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler};
 
 /// Adds `finalizer` to `resource` (no request if it is already there).
 pub async fn add_finalizer<R: Reconciled>(

@@ -17,11 +17,9 @@ type Condition<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 /// use recon_core::{Config, Context, IfThen, Request, SubReconciler, SyncReconciler};
 ///
 /// let label = |value: &'static str| {
-///     SyncReconciler::<ConfigMap>::new(value).sync(move |_, cm| {
-///         Box::pin(async move {
-///             cm.metadata.labels.get_or_insert_default().insert("state".into(), value.into());
-///             Ok(())
-///         })
+///     SyncReconciler::<ConfigMap>::new(value).sync_with(value, async |_, &value, cm| {
+///         cm.metadata.labels.get_or_insert_default().insert("state".into(), value.into());
+///         Ok(())
 ///     })
 /// };
 /// let branch = IfThen::new("HasData", |_ctx, cm: &ConfigMap| cm.data.is_some(), label("filled"))

@@ -10,14 +10,16 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
+use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use crate::children::{ObjectManager, Parent};
 use crate::combinators::Sequence;
 use crate::context::{Config, Context, Request, Tracker};
-use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{AsyncStep, AsyncStep0, IntoOutcome, BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler, Trigger};
+use crate::tree::{
+    AsyncStep, AsyncStep0, BoxSubReconciler, IntoOutcome, Reconciled, Setup, SubReconciler, Trigger,
+};
 
 type DesiredHook<R> = Box<dyn Fn(&Context, R) -> Result<Option<R>, Error> + Send + Sync>;
 

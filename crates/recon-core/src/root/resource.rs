@@ -4,14 +4,16 @@
 use jiff::Timestamp;
 use kube::core::object::HasStatus;
 
+use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use super::status_strategy::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
 use crate::conditions::{ConditionedStatus, keep_transition_times};
 use crate::context::{Config, Context, Event, Request};
-use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{AsyncStep, AsyncStep0, IntoOutcome, BoxSubReconciler, ReconcileFuture, Reconciled, SubReconciler};
+use crate::tree::{
+    AsyncStep, AsyncStep0, BoxSubReconciler, IntoOutcome, Reconciled, SubReconciler,
+};
 
 type SkipRequestHook = Box<dyn Fn(&Context) -> bool + Send + Sync>;
 type SkipResourceHook<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;

@@ -10,9 +10,9 @@ mod setup;
 mod sub_reconciler;
 mod sync;
 
+pub(crate) use async_step::ResourceHook;
 pub(crate) use async_step::resource_hook;
 pub use async_step::{AsyncStep, AsyncStep0, AsyncStep2, IntoOutcome};
-pub(crate) use async_step::ResourceHook;
 pub use into_steps::IntoSteps;
 pub use reconciled::Reconciled;
 pub use setup::{Setup, Trigger, Watch};

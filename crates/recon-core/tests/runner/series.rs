@@ -114,16 +114,12 @@ async fn a_panicking_reconcile_is_counted_retried_and_the_controller_goes_on() {
     let server = server_with_a_widget().await;
     let client = server.client();
     let panicked = Arc::new(AtomicBool::new(false));
-    let cursed = SyncReconciler::new("Cursed").sync({
-        let panicked = Arc::clone(&panicked);
-        move |_, _| {
+    let cursed =
+        SyncReconciler::new("Cursed").sync_with(Arc::clone(&panicked), async |_, panicked, _| {
             let first = !panicked.swap(true, Ordering::SeqCst);
-            Box::pin(async move {
-                assert!(!first, "the widget is cursed");
-                Ok(())
-            })
-        }
-    });
+            assert!(!first, "the widget is cursed");
+            Ok(())
+        });
     let mut steps = vec![cursed.boxed()];
     steps.extend(widget_steps(Duration::ZERO, None));
     let reconciler = ResourceReconciler::new(

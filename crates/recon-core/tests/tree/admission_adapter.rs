@@ -75,14 +75,11 @@ fn default_size() -> SyncReconciler<Widget> {
 
 /// Refuses widgets larger than 10.
 fn at_most_ten() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("AtMostTen").sync(async |_ctx, w| {
-        match w.spec.size {
-            Some(size) if size > 10 => Err(AdmissionDenied::invalid(format!(
-                "spec.size: {size} is more than 10"
-            ))
-            .into()),
-            _ => Ok(()),
+    SyncReconciler::<Widget>::new("AtMostTen").sync(async |_ctx, w| match w.spec.size {
+        Some(size) if size > 10 => {
+            Err(AdmissionDenied::invalid(format!("spec.size: {size} is more than 10")).into())
         }
+        _ => Ok(()),
     })
 }
 
@@ -173,7 +170,7 @@ async fn a_step_that_refuses_gives_its_code_reason_and_message() {
 async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
     let fails = SyncReconciler::<Widget>::new("Fails").sync(async |_ctx, w| {
         w.spec.size = Some(1);
-        Err(Error::msg("the registry is unreachable"))
+        Err::<(), _>(Error::msg("the registry is unreachable"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), fails);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -191,7 +188,7 @@ async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
 #[tokio::test]
 async fn a_refusal_inside_a_join_keeps_its_status() {
     let fails = SyncReconciler::<Widget>::new("Fails")
-        .sync(async |_ctx, _w| Err(Error::msg("other")));
+        .sync(async |_ctx, _w| Err::<(), _>(Error::msg("other")));
     let tree = Always::new([fails.boxed(), at_most_ten().boxed()]);
     let webhook = AdmissionWebhookAdapter::new(config(), tree);
     let mut sent = sent_widget();
@@ -211,7 +208,7 @@ async fn a_status_a_step_set_is_kept_when_the_tree_fails() {
                 ..Default::default()
             })
         });
-        Err(Error::msg("stop"))
+        Err::<(), _>(Error::msg("stop"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), sets);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -245,14 +242,14 @@ async fn a_validating_webhook_drops_a_patch_a_step_set() {
 #[tokio::test]
 async fn a_delete_judges_the_old_object_and_is_never_patched() {
     let seen = Arc::new(std::sync::Mutex::new(None));
-    let record = {
-        let seen = Arc::clone(&seen);
-        SyncReconciler::<Widget>::new("Record").sync(move |_ctx, w| {
+    let record = SyncReconciler::<Widget>::new("Record").sync_with(
+        Arc::clone(&seen),
+        async |_ctx, seen, w| {
             *seen.lock().unwrap() = w.metadata.name.clone();
             w.spec.size = Some(1);
-            Box::pin(async move { Ok(()) })
-        })
-    };
+            Ok(())
+        },
+    );
     let webhook = AdmissionWebhookAdapter::new(config(), record);
     let old: Widget = serde_json::from_value(sent_widget()).unwrap();
     let response = webhook
@@ -265,13 +262,13 @@ async fn a_delete_judges_the_old_object_and_is_never_patched() {
 #[tokio::test]
 async fn an_object_of_another_kind_is_refused_before_the_tree_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let counted = {
-        let runs = Arc::clone(&runs);
-        SyncReconciler::<Widget>::new("Count").sync(move |_ctx, _w| {
+    let counted = SyncReconciler::<Widget>::new("Count").sync_with(
+        Arc::clone(&runs),
+        async |_ctx, runs, _w| {
             runs.fetch_add(1, Ordering::SeqCst);
-            Box::pin(async move { Ok(()) })
-        })
-    };
+            Ok(())
+        },
+    );
     let webhook = AdmissionWebhookAdapter::new(config(), counted);
     let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap();
     let response = webhook.handle(AdmissionRequest::create(&cm)).await;
@@ -397,12 +394,9 @@ async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
 #[tokio::test]
 async fn handle_at_pins_the_request_time() {
     let at = "2024-05-01T10:00:00Z".parse().unwrap();
-    let check = SyncReconciler::<Widget>::new("Time").sync(move |ctx, _w| {
-        let now = ctx.now();
-        Box::pin(async move {
-            assert_eq!(now.to_string(), "2024-05-01T10:00:00Z");
-            Ok(())
-        })
+    let check = SyncReconciler::<Widget>::new("Time").sync(async |ctx, _w| {
+        assert_eq!(ctx.now().to_string(), "2024-05-01T10:00:00Z");
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), check);
     let response = webhook
@@ -463,9 +457,9 @@ async fn a_review_is_answered_ok_with_a_base64_patch_on_the_wire() {
 #[tokio::test]
 async fn the_http_request_reaches_the_tree() {
     let path = SyncReconciler::<Widget>::new("Path").sync(async |ctx, _w| {
-    let path = ctx
-        .admission()
-        .map(|a| a.http_request().uri().path().to_owned());
+        let path = ctx
+            .admission()
+            .map(|a| a.http_request().uri().path().to_owned());
         assert_eq!(path.as_deref(), Some("/widgets/mutate"));
         Ok(())
     });
@@ -566,7 +560,7 @@ async fn a_malformed_request_with_a_uid_is_refused_in_a_well_formed_review() {
 #[tokio::test]
 async fn a_panicking_tree_is_refused_as_an_internal_error() {
     let panics = SyncReconciler::<Widget>::new("Panics")
-        .sync(async |_ctx, _w| panic!("a bug in a step"));
+        .sync(async |_ctx, _w| -> Result<(), Error> { panic!("a bug in a step") });
     let webhook = AdmissionWebhookAdapter::new(config(), panics);
     let request = create_request(sent_widget());
     let response = respond(

@@ -43,9 +43,8 @@ fn gatekeeper() -> SyncReconciler<Widget> {
             return Err(AdmissionDenied::forbidden("dry runs are not admitted").into());
         }
         if let Some(user) = admission.request().user_info.username.clone() {
-            admission.update_response(|response| {
-                response.warnings.push(format!("admitted for {user}"))
-            });
+            admission
+                .update_response(|response| response.warnings.push(format!("admitted for {user}")));
         }
         Ok(())
     })

@@ -204,7 +204,8 @@ fn publish_size() -> SyncReconciler<Widget> {
 
 /// Asks to be reconciled again in 30 seconds.
 fn requeue_later() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RequeueLater").sync(async |_ctx, _w| Ok(Outcome::requeue_after(Duration::from_secs(30))))
+    SyncReconciler::<Widget>::new("RequeueLater")
+        .sync(async |_ctx, _w| Ok(Outcome::requeue_after(Duration::from_secs(30))))
 }
 
 /// Fails for a negative size.
@@ -242,24 +243,21 @@ fn create_generated() -> SyncReconciler<Widget> {
 
 /// Creates `w-config` in the cluster of `other` instead of the default one.
 fn create_config_map_in(other: recon_core::Config) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateElsewhere").sync(move |_ctx, w| {
-        let other = other.clone();
-        Box::pin(async move {
-            let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
-            let cm: ConfigMap = from_json(json!({
-                "metadata": {"name": "w-config"},
-                "data": {"size": w.spec.size.to_string()},
-            }));
-            api.create(&PostParams::default(), &cm).await?;
-            other
-                .recorder()
-                .publish(
-                    &Event::normal("Mirrored", "Mirror", "mirrored"),
-                    &w.object_ref(&()),
-                )
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("CreateElsewhere").sync_with(other, async |_ctx, other, w| {
+        let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
+        let cm: ConfigMap = from_json(json!({
+            "metadata": {"name": "w-config"},
+            "data": {"size": w.spec.size.to_string()},
+        }));
+        api.create(&PostParams::default(), &cm).await?;
+        other
+            .recorder()
+            .publish(
+                &Event::normal("Mirrored", "Mirror", "mirrored"),
+                &w.object_ref(&()),
+            )
+            .await?;
+        Ok(())
     })
 }
 
@@ -2736,9 +2734,10 @@ async fn a_factory_that_panics_fails_its_case_and_the_others_still_run() {
 
 /// A sequence asking for a requeue in 10s, then failing: its error carries the requeue.
 fn requeue_then_fail() -> Sequence<Widget> {
-    let requeue = SyncReconciler::<Widget>::new("Requeue").sync(async |_, _| Ok(Outcome::requeue_after(Duration::from_secs(10))));
-    let fail = SyncReconciler::<Widget>::new("Fail")
-        .sync(async |_, _| Err(Error::msg("boom")));
+    let requeue = SyncReconciler::<Widget>::new("Requeue")
+        .sync(async |_, _| Ok(Outcome::requeue_after(Duration::from_secs(10))));
+    let fail =
+        SyncReconciler::<Widget>::new("Fail").sync(async |_, _| Err::<(), _>(Error::msg("boom")));
     Sequence::new([requeue.boxed(), fail.boxed()])
 }
 
@@ -2894,17 +2893,14 @@ async fn an_error_signal_the_error_does_not_carry_fails_the_case() {
 /// sees only if it runs the same instance.
 fn counting() -> SyncReconciler<Widget> {
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    SyncReconciler::<Widget>::new("Count").sync(move |ctx, w| {
-        let calls = calls.clone();
-        Box::pin(async move {
-            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            ctx.publish(
-                &w.object_ref(&()),
-                recon_core::Event::normal("Called", "Count", format!("call {n}")),
-            )
-            .await;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Count").sync_with(calls, async |ctx, calls, w| {
+        let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        ctx.publish(
+            &w.object_ref(&()),
+            recon_core::Event::normal("Called", "Count", format!("call {n}")),
+        )
+        .await;
+        Ok(())
     })
 }
 

@@ -91,19 +91,16 @@ fn widget_reconciler(config: Config) -> ResourceReconciler<Widget> {
 
 /// Also creates `<name>-config` in the cluster named `other`, when the case has one.
 fn mirror_to(other: Option<Config>) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Mirror").sync(move |_ctx, w| {
-        let other = other.clone();
-        Box::pin(async move {
-            if let Some(other) = other {
-                let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
-                let cm: ConfigMap = serde_json::from_value(json!({
-                    "metadata": {"name": format!("{}-config", w.name_any())},
-                    "data": {"size": w.spec.size.to_string()},
-                }))?;
-                api.create(&PostParams::default(), &cm).await?;
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Mirror").sync_with(other, async |_ctx, other, w| {
+        if let Some(other) = other {
+            let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
+            let cm: ConfigMap = serde_json::from_value(json!({
+                "metadata": {"name": format!("{}-config", w.name_any())},
+                "data": {"size": w.spec.size.to_string()},
+            }))?;
+            api.create(&PostParams::default(), &cm).await?;
+        }
+        Ok(())
     })
 }
 

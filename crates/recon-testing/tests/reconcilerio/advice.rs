@@ -45,21 +45,22 @@ fn publishes_called() -> SyncReconciler<TestResource> {
 /// The advised reconciler that must not run.
 fn unreachable() -> SyncReconciler<TestResource> {
     SyncReconciler::<TestResource>::new("SyncReconciler")
-        .sync(async |_, _| Err(Error::msg("unreachable")))
+        .sync(async |_, _| Err::<(), _>(Error::msg("unreachable")))
 }
 
 /// The advised reconciler that writes `message` into the status.
 fn writes_message(message: &'static str) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("SyncReconciler").sync(move |_, resource| {
-        Box::pin(async move {
+    SyncReconciler::<TestResource>::new("SyncReconciler").sync_with(
+        message,
+        async |_, &message, resource| {
             resource
                 .status
                 .get_or_insert_default()
                 .fields
                 .insert("message".to_owned(), message.to_owned());
             Ok(())
-        })
-    })
+        },
+    )
 }
 
 fn advice(variant: &str) -> Advice<TestResource> {
@@ -83,11 +84,13 @@ fn advice(variant: &str) -> Advice<TestResource> {
         "before requeues" => Advice::new("Advice", writes_message("reconciler called"))
             .before(async |_, _| Ok(Outcome::requeue())),
         "before fails" => Advice::new("Advice", unreachable())
-            .before(async |_, _| Err(Error::msg("test"))),
-        "before only" => Advice::new("Advice", publishes_called())
-            .before(async |_, _| Ok(Outcome::done())),
-        "around skips" => Advice::new("Advice", unreachable())
-            .around(async |_, _, _| Ok(Outcome::done())),
+            .before(async |_, _| Err::<(), _>(Error::msg("test"))),
+        "before only" => {
+            Advice::new("Advice", publishes_called()).before(async |_, _| Ok(Outcome::done()))
+        }
+        "around skips" => {
+            Advice::new("Advice", unreachable()).around(async |_, _, _| Ok(Outcome::done()))
+        }
         "around twice" => {
             Advice::new("Advice", publishes_called()).around(async |ctx, resource, nested| {
                 let mut outcome = Outcome::done();
@@ -100,13 +103,11 @@ fn advice(variant: &str) -> Advice<TestResource> {
         "after rewrites" => Advice::new(
             "Advice",
             SyncReconciler::<TestResource>::new("SyncReconciler")
-                .sync(async |_, _| Err(Error::msg("test"))),
+                .sync(async |_, _| Err::<(), _>(Error::msg("test"))),
         )
-        .after(async |_, _, result| {
-            match result {
-                Err(_) => Ok(Outcome::requeue()),
-                Ok(_) => Err(Error::msg("expected error")),
-            }
+        .after(async |_, _, result| match result {
+            Err(_) => Ok(Outcome::requeue()),
+            Ok(_) => Err(Error::msg("expected error")),
         }),
         other => panic!("no advice {other:?}"),
     }

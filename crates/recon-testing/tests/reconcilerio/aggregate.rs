@@ -64,36 +64,30 @@ fn request() -> TestCase {
 fn sync(
     sync: impl Fn() -> Result<Outcome, Error> + Send + Sync + 'static,
 ) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync(move |_, _| {
-        let result = sync();
-        Box::pin(async move { result })
-    })
+    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with(sync, async |_, sync, _| sync())
 }
 
 /// A step checking that the context's config and original config are the config the
 /// reconciler was built with: each publishes a probe into the case's event log (which is then
 /// emptied again, so the probes are not expected events).
 fn checks_config(log: EventLog) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("ChecksConfig").sync(move |ctx, resource| {
-        let log = log.clone();
-        Box::pin(async move {
-            let regarding = resource.object_ref(&());
-            for (which, config) in [
-                ("config", ctx.config()),
-                ("original config", ctx.original_config()),
-            ] {
-                let probe = Event::normal("Probe", "Probe", which);
-                config.recorder().publish(&probe, &regarding).await?;
-                let seen = log.events();
-                if seen.len() != 1 || seen[0].event != probe {
-                    return Err(Error::msg(format!(
-                        "expected the reconciler's {which} in the context"
-                    )));
-                }
-                log.clear();
+    SyncReconciler::<ConfigMap>::new("ChecksConfig").sync_with(log, async |ctx, log, resource| {
+        let regarding = resource.object_ref(&());
+        for (which, config) in [
+            ("config", ctx.config()),
+            ("original config", ctx.original_config()),
+        ] {
+            let probe = Event::normal("Probe", "Probe", which);
+            config.recorder().publish(&probe, &regarding).await?;
+            let seen = log.events();
+            if seen.len() != 1 || seen[0].event != probe {
+                return Err(Error::msg(format!(
+                    "expected the reconciler's {which} in the context"
+                )));
             }
-            Ok(())
-        })
+            log.clear();
+        }
+        Ok(())
     })
 }
 
@@ -117,8 +111,8 @@ fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
         .boxed(),
         "stashes" => SyncReconciler::<ConfigMap>::new("SyncReconciler")
             .sync(async |ctx, _| {
-            ctx.stash().store("foo", "bar".to_owned());
-             Ok(()) 
+                ctx.stash().store("foo", "bar".to_owned());
+                Ok(())
             })
             .boxed(),
         "checks config" => checks_config(env.events().clone()).boxed(),
@@ -158,16 +152,12 @@ fn aggregate(env: &TestEnv) -> AggregateReconciler<ConfigMap> {
                 .await?;
             Ok(Outcome::done())
         }),
-        "before requeues" => {
-            reconciler.before_reconcile(async |_| Ok(Outcome::requeue()))
-        }
+        "before requeues" => reconciler.before_reconcile(async |_| Ok(Outcome::requeue())),
         "before stashes a message" => reconciler.before_reconcile(async |ctx| {
-        MESSAGE.store(ctx, "hello world".to_owned());
-         Ok(Outcome::done()) 
+            MESSAGE.store(ctx, "hello world".to_owned());
+            Ok(Outcome::done())
         }),
-        "before fails" => {
-            reconciler.before_reconcile(async |_| Err(Error::msg("test")))
-        }
+        "before fails" => reconciler.before_reconcile(async |_| Err::<(), _>(Error::msg("test"))),
         "after suppresses the error" => {
             reconciler.after_reconcile(async |_, _| Ok(Outcome::done()))
         }

@@ -128,8 +128,8 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
     let deployment = SyncReconciler::<Deployment>::new("SyncReconciler");
     let same = SyncReconciler::<CastTestResource>::new("SyncReconciler");
     match name {
-        "events the container name" => {
-            CastResource::<CastTestResource, Deployment>::new(deployment.sync(async |ctx, resource| {
+        "events the container name" => CastResource::<CastTestResource, Deployment>::new(
+            deployment.sync(async |ctx, resource| {
                 let container = resource
                     .spec
                     .template
@@ -144,18 +144,21 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
                 )
                 .await;
                 Ok(())
-            }))
-            .boxed()
-        }
+            }),
+        )
+        .boxed(),
         "mutates" => {
-            CastResource::<CastTestResource, Deployment>::new(deployment.sync(async |_, resource| {
-            let spec = &mut resource.spec;
-            // A mutation that exists on the original resource and is reflected.
-            spec.template.metadata.get_or_insert_default().name = Some("mutation".to_owned());
-            // A mutation that does not exist on the original resource and is dropped.
-            spec.paused = Some(true);
-             Ok(()) 
-            }))
+            CastResource::<CastTestResource, Deployment>::new(deployment.sync(
+                async |_, resource| {
+                    let spec = &mut resource.spec;
+                    // A mutation that exists on the original resource and is reflected.
+                    spec.template.metadata.get_or_insert_default().name =
+                        Some("mutation".to_owned());
+                    // A mutation that does not exist on the original resource and is dropped.
+                    spec.paused = Some(true);
+                    Ok(())
+                },
+            ))
             .boxed()
         }
         "requeues" => CastResource::<CastTestResource, Deployment>::new(
@@ -163,7 +166,7 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
         )
         .boxed(),
         "fails after a status change" => CastResource::<CastTestResource, Deployment>::new(
-            deployment.sync(|_, resource| {
+            deployment.sync(async |_, resource| {
                 let conditions = resource
                     .status
                     .get_or_insert_default()
@@ -184,23 +187,21 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
                     Some(first) => *first = failed,
                     None => conditions.push(failed),
                 }
-                Box::pin(async {
-                    Err(Error::msg("subreconciler error").with_outcome(Outcome::requeue()))
-                })
+                Err::<(), _>(Error::msg("subreconciler error").with_outcome(Outcome::requeue()))
             }),
         )
         .boxed(),
         "sets errOnMarshal and fails" => {
             CastResource::<CastTestResource, CastTestResource>::new(same.sync(async |_, r| {
-            r.spec.err_on_marshal = true;
-             Err(Error::msg("subreconciler error")) 
+                r.spec.err_on_marshal = true;
+                Err::<(), _>(Error::msg("subreconciler error"))
             }))
             .boxed()
         }
         "sets errOnUnmarshal and fails" => {
             CastResource::<CastTestResource, CastTestResource>::new(same.sync(async |_, r| {
-            r.spec.err_on_unmarshal = true;
-             Err(Error::msg("subreconciler error")) 
+                r.spec.err_on_unmarshal = true;
+                Err::<(), _>(Error::msg("subreconciler error"))
             }))
             .boxed()
         }

@@ -201,12 +201,12 @@ fn suppress_transient_errors() {
             let sync = SyncReconciler::<TestResource>::new("SyncReconciler");
             let sync = match meta_str(env, "Sync") {
                 Some("succeeds") => sync.sync(async |_, _| Ok(())),
-                Some("fails") => sync.sync(async |_, _| Err(Error::msg("an error"))),
+                Some("fails") => sync.sync(async |_, _| Err::<(), _>(Error::msg("an error"))),
                 Some("durable") => {
-                    sync.sync(async |_, _| Err(Error::signal(ErrorKind::Durable)))
+                    sync.sync(async |_, _| Err::<(), _>(Error::signal(ErrorKind::Durable)))
                 }
                 Some("quiet") => {
-                    sync.sync(async |_, _| Err(Error::signal(ErrorKind::Quiet)))
+                    sync.sync(async |_, _| Err::<(), _>(Error::signal(ErrorKind::Quiet)))
                 }
                 other => panic!("no sync {other:?}"),
             };

@@ -60,17 +60,17 @@ fn with_status(fields: &[(&str, &str)]) -> TestResource {
 /// A step setting `spec.fields[field] = called` and returning `RequeueAfter: delay`, failing
 /// with the case's `error_key` metadata if there is one.
 fn sets(field: &'static str, delay: u64, error: Option<String>) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new(field).sync(move |_, r| {
-        let error = error.clone();
-        Box::pin(async move {
+    SyncReconciler::<TestResource>::new(field).sync_with(
+        (field, delay, error),
+        async |_, &(field, delay, ref error), r| {
             r.spec.fields.insert(field.to_owned(), "called".to_owned());
             let outcome = Outcome::requeue_after(nanos(delay));
             match error {
                 Some(e) => Err(Error::msg(e).with_outcome(outcome)),
                 None => Ok(outcome),
             }
-        })
-    })
+        },
+    )
 }
 
 #[test]
@@ -169,12 +169,11 @@ fn while_loop() {
                 .metadata("Iterations")
                 .and_then(Value::as_u64)
                 .unwrap_or_default() as usize;
-            let body =
-                SyncReconciler::<TestResource>::new("Iterate").sync(async |ctx, r| {
-                    let i = While::<TestResource>::iteration(ctx).unwrap_or_default() + 1;
-                    r.spec.fields.insert("iterations".to_owned(), i.to_string());
-                    Ok(Outcome::requeue_after(nanos(1000 - i as u64)))
-                });
+            let body = SyncReconciler::<TestResource>::new("Iterate").sync(async |ctx, r| {
+                let i = While::<TestResource>::iteration(ctx).unwrap_or_default() + 1;
+                r.spec.fields.insert("iterations".to_owned(), i.to_string());
+                Ok(Outcome::requeue_after(nanos(1000 - i as u64)))
+            });
             let looped = While::new(
                 "While",
                 move |ctx, _: &TestResource| {

@@ -188,26 +188,23 @@ fn checks_config<R>(log: EventLog) -> SyncReconciler<R>
 where
     R: Resource<DynamicType = ()> + Send + Sync + 'static,
 {
-    SyncReconciler::<R>::new("ChecksConfig").sync(move |ctx, resource| {
-        let log = log.clone();
-        Box::pin(async move {
-            let regarding = resource.object_ref(&());
-            for (which, config) in [
-                ("config", ctx.config()),
-                ("original config", ctx.original_config()),
-            ] {
-                let probe = Event::normal("Probe", "Probe", which);
-                config.recorder().publish(&probe, &regarding).await?;
-                let seen = log.events();
-                if seen.len() != 1 || seen[0].event != probe {
-                    return Err(Error::msg(format!(
-                        "expected the reconciler's {which} in the context"
-                    )));
-                }
-                log.clear();
+    SyncReconciler::<R>::new("ChecksConfig").sync_with(log, async |ctx, log, resource| {
+        let regarding = resource.object_ref(&());
+        for (which, config) in [
+            ("config", ctx.config()),
+            ("original config", ctx.original_config()),
+        ] {
+            let probe = Event::normal("Probe", "Probe", which);
+            config.recorder().publish(&probe, &regarding).await?;
+            let seen = log.events();
+            if seen.len() != 1 || seen[0].event != probe {
+                return Err(Error::msg(format!(
+                    "expected the reconciler's {which} in the context"
+                )));
             }
-            Ok(())
-        })
+            log.clear();
+        }
+        Ok(())
     })
 }
 
@@ -222,10 +219,8 @@ fn stashes<R: Resource + Send + Sync + 'static>() -> SyncReconciler<R> {
 /// A step that must not run: it fails with `why`.
 fn not_called<R: Resource + Send + Sync + 'static>(why: &str) -> SyncReconciler<R> {
     let why = why.to_owned();
-    SyncReconciler::<R>::new("NotCalled").sync(move |_, _| {
-        let why = why.clone();
-        Box::pin(async move { Err(Error::msg(why)) })
-    })
+    SyncReconciler::<R>::new("NotCalled")
+        .sync_with(why, async |_, why, _| Err::<(), _>(Error::msg(why)))
 }
 
 /// A step that does nothing.
@@ -376,11 +371,8 @@ fn typed_root(
 }
 
 fn expects_initialized() -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("ExpectsInitializedConditions").sync(|_, r| {
-        Box::pin(
-            async move { check_initialized(r.status.as_ref().map_or(&[][..], |s| &s.conditions)) },
-        )
-    })
+    SyncReconciler::<TestResource>::new("ExpectsInitializedConditions")
+        .sync(async |_, r| check_initialized(r.status.as_ref().map_or(&[][..], |s| &s.conditions)))
 }
 
 fn marks_reconciler_ran() -> SyncReconciler<TestResource> {
@@ -418,8 +410,7 @@ fn resource_reconciler_unstructured() {
         )
         .run(|env| {
             let sub = match meta_str(env, "SubReconciler") {
-                "noop" => SyncReconciler::<DynamicObject>::new("Noop")
-                    .sync(async |_, _| Ok(())),
+                "noop" => SyncReconciler::<DynamicObject>::new("Noop").sync(async |_, _| Ok(())),
                 "sets status fields" => SyncReconciler::<DynamicObject>::new("SetsStatusFields")
                     .sync(async |_, r| {
                         r.data["status"]["fields"] = json!({"Reconciler": "ran"});
@@ -587,8 +578,7 @@ fn resource_reconciler_duck() {
                 "expects initialized conditions" => {
                     SyncReconciler::<TestDuck>::new("ExpectsInitializedConditions")
                         .sync(async |ctx, r| {
-                            let conditions =
-                                r.status.as_ref().map_or(&[][..], |s| &s.conditions);
+                            let conditions = r.status.as_ref().map_or(&[][..], |s| &s.conditions);
                             check_initialized(conditions)?;
                             // Go compares the transition time too: the request time.
                             match conditions.first() {
@@ -607,21 +597,21 @@ fn resource_reconciler_duck() {
                     })
                     .boxed(),
                 "fails" => SyncReconciler::<TestDuck>::new("Fails")
-                    .sync(async |_, _| Err(Error::msg("reconciler error")))
+                    .sync(async |_, _| Err::<(), _>(Error::msg("reconciler error")))
                     .boxed(),
                 "halts after setting fields" => Sequence::new([
                     SyncReconciler::<TestDuck>::new("Halts")
                         .sync(async |_, r| {
                             r.status.get_or_insert_default().fields =
                                 [("want".to_owned(), "this to run".to_owned())].into();
-                            Err(Error::signal(ErrorKind::HaltSubReconcilers))
+                            Err::<(), _>(Error::signal(ErrorKind::HaltSubReconcilers))
                         })
                         .boxed(),
                     SyncReconciler::<TestDuck>::new("NotReached")
                         .sync(async |_, r| {
                             r.status.get_or_insert_default().fields =
                                 [("don't want".to_owned(), "this to run".to_owned())].into();
-                            Err(Error::msg("reconciler error"))
+                            Err::<(), _>(Error::msg("reconciler error"))
                         })
                         .boxed(),
                 ])
@@ -862,22 +852,22 @@ fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestRes
             .sync_during_finalization(true)
             .boxed(),
         "fails" => sync("Fails")
-            .sync(async |_, _| Err(Error::msg("reconciler error")))
+            .sync(async |_, _| Err::<(), _>(Error::msg("reconciler error")))
             .boxed(),
         "fails with test" => sync("Fails")
-            .sync(async |_, _| Err(Error::msg("test")))
+            .sync(async |_, _| Err::<(), _>(Error::msg("test")))
             .boxed(),
         "halts after an event" => Sequence::new([
             sync("Halts")
                 .sync(async |ctx, r| {
                     publish(ctx, r, "Want").await;
-                    Err(Error::signal(ErrorKind::HaltSubReconcilers))
+                    Err::<(), _>(Error::signal(ErrorKind::HaltSubReconcilers))
                 })
                 .boxed(),
             sync("NotReached")
                 .sync(async |ctx, r| {
                     publish(ctx, r, "DontWant").await;
-                    Err(Error::msg("reconciler error"))
+                    Err::<(), _>(Error::msg("reconciler error"))
                 })
                 .boxed(),
         ])
@@ -886,7 +876,7 @@ fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestRes
             .sync(async |_, r| {
                 r.status.get_or_insert_default().fields =
                     [("want".to_owned(), "this to run".to_owned())].into();
-                Err(Error::signal(ErrorKind::SkipStatusUpdate))
+                Err::<(), _>(Error::signal(ErrorKind::SkipStatusUpdate))
             })
             .boxed()])
         .boxed(),
@@ -894,7 +884,7 @@ fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestRes
             .sync(async |_, r| {
                 r.status.get_or_insert_default().fields =
                     [("want".to_owned(), "this to run".to_owned())].into();
-                Err(Error::signal(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
+                Err::<(), _>(Error::signal(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
             })
             .boxed()])
         .boxed(),
@@ -934,15 +924,13 @@ fn resource_reconciler_for(env: &TestEnv) -> ResourceReconciler<TestResource> {
             MESSAGE.store(ctx, "hello world".to_owned());
             Ok(Outcome::done())
         }),
-        "fails" => root.before_reconcile(async |_| Err(Error::msg("test"))),
+        "fails" => root.before_reconcile(async |_| Err::<(), _>(Error::msg("test"))),
         other => panic!("no before hook {other:?}"),
     };
     root = match meta_str(env, "AfterReconcile") {
         "" => root,
         // Suppresses the error.
-        "suppresses the error" => {
-            root.after_reconcile(async |_, _| Ok(Outcome::done()))
-        }
+        "suppresses the error" => root.after_reconcile(async |_, _| Ok(Outcome::done())),
         other => panic!("no after hook {other:?}"),
     };
     if meta_flag(env, "SkipRequest") {
@@ -1019,38 +1007,32 @@ fn resource_reconciler_unexported_fields() {
         )
         .run(|env| {
             let sync = |n: &str| SyncReconciler::<TestResourceUnexportedFields>::new(n);
-            let add_unexported = |r: &mut TestResourceUnexportedFields| {
+            fn add_unexported(r: &mut TestResourceUnexportedFields) {
                 r.status
                     .get_or_insert_default()
                     .unexported_fields
                     .insert("Reconciler".to_owned(), "ran".to_owned());
-            };
+            }
             let sub = match meta_str(env, "SubReconciler") {
                 "mutates exported and unexported status" => {
-                    sync("MutatesBoth").sync(move |_, r| {
-                        Box::pin(async move {
-                            r.reflect_unexported_fields_to_status();
-                            r.status
-                                .get_or_insert_default()
-                                .fields
-                                .insert("Reconciler".to_owned(), "ran".to_owned());
-                            add_unexported(r);
-                            Ok(())
-                        })
+                    sync("MutatesBoth").sync(async |_, r| {
+                        r.reflect_unexported_fields_to_status();
+                        r.status
+                            .get_or_insert_default()
+                            .fields
+                            .insert("Reconciler".to_owned(), "ran".to_owned());
+                        add_unexported(r);
+                        Ok(())
                     })
                 }
-                "mutates unexported status" => sync("MutatesUnexported").sync(move |_, r| {
-                    Box::pin(async move {
-                        r.reflect_unexported_fields_to_status();
-                        add_unexported(r);
-                        Ok(())
-                    })
+                "mutates unexported status" => sync("MutatesUnexported").sync(async |_, r| {
+                    r.reflect_unexported_fields_to_status();
+                    add_unexported(r);
+                    Ok(())
                 }),
-                "adds an unexported field" => sync("AddsUnexported").sync(move |_, r| {
-                    Box::pin(async move {
-                        add_unexported(r);
-                        Ok(())
-                    })
+                "adds an unexported field" => sync("AddsUnexported").sync(async |_, r| {
+                    add_unexported(r);
+                    Ok(())
                 }),
                 other => panic!("no sub-reconciler {other:?}"),
             };

@@ -44,19 +44,31 @@ fn sync_reconciler(name: &str) -> SyncReconciler<TestResource> {
     let sync = SyncReconciler::<TestResource>::new("SyncReconciler");
     match name {
         "noop" => sync.sync(async |_, _| Ok(())),
-        "halts with a requeue" => sync.sync(async |_, _| Err(Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(Outcome::requeue()))),
-        "fails" => sync.sync(async |_, _| Err(Error::msg("syncreconciler error"))),
+        "halts with a requeue" => sync.sync(async |_, _| {
+            Err::<(), _>(
+                Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(Outcome::requeue()),
+            )
+        }),
+        "fails" => sync.sync(async |_, _| Err::<(), _>(Error::msg("syncreconciler error"))),
         "syncs in 2h" => sync
             .sync(async |_, _| Ok(Outcome::requeue_after(hours(2))))
-            .finalize(async |_, _| must_not_run("reconciler should not call finalize for non-deleted resources")),
+            .finalize(async |_, _| {
+                must_not_run("reconciler should not call finalize for non-deleted resources")
+            }),
         "finalizes in 3h" => sync
-            .sync(async |_, _| must_not_run("reconciler should not call sync for deleted resources"))
+            .sync(async |_, _| {
+                must_not_run("reconciler should not call sync for deleted resources")
+            })
             .finalize(async |_, _| Ok(Outcome::requeue_after(hours(3)))),
         "finalize halts in 3h" => sync
-            .sync(async |_, _| must_not_run("reconciler should not call sync for deleted resources"))
+            .sync(async |_, _| {
+                must_not_run("reconciler should not call sync for deleted resources")
+            })
             .finalize(async |_, _| {
-                Err(Error::signal(ErrorKind::HaltSubReconcilers)
-                    .with_outcome(Outcome::requeue_after(hours(3))))
+                Err::<(), _>(
+                    Error::signal(ErrorKind::HaltSubReconcilers)
+                        .with_outcome(Outcome::requeue_after(hours(3))),
+                )
             }),
         "syncs in 2h and finalizes in 3h" => sync
             .sync_during_finalization(true)
@@ -68,7 +80,7 @@ fn sync_reconciler(name: &str) -> SyncReconciler<TestResource> {
             .finalize(async |_, _| Ok(Outcome::requeue_after(hours(2)))),
         "finalize fails" => sync
             .sync(async |_, _| Ok(()))
-            .finalize(async |_, _| Err(Error::msg("syncreconciler finalize error"))),
+            .finalize(async |_, _| Err::<(), _>(Error::msg("syncreconciler finalize error"))),
         other => panic!("no sub-reconciler {other:?}"),
     }
 }

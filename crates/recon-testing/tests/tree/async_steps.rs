@@ -1,6 +1,7 @@
-//! Hooks given unboxed, as `async fn` items and async closures (`SyncReconciler::sync_fn` and
-//! its siblings), in a sequence given as a tuple (`Sequence::of`), against the same tree with
-//! boxed hooks (`SyncReconciler::sync` and its siblings, `Sequence::new` of boxed steps).
+//! Hooks as `async fn` items and async closures (`SyncReconciler::sync` and `finalize`), in a
+//! sequence given as a tuple (`Sequence::of`), against the same tree with hooks given their
+//! step's name as state (`SyncReconciler::sync_with` and `finalize_with`, `Sequence::new` of
+//! boxed steps).
 //!
 //! Each table runs on both trees, so the two forms meet the same expectations: the hooks that
 //! run and their order, the outcome, the error, its signals, and the outcome it carries. The
@@ -88,22 +89,28 @@ fn unboxed() -> Sequence<Widget> {
     ))
 }
 
-// ---- The same tree, boxed ----
+// ---- The same tree, with state, boxed ----
 
+/// The same steps, each hook given its step's name as state.
 fn boxed() -> Sequence<Widget> {
+    let step = |name: &'static str| {
+        SyncReconciler::<Widget>::new(name)
+            .sync_with(name, async |ctx, name, w| act("sync", name, ctx, w).await)
+            .finalize_with(name, async |ctx, name, w| {
+                act("finalize", name, ctx, w).await
+            })
+    };
     Sequence::new([
         SyncReconciler::<Widget>::new("first")
-            .sync(async |ctx, w| act("sync", "first", ctx, w).await.map(|_| ()))
-            .finalize(async |ctx, w| act("finalize", "first", ctx, w).await.map(|_| ()))
+            .sync_with("first", async |ctx, name, w| {
+                act("sync", name, ctx, w).await.map(|_| ())
+            })
+            .finalize_with("first", async |ctx, name, w| {
+                act("finalize", name, ctx, w).await.map(|_| ())
+            })
             .boxed(),
-        SyncReconciler::<Widget>::new("second")
-            .sync(|ctx, w| Box::pin(act("sync", "second", ctx, w)))
-            .finalize(|ctx, w| Box::pin(act("finalize", "second", ctx, w)))
-            .boxed(),
-        SyncReconciler::<Widget>::new("third")
-            .sync(|ctx, w| Box::pin(act("sync", "third", ctx, w)))
-            .finalize(|ctx, w| Box::pin(act("finalize", "third", ctx, w)))
-            .boxed(),
+        step("second").boxed(),
+        step("third").boxed(),
     ])
 }
 

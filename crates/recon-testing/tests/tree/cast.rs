@@ -332,7 +332,7 @@ async fn a_failing_nested_reconciler_whose_change_cannot_go_back_reports_both() 
     let server = ApiServer::new();
     let break_and_fail = SyncReconciler::<DynamicObject>::new("BreakAndFail").sync(async |_, o| {
         o.data["spec"]["replicas"] = json!("three");
-        Err(Error::msg("the nested reconciler failed"))
+        Err::<(), _>(Error::msg("the nested reconciler failed"))
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(break_and_fail);
     let mut deployment: Deployment = from_json(web());

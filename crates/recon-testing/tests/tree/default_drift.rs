@@ -42,17 +42,14 @@ fn deployments(config: &Config) -> Api<Deployment> {
 /// A tree that hands the child to `manager`.
 fn managed_by(manager: impl ObjectManager<Widget, Deployment> + 'static) -> SyncReconciler<Widget> {
     let manager = Arc::new(manager);
-    SyncReconciler::<Widget>::new("Child").sync(move |ctx, w| {
-        let manager = Arc::clone(&manager);
-        Box::pin(async move {
-            let actual = deployments(ctx.config()).get_opt("w-web").await?;
-            let parent = Parent {
-                resource: w,
-                dyntype: &(),
-            };
-            manager.manage(ctx, parent, actual, Some(desired())).await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Child").sync_with(manager, async |ctx, manager, w| {
+        let actual = deployments(ctx.config()).get_opt("w-web").await?;
+        let parent = Parent {
+            resource: w,
+            dyntype: &(),
+        };
+        manager.manage(ctx, parent, actual, Some(desired())).await?;
+        Ok(())
     })
 }
 

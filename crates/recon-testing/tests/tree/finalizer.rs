@@ -458,8 +458,8 @@ fn with_finalizer_not_ready_to_clear() {
                 }),
         )
         .run(|env| {
-            let tree = WithFinalizer::new(FINALIZER, inner())
-                .ready_to_clear(async |_, _| Ok(false));
+            let tree =
+                WithFinalizer::new(FINALIZER, inner()).ready_to_clear(async |_, _| Ok(false));
             ResourceReconciler::new(env.config(), tree)
         });
 }

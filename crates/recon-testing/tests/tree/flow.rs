@@ -65,23 +65,25 @@ fn created(name: &str) -> Value {
 
 /// A step that publishes `what`, creates the ConfigMap `name`, and asks for `outcome`.
 fn creates(what: &'static str, name: &'static str, outcome: Outcome) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(what).sync(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(what).sync_with(
+        (what, name, outcome),
+        async |ctx, &(what, name, outcome), w| {
             ran(ctx, w, what).await;
             create_configmap(ctx.config(), name).await?;
             Ok(outcome)
-        })
-    })
+        },
+    )
 }
 
 /// A step that publishes `what` and asks for `outcome`.
 fn step(what: &'static str, outcome: Outcome) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(what).sync(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(what).sync_with(
+        (what, outcome),
+        async |ctx, &(what, outcome), w| {
             ran(ctx, w, what).await;
             Ok(outcome)
-        })
-    })
+        },
+    )
 }
 
 /// The message of an induced 500 with `cause`.
@@ -163,7 +165,7 @@ fn advice_for(variant: &str) -> Advice<Widget> {
         "failing before" => advice
             .before(async |ctx, w| {
                 ran(ctx, w, "before").await;
-                Err(Error::msg("not ready"))
+                Err::<(), _>(Error::msg("not ready"))
             })
             .after(async |ctx, w, result| {
                 ran(ctx, w, "after").await;
@@ -436,14 +438,15 @@ const INNER: &str = "example.com/inner";
 
 /// Records the index of the innermost loop, then bumps `counter`.
 fn record_and_bump(label: &'static str, counter: &'static str) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(label).sync(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(label).sync_with(
+        (label, counter),
+        async |ctx, &(label, counter), w| {
             let i = While::<Widget>::iteration(ctx).ok_or_else(|| Error::msg("no iteration"))?;
             ran(ctx, w, format!("{label} {i}")).await;
             set_count(w, counter, count(w, counter) + 1);
             Ok(())
-        })
-    })
+        },
+    )
 }
 
 #[test]
@@ -692,16 +695,14 @@ fn try_catch_for(variant: &str) -> TryCatch<Widget> {
         Outcome::requeue(),
     ));
     match variant {
-        "swallow" => guarded.catch(async |ctx, w, result| {
-            match result {
-                Ok(outcome) => {
-                    ran(ctx, w, "catch: ok").await;
-                    Ok(outcome)
-                }
-                Err(err) => {
-                    ran(ctx, w, format!("catch: {err}")).await;
-                    Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
-                }
+        "swallow" => guarded.catch(async |ctx, w, result| match result {
+            Ok(outcome) => {
+                ran(ctx, w, "catch: ok").await;
+                Ok(outcome)
+            }
+            Err(err) => {
+                ran(ctx, w, format!("catch: {err}")).await;
+                Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
             }
         }),
         "replace" => guarded.catch(async |_, _, result| {

@@ -672,7 +672,7 @@ async fn apply_lets_disjoint_condition_owners_coexist() {
 fn message_then_failure() -> SyncReconciler<Task> {
     SyncReconciler::<Task>::new("MessageThenFailure").sync(async |_, task| {
         task.status.get_or_insert_default().message = Some("half done".into());
-        Err(recon_core::Error::msg("the registry is down"))
+        Err::<(), _>(recon_core::Error::msg("the registry is down"))
     })
 }
 

@@ -157,7 +157,7 @@ fn context(config: &Config, at: &str) -> Context {
 }
 
 fn always_failing() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Fails").sync(async |_, _| Err(Error::msg("blip")))
+    SyncReconciler::<Widget>::new("Fails").sync(async |_, _| Err::<(), _>(Error::msg("blip")))
 }
 
 fn with_uid(uid: &str, generation: i64) -> Widget {
