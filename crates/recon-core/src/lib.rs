@@ -138,7 +138,8 @@ pub use children::{
 // What a reconcile works with: its context, config, stash, events and tracker.
 pub use context::{
     Config, Context, DEFAULT_LEASE, Event, EventLog, EventRecorder, EventType, RecordedEvent,
-    Reference, Request, Stash, StashError, Stasher, TrackError, TrackRequest, Tracker,
+    Reference, Request, SharedRecorder, Stash, StashError, Stasher, TrackError, TrackRequest,
+    Tracker,
 };
 
 // Admission and conditions are public modules; what most trees name is at the root too.

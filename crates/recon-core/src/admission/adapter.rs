@@ -107,7 +107,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             name: format!("{}AdmissionWebhookAdapter", R::kind(&dyntype)),
             config,
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             mutating: true,
             before: None,
             after: None,

@@ -9,7 +9,7 @@ use crate::tree::{
 };
 
 type AroundHook<R> = Box<
-    dyn for<'a> Fn(&'a Context, &'a mut R, &'a dyn SubReconciler<R>) -> ReconcileFuture<'a>
+    dyn for<'a> Fn(&'a Context, &'a mut R, &'a BoxSubReconciler<R>) -> ReconcileFuture<'a>
         + Send
         + Sync,
 >;
@@ -71,7 +71,7 @@ impl<R: Send + Sync + 'static> Advice<R> {
     pub fn new(name: impl Into<String>, reconciler: impl SubReconciler<R> + 'static) -> Self {
         Advice {
             name: name.into(),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             before: None,
             around: None,
             after: None,
@@ -96,7 +96,7 @@ impl<R: Send + Sync + 'static> Advice<R> {
     #[must_use]
     pub fn around<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> AsyncStep2<'a, &'a mut R, &'a dyn SubReconciler<R>, Outcome> + 'static,
+        F: for<'a> AsyncStep2<'a, &'a mut R, &'a BoxSubReconciler<R>, Outcome> + 'static,
     {
         self.around = Some(Box::new(move |ctx, resource, nested| {
             Box::pin(hook(ctx, resource, nested))
@@ -130,24 +130,22 @@ impl<R: Send + Sync> SubReconciler<R> for Advice<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let before = match &self.before {
-                Some(before) => before.call(ctx, resource).await?,
-                None => Outcome::done(),
-            };
-            let result = match &self.around {
-                Some(around) => around(ctx, resource, self.reconciler.as_ref()).await,
-                None => self.reconciler.reconcile(ctx, resource).await,
-            };
-            let result = match result {
-                Ok(outcome) => Ok(before.merge(outcome)),
-                Err(err) => Err(err.with_outcome(before)),
-            };
-            match &self.after {
-                Some(after) => after(ctx, resource, result).await,
-                None => result,
-            }
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let before = match &self.before {
+            Some(before) => before.call(ctx, resource).await?,
+            None => Outcome::done(),
+        };
+        let result = match &self.around {
+            Some(around) => around(ctx, resource, &self.reconciler).await,
+            None => self.reconciler.reconcile(ctx, resource).await,
+        };
+        let result = match result {
+            Ok(outcome) => Ok(before.merge(outcome)),
+            Err(err) => Err(err.with_outcome(before)),
+        };
+        match &self.after {
+            Some(after) => after(ctx, resource, result).await,
+            None => result,
+        }
     }
 }

@@ -10,7 +10,7 @@ use crate::context::{Context, Event};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{AsyncStep, BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler};
+use crate::tree::{AsyncStep, BoxSubReconciler, Reconciled, Setup, SubReconciler};
 
 /// Adds `finalizer` to `resource` (no request if it is already there).
 pub async fn add_finalizer<R: Reconciled>(
@@ -128,7 +128,7 @@ impl<R: Reconciled> WithFinalizer<R> {
             name: "WithFinalizer".to_owned(),
             finalizer: finalizer.into(),
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             ready_to_clear: None,
         }
     }
@@ -167,25 +167,23 @@ impl<R: Reconciled> SubReconciler<R> for WithFinalizer<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            if resource.meta().deletion_timestamp.is_none() {
-                add_finalizer(ctx, resource, &self.dyntype, &self.finalizer).await?;
-                return self.reconciler.reconcile(ctx, resource).await;
-            }
-            let outcome: Outcome = self.reconciler.reconcile(ctx, resource).await?;
-            let ready = match &self.ready_to_clear {
-                Some(ready) => ready(ctx, resource)
-                    .await
-                    .map_err(|e| e.with_outcome(outcome))?,
-                None => true,
-            };
-            if ready {
-                clear_finalizer(ctx, resource, &self.dyntype, &self.finalizer)
-                    .await
-                    .map_err(|e| e.with_outcome(outcome))?;
-            }
-            Ok(outcome)
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        if resource.meta().deletion_timestamp.is_none() {
+            add_finalizer(ctx, resource, &self.dyntype, &self.finalizer).await?;
+            return self.reconciler.reconcile(ctx, resource).await;
+        }
+        let outcome: Outcome = self.reconciler.reconcile(ctx, resource).await?;
+        let ready = match &self.ready_to_clear {
+            Some(ready) => ready(ctx, resource)
+                .await
+                .map_err(|e| e.with_outcome(outcome))?,
+            None => true,
+        };
+        if ready {
+            clear_finalizer(ctx, resource, &self.dyntype, &self.finalizer)
+                .await
+                .map_err(|e| e.with_outcome(outcome))?;
+        }
+        Ok(outcome)
     }
 }

@@ -1,8 +1,9 @@
 //! `Sequence`: sub-reconcilers in order, stopping at the first error.
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, IntoSteps, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, IntoSteps, Setup, SubReconciler};
 
 /// Runs its steps in order and aggregates their outcomes. The first error stops the sequence;
 /// it carries the outcome gathered so far (see [`Error::outcome`](crate::Error::outcome)).
@@ -79,7 +80,7 @@ impl<R> Sequence<R> {
     /// Appends a step.
     #[must_use]
     pub fn then(mut self, step: impl SubReconciler<R> + 'static) -> Self {
-        self.steps.push(Box::new(step));
+        self.steps.push(BoxSubReconciler::new(step));
         self
     }
 }
@@ -95,16 +96,14 @@ impl<R: Send + Sync> SubReconciler<R> for Sequence<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let mut outcome = Outcome::done();
-            for step in &self.steps {
-                match step.reconcile(ctx, resource).await {
-                    Ok(o) => outcome = outcome.merge(o),
-                    Err(e) => return Err(e.with_outcome(outcome)),
-                }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let mut outcome = Outcome::done();
+        for step in &self.steps {
+            match step.reconcile(ctx, resource).await {
+                Ok(o) => outcome = outcome.merge(o),
+                Err(e) => return Err(e.with_outcome(outcome)),
             }
-            Ok(outcome)
-        })
+        }
+        Ok(outcome)
     }
 }

@@ -58,7 +58,7 @@ impl<R: Send + Sync + 'static> TryCatch<R> {
     pub fn new(name: impl Into<String>, try_: impl SubReconciler<R> + 'static) -> Self {
         TryCatch {
             name: name.into(),
-            try_: Box::new(try_),
+            try_: BoxSubReconciler::new(try_),
             catch: None,
             finally: None,
         }
@@ -80,7 +80,7 @@ impl<R: Send + Sync + 'static> TryCatch<R> {
     /// The sub-reconciler run last, whatever happened before.
     #[must_use]
     pub fn finally(mut self, finally: impl SubReconciler<R> + 'static) -> Self {
-        self.finally = Some(Box::new(finally));
+        self.finally = Some(BoxSubReconciler::new(finally));
         self
     }
 }
@@ -97,37 +97,35 @@ impl<R: Send + Sync> SubReconciler<R> for TryCatch<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let tried = self.try_.reconcile(ctx, resource).await;
-            let result = match &self.catch {
-                Some(catch) => catch(ctx, resource, tried).await,
-                None => tried,
-            };
-            let Some(finally) = &self.finally else {
-                return result;
-            };
-            let gathered = match &result {
-                Ok(outcome) => *outcome,
-                Err(err) => err.outcome(),
-            };
-            match finally.reconcile(ctx, resource).await {
-                Ok(last) => match result {
-                    Ok(outcome) => Ok(outcome.merge(last)),
-                    Err(err) => Err(err.with_outcome(last)),
-                },
-                Err(err) => {
-                    if let Err(overridden) = &result {
-                        // Only one error goes up; keep a trace of the one replaced.
-                        tracing::debug!(
-                            reconciler = %self.name,
-                            error = %overridden,
-                            "error replaced by the error of finally"
-                        );
-                    }
-                    Err(err.with_outcome(gathered))
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let tried = self.try_.reconcile(ctx, resource).await;
+        let result = match &self.catch {
+            Some(catch) => catch(ctx, resource, tried).await,
+            None => tried,
+        };
+        let Some(finally) = &self.finally else {
+            return result;
+        };
+        let gathered = match &result {
+            Ok(outcome) => *outcome,
+            Err(err) => err.outcome(),
+        };
+        match finally.reconcile(ctx, resource).await {
+            Ok(last) => match result {
+                Ok(outcome) => Ok(outcome.merge(last)),
+                Err(err) => Err(err.with_outcome(last)),
+            },
+            Err(err) => {
+                if let Err(overridden) = &result {
+                    // Only one error goes up; keep a trace of the one replaced.
+                    tracing::debug!(
+                        reconciler = %self.name,
+                        error = %overridden,
+                        "error replaced by the error of finally"
+                    );
                 }
+                Err(err.with_outcome(gathered))
             }
-        })
+        }
     }
 }

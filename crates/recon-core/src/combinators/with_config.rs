@@ -3,7 +3,8 @@
 
 use crate::context::{Config, Context};
 use crate::error::Error;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::outcome::Outcome;
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type ConfigHook = Box<dyn Fn(&Context) -> Result<Config, Error> + Send + Sync>;
 
@@ -58,7 +59,7 @@ impl<R: Send + Sync + 'static> WithConfig<R> {
         WithConfig {
             name: name.into(),
             config: Box::new(config),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
         }
     }
 }
@@ -72,11 +73,9 @@ impl<R: Send + Sync> SubReconciler<R> for WithConfig<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let config = (self.config)(ctx)?;
-            let ctx = ctx.with_config(config);
-            self.reconciler.reconcile(&ctx, resource).await
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let config = (self.config)(ctx)?;
+        let ctx = ctx.with_config(config);
+        self.reconciler.reconcile(&ctx, resource).await
     }
 }

@@ -96,7 +96,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
             config,
             dyntype,
             request,
-            reconciler: Box::new(Sequence::new([])),
+            reconciler: BoxSubReconciler::new(Sequence::new([])),
             desired: Box::new(|_, resource| Ok(Some(resource))),
             manager: Box::new(manager),
             error_delay: Duration::from_secs(5),
@@ -115,7 +115,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
     /// The sub-reconcilers that build the object (none by default).
     #[must_use]
     pub fn reconciler(mut self, reconciler: impl SubReconciler<R> + 'static) -> Self {
-        self.reconciler = Box::new(reconciler);
+        self.reconciler = BoxSubReconciler::new(reconciler);
         self
     }
 

@@ -100,7 +100,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
             name: format!("{}ResourceReconciler", R::kind(&dyntype)),
             config,
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             status: None,
             strategy: StatusStrategy::default(),
             conflicts: ConflictPolicy::default(),

@@ -39,7 +39,7 @@ macro_rules! tuple_into_steps {
             $($step: SubReconciler<R> + 'static,)+
         {
             fn into_steps(self) -> Vec<BoxSubReconciler<R>> {
-                vec![$(Box::new(self.$index) as BoxSubReconciler<R>),+]
+                vec![$(BoxSubReconciler::new(self.$index)),+]
             }
         }
     };

@@ -7,8 +7,9 @@ use super::async_step::{
     AsyncStep, AsyncStep2, IntoOutcome, ResourceHook, resource_hook, stateful_hook,
 };
 use super::setup::Setup;
-use super::sub_reconciler::{ReconcileFuture, SubReconciler};
+use super::sub_reconciler::SubReconciler;
 use crate::context::Context;
+use crate::error::Error;
 use crate::outcome::Outcome;
 
 type SetupHook = Box<dyn Fn(&mut Setup) + Send + Sync>;
@@ -238,23 +239,21 @@ impl<R: Resource + Send + Sync + 'static> SubReconciler<R> for SyncReconciler<R>
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let terminating = resource.meta().deletion_timestamp.is_some();
-            let mut outcome = Outcome::done();
-            if (!terminating || self.sync_during_finalization)
-                && let Some(sync) = &self.sync
-            {
-                outcome = sync.call(ctx, resource).await?;
-            }
-            if terminating && let Some(finalize) = &self.finalize {
-                let finalized = finalize
-                    .call(ctx, resource)
-                    .await
-                    .map_err(|e| e.with_outcome(outcome))?;
-                outcome = outcome.merge(finalized);
-            }
-            Ok(outcome)
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let terminating = resource.meta().deletion_timestamp.is_some();
+        let mut outcome = Outcome::done();
+        if (!terminating || self.sync_during_finalization)
+            && let Some(sync) = &self.sync
+        {
+            outcome = sync.call(ctx, resource).await?;
+        }
+        if terminating && let Some(finalize) = &self.finalize {
+            let finalized = finalize
+                .call(ctx, resource)
+                .await
+                .map_err(|e| e.with_outcome(outcome))?;
+            outcome = outcome.merge(finalized);
+        }
+        Ok(outcome)
     }
 }

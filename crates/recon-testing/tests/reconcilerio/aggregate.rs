@@ -26,8 +26,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
 use recon_core::{
-    AggregateReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, Sequence,
-    Stasher, SubReconciler, SyncReconciler,
+    AggregateReconciler, BoxSubReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
+    Request, Sequence, Stasher, SyncReconciler,
 };
 use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase, TestEnv};
 use serde_json::{Value, json};
@@ -92,7 +92,7 @@ fn checks_config(log: EventLog) -> SyncReconciler<ConfigMap> {
 }
 
 /// The sub-reconciler the variant names (none: the default, an empty `Sequence`).
-fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
+fn sub_reconciler(env: &TestEnv) -> Option<BoxSubReconciler<ConfigMap>> {
     let halt = || Err(Error::signal(ErrorKind::HaltSubReconcilers));
     let fail = || Err(Error::msg("test error"));
     Some(match variant(env) {

@@ -120,7 +120,7 @@ fn resource() -> CastTestResource {
 }
 
 /// The sub-reconciler the case's metadata names.
-fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestResource>> {
+fn sub_reconciler(env: &TestEnv) -> recon_core::BoxSubReconciler<CastTestResource> {
     let name = env
         .metadata("SubReconciler")
         .and_then(Value::as_str)

@@ -25,8 +25,7 @@
 use jiff::{SignedDuration, Timestamp};
 use kube::CustomResourceExt;
 use recon_core::{
-    Context, Error, ErrorKind, ReconcileFuture, SubReconciler, SuppressTransientErrors,
-    SyncReconciler,
+    Context, Error, ErrorKind, Outcome, SubReconciler, SuppressTransientErrors, SyncReconciler,
 };
 use recon_testing::{DEFAULT_NOW, FailureSpec, ReactorSpec, SubReconcilerTests, TestCase, TestEnv};
 use serde_json::{Value, json};
@@ -48,19 +47,17 @@ impl SubReconciler<TestResource> for Recorded {
         self.0.name()
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        ctx: &'a Context,
-        resource: &'a mut TestResource,
-    ) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let result = self.0.reconcile(ctx, resource).await;
-            if let Err(err) = &result {
-                ctx.stash()
-                    .store(SKIP_STATUS_UPDATE, json!(err.is_skip_status_update()));
-            }
-            result
-        })
+    async fn reconcile(
+        &self,
+        ctx: &Context,
+        resource: &mut TestResource,
+    ) -> Result<Outcome, Error> {
+        let result = self.0.reconcile(ctx, resource).await;
+        if let Err(err) = &result {
+            ctx.stash()
+                .store(SKIP_STATUS_UPDATE, json!(err.is_skip_status_update()));
+        }
+        result
     }
 }
 

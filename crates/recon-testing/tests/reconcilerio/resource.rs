@@ -49,8 +49,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
-    Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, ResourceReconciler,
-    Sequence, Stasher, StatusStrategy, SubReconciler, SyncReconciler,
+    BoxSubReconciler, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request,
+    ResourceReconciler, Sequence, Stasher, StatusStrategy, SubReconciler, SyncReconciler,
 };
 use recon_testing::{
     ErrorSignal, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase, TestEnv,
@@ -829,7 +829,7 @@ fn resource_reconciler() {
 }
 
 /// The sub-reconcilers of the `TestResourceReconciler` tables, by name.
-fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestResource>> {
+fn test_resource_sub(name: &str, env: &TestEnv) -> BoxSubReconciler<TestResource> {
     let sync = |n: &str| SyncReconciler::<TestResource>::new(n);
     match name {
         "should not be called" | "reconcile should have been skipped" => {

@@ -9,8 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResourceExt;
 use kube::api::DynamicObject;
 use recon_core::{
-    CastResource, Config, Context, Error, ReconcileFuture, Request, Setup, SubReconciler,
-    SyncReconciler, Trigger,
+    CastResource, Config, Context, Error, Outcome, Request, Setup, SubReconciler, SyncReconciler,
+    Trigger,
 };
 use recon_fake::ApiServer;
 use recon_test_fixtures::*;
@@ -77,25 +77,23 @@ impl SubReconciler<Duck> for Scaler {
         "Scaler"
     }
 
-    fn reconcile<'a>(&'a self, _ctx: &'a Context, duck: &'a mut Duck) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            if let Some(n) = self.replicas {
-                duck.spec.replicas = Some(n);
-            }
-            if self.paused {
-                duck.spec.paused = true;
-            }
-            if self.annotate {
-                duck.metadata
-                    .annotations
-                    .get_or_insert_default()
-                    .insert("scaled".to_owned(), "yes".to_owned());
-            }
-            if self.fail {
-                return Err(Error::msg("the scaler failed"));
-            }
-            Ok(recon_core::Outcome::done())
-        })
+    async fn reconcile(&self, _ctx: &Context, duck: &mut Duck) -> Result<Outcome, Error> {
+        if let Some(n) = self.replicas {
+            duck.spec.replicas = Some(n);
+        }
+        if self.paused {
+            duck.spec.paused = true;
+        }
+        if self.annotate {
+            duck.metadata
+                .annotations
+                .get_or_insert_default()
+                .insert("scaled".to_owned(), "yes".to_owned());
+        }
+        if self.fail {
+            return Err(Error::msg("the scaler failed"));
+        }
+        Ok(recon_core::Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -199,8 +197,8 @@ impl SubReconciler<StrictDuck> for NeverRuns {
         "NeverRuns"
     }
 
-    fn reconcile<'a>(&'a self, _: &'a Context, _: &'a mut StrictDuck) -> ReconcileFuture<'a> {
-        Box::pin(async { Err(Error::msg("the nested reconciler ran")) })
+    async fn reconcile(&self, _: &Context, _: &mut StrictDuck) -> Result<Outcome, Error> {
+        Err(Error::msg("the nested reconciler ran"))
     }
 }
 

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
-    Advice, Config, Context, Cursor, Error, Event, ForEach, IfThen, IntoBoxed,
+    Advice, BoxSubReconciler, Config, Context, Cursor, Error, Event, ForEach, IfThen, IntoBoxed,
     MaxIterationsExceeded, Outcome, OverrideSetup, Request, ResourceReconciler, Sequence, Setup,
     Stasher, SubReconciler, SuppressTransientErrors, SyncReconciler, Trigger, TryCatch,
     WHILE_ITERATION, While, WithConfig,
@@ -958,12 +958,12 @@ impl SubReconciler<Widget> for OwnsConfigMaps {
         "OwnsConfigMaps"
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        _: &'a Context,
-        _: &'a mut Widget,
-    ) -> recon_core::ReconcileFuture<'a> {
-        Box::pin(async { Ok(Outcome::done()) })
+    async fn reconcile(
+        &self,
+        _: &Context,
+        _: &mut Widget,
+    ) -> Result<recon_core::Outcome, recon_core::Error> {
+        Ok(Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -976,12 +976,12 @@ impl SubReconciler<Widget> for TracksSecrets {
         "TracksSecrets"
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        _: &'a Context,
-        _: &'a mut Widget,
-    ) -> recon_core::ReconcileFuture<'a> {
-        Box::pin(async { Ok(Outcome::done()) })
+    async fn reconcile(
+        &self,
+        _: &Context,
+        _: &mut Widget,
+    ) -> Result<recon_core::Outcome, recon_core::Error> {
+        Ok(Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -993,7 +993,7 @@ impl SubReconciler<Widget> for TracksSecrets {
 type Declared = Vec<(String, Trigger)>;
 
 /// The watches `tree` declares.
-fn watches(tree: &dyn SubReconciler<Widget>) -> Declared {
+fn watches(tree: &impl SubReconciler<Widget>) -> Declared {
     let mut setup = Setup::default();
     tree.setup(&mut setup);
     setup
@@ -1007,7 +1007,7 @@ fn watches(tree: &dyn SubReconciler<Widget>) -> Declared {
 fn each_combinator_declares_the_watches_of_what_it_holds() {
     let owns = || ("ConfigMap".to_owned(), Trigger::Owner);
     let tracks = || ("Secret".to_owned(), Trigger::Tracked);
-    let cases: Vec<(&str, Box<dyn SubReconciler<Widget>>, Declared)> = vec![
+    let cases: Vec<(&str, BoxSubReconciler<Widget>, Declared)> = vec![
         (
             "Advice, with hooks",
             Advice::new("A", OwnsConfigMaps)
@@ -1070,7 +1070,7 @@ fn each_combinator_declares_the_watches_of_what_it_holds() {
     ];
     let mut failures = Vec::new();
     for (what, tree, expected) in &cases {
-        let declared = watches(tree.as_ref());
+        let declared = watches(tree);
         if declared != *expected {
             failures.push(format!(
                 "{what}: declared {declared:?}, expected {expected:?}"
