@@ -85,6 +85,18 @@
 //!
 //! [`admission`] runs the same trees as admission webhooks; [`conversion`] converts a custom
 //! resource between its versions, with typed functions, as its CRD's conversion webhook.
+//!
+//! # Guides
+//!
+//! - [Writing a reconciler](guide::writing_reconcilers): the tree, hooks, children, tracking
+//!   and watches.
+//! - [Status writes](guide::status_writes): the strategies and what each owns.
+//! - [Admission and conversion webhooks](guide::webhooks).
+//! - [Running in production](guide::production): the `Runner` (feature `runner`).
+//! - [Porting from reconciler.io](guide::reconciler_io): what maps to what, and where recon
+//!   differs.
+//!
+//! Testing a reconciler is recon-testing's guide; the in-memory API server is recon-fake's.
 
 // docs.rs (`--cfg docsrs`, nightly) marks what a feature gates, such as `webhook-server`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -105,6 +117,29 @@ mod root;
 pub mod runner;
 mod tree;
 mod webhook_http;
+
+/// Guides: how to write, test-drive and run reconcilers with recon, one page a topic. Each
+/// page's code is compiled and run as a doctest.
+pub mod guide {
+    #[doc = include_str!("docs/writing-reconcilers.md")]
+    pub mod writing_reconcilers {}
+
+    #[doc = include_str!("docs/status-writes.md")]
+    pub mod status_writes {}
+
+    #[cfg(feature = "webhook-server")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhook-server")))]
+    #[doc = include_str!("docs/webhooks.md")]
+    pub mod webhooks {}
+
+    #[cfg(feature = "runner")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runner")))]
+    #[doc = include_str!("docs/production.md")]
+    pub mod production {}
+
+    #[doc = include_str!("docs/reconciler-io.md")]
+    pub mod reconciler_io {}
+}
 
 // The roots: a resource's reconciler and its status writes, an aggregate's reconciler.
 pub use root::{

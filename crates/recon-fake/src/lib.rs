@@ -7,64 +7,6 @@
 //! ([`ApiServer::requests`]), and reactors ([`ApiServer::on`]) inject failures or concurrent
 //! writes.
 //!
-//! What it models, row by row after kube-apiserver: one global resourceVersion, uid and
-//! creationTimestamp, generation rules per type, `generateName`, namespace defaulting,
-//! name and metadata validation, optimistic locking, the status subresource, JSON merge and
-//! JSON patches, finalizers and `deletionTimestamp`, propagation policies, delete preconditions,
-//! label and field selectors, pagination from a consistent snapshot, watch (initial events,
-//! selector transitions, bookmarks, streaming lists, the in-stream 410 after
-//! [`ApiServer::compact_history`]), server-side apply with `managedFields` on every write,
-//! strategic merge patch on built-in kinds, `metav1.Status` errors with the real messages,
-//! every built-in resource kube-apiserver serves (with their API defaults, as kube-apiserver's
-//! scheme fills them in, and Service addresses and node ports allocated; see the list below)
-//! and custom resources from
-//! `CustomResourceDefinition`s created
-//! through the API, and discovery of them (`/version`, `/api`, `/apis`, the group and
-//! group-version documents, aggregated discovery), so `kube::discovery` works against it.
-//! Deleting a CRD answers with it `Terminating`; the CRD finalizer then deletes its instances
-//! and the CRD on its own, after the response ([`ApiServer::finalize_crds`] runs it at once).
-//! Opt-in: strict namespaces (the `NamespaceLifecycle` admission plugin,
-//! [`ApiServerBuilder::strict_namespaces`]) and a garbage-collection step that runs what the
-//! garbage collector and namespace controller of kube-controller-manager would
-//! ([`ApiServer::collect_garbage`]).
-//!
-//! Custom resources are decoded as apiextensions-apiserver decodes them, with the structural
-//! OpenAPI v3 schema of the CRD version a request names: fields the schema does not declare are
-//! pruned (unless `x-kubernetes-preserve-unknown-fields`), nulls it does not allow are dropped
-//! and `default`s are filled in, on every write and on [`ApiServer::seed`]; reads serve what
-//! the storage version's schema makes of the stored object, so changing a CRD's defaults shows
-//! on objects written before. The request's `fieldValidation` decides what a dropped field
-//! (or a key a JSON body gives twice) costs: a `Warning` (`Warn`, the default; see [`RecordedRequest::warnings`]), a 400 or 422
-//! (`Strict`), nothing (`Ignore`).
-//!
-//! They are then validated on create, update, every kind of patch (the patched or applied
-//! result) and `/status` writes (which check `.status` against the status schema), with the
-//! real server's 422 messages and causes: `type` (and `x-kubernetes-int-or-string`),
-//! `nullable`, `required`, `enum`, `minimum`/`maximum` (exclusive or not), `multipleOf`,
-//! `minLength`/`maxLength`, `pattern`, the formats a CRD keeps (`date-time`, `date`, `byte`,
-//! `uuid*`, `ipv4`, `ipv6`, `cidr`, `hexcolor`, `k8s-short-name`, `int32`, `float`; other kept
-//! formats accept any string for now), `minItems`/`maxItems`, `minProperties`/`maxProperties`,
-//! `properties`, `items`, `additionalProperties`, `x-kubernetes-embedded-resource`
-//! (`apiVersion` and `kind`), `x-kubernetes-list-type` `set` and `map` duplicates; an update
-//! ratchets, as the real server does: errors within a value left unchanged are dropped.
-//!
-//! Last come the `x-kubernetes-validations` CEL rules, compiled when the CRD is written (a
-//! CRD whose rules do not compile, or whose schema is not structural, is refused with the real
-//! server's 422): `oldSelf` in transition rules, `messageExpression`, ratcheting.
-//!
-//! Built-in kinds are decoded into their Go types as kube-apiserver's JSON decoder does, with
-//! the OpenAPI v3 schemas recorded from a real kube-apiserver 1.36: a value of the wrong JSON
-//! type is a 400 with Go's message (`json: cannot unmarshal string into Go struct field
-//! DeploymentSpec.spec.replicas of type int32`), unknown fields are dropped under the same
-//! `fieldValidation` rules, and field management follows the list and map rules of the same
-//! schemas.
-//!
-//! Not modelled yet: validation
-//! of an embedded resource's `metadata`, conversion webhooks reached over the network (a CRD
-//! with `strategy: Webhook` calls the one registered with [`ApiServer::serve_conversion`]),
-//! other admission plugins; in decoding built-ins, Go's named types in
-//! messages (`string` where Go says `v1.Protocol`).
-//!
 //! ```
 //! # async fn demo() -> Result<(), kube::Error> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -85,7 +27,31 @@
 //! # }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
-#![doc = include_str!("docs/served.md")]
+//!
+//! It answers as kube-apiserver 1.36 does, down to resourceVersions, generations, optimistic
+//! locking, finalizers, the status subresource, selectors, server-side apply with
+//! `managedFields`, CRD schemas with CEL rules, every built-in kind with its defaults and
+//! validation, RBAC, and the exact `metav1.Status` errors; each behaviour is checked against
+//! answers recorded from a real server.
+//!
+//! # Guides
+//!
+//! - [Using the in-memory API server](guide::using): custom resources, discovery, failures and
+//!   races, determinism, users, namespaces, garbage collection; choosing a Kubernetes version.
+//! - [How far it matches a real one](guide::fidelity), area by area, and what is not modelled.
+//! - [What is served, and how deeply](guide::served): every built-in kind.
+
+/// Guides, one page a topic; each page's code is compiled and run as a doctest.
+pub mod guide {
+    #[doc = include_str!("docs/using.md")]
+    pub mod using {}
+
+    #[doc = include_str!("docs/fidelity.md")]
+    pub mod fidelity {}
+
+    #[doc = include_str!("docs/served.md")]
+    pub mod served {}
+}
 
 mod apply;
 mod authz;

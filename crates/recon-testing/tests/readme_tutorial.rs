@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The README's tutorial: its table test and YAML suite are shown under this heading.
-const TUTORIAL: &str = "### Testing a reconciler tree";
+const TUTORIAL: &str = "## Tutorial";
 /// Where the tutorial's suite lives, relative to the repository (or a user's) root; the README
 /// names it just before showing it.
 const SUITE: &str = "fixtures/suites/function/status.yaml";

@@ -61,6 +61,8 @@ struct Spoke {
 /// }
 ///
 /// let conversion = Conversion::<ShapeV1>::hub().spoke(up, down);
+/// assert_eq!(conversion.hub_version(), "example.com/v1");
+/// assert_eq!(conversion.versions(), ["example.com/v1", "example.com/v1alpha1"]);
 /// let old = serde_json::json!({
 ///     "apiVersion": "example.com/v1alpha1", "kind": "Shape",
 ///     "metadata": {"name": "s", "namespace": "default"}, "spec": {"size": 3}

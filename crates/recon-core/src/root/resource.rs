@@ -433,8 +433,8 @@ fn finish(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
 /// What the root returns after a successful status write: nothing, as reconciler.io's does
 /// ("suppress result"): the write is watched, and the reconcile it brings reads the new status,
 /// where one requeued now could read a stale cache. A loud error is still returned, so that the
-/// controller's error policy sees the failure (reconciler.io drops it; see the README's
-/// "Differences from reconciler.io").
+/// controller's error policy sees the failure (reconciler.io drops it; see
+/// [the porting guide](crate::guide::reconciler_io)).
 fn after_status_write(result: Result<Outcome, Error>) -> Result<Outcome, Error> {
     match result {
         Err(err) if !err.is_quiet() => Err(err),

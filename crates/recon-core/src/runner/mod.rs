@@ -45,19 +45,18 @@
 //!
 //! [`ResourceReconciler`]: crate::ResourceReconciler
 
-mod election;
-mod elector;
+mod election_loop;
+mod election_settings;
 mod endpoints;
 mod managed;
 mod metered_client;
 mod metrics;
 mod probes;
-#[allow(clippy::module_inception)]
-mod runner;
+mod process;
 mod signal;
 
-pub use election::{ElectionSettingsError, LeaderElection};
-pub use elector::Leadership;
+pub use election_loop::Leadership;
+pub use election_settings::{ElectionSettingsError, LeaderElection};
 pub use metrics::{Metrics, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_CONTENT_TYPE};
-pub use runner::{DEFAULT_DRAIN_DEADLINE, Drained, Runner, RunnerError, RunningRunner};
+pub use process::{DEFAULT_DRAIN_DEADLINE, Drained, Runner, RunnerError, RunningRunner};
 pub use signal::shutdown_signal;

@@ -7,7 +7,7 @@
 //!
 //! `RECON_CONFORMANCE=record` with the `REAL_APISERVER_*` variables set records them again
 //! instead (`cargo xtask conformance --record` does it all). The format is described in the
-//! README, section "Conformance".
+//! CONTRIBUTING.md, section "Conformance".
 
 mod conversion;
 mod fixture;

@@ -1,12 +1,13 @@
-// The README's "Testing a reconciler tree" example; `readme_sync.rs` checks that the README
-// shows this file verbatim.
+// The README's tutorial; `readme_sync.rs` checks that the README shows this file verbatim.
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::{
     Condition, ConditionSet, Context, Error, Request, ResourceReconciler, SyncReconciler,
     impl_conditioned_status,
 };
-use recon_fake::{Failure, Verb};
-use recon_testing::{EventRef, PatchRef, ReconcilerTestSuite, ReconcilerTests, TestCase, TestEnv};
+use recon_testing::{
+    EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTestSuite, ReconcilerTests, TestCase,
+    TestEnv,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -93,14 +94,11 @@ fn function_reconciler_cases() {
             "a conflicting status patch is re-applied to the re-read function",
             hello()
                 .given(&function(Value::Null))
-                .prepare(|env| {
-                    let reactor = env
-                        .server()
-                        .on(Verb::Patch, "functions")
-                        .subresource("status");
-                    reactor.once().fail(Failure::Conflict);
-                    Ok(())
-                })
+                .reactor(
+                    ReactorSpec::new("patch", "functions", FailureSpec::Conflict)
+                        .subresource("status")
+                        .times(1),
+                )
                 .expect_status_patch(patch()) // answered 409
                 .expect_status_patch(patch()) // the retry, locked on the fresh resourceVersion
                 .expect_event(patched()),

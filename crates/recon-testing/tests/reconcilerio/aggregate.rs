@@ -14,7 +14,7 @@
 //!   values added by the case; a recon case's hooks do not reach the reconcile's `Context`.
 //! - `TestAggregateReconciler_Validate` (9 cases): `Validate` refuses a reconciler without a
 //!   `Request` or an `AggregateObjectManager` (recon's constructor takes both) or with an
-//!   invalid nested `SyncReconciler` (README, "Differences from reconciler.io": nothing is
+//!   invalid nested `SyncReconciler` (recon_core::guide::reconciler_io: nothing is
 //!   validated at setup).
 //!
 //! Adapted: Go's "before reconcile can replace the context" hands the reconcile a new

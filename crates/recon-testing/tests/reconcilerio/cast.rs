@@ -24,7 +24,7 @@
 //!
 //! Left out (Go-only mechanics): `TestCastResource_Validate` (5 cases): `Validate` refuses a
 //! `CastResource` without a `Reconciler` (recon's constructor takes it) or with an invalid
-//! nested `SyncReconciler` (README, "Differences from reconciler.io": nothing is validated at
+//! nested `SyncReconciler` (recon_core::guide::reconciler_io: nothing is validated at
 //! setup).
 //!
 //! Differing (kept, skipped, `// differs:` says what recon does):

@@ -9,7 +9,7 @@
 //! server's status with reason `Invalid` and no details, so the reflect hook names the child
 //! from the parent (the Go child has the parent's name).
 //!
-//! Left out (README, "Differences from reconciler.io", duplicate children: recon keeps one
+//! Left out (recon_core::guide::reconciler_io, duplicate children: recon keeps one
 //! child and deletes the others, reconciler.io deletes them all and creates the desired one):
 //! - `delete duplicate children` (typed and unstructured);
 //! - `error deleting duplicate children` (typed and unstructured).

@@ -299,7 +299,7 @@ fn child_set_reconciler() {
             let mut green_as_blue = green_given();
             green_as_blue["metadata"]["annotations"][ID_KEY] = json!("blue");
             // differs: recon keeps the child of the desired name and deletes only the
-            // other one (README's duplicate children, there said of ChildReconciler).
+            // other one (recon_core::guide::reconciler_io, duplicate children, there said of ChildReconciler).
             case(parent(true, &[], &[("blue.foo", "bar")]), "blue")
                 .given(&blue_given())
                 .given(&green_as_blue)

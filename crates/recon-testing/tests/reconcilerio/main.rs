@@ -2,7 +2,7 @@
 //! case by case to recon tables: the specification operators ported from reconciler.io rely
 //! on. Each module is one Go test file, each table one Go test function, and each case keeps
 //! its Go name. A module's docs list the Go cases it leaves out and why: Go mechanics Rust
-//! makes meaningless, and cases a listed difference (README, "Differences from reconciler.io")
+//! makes meaningless, and cases a listed difference (recon_core::guide::reconciler_io)
 //! answers otherwise. A case recon answers differently for a reason not listed there is kept,
 //! asserting reconciler.io's expectation, and skipped, with a `// differs:` comment saying what
 //! recon does.

@@ -34,7 +34,7 @@
 //!   status lacks, found by reflection (in Rust, `manage_status` only compiles for a status that
 //!   is a `ConditionedStatus`).
 //!
-//! Kept out, a listed difference (README, "Differences from reconciler.io"):
+//! Kept out, a listed difference (recon_core::guide::reconciler_io):
 //! - `TestResourceReconciler`, "status update conflicts are silenced": a status write conflict
 //!   is retried or requeued by the `ConflictPolicy`; reconciler.io returns an empty result.
 //!

@@ -390,7 +390,7 @@ fn resource_reconciler() {
                 ])),
         )
         .case(
-            // reconciler.io drops it after a status write; recon returns it (README,
+            // reconciler.io drops it after a status write; recon returns it (recon_core::guide::reconciler_io,
             // "Differences from reconciler.io").
             "a loud error is returned and the status change is still written",
             reconcile("w")

@@ -4,5 +4,4 @@
 
 mod explore;
 mod rbac;
-mod readme_sync;
 mod table;

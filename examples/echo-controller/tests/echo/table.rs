@@ -1,5 +1,3 @@
-// The README's "Testing a kube-rs controller" example; `readme_sync.rs` checks that the README
-// shows this file verbatim.
 use std::path::PathBuf;
 use std::sync::Arc;
 

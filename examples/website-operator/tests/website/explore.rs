@@ -4,7 +4,7 @@
 //! of a `Website`.
 //!
 //! The actions go through `v1`, the storage version: the exploration's server has no hook for
-//! the in-process conversion `v1alpha1` needs (`website.rs` tests that path).
+//! the in-process conversion `v1alpha1` needs (`main.rs` tests that path).
 
 use std::sync::Arc;
 

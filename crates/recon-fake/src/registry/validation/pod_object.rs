@@ -362,7 +362,7 @@ fn pod_annotations(pod: &Object, allow_invalid_cost: bool) -> Vec<FieldError> {
                 &path.child(TOLERATIONS_ANNOTATION),
             )),
             Ok(_) => {}
-            // The wording of Go's JSON errors is not reproduced (README "Not modelled").
+            // The wording of Go's JSON errors is not reproduced (recon_fake::guide::fidelity, "Not modelled").
             Err(e) => errors.push(FieldError::invalid(
                 &path,
                 TOLERATIONS_ANNOTATION,

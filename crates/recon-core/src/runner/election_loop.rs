@@ -10,7 +10,7 @@ use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::time::{Duration, Instant};
 
-use super::election::{JITTER_FACTOR, LeaderElection};
+use super::election_settings::{JITTER_FACTOR, LeaderElection};
 use super::metrics::Metrics;
 use super::probes::Probes;
 

@@ -13,8 +13,8 @@ use kube::runtime::{Controller, watcher};
 use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::election::{ElectionSettingsError, LeaderElection};
-use super::elector::{Elector, Leadership, Phase};
+use super::election_loop::{Elector, Leadership, Phase};
+use super::election_settings::{ElectionSettingsError, LeaderElection};
 use super::endpoints;
 use super::managed::{Build, Managed, ManagedController};
 use super::metrics::Metrics;

@@ -1,8 +1,7 @@
 //! The Website operator: its conversion, by tables and round trips, the reconciler reading
 //! through `v1` an object written through `v1alpha1`, on the in-memory server, and its
-//! controller under perturbation exploration (`website/explore.rs`).
+//! controller under perturbation exploration (`explore.rs`).
 
-#[path = "website/explore.rs"]
 mod explore;
 
 use k8s_openapi::api::core::v1::ConfigMap;
