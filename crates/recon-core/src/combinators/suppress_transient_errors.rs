@@ -46,7 +46,7 @@ const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_hours(1);
 /// use recon_core::{Config, Context, Error, Request, SubReconciler, SuppressTransientErrors, SyncReconciler};
 ///
 /// let flaky = SyncReconciler::<ConfigMap>::new("Flaky")
-///     .sync(async |_, _| Err(Error::msg("upstream timed out")));
+///     .sync(async |_, _| Err::<(), _>(Error::msg("upstream timed out")));
 /// let patient = SuppressTransientErrors::new("Patient", flaky).threshold(2);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();

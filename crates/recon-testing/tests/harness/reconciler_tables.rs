@@ -209,7 +209,7 @@ fn requeue_later() -> SyncReconciler<Widget> {
 }
 
 /// Fails for a negative size.
-fn reject_negative() -> SyncReconciler<Widget> {
+pub(crate) fn reject_negative() -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new("RejectNegative").sync(async |_ctx, w| {
         if w.spec.size < 0 {
             return Err(Error::msg(format!(

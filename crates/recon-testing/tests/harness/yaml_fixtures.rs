@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::reconciler_tables::reject_negative;
 use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
 use recon_core::{
-    Config, Error, IntoBoxed, Outcome, ResourceReconciler, Sequence, Stasher, SyncReconciler,
+    Config, IntoBoxed, Outcome, ResourceReconciler, Sequence, Stasher, SyncReconciler,
 };
 use recon_testing::{CaseStatus, ReconcilerTestSuite, Report, SubReconcilerTestSuite, TestEnv};
 use rstest::rstest;
@@ -29,18 +30,6 @@ fn crate_dir() -> PathBuf {
 
 fn fixture(path: &str) -> PathBuf {
     crate_dir().join("tests/fixtures").join(path)
-}
-
-fn reject_negative() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RejectNegative").sync(async |_ctx, w| {
-        if w.spec.size < 0 {
-            return Err(Error::msg(format!(
-                "size must not be negative, got {}",
-                w.spec.size
-            )));
-        }
-        Ok(())
-    })
 }
 
 /// Keeps `<name>-config` holding the widget's size: creates it, or patches an outdated one.

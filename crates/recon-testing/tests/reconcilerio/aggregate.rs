@@ -24,15 +24,15 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Resource;
 use recon_core::{
-    AggregateReconciler, BoxSubReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
-    Request, Sequence, Stasher, SyncReconciler,
+    AggregateReconciler, BoxSubReconciler, Error, ErrorKind, IntoBoxed, Outcome, Request, Sequence,
+    Stasher, SyncReconciler,
 };
 use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase, TestEnv};
 use serde_json::{Value, json};
 
 use crate::children_support::{config_map, induce};
+use crate::resource::checks_config;
 use crate::test_resource::{NAME, NAMESPACE, deleted_at};
 
 /// The finalizer of the terminating ConfigMap: Go's `test.finalizer` with a domain, which the
@@ -67,30 +67,6 @@ fn sync(
     SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with(sync, async |_, sync, _| sync())
 }
 
-/// A step checking that the context's config and original config are the config the
-/// reconciler was built with: each publishes a probe into the case's event log (which is then
-/// emptied again, so the probes are not expected events).
-fn checks_config(log: EventLog) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("ChecksConfig").sync_with(log, async |ctx, log, resource| {
-        let regarding = resource.object_ref(&());
-        for (which, config) in [
-            ("config", ctx.config()),
-            ("original config", ctx.original_config()),
-        ] {
-            let probe = Event::normal("Probe", "Probe", which);
-            config.recorder().publish(&probe, &regarding).await?;
-            let seen = log.events();
-            if seen.len() != 1 || seen[0].event != probe {
-                return Err(Error::msg(format!(
-                    "expected the reconciler's {which} in the context"
-                )));
-            }
-            log.clear();
-        }
-        Ok(())
-    })
-}
-
 /// The sub-reconciler the variant names (none: the default, an empty `Sequence`).
 fn sub_reconciler(env: &TestEnv) -> Option<BoxSubReconciler<ConfigMap>> {
     let halt = || Err(Error::signal(ErrorKind::HaltSubReconcilers));
@@ -115,7 +91,7 @@ fn sub_reconciler(env: &TestEnv) -> Option<BoxSubReconciler<ConfigMap>> {
                 Ok(())
             })
             .boxed(),
-        "checks config" => checks_config(env.events().clone()).boxed(),
+        "checks config" => checks_config::<ConfigMap>(env.events().clone()).boxed(),
         _ => return None,
     })
 }

@@ -184,7 +184,7 @@ fn check_initialized(conditions: &[recon_core::Condition]) -> Result<(), Error> 
 /// A step checking that the context's config and original config are the config the
 /// reconciler was built with: each publishes a probe into the case's event log (which is then
 /// emptied again, so the probes are not expected events).
-fn checks_config<R>(log: EventLog) -> SyncReconciler<R>
+pub(crate) fn checks_config<R>(log: EventLog) -> SyncReconciler<R>
 where
     R: Resource<DynamicType = ()> + Send + Sync + 'static,
 {

@@ -958,11 +958,7 @@ impl SubReconciler<Widget> for OwnsConfigMaps {
         "OwnsConfigMaps"
     }
 
-    async fn reconcile(
-        &self,
-        _: &Context,
-        _: &mut Widget,
-    ) -> Result<recon_core::Outcome, recon_core::Error> {
+    async fn reconcile(&self, _: &Context, _: &mut Widget) -> Result<Outcome, Error> {
         Ok(Outcome::done())
     }
 
@@ -976,11 +972,7 @@ impl SubReconciler<Widget> for TracksSecrets {
         "TracksSecrets"
     }
 
-    async fn reconcile(
-        &self,
-        _: &Context,
-        _: &mut Widget,
-    ) -> Result<recon_core::Outcome, recon_core::Error> {
+    async fn reconcile(&self, _: &Context, _: &mut Widget) -> Result<Outcome, Error> {
         Ok(Outcome::done())
     }
 
