@@ -166,7 +166,7 @@ pub use combinators::{
 // Children, and the object managers that write them.
 pub use children::{
     ApplyObjectManager, ChildListOptions, ChildReconciler, ChildSetError, ChildSetItem,
-    ChildSetReconciler, ChildSetResult, ManageFuture, ObjectManager, OnlyReconcileChildStatus,
+    ChildSetReconciler, ChildSetResult, ObjectManager, OnlyReconcileChildStatus,
     OwnerReferenceError, Parent, UpdatingObjectManager,
 };
 

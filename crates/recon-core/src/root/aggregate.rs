@@ -11,7 +11,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
-use crate::children::{ObjectManager, Parent};
+use crate::children::{BoxedManager, ObjectManager, Parent};
 use crate::combinators::Sequence;
 use crate::context::{Config, Context, Request, Tracker};
 use crate::error::Error;
@@ -63,7 +63,7 @@ pub struct AggregateReconciler<R: Reconciled> {
     request: Request,
     reconciler: BoxSubReconciler<R>,
     desired: DesiredHook<R>,
-    manager: Box<dyn ObjectManager<R, R>>,
+    manager: Box<dyn BoxedManager<R, R>>,
     error_delay: Duration,
     before: Option<BeforeHook>,
     after: Option<AfterHook>,
@@ -259,7 +259,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
             dyntype: &self.dyntype,
         };
         self.manager
-            .manage(&untracked, parent, actual, desired)
+            .manage_boxed(&untracked, parent, actual, desired)
             .await
             .map_err(|e| e.with_outcome(outcome))?;
         Ok(outcome)
