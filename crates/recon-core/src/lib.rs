@@ -9,9 +9,11 @@
 //! names.
 //!
 //! Your own code runs in [`SyncReconciler`] hooks: an `async fn` of the context and the
-//! resource, or an async closure capturing nothing, given as is ([`SyncReconciler::sync_fn`];
-//! [`AsyncStep`] says what fits), or a closure returning a boxed future when it captures state
-//! ([`SyncReconciler::sync`]). Steps of different types go in a tuple, [`Sequence::of`].
+//! resource, or an async closure capturing nothing, given as is ([`SyncReconciler::sync`];
+//! [`AsyncStep`] says what fits); state a hook needs is an argument, not a capture
+//! ([`SyncReconciler::sync_with`]). Every other hook (of [`Advice`], [`TryCatch`],
+//! [`WithFinalizer`], the roots) takes the same style. Steps of different types go in a tuple,
+//! [`Sequence::of`].
 //!
 //! The in-memory API server is the `recon-fake` crate (`recon_fake`): a real `kube::Client`
 //! backed by a store that answers like kube-apiserver, records every request, and lets tests
@@ -58,7 +60,7 @@
 //! }
 //!
 //! fn function_reconciler(config: Config) -> ResourceReconciler<Function> {
-//!     let target_image = SyncReconciler::new("TargetImage").sync_fn(target_image);
+//!     let target_image = SyncReconciler::new("TargetImage").sync(target_image);
 //!     ResourceReconciler::new(config, target_image).manage_status()
 //! }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -149,8 +151,8 @@ pub use root::{
 pub use error::{BoxError, Error, ErrorKind};
 pub use outcome::Outcome;
 pub use tree::{
-    AsyncStep, BoxSubReconciler, IntoBoxed, IntoSteps, ReconcileFuture, Reconciled, Setup,
-    SubReconciler, SyncReconciler, Trigger, Watch,
+    AsyncStep, AsyncStep0, AsyncStep2, BoxSubReconciler, IntoBoxed, IntoOutcome, IntoSteps,
+    ReconcileFuture, Reconciled, Setup, SubReconciler, SyncReconciler, Trigger, Watch,
 };
 
 // Nodes made of other nodes.
@@ -164,14 +166,15 @@ pub use combinators::{
 // Children, and the object managers that write them.
 pub use children::{
     ApplyObjectManager, ChildListOptions, ChildReconciler, ChildSetError, ChildSetItem,
-    ChildSetReconciler, ChildSetResult, ManageFuture, ObjectManager, OnlyReconcileChildStatus,
+    ChildSetReconciler, ChildSetResult, ObjectManager, OnlyReconcileChildStatus,
     OwnerReferenceError, Parent, UpdatingObjectManager,
 };
 
 // What a reconcile works with: its context, config, stash, events and tracker.
 pub use context::{
     Config, Context, DEFAULT_LEASE, Event, EventLog, EventRecorder, EventType, RecordedEvent,
-    Reference, Request, Stash, StashError, Stasher, TrackError, TrackRequest, Tracker,
+    Reference, Request, SharedRecorder, Stash, StashError, Stasher, TrackError, TrackRequest,
+    Tracker,
 };
 
 // Admission and conditions are public modules; what most trees name is at the root too.
@@ -194,7 +197,7 @@ pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatu
 /// }
 ///
 /// fn recheck_when_empty() -> SyncReconciler<ConfigMap> {
-///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync_fn_with_outcome(async |ctx, _| {
+///     SyncReconciler::<ConfigMap>::new("RecheckWhenEmpty").sync(async |ctx, _| {
 ///         Ok(match KEYS.retrieve(ctx)? {
 ///             0 => Outcome::requeue_after(Duration::from_secs(60)),
 ///             _ => Outcome::done(),
@@ -205,7 +208,7 @@ pub use conditions::{Condition, ConditionManager, ConditionSet, ConditionedStatu
 /// // A ConfigMap has no status to write.
 /// fn reconciler(config: Config) -> ResourceReconciler<ConfigMap> {
 ///     let steps = Sequence::of((
-///         SyncReconciler::new("CountKeys").sync_fn(count_keys),
+///         SyncReconciler::new("CountKeys").sync(count_keys),
 ///         recheck_when_empty(),
 ///     ));
 ///     ResourceReconciler::new(config, steps).skip_status_update(true)

@@ -4,7 +4,7 @@
 
 use kube::api::{DeleteParams, PostParams};
 use kube::core::Request;
-use recon_core::{Context, Error, ManageFuture, ObjectManager, Parent, Reconciled};
+use recon_core::{Context, Error, ObjectManager, Parent, Reconciled};
 use serde_json::Value;
 
 /// Creates a desired object that does not exist, updates (PUT) an existing one whose content
@@ -98,35 +98,33 @@ impl<C: Reconciled> StubObjectManager<C> {
 }
 
 impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for StubObjectManager<C> {
-    fn manage<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _parent: Parent<'a, R>,
+    async fn manage(
+        &self,
+        ctx: &Context,
+        _parent: Parent<'_, R>,
         actual: Option<C>,
         desired: Option<C>,
-    ) -> ManageFuture<'a, C> {
-        Box::pin(async move {
-            // An object never stored counts as none.
-            let actual = actual.filter(|a| a.meta().creation_timestamp.is_some());
-            match (actual, desired) {
-                (None, None) => Ok(None),
-                (Some(actual), None) => {
-                    if actual.meta().deletion_timestamp.is_none() {
-                        self.delete(ctx, &actual).await?;
-                    }
-                    Ok(None)
+    ) -> Result<Option<C>, Error> {
+        // An object never stored counts as none.
+        let actual = actual.filter(|a| a.meta().creation_timestamp.is_some());
+        match (actual, desired) {
+            (None, None) => Ok(None),
+            (Some(actual), None) => {
+                if actual.meta().deletion_timestamp.is_none() {
+                    self.delete(ctx, &actual).await?;
                 }
-                (None, Some(desired)) => Ok(Some(self.create(ctx, &desired).await?)),
-                (Some(actual), Some(desired)) => {
-                    let merged = merge_into(&actual, &desired)?;
-                    let unchanged = untyped(&merged)? == untyped(&actual)?;
-                    if unchanged {
-                        return Ok(Some(actual));
-                    }
-                    Ok(Some(self.replace(ctx, &merged).await?))
-                }
+                Ok(None)
             }
-        })
+            (None, Some(desired)) => Ok(Some(self.create(ctx, &desired).await?)),
+            (Some(actual), Some(desired)) => {
+                let merged = merge_into(&actual, &desired)?;
+                let unchanged = untyped(&merged)? == untyped(&actual)?;
+                if unchanged {
+                    return Ok(Some(actual));
+                }
+                Ok(Some(self.replace(ctx, &merged).await?))
+            }
+        }
     }
 }
 

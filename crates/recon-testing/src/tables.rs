@@ -208,7 +208,7 @@ macro_rules! ordered_cases {
 /// use recon_testing::{ReconcilerTests, TestCase};
 /// use serde_json::json;
 ///
-/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
 /// ReconcilerTests::new()
 ///     .case("an unchanged config map sends no write", TestCase::reconcile(Request::namespaced("default", "c"))
 ///         .given(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})))
@@ -545,15 +545,13 @@ where
 /// use recon_testing::{AdmissionWebhookTests, ResponseSpec, TestCase};
 /// use serde_json::json;
 ///
-/// let team_label = || SyncReconciler::<ConfigMap>::new("TeamLabel").sync(|_ctx, cm| {
-///     Box::pin(async move {
-///         let labels = cm.metadata.labels.get_or_insert_default();
-///         if labels.get("team").is_some_and(|t| t == "nobody") {
-///             return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
-///         }
-///         labels.entry("team".into()).or_insert_with(|| "platform".into());
-///         Ok(())
-///     })
+/// let team_label = || SyncReconciler::<ConfigMap>::new("TeamLabel").sync(async |_ctx, cm| {
+///     let labels = cm.metadata.labels.get_or_insert_default();
+///     if labels.get("team").is_some_and(|t| t == "nobody") {
+///         return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
+///     }
+///     labels.entry("team".into()).or_insert_with(|| "platform".into());
+///     Ok(())
 /// });
 /// let config_map = |labels: serde_json::Value| json!({
 ///     "apiVersion": "v1", "kind": "ConfigMap",
@@ -602,11 +600,9 @@ named_cases!(AdmissionWebhookTests);
 ///         patch:
 ///           - {op: add, path: /data, value: {seen: "yes"}}
 /// "#).unwrap();
-/// let mark = || SyncReconciler::<ConfigMap>::new("Mark").sync(|_ctx, cm| {
-///     Box::pin(async move {
-///         cm.data.get_or_insert_default().insert("seen".into(), "yes".into());
-///         Ok(())
-///     })
+/// let mark = || SyncReconciler::<ConfigMap>::new("Mark").sync(async |_ctx, cm| {
+///     cm.data.get_or_insert_default().insert("seen".into(), "yes".into());
+///     Ok(())
 /// });
 /// suite.run(|env| AdmissionWebhookAdapter::new(env.config(), mark()));
 /// ```

@@ -55,7 +55,7 @@ pub struct WidgetSpec {
 
 /// Defaults `spec.size` and sets the team label: what the mutating webhook runs.
 pub fn defaults() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("WidgetDefaults").sync_fn(async |_ctx, widget| {
+    SyncReconciler::<Widget>::new("WidgetDefaults").sync(async |_ctx, widget| {
         widget.spec.size.get_or_insert(DEFAULT_SIZE);
         if let Some(team) = &widget.spec.team {
             widget
@@ -71,7 +71,7 @@ pub fn defaults() -> SyncReconciler<Widget> {
 /// Refuses a widget larger than [`MAX_SIZE`] on create and update (a delete is always
 /// allowed): what the validating webhook runs.
 pub fn size_limit() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("WidgetSizeLimit").sync_fn(async |ctx, widget| {
+    SyncReconciler::<Widget>::new("WidgetSizeLimit").sync(async |ctx, widget| {
         let deleting = ctx
             .admission()
             .is_some_and(|a| a.request().operation == Operation::Delete);

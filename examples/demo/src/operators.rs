@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::{controller, watcher};
@@ -333,17 +332,11 @@ struct PrintedRecorder {
 }
 
 impl EventRecorder for PrintedRecorder {
-    fn publish<'a>(
-        &'a self,
-        event: &'a Event,
-        regarding: &'a ObjectReference,
-    ) -> BoxFuture<'a, Result<(), kube::Error>> {
-        Box::pin(async move {
-            let result = EventRecorder::publish(&self.inner, event, regarding).await;
-            let error = result.as_ref().err().map(ToString::to_string);
-            self.operator.published(event, regarding, error);
-            result
-        })
+    async fn publish(&self, event: &Event, regarding: &ObjectReference) -> Result<(), kube::Error> {
+        let result = EventRecorder::publish(&self.inner, event, regarding).await;
+        let error = result.as_ref().err().map(ToString::to_string);
+        self.operator.published(event, regarding, error);
+        result
     }
 }
 

@@ -137,7 +137,7 @@ pub fn resolve_image(image: &str) -> Result<String, InvalidImage> {
 }
 
 pub(crate) fn resolve_image_step() -> SyncReconciler<Function> {
-    SyncReconciler::<Function>::new("ResolveImage").sync_fn(async |ctx, function| {
+    SyncReconciler::<Function>::new("ResolveImage").sync(async |ctx, function| {
         let resolved = resolve_image(&function.spec.image);
         let status = status_of(function);
         let mut conditions = CONDITIONS.manage(&mut status.conditions, ctx.now());

@@ -9,11 +9,11 @@
 //!
 //! | step | kind | keeps | reflects on the status |
 //! |---|---|---|---|
-//! | `ResolveImage` | [`SyncReconciler`] | nothing: resolves `spec.image` with [`resolve_image`] | `resolvedImage`, `ImageResolved` |
-//! | env | [`ChildReconciler`] | ConfigMap `<name>-env` holding `spec.env` | `envConfigMapName`, `EnvReady` |
-//! | configs | [`ChildSetReconciler`] | one ConfigMap `<name>-config-<key>` per entry of `spec.configs` | `configMaps`, `ConfigReady` |
-//! | deployment | [`ChildReconciler`] | Deployment `<name>` running the resolved image | `deploymentName`, `availableReplicas`, `DeploymentReady` |
-//! | service | [`ChildReconciler`] | Service `<name>`, port 80 to the container's port | `serviceName`, `url`, `ServiceReady` |
+//! | `ResolveImage` | [`SyncReconciler`](recon_core::SyncReconciler) | nothing: resolves `spec.image` with [`resolve_image`] | `resolvedImage`, `ImageResolved` |
+//! | env | [`ChildReconciler`](recon_core::ChildReconciler) | ConfigMap `<name>-env` holding `spec.env` | `envConfigMapName`, `EnvReady` |
+//! | configs | [`ChildSetReconciler`](recon_core::ChildSetReconciler) | one ConfigMap `<name>-config-<key>` per entry of `spec.configs` | `configMaps`, `ConfigReady` |
+//! | deployment | [`ChildReconciler`](recon_core::ChildReconciler) | Deployment `<name>` running the resolved image | `deploymentName`, `availableReplicas`, `DeploymentReady` |
+//! | service | [`ChildReconciler`](recon_core::ChildReconciler) | Service `<name>`, port 80 to the container's port | `serviceName`, `url`, `ServiceReady` |
 //!
 //! `Ready` is `True` once every one of those conditions is (see [`CONDITIONS`]).
 //!

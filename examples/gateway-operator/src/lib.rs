@@ -197,7 +197,7 @@ pub fn reconciler(config: Config) -> ResourceReconciler<Gateway> {
 /// they are valid.
 fn resolve_settings() -> SyncReconciler<Gateway> {
     SyncReconciler::<Gateway>::new("ResolveSettings")
-        .sync_fn(resolve_gateway_settings)
+        .sync(resolve_gateway_settings)
         .with_setup(|setup| setup.tracks::<ConfigMap>())
 }
 

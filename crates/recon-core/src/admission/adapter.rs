@@ -52,15 +52,13 @@ type HandleHook = Box<dyn Fn(&Context, &Admission) + Send + Sync>;
 /// use recon_core::admission::{AdmissionDenied, AdmissionRequest};
 /// use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
 ///
-/// let labels = SyncReconciler::<ConfigMap>::new("TeamLabel").sync(|_ctx, cm| {
-///     Box::pin(async move {
-///         let labels = cm.metadata.labels.get_or_insert_default();
-///         if labels.get("team").is_some_and(|t| t == "nobody") {
-///             return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
-///         }
-///         labels.entry("team".into()).or_insert_with(|| "platform".into());
-///         Ok(())
-///     })
+/// let labels = SyncReconciler::<ConfigMap>::new("TeamLabel").sync(async |_ctx, cm| {
+///     let labels = cm.metadata.labels.get_or_insert_default();
+///     if labels.get("team").is_some_and(|t| t == "nobody") {
+///         return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
+///     }
+///     labels.entry("team".into()).or_insert_with(|| "platform".into());
+///     Ok(())
 /// });
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let server = recon_fake::ApiServer::new();
@@ -109,7 +107,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             name: format!("{}AdmissionWebhookAdapter", R::kind(&dyntype)),
             config,
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             mutating: true,
             before: None,
             after: None,

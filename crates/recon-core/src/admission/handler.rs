@@ -50,7 +50,7 @@ pub trait AdmissionHandler: Send + Sync {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let server = recon_fake::ApiServer::new();
-/// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
 /// let webhook = AdmissionWebhookAdapter::new(Config::new(server.client(), "demo"), noop);
 /// let request = http::Request::post("/validate")
 ///     .header("content-type", "application/json")

@@ -137,21 +137,19 @@ fn valid_reviews() -> Vec<Value> {
 /// A webhook that gives every config map a team label, refuses team `nobody` and panics on
 /// team `panic`.
 fn team_label() -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("TeamLabel").sync(|_ctx, cm| {
-        Box::pin(async move {
-            let labels = cm.metadata.labels.get_or_insert_default();
-            match labels.get("team").map(String::as_str) {
-                Some("nobody") => {
-                    return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
-                }
-                Some("panic") => panic!("the webhook meets team panic"),
-                _ => {}
+    SyncReconciler::<ConfigMap>::new("TeamLabel").sync(async |_ctx, cm| {
+        let labels = cm.metadata.labels.get_or_insert_default();
+        match labels.get("team").map(String::as_str) {
+            Some("nobody") => {
+                return Err(AdmissionDenied::forbidden("team nobody does not exist").into());
             }
-            labels
-                .entry("team".into())
-                .or_insert_with(|| "platform".into());
-            Ok(())
-        })
+            Some("panic") => panic!("the webhook meets team panic"),
+            _ => {}
+        }
+        labels
+            .entry("team".into())
+            .or_insert_with(|| "platform".into());
+        Ok(())
     })
 }
 

@@ -157,7 +157,7 @@ pub enum WebhookServerError {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
-/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let noop = || SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
 /// let defaulter = AdmissionWebhookAdapter::new(Config::new(client.clone(), "defaulter"), noop());
 /// let validator = AdmissionWebhookAdapter::new(Config::new(client, "validator"), noop()).validating();
 ///
@@ -208,7 +208,7 @@ impl WebhookServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
-    /// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
     /// let server = WebhookServer::new(tls)
     ///     .route("/mutate-configmaps", AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
     /// # let _ = server;
@@ -230,7 +230,7 @@ impl WebhookServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
-    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
     /// let webhook: Arc<dyn AdmissionHandler> =
     ///     Arc::new(AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
     /// let server = WebhookServer::new(tls)
@@ -384,7 +384,7 @@ impl WebhookServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
-    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     /// let serving = tokio::spawn(
@@ -437,7 +437,7 @@ impl fmt::Debug for WebhookServer {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
 /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
-/// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+/// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
 /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
 /// let server = WebhookServer::new(tls)
 ///     .route("/mutate", webhook)
@@ -465,7 +465,7 @@ impl RunningWebhookServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
-    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
     /// let server = WebhookServer::new(tls).route("/mutate", webhook)
     ///     .start("127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -491,7 +491,7 @@ impl RunningWebhookServer {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["127.0.0.1"]).unwrap().tls_config().unwrap();
-    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
     /// # let webhook = AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop);
     /// let server = WebhookServer::new(tls).route("/mutate", webhook)
     ///     .start("127.0.0.1:0".parse().unwrap()).await.unwrap();

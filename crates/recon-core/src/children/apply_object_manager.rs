@@ -5,7 +5,7 @@ use kube::api::{ApiResource, Patch, PatchParams};
 use serde_json::{Map, Value};
 
 use super::object_manager::{
-    ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
+    ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
 use crate::context::Context;
 use crate::error::Error;
@@ -70,26 +70,21 @@ const APPLIED_METADATA: [&str; 6] = [
 /// A ConfigMap mirrored into a `<name>-copy` ConfigMap:
 ///
 /// ```
-/// use std::sync::Arc;
-///
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use recon_core::{ApplyObjectManager, ObjectManager, Parent, SyncReconciler};
 ///
 /// fn mirror() -> SyncReconciler<ConfigMap> {
-///     let manager = Arc::new(ApplyObjectManager::<ConfigMap>::new("mirror").finalizer("example.com/mirror"));
-///     SyncReconciler::<ConfigMap>::new("Mirror").sync(move |ctx, cm| {
-///         let manager = Arc::clone(&manager);
-///         Box::pin(async move {
-///             let name = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or_default());
-///             let api = kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
-///             let actual = api.get_opt(&name).await?;
-///             let mut desired = ConfigMap::default();
-///             desired.metadata.name = Some(name);
-///             desired.metadata.namespace = Some("default".into());
-///             desired.data = cm.data.clone();
-///             manager.manage(ctx, Parent { resource: cm, dyntype: &() }, actual, Some(desired)).await?;
-///             Ok(())
-///         })
+///     let manager = ApplyObjectManager::<ConfigMap>::new("mirror").finalizer("example.com/mirror");
+///     SyncReconciler::<ConfigMap>::new("Mirror").sync_with(manager, async |ctx, manager, cm| {
+///         let name = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or_default());
+///         let api = kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
+///         let actual = api.get_opt(&name).await?;
+///         let mut desired = ConfigMap::default();
+///         desired.metadata.name = Some(name);
+///         desired.metadata.namespace = Some("default".into());
+///         desired.data = cm.data.clone();
+///         manager.manage(ctx, Parent { resource: cm, dyntype: &() }, actual, Some(desired)).await?;
+///         Ok(())
 ///     })
 /// }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -271,43 +266,40 @@ impl<C: Reconciled> ApplyObjectManager<C> {
 }
 
 impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for ApplyObjectManager<C> {
-    fn manage<'a>(
-        &'a self,
-        ctx: &'a Context,
-        mut parent: Parent<'a, R>,
+    async fn manage(
+        &self,
+        ctx: &Context,
+        mut parent: Parent<'_, R>,
         actual: Option<C>,
         desired: Option<C>,
-    ) -> ManageFuture<'a, C> {
-        Box::pin(async move {
-            let finalizer = self.finalizer.as_deref();
-            let Some(desired) = desired else {
-                remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer)
-                    .await?;
-                return Ok(None);
-            };
-            // A desired object that cannot be applied fails before anything is written.
-            let intent = self.intent(&desired)?;
-            parent.add_finalizer(ctx, finalizer).await?;
-            let what = describe(&self.dyntype, &desired);
-            if let Some(actual) = actual
-                && self.in_sync(&actual, &intent)
-            {
-                tracing::debug!(field_manager = %self.field_manager, object = %what, "in sync; nothing to apply");
-                track_managed(ctx, self.track_desired, &self.dyntype, &actual)?;
-                return Ok(Some(actual));
-            }
-            let api = ObjectApi::<C>::of(ctx.config().client(), &self.dyntype, &desired);
-            let mut params = PatchParams::apply(&self.field_manager);
-            params.force = self.force;
-            let result = api.patch(&params, &Patch::Apply(&intent)).await;
-            WriteEvents::APPLY
-                .publish(ctx, &parent.object_ref(), &what, &result)
-                .await;
-            let applied = result?;
-            self.log_applied(&what, &desired);
-            track_managed(ctx, self.track_desired, &self.dyntype, &applied)?;
-            Ok(Some(applied))
-        })
+    ) -> Result<Option<C>, Error> {
+        let finalizer = self.finalizer.as_deref();
+        let Some(desired) = desired else {
+            remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer).await?;
+            return Ok(None);
+        };
+        // A desired object that cannot be applied fails before anything is written.
+        let intent = self.intent(&desired)?;
+        parent.add_finalizer(ctx, finalizer).await?;
+        let what = describe(&self.dyntype, &desired);
+        if let Some(actual) = actual
+            && self.in_sync(&actual, &intent)
+        {
+            tracing::debug!(field_manager = %self.field_manager, object = %what, "in sync; nothing to apply");
+            track_managed(ctx, self.track_desired, &self.dyntype, &actual)?;
+            return Ok(Some(actual));
+        }
+        let api = ObjectApi::<C>::of(ctx.config().client(), &self.dyntype, &desired);
+        let mut params = PatchParams::apply(&self.field_manager);
+        params.force = self.force;
+        let result = api.patch(&params, &Patch::Apply(&intent)).await;
+        WriteEvents::APPLY
+            .publish(ctx, &parent.object_ref(), &what, &result)
+            .await;
+        let applied = result?;
+        self.log_applied(&what, &desired);
+        track_managed(ctx, self.track_desired, &self.dyntype, &applied)?;
+        Ok(Some(applied))
     }
 
     fn setup(&self, setup: &mut Setup) {

@@ -8,7 +8,7 @@ use super::object_manager::ObjectManager;
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{ReconcileFuture, Reconciled, Setup, SubReconciler};
+use crate::tree::{Reconciled, Setup, SubReconciler};
 
 type DesiredHook<R, C> = Box<dyn Fn(&Context, &R) -> Result<Option<C>, Error> + Send + Sync>;
 type ReflectHook<R, C> =
@@ -153,21 +153,19 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildReconciler<R, C> {
         self.children.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let result = self.reconcile_child(ctx, resource).await;
-            if resource.meta().deletion_timestamp.is_some() {
-                return result.map(|_| Outcome::done());
-            }
-            match result {
-                Ok(child) => (self.reflect)(ctx, resource, Ok(child.as_ref()))?,
-                Err(err) => match self.children.triage(ctx, resource, err).await {
-                    Triage::Reflect(err) => (self.reflect)(ctx, resource, Err(err))?,
-                    Triage::Fail(err) => return Err(err),
-                },
-            }
-            Ok(Outcome::done())
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let result = self.reconcile_child(ctx, resource).await;
+        if resource.meta().deletion_timestamp.is_some() {
+            return result.map(|_| Outcome::done());
+        }
+        match result {
+            Ok(child) => (self.reflect)(ctx, resource, Ok(child.as_ref()))?,
+            Err(err) => match self.children.triage(ctx, resource, err).await {
+                Triage::Reflect(err) => (self.reflect)(ctx, resource, Err(err))?,
+                Triage::Fail(err) => return Err(err),
+            },
+        }
+        Ok(Outcome::done())
     }
 }
 

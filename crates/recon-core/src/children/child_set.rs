@@ -10,7 +10,7 @@ use super::object_manager::ObjectManager;
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{ReconcileFuture, Reconciled, Setup, SubReconciler};
+use crate::tree::{Reconciled, Setup, SubReconciler};
 
 /// Both constructors' desired-children hooks: the one of [`ChildSetReconciler::new`] ignores
 /// the known children.
@@ -282,73 +282,70 @@ impl<R: Reconciled, C: Reconciled> SubReconciler<R> for ChildSetReconciler<R, C>
         self.children.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            // Listed first, as reconciler.io does, so that the desired hook may see them.
-            let known = self.children.list(ctx, resource).await?;
-            let desired = self.desired(ctx, resource, &known)?;
-            let mut found: BTreeMap<String, Vec<C>> = BTreeMap::new();
-            for child in known {
-                found
-                    .entry((self.identify)(&child))
-                    .or_default()
-                    .push(child);
-            }
-            let mut set = ChildSetResult {
-                children: Vec::new(),
-            };
-            let mut failures = Vec::new();
-            match desired {
-                None => {
-                    for (id, mut children) in found {
-                        let child = children.pop().filter(|_| children.is_empty());
-                        set.children.push(ChildSetItem {
-                            id,
-                            child,
-                            error: None,
-                        });
-                    }
-                }
-                Some(mut desired) => {
-                    let ids: BTreeSet<String> =
-                        desired.keys().chain(found.keys()).cloned().collect();
-                    for id in ids {
-                        let candidates = found.remove(&id).unwrap_or_default();
-                        let wanted = desired.remove(&id);
-                        let (child, error) = match self
-                            .children
-                            .converge(ctx, resource, candidates, wanted)
-                            .await
-                        {
-                            Ok(child) => (child, None),
-                            Err(err) => match self.children.triage(ctx, resource, err).await {
-                                Triage::Reflect(err) => (None, Some(err)),
-                                Triage::Fail(err) => {
-                                    failures.push(set.children.len());
-                                    (None, Some(err))
-                                }
-                            },
-                        };
-                        set.children.push(ChildSetItem { id, child, error });
-                    }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        // Listed first, as reconciler.io does, so that the desired hook may see them.
+        let known = self.children.list(ctx, resource).await?;
+        let desired = self.desired(ctx, resource, &known)?;
+        let mut found: BTreeMap<String, Vec<C>> = BTreeMap::new();
+        for child in known {
+            found
+                .entry((self.identify)(&child))
+                .or_default()
+                .push(child);
+        }
+        let mut set = ChildSetResult {
+            children: Vec::new(),
+        };
+        let mut failures = Vec::new();
+        match desired {
+            None => {
+                for (id, mut children) in found {
+                    let child = children.pop().filter(|_| children.is_empty());
+                    set.children.push(ChildSetItem {
+                        id,
+                        child,
+                        error: None,
+                    });
                 }
             }
-            if resource.meta().deletion_timestamp.is_none() {
-                (self.reflect)(ctx, resource, &set)?;
+            Some(mut desired) => {
+                let ids: BTreeSet<String> = desired.keys().chain(found.keys()).cloned().collect();
+                for id in ids {
+                    let candidates = found.remove(&id).unwrap_or_default();
+                    let wanted = desired.remove(&id);
+                    let (child, error) = match self
+                        .children
+                        .converge(ctx, resource, candidates, wanted)
+                        .await
+                    {
+                        Ok(child) => (child, None),
+                        Err(err) => match self.children.triage(ctx, resource, err).await {
+                            Triage::Reflect(err) => (None, Some(err)),
+                            Triage::Fail(err) => {
+                                failures.push(set.children.len());
+                                (None, Some(err))
+                            }
+                        },
+                    };
+                    set.children.push(ChildSetItem { id, child, error });
+                }
             }
-            let errors: Vec<Error> = set
-                .children
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| failures.contains(i))
-                .filter_map(|(_, item)| item.error)
-                .collect();
-            if errors.is_empty() {
-                Ok(Outcome::done())
-            } else {
-                Err(Error::join(errors))
-            }
-        })
+        }
+        if resource.meta().deletion_timestamp.is_none() {
+            (self.reflect)(ctx, resource, &set)?;
+        }
+        let errors: Vec<Error> = set
+            .children
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| failures.contains(i))
+            .filter_map(|(_, item)| item.error)
+            .collect();
+        if errors.is_empty() {
+            Ok(Outcome::done())
+        } else {
+            Err(Error::join(errors))
+        }
     }
 }
 

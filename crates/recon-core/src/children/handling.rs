@@ -6,7 +6,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{ApiResource, ListParams};
 
-use super::object_manager::{ObjectManager, Parent};
+use super::object_manager::{BoxedManager, ObjectManager, Parent};
 use crate::context::{Context, Reference};
 use crate::error::Error;
 use crate::object_api::ObjectApi;
@@ -174,7 +174,7 @@ pub(crate) enum Triage {
 pub(crate) struct Children<R: Reconciled, C: Reconciled> {
     pub(crate) parent_type: R::DynamicType,
     pub(crate) child_type: C::DynamicType,
-    pub(crate) manager: Box<dyn ObjectManager<R, C>>,
+    pub(crate) manager: Box<dyn BoxedManager<R, C>>,
     ownership: Ownership<R>,
     our_child: Option<OurChildHook<R, C>>,
     pub(crate) reflected_reasons: Vec<String>,
@@ -362,7 +362,9 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                     resource: &mut *parent,
                     dyntype: &self.parent_type,
                 };
-                self.manager.manage(ctx, owner, Some(extra), None).await?;
+                self.manager
+                    .manage_boxed(ctx, owner, Some(extra), None)
+                    .await?;
             }
             Some(kept)
         } else if candidates.len() > 1 {
@@ -372,7 +374,9 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
                     resource: &mut *parent,
                     dyntype: &self.parent_type,
                 };
-                self.manager.manage(ctx, owner, Some(extra), None).await?;
+                self.manager
+                    .manage_boxed(ctx, owner, Some(extra), None)
+                    .await?;
             }
             candidates.pop()
         } else {
@@ -382,7 +386,7 @@ impl<R: Reconciled, C: Reconciled> Children<R, C> {
             resource: parent,
             dyntype: &self.parent_type,
         };
-        self.manager.manage(ctx, owner, actual, desired).await
+        self.manager.manage_boxed(ctx, owner, actual, desired).await
     }
 
     /// Sorts a failed child write: errors of a reflected reason go to the parent's status;

@@ -14,5 +14,6 @@ pub use apply_object_manager::ApplyObjectManager;
 pub use child::ChildReconciler;
 pub use child_set::{ChildSetError, ChildSetItem, ChildSetReconciler, ChildSetResult};
 pub use handling::{ChildListOptions, OnlyReconcileChildStatus, OwnerReferenceError};
-pub use object_manager::{ManageFuture, ObjectManager, Parent};
+pub(crate) use object_manager::BoxedManager;
+pub use object_manager::{ObjectManager, Parent};
 pub use updating_object_manager::UpdatingObjectManager;

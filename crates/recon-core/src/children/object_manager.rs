@@ -3,6 +3,8 @@
 //! [`UpdatingObjectManager`](crate::UpdatingObjectManager) (create / update / delete) and
 //! [`ApplyObjectManager`](crate::ApplyObjectManager) (server-side apply).
 
+use std::future::Future;
+
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
@@ -53,23 +55,50 @@ impl<R: Reconciled> Parent<'_, R> {
     }
 }
 
-/// The future [`ObjectManager::manage`] returns: the object as it now is (`None`: there is none).
-pub type ManageFuture<'a, C> = BoxFuture<'a, Result<Option<C>, Error>>;
-
-/// Makes an object match what a reconciler wants.
+/// Makes an object match what a reconciler wants. Implement `manage` with an `async fn`; the
+/// reconciler holding the manager boxes its future once per call.
 pub trait ObjectManager<R: Reconciled, C>: Send + Sync {
     /// Turns `actual` (the object as it exists, if it does) into `desired` (`None`: it should
     /// not exist), on behalf of `parent`. Returns the object as the server now holds it.
-    fn manage<'a>(
+    fn manage(
+        &self,
+        ctx: &Context,
+        parent: Parent<'_, R>,
+        actual: Option<C>,
+        desired: Option<C>,
+    ) -> impl Future<Output = Result<Option<C>, Error>> + Send;
+
+    /// Declares the watches this manager needs (for example of the objects it tracks).
+    fn setup(&self, _setup: &mut Setup) {}
+}
+
+/// An [`ObjectManager`] with its future boxed, so that a reconciler can hold any.
+pub(crate) trait BoxedManager<R: Reconciled, C>: Send + Sync {
+    fn manage_boxed<'a>(
         &'a self,
         ctx: &'a Context,
         parent: Parent<'a, R>,
         actual: Option<C>,
         desired: Option<C>,
-    ) -> ManageFuture<'a, C>;
+    ) -> BoxFuture<'a, Result<Option<C>, Error>>;
 
-    /// Declares the watches this manager needs (for example of the objects it tracks).
-    fn setup(&self, _setup: &mut Setup) {}
+    fn setup(&self, setup: &mut Setup);
+}
+
+impl<R: Reconciled, C: Send + 'static, M: ObjectManager<R, C>> BoxedManager<R, C> for M {
+    fn manage_boxed<'a>(
+        &'a self,
+        ctx: &'a Context,
+        parent: Parent<'a, R>,
+        actual: Option<C>,
+        desired: Option<C>,
+    ) -> BoxFuture<'a, Result<Option<C>, Error>> {
+        Box::pin(self.manage(ctx, parent, actual, desired))
+    }
+
+    fn setup(&self, setup: &mut Setup) {
+        ObjectManager::setup(self, setup);
+    }
 }
 
 /// `Created` events and their kin name the object as `<Kind> "<name>"`.

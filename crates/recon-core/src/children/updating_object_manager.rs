@@ -10,7 +10,7 @@ use kube::api::ApiResource;
 use serde_json::Value;
 
 use super::object_manager::{
-    ManageFuture, ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
+    ObjectManager, Parent, WriteEvents, describe, remove_unwanted, track_managed,
 };
 use crate::context::Context;
 use crate::error::Error;
@@ -287,26 +287,23 @@ impl<C: Reconciled> UpdatingObjectManager<C> {
 }
 
 impl<R: Reconciled, C: Reconciled> ObjectManager<R, C> for UpdatingObjectManager<C> {
-    fn manage<'a>(
-        &'a self,
-        ctx: &'a Context,
-        mut parent: Parent<'a, R>,
+    async fn manage(
+        &self,
+        ctx: &Context,
+        mut parent: Parent<'_, R>,
         actual: Option<C>,
         desired: Option<C>,
-    ) -> ManageFuture<'a, C> {
-        Box::pin(async move {
-            let finalizer = self.finalizer.as_deref();
-            let Some(desired) = desired else {
-                remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer)
-                    .await?;
-                return Ok(None);
-            };
-            parent.add_finalizer(ctx, finalizer).await?;
-            match actual {
-                None => self.create(ctx, &parent, &desired).await.map(Some),
-                Some(actual) => self.update(ctx, &parent, actual, desired).await.map(Some),
-            }
-        })
+    ) -> Result<Option<C>, Error> {
+        let finalizer = self.finalizer.as_deref();
+        let Some(desired) = desired else {
+            remove_unwanted(ctx, &mut parent, &self.dyntype, actual.as_ref(), finalizer).await?;
+            return Ok(None);
+        };
+        parent.add_finalizer(ctx, finalizer).await?;
+        match actual {
+            None => self.create(ctx, &parent, &desired).await.map(Some),
+            Some(actual) => self.update(ctx, &parent, actual, desired).await.map(Some),
+        }
     }
 
     fn setup(&self, setup: &mut Setup) {

@@ -3,13 +3,13 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
-
-type BeforeHook<R> =
-    Box<dyn for<'a> Fn(&'a Context, &'a mut R) -> ReconcileFuture<'a> + Send + Sync>;
+use crate::tree::{
+    AsyncStep, AsyncStep2, BoxSubReconciler, IntoOutcome, ReconcileFuture, ResourceHook, Setup,
+    SubReconciler, resource_hook,
+};
 
 type AroundHook<R> = Box<
-    dyn for<'a> Fn(&'a Context, &'a mut R, &'a dyn SubReconciler<R>) -> ReconcileFuture<'a>
+    dyn for<'a> Fn(&'a Context, &'a mut R, &'a BoxSubReconciler<R>) -> ReconcileFuture<'a>
         + Send
         + Sync,
 >;
@@ -37,24 +37,18 @@ type AfterHook<R> = Box<
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use recon_core::{Advice, Config, Context, Outcome, Request, SubReconciler, SyncReconciler};
 ///
-/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(|_, cm| {
-///     Box::pin(async move {
-///         cm.data.get_or_insert_default().insert("runs".into(), "x".into());
-///         Ok(())
-///     })
+/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(async |_, cm| {
+///     cm.data.get_or_insert_default().insert("runs".into(), "x".into());
+///     Ok(())
 /// });
 /// let advised = Advice::new("Twice", inner)
-///     .around(|ctx, cm, nested| {
-///         Box::pin(async move {
-///             let first = nested.reconcile(ctx, cm).await?;
-///             cm.data.get_or_insert_default().insert("between".into(), "y".into());
-///             Ok(first.merge(nested.reconcile(ctx, cm).await?))
-///         })
+///     .around(async |ctx, cm, nested| {
+///         let first = nested.reconcile(ctx, cm).await?;
+///         cm.data.get_or_insert_default().insert("between".into(), "y".into());
+///         Ok(first.merge(nested.reconcile(ctx, cm).await?))
 ///     })
-///     .after(|_ctx, _cm, result| {
-///         // Check again in a minute, even on success.
-///         Box::pin(async move { result.map(|o| o.merge(Outcome::requeue_after(Duration::from_secs(60)))) })
-///     });
+///     // Check again in a minute, even on success.
+///     .after(async |_ctx, _cm, result| result.map(|o| o.merge(Outcome::requeue_after(Duration::from_secs(60)))));
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
 /// let ctx = Context::new(Config::new(client, "demo"), Request::namespaced("default", "cm"));
@@ -67,7 +61,7 @@ type AfterHook<R> = Box<
 pub struct Advice<R> {
     name: String,
     reconciler: BoxSubReconciler<R>,
-    before: Option<BeforeHook<R>>,
+    before: Option<ResourceHook<R>>,
     around: Option<AroundHook<R>>,
     after: Option<AfterHook<R>>,
 }
@@ -77,46 +71,50 @@ impl<R: Send + Sync + 'static> Advice<R> {
     pub fn new(name: impl Into<String>, reconciler: impl SubReconciler<R> + 'static) -> Self {
         Advice {
             name: name.into(),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             before: None,
             around: None,
             after: None,
         }
     }
 
-    /// The hook run before the nested reconciler; an error ends the reconcile at once.
+    /// The hook run before the nested reconciler, an `async fn` or an async closure of the
+    /// context and the resource (see [`AsyncStep`]) returning `()` or an [`Outcome`] (see
+    /// [`IntoOutcome`]); an error ends the reconcile at once.
     #[must_use]
-    pub fn before<F>(mut self, f: F) -> Self
+    pub fn before<T, F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R) -> ReconcileFuture<'a> + Send + Sync + 'static,
+        T: IntoOutcome + 'static,
+        F: for<'a> AsyncStep<'a, &'a mut R, T> + 'static,
     {
-        self.before = Some(Box::new(f));
+        self.before = Some(resource_hook(hook));
         self
     }
 
-    /// The hook that runs the nested reconciler (it receives it as its third argument).
+    /// The hook that runs the nested reconciler: an `async fn` or an async closure of the
+    /// context, the resource and the nested reconciler (see [`AsyncStep2`]).
     #[must_use]
-    pub fn around<F>(mut self, f: F) -> Self
+    pub fn around<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R, &'a dyn SubReconciler<R>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep2<'a, &'a mut R, &'a BoxSubReconciler<R>, Outcome> + 'static,
     {
-        self.around = Some(Box::new(f));
+        self.around = Some(Box::new(move |ctx, resource, nested| {
+            Box::pin(hook(ctx, resource, nested))
+        }));
         self
     }
 
-    /// The hook that receives the result of `before` and `around` and returns the final one.
+    /// The hook that receives the result of `before` and `around` and returns the final one:
+    /// an `async fn` or an async closure of the context, the resource and that result (see
+    /// [`AsyncStep2`]).
     #[must_use]
-    pub fn after<F>(mut self, f: F) -> Self
+    pub fn after<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep2<'a, &'a mut R, Result<Outcome, Error>, Outcome> + 'static,
     {
-        self.after = Some(Box::new(f));
+        self.after = Some(Box::new(move |ctx, resource, result| {
+            Box::pin(hook(ctx, resource, result))
+        }));
         self
     }
 }
@@ -132,24 +130,22 @@ impl<R: Send + Sync> SubReconciler<R> for Advice<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let before = match &self.before {
-                Some(before) => before(ctx, resource).await?,
-                None => Outcome::done(),
-            };
-            let result = match &self.around {
-                Some(around) => around(ctx, resource, self.reconciler.as_ref()).await,
-                None => self.reconciler.reconcile(ctx, resource).await,
-            };
-            let result = match result {
-                Ok(outcome) => Ok(before.merge(outcome)),
-                Err(err) => Err(err.with_outcome(before)),
-            };
-            match &self.after {
-                Some(after) => after(ctx, resource, result).await,
-                None => result,
-            }
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let before = match &self.before {
+            Some(before) => before.call(ctx, resource).await?,
+            None => Outcome::done(),
+        };
+        let result = match &self.around {
+            Some(around) => around(ctx, resource, &self.reconciler).await,
+            None => self.reconciler.reconcile(ctx, resource).await,
+        };
+        let result = match result {
+            Ok(outcome) => Ok(before.merge(outcome)),
+            Err(err) => Err(err.with_outcome(before)),
+        };
+        match &self.after {
+            Some(after) => after(ctx, resource, result).await,
+            None => result,
+        }
     }
 }

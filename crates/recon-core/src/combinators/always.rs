@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 /// Runs every step, in order, even after errors; the errors are joined (quiet only if all are)
 /// and the outcomes aggregated.
@@ -40,21 +40,19 @@ impl<R: Send + Sync> SubReconciler<R> for Always<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let mut outcome = Outcome::done();
-            let mut errors = Vec::new();
-            for step in &self.steps {
-                match step.reconcile(ctx, resource).await {
-                    Ok(o) => outcome = outcome.merge(o),
-                    Err(e) => errors.push(e),
-                }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let mut outcome = Outcome::done();
+        let mut errors = Vec::new();
+        for step in &self.steps {
+            match step.reconcile(ctx, resource).await {
+                Ok(o) => outcome = outcome.merge(o),
+                Err(e) => errors.push(e),
             }
-            if errors.is_empty() {
-                Ok(outcome)
-            } else {
-                Err(Error::join(errors).with_outcome(outcome))
-            }
-        })
+        }
+        if errors.is_empty() {
+            Ok(outcome)
+        } else {
+            Err(Error::join(errors).with_outcome(outcome))
+        }
     }
 }

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::Error;
 use crate::json::carry_changes;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::outcome::Outcome;
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 /// Runs a `SubReconciler<C>` on a resource `R` through JSON: `R` is serialised and read as a
 /// `C`; the nested reconciler runs on that `C`; then, if the `C` changed, the change (an
@@ -51,11 +52,9 @@ use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 /// }
 /// type Scalable = Object<ScalableSpec, NotUsed>;
 ///
-/// let at_least_two = SyncReconciler::<Scalable>::new("AtLeastTwo").sync(|_ctx, s| {
-///     Box::pin(async move {
-///         s.spec.replicas = Some(s.spec.replicas.unwrap_or(1).max(2));
-///         Ok(())
-///     })
+/// let at_least_two = SyncReconciler::<Scalable>::new("AtLeastTwo").sync(async |_ctx, s| {
+///     s.spec.replicas = Some(s.spec.replicas.unwrap_or(1).max(2));
+///     Ok(())
 /// });
 /// let cast = CastResource::<Deployment, Scalable>::new(at_least_two).named("Scale");
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -88,7 +87,7 @@ where
     pub fn new(reconciler: impl SubReconciler<C> + 'static) -> Self {
         CastResource {
             name: format!("{}CastResource", short_type_name::<C>()),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             types: PhantomData,
         }
     }
@@ -128,29 +127,27 @@ where
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let (from, to) = (std::any::type_name::<R>(), std::any::type_name::<C>());
-            let original = serde_json::to_value(&*resource)
-                .map_err(|e| Error::msg(format!("cannot serialise the {from}: {e}")))?;
-            let mut cast: C = read_as(original)
-                .map_err(|e| Error::msg(format!("cannot cast the {from} to a {to}: {e}")))?;
-            let before = serde_json::to_value(&cast)
-                .map_err(|e| Error::msg(format!("cannot serialise the {to}: {e}")))?;
-            let result = self.reconciler.reconcile(ctx, &mut cast).await;
-            let patched = match serde_json::to_value(&cast) {
-                Ok(after) if after == before => Ok(()),
-                Ok(after) => self.patch_back(resource, &before, &after),
-                Err(e) => Err(Error::msg(format!("cannot serialise the {to}: {e}"))),
-            };
-            match (result, patched) {
-                (Ok(outcome), Ok(())) => Ok(outcome),
-                (Ok(outcome), Err(err)) => Err(err.with_outcome(outcome)),
-                (Err(err), Ok(())) => Err(err),
-                // A join carries the outcome its parts gathered.
-                (Err(err), Err(patch)) => Err(Error::join([err, patch])),
-            }
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let (from, to) = (std::any::type_name::<R>(), std::any::type_name::<C>());
+        let original = serde_json::to_value(&*resource)
+            .map_err(|e| Error::msg(format!("cannot serialise the {from}: {e}")))?;
+        let mut cast: C = read_as(original)
+            .map_err(|e| Error::msg(format!("cannot cast the {from} to a {to}: {e}")))?;
+        let before = serde_json::to_value(&cast)
+            .map_err(|e| Error::msg(format!("cannot serialise the {to}: {e}")))?;
+        let result = self.reconciler.reconcile(ctx, &mut cast).await;
+        let patched = match serde_json::to_value(&cast) {
+            Ok(after) if after == before => Ok(()),
+            Ok(after) => self.patch_back(resource, &before, &after),
+            Err(e) => Err(Error::msg(format!("cannot serialise the {to}: {e}"))),
+        };
+        match (result, patched) {
+            (Ok(outcome), Ok(())) => Ok(outcome),
+            (Ok(outcome), Err(err)) => Err(err.with_outcome(outcome)),
+            (Err(err), Ok(())) => Err(err),
+            // A join carries the outcome its parts gathered.
+            (Err(err), Err(patch)) => Err(Error::join([err, patch])),
+        }
     }
 }
 

@@ -3,7 +3,6 @@
 //! patch that carries the resourceVersion read (so a concurrent change is a 409, not a lost
 //! finalizer), and copy the server's answer back onto the in-memory resource.
 
-use futures::future::BoxFuture;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -11,7 +10,7 @@ use crate::context::{Context, Event};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler};
+use crate::tree::{AsyncStep, BoxSubReconciler, Reconciled, Setup, SubReconciler};
 
 /// Adds `finalizer` to `resource` (no request if it is already there).
 pub async fn add_finalizer<R: Reconciled>(
@@ -91,8 +90,11 @@ async fn patch_finalizers<R: Reconciled>(
     }
 }
 
-type ReadyHook<R> =
-    Box<dyn for<'a> Fn(&'a Context, &'a R) -> BoxFuture<'a, Result<bool, Error>> + Send + Sync>;
+type ReadyHook<R> = Box<
+    dyn for<'a> Fn(&'a Context, &'a R) -> futures::future::BoxFuture<'a, Result<bool, Error>>
+        + Send
+        + Sync,
+>;
 
 /// Keeps a finalizer on the resource around a sub-tree: added before the sub-tree runs on a
 /// live resource; cleared once the sub-tree succeeds on a resource being deleted (and
@@ -126,34 +128,32 @@ impl<R: Reconciled> WithFinalizer<R> {
             name: "WithFinalizer".to_owned(),
             finalizer: finalizer.into(),
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             ready_to_clear: None,
         }
     }
 
     /// Only clear the finalizer once `ready` says so (reconciler.io's `ReadyToClearFinalizer`,
-    /// asked only while the resource is being deleted): an async hook with the context, so it
-    /// may look outside the cluster; its error fails the reconcile and keeps the finalizer.
+    /// asked only while the resource is being deleted): an `async fn` or an async closure of
+    /// the context and the resource (see [`AsyncStep`]), so it may look outside the cluster;
+    /// its error fails the reconcile and keeps the finalizer.
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use recon_core::{Sequence, WithFinalizer};
     ///
     /// let guarded = WithFinalizer::<ConfigMap>::new("example.com/cleanup", Sequence::new([]))
-    ///     .ready_to_clear(|_ctx, cm| {
-    ///         Box::pin(async move { Ok(cm.data.as_ref().is_none_or(|d| d.is_empty())) })
-    ///     });
+    ///     .ready_to_clear(async |_ctx, cm| Ok(cm.data.as_ref().is_none_or(|d| d.is_empty())));
     /// # let _ = guarded;
     /// ```
     #[must_use]
     pub fn ready_to_clear<F>(mut self, ready: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a R) -> BoxFuture<'a, Result<bool, Error>>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep<'a, &'a R, bool> + 'static,
     {
-        self.ready_to_clear = Some(Box::new(ready));
+        self.ready_to_clear = Some(Box::new(move |ctx, resource| {
+            Box::pin(ready(ctx, resource))
+        }));
         self
     }
 }
@@ -167,25 +167,23 @@ impl<R: Reconciled> SubReconciler<R> for WithFinalizer<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            if resource.meta().deletion_timestamp.is_none() {
-                add_finalizer(ctx, resource, &self.dyntype, &self.finalizer).await?;
-                return self.reconciler.reconcile(ctx, resource).await;
-            }
-            let outcome: Outcome = self.reconciler.reconcile(ctx, resource).await?;
-            let ready = match &self.ready_to_clear {
-                Some(ready) => ready(ctx, resource)
-                    .await
-                    .map_err(|e| e.with_outcome(outcome))?,
-                None => true,
-            };
-            if ready {
-                clear_finalizer(ctx, resource, &self.dyntype, &self.finalizer)
-                    .await
-                    .map_err(|e| e.with_outcome(outcome))?;
-            }
-            Ok(outcome)
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        if resource.meta().deletion_timestamp.is_none() {
+            add_finalizer(ctx, resource, &self.dyntype, &self.finalizer).await?;
+            return self.reconciler.reconcile(ctx, resource).await;
+        }
+        let outcome: Outcome = self.reconciler.reconcile(ctx, resource).await?;
+        let ready = match &self.ready_to_clear {
+            Some(ready) => ready(ctx, resource)
+                .await
+                .map_err(|e| e.with_outcome(outcome))?,
+            None => true,
+        };
+        if ready {
+            clear_finalizer(ctx, resource, &self.dyntype, &self.finalizer)
+                .await
+                .map_err(|e| e.with_outcome(outcome))?;
+        }
+        Ok(outcome)
     }
 }

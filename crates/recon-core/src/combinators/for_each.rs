@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::context::{Context, Stasher};
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type Items<R, I> = Box<dyn Fn(&Context, &R) -> Result<Vec<I>, Error> + Send + Sync>;
 
@@ -49,14 +49,12 @@ impl<I: Any + Clone + Send + Sync> Cursor<I> {
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use recon_core::{Config, Context, Cursor, ForEach, Request, SubReconciler, SyncReconciler};
 ///
-/// let record = SyncReconciler::<ConfigMap>::new("Record").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         if let Some(cursor) = Cursor::<String>::current(ctx) {
-///             let note = format!("{}/{}", cursor.index + 1, cursor.length);
-///             cm.metadata.annotations.get_or_insert_default().insert(cursor.item, note);
-///         }
-///         Ok(())
-///     })
+/// let record = SyncReconciler::<ConfigMap>::new("Record").sync(async |ctx, cm| {
+///     if let Some(cursor) = Cursor::<String>::current(ctx) {
+///         let note = format!("{}/{}", cursor.index + 1, cursor.length);
+///         cm.metadata.annotations.get_or_insert_default().insert(cursor.item, note);
+///     }
+///     Ok(())
 /// });
 /// let each_key = ForEach::new(
 ///     "EachKey",
@@ -90,7 +88,7 @@ impl<R: Send + Sync + 'static, I: Any + Clone + Send + Sync> ForEach<R, I> {
         ForEach {
             name: name.into(),
             items: Box::new(items),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
         }
     }
 }
@@ -111,25 +109,23 @@ impl<R: Send + Sync, I: Any + Clone + Send + Sync> SubReconciler<R> for ForEach<
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let items = (self.items)(ctx, resource)?;
-            let scope = Scoped::enter(ctx, Cursor::<I>::stasher());
-            let length = items.len();
-            let mut outcome = Outcome::done();
-            for (index, item) in items.into_iter().enumerate() {
-                scope.set(Cursor {
-                    index,
-                    length,
-                    item,
-                });
-                match self.reconciler.reconcile(ctx, resource).await {
-                    Ok(o) => outcome = outcome.merge(o),
-                    Err(e) => return Err(e.with_outcome(outcome)),
-                }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let items = (self.items)(ctx, resource)?;
+        let scope = Scoped::enter(ctx, Cursor::<I>::stasher());
+        let length = items.len();
+        let mut outcome = Outcome::done();
+        for (index, item) in items.into_iter().enumerate() {
+            scope.set(Cursor {
+                index,
+                length,
+                item,
+            });
+            match self.reconciler.reconcile(ctx, resource).await {
+                Ok(o) => outcome = outcome.merge(o),
+                Err(e) => return Err(e.with_outcome(outcome)),
             }
-            Ok(outcome)
-        })
+        }
+        Ok(outcome)
     }
 }
 

@@ -1,8 +1,9 @@
 //! `IfThen`: one of two sub-reconcilers, chosen by a condition on the resource.
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type Condition<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 
@@ -17,11 +18,9 @@ type Condition<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 /// use recon_core::{Config, Context, IfThen, Request, SubReconciler, SyncReconciler};
 ///
 /// let label = |value: &'static str| {
-///     SyncReconciler::<ConfigMap>::new(value).sync(move |_, cm| {
-///         Box::pin(async move {
-///             cm.metadata.labels.get_or_insert_default().insert("state".into(), value.into());
-///             Ok(())
-///         })
+///     SyncReconciler::<ConfigMap>::new(value).sync_with(value, async |_, &value, cm| {
+///         cm.metadata.labels.get_or_insert_default().insert("state".into(), value.into());
+///         Ok(())
 ///     })
 /// };
 /// let branch = IfThen::new("HasData", |_ctx, cm: &ConfigMap| cm.data.is_some(), label("filled"))
@@ -51,7 +50,7 @@ impl<R: Send + Sync + 'static> IfThen<R> {
         IfThen {
             name: name.into(),
             condition: Box::new(condition),
-            then: Box::new(then),
+            then: BoxSubReconciler::new(then),
             otherwise: None,
         }
     }
@@ -59,7 +58,7 @@ impl<R: Send + Sync + 'static> IfThen<R> {
     /// Runs `otherwise` when the condition does not hold.
     #[must_use]
     pub fn otherwise(mut self, otherwise: impl SubReconciler<R> + 'static) -> Self {
-        self.otherwise = Some(Box::new(otherwise));
+        self.otherwise = Some(BoxSubReconciler::new(otherwise));
         self
     }
 }
@@ -76,15 +75,13 @@ impl<R: Send + Sync> SubReconciler<R> for IfThen<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            if (self.condition)(ctx, resource) {
-                self.then.reconcile(ctx, resource).await
-            } else if let Some(otherwise) = &self.otherwise {
-                otherwise.reconcile(ctx, resource).await
-            } else {
-                Ok(Outcome::done())
-            }
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        if (self.condition)(ctx, resource) {
+            self.then.reconcile(ctx, resource).await
+        } else if let Some(otherwise) = &self.otherwise {
+            otherwise.reconcile(ctx, resource).await
+        } else {
+            Ok(Outcome::done())
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! `OverrideSetup`: replaces the watches a sub-reconciler declares.
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type SetupHook = Box<dyn Fn(&mut Setup) + Send + Sync>;
 
@@ -17,7 +18,7 @@ type SetupHook = Box<dyn Fn(&mut Setup) + Send + Sync>;
 /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 /// use recon_core::{OverrideSetup, Setup, SubReconciler, SyncReconciler};
 ///
-/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(|_, _| Box::pin(async { Ok(()) }));
+/// let inner = SyncReconciler::<ConfigMap>::new("Inner").sync(async |_, _| Ok(()));
 /// let step = OverrideSetup::new("SecretsOnly")
 ///     .reconciler(inner)
 ///     .setup_with(|setup| setup.tracks::<Secret>());
@@ -45,7 +46,7 @@ impl<R: Send + Sync + 'static> OverrideSetup<R> {
     /// The sub-reconciler that reconciles (its own setup is ignored).
     #[must_use]
     pub fn reconciler(mut self, reconciler: impl SubReconciler<R> + 'static) -> Self {
-        self.reconciler = Some(Box::new(reconciler));
+        self.reconciler = Some(BoxSubReconciler::new(reconciler));
         self
     }
 
@@ -68,12 +69,10 @@ impl<R: Send + Sync> SubReconciler<R> for OverrideSetup<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            match &self.reconciler {
-                Some(reconciler) => reconciler.reconcile(ctx, resource).await,
-                None => Ok(Outcome::done()),
-            }
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        match &self.reconciler {
+            Some(reconciler) => reconciler.reconcile(ctx, resource).await,
+            None => Ok(Outcome::done()),
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! `Sequence`: sub-reconcilers in order, stopping at the first error.
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, IntoSteps, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, IntoSteps, Setup, SubReconciler};
 
 /// Runs its steps in order and aggregates their outcomes. The first error stops the sequence;
 /// it carries the outcome gathered so far (see [`Error::outcome`](crate::Error::outcome)).
@@ -18,11 +19,11 @@ use crate::tree::{BoxSubReconciler, IntoSteps, ReconcileFuture, Setup, SubReconc
 ///     Ok(())
 /// }
 ///
-/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync_fn(noop);
+/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync(noop);
 /// let labelled = |_: &_, cm: &ConfigMap| cm.metadata.labels.is_some();
 /// let steps = Sequence::of((step(), IfThen::new("IfLabelled", labelled, step()), step()));
 ///
-/// let per_name = ["a", "b"].map(|name| SyncReconciler::<ConfigMap>::new(name).sync_fn(noop));
+/// let per_name = ["a", "b"].map(|name| SyncReconciler::<ConfigMap>::new(name).sync(noop));
 /// let steps_per_name = Sequence::new(per_name.map(IntoBoxed::boxed));
 /// # let _ = (steps, steps_per_name);
 /// ```
@@ -53,9 +54,9 @@ impl<R> Sequence<R> {
     /// }
     ///
     /// let steps = Sequence::of((
-    ///     SyncReconciler::<ConfigMap>::new("Mark").sync_fn(mark),
+    ///     SyncReconciler::<ConfigMap>::new("Mark").sync(mark),
     ///     SyncReconciler::<ConfigMap>::new("Later")
-    ///         .sync_fn_with_outcome(async |_, _| Ok(Outcome::requeue())),
+    ///         .sync(async |_, _| Ok(Outcome::requeue())),
     /// ));
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # use recon_core::{Config, Request};
@@ -79,7 +80,7 @@ impl<R> Sequence<R> {
     /// Appends a step.
     #[must_use]
     pub fn then(mut self, step: impl SubReconciler<R> + 'static) -> Self {
-        self.steps.push(Box::new(step));
+        self.steps.push(BoxSubReconciler::new(step));
         self
     }
 }
@@ -95,16 +96,14 @@ impl<R: Send + Sync> SubReconciler<R> for Sequence<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let mut outcome = Outcome::done();
-            for step in &self.steps {
-                match step.reconcile(ctx, resource).await {
-                    Ok(o) => outcome = outcome.merge(o),
-                    Err(e) => return Err(e.with_outcome(outcome)),
-                }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let mut outcome = Outcome::done();
+        for step in &self.steps {
+            match step.reconcile(ctx, resource).await {
+                Ok(o) => outcome = outcome.merge(o),
+                Err(e) => return Err(e.with_outcome(outcome)),
             }
-            Ok(outcome)
-        })
+        }
+        Ok(outcome)
     }
 }

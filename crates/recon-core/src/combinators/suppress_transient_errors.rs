@@ -8,8 +8,10 @@ use jiff::{SignedDuration, Timestamp};
 use kube::Resource;
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::error::ErrorKind;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::outcome::Outcome;
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 /// The number of consecutive failures from which errors pass through, unless set otherwise.
 pub const DEFAULT_THRESHOLD: u32 = 3;
@@ -44,7 +46,7 @@ const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_hours(1);
 /// use recon_core::{Config, Context, Error, Request, SubReconciler, SuppressTransientErrors, SyncReconciler};
 ///
 /// let flaky = SyncReconciler::<ConfigMap>::new("Flaky")
-///     .sync(|_, _| Box::pin(async { Err(Error::msg("upstream timed out")) }));
+///     .sync(async |_, _| Err::<(), _>(Error::msg("upstream timed out")));
 /// let patient = SuppressTransientErrors::new("Patient", flaky).threshold(2);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
@@ -84,7 +86,7 @@ impl<R: Resource + Send + Sync + 'static> SuppressTransientErrors<R> {
     pub fn new(name: impl Into<String>, reconciler: impl SubReconciler<R> + 'static) -> Self {
         SuppressTransientErrors {
             name: name.into(),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             threshold: DEFAULT_THRESHOLD,
             forget_after: SignedDuration::try_from(DEFAULT_FORGET_AFTER)
                 .unwrap_or(SignedDuration::MAX),
@@ -161,37 +163,35 @@ impl<R: Resource + Send + Sync> SubReconciler<R> for SuppressTransientErrors<R> 
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            // The resource as received: the nested reconciler may copy a newer generation
-            // into it, but the failure belongs to the generation reconciled.
-            let meta = resource.meta();
-            let key = match &meta.uid {
-                Some(uid) => uid.clone(),
-                None => format!("request:{}", ctx.request()),
-            };
-            let generation = meta.generation;
-            match self.reconciler.reconcile(ctx, resource).await {
-                Err(err) if !err.is_quiet() => {
-                    let failures = self.count_failure(key, generation, ctx.now());
-                    if failures < self.threshold {
-                        tracing::debug!(
-                            reconciler = %self.name,
-                            request = %ctx.request(),
-                            failures,
-                            error = %err,
-                            "transient error suppressed"
-                        );
-                        Err(err.with(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
-                    } else {
-                        Err(err)
-                    }
-                }
-                other => {
-                    self.forget(&key);
-                    other
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        // The resource as received: the nested reconciler may copy a newer generation
+        // into it, but the failure belongs to the generation reconciled.
+        let meta = resource.meta();
+        let key = match &meta.uid {
+            Some(uid) => uid.clone(),
+            None => format!("request:{}", ctx.request()),
+        };
+        let generation = meta.generation;
+        match self.reconciler.reconcile(ctx, resource).await {
+            Err(err) if !err.is_quiet() => {
+                let failures = self.count_failure(key, generation, ctx.now());
+                if failures < self.threshold {
+                    tracing::debug!(
+                        reconciler = %self.name,
+                        request = %ctx.request(),
+                        failures,
+                        error = %err,
+                        "transient error suppressed"
+                    );
+                    Err(err.with(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
+                } else {
+                    Err(err)
                 }
             }
-        })
+            other => {
+                self.forget(&key);
+                other
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{AsyncStep2, BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
 
 type CatchHook<R> = Box<
     dyn for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
@@ -29,20 +29,14 @@ type CatchHook<R> = Box<
 /// use recon_core::{Config, Context, Error, Outcome, Request, SubReconciler, SyncReconciler, TryCatch};
 ///
 /// let risky = SyncReconciler::<ConfigMap>::new("Risky")
-///     .sync(|_, _| Box::pin(async { Err(Error::msg("not yet")) }));
-/// let cleanup = SyncReconciler::<ConfigMap>::new("Cleanup").sync(|_, cm| {
-///     Box::pin(async move {
-///         cm.metadata.labels.get_or_insert_default().insert("cleaned".into(), "yes".into());
-///         Ok(())
-///     })
+///     .sync(async |_, _| Err::<(), _>(Error::msg("not yet")));
+/// let cleanup = SyncReconciler::<ConfigMap>::new("Cleanup").sync(async |_, cm| {
+///     cm.metadata.labels.get_or_insert_default().insert("cleaned".into(), "yes".into());
+///     Ok(())
 /// });
 /// let guarded = TryCatch::new("Guarded", risky)
-///     .catch(|_ctx, _cm, result| {
-///         Box::pin(async move {
-///             // A failure is not one: try again later, keeping what `try` asked for.
-///             result.or_else(|err| Ok(err.outcome().merge(Outcome::requeue())))
-///         })
-///     })
+///     // A failure is not one: try again later, keeping what `try` asked for.
+///     .catch(async |_ctx, _cm, result| result.or_else(|err| Ok(err.outcome().merge(Outcome::requeue()))))
 ///     .finally(cleanup);
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// # let client = recon_fake::ApiServer::new().client();
@@ -64,29 +58,29 @@ impl<R: Send + Sync + 'static> TryCatch<R> {
     pub fn new(name: impl Into<String>, try_: impl SubReconciler<R> + 'static) -> Self {
         TryCatch {
             name: name.into(),
-            try_: Box::new(try_),
+            try_: BoxSubReconciler::new(try_),
             catch: None,
             finally: None,
         }
     }
 
-    /// The hook handling the result of `try`.
+    /// The hook handling the result of `try`: an `async fn` or an async closure of the
+    /// context, the resource and that result (see [`AsyncStep2`]).
     #[must_use]
-    pub fn catch<F>(mut self, f: F) -> Self
+    pub fn catch<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, &'a mut R, Result<Outcome, Error>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep2<'a, &'a mut R, Result<Outcome, Error>, Outcome> + 'static,
     {
-        self.catch = Some(Box::new(f));
+        self.catch = Some(Box::new(move |ctx, resource, result| {
+            Box::pin(hook(ctx, resource, result))
+        }));
         self
     }
 
     /// The sub-reconciler run last, whatever happened before.
     #[must_use]
     pub fn finally(mut self, finally: impl SubReconciler<R> + 'static) -> Self {
-        self.finally = Some(Box::new(finally));
+        self.finally = Some(BoxSubReconciler::new(finally));
         self
     }
 }
@@ -103,37 +97,35 @@ impl<R: Send + Sync> SubReconciler<R> for TryCatch<R> {
         }
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let tried = self.try_.reconcile(ctx, resource).await;
-            let result = match &self.catch {
-                Some(catch) => catch(ctx, resource, tried).await,
-                None => tried,
-            };
-            let Some(finally) = &self.finally else {
-                return result;
-            };
-            let gathered = match &result {
-                Ok(outcome) => *outcome,
-                Err(err) => err.outcome(),
-            };
-            match finally.reconcile(ctx, resource).await {
-                Ok(last) => match result {
-                    Ok(outcome) => Ok(outcome.merge(last)),
-                    Err(err) => Err(err.with_outcome(last)),
-                },
-                Err(err) => {
-                    if let Err(overridden) = &result {
-                        // Only one error goes up; keep a trace of the one replaced.
-                        tracing::debug!(
-                            reconciler = %self.name,
-                            error = %overridden,
-                            "error replaced by the error of finally"
-                        );
-                    }
-                    Err(err.with_outcome(gathered))
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let tried = self.try_.reconcile(ctx, resource).await;
+        let result = match &self.catch {
+            Some(catch) => catch(ctx, resource, tried).await,
+            None => tried,
+        };
+        let Some(finally) = &self.finally else {
+            return result;
+        };
+        let gathered = match &result {
+            Ok(outcome) => *outcome,
+            Err(err) => err.outcome(),
+        };
+        match finally.reconcile(ctx, resource).await {
+            Ok(last) => match result {
+                Ok(outcome) => Ok(outcome.merge(last)),
+                Err(err) => Err(err.with_outcome(last)),
+            },
+            Err(err) => {
+                if let Err(overridden) = &result {
+                    // Only one error goes up; keep a trace of the one replaced.
+                    tracing::debug!(
+                        reconciler = %self.name,
+                        error = %overridden,
+                        "error replaced by the error of finally"
+                    );
                 }
+                Err(err.with_outcome(gathered))
             }
-        })
+        }
     }
 }

@@ -4,7 +4,7 @@ use super::for_each::Scoped;
 use crate::context::{Context, Stasher};
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type Condition<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 
@@ -43,12 +43,10 @@ pub struct MaxIterationsExceeded {
 /// use recon_core::{Config, Context, Request, SubReconciler, SyncReconciler, While};
 ///
 /// // Fill the config map with keys k0, k1, k2.
-/// let add_key = SyncReconciler::<ConfigMap>::new("AddKey").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         let i = While::<ConfigMap>::iteration(ctx).unwrap_or_default();
-///         cm.data.get_or_insert_default().insert(format!("k{i}"), String::new());
-///         Ok(())
-///     })
+/// let add_key = SyncReconciler::<ConfigMap>::new("AddKey").sync(async |ctx, cm| {
+///     let i = While::<ConfigMap>::iteration(ctx).unwrap_or_default();
+///     cm.data.get_or_insert_default().insert(format!("k{i}"), String::new());
+///     Ok(())
 /// });
 /// let fill = While::new("Fill", |_ctx, cm: &ConfigMap| cm.data.as_ref().map_or(0, |d| d.len()) < 3, add_key)
 ///     .max_iterations(Some(10));
@@ -79,7 +77,7 @@ impl<R: Send + Sync + 'static> While<R> {
         While {
             name: name.into(),
             condition: Box::new(condition),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             max_iterations: Some(DEFAULT_MAX_ITERATIONS),
         }
     }
@@ -109,28 +107,26 @@ impl<R: Send + Sync> SubReconciler<R> for While<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            // Restores an enclosing loop's index however this loop ends.
-            let scope = Scoped::enter(ctx, WHILE_ITERATION);
-            let mut outcome = Outcome::done();
-            for iteration in 0.. {
-                if self.max_iterations.is_some_and(|max| iteration >= max) {
-                    let exceeded = MaxIterationsExceeded {
-                        iterations: iteration,
-                    };
-                    return Err(Error::new(exceeded).with_outcome(outcome));
-                }
-                scope.set(iteration);
-                if !(self.condition)(ctx, resource) {
-                    break;
-                }
-                match self.reconciler.reconcile(ctx, resource).await {
-                    Ok(o) => outcome = outcome.merge(o),
-                    Err(e) => return Err(e.with_outcome(outcome)),
-                }
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        // Restores an enclosing loop's index however this loop ends.
+        let scope = Scoped::enter(ctx, WHILE_ITERATION);
+        let mut outcome = Outcome::done();
+        for iteration in 0.. {
+            if self.max_iterations.is_some_and(|max| iteration >= max) {
+                let exceeded = MaxIterationsExceeded {
+                    iterations: iteration,
+                };
+                return Err(Error::new(exceeded).with_outcome(outcome));
             }
-            Ok(outcome)
-        })
+            scope.set(iteration);
+            if !(self.condition)(ctx, resource) {
+                break;
+            }
+            match self.reconciler.reconcile(ctx, resource).await {
+                Ok(o) => outcome = outcome.merge(o),
+                Err(e) => return Err(e.with_outcome(outcome)),
+            }
+        }
+        Ok(outcome)
     }
 }

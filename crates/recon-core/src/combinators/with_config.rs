@@ -3,7 +3,8 @@
 
 use crate::context::{Config, Context};
 use crate::error::Error;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Setup, SubReconciler};
+use crate::outcome::Outcome;
+use crate::tree::{BoxSubReconciler, Setup, SubReconciler};
 
 type ConfigHook = Box<dyn Fn(&Context) -> Result<Config, Error> + Send + Sync>;
 
@@ -26,12 +27,10 @@ type ConfigHook = Box<dyn Fn(&Context) -> Result<Config, Error> + Send + Sync>;
 /// let (home, away) = (ApiServer::new(), ApiServer::new());
 /// let remote = Config::new(away.client(), "widget-controller");
 /// // Copies the config map into the config in effect: the remote cluster.
-/// let mirror = SyncReconciler::<ConfigMap>::new("Mirror").sync(|ctx, cm| {
-///     Box::pin(async move {
-///         let api = Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
-///         api.create(&PostParams::default(), cm).await?;
-///         Ok(())
-///     })
+/// let mirror = SyncReconciler::<ConfigMap>::new("Mirror").sync(async |ctx, cm| {
+///     let api = Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default");
+///     api.create(&PostParams::default(), cm).await?;
+///     Ok(())
 /// });
 /// let step = WithConfig::new("Remote", move |_ctx| Ok(remote.clone()), mirror);
 ///
@@ -60,7 +59,7 @@ impl<R: Send + Sync + 'static> WithConfig<R> {
         WithConfig {
             name: name.into(),
             config: Box::new(config),
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
         }
     }
 }
@@ -74,11 +73,9 @@ impl<R: Send + Sync> SubReconciler<R> for WithConfig<R> {
         self.reconciler.setup(setup);
     }
 
-    fn reconcile<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let config = (self.config)(ctx)?;
-            let ctx = ctx.with_config(config);
-            self.reconciler.reconcile(&ctx, resource).await
-        })
+    async fn reconcile(&self, ctx: &Context, resource: &mut R) -> Result<Outcome, Error> {
+        let config = (self.config)(ctx)?;
+        let ctx = ctx.with_config(config);
+        self.reconciler.reconcile(&ctx, resource).await
     }
 }

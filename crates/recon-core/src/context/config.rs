@@ -1,8 +1,6 @@
 //! What reconcilers work with: the client, a reader, the event recorder, and the tracker.
 
-use std::sync::Arc;
-
-use super::events::EventRecorder;
+use super::events::{EventRecorder, SharedRecorder};
 use super::tracker::Tracker;
 
 /// The dependencies of a reconciler tree, reachable from every hook through
@@ -21,7 +19,7 @@ use super::tracker::Tracker;
 pub struct Config {
     client: kube::Client,
     api_reader: kube::Client,
-    recorder: Arc<dyn EventRecorder>,
+    recorder: SharedRecorder,
     tracker: Tracker,
 }
 
@@ -42,7 +40,7 @@ impl Config {
         Config {
             api_reader: client.clone(),
             client,
-            recorder: Arc::new(recorder),
+            recorder: SharedRecorder::new(recorder),
             tracker: Tracker::default(),
         }
     }
@@ -50,7 +48,7 @@ impl Config {
     /// The same config publishing events through `recorder`.
     #[must_use]
     pub fn with_recorder(mut self, recorder: impl EventRecorder + 'static) -> Self {
-        self.recorder = Arc::new(recorder);
+        self.recorder = SharedRecorder::new(recorder);
         self
     }
 
@@ -94,7 +92,7 @@ impl Config {
     }
 
     /// The event recorder.
-    pub fn recorder(&self) -> &dyn EventRecorder {
-        self.recorder.as_ref()
+    pub fn recorder(&self) -> &SharedRecorder {
+        &self.recorder
     }
 }

@@ -3,6 +3,7 @@
 //! tests an [`EventLog`] that keeps them in order, with no timestamps or generated names to
 //! redact.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -65,22 +66,39 @@ impl Event {
     }
 }
 
-/// Publishes events.
+/// Publishes events. Implement it with an `async fn`; the [`Config`](crate::Config) holding
+/// the recorder boxes its future once per event.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ObjectReference;
+/// use recon_core::{Event, EventLog, EventRecorder};
+///
+/// /// Logs each event before a recorder it wraps publishes it.
+/// struct Traced<T>(T);
+///
+/// impl<T: EventRecorder> EventRecorder for Traced<T> {
+///     async fn publish(&self, event: &Event, regarding: &ObjectReference) -> Result<(), kube::Error> {
+///         tracing::info!(reason = %event.reason, "publishing");
+///         self.0.publish(event, regarding).await
+///     }
+/// }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let log = EventLog::default();
+/// Traced(log.clone()).publish(&Event::normal("Created", "Create", ""), &ObjectReference::default()).await.unwrap();
+/// assert_eq!(log.events().len(), 1);
+/// # });
+/// ```
 pub trait EventRecorder: Send + Sync {
     /// Publishes `event` about the object `regarding` refers to.
-    fn publish<'a>(
-        &'a self,
-        event: &'a Event,
-        regarding: &'a ObjectReference,
-    ) -> BoxFuture<'a, Result<(), kube::Error>>;
+    fn publish(
+        &self,
+        event: &Event,
+        regarding: &ObjectReference,
+    ) -> impl Future<Output = Result<(), kube::Error>> + Send;
 }
 
 impl EventRecorder for kube::runtime::events::Recorder {
-    fn publish<'a>(
-        &'a self,
-        event: &'a Event,
-        regarding: &'a ObjectReference,
-    ) -> BoxFuture<'a, Result<(), kube::Error>> {
+    async fn publish(&self, event: &Event, regarding: &ObjectReference) -> Result<(), kube::Error> {
         let event = kube::runtime::events::Event {
             type_: match event.type_ {
                 EventType::Normal => kube::runtime::events::EventType::Normal,
@@ -91,9 +109,60 @@ impl EventRecorder for kube::runtime::events::Recorder {
             action: event.action.clone(),
             secondary: None,
         };
-        Box::pin(
-            async move { kube::runtime::events::Recorder::publish(self, &event, regarding).await },
-        )
+        kube::runtime::events::Recorder::publish(self, &event, regarding).await
+    }
+}
+
+/// An [`EventRecorder`] with its future boxed, so that a [`SharedRecorder`] can hold any.
+trait BoxedRecorder: Send + Sync {
+    fn publish_boxed<'a>(
+        &'a self,
+        event: &'a Event,
+        regarding: &'a ObjectReference,
+    ) -> BoxFuture<'a, Result<(), kube::Error>>;
+}
+
+impl<T: EventRecorder> BoxedRecorder for T {
+    fn publish_boxed<'a>(
+        &'a self,
+        event: &'a Event,
+        regarding: &'a ObjectReference,
+    ) -> BoxFuture<'a, Result<(), kube::Error>> {
+        Box::pin(self.publish(event, regarding))
+    }
+}
+
+/// The recorder a [`Config`](crate::Config) holds: any [`EventRecorder`], shared by the
+/// config's clones ([`Config::recorder`](crate::Config::recorder)).
+#[derive(Clone)]
+pub struct SharedRecorder(Arc<dyn BoxedRecorder>);
+
+impl SharedRecorder {
+    /// `recorder`, shared.
+    pub fn new(recorder: impl EventRecorder + 'static) -> Self {
+        SharedRecorder(Arc::new(recorder))
+    }
+
+    /// Publishes `event` about the object `regarding` refers to ([`EventRecorder::publish`],
+    /// callable without the trait in scope).
+    pub fn publish<'a>(
+        &'a self,
+        event: &'a Event,
+        regarding: &'a ObjectReference,
+    ) -> BoxFuture<'a, Result<(), kube::Error>> {
+        self.0.publish_boxed(event, regarding)
+    }
+}
+
+impl std::fmt::Debug for SharedRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedRecorder").finish_non_exhaustive()
+    }
+}
+
+impl EventRecorder for SharedRecorder {
+    async fn publish(&self, event: &Event, regarding: &ObjectReference) -> Result<(), kube::Error> {
+        SharedRecorder::publish(self, event, regarding).await
     }
 }
 
@@ -142,11 +211,7 @@ impl EventLog {
 }
 
 impl EventRecorder for EventLog {
-    fn publish<'a>(
-        &'a self,
-        event: &'a Event,
-        regarding: &'a ObjectReference,
-    ) -> BoxFuture<'a, Result<(), kube::Error>> {
+    async fn publish(&self, event: &Event, regarding: &ObjectReference) -> Result<(), kube::Error> {
         self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -154,6 +219,6 @@ impl EventRecorder for EventLog {
                 regarding: regarding.clone(),
                 event: event.clone(),
             });
-        Box::pin(async { Ok(()) })
+        Ok(())
     }
 }

@@ -11,7 +11,7 @@ mod tracked_reads;
 mod tracker;
 
 pub use config::Config;
-pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent};
+pub use events::{Event, EventLog, EventRecorder, EventType, RecordedEvent, SharedRecorder};
 pub use request::Request;
 pub use stash::{Stash, StashError, Stasher};
 pub use tracker::{DEFAULT_LEASE, Reference, TrackError, TrackRequest, Tracker};

@@ -10,18 +10,18 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
-use crate::children::{ObjectManager, Parent};
+use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
+use crate::children::{BoxedManager, ObjectManager, Parent};
 use crate::combinators::Sequence;
 use crate::context::{Config, Context, Request, Tracker};
 use crate::error::Error;
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Reconciled, Setup, SubReconciler, Trigger};
+use crate::tree::{
+    AsyncStep, AsyncStep0, BoxSubReconciler, IntoOutcome, Reconciled, Setup, SubReconciler, Trigger,
+};
 
 type DesiredHook<R> = Box<dyn Fn(&Context, R) -> Result<Option<R>, Error> + Send + Sync>;
-type BeforeHook = Box<dyn for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync>;
-type AfterHook =
-    Box<dyn for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a> + Send + Sync>;
 
 /// The root of a tree for one object, named by its request: the object is synthesised from
 /// other state rather than written by users.
@@ -63,7 +63,7 @@ pub struct AggregateReconciler<R: Reconciled> {
     request: Request,
     reconciler: BoxSubReconciler<R>,
     desired: DesiredHook<R>,
-    manager: Box<dyn ObjectManager<R, R>>,
+    manager: Box<dyn BoxedManager<R, R>>,
     error_delay: Duration,
     before: Option<BeforeHook>,
     after: Option<AfterHook>,
@@ -96,7 +96,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
             config,
             dyntype,
             request,
-            reconciler: Box::new(Sequence::new([])),
+            reconciler: BoxSubReconciler::new(Sequence::new([])),
             desired: Box::new(|_, resource| Ok(Some(resource))),
             manager: Box::new(manager),
             error_delay: Duration::from_secs(5),
@@ -115,7 +115,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
     /// The sub-reconcilers that build the object (none by default).
     #[must_use]
     pub fn reconciler(mut self, reconciler: impl SubReconciler<R> + 'static) -> Self {
-        self.reconciler = Box::new(reconciler);
+        self.reconciler = BoxSubReconciler::new(reconciler);
         self
     }
 
@@ -130,29 +130,29 @@ impl<R: Reconciled> AggregateReconciler<R> {
         self
     }
 
-    /// Runs before the object is read (reconciler.io's `BeforeReconcile`): it may stash values
+    /// Runs before the object is read (reconciler.io's `BeforeReconcile`), an `async fn` or an
+    /// async closure of the context (see [`AsyncStep0`]) returning `()` or an [`Outcome`]: it may stash values
     /// for the tree; its outcome is merged with the reconcile's; its error ends the reconcile
     /// at once (a quiet one as a requeue).
     #[must_use]
-    pub fn before_reconcile<F>(mut self, f: F) -> Self
+    pub fn before_reconcile<T, F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync + 'static,
+        T: IntoOutcome + 'static,
+        F: for<'a> AsyncStep0<'a, T> + 'static,
     {
-        self.before = Some(Box::new(f));
+        self.before = Some(before_hook(hook));
         self
     }
 
     /// Sees what the reconcile returns and returns it, or something else, in its place
-    /// (reconciler.io's `AfterReconcile`); a quiet error it returns still becomes a requeue.
+    /// (reconciler.io's `AfterReconcile`), an `async fn` or an async closure of the context
+    /// and that result (see [`AsyncStep`]); a quiet error it returns still becomes a requeue.
     #[must_use]
-    pub fn after_reconcile<F>(mut self, f: F) -> Self
+    pub fn after_reconcile<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep<'a, Result<Outcome, Error>, Outcome> + 'static,
     {
-        self.after = Some(Box::new(f));
+        self.after = Some(after_hook(hook));
         self
     }
 
@@ -259,7 +259,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
             dyntype: &self.dyntype,
         };
         self.manager
-            .manage(&untracked, parent, actual, desired)
+            .manage_boxed(&untracked, parent, actual, desired)
             .await
             .map_err(|e| e.with_outcome(outcome))?;
         Ok(outcome)

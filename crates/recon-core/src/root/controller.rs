@@ -14,7 +14,7 @@ use super::resource::ResourceReconciler;
 use crate::context::Request;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{Reconciled, Setup, Trigger};
+use crate::tree::{Reconciled, Setup, SubReconciler, Trigger};
 
 /// One of the streams of objects to reconcile that [`ResourceReconciler::triggers`] returns.
 #[cfg(feature = "runner")]

@@ -4,6 +4,7 @@
 //! state says it should be. [`patch_status()`] writes status for code outside a tree.
 
 mod aggregate;
+mod around;
 mod controller;
 mod patch_status;
 mod resource;

@@ -4,20 +4,20 @@
 use jiff::Timestamp;
 use kube::core::object::HasStatus;
 
+use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use super::status_strategy::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
 use crate::conditions::{ConditionedStatus, keep_transition_times};
 use crate::context::{Config, Context, Event, Request};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{BoxSubReconciler, ReconcileFuture, Reconciled, SubReconciler};
+use crate::tree::{
+    AsyncStep, AsyncStep0, BoxSubReconciler, IntoOutcome, Reconciled, SubReconciler,
+};
 
 type SkipRequestHook = Box<dyn Fn(&Context) -> bool + Send + Sync>;
 type SkipResourceHook<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
 type DefaultHook<R> = Box<dyn Fn(&Context, &mut R) -> Result<(), Error> + Send + Sync>;
-type BeforeHook = Box<dyn for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync>;
-type AfterHook =
-    Box<dyn for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a> + Send + Sync>;
 
 /// The hooks around the tree, as reconciler.io's `ResourceReconciler` has them.
 struct RootHooks<R> {
@@ -100,7 +100,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
             name: format!("{}ResourceReconciler", R::kind(&dyntype)),
             config,
             dyntype,
-            reconciler: Box::new(reconciler),
+            reconciler: BoxSubReconciler::new(reconciler),
             status: None,
             strategy: StatusStrategy::default(),
             conflicts: ConflictPolicy::default(),
@@ -150,29 +150,29 @@ impl<R: Reconciled> ResourceReconciler<R> {
         self
     }
 
-    /// Runs before the resource is read (reconciler.io's `BeforeReconcile`): it may stash
+    /// Runs before the resource is read (reconciler.io's `BeforeReconcile`), an `async fn` or an
+    /// async closure of the context (see [`AsyncStep0`]) returning `()` or an [`Outcome`]: it may stash
     /// values for the tree; its outcome is merged with the reconcile's, and its error ends the
     /// reconcile at once (as returned, even a quiet one).
     #[must_use]
-    pub fn before_reconcile<F>(mut self, f: F) -> Self
+    pub fn before_reconcile<T, F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync + 'static,
+        T: IntoOutcome + 'static,
+        F: for<'a> AsyncStep0<'a, T> + 'static,
     {
-        self.hooks.before = Some(Box::new(f));
+        self.hooks.before = Some(before_hook(hook));
         self
     }
 
     /// Sees what the reconcile returns and returns it, or something else, in its place
-    /// (reconciler.io's `AfterReconcile`); a quiet error it returns still becomes a requeue.
+    /// (reconciler.io's `AfterReconcile`), an `async fn` or an async closure of the context
+    /// and that result (see [`AsyncStep`]); a quiet error it returns still becomes a requeue.
     #[must_use]
-    pub fn after_reconcile<F>(mut self, f: F) -> Self
+    pub fn after_reconcile<F>(mut self, hook: F) -> Self
     where
-        F: for<'a> Fn(&'a Context, Result<Outcome, Error>) -> ReconcileFuture<'a>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> AsyncStep<'a, Result<Outcome, Error>, Outcome> + 'static,
     {
-        self.hooks.after = Some(Box::new(f));
+        self.hooks.after = Some(after_hook(hook));
         self
     }
 

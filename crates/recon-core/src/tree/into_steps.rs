@@ -16,7 +16,7 @@ use super::sub_reconciler::{BoxSubReconciler, SubReconciler};
 ///     Ok(())
 /// }
 ///
-/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync_fn(noop);
+/// let step = || SyncReconciler::<ConfigMap>::new("Noop").sync(noop);
 /// let cleanup = Always::new((step(), Sequence::of((step(), step()))).into_steps());
 /// let steps = Sequence::of((step(), cleanup, step()));
 /// # let _ = steps;
@@ -39,7 +39,7 @@ macro_rules! tuple_into_steps {
             $($step: SubReconciler<R> + 'static,)+
         {
             fn into_steps(self) -> Vec<BoxSubReconciler<R>> {
-                vec![$(Box::new(self.$index) as BoxSubReconciler<R>),+]
+                vec![$(BoxSubReconciler::new(self.$index)),+]
             }
         }
     };

@@ -1,7 +1,7 @@
 //! What a node of a reconciler tree is: the [`SubReconciler`] trait, the watches a node
 //! declares ([`Setup`]), the bound on the resource types a tree reconciles ([`Reconciled`]),
-//! [`SyncReconciler`], the node that runs your own code, with the [`AsyncStep`] bound its
-//! `async fn` hooks meet, and [`IntoSteps`], a tuple of nodes as a list of steps.
+//! [`SyncReconciler`], the node that runs your own code, with the [`AsyncStep`] bounds every
+//! `async fn` hook meets, and [`IntoSteps`], a tuple of nodes as a list of steps.
 
 mod async_step;
 mod into_steps;
@@ -10,7 +10,9 @@ mod setup;
 mod sub_reconciler;
 mod sync;
 
-pub use async_step::AsyncStep;
+pub(crate) use async_step::ResourceHook;
+pub(crate) use async_step::resource_hook;
+pub use async_step::{AsyncStep, AsyncStep0, AsyncStep2, IntoOutcome};
 pub use into_steps::IntoSteps;
 pub use reconciled::Reconciled;
 pub use setup::{Setup, Trigger, Watch};

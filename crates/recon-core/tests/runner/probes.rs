@@ -58,8 +58,7 @@ async fn webhooks_serve_on_the_standby_as_on_the_leader() {
     let start = |identity: &'static str| {
         let client = tagged(server.client(), identity);
         async move {
-            let noop =
-                SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+            let noop = SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()));
             let defaulter =
                 AdmissionWebhookAdapter::new(Config::new(client.clone(), "defaulter"), noop);
             let tls = SelfSignedCertificate::generate(&["127.0.0.1"])

@@ -114,16 +114,12 @@ async fn a_panicking_reconcile_is_counted_retried_and_the_controller_goes_on() {
     let server = server_with_a_widget().await;
     let client = server.client();
     let panicked = Arc::new(AtomicBool::new(false));
-    let cursed = SyncReconciler::new("Cursed").sync({
-        let panicked = Arc::clone(&panicked);
-        move |_, _| {
+    let cursed =
+        SyncReconciler::new("Cursed").sync_with(Arc::clone(&panicked), async |_, panicked, _| {
             let first = !panicked.swap(true, Ordering::SeqCst);
-            Box::pin(async move {
-                assert!(!first, "the widget is cursed");
-                Ok(())
-            })
-        }
-    });
+            assert!(!first, "the widget is cursed");
+            Ok(())
+        });
     let mut steps = vec![cursed.boxed()];
     steps.extend(widget_steps(Duration::ZERO, None));
     let reconciler = ResourceReconciler::new(
@@ -263,11 +259,9 @@ async fn a_renewal_refused_by_a_stale_lease_takes_the_slow_path() {
 /// writing nothing: the queue holds only what the watches and the test put in it.
 async fn one_at_a_time(server: &ApiServer) -> recon_core::runner::RunningRunner {
     let client = server.client();
-    let slow = SyncReconciler::<Widget>::new("Slow").sync(|_, _| {
-        Box::pin(async {
-            tokio::time::sleep(Duration::from_secs(10)).await;
-            Ok(())
-        })
+    let slow = SyncReconciler::<Widget>::new("Slow").sync(async |_, _| {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(())
     });
     let reconciler = ResourceReconciler::new(Config::new(client.clone(), CONTROLLER), slow)
         .named(CONTROLLER)

@@ -238,16 +238,16 @@ pub fn widget_steps(
             Ok(())
         },
     );
-    let slow = SyncReconciler::<Widget>::new("Slow").sync_with_outcome(move |_, _| {
-        let entered = watch
-            .as_ref()
-            .map(|(exclusive, replica)| exclusive.enter(replica));
-        Box::pin(async move {
-            let _entered = entered;
-            tokio::time::sleep(pause).await;
+    let slow = SyncReconciler::<Widget>::new("Slow").sync_with(
+        (watch, pause),
+        async |_, (watch, pause), _| {
+            let _entered = watch
+                .as_ref()
+                .map(|(exclusive, replica)| exclusive.enter(replica));
+            tokio::time::sleep(*pause).await;
             Ok(Outcome::requeue_after(RESYNC))
-        })
-    });
+        },
+    );
     vec![slow.boxed(), child.boxed()]
 }
 

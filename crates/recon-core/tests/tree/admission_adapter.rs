@@ -67,26 +67,19 @@ fn create_request(object: Value) -> AdmissionRequest {
 
 /// Defaults `spec.size` to 3.
 fn default_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DefaultSize").sync(|_ctx, w| {
-        Box::pin(async move {
-            w.spec.size.get_or_insert(3);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("DefaultSize").sync(async |_ctx, w| {
+        w.spec.size.get_or_insert(3);
+        Ok(())
     })
 }
 
 /// Refuses widgets larger than 10.
 fn at_most_ten() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("AtMostTen").sync(|_ctx, w| {
-        Box::pin(async move {
-            match w.spec.size {
-                Some(size) if size > 10 => Err(AdmissionDenied::invalid(format!(
-                    "spec.size: {size} is more than 10"
-                ))
-                .into()),
-                _ => Ok(()),
-            }
-        })
+    SyncReconciler::<Widget>::new("AtMostTen").sync(async |_ctx, w| match w.spec.size {
+        Some(size) if size > 10 => {
+            Err(AdmissionDenied::invalid(format!("spec.size: {size} is more than 10")).into())
+        }
+        _ => Ok(()),
     })
 }
 
@@ -128,11 +121,9 @@ async fn an_unchanged_object_is_allowed_without_a_patch() {
 
 #[tokio::test]
 async fn a_change_to_a_default_the_object_lacks_is_patched_with_its_parents() {
-    let resume = SyncReconciler::<Widget>::new("Ready").sync(|_ctx, w| {
-        Box::pin(async move {
-            w.status.get_or_insert_default().ready = true;
-            Ok(())
-        })
+    let resume = SyncReconciler::<Widget>::new("Ready").sync(async |_ctx, w| {
+        w.status.get_or_insert_default().ready = true;
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), resume);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -177,11 +168,9 @@ async fn a_step_that_refuses_gives_its_code_reason_and_message() {
 
 #[tokio::test]
 async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
-    let fails = SyncReconciler::<Widget>::new("Fails").sync(|_ctx, w| {
-        Box::pin(async move {
-            w.spec.size = Some(1);
-            Err(Error::msg("the registry is unreachable"))
-        })
+    let fails = SyncReconciler::<Widget>::new("Fails").sync(async |_ctx, w| {
+        w.spec.size = Some(1);
+        Err::<(), _>(Error::msg("the registry is unreachable"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), fails);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -199,7 +188,7 @@ async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
 #[tokio::test]
 async fn a_refusal_inside_a_join_keeps_its_status() {
     let fails = SyncReconciler::<Widget>::new("Fails")
-        .sync(|_ctx, _w| Box::pin(async move { Err(Error::msg("other")) }));
+        .sync(async |_ctx, _w| Err::<(), _>(Error::msg("other")));
     let tree = Always::new([fails.boxed(), at_most_ten().boxed()]);
     let webhook = AdmissionWebhookAdapter::new(config(), tree);
     let mut sent = sent_widget();
@@ -210,18 +199,16 @@ async fn a_refusal_inside_a_join_keeps_its_status() {
 
 #[tokio::test]
 async fn a_status_a_step_set_is_kept_when_the_tree_fails() {
-    let sets = SyncReconciler::<Widget>::new("Sets").sync(|ctx, _w| {
-        Box::pin(async move {
-            let admission = ctx.admission().expect("in a webhook");
-            admission.update_response(|r| {
-                r.status = Some(recon_core::admission::AdmissionStatus {
-                    code: Some(409),
-                    message: Some("taken".into()),
-                    ..Default::default()
-                })
-            });
-            Err(Error::msg("stop"))
-        })
+    let sets = SyncReconciler::<Widget>::new("Sets").sync(async |ctx, _w| {
+        let admission = ctx.admission().expect("in a webhook");
+        admission.update_response(|r| {
+            r.status = Some(recon_core::admission::AdmissionStatus {
+                code: Some(409),
+                message: Some("taken".into()),
+                ..Default::default()
+            })
+        });
+        Err::<(), _>(Error::msg("stop"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), sets);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -240,14 +227,12 @@ async fn a_validating_webhook_never_patches() {
 
 #[tokio::test]
 async fn a_validating_webhook_drops_a_patch_a_step_set() {
-    let own = SyncReconciler::<Widget>::new("Own").sync(|ctx, _w| {
-        Box::pin(async move {
-            let patch = serde_json::from_value(json!([{"op": "remove", "path": "/spec"}]))?;
-            ctx.admission()
-                .expect("in a webhook")
-                .update_response(|r| r.patch = Some(patch));
-            Ok(())
-        })
+    let own = SyncReconciler::<Widget>::new("Own").sync(async |ctx, _w| {
+        let patch = serde_json::from_value(json!([{"op": "remove", "path": "/spec"}]))?;
+        ctx.admission()
+            .expect("in a webhook")
+            .update_response(|r| r.patch = Some(patch));
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), own).validating();
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -257,14 +242,14 @@ async fn a_validating_webhook_drops_a_patch_a_step_set() {
 #[tokio::test]
 async fn a_delete_judges_the_old_object_and_is_never_patched() {
     let seen = Arc::new(std::sync::Mutex::new(None));
-    let record = {
-        let seen = Arc::clone(&seen);
-        SyncReconciler::<Widget>::new("Record").sync(move |_ctx, w| {
+    let record = SyncReconciler::<Widget>::new("Record").sync_with(
+        Arc::clone(&seen),
+        async |_ctx, seen, w| {
             *seen.lock().unwrap() = w.metadata.name.clone();
             w.spec.size = Some(1);
-            Box::pin(async move { Ok(()) })
-        })
-    };
+            Ok(())
+        },
+    );
     let webhook = AdmissionWebhookAdapter::new(config(), record);
     let old: Widget = serde_json::from_value(sent_widget()).unwrap();
     let response = webhook
@@ -277,13 +262,13 @@ async fn a_delete_judges_the_old_object_and_is_never_patched() {
 #[tokio::test]
 async fn an_object_of_another_kind_is_refused_before_the_tree_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let counted = {
-        let runs = Arc::clone(&runs);
-        SyncReconciler::<Widget>::new("Count").sync(move |_ctx, _w| {
+    let counted = SyncReconciler::<Widget>::new("Count").sync_with(
+        Arc::clone(&runs),
+        async |_ctx, runs, _w| {
             runs.fetch_add(1, Ordering::SeqCst);
-            Box::pin(async move { Ok(()) })
-        })
-    };
+            Ok(())
+        },
+    );
     let webhook = AdmissionWebhookAdapter::new(config(), counted);
     let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap();
     let response = webhook.handle(AdmissionRequest::create(&cm)).await;
@@ -328,20 +313,18 @@ async fn a_request_without_its_object_is_a_bad_request() {
 #[tokio::test]
 async fn steps_read_the_request_and_shape_the_response_through_the_context() {
     const TEAM: Stasher<String> = Stasher::new("team");
-    let warn = SyncReconciler::<Widget>::new("Warn").sync(|ctx, _w| {
-        Box::pin(async move {
-            let admission = ctx.admission().expect("in a webhook");
-            let request = admission.request();
-            if request.is_dry_run() {
-                return Err(AdmissionDenied::forbidden("no dry runs here").into());
-            }
-            let user = request.user_info.username.clone().unwrap_or_default();
-            let team = TEAM.retrieve(ctx)?;
-            admission.update_response(|r| r.warnings.push(format!("{user} of {team}")));
-            assert_eq!(admission.http_request().uri().path(), "/");
-            assert_eq!(ctx.request().name, "w");
-            Ok(())
-        })
+    let warn = SyncReconciler::<Widget>::new("Warn").sync(async |ctx, _w| {
+        let admission = ctx.admission().expect("in a webhook");
+        let request = admission.request();
+        if request.is_dry_run() {
+            return Err(AdmissionDenied::forbidden("no dry runs here").into());
+        }
+        let user = request.user_info.username.clone().unwrap_or_default();
+        let team = TEAM.retrieve(ctx)?;
+        admission.update_response(|r| r.warnings.push(format!("{user} of {team}")));
+        assert_eq!(admission.http_request().uri().path(), "/");
+        assert_eq!(ctx.request().name, "w");
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), warn)
         .before_handle(|ctx, admission| {
@@ -371,17 +354,15 @@ async fn steps_read_the_request_and_shape_the_response_through_the_context() {
 
 #[tokio::test]
 async fn a_patch_a_step_set_is_kept() {
-    let own = SyncReconciler::<Widget>::new("Own").sync(|ctx, w| {
-        Box::pin(async move {
-            w.spec.size = Some(9);
-            let patch = serde_json::from_value(json!([
-                {"op": "add", "path": "/metadata/labels", "value": {"own": "yes"}}
-            ]))?;
-            ctx.admission()
-                .expect("in a webhook")
-                .update_response(|r| r.patch = Some(patch));
-            Ok(())
-        })
+    let own = SyncReconciler::<Widget>::new("Own").sync(async |ctx, w| {
+        w.spec.size = Some(9);
+        let patch = serde_json::from_value(json!([
+            {"op": "add", "path": "/metadata/labels", "value": {"own": "yes"}}
+        ]))?;
+        ctx.admission()
+            .expect("in a webhook")
+            .update_response(|r| r.patch = Some(patch));
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), own);
     let response = webhook.handle(create_request(sent_widget())).await;
@@ -394,14 +375,12 @@ async fn a_patch_a_step_set_is_kept() {
 #[tokio::test]
 async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
     let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
-    let label = SyncReconciler::<DynamicObject>::new("Label").sync(|_ctx, obj| {
-        Box::pin(async move {
-            obj.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("seen".into(), "yes".into());
-            Ok(())
-        })
+    let label = SyncReconciler::<DynamicObject>::new("Label").sync(async |_ctx, obj| {
+        obj.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".into(), "yes".into());
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new_with(config(), widgets, label);
     assert_eq!(webhook.name(), "WidgetAdmissionWebhookAdapter");
@@ -415,12 +394,9 @@ async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
 #[tokio::test]
 async fn handle_at_pins_the_request_time() {
     let at = "2024-05-01T10:00:00Z".parse().unwrap();
-    let check = SyncReconciler::<Widget>::new("Time").sync(move |ctx, _w| {
-        let now = ctx.now();
-        Box::pin(async move {
-            assert_eq!(now.to_string(), "2024-05-01T10:00:00Z");
-            Ok(())
-        })
+    let check = SyncReconciler::<Widget>::new("Time").sync(async |ctx, _w| {
+        assert_eq!(ctx.now().to_string(), "2024-05-01T10:00:00Z");
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), check);
     let response = webhook
@@ -480,14 +456,12 @@ async fn a_review_is_answered_ok_with_a_base64_patch_on_the_wire() {
 
 #[tokio::test]
 async fn the_http_request_reaches_the_tree() {
-    let path = SyncReconciler::<Widget>::new("Path").sync(|ctx, _w| {
+    let path = SyncReconciler::<Widget>::new("Path").sync(async |ctx, _w| {
         let path = ctx
             .admission()
             .map(|a| a.http_request().uri().path().to_owned());
-        Box::pin(async move {
-            assert_eq!(path.as_deref(), Some("/widgets/mutate"));
-            Ok(())
-        })
+        assert_eq!(path.as_deref(), Some("/widgets/mutate"));
+        Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), path);
     let request = create_request(sent_widget());
@@ -586,7 +560,7 @@ async fn a_malformed_request_with_a_uid_is_refused_in_a_well_formed_review() {
 #[tokio::test]
 async fn a_panicking_tree_is_refused_as_an_internal_error() {
     let panics = SyncReconciler::<Widget>::new("Panics")
-        .sync(|_ctx, _w| Box::pin(async move { panic!("a bug in a step") }));
+        .sync(async |_ctx, _w| -> Result<(), Error> { panic!("a bug in a step") });
     let webhook = AdmissionWebhookAdapter::new(config(), panics);
     let request = create_request(sent_widget());
     let response = respond(

@@ -23,17 +23,14 @@ const GREETING: Stasher<String> = Stasher::new("greeting");
 
 /// Reads the tracked ConfigMap `settings` (absent: "none") into the stash.
 fn read_settings() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ReadSettings").sync(|ctx, _| {
-        Box::pin(async move {
-            let settings: Option<ConfigMap> =
-                ctx.track_and_get(Some("default"), "settings").await?;
-            let greeting = settings
-                .and_then(|s| s.data)
-                .and_then(|d| d.get("greeting").cloned())
-                .unwrap_or_else(|| "none".to_owned());
-            GREETING.store(ctx, greeting);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("ReadSettings").sync(async |ctx, _| {
+        let settings: Option<ConfigMap> = ctx.track_and_get(Some("default"), "settings").await?;
+        let greeting = settings
+            .and_then(|s| s.data)
+            .and_then(|d| d.get("greeting").cloned())
+            .unwrap_or_else(|| "none".to_owned());
+        GREETING.store(ctx, greeting);
+        Ok(())
     })
 }
 

@@ -35,132 +35,119 @@ const PREVIOUS_SIZE: &str = "example.com/previous-size";
 
 /// Reads the request through the context: refuses dry runs, and warns who was admitted.
 fn gatekeeper() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Gatekeeper").sync(|ctx, _w| {
-        Box::pin(async move {
-            let admission = ctx
-                .admission()
-                .ok_or_else(|| Error::msg("not run by an admission webhook"))?;
-            if admission.request().is_dry_run() {
-                return Err(AdmissionDenied::forbidden("dry runs are not admitted").into());
-            }
-            if let Some(user) = admission.request().user_info.username.clone() {
-                admission.update_response(|response| {
-                    response.warnings.push(format!("admitted for {user}"))
-                });
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Gatekeeper").sync(async |ctx, _w| {
+        let admission = ctx
+            .admission()
+            .ok_or_else(|| Error::msg("not run by an admission webhook"))?;
+        if admission.request().is_dry_run() {
+            return Err(AdmissionDenied::forbidden("dry runs are not admitted").into());
+        }
+        if let Some(user) = admission.request().user_info.username.clone() {
+            admission
+                .update_response(|response| response.warnings.push(format!("admitted for {user}")));
+        }
+        Ok(())
     })
 }
 
 /// Defaults a size of 0 to 1; on an update, records the previous size (read from the request's
 /// `oldObject`) in an annotation.
 fn defaults() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Defaults").sync(|ctx, w| {
-        Box::pin(async move {
-            if w.spec.size == 0 {
-                w.spec.size = 1;
-            }
-            let request = ctx.admission().map(Admission::request);
-            if let Some(request) = request.filter(|r| r.operation == Operation::Update) {
-                let previous = request
-                    .old_object
-                    .as_ref()
-                    .and_then(|old| old.pointer("/spec/size"))
-                    .map(Value::to_string)
-                    .unwrap_or_default();
-                w.annotations_mut()
-                    .insert(PREVIOUS_SIZE.to_owned(), previous);
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Defaults").sync(async |ctx, w| {
+        if w.spec.size == 0 {
+            w.spec.size = 1;
+        }
+        let request = ctx.admission().map(Admission::request);
+        if let Some(request) = request.filter(|r| r.operation == Operation::Update) {
+            let previous = request
+                .old_object
+                .as_ref()
+                .and_then(|old| old.pointer("/spec/size"))
+                .map(Value::to_string)
+                .unwrap_or_default();
+            w.annotations_mut()
+                .insert(PREVIOUS_SIZE.to_owned(), previous);
+        }
+        Ok(())
     })
 }
 
 /// Refuses a negative size (`AdmissionDenied::invalid`), fails on 13 (an error of another
 /// type), and panics on 666.
 fn validate() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Validate").sync(|_ctx, w| {
-        Box::pin(async move {
-            let size = w.spec.size;
-            assert!(size != 666, "size 666 is not a size");
-            if size < 0 {
-                return Err(AdmissionDenied::invalid(format!(
-                    "spec.size: must not be negative, got {size}"
-                ))
-                .into());
-            }
-            if size == 13 {
-                return Err(Error::msg("size 13 is unlucky"));
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Validate").sync(async |_ctx, w| {
+        let size = w.spec.size;
+        assert!(size != 666, "size 666 is not a size");
+        if size < 0 {
+            return Err(AdmissionDenied::invalid(format!(
+                "spec.size: must not be negative, got {size}"
+            ))
+            .into());
+        }
+        if size == 13 {
+            return Err(Error::msg("size 13 is unlucky"));
+        }
+        Ok(())
     })
 }
 
 /// With the label `limits: checked`, reads (and tracks) the config map `widget-limits` and
 /// refuses a size above its `max`.
 fn limits() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Limits").sync(|ctx, w| {
-        Box::pin(async move {
-            if w.labels().get("limits").is_none_or(|v| v != "checked") {
-                return Ok(());
-            }
-            let namespace = w.namespace();
-            let found: Option<ConfigMap> = ctx
-                .track_and_get(namespace.as_deref(), "widget-limits")
-                .await?;
-            let max = found
-                .and_then(|cm| cm.data?.get("max")?.parse::<i32>().ok())
-                .unwrap_or(i32::MAX);
-            if w.spec.size > max {
-                return Err(AdmissionDenied::invalid(format!("spec.size: at most {max}")).into());
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Limits").sync(async |ctx, w| {
+        if w.labels().get("limits").is_none_or(|v| v != "checked") {
+            return Ok(());
+        }
+        let namespace = w.namespace();
+        let found: Option<ConfigMap> = ctx
+            .track_and_get(namespace.as_deref(), "widget-limits")
+            .await?;
+        let max = found
+            .and_then(|cm| cm.data?.get("max")?.parse::<i32>().ok())
+            .unwrap_or(i32::MAX);
+        if w.spec.size > max {
+            return Err(AdmissionDenied::invalid(format!("spec.size: at most {max}")).into());
+        }
+        Ok(())
     })
 }
 
 /// On a create of a widget labelled `audit: "yes"`, creates the config map `<name>-admitted`
 /// saying who created it.
 fn audit_record() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("AuditRecord").sync(|ctx, w| {
-        Box::pin(async move {
-            let Some(request) = ctx.admission().map(Admission::request) else {
-                return Ok(());
-            };
-            if request.operation != Operation::Create
-                || w.labels().get("audit").is_none_or(|v| v != "yes")
-            {
-                return Ok(());
-            }
-            let by = request.user_info.username.clone().unwrap_or_default();
-            let namespace = w.namespace().unwrap_or_default();
-            let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), &namespace);
-            let record: ConfigMap = serde_json::from_value(json!({
-                "metadata": {"name": format!("{}-admitted", w.name_any())},
-                "data": {"by": by},
-            }))?;
-            api.create(&PostParams::default(), &record).await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("AuditRecord").sync(async |ctx, w| {
+        let Some(request) = ctx.admission().map(Admission::request) else {
+            return Ok(());
+        };
+        if request.operation != Operation::Create
+            || w.labels().get("audit").is_none_or(|v| v != "yes")
+        {
+            return Ok(());
+        }
+        let by = request.user_info.username.clone().unwrap_or_default();
+        let namespace = w.namespace().unwrap_or_default();
+        let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), &namespace);
+        let record: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": format!("{}-admitted", w.name_any())},
+            "data": {"by": by},
+        }))?;
+        api.create(&PostParams::default(), &record).await?;
+        Ok(())
     })
 }
 
 /// Refuses to delete a widget labelled `protected: "true"`.
 fn protect() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Protect").sync(|ctx, w| {
-        Box::pin(async move {
-            let deleting = ctx
-                .admission()
-                .is_some_and(|a| a.request().operation == Operation::Delete);
-            if deleting && w.labels().get("protected").is_some_and(|v| v == "true") {
-                return Err(
-                    AdmissionDenied::forbidden(format!("{} is protected", w.name_any())).into(),
-                );
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Protect").sync(async |ctx, w| {
+        let deleting = ctx
+            .admission()
+            .is_some_and(|a| a.request().operation == Operation::Delete);
+        if deleting && w.labels().get("protected").is_some_and(|v| v == "true") {
+            return Err(
+                AdmissionDenied::forbidden(format!("{} is protected", w.name_any())).into(),
+            );
+        }
+        Ok(())
     })
 }
 
@@ -785,7 +772,7 @@ async fn admission_fields_are_refused_in_a_reconciler_case() {
     let reconciler = |env: &TestEnv| {
         recon_core::ResourceReconciler::new(
             env.config(),
-            SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) })),
+            SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(())),
         )
     };
     let mut with_request = TestCase::reconcile(Request::namespaced("default", "w"));

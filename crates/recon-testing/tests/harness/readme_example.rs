@@ -48,7 +48,7 @@ async fn target_image(ctx: &Context, function: &mut Function) -> Result<(), Erro
 }
 
 fn function_reconciler(env: &TestEnv) -> ResourceReconciler<Function> {
-    let steps = SyncReconciler::<Function>::new("TargetImage").sync_fn(target_image);
+    let steps = SyncReconciler::<Function>::new("TargetImage").sync(target_image);
     ResourceReconciler::new(env.config(), steps).manage_status()
 }
 

@@ -71,43 +71,37 @@ fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
 
 /// Creates the config map `w-config` holding the widget's size.
 fn create_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let cm: ConfigMap = from_json(json!({
-                "metadata": {"name": "w-config", "labels": {"app": "w"}},
-                "data": {"size": w.spec.size.to_string()},
-            }));
-            configmaps(ctx).create(&PostParams::default(), &cm).await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("CreateConfigMap").sync(async |ctx, w| {
+        let cm: ConfigMap = from_json(json!({
+            "metadata": {"name": "w-config", "labels": {"app": "w"}},
+            "data": {"size": w.spec.size.to_string()},
+        }));
+        configmaps(ctx).create(&PostParams::default(), &cm).await?;
+        Ok(())
     })
 }
 
 /// Replaces `w-config` (read first) with the widget's size.
 fn update_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("UpdateConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let api = configmaps(ctx);
-            let mut cm = api.get("w-config").await?;
-            cm.data
-                .get_or_insert_default()
-                .insert("size".into(), w.spec.size.to_string());
-            api.replace("w-config", &PostParams::default(), &cm).await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("UpdateConfigMap").sync(async |ctx, w| {
+        let api = configmaps(ctx);
+        let mut cm = api.get("w-config").await?;
+        cm.data
+            .get_or_insert_default()
+            .insert("size".into(), w.spec.size.to_string());
+        api.replace("w-config", &PostParams::default(), &cm).await?;
+        Ok(())
     })
 }
 
 /// Merge-patches the widget's size into `w-config`.
 fn patch_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PatchConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let patch = json!({"data": {"size": w.spec.size.to_string()}});
-            configmaps(ctx)
-                .patch("w-config", &PatchParams::default(), &Patch::Merge(patch))
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("PatchConfigMap").sync(async |ctx, w| {
+        let patch = json!({"data": {"size": w.spec.size.to_string()}});
+        configmaps(ctx)
+            .patch("w-config", &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        Ok(())
     })
 }
 
@@ -119,223 +113,191 @@ fn apply_not_implemented(err: &kube::Error) -> bool {
 
 /// Server-side applies `w-applied`.
 fn apply_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ApplyConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let body = json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "w-applied"},
-                "data": {"size": w.spec.size.to_string()},
-            });
-            let params = PatchParams::apply("widgets");
-            match configmaps(ctx)
-                .patch("w-applied", &params, &Patch::Apply(body))
-                .await
-            {
-                Err(e) if !apply_not_implemented(&e) => Err(e.into()),
-                _ => Ok(()),
-            }
-        })
+    SyncReconciler::<Widget>::new("ApplyConfigMap").sync(async |ctx, w| {
+        let body = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "w-applied"},
+            "data": {"size": w.spec.size.to_string()},
+        });
+        let params = PatchParams::apply("widgets");
+        match configmaps(ctx)
+            .patch("w-applied", &params, &Patch::Apply(body))
+            .await
+        {
+            Err(e) if !apply_not_implemented(&e) => Err(e.into()),
+            _ => Ok(()),
+        }
     })
 }
 
 /// Server-side applies the widget's status itself (rather than through a `StatusStrategy`, so
 /// the in-memory server's 501 can be tolerated).
 fn apply_status() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ApplyStatus").sync(|ctx, w| {
-        Box::pin(async move {
-            let api: Api<Widget> = Api::namespaced(ctx.config().client().clone(), "default");
-            let body = json!({
-                "apiVersion": "example.com/v1",
-                "kind": "Widget",
-                "metadata": {"name": "w"},
-                "status": {"ready": w.spec.size > 0},
-            });
-            let params = PatchParams::apply("widgets").force();
-            match api.patch_status("w", &params, &Patch::Apply(body)).await {
-                Err(e) if !apply_not_implemented(&e) => Err(e.into()),
-                _ => Ok(()),
-            }
-        })
+    SyncReconciler::<Widget>::new("ApplyStatus").sync(async |ctx, w| {
+        let api: Api<Widget> = Api::namespaced(ctx.config().client().clone(), "default");
+        let body = json!({
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "status": {"ready": w.spec.size > 0},
+        });
+        let params = PatchParams::apply("widgets").force();
+        match api.patch_status("w", &params, &Patch::Apply(body)).await {
+            Err(e) if !apply_not_implemented(&e) => Err(e.into()),
+            _ => Ok(()),
+        }
     })
 }
 
 /// Deletes `w-config`.
 fn delete_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DeleteConfigMap").sync(|ctx, _w| {
-        Box::pin(async move {
-            configmaps(ctx)
-                .delete("w-config", &DeleteParams::default())
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("DeleteConfigMap").sync(async |ctx, _w| {
+        configmaps(ctx)
+            .delete("w-config", &DeleteParams::default())
+            .await?;
+        Ok(())
     })
 }
 
 /// Deletes every config map labelled `app=w`.
 fn delete_config_maps() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DeleteConfigMaps").sync(|ctx, _w| {
-        Box::pin(async move {
-            configmaps(ctx)
-                .delete_collection(
-                    &DeleteParams::default(),
-                    &ListParams::default().labels("app=w"),
-                )
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("DeleteConfigMaps").sync(async |ctx, _w| {
+        configmaps(ctx)
+            .delete_collection(
+                &DeleteParams::default(),
+                &ListParams::default().labels("app=w"),
+            )
+            .await?;
+        Ok(())
     })
 }
 
 /// `status.ready`: whether the size is positive (the root writes the status).
 fn set_ready() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SetReady").sync(|_ctx, w| {
-        Box::pin(async move {
-            w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("SetReady").sync(async |_ctx, w| {
+        w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
+        Ok(())
     })
 }
 
 /// Marks the `Sized` condition true (with `manage_status`, `Ready` follows).
 fn mark_sized() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("MarkSized").sync(|ctx, w| {
-        Box::pin(async move {
-            let status = w.status.get_or_insert_default();
-            WIDGET
-                .manage(&mut status.conditions, ctx.now())
-                .mark_true("Sized", "Sized", "");
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("MarkSized").sync(async |ctx, w| {
+        let status = w.status.get_or_insert_default();
+        WIDGET
+            .manage(&mut status.conditions, ctx.now())
+            .mark_true("Sized", "Sized", "");
+        Ok(())
     })
 }
 
 /// Publishes a Normal event with the size.
 fn publish_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PublishSize").sync(|ctx, w| {
-        Box::pin(async move {
-            let note = format!("size is {}", w.spec.size);
-            ctx.publish(&w.object_ref(&()), Event::normal("Sized", "Size", note))
-                .await;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("PublishSize").sync(async |ctx, w| {
+        let note = format!("size is {}", w.spec.size);
+        ctx.publish(&w.object_ref(&()), Event::normal("Sized", "Size", note))
+            .await;
+        Ok(())
     })
 }
 
 /// Asks to be reconciled again in 30 seconds.
 fn requeue_later() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RequeueLater").sync_with_outcome(|_ctx, _w| {
-        Box::pin(async move { Ok(Outcome::requeue_after(Duration::from_secs(30))) })
-    })
+    SyncReconciler::<Widget>::new("RequeueLater")
+        .sync(async |_ctx, _w| Ok(Outcome::requeue_after(Duration::from_secs(30))))
 }
 
 /// Fails for a negative size.
-fn reject_negative() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RejectNegative").sync(|_ctx, w| {
-        Box::pin(async move {
-            if w.spec.size < 0 {
-                return Err(Error::msg(format!(
-                    "size must not be negative, got {}",
-                    w.spec.size
-                )));
-            }
-            Ok(())
-        })
+pub(crate) fn reject_negative() -> SyncReconciler<Widget> {
+    SyncReconciler::<Widget>::new("RejectNegative").sync(async |_ctx, w| {
+        if w.spec.size < 0 {
+            return Err(Error::msg(format!(
+                "size must not be negative, got {}",
+                w.spec.size
+            )));
+        }
+        Ok(())
     })
 }
 
 /// Panics for a zero size.
 fn panic_on_zero() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PanicOnZero").sync(|_ctx, w| {
-        Box::pin(async move {
-            assert!(w.spec.size != 0, "size is zero");
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("PanicOnZero").sync(async |_ctx, w| {
+        assert!(w.spec.size != 0, "size is zero");
+        Ok(())
     })
 }
 
 /// Creates a config map with a generated name and records its name and uid in the status.
 fn create_generated() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateGenerated").sync(|ctx, w| {
-        Box::pin(async move {
-            let cm: ConfigMap = from_json(json!({"metadata": {"generateName": "w-"}}));
-            let created = configmaps(ctx).create(&PostParams::default(), &cm).await?;
-            let status = w.status.get_or_insert_default();
-            status.config_map = created.metadata.name;
-            status.config_map_uid = created.metadata.uid;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("CreateGenerated").sync(async |ctx, w| {
+        let cm: ConfigMap = from_json(json!({"metadata": {"generateName": "w-"}}));
+        let created = configmaps(ctx).create(&PostParams::default(), &cm).await?;
+        let status = w.status.get_or_insert_default();
+        status.config_map = created.metadata.name;
+        status.config_map_uid = created.metadata.uid;
+        Ok(())
     })
 }
 
 /// Creates `w-config` in the cluster of `other` instead of the default one.
 fn create_config_map_in(other: recon_core::Config) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateElsewhere").sync(move |_ctx, w| {
-        let other = other.clone();
-        Box::pin(async move {
-            let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
-            let cm: ConfigMap = from_json(json!({
-                "metadata": {"name": "w-config"},
-                "data": {"size": w.spec.size.to_string()},
-            }));
-            api.create(&PostParams::default(), &cm).await?;
-            other
-                .recorder()
-                .publish(
-                    &Event::normal("Mirrored", "Mirror", "mirrored"),
-                    &w.object_ref(&()),
-                )
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("CreateElsewhere").sync_with(other, async |_ctx, other, w| {
+        let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
+        let cm: ConfigMap = from_json(json!({
+            "metadata": {"name": "w-config"},
+            "data": {"size": w.spec.size.to_string()},
+        }));
+        api.create(&PostParams::default(), &cm).await?;
+        other
+            .recorder()
+            .publish(
+                &Event::normal("Mirrored", "Mirror", "mirrored"),
+                &w.object_ref(&()),
+            )
+            .await?;
+        Ok(())
     })
 }
 
 /// Sub-reconciler: labels the widget with its size.
 fn label_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelSize").sync(|_ctx, w| {
-        Box::pin(async move {
-            let size = w.spec.size.to_string();
-            w.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("size".into(), size);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("LabelSize").sync(async |_ctx, w| {
+        let size = w.spec.size.to_string();
+        w.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("size".into(), size);
+        Ok(())
     })
 }
 
 /// Sub-reconciler: stashes the size as JSON under `size` (no `stash_type` needed).
 fn stash_size_as_json() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("StashSizeAsJson").sync(|ctx, w| {
-        Box::pin(async move {
-            ctx.stash().store("size", json!(w.spec.size));
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("StashSizeAsJson").sync(async |ctx, w| {
+        ctx.stash().store("size", json!(w.spec.size));
+        Ok(())
     })
 }
 
 /// Sub-reconciler: stashes the size as an `i32` with the typed stasher.
 fn stash_size_typed() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("StashSizeTyped").sync(|ctx, w| {
-        Box::pin(async move {
-            SIZE.store(ctx, w.spec.size);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("StashSizeTyped").sync(async |ctx, w| {
+        SIZE.store(ctx, w.spec.size);
+        Ok(())
     })
 }
 
 /// Sub-reconciler: reads the typed stash and labels the widget with it.
 fn label_stashed_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelStashedSize").sync(|ctx, w| {
-        Box::pin(async move {
-            let size = SIZE.retrieve(ctx).map_err(Error::new)?;
-            w.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("size".into(), size.to_string());
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("LabelStashedSize").sync(async |ctx, w| {
+        let size = SIZE.retrieve(ctx).map_err(Error::new)?;
+        w.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("size".into(), size.to_string());
+        Ok(())
     })
 }
 
@@ -2686,7 +2648,7 @@ pub struct GadgetStatus {
 
 #[tokio::test]
 async fn an_untouched_resource_passes_whatever_its_type_serialises() {
-    let noop = || SyncReconciler::<Gadget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }));
+    let noop = || SyncReconciler::<Gadget>::new("Noop").sync(async |_, _| Ok(()));
     let report = SubReconcilerTests::new()
         .crd(&Gadget::crd())
         .case(
@@ -2730,7 +2692,7 @@ async fn the_factory_reads_each_cases_metadata_to_build_its_reconciler() {
             let step = env.metadata("step").and_then(Value::as_str);
             let sub = match step {
                 Some("set_ready") => set_ready(),
-                _ => SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) })),
+                _ => SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(())),
             };
             ResourceReconciler::new(env.config(), sub)
         })
@@ -2772,11 +2734,10 @@ async fn a_factory_that_panics_fails_its_case_and_the_others_still_run() {
 
 /// A sequence asking for a requeue in 10s, then failing: its error carries the requeue.
 fn requeue_then_fail() -> Sequence<Widget> {
-    let requeue = SyncReconciler::<Widget>::new("Requeue").sync_with_outcome(|_, _| {
-        Box::pin(async { Ok(Outcome::requeue_after(Duration::from_secs(10))) })
-    });
-    let fail = SyncReconciler::<Widget>::new("Fail")
-        .sync(|_, _| Box::pin(async { Err(Error::msg("boom")) }));
+    let requeue = SyncReconciler::<Widget>::new("Requeue")
+        .sync(async |_, _| Ok(Outcome::requeue_after(Duration::from_secs(10))));
+    let fail =
+        SyncReconciler::<Widget>::new("Fail").sync(async |_, _| Err::<(), _>(Error::msg("boom")));
     Sequence::new([requeue.boxed(), fail.boxed()])
 }
 
@@ -2824,11 +2785,9 @@ async fn a_reconciler_case_cannot_expect_both_an_error_and_a_result() {
 
 /// Tracks the config map `w-config` (found or not).
 fn track_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("TrackConfigMap").sync(|ctx, _| {
-        Box::pin(async move {
-            let _: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-config").await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("TrackConfigMap").sync(async |ctx, _| {
+        let _: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-config").await?;
+        Ok(())
     })
 }
 
@@ -2934,17 +2893,14 @@ async fn an_error_signal_the_error_does_not_carry_fails_the_case() {
 /// sees only if it runs the same instance.
 fn counting() -> SyncReconciler<Widget> {
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    SyncReconciler::<Widget>::new("Count").sync(move |ctx, w| {
-        let calls = calls.clone();
-        Box::pin(async move {
-            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            ctx.publish(
-                &w.object_ref(&()),
-                recon_core::Event::normal("Called", "Count", format!("call {n}")),
-            )
-            .await;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Count").sync_with(calls, async |ctx, calls, w| {
+        let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        ctx.publish(
+            &w.object_ref(&()),
+            recon_core::Event::normal("Called", "Count", format!("call {n}")),
+        )
+        .await;
+        Ok(())
     })
 }
 

@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::reconciler_tables::reject_negative;
 use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
 use recon_core::{
-    Config, Error, IntoBoxed, Outcome, ResourceReconciler, Sequence, Stasher, SyncReconciler,
+    Config, IntoBoxed, Outcome, ResourceReconciler, Sequence, Stasher, SyncReconciler,
 };
 use recon_testing::{CaseStatus, ReconcilerTestSuite, Report, SubReconcilerTestSuite, TestEnv};
 use rstest::rstest;
@@ -31,55 +32,37 @@ fn fixture(path: &str) -> PathBuf {
     crate_dir().join("tests/fixtures").join(path)
 }
 
-fn reject_negative() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RejectNegative").sync(|_ctx, w| {
-        Box::pin(async move {
-            if w.spec.size < 0 {
-                return Err(Error::msg(format!(
-                    "size must not be negative, got {}",
-                    w.spec.size
-                )));
-            }
-            Ok(())
-        })
-    })
-}
-
 /// Keeps `<name>-config` holding the widget's size: creates it, or patches an outdated one.
 fn sync_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SyncConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let namespace = w.namespace().unwrap_or_default();
-            let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), &namespace);
-            let name = format!("{}-config", w.name_any());
-            let size = w.spec.size.to_string();
-            match api.get_opt(&name).await? {
-                None => {
-                    let cm: ConfigMap = serde_json::from_value(json!({
-                        "metadata": {"name": name, "labels": {"app": w.name_any()}},
-                        "data": {"size": size},
-                    }))?;
-                    api.create(&PostParams::default(), &cm).await?;
-                }
-                Some(cm) if cm.data.as_ref().and_then(|d| d.get("size")) != Some(&size) => {
-                    let patch = json!({"data": {"size": size}});
-                    api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
-                        .await?;
-                }
-                Some(_) => {}
+    SyncReconciler::<Widget>::new("SyncConfigMap").sync(async |ctx, w| {
+        let namespace = w.namespace().unwrap_or_default();
+        let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), &namespace);
+        let name = format!("{}-config", w.name_any());
+        let size = w.spec.size.to_string();
+        match api.get_opt(&name).await? {
+            None => {
+                let cm: ConfigMap = serde_json::from_value(json!({
+                    "metadata": {"name": name, "labels": {"app": w.name_any()}},
+                    "data": {"size": size},
+                }))?;
+                api.create(&PostParams::default(), &cm).await?;
             }
-            Ok(())
-        })
+            Some(cm) if cm.data.as_ref().and_then(|d| d.get("size")) != Some(&size) => {
+                let patch = json!({"data": {"size": size}});
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
     })
 }
 
 /// `status.ready`, and a look again in 30 seconds.
 fn set_ready() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SetReady").sync_with_outcome(|_ctx, w| {
-        Box::pin(async move {
-            w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
-            Ok(Outcome::requeue_after(Duration::from_secs(30)))
-        })
+    SyncReconciler::<Widget>::new("SetReady").sync(async |_ctx, w| {
+        w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
+        Ok(Outcome::requeue_after(Duration::from_secs(30)))
     })
 }
 
@@ -97,19 +80,16 @@ fn widget_reconciler(config: Config) -> ResourceReconciler<Widget> {
 
 /// Also creates `<name>-config` in the cluster named `other`, when the case has one.
 fn mirror_to(other: Option<Config>) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Mirror").sync(move |_ctx, w| {
-        let other = other.clone();
-        Box::pin(async move {
-            if let Some(other) = other {
-                let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
-                let cm: ConfigMap = serde_json::from_value(json!({
-                    "metadata": {"name": format!("{}-config", w.name_any())},
-                    "data": {"size": w.spec.size.to_string()},
-                }))?;
-                api.create(&PostParams::default(), &cm).await?;
-            }
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Mirror").sync_with(other, async |_ctx, other, w| {
+        if let Some(other) = other {
+            let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
+            let cm: ConfigMap = serde_json::from_value(json!({
+                "metadata": {"name": format!("{}-config", w.name_any())},
+                "data": {"size": w.spec.size.to_string()},
+            }))?;
+            api.create(&PostParams::default(), &cm).await?;
+        }
+        Ok(())
     })
 }
 
@@ -118,11 +98,9 @@ fn mirroring_reconciler(env: &TestEnv) -> ResourceReconciler<Widget> {
 }
 
 fn panic_on_zero(env: &TestEnv) -> ResourceReconciler<Widget> {
-    let sub = SyncReconciler::<Widget>::new("PanicOnZero").sync(|_ctx, w| {
-        Box::pin(async move {
-            assert!(w.spec.size != 0, "size is zero");
-            Ok(())
-        })
+    let sub = SyncReconciler::<Widget>::new("PanicOnZero").sync(async |_ctx, w| {
+        assert!(w.spec.size != 0, "size is zero");
+        Ok(())
     });
     ResourceReconciler::new(env.config(), sub)
 }
@@ -130,17 +108,15 @@ fn panic_on_zero(env: &TestEnv) -> ResourceReconciler<Widget> {
 /// Sub-reconciler: labels the widget with its size (and with a stashed `owner`, if any) and
 /// stashes the size.
 fn label_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelSize").sync(|ctx, w| {
-        Box::pin(async move {
-            let size = w.spec.size;
-            let labels = w.metadata.labels.get_or_insert_default();
-            labels.insert("size".into(), size.to_string());
-            if let Ok(Value::String(owner)) = ctx.stash().retrieve::<Value>("owner") {
-                labels.insert("owner".into(), owner);
-            }
-            SIZE.store(ctx, size);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("LabelSize").sync(async |ctx, w| {
+        let size = w.spec.size;
+        let labels = w.metadata.labels.get_or_insert_default();
+        labels.insert("size".into(), size.to_string());
+        if let Ok(Value::String(owner)) = ctx.stash().retrieve::<Value>("owner") {
+            labels.insert("owner".into(), owner);
+        }
+        SIZE.store(ctx, size);
+        Ok(())
     })
 }
 

@@ -34,89 +34,80 @@ fn with_message(message: &str) -> TestResource {
 
 /// The advised reconciler that publishes `Called` (Go's `c.Recorder.Event`).
 fn publishes_called() -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("SyncReconciler").sync(|ctx, resource| {
-        Box::pin(async move {
-            let regarding = resource.object_ref(&());
-            let called = Event::normal("Called", "Called", "reconciler called");
-            ctx.publish(&regarding, called).await;
-            Ok(())
-        })
+    SyncReconciler::<TestResource>::new("SyncReconciler").sync(async |ctx, resource| {
+        let regarding = resource.object_ref(&());
+        let called = Event::normal("Called", "Called", "reconciler called");
+        ctx.publish(&regarding, called).await;
+        Ok(())
     })
 }
 
 /// The advised reconciler that must not run.
 fn unreachable() -> SyncReconciler<TestResource> {
     SyncReconciler::<TestResource>::new("SyncReconciler")
-        .sync(|_, _| Box::pin(async { Err(Error::msg("unreachable")) }))
+        .sync(async |_, _| Err::<(), _>(Error::msg("unreachable")))
 }
 
 /// The advised reconciler that writes `message` into the status.
 fn writes_message(message: &'static str) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("SyncReconciler").sync(move |_, resource| {
-        Box::pin(async move {
+    SyncReconciler::<TestResource>::new("SyncReconciler").sync_with(
+        message,
+        async |_, &message, resource| {
             resource
                 .status
                 .get_or_insert_default()
                 .fields
                 .insert("message".to_owned(), message.to_owned());
             Ok(())
-        })
-    })
+        },
+    )
 }
 
 fn advice(variant: &str) -> Advice<TestResource> {
     match variant {
         "before stashes" => Advice::new(
             "Advice",
-            SyncReconciler::<TestResource>::new("SyncReconciler").sync(|ctx, resource| {
-                Box::pin(async move {
-                    let message = MESSAGE.retrieve(ctx)?;
-                    resource
-                        .status
-                        .get_or_insert_default()
-                        .fields
-                        .insert("message".to_owned(), message);
-                    Ok(())
-                })
+            SyncReconciler::<TestResource>::new("SyncReconciler").sync(async |ctx, resource| {
+                let message = MESSAGE.retrieve(ctx)?;
+                resource
+                    .status
+                    .get_or_insert_default()
+                    .fields
+                    .insert("message".to_owned(), message);
+                Ok(())
             }),
         )
-        .before(|ctx, _| {
-            Box::pin(async move {
-                MESSAGE.store(ctx, "hello world".to_owned());
-                Ok(Outcome::done())
-            })
+        .before(async |ctx, _| {
+            MESSAGE.store(ctx, "hello world".to_owned());
+            Ok(Outcome::done())
         }),
         "before requeues" => Advice::new("Advice", writes_message("reconciler called"))
-            .before(|_, _| Box::pin(async { Ok(Outcome::requeue()) })),
+            .before(async |_, _| Ok(Outcome::requeue())),
         "before fails" => Advice::new("Advice", unreachable())
-            .before(|_, _| Box::pin(async { Err(Error::msg("test")) })),
-        "before only" => Advice::new("Advice", publishes_called())
-            .before(|_, _| Box::pin(async { Ok(Outcome::done()) })),
-        "around skips" => Advice::new("Advice", unreachable())
-            .around(|_, _, _| Box::pin(async { Ok(Outcome::done()) })),
+            .before(async |_, _| Err::<(), _>(Error::msg("test"))),
+        "before only" => {
+            Advice::new("Advice", publishes_called()).before(async |_, _| Ok(Outcome::done()))
+        }
+        "around skips" => {
+            Advice::new("Advice", unreachable()).around(async |_, _, _| Ok(Outcome::done()))
+        }
         "around twice" => {
-            Advice::new("Advice", publishes_called()).around(|ctx, resource, nested| {
-                Box::pin(async move {
-                    let mut outcome = Outcome::done();
-                    for _ in 0..2 {
-                        outcome = outcome.merge(nested.reconcile(ctx, resource).await?);
-                    }
-                    Ok(outcome)
-                })
+            Advice::new("Advice", publishes_called()).around(async |ctx, resource, nested| {
+                let mut outcome = Outcome::done();
+                for _ in 0..2 {
+                    outcome = outcome.merge(nested.reconcile(ctx, resource).await?);
+                }
+                Ok(outcome)
             })
         }
         "after rewrites" => Advice::new(
             "Advice",
             SyncReconciler::<TestResource>::new("SyncReconciler")
-                .sync(|_, _| Box::pin(async { Err(Error::msg("test")) })),
+                .sync(async |_, _| Err::<(), _>(Error::msg("test"))),
         )
-        .after(|_, _, result| {
-            Box::pin(async move {
-                match result {
-                    Err(_) => Ok(Outcome::requeue()),
-                    Ok(_) => Err(Error::msg("expected error")),
-                }
-            })
+        .after(async |_, _, result| match result {
+            Err(_) => Ok(Outcome::requeue()),
+            Ok(_) => Err(Error::msg("expected error")),
         }),
         other => panic!("no advice {other:?}"),
     }

@@ -24,15 +24,15 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Resource;
 use recon_core::{
-    AggregateReconciler, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, Sequence,
-    Stasher, SubReconciler, SyncReconciler,
+    AggregateReconciler, BoxSubReconciler, Error, ErrorKind, IntoBoxed, Outcome, Request, Sequence,
+    Stasher, SyncReconciler,
 };
 use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase, TestEnv};
 use serde_json::{Value, json};
 
 use crate::children_support::{config_map, induce};
+use crate::resource::checks_config;
 use crate::test_resource::{NAME, NAMESPACE, deleted_at};
 
 /// The finalizer of the terminating ConfigMap: Go's `test.finalizer` with a domain, which the
@@ -64,41 +64,11 @@ fn request() -> TestCase {
 fn sync(
     sync: impl Fn() -> Result<Outcome, Error> + Send + Sync + 'static,
 ) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with_outcome(move |_, _| {
-        let result = sync();
-        Box::pin(async move { result })
-    })
-}
-
-/// A step checking that the context's config and original config are the config the
-/// reconciler was built with: each publishes a probe into the case's event log (which is then
-/// emptied again, so the probes are not expected events).
-fn checks_config(log: EventLog) -> SyncReconciler<ConfigMap> {
-    SyncReconciler::<ConfigMap>::new("ChecksConfig").sync(move |ctx, resource| {
-        let log = log.clone();
-        Box::pin(async move {
-            let regarding = resource.object_ref(&());
-            for (which, config) in [
-                ("config", ctx.config()),
-                ("original config", ctx.original_config()),
-            ] {
-                let probe = Event::normal("Probe", "Probe", which);
-                config.recorder().publish(&probe, &regarding).await?;
-                let seen = log.events();
-                if seen.len() != 1 || seen[0].event != probe {
-                    return Err(Error::msg(format!(
-                        "expected the reconciler's {which} in the context"
-                    )));
-                }
-                log.clear();
-            }
-            Ok(())
-        })
-    })
+    SyncReconciler::<ConfigMap>::new("SyncReconciler").sync_with(sync, async |_, sync, _| sync())
 }
 
 /// The sub-reconciler the variant names (none: the default, an empty `Sequence`).
-fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
+fn sub_reconciler(env: &TestEnv) -> Option<BoxSubReconciler<ConfigMap>> {
     let halt = || Err(Error::signal(ErrorKind::HaltSubReconcilers));
     let fail = || Err(Error::msg("test error"));
     Some(match variant(env) {
@@ -116,12 +86,12 @@ fn sub_reconciler(env: &TestEnv) -> Option<Box<dyn SubReconciler<ConfigMap>>> {
         ])
         .boxed(),
         "stashes" => SyncReconciler::<ConfigMap>::new("SyncReconciler")
-            .sync(|ctx, _| {
+            .sync(async |ctx, _| {
                 ctx.stash().store("foo", "bar".to_owned());
-                Box::pin(async { Ok(()) })
+                Ok(())
             })
             .boxed(),
-        "checks config" => checks_config(env.events().clone()).boxed(),
+        "checks config" => checks_config::<ConfigMap>(env.events().clone()).boxed(),
         _ => return None,
     })
 }
@@ -151,27 +121,21 @@ fn aggregate(env: &TestEnv) -> AggregateReconciler<ConfigMap> {
         Ok(Some(resource))
     });
     let reconciler = match variant.as_str() {
-        "before creates it" => reconciler.before_reconcile(|ctx| {
-            Box::pin(async move {
-                let cm: ConfigMap = serde_json::from_value(given(&[])).map_err(Error::new)?;
-                kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), NAMESPACE)
-                    .create(&kube::api::PostParams::default(), &cm)
-                    .await?;
-                Ok(Outcome::done())
-            })
+        "before creates it" => reconciler.before_reconcile(async |ctx| {
+            let cm: ConfigMap = serde_json::from_value(given(&[])).map_err(Error::new)?;
+            kube::Api::<ConfigMap>::namespaced(ctx.config().client().clone(), NAMESPACE)
+                .create(&kube::api::PostParams::default(), &cm)
+                .await?;
+            Ok(Outcome::done())
         }),
-        "before requeues" => {
-            reconciler.before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue()) }))
-        }
-        "before stashes a message" => reconciler.before_reconcile(|ctx| {
+        "before requeues" => reconciler.before_reconcile(async |_| Ok(Outcome::requeue())),
+        "before stashes a message" => reconciler.before_reconcile(async |ctx| {
             MESSAGE.store(ctx, "hello world".to_owned());
-            Box::pin(async { Ok(Outcome::done()) })
+            Ok(Outcome::done())
         }),
-        "before fails" => {
-            reconciler.before_reconcile(|_| Box::pin(async { Err(Error::msg("test")) }))
-        }
+        "before fails" => reconciler.before_reconcile(async |_| Err::<(), _>(Error::msg("test"))),
         "after suppresses the error" => {
-            reconciler.after_reconcile(|_, _| Box::pin(async { Ok(Outcome::done()) }))
+            reconciler.after_reconcile(async |_, _| Ok(Outcome::done()))
         }
         _ => reconciler,
     };

@@ -12,9 +12,7 @@
 use std::time::Duration;
 
 use kube::CustomResourceExt;
-use recon_core::{
-    Always, BoxSubReconciler, Context, Error, IntoBoxed, Outcome, ReconcileFuture, SubReconciler,
-};
+use recon_core::{Always, BoxSubReconciler, Context, Error, IntoBoxed, Outcome, SubReconciler};
 use recon_testing::{ErrorSignal, SubReconcilerTests, TestEnv};
 
 use crate::sequence::{bare, empty, minutes, resource, returns, running, running_bare, steps};
@@ -35,18 +33,16 @@ impl SubReconciler<TestResource> for Verified {
         self.inner.name()
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        ctx: &'a Context,
-        resource: &'a mut TestResource,
-    ) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let result = self.inner.reconcile(ctx, resource).await;
-            match (self.check)(&result) {
-                Ok(()) => result,
-                Err(why) => Err(Error::msg(format!("Verify: {why}"))),
-            }
-        })
+    async fn reconcile(
+        &self,
+        ctx: &Context,
+        resource: &mut TestResource,
+    ) -> Result<Outcome, Error> {
+        let result = self.inner.reconcile(ctx, resource).await;
+        match (self.check)(&result) {
+            Ok(()) => result,
+            Err(why) => Err(Error::msg(format!("Verify: {why}"))),
+        }
     }
 }
 

@@ -120,7 +120,7 @@ fn resource() -> CastTestResource {
 }
 
 /// The sub-reconciler the case's metadata names.
-fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestResource>> {
+fn sub_reconciler(env: &TestEnv) -> recon_core::BoxSubReconciler<CastTestResource> {
     let name = env
         .metadata("SubReconciler")
         .and_then(Value::as_str)
@@ -128,44 +128,45 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
     let deployment = SyncReconciler::<Deployment>::new("SyncReconciler");
     let same = SyncReconciler::<CastTestResource>::new("SyncReconciler");
     match name {
-        "events the container name" => {
-            CastResource::<CastTestResource, Deployment>::new(deployment.sync(|ctx, resource| {
-                Box::pin(async move {
-                    let container = resource
-                        .spec
-                        .template
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.containers.first())
-                        .map(|c| c.name.clone())
-                        .ok_or_else(|| Error::msg("the deployment has no container"))?;
-                    ctx.publish(
-                        &resource.object_ref(&()),
-                        Event::normal("Test", "Test", container),
-                    )
-                    .await;
-                    Ok(())
-                })
-            }))
-            .boxed()
-        }
+        "events the container name" => CastResource::<CastTestResource, Deployment>::new(
+            deployment.sync(async |ctx, resource| {
+                let container = resource
+                    .spec
+                    .template
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.containers.first())
+                    .map(|c| c.name.clone())
+                    .ok_or_else(|| Error::msg("the deployment has no container"))?;
+                ctx.publish(
+                    &resource.object_ref(&()),
+                    Event::normal("Test", "Test", container),
+                )
+                .await;
+                Ok(())
+            }),
+        )
+        .boxed(),
         "mutates" => {
-            CastResource::<CastTestResource, Deployment>::new(deployment.sync(|_, resource| {
-                let spec = &mut resource.spec;
-                // A mutation that exists on the original resource and is reflected.
-                spec.template.metadata.get_or_insert_default().name = Some("mutation".to_owned());
-                // A mutation that does not exist on the original resource and is dropped.
-                spec.paused = Some(true);
-                Box::pin(async { Ok(()) })
-            }))
+            CastResource::<CastTestResource, Deployment>::new(deployment.sync(
+                async |_, resource| {
+                    let spec = &mut resource.spec;
+                    // A mutation that exists on the original resource and is reflected.
+                    spec.template.metadata.get_or_insert_default().name =
+                        Some("mutation".to_owned());
+                    // A mutation that does not exist on the original resource and is dropped.
+                    spec.paused = Some(true);
+                    Ok(())
+                },
+            ))
             .boxed()
         }
         "requeues" => CastResource::<CastTestResource, Deployment>::new(
-            deployment.sync_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue()) })),
+            deployment.sync(async |_, _| Ok(Outcome::requeue())),
         )
         .boxed(),
         "fails after a status change" => CastResource::<CastTestResource, Deployment>::new(
-            deployment.sync_with_outcome(|_, resource| {
+            deployment.sync(async |_, resource| {
                 let conditions = resource
                     .status
                     .get_or_insert_default()
@@ -186,23 +187,21 @@ fn sub_reconciler(env: &TestEnv) -> Box<dyn recon_core::SubReconciler<CastTestRe
                     Some(first) => *first = failed,
                     None => conditions.push(failed),
                 }
-                Box::pin(async {
-                    Err(Error::msg("subreconciler error").with_outcome(Outcome::requeue()))
-                })
+                Err::<(), _>(Error::msg("subreconciler error").with_outcome(Outcome::requeue()))
             }),
         )
         .boxed(),
         "sets errOnMarshal and fails" => {
-            CastResource::<CastTestResource, CastTestResource>::new(same.sync(|_, r| {
+            CastResource::<CastTestResource, CastTestResource>::new(same.sync(async |_, r| {
                 r.spec.err_on_marshal = true;
-                Box::pin(async { Err(Error::msg("subreconciler error")) })
+                Err::<(), _>(Error::msg("subreconciler error"))
             }))
             .boxed()
         }
         "sets errOnUnmarshal and fails" => {
-            CastResource::<CastTestResource, CastTestResource>::new(same.sync(|_, r| {
+            CastResource::<CastTestResource, CastTestResource>::new(same.sync(async |_, r| {
                 r.spec.err_on_unmarshal = true;
-                Box::pin(async { Err(Error::msg("subreconciler error")) })
+                Err::<(), _>(Error::msg("subreconciler error"))
             }))
             .boxed()
         }

@@ -25,8 +25,7 @@
 use jiff::{SignedDuration, Timestamp};
 use kube::CustomResourceExt;
 use recon_core::{
-    Context, Error, ErrorKind, ReconcileFuture, SubReconciler, SuppressTransientErrors,
-    SyncReconciler,
+    Context, Error, ErrorKind, Outcome, SubReconciler, SuppressTransientErrors, SyncReconciler,
 };
 use recon_testing::{DEFAULT_NOW, FailureSpec, ReactorSpec, SubReconcilerTests, TestCase, TestEnv};
 use serde_json::{Value, json};
@@ -48,19 +47,17 @@ impl SubReconciler<TestResource> for Recorded {
         self.0.name()
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        ctx: &'a Context,
-        resource: &'a mut TestResource,
-    ) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            let result = self.0.reconcile(ctx, resource).await;
-            if let Err(err) = &result {
-                ctx.stash()
-                    .store(SKIP_STATUS_UPDATE, json!(err.is_skip_status_update()));
-            }
-            result
-        })
+    async fn reconcile(
+        &self,
+        ctx: &Context,
+        resource: &mut TestResource,
+    ) -> Result<Outcome, Error> {
+        let result = self.0.reconcile(ctx, resource).await;
+        if let Err(err) = &result {
+            ctx.stash()
+                .store(SKIP_STATUS_UPDATE, json!(err.is_skip_status_update()));
+        }
+        result
     }
 }
 
@@ -200,13 +197,13 @@ fn suppress_transient_errors() {
         .run(|env| {
             let sync = SyncReconciler::<TestResource>::new("SyncReconciler");
             let sync = match meta_str(env, "Sync") {
-                Some("succeeds") => sync.sync(|_, _| Box::pin(async { Ok(()) })),
-                Some("fails") => sync.sync(|_, _| Box::pin(async { Err(Error::msg("an error")) })),
+                Some("succeeds") => sync.sync(async |_, _| Ok(())),
+                Some("fails") => sync.sync(async |_, _| Err::<(), _>(Error::msg("an error"))),
                 Some("durable") => {
-                    sync.sync(|_, _| Box::pin(async { Err(Error::signal(ErrorKind::Durable)) }))
+                    sync.sync(async |_, _| Err::<(), _>(Error::signal(ErrorKind::Durable)))
                 }
                 Some("quiet") => {
-                    sync.sync(|_, _| Box::pin(async { Err(Error::signal(ErrorKind::Quiet)) }))
+                    sync.sync(async |_, _| Err::<(), _>(Error::signal(ErrorKind::Quiet)))
                 }
                 other => panic!("no sync {other:?}"),
             };

@@ -153,32 +153,22 @@ fn with_finalizer() {
             let sync_error = meta_str(env, "SyncError").map(str::to_owned);
             let finalize_error = meta_str(env, "FinalizerError").map(str::to_owned);
             let nested = SyncReconciler::<TestResource>::new("SyncReconciler")
-                .sync(move |ctx, resource| {
-                    let error = sync_error.clone();
-                    Box::pin(async move {
-                        publish(ctx, resource, "Sync", "").await;
-                        error.map_or(Ok(()), |e| Err(Error::msg(e)))
-                    })
+                .sync_with(sync_error, async |ctx, error, resource| {
+                    publish(ctx, resource, "Sync", "").await;
+                    error.as_ref().map_or(Ok(()), |e| Err(Error::msg(e)))
                 })
-                .finalize(move |ctx, resource| {
-                    let error = finalize_error.clone();
-                    Box::pin(async move {
-                        publish(ctx, resource, "Finalize", "").await;
-                        error.map_or(Ok(()), |e| Err(Error::msg(e)))
-                    })
+                .finalize_with(finalize_error, async |ctx, error, resource| {
+                    publish(ctx, resource, "Finalize", "").await;
+                    error.as_ref().map_or(Ok(()), |e| Err(Error::msg(e)))
                 });
             let with_finalizer = WithFinalizer::new(TEST_FINALIZER, nested);
             match meta_str(env, "ReadyToClearFinalizer") {
-                Some(note) => {
-                    let note = note.to_owned();
-                    with_finalizer.ready_to_clear(move |ctx, resource| {
-                        let note = note.clone();
-                        Box::pin(async move {
-                            publish(ctx, resource, "ReadyToClearFinalizer", &note).await;
-                            Ok(false)
-                        })
-                    })
-                }
+                // The one note the cases give, so that the hook captures nothing.
+                Some("not ready") => with_finalizer.ready_to_clear(async |ctx, resource| {
+                    publish(ctx, resource, "ReadyToClearFinalizer", "not ready").await;
+                    Ok(false)
+                }),
+                Some(other) => panic!("no ReadyToClearFinalizer note {other:?}"),
                 None => with_finalizer,
             }
         });

@@ -60,17 +60,17 @@ fn with_status(fields: &[(&str, &str)]) -> TestResource {
 /// A step setting `spec.fields[field] = called` and returning `RequeueAfter: delay`, failing
 /// with the case's `error_key` metadata if there is one.
 fn sets(field: &'static str, delay: u64, error: Option<String>) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new(field).sync_with_outcome(move |_, r| {
-        let error = error.clone();
-        Box::pin(async move {
+    SyncReconciler::<TestResource>::new(field).sync_with(
+        (field, delay, error),
+        async |_, &(field, delay, ref error), r| {
             r.spec.fields.insert(field.to_owned(), "called".to_owned());
             let outcome = Outcome::requeue_after(nanos(delay));
             match error {
                 Some(e) => Err(Error::msg(e).with_outcome(outcome)),
                 None => Ok(outcome),
             }
-        })
-    })
+        },
+    )
 }
 
 #[test]
@@ -169,14 +169,11 @@ fn while_loop() {
                 .metadata("Iterations")
                 .and_then(Value::as_u64)
                 .unwrap_or_default() as usize;
-            let body =
-                SyncReconciler::<TestResource>::new("Iterate").sync_with_outcome(|ctx, r| {
-                    Box::pin(async move {
-                        let i = While::<TestResource>::iteration(ctx).unwrap_or_default() + 1;
-                        r.spec.fields.insert("iterations".to_owned(), i.to_string());
-                        Ok(Outcome::requeue_after(nanos(1000 - i as u64)))
-                    })
-                });
+            let body = SyncReconciler::<TestResource>::new("Iterate").sync(async |ctx, r| {
+                let i = While::<TestResource>::iteration(ctx).unwrap_or_default() + 1;
+                r.spec.fields.insert("iterations".to_owned(), i.to_string());
+                Ok(Outcome::requeue_after(nanos(1000 - i as u64)))
+            });
             let looped = While::new(
                 "While",
                 move |ctx, _: &TestResource| {
@@ -233,19 +230,17 @@ fn for_each() {
                 .metadata("Containers")
                 .map(|v| serde_json::from_value(v.clone()).expect("containers"))
                 .unwrap_or_default();
-            let each = SyncReconciler::<TestResource>::new("Each").sync(|ctx, r| {
-                Box::pin(async move {
-                    let cursor = ForEach::<TestResource, Container>::cursor(ctx)
-                        .ok_or_else(|| Error::msg("no cursor"))?;
-                    if cursor.item.name == "die" {
-                        return Err(Error::msg("exit early"));
-                    }
-                    r.status.get_or_insert_default().fields.insert(
-                        cursor.item.name.clone(),
-                        format!("{}-{}-{}", cursor.item.image, cursor.index, cursor.length),
-                    );
-                    Ok(())
-                })
+            let each = SyncReconciler::<TestResource>::new("Each").sync(async |ctx, r| {
+                let cursor = ForEach::<TestResource, Container>::cursor(ctx)
+                    .ok_or_else(|| Error::msg("no cursor"))?;
+                if cursor.item.name == "die" {
+                    return Err(Error::msg("exit early"));
+                }
+                r.status.get_or_insert_default().fields.insert(
+                    cursor.item.name.clone(),
+                    format!("{}-{}-{}", cursor.item.image, cursor.index, cursor.length),
+                );
+                Ok(())
             });
             ForEach::new("ForEach", move |_, _: &TestResource| Ok(list.clone()), each)
         });
@@ -308,29 +303,23 @@ fn try_catch() {
             let finally_error = meta_str(env, "FinallyError").map(str::to_owned);
             let tried = TryCatch::new("TryCatch", sets("try", 3, try_error));
             let caught = match meta_str(env, "Catch") {
-                Some("rethrow") => tried.catch(|_, r, result| {
-                    Box::pin(async move {
-                        r.spec
-                            .fields
-                            .insert("catch".to_owned(), "called".to_owned());
-                        result
-                    })
+                Some("rethrow") => tried.catch(async |_, r, result| {
+                    r.spec
+                        .fields
+                        .insert("catch".to_owned(), "called".to_owned());
+                    result
                 }),
-                Some("suppress") => tried.catch(|_, r, result| {
-                    Box::pin(async move {
-                        r.spec
-                            .fields
-                            .insert("catch".to_owned(), "called".to_owned());
-                        Ok(result.unwrap_or_else(|err| err.outcome()))
-                    })
+                Some("suppress") => tried.catch(async |_, r, result| {
+                    r.spec
+                        .fields
+                        .insert("catch".to_owned(), "called".to_owned());
+                    Ok(result.unwrap_or_else(|err| err.outcome()))
                 }),
-                Some("inject") => tried.catch(|_, r, _| {
-                    Box::pin(async move {
-                        r.spec
-                            .fields
-                            .insert("catch".to_owned(), "called".to_owned());
-                        Err(Error::msg("catch").with_outcome(Outcome::requeue_after(nanos(2))))
-                    })
+                Some("inject") => tried.catch(async |_, r, _| {
+                    r.spec
+                        .fields
+                        .insert("catch".to_owned(), "called".to_owned());
+                    Err(Error::msg("catch").with_outcome(Outcome::requeue_after(nanos(2))))
                 }),
                 _ => tried,
             };
@@ -353,13 +342,11 @@ fn override_setup() {
         )
         .run(|_| {
             let nested =
-                SyncReconciler::<TestResource>::new("SyncReconciler").sync_with_outcome(|_, r| {
-                    Box::pin(async move {
-                        r.spec
-                            .fields
-                            .insert("reconciler".to_owned(), "called".to_owned());
-                        Ok(Outcome::requeue())
-                    })
+                SyncReconciler::<TestResource>::new("SyncReconciler").sync(async |_, r| {
+                    r.spec
+                        .fields
+                        .insert("reconciler".to_owned(), "called".to_owned());
+                    Ok(Outcome::requeue())
                 });
             // Go's nested reconciler has a failing Setup that OverrideSetup never calls; recon's
             // setup cannot fail, so the override is only a replacement here.

@@ -49,8 +49,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
-    Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request, ResourceReconciler,
-    Sequence, Stasher, StatusStrategy, SubReconciler, SyncReconciler,
+    BoxSubReconciler, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome, Request,
+    ResourceReconciler, Sequence, Stasher, StatusStrategy, SubReconciler, SyncReconciler,
 };
 use recon_testing::{
     ErrorSignal, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase, TestEnv,
@@ -184,55 +184,48 @@ fn check_initialized(conditions: &[recon_core::Condition]) -> Result<(), Error> 
 /// A step checking that the context's config and original config are the config the
 /// reconciler was built with: each publishes a probe into the case's event log (which is then
 /// emptied again, so the probes are not expected events).
-fn checks_config<R>(log: EventLog) -> SyncReconciler<R>
+pub(crate) fn checks_config<R>(log: EventLog) -> SyncReconciler<R>
 where
     R: Resource<DynamicType = ()> + Send + Sync + 'static,
 {
-    SyncReconciler::<R>::new("ChecksConfig").sync(move |ctx, resource| {
-        let log = log.clone();
-        Box::pin(async move {
-            let regarding = resource.object_ref(&());
-            for (which, config) in [
-                ("config", ctx.config()),
-                ("original config", ctx.original_config()),
-            ] {
-                let probe = Event::normal("Probe", "Probe", which);
-                config.recorder().publish(&probe, &regarding).await?;
-                let seen = log.events();
-                if seen.len() != 1 || seen[0].event != probe {
-                    return Err(Error::msg(format!(
-                        "expected the reconciler's {which} in the context"
-                    )));
-                }
-                log.clear();
+    SyncReconciler::<R>::new("ChecksConfig").sync_with(log, async |ctx, log, resource| {
+        let regarding = resource.object_ref(&());
+        for (which, config) in [
+            ("config", ctx.config()),
+            ("original config", ctx.original_config()),
+        ] {
+            let probe = Event::normal("Probe", "Probe", which);
+            config.recorder().publish(&probe, &regarding).await?;
+            let seen = log.events();
+            if seen.len() != 1 || seen[0].event != probe {
+                return Err(Error::msg(format!(
+                    "expected the reconciler's {which} in the context"
+                )));
             }
-            Ok(())
-        })
+            log.clear();
+        }
+        Ok(())
     })
 }
 
 /// A step storing a value in the stash (Go's `stash.StoreValue` panics without a stash).
 fn stashes<R: Resource + Send + Sync + 'static>() -> SyncReconciler<R> {
-    SyncReconciler::<R>::new("Stashes").sync(|ctx, _| {
-        Box::pin(async move {
-            ctx.stash().store("foo", "bar".to_owned());
-            Ok(())
-        })
+    SyncReconciler::<R>::new("Stashes").sync(async |ctx, _| {
+        ctx.stash().store("foo", "bar".to_owned());
+        Ok(())
     })
 }
 
 /// A step that must not run: it fails with `why`.
 fn not_called<R: Resource + Send + Sync + 'static>(why: &str) -> SyncReconciler<R> {
     let why = why.to_owned();
-    SyncReconciler::<R>::new("NotCalled").sync(move |_, _| {
-        let why = why.clone();
-        Box::pin(async move { Err(Error::msg(why)) })
-    })
+    SyncReconciler::<R>::new("NotCalled")
+        .sync_with(why, async |_, why, _| Err::<(), _>(Error::msg(why)))
 }
 
 /// A step that does nothing.
 fn noop<R: Resource + Send + Sync + 'static>() -> SyncReconciler<R> {
-    SyncReconciler::<R>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }))
+    SyncReconciler::<R>::new("Noop").sync(async |_, _| Ok(()))
 }
 
 // ---- TestResourceReconciler_NoStatus ----
@@ -350,13 +343,11 @@ fn resource_reconciler_nilable_status() {
         .run(|env| {
             let sub = match meta_str(env, "SubReconciler") {
                 "expects a nil status" => {
-                    SyncReconciler::<TestResource>::new("ExpectsNilStatus").sync(|_, r| {
-                        Box::pin(async move {
-                            match &r.status {
-                                None => Ok(()),
-                                Some(_) => Err(Error::msg("status expected to be nil")),
-                            }
-                        })
+                    SyncReconciler::<TestResource>::new("ExpectsNilStatus").sync(async |_, r| {
+                        match &r.status {
+                            None => Ok(()),
+                            Some(_) => Err(Error::msg("status expected to be nil")),
+                        }
                     })
                 }
                 "expects initialized conditions" => expects_initialized(),
@@ -380,19 +371,14 @@ fn typed_root(
 }
 
 fn expects_initialized() -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("ExpectsInitializedConditions").sync(|_, r| {
-        Box::pin(
-            async move { check_initialized(r.status.as_ref().map_or(&[][..], |s| &s.conditions)) },
-        )
-    })
+    SyncReconciler::<TestResource>::new("ExpectsInitializedConditions")
+        .sync(async |_, r| check_initialized(r.status.as_ref().map_or(&[][..], |s| &s.conditions)))
 }
 
 fn marks_reconciler_ran() -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("MarksReconcilerRan").sync(|_, r| {
-        Box::pin(async move {
-            status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
-            Ok(())
-        })
+    SyncReconciler::<TestResource>::new("MarksReconcilerRan").sync(async |_, r| {
+        status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
+        Ok(())
     })
 }
 
@@ -424,14 +410,11 @@ fn resource_reconciler_unstructured() {
         )
         .run(|env| {
             let sub = match meta_str(env, "SubReconciler") {
-                "noop" => SyncReconciler::<DynamicObject>::new("Noop")
-                    .sync(|_, _| Box::pin(async { Ok(()) })),
+                "noop" => SyncReconciler::<DynamicObject>::new("Noop").sync(async |_, _| Ok(())),
                 "sets status fields" => SyncReconciler::<DynamicObject>::new("SetsStatusFields")
-                    .sync(|_, r| {
-                        Box::pin(async move {
-                            r.data["status"]["fields"] = json!({"Reconciler": "ran"});
-                            Ok(())
-                        })
+                    .sync(async |_, r| {
+                        r.data["status"]["fields"] = json!({"Reconciler": "ran"});
+                        Ok(())
                     }),
                 other => panic!("no sub-reconciler {other:?}"),
             };
@@ -590,54 +573,45 @@ fn resource_reconciler_duck() {
             let sub = match meta_str(env, "SubReconciler") {
                 "should not be called" => not_called::<TestDuck>("should not be called").boxed(),
                 "expects defaulted" => SyncReconciler::<TestDuck>::new("ExpectsDefaulted")
-                    .sync(|_, r| Box::pin(async move { check_defaulted(&r.spec.fields) }))
+                    .sync(async |_, r| check_defaulted(&r.spec.fields))
                     .boxed(),
                 "expects initialized conditions" => {
                     SyncReconciler::<TestDuck>::new("ExpectsInitializedConditions")
-                        .sync(|ctx, r| {
-                            Box::pin(async move {
-                                let conditions =
-                                    r.status.as_ref().map_or(&[][..], |s| &s.conditions);
-                                check_initialized(conditions)?;
-                                // Go compares the transition time too: the request time.
-                                match conditions.first() {
-                                    Some(c) if c.last_transition_time.0 == ctx.now() => Ok(()),
-                                    other => Err(Error::msg(format!(
-                                        "unexpected transition time: {other:?}"
-                                    ))),
-                                }
-                            })
+                        .sync(async |ctx, r| {
+                            let conditions = r.status.as_ref().map_or(&[][..], |s| &s.conditions);
+                            check_initialized(conditions)?;
+                            // Go compares the transition time too: the request time.
+                            match conditions.first() {
+                                Some(c) if c.last_transition_time.0 == ctx.now() => Ok(()),
+                                other => Err(Error::msg(format!(
+                                    "unexpected transition time: {other:?}"
+                                ))),
+                            }
                         })
                         .boxed()
                 }
                 "marks Reconciler ran" => SyncReconciler::<TestDuck>::new("MarksReconcilerRan")
-                    .sync(|_, r| {
-                        Box::pin(async move {
-                            duck_status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
-                            Ok(())
-                        })
+                    .sync(async |_, r| {
+                        duck_status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
+                        Ok(())
                     })
                     .boxed(),
                 "fails" => SyncReconciler::<TestDuck>::new("Fails")
-                    .sync(|_, _| Box::pin(async { Err(Error::msg("reconciler error")) }))
+                    .sync(async |_, _| Err::<(), _>(Error::msg("reconciler error")))
                     .boxed(),
                 "halts after setting fields" => Sequence::new([
                     SyncReconciler::<TestDuck>::new("Halts")
-                        .sync(|_, r| {
-                            Box::pin(async move {
-                                r.status.get_or_insert_default().fields =
-                                    [("want".to_owned(), "this to run".to_owned())].into();
-                                Err(Error::signal(ErrorKind::HaltSubReconcilers))
-                            })
+                        .sync(async |_, r| {
+                            r.status.get_or_insert_default().fields =
+                                [("want".to_owned(), "this to run".to_owned())].into();
+                            Err::<(), _>(Error::signal(ErrorKind::HaltSubReconcilers))
                         })
                         .boxed(),
                     SyncReconciler::<TestDuck>::new("NotReached")
-                        .sync(|_, r| {
-                            Box::pin(async move {
-                                r.status.get_or_insert_default().fields =
-                                    [("don't want".to_owned(), "this to run".to_owned())].into();
-                                Err(Error::msg("reconciler error"))
-                            })
+                        .sync(async |_, r| {
+                            r.status.get_or_insert_default().fields =
+                                [("don't want".to_owned(), "this to run".to_owned())].into();
+                            Err::<(), _>(Error::msg("reconciler error"))
                         })
                         .boxed(),
                 ])
@@ -855,7 +829,7 @@ fn resource_reconciler() {
 }
 
 /// The sub-reconcilers of the `TestResourceReconciler` tables, by name.
-fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestResource>> {
+fn test_resource_sub(name: &str, env: &TestEnv) -> BoxSubReconciler<TestResource> {
     let sync = |n: &str| SyncReconciler::<TestResource>::new(n);
     match name {
         "should not be called" | "reconcile should have been skipped" => {
@@ -863,76 +837,64 @@ fn test_resource_sub(name: &str, env: &TestEnv) -> Box<dyn SubReconciler<TestRes
         }
         "noop" => noop::<TestResource>().boxed(),
         "expects defaulted" => sync("ExpectsDefaulted")
-            .sync(|_, r| Box::pin(async move { check_defaulted(&r.spec.fields) }))
+            .sync(async |_, r| check_defaulted(&r.spec.fields))
             .boxed(),
         "expects initialized conditions" => expects_initialized().boxed(),
         "marks Reconciler ran" => marks_reconciler_ran().boxed(),
         "marks Reconciler ran with a result" => sync("MarksReconcilerRan")
-            .sync_with_outcome(|_, r| {
-                Box::pin(async move {
-                    status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
-                    // Go's `RequeueAfter: 10`: nanoseconds.
-                    Ok(Outcome::requeue_after(Duration::from_nanos(10)))
-                })
+            .sync(async |_, r| {
+                status_fields(r).insert("Reconciler".to_owned(), "ran".to_owned());
+                // Go's `RequeueAfter: 10`: nanoseconds.
+                Ok(Outcome::requeue_after(Duration::from_nanos(10)))
             })
             .boxed(),
         "marks Reconciler ran during finalization" => marks_reconciler_ran()
             .sync_during_finalization(true)
             .boxed(),
         "fails" => sync("Fails")
-            .sync(|_, _| Box::pin(async { Err(Error::msg("reconciler error")) }))
+            .sync(async |_, _| Err::<(), _>(Error::msg("reconciler error")))
             .boxed(),
         "fails with test" => sync("Fails")
-            .sync(|_, _| Box::pin(async { Err(Error::msg("test")) }))
+            .sync(async |_, _| Err::<(), _>(Error::msg("test")))
             .boxed(),
         "halts after an event" => Sequence::new([
             sync("Halts")
-                .sync(|ctx, r| {
-                    Box::pin(async move {
-                        publish(ctx, r, "Want").await;
-                        Err(Error::signal(ErrorKind::HaltSubReconcilers))
-                    })
+                .sync(async |ctx, r| {
+                    publish(ctx, r, "Want").await;
+                    Err::<(), _>(Error::signal(ErrorKind::HaltSubReconcilers))
                 })
                 .boxed(),
             sync("NotReached")
-                .sync(|ctx, r| {
-                    Box::pin(async move {
-                        publish(ctx, r, "DontWant").await;
-                        Err(Error::msg("reconciler error"))
-                    })
+                .sync(async |ctx, r| {
+                    publish(ctx, r, "DontWant").await;
+                    Err::<(), _>(Error::msg("reconciler error"))
                 })
                 .boxed(),
         ])
         .boxed(),
         "skips status update" => Sequence::new([sync("SkipsStatusUpdate")
-            .sync(|_, r| {
-                Box::pin(async move {
-                    r.status.get_or_insert_default().fields =
-                        [("want".to_owned(), "this to run".to_owned())].into();
-                    Err(Error::signal(ErrorKind::SkipStatusUpdate))
-                })
+            .sync(async |_, r| {
+                r.status.get_or_insert_default().fields =
+                    [("want".to_owned(), "this to run".to_owned())].into();
+                Err::<(), _>(Error::signal(ErrorKind::SkipStatusUpdate))
             })
             .boxed()])
         .boxed(),
         "skips status update quietly" => Sequence::new([sync("SkipsStatusUpdateQuietly")
-            .sync(|_, r| {
-                Box::pin(async move {
-                    r.status.get_or_insert_default().fields =
-                        [("want".to_owned(), "this to run".to_owned())].into();
-                    Err(Error::signal(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
-                })
+            .sync(async |_, r| {
+                r.status.get_or_insert_default().fields =
+                    [("want".to_owned(), "this to run".to_owned())].into();
+                Err::<(), _>(Error::signal(ErrorKind::SkipStatusUpdate).with(ErrorKind::Quiet))
             })
             .boxed()])
         .boxed(),
         "stashes" => stashes::<TestResource>().boxed(),
         "checks config" => checks_config::<TestResource>(env.events().clone()).boxed(),
         "writes the message" => sync("WritesTheMessage")
-            .sync(|ctx, r| {
-                Box::pin(async move {
-                    let message = MESSAGE.retrieve(ctx)?;
-                    status_fields(r).insert("message".to_owned(), message);
-                    Ok(())
-                })
+            .sync(async |ctx, r| {
+                let message = MESSAGE.retrieve(ctx)?;
+                status_fields(r).insert("message".to_owned(), message);
+                Ok(())
             })
             .boxed(),
         other => panic!("no sub-reconciler {other:?}"),
@@ -948,33 +910,27 @@ fn resource_reconciler_for(env: &TestEnv) -> ResourceReconciler<TestResource> {
         .sync_status_during_finalization(meta_flag(env, "SyncStatusDuringFinalization"));
     root = match meta_str(env, "BeforeReconcile") {
         "" => root,
-        "creates the resource" => root.before_reconcile(|ctx| {
-            Box::pin(async move {
-                // Created by hand rather than given.
-                let mut resource = test_resource();
-                resource.metadata.creation_timestamp = Some(Time(ctx.now()));
-                Api::<TestResource>::namespaced(ctx.config().client().clone(), NAMESPACE)
-                    .create(&PostParams::default(), &resource)
-                    .await?;
-                Ok(Outcome::done())
-            })
+        "creates the resource" => root.before_reconcile(async |ctx| {
+            // Created by hand rather than given.
+            let mut resource = test_resource();
+            resource.metadata.creation_timestamp = Some(Time(ctx.now()));
+            Api::<TestResource>::namespaced(ctx.config().client().clone(), NAMESPACE)
+                .create(&PostParams::default(), &resource)
+                .await?;
+            Ok(Outcome::done())
         }),
-        "requeues" => root.before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue()) })),
-        "stashes the message" => root.before_reconcile(|ctx| {
-            Box::pin(async move {
-                MESSAGE.store(ctx, "hello world".to_owned());
-                Ok(Outcome::done())
-            })
+        "requeues" => root.before_reconcile(async |_| Ok(Outcome::requeue())),
+        "stashes the message" => root.before_reconcile(async |ctx| {
+            MESSAGE.store(ctx, "hello world".to_owned());
+            Ok(Outcome::done())
         }),
-        "fails" => root.before_reconcile(|_| Box::pin(async { Err(Error::msg("test")) })),
+        "fails" => root.before_reconcile(async |_| Err::<(), _>(Error::msg("test"))),
         other => panic!("no before hook {other:?}"),
     };
     root = match meta_str(env, "AfterReconcile") {
         "" => root,
         // Suppresses the error.
-        "suppresses the error" => {
-            root.after_reconcile(|_, _| Box::pin(async { Ok(Outcome::done()) }))
-        }
+        "suppresses the error" => root.after_reconcile(async |_, _| Ok(Outcome::done())),
         other => panic!("no after hook {other:?}"),
     };
     if meta_flag(env, "SkipRequest") {
@@ -1051,38 +1007,32 @@ fn resource_reconciler_unexported_fields() {
         )
         .run(|env| {
             let sync = |n: &str| SyncReconciler::<TestResourceUnexportedFields>::new(n);
-            let add_unexported = |r: &mut TestResourceUnexportedFields| {
+            fn add_unexported(r: &mut TestResourceUnexportedFields) {
                 r.status
                     .get_or_insert_default()
                     .unexported_fields
                     .insert("Reconciler".to_owned(), "ran".to_owned());
-            };
+            }
             let sub = match meta_str(env, "SubReconciler") {
                 "mutates exported and unexported status" => {
-                    sync("MutatesBoth").sync(move |_, r| {
-                        Box::pin(async move {
-                            r.reflect_unexported_fields_to_status();
-                            r.status
-                                .get_or_insert_default()
-                                .fields
-                                .insert("Reconciler".to_owned(), "ran".to_owned());
-                            add_unexported(r);
-                            Ok(())
-                        })
+                    sync("MutatesBoth").sync(async |_, r| {
+                        r.reflect_unexported_fields_to_status();
+                        r.status
+                            .get_or_insert_default()
+                            .fields
+                            .insert("Reconciler".to_owned(), "ran".to_owned());
+                        add_unexported(r);
+                        Ok(())
                     })
                 }
-                "mutates unexported status" => sync("MutatesUnexported").sync(move |_, r| {
-                    Box::pin(async move {
-                        r.reflect_unexported_fields_to_status();
-                        add_unexported(r);
-                        Ok(())
-                    })
+                "mutates unexported status" => sync("MutatesUnexported").sync(async |_, r| {
+                    r.reflect_unexported_fields_to_status();
+                    add_unexported(r);
+                    Ok(())
                 }),
-                "adds an unexported field" => sync("AddsUnexported").sync(move |_, r| {
-                    Box::pin(async move {
-                        add_unexported(r);
-                        Ok(())
-                    })
+                "adds an unexported field" => sync("AddsUnexported").sync(async |_, r| {
+                    add_unexported(r);
+                    Ok(())
                 }),
                 other => panic!("no sub-reconciler {other:?}"),
             };

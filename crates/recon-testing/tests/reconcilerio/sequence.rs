@@ -81,10 +81,10 @@ impl Returns {
 
 /// The step that returns what `returns` says.
 pub fn scripted(returns: Returns) -> SyncReconciler<TestResource> {
-    SyncReconciler::<TestResource>::new("SyncReconciler").sync_with_outcome(move |_, resource| {
-        let returns = returns.clone();
-        Box::pin(async move {
-            if let Some(key) = returns.sets_status_field {
+    SyncReconciler::<TestResource>::new("SyncReconciler").sync_with(
+        returns,
+        async |_, returns, resource| {
+            if let Some(key) = returns.sets_status_field.clone() {
                 resource
                     .status
                     .get_or_insert_default()
@@ -92,15 +92,15 @@ pub fn scripted(returns: Returns) -> SyncReconciler<TestResource> {
                     .insert(key, "true".to_owned());
             }
             let outcome = returns.result.outcome().map_err(Error::msg)?;
-            match returns.error {
+            match &returns.error {
                 None => Ok(outcome),
                 Some(Fails::Message(message)) => Err(Error::msg(message).with_outcome(outcome)),
                 Some(Fails::Halt) => {
                     Err(Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(outcome))
                 }
             }
-        })
-    })
+        },
+    )
 }
 
 /// The steps a case lists in its `metadata.steps`.

@@ -43,50 +43,44 @@ fn must_not_run(why: &'static str) -> Result<Outcome, Error> {
 fn sync_reconciler(name: &str) -> SyncReconciler<TestResource> {
     let sync = SyncReconciler::<TestResource>::new("SyncReconciler");
     match name {
-        "noop" => sync.sync(|_, _| Box::pin(async { Ok(()) })),
-        "halts with a requeue" => sync.sync_with_outcome(|_, _| {
-            Box::pin(async {
-                Err(Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(Outcome::requeue()))
-            })
+        "noop" => sync.sync(async |_, _| Ok(())),
+        "halts with a requeue" => sync.sync(async |_, _| {
+            Err::<(), _>(
+                Error::signal(ErrorKind::HaltSubReconcilers).with_outcome(Outcome::requeue()),
+            )
         }),
-        "fails" => sync.sync(|_, _| Box::pin(async { Err(Error::msg("syncreconciler error")) })),
+        "fails" => sync.sync(async |_, _| Err::<(), _>(Error::msg("syncreconciler error"))),
         "syncs in 2h" => sync
-            .sync_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(2))) }))
-            .finalize_with_outcome(|_, _| {
-                Box::pin(async {
-                    must_not_run("reconciler should not call finalize for non-deleted resources")
-                })
+            .sync(async |_, _| Ok(Outcome::requeue_after(hours(2))))
+            .finalize(async |_, _| {
+                must_not_run("reconciler should not call finalize for non-deleted resources")
             }),
         "finalizes in 3h" => sync
-            .sync_with_outcome(|_, _| {
-                Box::pin(async {
-                    must_not_run("reconciler should not call sync for deleted resources")
-                })
+            .sync(async |_, _| {
+                must_not_run("reconciler should not call sync for deleted resources")
             })
-            .finalize_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(3))) })),
+            .finalize(async |_, _| Ok(Outcome::requeue_after(hours(3)))),
         "finalize halts in 3h" => sync
-            .sync_with_outcome(|_, _| {
-                Box::pin(async {
-                    must_not_run("reconciler should not call sync for deleted resources")
-                })
+            .sync(async |_, _| {
+                must_not_run("reconciler should not call sync for deleted resources")
             })
-            .finalize_with_outcome(|_, _| {
-                Box::pin(async {
-                    Err(Error::signal(ErrorKind::HaltSubReconcilers)
-                        .with_outcome(Outcome::requeue_after(hours(3))))
-                })
+            .finalize(async |_, _| {
+                Err::<(), _>(
+                    Error::signal(ErrorKind::HaltSubReconcilers)
+                        .with_outcome(Outcome::requeue_after(hours(3))),
+                )
             }),
         "syncs in 2h and finalizes in 3h" => sync
             .sync_during_finalization(true)
-            .sync_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(2))) }))
-            .finalize_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(3))) })),
+            .sync(async |_, _| Ok(Outcome::requeue_after(hours(2))))
+            .finalize(async |_, _| Ok(Outcome::requeue_after(hours(3)))),
         "syncs in 3h and finalizes in 2h" => sync
             .sync_during_finalization(true)
-            .sync_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(3))) }))
-            .finalize_with_outcome(|_, _| Box::pin(async { Ok(Outcome::requeue_after(hours(2))) })),
+            .sync(async |_, _| Ok(Outcome::requeue_after(hours(3))))
+            .finalize(async |_, _| Ok(Outcome::requeue_after(hours(2)))),
         "finalize fails" => sync
-            .sync(|_, _| Box::pin(async { Ok(()) }))
-            .finalize(|_, _| Box::pin(async { Err(Error::msg("syncreconciler finalize error")) })),
+            .sync(async |_, _| Ok(()))
+            .finalize(async |_, _| Err::<(), _>(Error::msg("syncreconciler finalize error"))),
         other => panic!("no sub-reconciler {other:?}"),
     }
 }
@@ -181,14 +175,12 @@ fn sync_reconciler_duck() {
         .run(|env| {
             let sync = SyncReconciler::<TestDuck>::new("SyncReconciler");
             match sub_reconciler(env) {
-                "noop" => sync.sync(|_, _| Box::pin(async { Ok(()) })),
-                "mutates" => sync.sync(|_, duck| {
-                    Box::pin(async move {
-                        duck.spec
-                            .fields
-                            .insert("mutation".to_owned(), "true".to_owned());
-                        Ok(())
-                    })
+                "noop" => sync.sync(async |_, _| Ok(())),
+                "mutates" => sync.sync(async |_, duck| {
+                    duck.spec
+                        .fields
+                        .insert("mutation".to_owned(), "true".to_owned());
+                    Ok(())
                 }),
                 other => panic!("no sub-reconciler {other:?}"),
             }

@@ -28,11 +28,9 @@ pub struct DoublerStatus {
 
 /// Writes `status.doubled = 2 * spec.value`.
 pub fn reconciler(env: &TestEnv) -> ResourceReconciler<Doubler> {
-    let double = SyncReconciler::<Doubler>::new("Double").sync(|_, d| {
-        Box::pin(async move {
-            d.status.get_or_insert_default().doubled = Some(d.spec.value * 2);
-            Ok(())
-        })
+    let double = SyncReconciler::<Doubler>::new("Double").sync(async |_, d| {
+        d.status.get_or_insert_default().doubled = Some(d.spec.value * 2);
+        Ok(())
     });
     ResourceReconciler::new(env.config(), double)
 }

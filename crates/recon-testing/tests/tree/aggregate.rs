@@ -23,17 +23,15 @@ fn inventory_request() -> Request {
 /// Lists (and tracks) the widgets of the namespace into `data.widgets`.
 fn list_widgets() -> SyncReconciler<ConfigMap> {
     SyncReconciler::<ConfigMap>::new("ListWidgets")
-        .sync(|ctx, inventory| {
-            Box::pin(async move {
-                let widgets: Vec<Widget> = ctx.track_and_list(Some("default"), "").await?;
-                let mut names: Vec<String> = widgets
-                    .into_iter()
-                    .filter_map(|w| w.metadata.name)
-                    .collect();
-                names.sort();
-                inventory.data = Some([("widgets".to_owned(), names.join(","))].into());
-                Ok(())
-            })
+        .sync(async |ctx, inventory| {
+            let widgets: Vec<Widget> = ctx.track_and_list(Some("default"), "").await?;
+            let mut names: Vec<String> = widgets
+                .into_iter()
+                .filter_map(|w| w.metadata.name)
+                .collect();
+            names.sort();
+            inventory.data = Some([("widgets".to_owned(), names.join(","))].into());
+            Ok(())
         })
         .with_setup(|setup| setup.tracks::<Widget>())
 }

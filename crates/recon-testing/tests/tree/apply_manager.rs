@@ -61,30 +61,24 @@ fn child_tree(manager: ApplyObjectManager<ConfigMap>, unnamed: bool) -> SyncReco
     let manager = Arc::new(manager);
     let finalizing = Arc::clone(&manager);
     SyncReconciler::<Widget>::new("Child")
-        .sync(move |ctx, w| {
-            let manager = Arc::clone(&manager);
-            Box::pin(async move {
-                let actual = configmaps(ctx.config()).get_opt(CHILD).await?;
-                let desired = desired_child(w, unnamed);
-                let parent = Parent {
-                    resource: w,
-                    dyntype: &(),
-                };
-                manager.manage(ctx, parent, actual, desired).await?;
-                Ok(())
-            })
+        .sync_with((manager, unnamed), async |ctx, (manager, unnamed), w| {
+            let actual = configmaps(ctx.config()).get_opt(CHILD).await?;
+            let desired = desired_child(w, *unnamed);
+            let parent = Parent {
+                resource: w,
+                dyntype: &(),
+            };
+            manager.manage(ctx, parent, actual, desired).await?;
+            Ok(())
         })
-        .finalize(move |ctx, w| {
-            let manager = Arc::clone(&finalizing);
-            Box::pin(async move {
-                let actual = configmaps(ctx.config()).get_opt(CHILD).await?;
-                let parent = Parent {
-                    resource: w,
-                    dyntype: &(),
-                };
-                manager.manage(ctx, parent, actual, None).await?;
-                Ok(())
-            })
+        .finalize_with(finalizing, async |ctx, manager, w| {
+            let actual = configmaps(ctx.config()).get_opt(CHILD).await?;
+            let parent = Parent {
+                resource: w,
+                dyntype: &(),
+            };
+            manager.manage(ctx, parent, actual, None).await?;
+            Ok(())
         })
 }
 

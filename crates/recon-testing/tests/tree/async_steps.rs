@@ -1,6 +1,7 @@
-//! Hooks given unboxed, as `async fn` items and async closures (`SyncReconciler::sync_fn` and
-//! its siblings), in a sequence given as a tuple (`Sequence::of`), against the same tree with
-//! boxed hooks (`SyncReconciler::sync` and its siblings, `Sequence::new` of boxed steps).
+//! Hooks as `async fn` items and async closures (`SyncReconciler::sync` and `finalize`), in a
+//! sequence given as a tuple (`Sequence::of`), against the same tree with hooks given their
+//! step's name as state (`SyncReconciler::sync_with` and `finalize_with`, `Sequence::new` of
+//! boxed steps).
 //!
 //! Each table runs on both trees, so the two forms meet the same expectations: the hooks that
 //! run and their order, the outcome, the error, its signals, and the outcome it carries. The
@@ -77,35 +78,39 @@ async fn second_finalize(ctx: &Context, w: &mut Widget) -> Result<Outcome, Error
 fn unboxed() -> Sequence<Widget> {
     Sequence::of((
         SyncReconciler::<Widget>::new("first")
-            .sync_fn(first_sync)
-            .finalize_fn(first_finalize),
+            .sync(first_sync)
+            .finalize(first_finalize),
         SyncReconciler::<Widget>::new("second")
-            .sync_fn_with_outcome(second_sync)
-            .finalize_fn_with_outcome(second_finalize),
+            .sync(second_sync)
+            .finalize(second_finalize),
         SyncReconciler::<Widget>::new("third")
-            .sync_fn_with_outcome(async |ctx, w| act("sync", "third", ctx, w).await)
-            .finalize_fn_with_outcome(async |ctx, w| act("finalize", "third", ctx, w).await),
+            .sync(async |ctx, w| act("sync", "third", ctx, w).await)
+            .finalize(async |ctx, w| act("finalize", "third", ctx, w).await),
     ))
 }
 
-// ---- The same tree, boxed ----
+// ---- The same tree, with state, boxed ----
 
+/// The same steps, each hook given its step's name as state.
 fn boxed() -> Sequence<Widget> {
+    let step = |name: &'static str| {
+        SyncReconciler::<Widget>::new(name)
+            .sync_with(name, async |ctx, name, w| act("sync", name, ctx, w).await)
+            .finalize_with(name, async |ctx, name, w| {
+                act("finalize", name, ctx, w).await
+            })
+    };
     Sequence::new([
         SyncReconciler::<Widget>::new("first")
-            .sync(|ctx, w| Box::pin(async move { act("sync", "first", ctx, w).await.map(|_| ()) }))
-            .finalize(|ctx, w| {
-                Box::pin(async move { act("finalize", "first", ctx, w).await.map(|_| ()) })
+            .sync_with("first", async |ctx, name, w| {
+                act("sync", name, ctx, w).await.map(|_| ())
+            })
+            .finalize_with("first", async |ctx, name, w| {
+                act("finalize", name, ctx, w).await.map(|_| ())
             })
             .boxed(),
-        SyncReconciler::<Widget>::new("second")
-            .sync_with_outcome(|ctx, w| Box::pin(act("sync", "second", ctx, w)))
-            .finalize_with_outcome(|ctx, w| Box::pin(act("finalize", "second", ctx, w)))
-            .boxed(),
-        SyncReconciler::<Widget>::new("third")
-            .sync_with_outcome(|ctx, w| Box::pin(act("sync", "third", ctx, w)))
-            .finalize_with_outcome(|ctx, w| Box::pin(act("finalize", "third", ctx, w)))
-            .boxed(),
+        step("second").boxed(),
+        step("third").boxed(),
     ])
 }
 

@@ -9,8 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResourceExt;
 use kube::api::DynamicObject;
 use recon_core::{
-    CastResource, Config, Context, Error, ReconcileFuture, Request, Setup, SubReconciler,
-    SyncReconciler, Trigger,
+    CastResource, Config, Context, Error, Outcome, Request, Setup, SubReconciler, SyncReconciler,
+    Trigger,
 };
 use recon_fake::ApiServer;
 use recon_test_fixtures::*;
@@ -77,25 +77,23 @@ impl SubReconciler<Duck> for Scaler {
         "Scaler"
     }
 
-    fn reconcile<'a>(&'a self, _ctx: &'a Context, duck: &'a mut Duck) -> ReconcileFuture<'a> {
-        Box::pin(async move {
-            if let Some(n) = self.replicas {
-                duck.spec.replicas = Some(n);
-            }
-            if self.paused {
-                duck.spec.paused = true;
-            }
-            if self.annotate {
-                duck.metadata
-                    .annotations
-                    .get_or_insert_default()
-                    .insert("scaled".to_owned(), "yes".to_owned());
-            }
-            if self.fail {
-                return Err(Error::msg("the scaler failed"));
-            }
-            Ok(recon_core::Outcome::done())
-        })
+    async fn reconcile(&self, _ctx: &Context, duck: &mut Duck) -> Result<Outcome, Error> {
+        if let Some(n) = self.replicas {
+            duck.spec.replicas = Some(n);
+        }
+        if self.paused {
+            duck.spec.paused = true;
+        }
+        if self.annotate {
+            duck.metadata
+                .annotations
+                .get_or_insert_default()
+                .insert("scaled".to_owned(), "yes".to_owned());
+        }
+        if self.fail {
+            return Err(Error::msg("the scaler failed"));
+        }
+        Ok(recon_core::Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -199,8 +197,8 @@ impl SubReconciler<StrictDuck> for NeverRuns {
         "NeverRuns"
     }
 
-    fn reconcile<'a>(&'a self, _: &'a Context, _: &'a mut StrictDuck) -> ReconcileFuture<'a> {
-        Box::pin(async { Err(Error::msg("the nested reconciler ran")) })
+    async fn reconcile(&self, _: &Context, _: &mut StrictDuck) -> Result<Outcome, Error> {
+        Err(Error::msg("the nested reconciler ran"))
     }
 }
 
@@ -232,12 +230,10 @@ fn dynamic_widget() -> Value {
 #[test]
 fn cast_a_dynamic_object_to_its_type() {
     let grow = || {
-        SyncReconciler::<Widget>::new("Grow").sync(|_, w| {
-            Box::pin(async move {
-                w.spec.size += 1;
-                w.status.get_or_insert_default().ready = Some(true);
-                Ok(())
-            })
+        SyncReconciler::<Widget>::new("Grow").sync(async |_, w| {
+            w.spec.size += 1;
+            w.status.get_or_insert_default().ready = Some(true);
+            Ok(())
         })
     };
     SubReconcilerTests::new()
@@ -264,15 +260,13 @@ fn context(server: &ApiServer) -> Context {
 #[tokio::test]
 async fn cast_a_typed_resource_to_a_dynamic_object() {
     let server = ApiServer::new();
-    let label = SyncReconciler::<DynamicObject>::new("Label").sync(|_, o| {
-        Box::pin(async move {
-            o.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("seen".to_owned(), "yes".to_owned());
-            o.data["spec"]["replicas"] = json!(4);
-            Ok(())
-        })
+    let label = SyncReconciler::<DynamicObject>::new("Label").sync(async |_, o| {
+        o.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".to_owned(), "yes".to_owned());
+        o.data["spec"]["replicas"] = json!(4);
+        Ok(())
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(label);
     let mut deployment: Deployment = from_json(web());
@@ -292,11 +286,9 @@ async fn cast_a_typed_resource_to_a_dynamic_object() {
 #[tokio::test]
 async fn a_change_the_resource_cannot_hold_is_an_error_and_leaves_it_unchanged() {
     let server = ApiServer::new();
-    let break_it = SyncReconciler::<DynamicObject>::new("Break").sync(|_, o| {
-        Box::pin(async move {
-            o.data["spec"]["replicas"] = json!("three");
-            Ok(())
-        })
+    let break_it = SyncReconciler::<DynamicObject>::new("Break").sync(async |_, o| {
+        o.data["spec"]["replicas"] = json!("three");
+        Ok(())
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(break_it);
     let mut deployment: Deployment = from_json(web());
@@ -336,11 +328,9 @@ fn cast_names_itself_after_the_duck_and_forwards_setup() {
 #[tokio::test]
 async fn a_failing_nested_reconciler_whose_change_cannot_go_back_reports_both() {
     let server = ApiServer::new();
-    let break_and_fail = SyncReconciler::<DynamicObject>::new("BreakAndFail").sync(|_, o| {
-        Box::pin(async move {
-            o.data["spec"]["replicas"] = json!("three");
-            Err(Error::msg("the nested reconciler failed"))
-        })
+    let break_and_fail = SyncReconciler::<DynamicObject>::new("BreakAndFail").sync(async |_, o| {
+        o.data["spec"]["replicas"] = json!("three");
+        Err::<(), _>(Error::msg("the nested reconciler failed"))
     });
     let cast = CastResource::<Deployment, DynamicObject>::new(break_and_fail);
     let mut deployment: Deployment = from_json(web());
@@ -366,14 +356,12 @@ async fn a_typed_view_of_another_kind_reads_the_resource_without_its_type() {
     // A ConfigMap (k8s-openapi) accepts only `apiVersion: v1`, `kind: ConfigMap`: the Widget
     // is read without its own, and the view's metadata change goes back.
     let server = ApiServer::new();
-    let label = SyncReconciler::<ConfigMap>::new("Label").sync(|_, cm| {
-        Box::pin(async move {
-            cm.metadata
-                .labels
-                .get_or_insert_default()
-                .insert("seen".to_owned(), "yes".to_owned());
-            Ok(())
-        })
+    let label = SyncReconciler::<ConfigMap>::new("Label").sync(async |_, cm| {
+        cm.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("seen".to_owned(), "yes".to_owned());
+        Ok(())
     });
     let cast = CastResource::<DynamicObject, ConfigMap>::new(label);
     let mut widget: DynamicObject = from_json(dynamic_widget());

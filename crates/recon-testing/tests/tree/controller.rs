@@ -10,7 +10,7 @@ use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{Controller, watcher};
 use kube::{CustomResourceExt, ResourceExt};
-use recon_core::{Config, IntoBoxed, ResourceReconciler, Sequence, SubReconciler};
+use recon_core::{BoxSubReconciler, Config, IntoBoxed, ResourceReconciler, Sequence};
 use recon_fake::{ApiServer, Verb};
 use serde_json::json;
 
@@ -39,7 +39,7 @@ async fn a_controller_on_the_fake_reconciles_objects_created_after_it_starts() {
     let server = ApiServer::new();
     server.install_crd(&Task::crd()).await.unwrap();
     let client = server.client();
-    let tree: Vec<Box<dyn SubReconciler<Task>>> = vec![
+    let tree: Vec<BoxSubReconciler<Task>> = vec![
         set_phase("Running").boxed(),
         set_message("reconciled").boxed(),
     ];

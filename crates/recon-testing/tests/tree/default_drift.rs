@@ -42,39 +42,34 @@ fn deployments(config: &Config) -> Api<Deployment> {
 /// A tree that hands the child to `manager`.
 fn managed_by(manager: impl ObjectManager<Widget, Deployment> + 'static) -> SyncReconciler<Widget> {
     let manager = Arc::new(manager);
-    SyncReconciler::<Widget>::new("Child").sync(move |ctx, w| {
-        let manager = Arc::clone(&manager);
-        Box::pin(async move {
-            let actual = deployments(ctx.config()).get_opt("w-web").await?;
-            let parent = Parent {
-                resource: w,
-                dyntype: &(),
-            };
-            manager.manage(ctx, parent, actual, Some(desired())).await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Child").sync_with(manager, async |ctx, manager, w| {
+        let actual = deployments(ctx.config()).get_opt("w-web").await?;
+        let parent = Parent {
+            resource: w,
+            dyntype: &(),
+        };
+        manager.manage(ctx, parent, actual, Some(desired())).await?;
+        Ok(())
     })
 }
 
 /// The forgetful way: create when missing, else replace the whole spec whenever it differs.
 fn replacing_the_spec() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Child").sync(|ctx, _| {
-        Box::pin(async move {
-            let api = deployments(ctx.config());
-            let wanted = desired();
-            match api.get_opt("w-web").await? {
-                None => {
-                    api.create(&PostParams::default(), &wanted).await?;
-                }
-                Some(mut actual) if actual.spec != wanted.spec => {
-                    actual.spec = wanted.spec;
-                    api.replace("w-web", &PostParams::default(), &actual)
-                        .await?;
-                }
-                Some(_) => {}
+    SyncReconciler::<Widget>::new("Child").sync(async |ctx, _| {
+        let api = deployments(ctx.config());
+        let wanted = desired();
+        match api.get_opt("w-web").await? {
+            None => {
+                api.create(&PostParams::default(), &wanted).await?;
             }
-            Ok(())
-        })
+            Some(mut actual) if actual.spec != wanted.spec => {
+                actual.spec = wanted.spec;
+                api.replace("w-web", &PostParams::default(), &actual)
+                    .await?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
     })
 }
 

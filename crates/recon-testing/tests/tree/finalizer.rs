@@ -252,25 +252,21 @@ const CHILD: &str = "w-child";
 /// finalizer was added before it ran, and is still there while it finalizes.
 fn inner() -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new("Child")
-        .sync(|ctx, w| {
-            Box::pin(async move {
-                saw(ctx, w, "sync").await;
-                let mut child = ConfigMap::default();
-                child.metadata.name = Some(CHILD.to_owned());
-                configmaps_of(ctx.config())
-                    .create(&PostParams::default(), &child)
-                    .await?;
-                Ok(())
-            })
+        .sync(async |ctx, w| {
+            saw(ctx, w, "sync").await;
+            let mut child = ConfigMap::default();
+            child.metadata.name = Some(CHILD.to_owned());
+            configmaps_of(ctx.config())
+                .create(&PostParams::default(), &child)
+                .await?;
+            Ok(())
         })
-        .finalize(|ctx, w| {
-            Box::pin(async move {
-                saw(ctx, w, "finalize").await;
-                configmaps_of(ctx.config())
-                    .delete(CHILD, &DeleteParams::default())
-                    .await?;
-                Ok(())
-            })
+        .finalize(async |ctx, w| {
+            saw(ctx, w, "finalize").await;
+            configmaps_of(ctx.config())
+                .delete(CHILD, &DeleteParams::default())
+                .await?;
+            Ok(())
         })
 }
 
@@ -462,8 +458,8 @@ fn with_finalizer_not_ready_to_clear() {
                 }),
         )
         .run(|env| {
-            let tree = WithFinalizer::new(FINALIZER, inner())
-                .ready_to_clear(|_, _| Box::pin(async { Ok(false) }));
+            let tree =
+                WithFinalizer::new(FINALIZER, inner()).ready_to_clear(async |_, _| Ok(false));
             ResourceReconciler::new(env.config(), tree)
         });
 }
@@ -490,14 +486,12 @@ fn with_finalizer_ready_hook_failing() {
                 }),
         )
         .run(|env| {
-            let tree = WithFinalizer::new(FINALIZER, inner()).ready_to_clear(|ctx, _| {
-                Box::pin(async move {
-                    // The context is there for I/O; here it only names the request.
-                    Err(Error::msg(format!(
-                        "the external store is unreachable for {}",
-                        ctx.request().name
-                    )))
-                })
+            let tree = WithFinalizer::new(FINALIZER, inner()).ready_to_clear(async |ctx, _| {
+                // The context is there for I/O; here it only names the request.
+                Err(Error::msg(format!(
+                    "the external store is unreachable for {}",
+                    ctx.request().name
+                )))
             });
             ResourceReconciler::new(env.config(), tree)
         });

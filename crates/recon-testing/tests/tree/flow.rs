@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
-    Advice, Config, Context, Cursor, Error, Event, ForEach, IfThen, IntoBoxed,
+    Advice, BoxSubReconciler, Config, Context, Cursor, Error, Event, ForEach, IfThen, IntoBoxed,
     MaxIterationsExceeded, Outcome, OverrideSetup, Request, ResourceReconciler, Sequence, Setup,
     Stasher, SubReconciler, SuppressTransientErrors, SyncReconciler, Trigger, TryCatch,
     WHILE_ITERATION, While, WithConfig,
@@ -65,23 +65,25 @@ fn created(name: &str) -> Value {
 
 /// A step that publishes `what`, creates the ConfigMap `name`, and asks for `outcome`.
 fn creates(what: &'static str, name: &'static str, outcome: Outcome) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(what).sync_with_outcome(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(what).sync_with(
+        (what, name, outcome),
+        async |ctx, &(what, name, outcome), w| {
             ran(ctx, w, what).await;
             create_configmap(ctx.config(), name).await?;
             Ok(outcome)
-        })
-    })
+        },
+    )
 }
 
 /// A step that publishes `what` and asks for `outcome`.
 fn step(what: &'static str, outcome: Outcome) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(what).sync_with_outcome(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(what).sync_with(
+        (what, outcome),
+        async |ctx, &(what, outcome), w| {
             ran(ctx, w, what).await;
             Ok(outcome)
-        })
-    })
+        },
+    )
 }
 
 /// The message of an induced 500 with `cause`.
@@ -161,55 +163,41 @@ fn advice_for(variant: &str) -> Advice<Widget> {
     match variant {
         "bare" => advice,
         "failing before" => advice
-            .before(|ctx, w| {
-                Box::pin(async move {
-                    ran(ctx, w, "before").await;
-                    Err(Error::msg("not ready"))
-                })
+            .before(async |ctx, w| {
+                ran(ctx, w, "before").await;
+                Err::<(), _>(Error::msg("not ready"))
             })
-            .after(|ctx, w, result| {
-                Box::pin(async move {
-                    ran(ctx, w, "after").await;
-                    result
-                })
+            .after(async |ctx, w, result| {
+                ran(ctx, w, "after").await;
+                result
             }),
-        "twice" => advice.around(|ctx, w, nested| {
-            Box::pin(async move {
-                let first = nested.reconcile(ctx, w).await?;
-                let second = nested.reconcile(ctx, w).await?;
-                Ok(first.merge(second))
-            })
+        "twice" => advice.around(async |ctx, w, nested| {
+            let first = nested.reconcile(ctx, w).await?;
+            let second = nested.reconcile(ctx, w).await?;
+            Ok(first.merge(second))
         }),
-        "forgiving after" => advice.after(|ctx, w, result| {
-            Box::pin(async move {
-                ran(ctx, w, format!("after: {}", result.is_ok())).await;
-                Ok(result.unwrap_or_else(|_| Outcome::requeue_after(secs(60))))
-            })
+        "forgiving after" => advice.after(async |ctx, w, result| {
+            ran(ctx, w, format!("after: {}", result.is_ok())).await;
+            Ok(result.unwrap_or_else(|_| Outcome::requeue_after(secs(60))))
         }),
         _ => advice
-            .before(|ctx, w| {
-                Box::pin(async move {
-                    ran(ctx, w, "before").await;
-                    Ok(Outcome::requeue())
-                })
+            .before(async |ctx, w| {
+                ran(ctx, w, "before").await;
+                Ok(Outcome::requeue())
             })
-            .around(|ctx, w, nested| {
-                Box::pin(async move {
-                    ran(ctx, w, "around: in").await;
-                    let outcome = nested.reconcile(ctx, w).await?;
-                    ran(ctx, w, "around: out").await;
-                    Ok(outcome)
-                })
+            .around(async |ctx, w, nested| {
+                ran(ctx, w, "around: in").await;
+                let outcome = nested.reconcile(ctx, w).await?;
+                ran(ctx, w, "around: out").await;
+                Ok(outcome)
             })
-            .after(|ctx, w, result| {
-                Box::pin(async move {
-                    let note = match &result {
-                        Ok(_) => "after: ok".to_owned(),
-                        Err(e) => format!("after: {e}"),
-                    };
-                    ran(ctx, w, note).await;
-                    result
-                })
+            .after(async |ctx, w, result| {
+                let note = match &result {
+                    Ok(_) => "after: ok".to_owned(),
+                    Err(e) => format!("after: {e}"),
+                };
+                ran(ctx, w, note).await;
+                result
             }),
     }
 }
@@ -330,17 +318,15 @@ const ITERATIONS_SEEN: Stasher<Vec<usize>> = Stasher::new("iterations-seen");
 /// One iteration: records its index (event and stash), creates `w-<index>`, bumps the count,
 /// and asks for a requeue sooner each time (60s, 50s, ...).
 fn bump() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Bump").sync_with_outcome(|ctx, w| {
-        Box::pin(async move {
-            let i = While::<Widget>::iteration(ctx).ok_or_else(|| Error::msg("no iteration"))?;
-            ran(ctx, w, format!("iteration {i}")).await;
-            let mut seen = ITERATIONS_SEEN.retrieve_opt(ctx).unwrap_or_default();
-            seen.push(i);
-            ITERATIONS_SEEN.store(ctx, seen);
-            create_configmap(ctx.config(), &format!("w-{i}")).await?;
-            set_count(w, COUNT, count(w, COUNT) + 1);
-            Ok(Outcome::requeue_after(secs(60 - 10 * i as u64)))
-        })
+    SyncReconciler::<Widget>::new("Bump").sync(async |ctx, w| {
+        let i = While::<Widget>::iteration(ctx).ok_or_else(|| Error::msg("no iteration"))?;
+        ran(ctx, w, format!("iteration {i}")).await;
+        let mut seen = ITERATIONS_SEEN.retrieve_opt(ctx).unwrap_or_default();
+        seen.push(i);
+        ITERATIONS_SEEN.store(ctx, seen);
+        create_configmap(ctx.config(), &format!("w-{i}")).await?;
+        set_count(w, COUNT, count(w, COUNT) + 1);
+        Ok(Outcome::requeue_after(secs(60 - 10 * i as u64)))
     })
 }
 
@@ -452,14 +438,15 @@ const INNER: &str = "example.com/inner";
 
 /// Records the index of the innermost loop, then bumps `counter`.
 fn record_and_bump(label: &'static str, counter: &'static str) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new(label).sync(move |ctx, w| {
-        Box::pin(async move {
+    SyncReconciler::<Widget>::new(label).sync_with(
+        (label, counter),
+        async |ctx, &(label, counter), w| {
             let i = While::<Widget>::iteration(ctx).ok_or_else(|| Error::msg("no iteration"))?;
             ran(ctx, w, format!("{label} {i}")).await;
             set_count(w, counter, count(w, counter) + 1);
             Ok(())
-        })
-    })
+        },
+    )
 }
 
 #[test]
@@ -477,11 +464,9 @@ fn nested_while_loops() {
                 .expect_resource(&counted(sized(1), &[(INNER, 2), (OUTER, 2)])),
         )
         .run(|_| {
-            let reset_inner = SyncReconciler::<Widget>::new("ResetInner").sync(|_, w| {
-                Box::pin(async move {
-                    set_count(w, INNER, 0);
-                    Ok(())
-                })
+            let reset_inner = SyncReconciler::<Widget>::new("ResetInner").sync(async |_, w| {
+                set_count(w, INNER, 0);
+                Ok(())
             });
             let inner = While::new(
                 "Inner",
@@ -532,11 +517,9 @@ async fn an_unlimited_loop_runs_past_the_default_limit() {
         Request::namespaced("default", "w"),
     );
     let long = || {
-        let counter = SyncReconciler::<Widget>::new("Count").sync(|_, w| {
-            Box::pin(async move {
-                set_count(w, COUNT, count(w, COUNT) + 1);
-                Ok(())
-            })
+        let counter = SyncReconciler::<Widget>::new("Count").sync(async |_, w| {
+            set_count(w, COUNT, count(w, COUNT) + 1);
+            Ok(())
         });
         While::new("Long", |_, w: &Widget| count(w, COUNT) < 150, counter)
     };
@@ -556,7 +539,7 @@ async fn an_unlimited_loop_runs_past_the_default_limit() {
 }
 
 fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }))
+    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
 }
 
 // ---- ForEach ----
@@ -566,22 +549,20 @@ const CURSORS_SEEN: Stasher<Vec<Cursor<String>>> = Stasher::new("cursors-seen");
 /// For each item: records the cursor (event and stash), creates the ConfigMap named by the
 /// item, and asks for a requeue later each time (10s, 20s, ...).
 fn per_item() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PerItem").sync_with_outcome(|ctx, w| {
-        Box::pin(async move {
-            let cursor =
-                ForEach::<Widget, String>::cursor(ctx).ok_or_else(|| Error::msg("no cursor"))?;
-            ran(
-                ctx,
-                w,
-                format!("{}/{} {}", cursor.index + 1, cursor.length, cursor.item),
-            )
-            .await;
-            let mut seen = CURSORS_SEEN.retrieve_opt(ctx).unwrap_or_default();
-            seen.push(cursor.clone());
-            CURSORS_SEEN.store(ctx, seen);
-            create_configmap(ctx.config(), &cursor.item).await?;
-            Ok(Outcome::requeue_after(secs(10 * (cursor.index as u64 + 1))))
-        })
+    SyncReconciler::<Widget>::new("PerItem").sync(async |ctx, w| {
+        let cursor =
+            ForEach::<Widget, String>::cursor(ctx).ok_or_else(|| Error::msg("no cursor"))?;
+        ran(
+            ctx,
+            w,
+            format!("{}/{} {}", cursor.index + 1, cursor.length, cursor.item),
+        )
+        .await;
+        let mut seen = CURSORS_SEEN.retrieve_opt(ctx).unwrap_or_default();
+        seen.push(cursor.clone());
+        CURSORS_SEEN.store(ctx, seen);
+        create_configmap(ctx.config(), &cursor.item).await?;
+        Ok(Outcome::requeue_after(secs(10 * (cursor.index as u64 + 1))))
     })
 }
 
@@ -673,20 +654,18 @@ fn nested_for_each_over_distinct_item_types() {
                 .expect_event(ran_event("b 1/2")),
         )
         .run(|_| {
-            let both = SyncReconciler::<Widget>::new("Both").sync(|ctx, w| {
-                Box::pin(async move {
-                    let outer = Cursor::<&'static str>::current(ctx)
-                        .ok_or_else(|| Error::msg("no outer cursor"))?;
-                    let inner =
-                        Cursor::<i32>::current(ctx).ok_or_else(|| Error::msg("no inner cursor"))?;
-                    ran(
-                        ctx,
-                        w,
-                        format!("{} {}/{}", outer.item, inner.item, inner.length),
-                    )
-                    .await;
-                    Ok(())
-                })
+            let both = SyncReconciler::<Widget>::new("Both").sync(async |ctx, w| {
+                let outer = Cursor::<&'static str>::current(ctx)
+                    .ok_or_else(|| Error::msg("no outer cursor"))?;
+                let inner =
+                    Cursor::<i32>::current(ctx).ok_or_else(|| Error::msg("no inner cursor"))?;
+                ran(
+                    ctx,
+                    w,
+                    format!("{} {}/{}", outer.item, inner.item, inner.length),
+                )
+                .await;
+                Ok(())
             });
             let inner = ForEach::new(
                 "Inner",
@@ -716,34 +695,26 @@ fn try_catch_for(variant: &str) -> TryCatch<Widget> {
         Outcome::requeue(),
     ));
     match variant {
-        "swallow" => guarded.catch(|ctx, w, result| {
-            Box::pin(async move {
-                match result {
-                    Ok(outcome) => {
-                        ran(ctx, w, "catch: ok").await;
-                        Ok(outcome)
-                    }
-                    Err(err) => {
-                        ran(ctx, w, format!("catch: {err}")).await;
-                        Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
-                    }
-                }
-            })
+        "swallow" => guarded.catch(async |ctx, w, result| match result {
+            Ok(outcome) => {
+                ran(ctx, w, "catch: ok").await;
+                Ok(outcome)
+            }
+            Err(err) => {
+                ran(ctx, w, format!("catch: {err}")).await;
+                Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
+            }
         }),
-        "replace" => guarded.catch(|_, _, result| {
-            Box::pin(async move {
-                result.map_err(|err| {
-                    let gathered = err.outcome();
-                    Error::msg(format!("replaced: {err}")).with_outcome(gathered)
-                })
+        "replace" => guarded.catch(async |_, _, result| {
+            result.map_err(|err| {
+                let gathered = err.outcome();
+                Error::msg(format!("replaced: {err}")).with_outcome(gathered)
             })
         }),
         // reconciler.io's Catch may fail a successful Try, or ask for more.
-        "fail success" => guarded.catch(|_, _, result| {
-            Box::pin(async move {
-                let outcome = result?;
-                Err(Error::msg("caught a success").with_outcome(outcome))
-            })
+        "fail success" => guarded.catch(async |_, _, result| {
+            let outcome = result?;
+            Err(Error::msg("caught a success").with_outcome(outcome))
         }),
         _ => guarded,
     }
@@ -860,12 +831,10 @@ fn try_catch_without_finally() {
                 .expect_result(Outcome::requeue_after(secs(5))),
         )
         .run(|_| {
-            TryCatch::new("Guarded", attempt()).catch(|ctx, w, result| {
-                Box::pin(async move {
-                    let err = result.err().ok_or_else(|| Error::msg("try succeeded"))?;
-                    ran(ctx, w, format!("catch: {err}")).await;
-                    Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
-                })
+            TryCatch::new("Guarded", attempt()).catch(async |ctx, w, result| {
+                let err = result.err().ok_or_else(|| Error::msg("try succeeded"))?;
+                ran(ctx, w, format!("catch: {err}")).await;
+                Ok(err.outcome().merge(Outcome::requeue_after(secs(5))))
             })
         });
 }
@@ -909,14 +878,12 @@ fn override_setup() {
 /// Creates `mirror` with the config in effect and `home` with the original one, then marks the
 /// widget ready (status the root writes with the original config).
 fn mirror() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Mirror").sync(|ctx, w| {
-        Box::pin(async move {
-            create_configmap(ctx.config(), "mirror").await?;
-            create_configmap(ctx.original_config(), "home").await?;
-            ran(ctx, w, "mirrored").await;
-            w.status.get_or_insert_default().ready = Some(true);
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Mirror").sync(async |ctx, w| {
+        create_configmap(ctx.config(), "mirror").await?;
+        create_configmap(ctx.original_config(), "home").await?;
+        ran(ctx, w, "mirrored").await;
+        w.status.get_or_insert_default().ready = Some(true);
+        Ok(())
     })
 }
 
@@ -991,12 +958,8 @@ impl SubReconciler<Widget> for OwnsConfigMaps {
         "OwnsConfigMaps"
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        _: &'a Context,
-        _: &'a mut Widget,
-    ) -> recon_core::ReconcileFuture<'a> {
-        Box::pin(async { Ok(Outcome::done()) })
+    async fn reconcile(&self, _: &Context, _: &mut Widget) -> Result<Outcome, Error> {
+        Ok(Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -1009,12 +972,8 @@ impl SubReconciler<Widget> for TracksSecrets {
         "TracksSecrets"
     }
 
-    fn reconcile<'a>(
-        &'a self,
-        _: &'a Context,
-        _: &'a mut Widget,
-    ) -> recon_core::ReconcileFuture<'a> {
-        Box::pin(async { Ok(Outcome::done()) })
+    async fn reconcile(&self, _: &Context, _: &mut Widget) -> Result<Outcome, Error> {
+        Ok(Outcome::done())
     }
 
     fn setup(&self, setup: &mut Setup) {
@@ -1026,7 +985,7 @@ impl SubReconciler<Widget> for TracksSecrets {
 type Declared = Vec<(String, Trigger)>;
 
 /// The watches `tree` declares.
-fn watches(tree: &dyn SubReconciler<Widget>) -> Declared {
+fn watches(tree: &impl SubReconciler<Widget>) -> Declared {
     let mut setup = Setup::default();
     tree.setup(&mut setup);
     setup
@@ -1040,11 +999,11 @@ fn watches(tree: &dyn SubReconciler<Widget>) -> Declared {
 fn each_combinator_declares_the_watches_of_what_it_holds() {
     let owns = || ("ConfigMap".to_owned(), Trigger::Owner);
     let tracks = || ("Secret".to_owned(), Trigger::Tracked);
-    let cases: Vec<(&str, Box<dyn SubReconciler<Widget>>, Declared)> = vec![
+    let cases: Vec<(&str, BoxSubReconciler<Widget>, Declared)> = vec![
         (
             "Advice, with hooks",
             Advice::new("A", OwnsConfigMaps)
-                .before(|_, _| Box::pin(async { Ok(Outcome::done()) }))
+                .before(async |_, _| Ok(Outcome::done()))
                 .boxed(),
             vec![owns()],
         ),
@@ -1103,7 +1062,7 @@ fn each_combinator_declares_the_watches_of_what_it_holds() {
     ];
     let mut failures = Vec::new();
     for (what, tree, expected) in &cases {
-        let declared = watches(tree.as_ref());
+        let declared = watches(tree);
         if declared != *expected {
             failures.push(format!(
                 "{what}: declared {declared:?}, expected {expected:?}"

@@ -15,7 +15,7 @@ use kube::runtime::controller::Action;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
     Always, Config, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
-    ReconcileFailed, ReconcileFuture, Request, ResourceReconciler, Sequence, SyncReconciler,
+    ReconcileFailed, Request, ResourceReconciler, Sequence, SyncReconciler,
 };
 use recon_fake::{RequestOrigin, Verb};
 use recon_test_fixtures::*;
@@ -66,54 +66,56 @@ impl Scripted for Widget {
 
 /// Runs the script of `step` on `w`: its actions in order, until one ends the step (a step with
 /// no script succeeds with nothing to do). `hook` says which hook runs it, for the `Ran` event.
-fn run_script<'a>(
+async fn run_script(
     hook: &'static str,
     step: &'static str,
-    ctx: &'a Context,
-    w: &'a mut Widget,
-) -> ReconcileFuture<'a> {
-    Box::pin(async move {
-        let what = match hook {
-            "sync" => step.to_owned(),
-            _ => format!("{hook} {step}"),
-        };
-        ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", what))
-            .await;
-        let script: Vec<Does> = w
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(&script_key(step)))
-            .map(|json| serde_json::from_str(json).expect("a valid script"))
-            .unwrap_or_default();
-        for does in script {
-            match does {
-                Does::MarkReady => w.status.get_or_insert_default().ready = Some(true),
-                Does::Requeue => return Ok(Outcome::requeue()),
-                Does::RequeueAfter(secs) => {
-                    return Ok(Outcome::requeue_after(Duration::from_secs(secs)));
-                }
-                Does::Fail(message) => return Err(Error::msg(message)),
-                Does::FailQuietly(Some(message)) => {
-                    return Err(Error::msg(message).with(ErrorKind::Quiet));
-                }
-                Does::FailQuietly(None) => return Err(Error::signal(ErrorKind::Quiet)),
-                Does::FailDurably => return Err(Error::signal(ErrorKind::Durable)),
-                Does::FailSkippingStatus(message) => {
-                    return Err(Error::msg(message).with(ErrorKind::SkipStatusUpdate));
-                }
+    ctx: &Context,
+    w: &mut Widget,
+) -> Result<Outcome, Error> {
+    let what = match hook {
+        "sync" => step.to_owned(),
+        _ => format!("{hook} {step}"),
+    };
+    ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", what))
+        .await;
+    let script: Vec<Does> = w
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(&script_key(step)))
+        .map(|json| serde_json::from_str(json).expect("a valid script"))
+        .unwrap_or_default();
+    for does in script {
+        match does {
+            Does::MarkReady => w.status.get_or_insert_default().ready = Some(true),
+            Does::Requeue => return Ok(Outcome::requeue()),
+            Does::RequeueAfter(secs) => {
+                return Ok(Outcome::requeue_after(Duration::from_secs(secs)));
+            }
+            Does::Fail(message) => return Err(Error::msg(message)),
+            Does::FailQuietly(Some(message)) => {
+                return Err(Error::msg(message).with(ErrorKind::Quiet));
+            }
+            Does::FailQuietly(None) => return Err(Error::signal(ErrorKind::Quiet)),
+            Does::FailDurably => return Err(Error::signal(ErrorKind::Durable)),
+            Does::FailSkippingStatus(message) => {
+                return Err(Error::msg(message).with(ErrorKind::SkipStatusUpdate));
             }
         }
-        Ok(Outcome::done())
-    })
+    }
+    Ok(Outcome::done())
 }
 
 /// The scripted step `name`: its sync hook runs the script on a live widget, its finalize hook
 /// on a terminating one.
 fn step(name: &'static str) -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new(name)
-        .sync_with_outcome(move |ctx, w| run_script("sync", name, ctx, w))
-        .finalize_with_outcome(move |ctx, w| run_script("finalize", name, ctx, w))
+        .sync_with(name, async |ctx, &name, w| {
+            run_script("sync", name, ctx, w).await
+        })
+        .finalize_with(name, async |ctx, &name, w| {
+            run_script("finalize", name, ctx, w).await
+        })
 }
 
 /// The event a step publishes when its sync hook runs (`ran("finalize step")`: its finalize hook).
@@ -507,18 +509,13 @@ fn resource_reconciler_hooks() {
                     *w = w.clone().doing("step", Does::MarkReady);
                     Ok(())
                 }),
-                "before" => root
-                    .before_reconcile(|_| Box::pin(async { Ok(Outcome::requeue_after(secs(10))) })),
+                "before" => root.before_reconcile(async |_| Ok(Outcome::requeue_after(secs(10)))),
                 "before fails" => {
-                    root.before_reconcile(|_| Box::pin(async { Err(Error::msg("not now")) }))
+                    root.before_reconcile(async |_| Err::<(), _>(Error::msg("not now")))
                 }
-                "after" => root.after_reconcile(|_, result| {
-                    Box::pin(async move {
-                        match result {
-                            Err(_) => Ok(Outcome::requeue_after(secs(7))),
-                            Ok(_) => Err(Error::signal(ErrorKind::Quiet)),
-                        }
-                    })
+                "after" => root.after_reconcile(async |_, result| match result {
+                    Err(_) => Ok(Outcome::requeue_after(secs(7))),
+                    Ok(_) => Err(Error::signal(ErrorKind::Quiet)),
                 }),
                 _ => root,
             }
@@ -582,7 +579,7 @@ async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathere
 // ---- Controller glue ----
 
 fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(|_, _| Box::pin(async { Ok(()) }))
+    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
 }
 
 #[tokio::test]
@@ -653,14 +650,12 @@ async fn reconcile_object_future_is_send_and_reconciles_the_object_it_is_given()
     let b = create_widget(&server, "b", &[]).await;
     let events = EventLog::default();
     let config = Config::new(server.client(), "test").with_recorder(events.clone());
-    let tree = SyncReconciler::<Widget>::new("MarkReady").sync(|ctx, w| {
-        Box::pin(async move {
-            let name = w.metadata.name.clone().unwrap_or_default();
-            ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", name))
-                .await;
-            w.status.get_or_insert_default().ready = Some(true);
-            Ok(())
-        })
+    let tree = SyncReconciler::<Widget>::new("MarkReady").sync(async |ctx, w| {
+        let name = w.metadata.name.clone().unwrap_or_default();
+        ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", name))
+            .await;
+        w.status.get_or_insert_default().ready = Some(true);
+        Ok(())
     });
     let reconciler = Arc::new(ResourceReconciler::new(config, tree));
     server.clear_requests();

@@ -310,15 +310,13 @@ fn phase_and_message() {
 fn rebuilding_conditions() {
     // A sub-reconciler that rebuilds the conditions from scratch, stamping them "now".
     let rebuild = || {
-        SyncReconciler::<Task>::new("Rebuild").sync(|ctx, task| {
-            Box::pin(async move {
-                let status = task.status.get_or_insert_default();
-                status.conditions.clear();
-                let mut m = crate::task::TASK.manage(&mut status.conditions, ctx.now());
-                m.initialize();
-                m.mark_true("Sized", "Sized", "");
-                Ok(())
-            })
+        SyncReconciler::<Task>::new("Rebuild").sync(async |ctx, task| {
+            let status = task.status.get_or_insert_default();
+            status.conditions.clear();
+            let mut m = crate::task::TASK.manage(&mut status.conditions, ctx.now());
+            m.initialize();
+            m.mark_true("Sized", "Sized", "");
+            Ok(())
         })
     };
     tasks()
@@ -672,11 +670,9 @@ async fn apply_lets_disjoint_condition_owners_coexist() {
 
 /// Sets `status.message`, then fails.
 fn message_then_failure() -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("MessageThenFailure").sync(|_, task| {
-        Box::pin(async move {
-            task.status.get_or_insert_default().message = Some("half done".into());
-            Err(recon_core::Error::msg("the registry is down"))
-        })
+    SyncReconciler::<Task>::new("MessageThenFailure").sync(async |_, task| {
+        task.status.get_or_insert_default().message = Some("half done".into());
+        Err::<(), _>(recon_core::Error::msg("the registry is down"))
     })
 }
 

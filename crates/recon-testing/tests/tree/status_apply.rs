@@ -101,13 +101,11 @@ fn condition<'s>(stored: &'s Value, type_: &str) -> &'s Value {
 
 /// Clears `status.message`.
 fn clear_message() -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("ClearMessage").sync(|_, task| {
-        Box::pin(async move {
-            if let Some(status) = task.status.as_mut() {
-                status.message = None;
-            }
-            Ok(())
-        })
+    SyncReconciler::<Task>::new("ClearMessage").sync(async |_, task| {
+        if let Some(status) = task.status.as_mut() {
+            status.message = None;
+        }
+        Ok(())
     })
 }
 
@@ -283,19 +281,17 @@ recon_core::impl_conditioned_status!(ReportStatus, REPORT);
 fn report_phase(
     phase: std::sync::Arc<std::sync::Mutex<Option<&'static str>>>,
 ) -> SyncReconciler<Report> {
-    SyncReconciler::<Report>::new("Phase").sync(move |ctx, report| {
+    SyncReconciler::<Report>::new("Phase").sync_with(phase, async |ctx, phase, report| {
         let phase = *phase.lock().unwrap();
-        Box::pin(async move {
-            let status = report.status.get_or_insert_default();
-            let mut conditions = REPORT.manage(&mut status.conditions, ctx.now());
-            match phase {
-                Some("Running") => conditions.mark_true("Alpha", "Running", ""),
-                Some(_) => conditions.mark_false("Alpha", "Waiting", "not started"),
-                None => {}
-            }
-            status.phase = phase.map(str::to_owned);
-            Ok(())
-        })
+        let status = report.status.get_or_insert_default();
+        let mut conditions = REPORT.manage(&mut status.conditions, ctx.now());
+        match phase {
+            Some("Running") => conditions.mark_true("Alpha", "Running", ""),
+            Some(_) => conditions.mark_false("Alpha", "Waiting", "not started"),
+            None => {}
+        }
+        status.phase = phase.map(str::to_owned);
+        Ok(())
     })
 }
 

@@ -25,19 +25,17 @@ const CAUSE: &str = "etcd is down";
 /// Marks the widget ready, then creates the ConfigMap `w-child`. A negative size is a durable
 /// error (reported before anything changes).
 fn ready_and_child() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ReadyAndChild").sync(|ctx, w| {
-        Box::pin(async move {
-            if w.spec.size < 0 {
-                return Err(Error::msg("negative size").with(ErrorKind::Durable));
-            }
-            w.status.get_or_insert_default().ready = Some(true);
-            let mut child = ConfigMap::default();
-            child.metadata.name = Some("w-child".to_owned());
-            Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default")
-                .create(&pp(), &child)
-                .await?;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("ReadyAndChild").sync(async |ctx, w| {
+        if w.spec.size < 0 {
+            return Err(Error::msg("negative size").with(ErrorKind::Durable));
+        }
+        w.status.get_or_insert_default().ready = Some(true);
+        let mut child = ConfigMap::default();
+        child.metadata.name = Some("w-child".to_owned());
+        Api::<ConfigMap>::namespaced(ctx.config().client().clone(), "default")
+            .create(&pp(), &child)
+            .await?;
+        Ok(())
     })
 }
 
@@ -159,7 +157,7 @@ fn context(config: &Config, at: &str) -> Context {
 }
 
 fn always_failing() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Fails").sync(|_, _| Box::pin(async { Err(Error::msg("blip")) }))
+    SyncReconciler::<Widget>::new("Fails").sync(async |_, _| Err::<(), _>(Error::msg("blip")))
 }
 
 fn with_uid(uid: &str, generation: i64) -> Widget {
@@ -294,14 +292,12 @@ async fn only_the_latest_generation_of_a_resource_is_kept() {
 async fn a_success_forgets_the_resource() {
     let server = server().await;
     let config = Config::new(server.client(), "test");
-    let flaky = SyncReconciler::<Widget>::new("Flaky").sync(|_, w| {
-        Box::pin(async move {
-            if w.spec.size == 0 {
-                Err(Error::msg("blip"))
-            } else {
-                Ok(())
-            }
-        })
+    let flaky = SyncReconciler::<Widget>::new("Flaky").sync(async |_, w| {
+        if w.spec.size == 0 {
+            Err(Error::msg("blip"))
+        } else {
+            Ok(())
+        }
     });
     let suppress = SuppressTransientErrors::new("S", flaky);
     let ctx = context(&config, "2024-01-01T00:00:00Z");

@@ -51,17 +51,13 @@ fn sub_tests() -> SubReconcilerTests {
 
 fn sync_and_finalize() -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new("SyncAndFinalize")
-        .sync(|ctx, w| {
-            Box::pin(async move {
-                ran(ctx, w, "sync").await;
-                Ok(())
-            })
+        .sync(async |ctx, w| {
+            ran(ctx, w, "sync").await;
+            Ok(())
         })
-        .finalize(|ctx, w| {
-            Box::pin(async move {
-                ran(ctx, w, "finalize").await;
-                Ok(())
-            })
+        .finalize(async |ctx, w| {
+            ran(ctx, w, "finalize").await;
+            Ok(())
         })
 }
 
@@ -104,9 +100,8 @@ fn sync_reconciler_with_outcome() {
                 .expect_result(Outcome::requeue_after(Duration::from_secs(30))),
         )
         .run(|_| {
-            SyncReconciler::<Widget>::new("Later").sync_with_outcome(|_, _| {
-                Box::pin(async { Ok(Outcome::requeue_after(Duration::from_secs(30))) })
-            })
+            SyncReconciler::<Widget>::new("Later")
+                .sync(async |_, _| Ok(Outcome::requeue_after(Duration::from_secs(30))))
         });
 }
 
@@ -117,19 +112,15 @@ const SIZE_SEEN: Stasher<String> = Stasher::new("size-seen");
 /// A step that records the stash keys it finds and stashes the widget's size, then a step that
 /// reads it back.
 fn store_then_read() -> Sequence<Widget> {
-    let store = SyncReconciler::<Widget>::new("Store").sync(|ctx, w| {
-        Box::pin(async move {
-            ran(ctx, w, format!("keys at start: {:?}", ctx.stash().keys())).await;
-            SIZE_SEEN.store(ctx, format!("size {}", w.spec.size));
-            Ok(())
-        })
+    let store = SyncReconciler::<Widget>::new("Store").sync(async |ctx, w| {
+        ran(ctx, w, format!("keys at start: {:?}", ctx.stash().keys())).await;
+        SIZE_SEEN.store(ctx, format!("size {}", w.spec.size));
+        Ok(())
     });
-    let read = SyncReconciler::<Widget>::new("Read").sync(|ctx, w| {
-        Box::pin(async move {
-            let seen = SIZE_SEEN.retrieve(ctx)?;
-            ran(ctx, w, format!("read: {seen}")).await;
-            Ok(())
-        })
+    let read = SyncReconciler::<Widget>::new("Read").sync(async |ctx, w| {
+        let seen = SIZE_SEEN.retrieve(ctx)?;
+        ran(ctx, w, format!("read: {seen}")).await;
+        Ok(())
     });
     Sequence::new([store.boxed(), read.boxed()])
 }
@@ -187,12 +178,10 @@ async fn a_second_reconcile_by_the_same_reconciler_starts_with_an_empty_stash() 
 /// A hook recording the request time it sees, then taking a little while, so that a clock read
 /// by a later hook would differ.
 fn records_now() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Now").sync(|ctx, w| {
-        Box::pin(async move {
-            ran(ctx, w, format!("at {}", ctx.now())).await;
-            tokio::time::sleep(Duration::from_millis(2)).await;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("Now").sync(async |ctx, w| {
+        ran(ctx, w, format!("at {}", ctx.now())).await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        Ok(())
     })
 }
 

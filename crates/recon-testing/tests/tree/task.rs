@@ -44,42 +44,35 @@ impl_conditioned_status!(TaskStatus, TASK);
 
 /// Sets `status.phase`; `Sized` is true once the task runs.
 pub fn set_phase(phase: &'static str) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Phase").sync(move |ctx, task| {
-        Box::pin(async move {
-            let status = task.status.get_or_insert_default();
-            status.phase = Some(phase.to_owned());
-            let mut conditions = TASK.manage(&mut status.conditions, ctx.now());
-            if phase == "Running" {
-                conditions.mark_true("Sized", "Sized", "");
-            } else {
-                conditions.mark_false("Sized", "Waiting", "not sized yet");
-            }
-            Ok(())
-        })
+    SyncReconciler::<Task>::new("Phase").sync_with(phase, async |ctx, &phase, task| {
+        let status = task.status.get_or_insert_default();
+        status.phase = Some(phase.to_owned());
+        let mut conditions = TASK.manage(&mut status.conditions, ctx.now());
+        if phase == "Running" {
+            conditions.mark_true("Sized", "Sized", "");
+        } else {
+            conditions.mark_false("Sized", "Waiting", "not sized yet");
+        }
+        Ok(())
     })
 }
 
 /// Sets `status.message`.
 pub fn set_message(message: &'static str) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Message").sync(move |_, task| {
-        Box::pin(async move {
-            task.status.get_or_insert_default().message = Some(message.to_owned());
-            Ok(())
-        })
+    SyncReconciler::<Task>::new("Message").sync_with(message, async |_, &message, task| {
+        task.status.get_or_insert_default().message = Some(message.to_owned());
+        Ok(())
     })
 }
 
 /// Builds a plan when the status has none, counting the plans it builds.
 pub fn planner(built: Arc<AtomicUsize>) -> SyncReconciler<Task> {
-    SyncReconciler::<Task>::new("Plan").sync(move |_, task| {
-        let built = built.clone();
-        Box::pin(async move {
-            let status = task.status.get_or_insert_default();
-            if status.plan.is_none() {
-                built.fetch_add(1, Ordering::SeqCst);
-                status.plan = Some("plan-from-this-reconcile".into());
-            }
-            Ok(())
-        })
+    SyncReconciler::<Task>::new("Plan").sync_with(built, async |_, built, task| {
+        let status = task.status.get_or_insert_default();
+        if status.plan.is_none() {
+            built.fetch_add(1, Ordering::SeqCst);
+            status.plan = Some("plan-from-this-reconcile".into());
+        }
+        Ok(())
     })
 }

@@ -29,29 +29,25 @@ fn with_size(size: i32) -> Value {
 
 /// Reads its size from the config map `w-size`, tracking it.
 fn size_from_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SizeFromConfigMap").sync(|ctx, w| {
-        Box::pin(async move {
-            let cm: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-size").await?;
-            let size = cm
-                .and_then(|cm| cm.data?.get("size")?.parse().ok())
-                .unwrap_or(0);
-            w.spec.size = size;
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("SizeFromConfigMap").sync(async |ctx, w| {
+        let cm: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-size").await?;
+        let size = cm
+            .and_then(|cm| cm.data?.get("size")?.parse().ok())
+            .unwrap_or(0);
+        w.spec.size = size;
+        Ok(())
     })
 }
 
 /// Sums the sizes of the config maps labelled `app=w`, tracking the selection.
 fn size_from_labelled_config_maps() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SizeFromConfigMaps").sync(|ctx, w| {
-        Box::pin(async move {
-            let cms: Vec<ConfigMap> = ctx.track_and_list(Some("default"), "app=w").await?;
-            w.spec.size = cms
-                .iter()
-                .filter_map(|cm| cm.data.as_ref()?.get("size")?.parse::<i32>().ok())
-                .sum();
-            Ok(())
-        })
+    SyncReconciler::<Widget>::new("SizeFromConfigMaps").sync(async |ctx, w| {
+        let cms: Vec<ConfigMap> = ctx.track_and_list(Some("default"), "app=w").await?;
+        w.spec.size = cms
+            .iter()
+            .filter_map(|cm| cm.data.as_ref()?.get("size")?.parse::<i32>().ok())
+            .sum();
+        Ok(())
     })
 }
 
