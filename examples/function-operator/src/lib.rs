@@ -25,7 +25,7 @@
 //!
 //! # Writes
 //!
-//! Each child is written through an [`UpdatingObjectManager`] whose merge copies only the
+//! Each child is written through an [`UpdatingObjectManager`](recon_core::UpdatingObjectManager) whose merge copies only the
 //! fields this operator owns (its labels, the ConfigMaps' data, the Deployment's replicas, pod
 //! labels, volumes and the `function` container's image, pull policy, ports, env and mounts, the
 //! Service's selector and ports) onto the child as stored. What the API server fills in (a
