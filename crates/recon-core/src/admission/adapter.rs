@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use jiff::Timestamp;
 use serde_json::Value;
 use tracing::Instrument;
@@ -305,11 +304,7 @@ impl<R: Reconciled> AdmissionHandler for AdmissionWebhookAdapter<R> {
         self.mutating
     }
 
-    fn handle_at<'a>(
-        &'a self,
-        admission: Admission,
-        now: Timestamp,
-    ) -> BoxFuture<'a, AdmissionResponse> {
-        Box::pin(AdmissionWebhookAdapter::handle_at(self, admission, now))
+    async fn handle_at(&self, admission: Admission, now: Timestamp) -> AdmissionResponse {
+        AdmissionWebhookAdapter::handle_at(self, admission, now).await
     }
 }

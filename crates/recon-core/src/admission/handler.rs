@@ -1,6 +1,7 @@
 //! From HTTP to an admission decision and back: what a webhook server does with each request,
 //! whatever the resource type of the adapter behind it.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use bytes::Bytes;
@@ -14,9 +15,41 @@ use super::exchange::Admission;
 use super::review::{ADMISSION_API_VERSION, AdmissionRequest, AdmissionResponse, AdmissionReview};
 use crate::webhook_http::{failure, json_response, refuse_unless_json_post};
 
-/// Something that decides admission requests: an
-/// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type, as a
-/// server holds several behind one type.
+/// Something that decides admission requests, such as an
+/// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type.
+/// Implement it with an `async fn`; a server holding several boxes each one's future once per
+/// request.
+///
+/// ```
+/// use jiff::Timestamp;
+/// use recon_core::admission::{Admission, AdmissionHandler, AdmissionRequest, AdmissionResponse};
+///
+/// /// Allows everything, and says so in a warning.
+/// struct AllowAll;
+///
+/// impl AdmissionHandler for AllowAll {
+///     fn name(&self) -> &str {
+///         "allow-all"
+///     }
+///
+///     fn is_mutating(&self) -> bool {
+///         false
+///     }
+///
+///     async fn handle_at(&self, admission: Admission, _now: Timestamp) -> AdmissionResponse {
+///         AdmissionResponse::allow(admission.request().uid.clone())
+///             .with_warning("everything is allowed")
+///     }
+/// }
+/// # let request: AdmissionRequest = serde_json::from_value(serde_json::json!({
+/// #     "uid": "u1", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+/// #     "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+/// #     "operation": "CREATE", "userInfo": {}})).unwrap();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let response = AllowAll.handle_at(Admission::new(request), Timestamp::now()).await;
+/// assert!(response.allowed);
+/// # });
+/// ```
 pub trait AdmissionHandler: Send + Sync {
     /// A name for logs.
     fn name(&self) -> &str;
@@ -26,11 +59,37 @@ pub trait AdmissionHandler: Send + Sync {
     fn is_mutating(&self) -> bool;
 
     /// Decides the exchange `admission` with the request time fixed at `now`.
-    fn handle_at<'a>(
-        &'a self,
+    fn handle_at(
+        &self,
         admission: Admission,
         now: Timestamp,
-    ) -> BoxFuture<'a, AdmissionResponse>;
+    ) -> impl Future<Output = AdmissionResponse> + Send;
+}
+
+/// An [`AdmissionHandler`] with its future boxed, so that a server can hold handlers of
+/// different types side by side.
+pub(crate) trait BoxedAdmissionHandler: Send + Sync {
+    fn name(&self) -> &str;
+
+    fn handle_boxed(
+        &self,
+        admission: Admission,
+        now: Timestamp,
+    ) -> BoxFuture<'_, AdmissionResponse>;
+}
+
+impl<H: AdmissionHandler> BoxedAdmissionHandler for H {
+    fn name(&self) -> &str {
+        AdmissionHandler::name(self)
+    }
+
+    fn handle_boxed(
+        &self,
+        admission: Admission,
+        now: Timestamp,
+    ) -> BoxFuture<'_, AdmissionResponse> {
+        Box::pin(self.handle_at(admission, now))
+    }
 }
 
 /// Answers one HTTP request to a webhook: `handler` decides the `AdmissionReview` in its body.
@@ -61,7 +120,15 @@ pub trait AdmissionHandler: Send + Sync {
 /// # });
 /// ```
 pub async fn respond(
-    handler: &dyn AdmissionHandler,
+    handler: &impl AdmissionHandler,
+    request: http::Request<Bytes>,
+) -> http::Response<Bytes> {
+    respond_boxed(handler, request).await
+}
+
+/// [`respond`] for a handler a server holds boxed.
+pub(crate) async fn respond_boxed(
+    handler: &dyn BoxedAdmissionHandler,
     request: http::Request<Bytes>,
 ) -> http::Response<Bytes> {
     let (parts, body) = request.into_parts();
@@ -80,7 +147,7 @@ pub async fn respond(
     };
     let uid = request.uid.clone();
     let admission = Admission::with_http_request(request, http::Request::from_parts(parts, ()));
-    let decided = AssertUnwindSafe(handler.handle_at(admission, Timestamp::now()))
+    let decided = AssertUnwindSafe(handler.handle_boxed(admission, Timestamp::now()))
         .catch_unwind()
         .await;
     let response = decided.unwrap_or_else(|payload| {

@@ -16,9 +16,7 @@ use proptest::prelude::*;
 use recon_test_fixtures::proptest_config as config;
 use serde_json::{Map, Value, json};
 
-use super::{
-    AdmissionDenied, AdmissionHandler, AdmissionResponse, AdmissionReview, AdmissionStatus, respond,
-};
+use super::{AdmissionDenied, AdmissionResponse, AdmissionReview, AdmissionStatus, respond};
 use crate::{AdmissionWebhookAdapter, Config, SyncReconciler};
 
 /// Keys and strings from the reviews' own vocabulary, so that generated values land on the
@@ -431,7 +429,7 @@ proptest! {
     #[test]
     fn every_review_is_answered_with_its_uid_or_a_status(post in post(), body in body()) {
         let answer = WEBHOOKS.with(|w| {
-            let handler: &dyn AdmissionHandler = if post.validating { &w.validating } else { &w.mutating };
+            let handler = if post.validating { &w.validating } else { &w.mutating };
             let mut request = http::Request::builder().method(post.method).uri("/webhook");
             if let Some(content_type) = post.content_type {
                 request = request.header(http::header::CONTENT_TYPE, content_type);

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
-use super::handler::{AdmissionHandler, respond};
+use super::handler::{AdmissionHandler, BoxedAdmissionHandler, respond_boxed};
 use super::tls::TlsConfig;
 use crate::conversion::{ConversionHandler, respond_conversion};
 
@@ -225,14 +225,13 @@ impl WebhookServer {
     /// ```
     /// # use std::sync::Arc;
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use recon_core::admission::{AdmissionHandler, SelfSignedCertificate, WebhookServer};
+    /// # use recon_core::admission::{SelfSignedCertificate, WebhookServer};
     /// # use recon_core::{AdmissionWebhookAdapter, Config, SyncReconciler};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// # let client = recon_fake::ApiServer::new().client();
     /// # let tls = SelfSignedCertificate::generate(&["localhost"]).unwrap().tls_config().unwrap();
     /// # let noop = SyncReconciler::<ConfigMap>::new("Noop").sync(async |_, _| Ok(()));
-    /// let webhook: Arc<dyn AdmissionHandler> =
-    ///     Arc::new(AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
+    /// let webhook = Arc::new(AdmissionWebhookAdapter::new(Config::new(client, "cm"), noop));
     /// let server = WebhookServer::new(tls)
     ///     .route_shared("/v1/mutate", Arc::clone(&webhook))
     ///     .route_shared("/v2/mutate", webhook);
@@ -243,7 +242,7 @@ impl WebhookServer {
     pub fn route_shared(
         mut self,
         path: impl Into<String>,
-        handler: Arc<dyn AdmissionHandler>,
+        handler: Arc<impl AdmissionHandler + 'static>,
     ) -> Self {
         self.routes
             .push((path.into(), Endpoint::Admission(handler)));
@@ -511,7 +510,7 @@ impl RunningWebhookServer {
 /// What answers at a path.
 #[derive(Clone)]
 enum Endpoint {
-    Admission(Arc<dyn AdmissionHandler>),
+    Admission(Arc<dyn BoxedAdmissionHandler>),
     Conversion(Arc<dyn ConversionHandler>),
 }
 
@@ -609,7 +608,7 @@ impl Router {
         };
         let request = http::Request::from_parts(parts, body);
         let response = match &endpoint {
-            Endpoint::Admission(handler) => respond(handler.as_ref(), request).await,
+            Endpoint::Admission(handler) => respond_boxed(handler.as_ref(), request).await,
             Endpoint::Conversion(handler) => respond_conversion(handler.as_ref(), request),
         };
         response.map(Full::new)
@@ -792,7 +791,6 @@ async fn serve_connection(
 #[cfg(test)]
 mod tests {
     use futures::StreamExt as _;
-    use futures::future::BoxFuture;
     use jiff::Timestamp;
     use serde_json::{Value, json};
 
@@ -811,14 +809,9 @@ mod tests {
             false
         }
 
-        fn handle_at<'a>(
-            &'a self,
-            admission: Admission,
-            _now: Timestamp,
-        ) -> BoxFuture<'a, AdmissionResponse> {
-            let response = AdmissionResponse::allow(admission.request().uid.clone())
-                .with_warning(format!("allowed by {}", self.0));
-            Box::pin(async move { response })
+        async fn handle_at(&self, admission: Admission, _now: Timestamp) -> AdmissionResponse {
+            AdmissionResponse::allow(admission.request().uid.clone())
+                .with_warning(format!("allowed by {}", self.0))
         }
     }
 
@@ -838,18 +831,11 @@ mod tests {
             false
         }
 
-        fn handle_at<'a>(
-            &'a self,
-            admission: Admission,
-            _now: Timestamp,
-        ) -> BoxFuture<'a, AdmissionResponse> {
+        async fn handle_at(&self, admission: Admission, _now: Timestamp) -> AdmissionResponse {
             let _ = self.started.send(());
             let mut release = self.release.clone();
-            let response = AdmissionResponse::allow(admission.request().uid.clone());
-            Box::pin(async move {
-                let _ = release.wait_for(|go| *go).await;
-                response
-            })
+            let _ = release.wait_for(|go| *go).await;
+            AdmissionResponse::allow(admission.request().uid.clone())
         }
     }
 

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::widget::{Widget, WidgetSpec};
-use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
@@ -271,15 +270,11 @@ impl<H: AdmissionHandler> AdmissionHandler for Recording<H> {
         self.inner.is_mutating()
     }
 
-    fn handle_at<'a>(
-        &'a self,
-        admission: Admission,
-        now: Timestamp,
-    ) -> BoxFuture<'a, AdmissionResponse> {
+    async fn handle_at(&self, admission: Admission, now: Timestamp) -> AdmissionResponse {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(admission.request().clone());
         }
-        self.inner.handle_at(admission, now)
+        self.inner.handle_at(admission, now).await
     }
 }
 
@@ -296,9 +291,8 @@ impl AdmissionHandler for Answers {
         self.1
     }
 
-    fn handle_at<'a>(&'a self, _: Admission, _: Timestamp) -> BoxFuture<'a, AdmissionResponse> {
-        let response = self.0.clone();
-        Box::pin(async move { response })
+    async fn handle_at(&self, _: Admission, _: Timestamp) -> AdmissionResponse {
+        self.0.clone()
     }
 }
 

@@ -9,7 +9,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use futures::FutureExt as _;
-use futures::future::BoxFuture;
 use recon_core::admission::{
     Admission, AdmissionHandler, AdmissionResponse, RunningWebhookServer, SelfSignedCertificate,
     WebhookServer,
@@ -368,16 +367,10 @@ impl AdmissionHandler for Gated {
         false
     }
 
-    fn handle_at<'a>(
-        &'a self,
-        admission: Admission,
-        _now: jiff::Timestamp,
-    ) -> BoxFuture<'a, AdmissionResponse> {
-        Box::pin(async move {
-            self.0.entered.notify_one();
-            self.0.release.notified().await;
-            AdmissionResponse::allow(admission.request().uid.clone())
-        })
+    async fn handle_at(&self, admission: Admission, _now: jiff::Timestamp) -> AdmissionResponse {
+        self.0.entered.notify_one();
+        self.0.release.notified().await;
+        AdmissionResponse::allow(admission.request().uid.clone())
     }
 }
 
@@ -394,7 +387,7 @@ async fn shutdown_lets_a_request_under_way_finish_then_returns() {
     gate.entered.notified().await;
 
     // The first poll signals the stop; the request under way holds the shutdown.
-    let mut shutdown = Box::pin(served.server.shutdown());
+    let mut shutdown = std::pin::pin!(served.server.shutdown());
     assert!(shutdown.as_mut().now_or_never().is_none());
 
     gate.release.notify_one();
