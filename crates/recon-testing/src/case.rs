@@ -200,6 +200,37 @@ pub struct TestCase {
     pub(crate) setup_errors: Vec<String>,
 }
 
+/// Builder methods of [`TestCase`] that add one value to a list of its [`Expectations`].
+macro_rules! expected {
+    ($($(#[$doc:meta])* $method:ident($arg:ident: $ty:ty) into $list:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $method(mut self, $arg: $ty) -> Self {
+                self.expect.$list.push($arg);
+                self
+            }
+        )*
+    };
+}
+
+/// Builder methods of [`TestCase`] that add an object, as JSON, to a list of its
+/// [`Expectations`]; an object that does not serialise fails the case.
+macro_rules! objects_expected {
+    ($($(#[$doc:meta])* $method:ident into $list:ident as $field:literal;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $method(mut self, object: &impl Serialize) -> Self {
+                if let Some(v) = self.json(concat!("expect.", $field), object) {
+                    self.expect.$list.push(v);
+                }
+                self
+            }
+        )*
+    };
+}
+
 impl TestCase {
     /// A reconciler case for `request`.
     pub fn reconcile(request: Request) -> Self {
@@ -443,80 +474,42 @@ impl TestCase {
         self
     }
 
-    /// Expects `object` to be created.
-    #[must_use]
-    pub fn expect_create(mut self, object: &impl Serialize) -> Self {
-        if let Some(v) = self.json("expect.creates", object) {
-            self.expect.creates.push(v);
-        }
-        self
+    objects_expected! {
+        /// Expects `object` to be created.
+        expect_create into creates as "creates";
+        /// Expects `object` to be replaced (PUT).
+        expect_update into updates as "updates";
+        /// Expects `object`'s status to be replaced (PUT `/status`).
+        expect_status_update into status_updates as "statusUpdates";
     }
 
-    /// Expects `object` to be replaced (PUT).
-    #[must_use]
-    pub fn expect_update(mut self, object: &impl Serialize) -> Self {
-        if let Some(v) = self.json("expect.updates", object) {
-            self.expect.updates.push(v);
-        }
-        self
-    }
-
-    /// Expects a patch.
-    #[must_use]
-    pub fn expect_patch(mut self, patch: PatchRef) -> Self {
-        self.expect.patches.push(patch);
-        self
-    }
-
-    /// Expects a server-side apply.
-    #[must_use]
-    pub fn expect_apply(mut self, patch: PatchRef) -> Self {
-        self.expect.applies.push(patch);
-        self
-    }
-
-    /// Expects a delete.
-    #[must_use]
-    pub fn expect_delete(mut self, delete: DeleteRef) -> Self {
-        self.expect.deletes.push(delete);
-        self
-    }
-
-    /// Expects a delete of a collection.
-    #[must_use]
-    pub fn expect_delete_collection(mut self, delete: DeleteCollectionRef) -> Self {
-        self.expect.delete_collections.push(delete);
-        self
-    }
-
-    /// Expects `object`'s status to be replaced (PUT `/status`).
-    #[must_use]
-    pub fn expect_status_update(mut self, object: &impl Serialize) -> Self {
-        if let Some(v) = self.json("expect.statusUpdates", object) {
-            self.expect.status_updates.push(v);
-        }
-        self
-    }
-
-    /// Expects a status patch.
-    #[must_use]
-    pub fn expect_status_patch(mut self, patch: PatchRef) -> Self {
-        self.expect.status_patches.push(patch);
-        self
-    }
-
-    /// Expects a server-side apply of status.
-    #[must_use]
-    pub fn expect_status_apply(mut self, patch: PatchRef) -> Self {
-        self.expect.status_applies.push(patch);
-        self
-    }
-
-    /// Expects an event.
-    #[must_use]
-    pub fn expect_event(mut self, event: EventRef) -> Self {
-        self.expect.events.push(event);
-        self
+    expected! {
+        /// Expects a patch.
+        expect_patch(patch: PatchRef) into patches;
+        /// Expects a server-side apply.
+        expect_apply(patch: PatchRef) into applies;
+        /// Expects a delete.
+        expect_delete(delete: DeleteRef) into deletes;
+        /// Expects a delete of a collection.
+        expect_delete_collection(delete: DeleteCollectionRef) into delete_collections;
+        /// Expects a status patch.
+        expect_status_patch(patch: PatchRef) into status_patches;
+        /// Expects a server-side apply of status.
+        expect_status_apply(patch: PatchRef) into status_applies;
+        /// Expects an event.
+        expect_event(event: EventRef) into events;
+        /// Expects the error to carry `signal` (with [`TestCase::expect_error`]).
+        ///
+        /// ```
+        /// use recon_core::Request;
+        /// use recon_testing::{ErrorSignal, TestCase};
+        ///
+        /// let case = TestCase::reconcile(Request::namespaced("default", "w"))
+        ///     .expect_error("")
+        ///     .expect_error_signal(ErrorSignal::Durable);
+        /// assert_eq!(case.expect.error_signals, [ErrorSignal::Durable]);
+        /// ```
+        expect_error_signal(signal: ErrorSignal) into error_signals;
     }
 
     /// Expects the request reconciled (`tracker`) to track `reference`.
@@ -566,23 +559,6 @@ impl TestCase {
     #[must_use]
     pub fn additional_reconcile(mut self, case: TestCase) -> Self {
         self.additional_reconciles.push(case);
-        self
-    }
-
-    /// Expects the error to carry `signal` (with [`TestCase::expect_error`]).
-    ///
-    /// ```
-    /// use recon_core::Request;
-    /// use recon_testing::{ErrorSignal, TestCase};
-    ///
-    /// let case = TestCase::reconcile(Request::namespaced("default", "w"))
-    ///     .expect_error("")
-    ///     .expect_error_signal(ErrorSignal::Durable);
-    /// assert_eq!(case.expect.error_signals, [ErrorSignal::Durable]);
-    /// ```
-    #[must_use]
-    pub fn expect_error_signal(mut self, signal: ErrorSignal) -> Self {
-        self.expect.error_signals.push(signal);
         self
     }
 

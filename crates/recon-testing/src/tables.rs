@@ -235,34 +235,39 @@ table_common!(ReconcilerTestSuite);
 
 ordered_cases!(ReconcilerTestSuite);
 
-macro_rules! reconciler_table {
-    ($table:ident) => {
+/// `check`, `run` and `run_async` for a table whose factory builds a `$subject` (bound by
+/// `$bound`) and whose cases `$run_cases` runs.
+macro_rules! runs_with {
+    ($table:ident, $subject:ident: $bound:path, $run_cases:ident) => {
         impl $table {
             /// Runs every case; the report says which failed and why.
-            pub async fn check<T: RootReconciler>(
+            pub async fn check<$subject: $bound>(
                 &self,
-                factory: impl Fn(&TestEnv) -> T,
+                factory: impl Fn(&TestEnv) -> $subject,
             ) -> Report {
-                run_reconciler_cases(&self.common, &self.cases, factory).await
+                $run_cases(&self.common, &self.cases, factory).await
             }
 
             /// Runs every case and panics with the report unless they all pass. Needs no
             /// runtime.
             #[track_caller]
-            pub fn run<T: RootReconciler>(&self, factory: impl Fn(&TestEnv) -> T) {
+            pub fn run<$subject: $bound>(&self, factory: impl Fn(&TestEnv) -> $subject) {
                 block_on(self.check(factory)).assert_passed();
             }
 
             /// `run` inside an async test.
-            pub async fn run_async<T: RootReconciler>(&self, factory: impl Fn(&TestEnv) -> T) {
+            pub async fn run_async<$subject: $bound>(
+                &self,
+                factory: impl Fn(&TestEnv) -> $subject,
+            ) {
                 self.check(factory).await.assert_passed();
             }
         }
     };
 }
 
-reconciler_table!(ReconcilerTests);
-reconciler_table!(ReconcilerTestSuite);
+runs_with!(ReconcilerTests, T: RootReconciler, run_reconciler_cases);
+runs_with!(ReconcilerTestSuite, T: RootReconciler, run_reconciler_cases);
 
 /// What a reconciler table runs: a [`ResourceReconciler`] or an [`AggregateReconciler`]
 /// (which ignores requests other than its own).
@@ -616,34 +621,8 @@ table_common!(AdmissionWebhookTestSuite);
 
 ordered_cases!(AdmissionWebhookTestSuite);
 
-macro_rules! admission_table {
-    ($table:ident) => {
-        impl $table {
-            /// Runs every case; the report says which failed and why.
-            pub async fn check<H: AdmissionHandler>(
-                &self,
-                factory: impl Fn(&TestEnv) -> H,
-            ) -> Report {
-                run_admission_cases(&self.common, &self.cases, factory).await
-            }
-
-            /// Runs every case and panics with the report unless they all pass. Needs no
-            /// runtime.
-            #[track_caller]
-            pub fn run<H: AdmissionHandler>(&self, factory: impl Fn(&TestEnv) -> H) {
-                block_on(self.check(factory)).assert_passed();
-            }
-
-            /// `run` inside an async test.
-            pub async fn run_async<H: AdmissionHandler>(&self, factory: impl Fn(&TestEnv) -> H) {
-                self.check(factory).await.assert_passed();
-            }
-        }
-    };
-}
-
-admission_table!(AdmissionWebhookTests);
-admission_table!(AdmissionWebhookTestSuite);
+runs_with!(AdmissionWebhookTests, H: AdmissionHandler, run_admission_cases);
+runs_with!(AdmissionWebhookTestSuite, H: AdmissionHandler, run_admission_cases);
 
 async fn run_admission_cases<H: AdmissionHandler>(
     common: &Common,

@@ -129,7 +129,7 @@ pub enum WebhookServerError {
 /// by an [`AdmissionHandler`], such as an
 /// [`AdmissionWebhookAdapter`](crate::AdmissionWebhookAdapter) of any resource type.
 ///
-/// - A request to a route is answered by [`respond`]: `POST` with an `application/json`
+/// - A request to a route is answered by [`respond`](crate::admission::respond): `POST` with an `application/json`
 ///   `AdmissionReview`, or an HTTP error with a `Status` body.
 /// - `GET` [`HEALTH_PATH`] (`/healthz`) answers `200 OK` with `ok`.
 /// - Any other path answers `404 Not Found` with a `Status` body; a body larger than the
