@@ -47,6 +47,12 @@ pub(crate) fn config_map(name: &str, data: Value) -> Value {
     })
 }
 
+/// The config map `c` in `default`: no labels, no data.
+pub(crate) fn bare_config_map() -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"}})
+}
+
 pub(crate) fn request() -> Request {
     Request::namespaced("default", "w")
 }

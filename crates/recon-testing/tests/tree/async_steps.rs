@@ -10,11 +10,12 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{Context, Error, ErrorKind, Event, IntoBoxed, Outcome, Sequence, SyncReconciler};
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, SubReconcilerTests, TestCase};
+
+use crate::support::*;
 
 // ---- Scripted hooks ----
 
@@ -115,21 +116,6 @@ fn boxed() -> Sequence<Widget> {
 }
 
 // ---- Given widgets ----
-
-/// The live widget `w` in `default`, with no script.
-fn live() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while a finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = live();
-    w.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
 
 /// `w` with `step` scripted to do `does`.
 fn doing(mut w: Widget, step: &str, does: &str) -> Widget {

@@ -15,6 +15,8 @@ use recon_testing::{
 };
 use serde_json::{Value, json};
 
+use crate::support::*;
+
 const UID: &str = "0b5e7a4c-0000-4000-8000-000000000002";
 
 fn parent(size: i32, ready: Option<bool>) -> Widget {
@@ -105,10 +107,6 @@ fn ready_patch(ready: bool) -> PatchRef {
         "w",
         json!({"status": {"ready": ready}}),
     )
-}
-
-fn status_patched() -> EventRef {
-    EventRef::normal("StatusPatched", "Patched status")
 }
 
 fn created(id: usize) -> EventRef {

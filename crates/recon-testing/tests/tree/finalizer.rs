@@ -4,7 +4,6 @@
 //! as tables.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
@@ -15,6 +14,8 @@ use recon_fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde_json::json;
+
+use crate::support::*;
 
 const FINALIZER: &str = "example.com/f";
 const WIDGET_PATH: &str = "/apis/example.com/v1/namespaces/default/widgets/w";
@@ -304,21 +305,6 @@ fn finalizer_patch(finalizers: serde_json::Value) -> PatchRef {
     )
 }
 
-/// The live widget `w` in `default`, with no finalizer.
-fn live() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while the finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = live();
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
-
 /// The ConfigMap the inner reconciler manages, as stored.
 fn child() -> serde_json::Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CHILD, "namespace": "default"}})
@@ -404,7 +390,7 @@ fn with_finalizer() {
         .case(
             "a terminating resource gets the inner finalize, then loses the finalizer, and is gone",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_patch(finalizer_patch(json!(null)))
@@ -441,7 +427,7 @@ fn with_finalizer_not_ready_to_clear() {
         .case(
             "a terminating resource gets the inner finalize and keeps the finalizer",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_event(saw_event("finalize"))
@@ -471,7 +457,7 @@ fn with_finalizer_ready_hook_failing() {
         .case(
             "the hook's error fails the reconcile and the finalizer stays",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_event(saw_event("finalize"))

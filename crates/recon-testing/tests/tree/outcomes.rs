@@ -10,7 +10,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::controller::Action;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
@@ -21,6 +20,8 @@ use recon_fake::{RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};
+
+use crate::support::*;
 
 // ---- Scripted steps ----
 
@@ -125,21 +126,6 @@ fn ran(step: &str) -> EventRef {
 
 // ---- Given objects, requests, checks ----
 
-/// The live widget `w` in `default`, with no script.
-fn w() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while a finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = w();
-    w.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
-
 fn reconcile(name: &str) -> TestCase {
     TestCase::reconcile(Request::namespaced("default", name))
 }
@@ -159,10 +145,6 @@ fn ready_patch() -> PatchRef {
         "w",
         serde_json::json!({"status": {"ready": true}}),
     )
-}
-
-fn status_patched() -> EventRef {
-    EventRef::normal("StatusPatched", "Patched status")
 }
 
 /// The requests the reconciler sent, as `METHOD path -> code`.
@@ -216,7 +198,7 @@ fn sequence() {
         .case(
             "steps run in order",
             reconcile("w")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_event(ran("third")),
@@ -224,7 +206,7 @@ fn sequence() {
         .case(
             "the first error stops the sequence and is returned",
             reconcile("w")
-                .given(&w().doing("second", Does::Fail("second step failed".into())))
+                .given(&live().doing("second", Does::Fail("second step failed".into())))
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_error("second step failed"),
@@ -235,7 +217,8 @@ fn sequence() {
             "a durable error stops the sequence and the root requeues",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::RequeueAfter(10))
+                    &live()
+                        .doing("first", Does::RequeueAfter(10))
                         .doing("second", Does::FailDurably),
                 )
                 .expect_event(ran("first"))
@@ -246,7 +229,7 @@ fn sequence() {
             // As controller-runtime acts on it, a delay implies the requeue.
             "an outcome is compared as the controller acts on it",
             reconcile("w")
-                .given(&w().doing("first", Does::RequeueAfter(10)))
+                .given(&live().doing("first", Does::RequeueAfter(10)))
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_event(ran("third"))
@@ -259,7 +242,8 @@ fn sequence() {
             "the smallest non-zero delay wins",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::RequeueAfter(30))
+                    &live()
+                        .doing("first", Does::RequeueAfter(30))
                         .doing("second", Does::RequeueAfter(0))
                         .doing("third", Does::RequeueAfter(10)),
                 )
@@ -272,7 +256,8 @@ fn sequence() {
             "a requeue asked by one step survives another's delay and a later success",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::Requeue)
+                    &live()
+                        .doing("first", Does::Requeue)
                         .doing("second", Does::RequeueAfter(30)),
                 )
                 .expect_event(ran("first"))
@@ -303,7 +288,8 @@ fn always() {
             "every step runs even after errors, and the errors are joined",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::Fail("loud failed".into()))
+                    &live()
+                        .doing("first", Does::Fail("loud failed".into()))
                         .doing("second", Does::FailQuietly(Some("quiet failed".into())))
                         .doing("third", Does::Requeue),
                 ),
@@ -314,7 +300,8 @@ fn always() {
             "errors that are all quiet end the reconcile with a requeue",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::FailQuietly(Some("q2".into()))),
                 ),
             )
@@ -324,7 +311,8 @@ fn always() {
             "one loud error makes the joined error loud",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::Fail("loud".into())),
                 ),
             )
@@ -336,7 +324,8 @@ fn always() {
             "a delay asked beside quiet errors gives way to the root's requeue",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::FailQuietly(None))
                         .doing("third", Does::RequeueAfter(10)),
                 ),
@@ -363,7 +352,7 @@ fn resource_reconciler() {
         .case(
             "a quiet error ends the reconcile with a requeue",
             reconcile("w")
-                .given(&w().doing("step", Does::FailQuietly(Some("not yet".into()))))
+                .given(&live().doing("step", Does::FailQuietly(Some("not yet".into()))))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -371,7 +360,7 @@ fn resource_reconciler() {
             // reconciler.io's ErrDurable is quiet, so its root requeues (resource.go).
             "a durable error without a status change ends the reconcile with a requeue",
             reconcile("w")
-                .given(&w().doing("step", Does::FailDurably))
+                .given(&live().doing("step", Does::FailDurably))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -379,7 +368,8 @@ fn resource_reconciler() {
             "a skip-status-update error writes no status even though the status changed",
             reconcile("w")
                 .given(
-                    &w().doing("step", Does::MarkReady)
+                    &live()
+                        .doing("step", Does::MarkReady)
                         .doing("step", Does::FailSkippingStatus("do not write".into())),
                 )
                 .expect_event(ran("step"))
@@ -395,7 +385,8 @@ fn resource_reconciler() {
             "a loud error is returned and the status change is still written",
             reconcile("w")
                 .given(
-                    &w().doing("step", Does::MarkReady)
+                    &live()
+                        .doing("step", Does::MarkReady)
                         .doing("step", Does::Fail("boom".into())),
                 )
                 .expect_event(ran("step"))
@@ -441,21 +432,21 @@ fn resource_reconciler_hooks() {
             "a skipped request reads nothing",
             reconcile("w")
                 .metadata("hooks", &"skip request")
-                .given(&w().doing("step", Does::MarkReady))
+                .given(&live().doing("step", Does::MarkReady))
                 .verify(sent_only(&[])),
         )
         .case(
             "a skipped resource is read, and the tree does not run",
             reconcile("w")
                 .metadata("hooks", &"skip resource")
-                .given(&w().doing("step", Does::MarkReady))
+                .given(&live().doing("step", Does::MarkReady))
                 .verify(sent_only(&[GET_W])),
         )
         .case(
             "the tree sees the defaulted resource, and only its status is written",
             reconcile("w")
                 .metadata("hooks", &"default")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("step"))
                 .expect_status_patch(ready_patch())
                 .expect_event(status_patched())
@@ -471,7 +462,7 @@ fn resource_reconciler_hooks() {
             "before's outcome is merged with the tree's",
             reconcile("w")
                 .metadata("hooks", &"before")
-                .given(&w().doing("step", Does::RequeueAfter(30)))
+                .given(&live().doing("step", Does::RequeueAfter(30)))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue_after(secs(10))),
         )
@@ -479,7 +470,7 @@ fn resource_reconciler_hooks() {
             "before's error ends the reconcile before anything is read",
             reconcile("w")
                 .metadata("hooks", &"before fails")
-                .given(&w())
+                .given(&live())
                 .expect_error("not now")
                 .verify(sent_only(&[])),
         )
@@ -487,7 +478,7 @@ fn resource_reconciler_hooks() {
             "after replaces what the reconcile returned",
             reconcile("w")
                 .metadata("hooks", &"after")
-                .given(&w().doing("step", Does::Fail("boom".into())))
+                .given(&live().doing("step", Does::Fail("boom".into())))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue_after(secs(7))),
         )
@@ -495,7 +486,7 @@ fn resource_reconciler_hooks() {
             "a quiet error after returns is still a requeue",
             reconcile("w")
                 .metadata("hooks", &"after")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -545,7 +536,7 @@ fn resource_reconciler_syncing_status_during_finalization() {
 #[tokio::test]
 async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathered_before_it() {
     let server = server().await;
-    let scripted = w()
+    let scripted = live()
         .doing("first", Does::RequeueAfter(10))
         .doing("second", Does::Fail("boom".into()))
         .doing("third", Does::MarkReady)
