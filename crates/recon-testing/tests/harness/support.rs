@@ -363,6 +363,7 @@ pub(crate) fn assert_contains(text: &str, parts: &[&str]) {
 }
 
 /// The labels of the mismatches of the case `name`.
+#[track_caller]
 pub(crate) fn mismatches(report: &Report, name: &str) -> Vec<String> {
     let case = report
         .cases
@@ -373,6 +374,13 @@ pub(crate) fn mismatches(report: &Report, name: &str) -> Vec<String> {
         CaseStatus::Failed(m) => m.iter().map(|m| m.expectation.clone()).collect(),
         other => panic!("case {name:?} did not fail: {other:?}"),
     }
+}
+
+/// The file `path` under the harness's YAML fixtures.
+pub(crate) fn fixture(path: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
 }
 
 /// The message of a caught panic.
