@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::support::{assert_contains, failure, fixture, mismatches, passes};
+use crate::support::{assert_contains, failure, fixture, mismatches, passes, regenerating};
 use crate::widget::{Widget, WidgetSpec};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -199,12 +199,6 @@ fn labelled(mut w: Widget, key: &str, value: &str) -> Widget {
 /// A table with the widget CRD installed.
 fn table() -> AdmissionWebhookTests {
     AdmissionWebhookTests::new().crd(&Widget::crd())
-}
-
-/// Whether fixtures are being regenerated: the suite file is then rewritten while tests run,
-/// so the tests that read its text stand aside.
-fn regenerating() -> bool {
-    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
 }
 
 /// A directory under the system's temporary directory, removed when dropped.

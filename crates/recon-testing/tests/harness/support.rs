@@ -383,6 +383,13 @@ pub(crate) fn fixture(path: &str) -> std::path::PathBuf {
         .join(path)
 }
 
+/// Whether fixtures are being regenerated (`RECON_FIXTURES=overwrite`, as `cargo xtask fixtures`
+/// runs the tests): the suite files are then rewritten while tests run, so the tests that read
+/// their text stand aside.
+pub(crate) fn regenerating() -> bool {
+    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
+}
+
 /// The message of a caught panic.
 pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     match payload.downcast::<String>() {

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::support::{assert_contains, fixture, panic_on_zero, passes, reject_negative, with};
+use crate::support::{
+    assert_contains, fixture, panic_on_zero, passes, regenerating, reject_negative, with,
+};
 use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -148,13 +150,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Whether fixtures are being regenerated (`RECON_FIXTURES=overwrite`, as `cargo xtask fixtures`
-/// runs the tests): the suite files are then rewritten while tests run, so the tests that read
-/// their text stand aside.
-fn regenerating() -> bool {
-    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
 }
 
 /// Replaces exactly one occurrence of `from`.

@@ -19,10 +19,6 @@ use crate::support::*;
 
 // ---- Scripted hooks ----
 
-fn script_key(step: &str) -> String {
-    format!("script.example.com/{step}")
-}
-
 /// Publishes that `hook` of `step` ran, then does what the annotation `script_key(step)` of the
 /// resource says: `requeue-after:<secs>`, `fail:<message>` or `fail-quietly:<message>`
 /// (nothing, without it).

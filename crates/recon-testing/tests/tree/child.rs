@@ -105,10 +105,6 @@ fn child_reconciler(
     )
 }
 
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
-}
-
 fn ready_patch(ready: bool) -> PatchRef {
     PatchRef::merge(
         "Widget",
@@ -120,16 +116,6 @@ fn ready_patch(ready: bool) -> PatchRef {
 
 fn delete_of(name: &str) -> DeleteRef {
     DeleteRef::new("ConfigMap", Some("default"), name)
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 fn stored_child(env: &TestEnv, name: &str) -> Result<Option<ConfigMap>, String> {

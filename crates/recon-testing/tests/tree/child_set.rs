@@ -6,13 +6,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResourceExt;
 use recon_core::{
-    ChildSetReconciler, ChildSetResult, Error, OnlyReconcileChildStatus, Request,
-    ResourceReconciler, UpdatingObjectManager,
+    ChildSetReconciler, ChildSetResult, Error, OnlyReconcileChildStatus, ResourceReconciler,
+    UpdatingObjectManager,
 };
 use recon_test_fixtures::*;
-use recon_testing::{
-    DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase,
-};
+use recon_testing::{DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -94,10 +92,6 @@ fn reconciler() -> ChildSetReconciler<Widget, ConfigMap> {
         },
         |_, w, set| reflect(w, set),
     )
-}
-
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
 }
 
 fn ready_patch(ready: bool) -> PatchRef {

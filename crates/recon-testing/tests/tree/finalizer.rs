@@ -10,9 +10,9 @@ use recon_core::{
     Config, Context, Error, Event, EventLog, EventType, Request, ResourceReconciler,
     SyncReconciler, WithFinalizer, add_finalizer, clear_finalizer,
 };
-use recon_fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
+use recon_fake::{ApiServer, RecordedRequest, Verb};
 use recon_test_fixtures::*;
-use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
+use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestEnv};
 use serde_json::json;
 
 use crate::support::*;
@@ -317,20 +317,6 @@ fn child_created() -> serde_json::Value {
 
 fn child_deleted() -> DeleteRef {
     DeleteRef::new("ConfigMap", Some("default"), CHILD)
-}
-
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 /// Checks the reconciler sent exactly `expected`, in this order (reads included, which the

@@ -16,7 +16,7 @@ use recon_core::{
     Always, Config, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
     ReconcileFailed, Request, ResourceReconciler, Sequence, SyncReconciler,
 };
-use recon_fake::{RequestOrigin, Verb};
+use recon_fake::Verb;
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};
@@ -42,10 +42,6 @@ enum Does {
     FailDurably,
     /// Fails with this message, asking the root not to write status.
     FailSkippingStatus(String),
-}
-
-fn script_key(step: &str) -> String {
-    format!("script.example.com/{step}")
 }
 
 /// Scripting the steps on a given widget.
@@ -145,16 +141,6 @@ fn ready_patch() -> PatchRef {
         "w",
         serde_json::json!({"status": {"ready": true}}),
     )
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 /// A check that the reconciler sent exactly `expected` (reads included, which the table's own
@@ -568,10 +554,6 @@ async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathere
 }
 
 // ---- Controller glue ----
-
-fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
-}
 
 #[tokio::test]
 async fn action_maps_requeue_after_to_requeue_with_that_delay_requeue_to_the_requeue_delay_and_done_to_await_change()

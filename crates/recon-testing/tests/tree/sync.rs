@@ -12,7 +12,7 @@ use recon_core::{
     Sequence, Stasher, SyncReconciler,
 };
 use recon_test_fixtures::*;
-use recon_testing::{EventRef, ReconcilerTests, SubReconcilerTests, TestCase};
+use recon_testing::{ReconcilerTests, TestCase};
 
 use crate::support::*;
 
@@ -22,15 +22,6 @@ const NOW: &str = "2024-05-01T10:00:00Z";
 async fn ran(ctx: &Context, w: &Widget, what: impl Into<String>) {
     ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", what))
         .await;
-}
-
-/// The event [`ran`] publishes.
-fn ran_event(what: &str) -> EventRef {
-    EventRef::normal("Ran", what)
-}
-
-fn sub_tests() -> SubReconcilerTests {
-    SubReconcilerTests::new().crd(&Widget::crd())
 }
 
 // ---- SyncReconciler ----
