@@ -12,13 +12,11 @@ use pretty_assertions::assert_eq;
 use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 
+use crate::support::crds;
+
 const WIDGET_CRD: &str = "widgets.example.com";
 const GIZMO_CRD: &str = "gizmos.example.com";
 const CLEANUP: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-fn crds(server: &ApiServer) -> Api<CustomResourceDefinition> {
-    Api::all(server.client())
-}
 
 /// The `Terminating` condition's status and reason.
 fn terminating_condition(crd: &CustomResourceDefinition) -> Option<(String, String)> {
