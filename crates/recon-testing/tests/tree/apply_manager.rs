@@ -116,11 +116,6 @@ fn live_with_uid() -> Widget {
     w
 }
 
-fn with_finalizer(mut w: Widget) -> Widget {
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w
-}
-
 /// The apply body for a widget of size 1, as JSON.
 fn intent() -> Value {
     json!({
@@ -161,13 +156,6 @@ fn finalizer_patch(finalizers: Value) -> PatchRef {
         Some("default"),
         "w",
         json!({"metadata": {"finalizers": finalizers}}),
-    )
-}
-
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
     )
 }
 
@@ -424,9 +412,9 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
                 .metadata("finalizer", &true)
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_apply(applied())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(applied_event())
-                .expect_resource(&with_finalizer(live_with_uid()))
+                .expect_resource(&with_finalizer(FINALIZER, live_with_uid()))
                 .verify(|env, _| {
                     check_sent(
                         env,
@@ -436,14 +424,14 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         )
         .case(
             "an in-sync child with the finalizer in place sends nothing",
-            case(&with_finalizer(live_with_uid()))
+            case(&with_finalizer(FINALIZER, live_with_uid()))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .verify(|env, _| check_sent(env, &[GET_CHILD_200])),
         )
         .case(
             "a child no longer desired is deleted, then the finalizer is cleared",
-            case(&with_finalizer(widget_of_size(0)))
+            case(&with_finalizer(FINALIZER, widget_of_size(0)))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .expect_delete(child_deleted())
@@ -452,7 +440,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
                     "Deleted",
                     &format!("Deleted ConfigMap \"{CHILD}\""),
                 ))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&widget_of_size(0))
                 .verify(|env, _| {
                     check_sent(env, &[GET_CHILD_200, DELETE_CHILD, PATCH_W])?;
@@ -473,7 +461,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
                     "Deleted",
                     &format!("Deleted ConfigMap \"{CHILD}\""),
                 ))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&{
                     let mut w = terminating_with(live_with_uid(), &[FINALIZER]);
                     w.metadata.finalizers = None;
@@ -496,7 +484,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
             case(&terminating_with(live_with_uid(), &[FINALIZER]))
                 .metadata("finalizer", &true)
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&{
                     let mut w = terminating_with(live_with_uid(), &[FINALIZER]);
                     w.metadata.finalizers = None;

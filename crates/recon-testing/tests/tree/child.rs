@@ -373,18 +373,6 @@ fn finalizer_patch(finalizers: Value) -> PatchRef {
     )
 }
 
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
-    )
-}
-
-fn with_finalizer(mut w: Widget) -> Widget {
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w
-}
-
 #[test]
 fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
     ReconcilerTests::new()
@@ -394,7 +382,7 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
             reconcile_w()
                 .given(&parent(1, None))
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_create(&labelled("1"))
                 .expect_event(EventRef::normal("Created", "Created ConfigMap \"w-child\""))
                 .expect_status_patch(ready_patch(true))
@@ -414,7 +402,7 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
         .case(
             "a child in sync under the finalizer sends no write",
             reconcile_w()
-                .given(&with_finalizer(parent(1, Some(true))))
+                .given(&with_finalizer(FINALIZER, parent(1, Some(true))))
                 .given(&labelled("1"))
                 .given(&foreign("other")),
         )
@@ -426,7 +414,7 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
                 .expect_delete(delete_of("w-child"))
                 .expect_event(EventRef::normal("Deleted", "Deleted ConfigMap \"w-child\""))
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .verify(|env, _| {
                     let widget = env
                         .server()
@@ -443,7 +431,7 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
             reconcile_w()
                 .given(&terminating_parent(1, &[FINALIZER]))
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched()),
+                .expect_event(finalizer_patched(FINALIZER)),
         )
         .case(
             "a failed delete keeps the finalizer",

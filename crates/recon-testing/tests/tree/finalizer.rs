@@ -289,13 +289,6 @@ fn saw_event(hook: &str) -> EventRef {
     EventRef::normal("Saw", &format!("{hook} saw [\"{FINALIZER}\"]"))
 }
 
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
-    )
-}
-
 fn finalizer_patch(finalizers: serde_json::Value) -> PatchRef {
     PatchRef::merge(
         "Widget",
@@ -354,7 +347,7 @@ fn with_finalizer() {
                 .given(&live())
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_create(&child_created())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(saw_event("sync"))
                 .verify(|env, _| {
                     check_sent(
@@ -381,7 +374,7 @@ fn with_finalizer() {
                 .expect_delete(child_deleted())
                 .expect_patch(finalizer_patch(json!(null)))
                 .expect_event(saw_event("finalize"))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .verify(|env, _| {
                     check_sent(env, &[GET_W, DELETE_CHILD, PATCH_W])?;
                     match (
@@ -407,7 +400,7 @@ fn with_finalizer_not_ready_to_clear() {
                 .given(&live())
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_create(&child_created())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(saw_event("sync")),
         )
         .case(

@@ -66,3 +66,17 @@ pub(crate) fn sent(env: &TestEnv) -> Vec<String> {
         .map(ToString::to_string)
         .collect()
 }
+
+/// `w` kept by the finalizer `finalizer`.
+pub(crate) fn with_finalizer(finalizer: &str, mut w: Widget) -> Widget {
+    w.metadata.finalizers = Some(vec![finalizer.to_owned()]);
+    w
+}
+
+/// The event of the patch adding or removing the finalizer `finalizer`.
+pub(crate) fn finalizer_patched(finalizer: &str) -> EventRef {
+    EventRef::normal(
+        "FinalizerPatched",
+        &format!("Patched finalizer \"{finalizer}\""),
+    )
+}
