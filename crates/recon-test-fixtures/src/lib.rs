@@ -1,11 +1,13 @@
 //! What recon's own integration tests share: a namespaced `Widget` CRD with the status
 //! subresource (derived), a cluster-scoped `Gizmo` CRD without it (a YAML fixture under
-//! `fixtures/crds`), small helpers for requests to the in-memory API server, and the
-//! configuration of the property tests.
+//! `fixtures/crds`), small helpers for requests to the in-memory API server, waiting for
+//! background work, and the configuration of the property tests.
 
 mod proptest_config;
+mod waiting;
 
 pub use proptest_config::proptest_config;
+pub use waiting::{eventually, eventually_within};
 
 use std::path::Path;
 

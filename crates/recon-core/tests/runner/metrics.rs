@@ -10,6 +10,7 @@ use kube::api::Api;
 use kube::runtime::watcher;
 use recon_core::runner::Runner;
 use recon_fake::{Failure, Verb};
+use recon_test_fixtures::eventually_within;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::*;
@@ -26,22 +27,6 @@ pub async fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     let code = head.split(' ').nth(1).unwrap().parse().unwrap();
     (code, body.to_owned())
-}
-
-/// Polls until `check` holds, for at most ten seconds.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let settled = async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), settled)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
 }
 
 #[tokio::test]
@@ -63,18 +48,18 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
     let running = serving_endpoints(&server).await;
     let addr = running.endpoints_addr().unwrap();
     let children: Api<ConfigMap> = Api::default_namespaced(server.setup_client());
-    eventually("the child exists", || async {
+    eventually_within(RUNNER_WAIT, "the child exists", || async {
         children.get_opt("w-child").await.unwrap().is_some()
     })
     .await;
-    eventually("the controller's cache synced", || async {
+    eventually_within(RUNNER_WAIT, "the controller's cache synced", || async {
         get(addr, "/readyz", "*/*").await == (200, "ok".to_owned())
     })
     .await;
 
     // A status write ends its reconcile with no requeue (reconciler.io's rule); the reconcile it
     // brings writes nothing and asks for the resync.
-    eventually("a reconcile asked for a resync", || async {
+    eventually_within(RUNNER_WAIT, "a reconcile asked for a resync", || async {
         get(addr, "/metrics", "text/plain")
             .await
             .1
@@ -83,7 +68,7 @@ async fn the_endpoints_serve_reconcile_write_and_leadership_metrics_and_probes()
     .await;
     // A resize updates the child.
     resize(&server, 2).await;
-    eventually("the child follows the resize", || async {
+    eventually_within(RUNNER_WAIT, "the child follows the resize", || async {
         let child = children.get("w-child").await.unwrap();
         child
             .data
@@ -276,11 +261,15 @@ async fn metrics_given_after_the_controllers_are_the_ones_counted() {
         .start()
         .await
         .unwrap();
-    eventually("a reconcile is counted in the metrics given", || async {
-        metrics
-            .encode_prometheus()
-            .contains("controller_runtime_reconcile_total{controller=\"widgets\"")
-    })
+    eventually_within(
+        RUNNER_WAIT,
+        "a reconcile is counted in the metrics given",
+        || async {
+            metrics
+                .encode_prometheus()
+                .contains("controller_runtime_reconcile_total{controller=\"widgets\"")
+        },
+    )
     .await;
     running.shutdown().await;
 }

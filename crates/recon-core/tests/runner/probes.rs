@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use recon_fake::Verb;
+use recon_test_fixtures::eventually_within;
 use tokio::sync::watch;
 
-use crate::metrics::{eventually, get};
+use crate::metrics::get;
 use crate::support::*;
 
 #[tokio::test]
@@ -37,7 +38,7 @@ async fn readiness_fails_until_the_controllers_cache_has_listed_its_objects() {
     );
 
     gate.send_replace(true);
-    eventually("the cache synced", || async {
+    eventually_within(RUNNER_WAIT, "the cache synced", || async {
         get(addr, "/readyz", "*/*").await.0 == 200
     })
     .await;

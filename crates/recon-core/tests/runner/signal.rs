@@ -6,8 +6,8 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use kube::runtime::watcher;
 use recon_core::runner::{LeaderElection, Runner};
+use recon_test_fixtures::eventually_within;
 
-use crate::metrics::eventually;
 use crate::support::*;
 
 async fn holder(server: &recon_fake::ApiServer) -> Option<(Option<String>, Option<i32>)> {
@@ -29,7 +29,7 @@ async fn sigterm_shuts_the_runner_down_and_hands_the_lease_back() {
         )
         .leader_election(LeaderElection::new(LEASE, "default", "replica-a"));
     let running = tokio::spawn(runner.run_until_signalled());
-    eventually("the runner leads", || async {
+    eventually_within(RUNNER_WAIT, "the runner leads", || async {
         holder(&server).await == Some((Some("replica-a".to_owned()), Some(15)))
     })
     .await;

@@ -18,6 +18,10 @@ use recon_core::{
 use recon_fake::ApiServer;
 use recon_test_fixtures::{Widget, widget};
 
+/// How long a runner test waits for background work: ten seconds, twice a bare controller's
+/// wait, since a runner serves its endpoints and may elect a leader before it reconciles.
+pub const RUNNER_WAIT: Duration = Duration::from_secs(10);
+
 /// The controller's name, the `controller` label of its metrics.
 pub const CONTROLLER: &str = "widgets";
 /// The Lease the replicas compete for.

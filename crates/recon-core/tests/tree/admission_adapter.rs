@@ -21,15 +21,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// A valve: unlike the shared `Widget`, its size may be absent and it may be paused.
 #[derive(CustomResource, Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[kube(
     group = "example.com",
     version = "v1",
-    kind = "Widget",
+    kind = "Valve",
     namespaced,
-    status = "WidgetStatus"
+    status = "ValveStatus"
 )]
-struct WidgetSpec {
+struct ValveSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     size: Option<i32>,
     /// A default the objects sent may lack: it must not appear in a patch by itself.
@@ -38,7 +39,7 @@ struct WidgetSpec {
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-struct WidgetStatus {
+struct ValveStatus {
     #[serde(default)]
     ready: bool,
 }
@@ -47,35 +48,35 @@ fn config() -> Config {
     Config::new(ApiServer::new().client(), "webhook")
 }
 
-/// A widget as a client sends it: with a field `Widget` does not know (`spec.color`), without
+/// A valve as a client sends it: with a field `Valve` does not know (`spec.color`), without
 /// `spec.paused`, and without a status.
-fn sent_widget() -> Value {
+fn sent_valve() -> Value {
     json!({
         "apiVersion": "example.com/v1",
-        "kind": "Widget",
+        "kind": "Valve",
         "metadata": {"name": "w", "namespace": "default"},
         "spec": {"color": "blue"},
     })
 }
 
 fn create_request(object: Value) -> AdmissionRequest {
-    let widget: Widget = serde_json::from_value(object.clone()).unwrap();
-    let mut request = AdmissionRequest::create(&widget).with_uid("uid-1");
+    let valve: Valve = serde_json::from_value(object.clone()).unwrap();
+    let mut request = AdmissionRequest::create(&valve).with_uid("uid-1");
     request.object = Some(object);
     request
 }
 
 /// Defaults `spec.size` to 3.
-fn default_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DefaultSize").sync(async |_ctx, w| {
+fn default_size() -> SyncReconciler<Valve> {
+    SyncReconciler::<Valve>::new("DefaultSize").sync(async |_ctx, w| {
         w.spec.size.get_or_insert(3);
         Ok(())
     })
 }
 
-/// Refuses widgets larger than 10.
-fn at_most_ten() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("AtMostTen").sync(async |_ctx, w| match w.spec.size {
+/// Refuses valves larger than 10.
+fn at_most_ten() -> SyncReconciler<Valve> {
+    SyncReconciler::<Valve>::new("AtMostTen").sync(async |_ctx, w| match w.spec.size {
         Some(size) if size > 10 => {
             Err(AdmissionDenied::invalid(format!("spec.size: {size} is more than 10")).into())
         }
@@ -90,7 +91,7 @@ fn ops(response: &AdmissionResponse) -> Value {
 #[tokio::test]
 async fn a_mutation_is_patched_against_the_object_as_sent() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert!(response.allowed);
     assert_eq!(response.uid, "uid-1");
     // Neither `paused: false` nor an empty status (defaults of the Rust type), and `color`
@@ -99,7 +100,7 @@ async fn a_mutation_is_patched_against_the_object_as_sent() {
         ops(&response),
         json!([{"op": "add", "path": "/spec/size", "value": 3}])
     );
-    let mut patched = sent_widget();
+    let mut patched = sent_valve();
     json_patch::patch(&mut patched, &response.patch.unwrap()).unwrap();
     assert_eq!(patched["spec"], json!({"color": "blue", "size": 3}));
 }
@@ -107,7 +108,7 @@ async fn a_mutation_is_patched_against_the_object_as_sent() {
 #[tokio::test]
 async fn an_unchanged_object_is_allowed_without_a_patch() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let mut sent = sent_widget();
+    let mut sent = sent_valve();
     sent["spec"]["size"] = json!(5);
     let response = webhook.handle(create_request(sent)).await;
     assert_eq!(response, AdmissionResponse::allow("uid-1"));
@@ -121,13 +122,13 @@ async fn an_unchanged_object_is_allowed_without_a_patch() {
 
 #[tokio::test]
 async fn a_change_to_a_default_the_object_lacks_is_patched_with_its_parents() {
-    let resume = SyncReconciler::<Widget>::new("Ready").sync(async |_ctx, w| {
+    let resume = SyncReconciler::<Valve>::new("Ready").sync(async |_ctx, w| {
         w.status.get_or_insert_default().ready = true;
         Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), resume);
-    let response = webhook.handle(create_request(sent_widget())).await;
-    let mut patched = sent_widget();
+    let response = webhook.handle(create_request(sent_valve())).await;
+    let mut patched = sent_valve();
     json_patch::patch(&mut patched, &response.patch.unwrap()).unwrap();
     assert_eq!(patched["status"], json!({"ready": true}));
     assert_eq!(patched["spec"], json!({"color": "blue"}));
@@ -136,9 +137,9 @@ async fn a_change_to_a_default_the_object_lacks_is_patched_with_its_parents() {
 #[tokio::test]
 async fn an_update_is_patched_against_the_new_object() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let old: Widget = serde_json::from_value(sent_widget()).unwrap();
+    let old: Valve = serde_json::from_value(sent_valve()).unwrap();
     let mut request = AdmissionRequest::update(&old, &old).with_uid("uid-2");
-    let mut new = sent_widget();
+    let mut new = sent_valve();
     new["metadata"]["labels"] = json!({"a": "b"});
     request.object = Some(new.clone());
     let response = webhook.handle(request).await;
@@ -151,7 +152,7 @@ async fn an_update_is_patched_against_the_new_object() {
 #[tokio::test]
 async fn a_step_that_refuses_gives_its_code_reason_and_message() {
     let webhook = AdmissionWebhookAdapter::new(config(), at_most_ten());
-    let mut sent = sent_widget();
+    let mut sent = sent_valve();
     sent["spec"]["size"] = json!(11);
     let response = webhook.handle(create_request(sent)).await;
     assert!(!response.allowed);
@@ -168,12 +169,12 @@ async fn a_step_that_refuses_gives_its_code_reason_and_message() {
 
 #[tokio::test]
 async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
-    let fails = SyncReconciler::<Widget>::new("Fails").sync(async |_ctx, w| {
+    let fails = SyncReconciler::<Valve>::new("Fails").sync(async |_ctx, w| {
         w.spec.size = Some(1);
         Err::<(), _>(Error::msg("the registry is unreachable"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), fails);
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert!(!response.allowed);
     assert_eq!(response.patch, None, "a refused request is not patched");
     let status = response.status.unwrap();
@@ -187,11 +188,11 @@ async fn any_other_error_refuses_as_an_internal_error_and_nothing_is_patched() {
 
 #[tokio::test]
 async fn a_refusal_inside_a_join_keeps_its_status() {
-    let fails = SyncReconciler::<Widget>::new("Fails")
+    let fails = SyncReconciler::<Valve>::new("Fails")
         .sync(async |_ctx, _w| Err::<(), _>(Error::msg("other")));
     let tree = Always::new([fails.boxed(), at_most_ten().boxed()]);
     let webhook = AdmissionWebhookAdapter::new(config(), tree);
-    let mut sent = sent_widget();
+    let mut sent = sent_valve();
     sent["spec"]["size"] = json!(20);
     let status = webhook.handle(create_request(sent)).await.status.unwrap();
     assert_eq!(status.code, Some(422));
@@ -199,7 +200,7 @@ async fn a_refusal_inside_a_join_keeps_its_status() {
 
 #[tokio::test]
 async fn a_status_a_step_set_is_kept_when_the_tree_fails() {
-    let sets = SyncReconciler::<Widget>::new("Sets").sync(async |ctx, _w| {
+    let sets = SyncReconciler::<Valve>::new("Sets").sync(async |ctx, _w| {
         let admission = ctx.admission().expect("in a webhook");
         admission.update_response(|r| {
             r.status = Some(recon_core::admission::AdmissionStatus {
@@ -211,7 +212,7 @@ async fn a_status_a_step_set_is_kept_when_the_tree_fails() {
         Err::<(), _>(Error::msg("stop"))
     });
     let webhook = AdmissionWebhookAdapter::new(config(), sets);
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert!(!response.allowed);
     assert_eq!(response.status.unwrap().code, Some(409));
 }
@@ -221,13 +222,13 @@ async fn a_validating_webhook_never_patches() {
     let tree = Sequence::new([default_size().boxed(), at_most_ten().boxed()]);
     let webhook = AdmissionWebhookAdapter::new(config(), tree).validating();
     assert!(!webhook.is_mutating());
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert_eq!(response, AdmissionResponse::allow("uid-1"));
 }
 
 #[tokio::test]
 async fn a_validating_webhook_drops_a_patch_a_step_set() {
-    let own = SyncReconciler::<Widget>::new("Own").sync(async |ctx, _w| {
+    let own = SyncReconciler::<Valve>::new("Own").sync(async |ctx, _w| {
         let patch = serde_json::from_value(json!([{"op": "remove", "path": "/spec"}]))?;
         ctx.admission()
             .expect("in a webhook")
@@ -235,14 +236,14 @@ async fn a_validating_webhook_drops_a_patch_a_step_set() {
         Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), own).validating();
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert_eq!(response, AdmissionResponse::allow("uid-1"));
 }
 
 #[tokio::test]
 async fn a_delete_judges_the_old_object_and_is_never_patched() {
     let seen = Arc::new(std::sync::Mutex::new(None));
-    let record = SyncReconciler::<Widget>::new("Record").sync_with(
+    let record = SyncReconciler::<Valve>::new("Record").sync_with(
         Arc::clone(&seen),
         async |_ctx, seen, w| {
             *seen.lock().unwrap() = w.metadata.name.clone();
@@ -251,7 +252,7 @@ async fn a_delete_judges_the_old_object_and_is_never_patched() {
         },
     );
     let webhook = AdmissionWebhookAdapter::new(config(), record);
-    let old: Widget = serde_json::from_value(sent_widget()).unwrap();
+    let old: Valve = serde_json::from_value(sent_valve()).unwrap();
     let response = webhook
         .handle(AdmissionRequest::delete(&old).with_uid("d"))
         .await;
@@ -262,7 +263,7 @@ async fn a_delete_judges_the_old_object_and_is_never_patched() {
 #[tokio::test]
 async fn an_object_of_another_kind_is_refused_before_the_tree_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let counted = SyncReconciler::<Widget>::new("Count").sync_with(
+    let counted = SyncReconciler::<Valve>::new("Count").sync_with(
         Arc::clone(&runs),
         async |_ctx, runs, _w| {
             runs.fetch_add(1, Ordering::SeqCst);
@@ -277,7 +278,7 @@ async fn an_object_of_another_kind_is_refused_before_the_tree_runs() {
     assert_eq!(status.code, Some(400));
     assert_eq!(
         status.message.as_deref(),
-        Some("WidgetAdmissionWebhookAdapter admits example.com/v1 Widget, not v1 ConfigMap")
+        Some("ValveAdmissionWebhookAdapter admits example.com/v1 Valve, not v1 ConfigMap")
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
@@ -285,14 +286,14 @@ async fn an_object_of_another_kind_is_refused_before_the_tree_runs() {
 #[tokio::test]
 async fn an_object_that_does_not_read_as_the_type_is_a_bad_request() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let mut request = create_request(sent_widget());
-    request.object = Some(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+    let mut request = create_request(sent_valve());
+    request.object = Some(json!({"apiVersion": "example.com/v1", "kind": "Valve",
                                  "metadata": {"name": "w"}, "spec": {"size": "large"}}));
     let status = webhook.handle(request).await.status.unwrap();
     assert_eq!(status.code, Some(400));
     let message = status.message.unwrap();
     assert!(
-        message.starts_with("the object is not a valid example.com/v1 Widget: "),
+        message.starts_with("the object is not a valid example.com/v1 Valve: "),
         "{message}"
     );
 }
@@ -300,7 +301,7 @@ async fn an_object_that_does_not_read_as_the_type_is_a_bad_request() {
 #[tokio::test]
 async fn a_request_without_its_object_is_a_bad_request() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let mut request = create_request(sent_widget());
+    let mut request = create_request(sent_valve());
     request.object = None;
     let status = webhook.handle(request).await.status.unwrap();
     assert_eq!(status.code, Some(400));
@@ -313,7 +314,7 @@ async fn a_request_without_its_object_is_a_bad_request() {
 #[tokio::test]
 async fn steps_read_the_request_and_shape_the_response_through_the_context() {
     const TEAM: Stasher<String> = Stasher::new("team");
-    let warn = SyncReconciler::<Widget>::new("Warn").sync(async |ctx, _w| {
+    let warn = SyncReconciler::<Valve>::new("Warn").sync(async |ctx, _w| {
         let admission = ctx.admission().expect("in a webhook");
         let request = admission.request();
         if request.is_dry_run() {
@@ -339,22 +340,20 @@ async fn steps_read_the_request_and_shape_the_response_through_the_context() {
             });
         });
     let response = webhook
-        .handle(create_request(sent_widget()).by_user("alice"))
+        .handle(create_request(sent_valve()).by_user("alice"))
         .await;
     assert!(response.allowed);
     assert_eq!(response.warnings, ["alice of platform"]);
     assert_eq!(response.audit_annotations["decision"], "allowed");
 
-    let dry = webhook
-        .handle(create_request(sent_widget()).dry_run())
-        .await;
+    let dry = webhook.handle(create_request(sent_valve()).dry_run()).await;
     assert_eq!(dry.status.unwrap().code, Some(403));
     assert_eq!(dry.audit_annotations["decision"], "denied");
 }
 
 #[tokio::test]
 async fn a_patch_a_step_set_is_kept() {
-    let own = SyncReconciler::<Widget>::new("Own").sync(async |ctx, w| {
+    let own = SyncReconciler::<Valve>::new("Own").sync(async |ctx, w| {
         w.spec.size = Some(9);
         let patch = serde_json::from_value(json!([
             {"op": "add", "path": "/metadata/labels", "value": {"own": "yes"}}
@@ -365,7 +364,7 @@ async fn a_patch_a_step_set_is_kept() {
         Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), own);
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert_eq!(
         ops(&response),
         json!([{"op": "add", "path": "/metadata/labels", "value": {"own": "yes"}}])
@@ -374,7 +373,7 @@ async fn a_patch_a_step_set_is_kept() {
 
 #[tokio::test]
 async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
-    let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
+    let valves = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Valve"));
     let label = SyncReconciler::<DynamicObject>::new("Label").sync(async |_ctx, obj| {
         obj.metadata
             .labels
@@ -382,9 +381,9 @@ async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
             .insert("seen".into(), "yes".into());
         Ok(())
     });
-    let webhook = AdmissionWebhookAdapter::new_with(config(), widgets, label);
-    assert_eq!(webhook.name(), "WidgetAdmissionWebhookAdapter");
-    let response = webhook.handle(create_request(sent_widget())).await;
+    let webhook = AdmissionWebhookAdapter::new_with(config(), valves, label);
+    assert_eq!(webhook.name(), "ValveAdmissionWebhookAdapter");
+    let response = webhook.handle(create_request(sent_valve())).await;
     assert_eq!(
         ops(&response),
         json!([{"op": "add", "path": "/metadata/labels", "value": {"seen": "yes"}}])
@@ -394,13 +393,13 @@ async fn a_dynamic_object_webhook_checks_the_kind_of_its_api_resource() {
 #[tokio::test]
 async fn handle_at_pins_the_request_time() {
     let at = "2024-05-01T10:00:00Z".parse().unwrap();
-    let check = SyncReconciler::<Widget>::new("Time").sync(async |ctx, _w| {
+    let check = SyncReconciler::<Valve>::new("Time").sync(async |ctx, _w| {
         assert_eq!(ctx.now().to_string(), "2024-05-01T10:00:00Z");
         Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), check);
     let response = webhook
-        .handle_at(Admission::new(create_request(sent_widget())), at)
+        .handle_at(Admission::new(create_request(sent_valve())), at)
         .await;
     assert!(response.allowed);
 }
@@ -428,7 +427,7 @@ fn review_body(request: &AdmissionRequest) -> Vec<u8> {
 #[tokio::test]
 async fn a_review_is_answered_ok_with_a_base64_patch_on_the_wire() {
     let webhook = AdmissionWebhookAdapter::new(config(), default_size());
-    let request = create_request(sent_widget());
+    let request = create_request(sent_valve());
     let response = respond(
         &webhook,
         post(
@@ -456,18 +455,18 @@ async fn a_review_is_answered_ok_with_a_base64_patch_on_the_wire() {
 
 #[tokio::test]
 async fn the_http_request_reaches_the_tree() {
-    let path = SyncReconciler::<Widget>::new("Path").sync(async |ctx, _w| {
+    let path = SyncReconciler::<Valve>::new("Path").sync(async |ctx, _w| {
         let path = ctx
             .admission()
             .map(|a| a.http_request().uri().path().to_owned());
-        assert_eq!(path.as_deref(), Some("/widgets/mutate"));
+        assert_eq!(path.as_deref(), Some("/valves/mutate"));
         Ok(())
     });
     let webhook = AdmissionWebhookAdapter::new(config(), path);
-    let request = create_request(sent_widget());
+    let request = create_request(sent_valve());
     let response = respond(
         &webhook,
-        post("/widgets/mutate", "application/json", review_body(&request)),
+        post("/valves/mutate", "application/json", review_body(&request)),
     )
     .await;
     assert_eq!(body_json(&response)["response"]["allowed"], true);
@@ -559,10 +558,10 @@ async fn a_malformed_request_with_a_uid_is_refused_in_a_well_formed_review() {
 
 #[tokio::test]
 async fn a_panicking_tree_is_refused_as_an_internal_error() {
-    let panics = SyncReconciler::<Widget>::new("Panics")
+    let panics = SyncReconciler::<Valve>::new("Panics")
         .sync(async |_ctx, _w| -> Result<(), Error> { panic!("a bug in a step") });
     let webhook = AdmissionWebhookAdapter::new(config(), panics);
-    let request = create_request(sent_widget());
+    let request = create_request(sent_valve());
     let response = respond(
         &webhook,
         post("/", "application/json", review_body(&request)),
@@ -574,6 +573,6 @@ async fn a_panicking_tree_is_refused_as_an_internal_error() {
     assert_eq!(review["response"]["status"]["code"], 500);
     assert_eq!(
         review["response"]["status"]["message"],
-        "the webhook WidgetAdmissionWebhookAdapter panicked: a bug in a step"
+        "the webhook ValveAdmissionWebhookAdapter panicked: a bug in a step"
     );
 }

@@ -4,7 +4,6 @@
 //! re-reconciles the widget.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -16,6 +15,7 @@ use recon_core::{
     Trigger, UpdatingObjectManager,
 };
 use recon_fake::ApiServer;
+use recon_test_fixtures::eventually;
 use recon_test_fixtures::*;
 use serde_json::json;
 
@@ -60,22 +60,6 @@ fn child() -> ChildReconciler<Widget, ConfigMap> {
             Ok(())
         },
     )
-}
-
-/// Polls `check` until it holds, for at most five seconds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let settled = async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), settled)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
 }
 
 async fn child_data(children: &Api<ConfigMap>) -> Option<(String, String)> {

@@ -10,16 +10,9 @@ use kube::api::{
 use recon_fake::ApiServer;
 use serde_json::json;
 
-const WARNING: &str = "metadata.name: names ending with \".static.k8s.io\" are reserved for static manifest-based configurations and cannot be managed via the API";
+use crate::support::last_warnings;
 
-fn last_warnings(server: &ApiServer) -> Vec<String> {
-    server
-        .requests()
-        .last()
-        .expect("a request")
-        .warnings
-        .clone()
-}
+const WARNING: &str = "metadata.name: names ending with \".static.k8s.io\" are reserved for static manifest-based configurations and cannot be managed via the API";
 
 fn bindings(server: &ApiServer) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk(

@@ -12,16 +12,14 @@ use pretty_assertions::assert_eq;
 use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 
+use crate::support::crds;
+
 const WIDGET_CRD: &str = "widgets.example.com";
 const GIZMO_CRD: &str = "gizmos.example.com";
 const CLEANUP: &str = "customresourcecleanup.apiextensions.k8s.io";
 
-fn crds(server: &ApiServer) -> Api<CustomResourceDefinition> {
-    Api::all(server.client())
-}
-
 /// The `Terminating` condition's status and reason.
-fn terminating(crd: &CustomResourceDefinition) -> Option<(String, String)> {
+fn terminating_condition(crd: &CustomResourceDefinition) -> Option<(String, String)> {
     let conditions = crd.status.as_ref()?.conditions.as_ref()?;
     let c = conditions.iter().find(|c| c.type_ == "Terminating")?;
     Some((c.status.clone(), c.reason.clone().unwrap_or_default()))
@@ -47,8 +45,8 @@ async fn next_crd_event(
          ),
 ) -> (&'static str, Option<(String, String)>) {
     match events.try_next().await.unwrap().expect("an event") {
-        WatchEvent::Modified(crd) => ("MODIFIED", terminating(&crd)),
-        WatchEvent::Deleted(crd) => ("DELETED", terminating(&crd)),
+        WatchEvent::Modified(crd) => ("MODIFIED", terminating_condition(&crd)),
+        WatchEvent::Deleted(crd) => ("DELETED", terminating_condition(&crd)),
         other => panic!("unexpected event {other:?}"),
     }
 }
@@ -68,14 +66,14 @@ async fn the_delete_answers_terminating_and_the_finalizer_finishes_afterwards() 
     assert!(deleted.metadata.deletion_timestamp.is_some());
     assert_eq!(deleted.metadata.finalizers, Some(vec![CLEANUP.to_owned()]));
     assert_eq!(
-        terminating(&deleted),
+        terminating_condition(&deleted),
         condition("True", "InstanceDeletionPending")
     );
 
     // Nothing more has happened yet: the CRD is there, its widget too, creates are refused.
     let crd = crds(&server).get(WIDGET_CRD).await.unwrap();
     assert_eq!(
-        terminating(&crd),
+        terminating_condition(&crd),
         condition("True", "InstanceDeletionPending")
     );
     assert!(crd.metadata.deletion_timestamp.is_some());
@@ -135,7 +133,7 @@ async fn an_instance_finalizer_holds_the_crd_terminating_until_it_is_removed() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let crd = crds(&server).get(WIDGET_CRD).await.unwrap();
     assert_eq!(
-        terminating(&crd),
+        terminating_condition(&crd),
         condition("True", "InstanceDeletionInProgress")
     );
     assert_eq!(crd.metadata.finalizers, Some(vec![CLEANUP.to_owned()]));

@@ -18,7 +18,7 @@ const GENERATE_NAME_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
-fn config_map(name: &str) -> ConfigMap {
+fn config_map_with_data(name: &str) -> ConfigMap {
     from_json(json!({"metadata": {"name": name}, "data": {"k": "v"}}))
 }
 
@@ -122,7 +122,10 @@ async fn one_global_resource_version_increases_across_types() {
     let configmaps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
     let before = server.resource_version();
-    let cm = configmaps.create(&pp(), &config_map("x")).await.unwrap();
+    let cm = configmaps
+        .create(&pp(), &config_map_with_data("x"))
+        .await
+        .unwrap();
     let w = widgets(&server)
         .create(&pp(), &widget("x", 1))
         .await
@@ -173,7 +176,7 @@ async fn config_map_has_no_generation_on_create() {
     // C4
     let server = ApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    let created = api.create(&pp(), &config_map("x")).await.unwrap();
+    let created = api.create(&pp(), &config_map_with_data("x")).await.unwrap();
     assert_eq!(created.metadata.generation, None);
     let wire = server.requests().last().unwrap().response_json().unwrap();
     assert_eq!(wire["metadata"].get("generation"), None);
@@ -554,8 +557,8 @@ async fn creating_an_existing_config_map_names_the_core_resource() {
     // C9
     let server = ApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    api.create(&pp(), &config_map("x")).await.unwrap();
-    let s = status(api.create(&pp(), &config_map("x")).await);
+    api.create(&pp(), &config_map_with_data("x")).await.unwrap();
+    let s = status(api.create(&pp(), &config_map_with_data("x")).await);
     assert_eq!((s.code, s.reason.as_str()), (409, "AlreadyExists"));
     assert_eq!(s.message, "configmaps \"x\" already exists");
     let details = s.details.expect("details");
@@ -827,7 +830,7 @@ async fn content_type_that_is_not_text_is_415() {
             http::header::CONTENT_TYPE,
             http::HeaderValue::from_bytes(b"application/json\xff").unwrap(),
         )
-        .body(serde_json::to_vec(&config_map("c1")).unwrap())
+        .body(serde_json::to_vec(&config_map_with_data("c1")).unwrap())
         .unwrap();
     let err = server.client().request_text(request).await.unwrap_err();
     let kube::Error::Api(status) = err else {

@@ -5,7 +5,6 @@
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service, ServiceAccount};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
@@ -15,6 +14,8 @@ use pretty_assertions::assert_eq;
 use recon_fake::{ApiServer, ManualClock};
 use recon_test_fixtures::*;
 use serde_json::{Value, json};
+
+use crate::support::{crds, propagation};
 
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const NOW: &str = "2024-05-01T10:00:00Z";
@@ -77,13 +78,6 @@ async fn assert_widget_gone(server: &ApiServer, name: &str) {
         "NotFound",
         &format!(r#"widgets.example.com "{name}" not found"#),
     );
-}
-
-fn propagation(policy: PropagationPolicy) -> DeleteParams {
-    DeleteParams {
-        propagation_policy: Some(policy),
-        ..DeleteParams::default()
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -883,10 +877,6 @@ async fn deleting_a_namespace_marks_it_terminating_and_keeps_it() {
 // CustomResourceDefinition deletion (builtin-strategies §10)
 
 const WIDGET_CRD: &str = "widgets.example.com";
-
-fn crds(server: &ApiServer) -> Api<CustomResourceDefinition> {
-    Api::all(server.client())
-}
 
 async fn assert_crd_gone(server: &ApiServer) {
     let s = status(crds(server).get(WIDGET_CRD).await);

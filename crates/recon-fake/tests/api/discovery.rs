@@ -18,6 +18,8 @@ use recon_fake::{ApiServer, RequestOrigin, Verb};
 use recon_test_fixtures::*;
 use serde_json::{Value, json};
 
+use crate::support::crds;
+
 const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
@@ -74,10 +76,6 @@ fn resource_names(list: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn crds(server: &ApiServer) -> Api<CustomResourceDefinition> {
-    Api::all(server.client())
 }
 
 /// A CRD in its own group with two served versions (storage `v1beta1`, `scale` only there), a

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy, WatchEvent,
     WatchParams,
@@ -21,6 +21,8 @@ use recon_fake::{
 };
 use recon_test_fixtures::*;
 use serde_json::{Value, json};
+
+use crate::support::{namespaces, propagation};
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 
@@ -35,10 +37,6 @@ async fn gc_server() -> ApiServer {
 
 fn configmaps(server: &ApiServer, namespace: &str) -> Api<ConfigMap> {
     Api::namespaced(server.client(), namespace)
-}
-
-fn namespaces(server: &ApiServer) -> Api<Namespace> {
-    Api::all(server.client())
 }
 
 /// An `ownerReferences` entry naming `owner` (a ConfigMap unless it says otherwise).
@@ -88,13 +86,6 @@ async fn delete_cm(server: &ApiServer, name: &str, params: &DeleteParams) {
         .delete(name, params)
         .await
         .unwrap_or_else(|e| panic!("delete {name}: {e}"));
-}
-
-fn propagation(policy: PropagationPolicy) -> DeleteParams {
-    DeleteParams {
-        propagation_policy: Some(policy),
-        ..DeleteParams::default()
-    }
 }
 
 async fn get_cm(server: &ApiServer, name: &str) -> Option<ConfigMap> {

@@ -67,7 +67,7 @@ async fn create_namespace(server: &ApiServer, name: &str) {
     api.create(&PostParams::default(), &ns).await.unwrap();
 }
 
-fn config_map(name: &str) -> ConfigMap {
+fn config_map_without_data(name: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some(name.into());
     cm
@@ -483,10 +483,10 @@ async fn list_resource_version_is_the_global_revision_not_the_newest_item() {
         .await
         .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    cms.create(&PostParams::default(), &config_map("later"))
+    cms.create(&PostParams::default(), &config_map_without_data("later"))
         .await
         .unwrap();
-    cms.create(&PostParams::default(), &config_map("later-2"))
+    cms.create(&PostParams::default(), &config_map_without_data("later-2"))
         .await
         .unwrap();
 
@@ -573,7 +573,7 @@ async fn builtin_list_document_is_config_map_list_with_untyped_items() {
     // L3, W1 (built-in typed lists leave item TypeMeta empty; not checked on a real server)
     let server = ApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    api.create(&PostParams::default(), &config_map("c"))
+    api.create(&PostParams::default(), &config_map_without_data("c"))
         .await
         .unwrap();
     let list = api.list(&ListParams::default()).await.unwrap();
@@ -631,9 +631,12 @@ async fn builtin_list_across_all_namespaces_includes_every_namespace() {
     let server = ApiServer::new();
     for ns in ["default", "kube-system"] {
         let api: Api<ConfigMap> = Api::namespaced(server.client(), ns);
-        api.create(&PostParams::default(), &config_map(&format!("cm-{ns}")))
-            .await
-            .unwrap();
+        api.create(
+            &PostParams::default(),
+            &config_map_without_data(&format!("cm-{ns}")),
+        )
+        .await
+        .unwrap();
     }
     let all = Api::<ConfigMap>::all(server.client())
         .list(&ListParams::default())

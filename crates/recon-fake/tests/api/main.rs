@@ -27,6 +27,7 @@ mod schema_cel;
 mod schema_decoding;
 mod schema_validation;
 mod status;
+mod support;
 mod tables;
 mod update;
 mod watch;

@@ -5,7 +5,7 @@
 //! its live GET, `admission.NewForbidden` plus the `NamespaceTerminating` cause).
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::Status;
 use kube::{CustomResourceExt, ResourceExt};
@@ -15,16 +15,14 @@ use recon_fake::{ApiServer, SeedError};
 use recon_test_fixtures::*;
 use serde_json::{Value, json};
 
+use crate::support::namespaces;
+
 fn strict() -> ApiServer {
     ApiServer::builder().strict_namespaces(true).build()
 }
 
 fn configmaps(server: &ApiServer, namespace: &str) -> Api<ConfigMap> {
     Api::namespaced(server.client(), namespace)
-}
-
-fn namespaces(server: &ApiServer) -> Api<Namespace> {
-    Api::all(server.client())
 }
 
 fn configmap(name: &str) -> ConfigMap {

@@ -12,6 +12,8 @@ use recon_fake::{ApiServer, Verb};
 use recon_test_fixtures::{from_json, pp, status};
 use serde_json::{Value, json};
 
+use crate::support::last_warnings;
+
 fn schemed_crd() -> CustomResourceDefinition {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance/crds/schemeds.yaml");
@@ -63,16 +65,6 @@ async fn create_with_query(
     .body(serde_json::to_vec(object).expect("serialises"))
     .expect("a valid request");
     server.client().request::<Value>(request).await
-}
-
-/// The `Warning`s of the last request the server answered.
-fn last_warnings(server: &ApiServer) -> Vec<String> {
-    server
-        .requests()
-        .last()
-        .expect("a request")
-        .warnings
-        .clone()
 }
 
 #[tokio::test]

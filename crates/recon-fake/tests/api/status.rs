@@ -11,6 +11,8 @@ use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 use serde_json::json;
 
+use crate::support::with_widget;
+
 const WIDGET_X: &str = "/apis/example.com/v1/namespaces/default/widgets/x";
 const GIZMO_X: &str = "/apis/example.com/v1/gizmos/x";
 
@@ -28,14 +30,6 @@ fn ready(ready: bool) -> Option<WidgetStatus> {
         ready: Some(ready),
         conditions: vec![],
     })
-}
-
-/// A server with the CRDs and a stored Widget `x` of size 1.
-async fn with_widget() -> (ApiServer, Api<Widget>, Widget) {
-    let server = server().await;
-    let api = widgets(&server);
-    let created = api.create(&pp(), &widget("x", 1)).await.unwrap();
-    (server, api, created)
 }
 
 /// A server with the CRDs and a stored Gizmo `x` with a status.

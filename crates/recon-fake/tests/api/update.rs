@@ -11,15 +11,9 @@ use recon_fake::ApiServer;
 use recon_test_fixtures::*;
 use serde_json::json;
 
-const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+use crate::support::with_widget;
 
-/// A server with the CRDs and a stored Widget `x` of size 1.
-async fn with_widget() -> (ApiServer, Api<Widget>, Widget) {
-    let server = server().await;
-    let api = widgets(&server);
-    let created = api.create(&pp(), &widget("x", 1)).await.unwrap();
-    (server, api, created)
-}
+const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 
 fn lease(name: &str) -> Lease {
     from_json(json!({"metadata": {"name": name}, "spec": {"holderIdentity": "me"}}))

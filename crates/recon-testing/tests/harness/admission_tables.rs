@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::support::{assert_contains, failure, fixture, mismatches, passes, regenerating};
 use crate::widget::{Widget, WidgetSpec};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -20,8 +21,7 @@ use recon_core::{
 };
 use recon_testing::{
     AdmissionWebhookTestSuite, AdmissionWebhookTests, CaseStatus, DEFAULT_ADMISSION_UID,
-    ExpectConfig, Expectations, ReconcilerTests, Report, ResponseSpec, SnapshotSink, TestCase,
-    TestEnv,
+    ExpectConfig, Expectations, ReconcilerTests, ResponseSpec, SnapshotSink, TestCase, TestEnv,
 };
 use serde_json::{Value, json};
 
@@ -198,52 +198,6 @@ fn labelled(mut w: Widget, key: &str, value: &str) -> Widget {
 /// A table with the widget CRD installed.
 fn table() -> AdmissionWebhookTests {
     AdmissionWebhookTests::new().crd(&Widget::crd())
-}
-
-fn fixture(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
-}
-
-/// The plain report of a table that must have failed.
-#[track_caller]
-fn failure(report: &Report) -> String {
-    let text = report.render(false);
-    assert!(!report.passed(), "the table passed:\n{text}");
-    text
-}
-
-#[track_caller]
-fn passes(report: &Report) {
-    assert!(report.passed(), "{}", report.render(false));
-}
-
-#[track_caller]
-fn assert_contains(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
-    }
-}
-
-/// The labels of the mismatches of the case `name`.
-#[track_caller]
-fn mismatches(report: &Report, name: &str) -> Vec<String> {
-    let case = report
-        .cases
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no case {name:?} in {report:?}"));
-    match &case.status {
-        CaseStatus::Failed(m) => m.iter().map(|m| m.expectation.clone()).collect(),
-        other => panic!("case {name:?} did not fail: {other:?}"),
-    }
-}
-
-/// Whether fixtures are being regenerated: the suite file is then rewritten while tests run,
-/// so the tests that read its text stand aside.
-fn regenerating() -> bool {
-    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
 }
 
 /// A directory under the system's temporary directory, removed when dropped.

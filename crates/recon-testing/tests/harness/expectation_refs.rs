@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::support::assert_contains;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -92,13 +93,6 @@ fn mismatches(report: &Report) -> Vec<(String, String)> {
             .map(|m| (m.expectation.clone(), m.detail.clone()))
             .collect(),
         other => panic!("the case did not fail: {other:?}"),
-    }
-}
-
-#[track_caller]
-fn assert_contains(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
     }
 }
 

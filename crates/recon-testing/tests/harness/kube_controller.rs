@@ -13,7 +13,9 @@ use recon_testing::{
     ReconcilerTests, Report, TestCase, TestEnv, kube_controller, kube_controller_async,
     kube_reconcile,
 };
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::support::bare_config_map;
 
 /// The controller's error, as a kube-rs controller declares one: the API error underneath.
 #[derive(Debug, thiserror::Error)]
@@ -52,11 +54,6 @@ fn controller(env: &TestEnv) -> impl recon_testing::RootReconciler + use<> {
     kube_controller(env, reconcile, error_policy, data)
 }
 
-fn config_map() -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "c", "namespace": "default"}})
-}
-
 fn labelled() -> PatchRef {
     PatchRef::merge(
         "ConfigMap",
@@ -75,7 +72,7 @@ fn failing_patch() -> ReactorSpec {
 }
 
 fn case() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "c")).given(&config_map())
+    TestCase::reconcile(Request::namespaced("default", "c")).given(&bare_config_map())
 }
 
 /// The labels of the mismatches of the only case of `report`.
@@ -300,7 +297,7 @@ async fn a_request_naming_no_object_fails_unless_the_case_expects_it_missing() {
     let report = ReconcilerTests::new()
         .case(
             "a misspelt request",
-            TestCase::reconcile(Request::namespaced("default", "cc")).given(&config_map()),
+            TestCase::reconcile(Request::namespaced("default", "cc")).given(&bare_config_map()),
         )
         .check(controller)
         .await;

@@ -10,7 +10,9 @@ use recon_core::Request;
 use recon_testing::{
     CaseStatus, OperatorRbac, PatchRef, ReconcilerTests, Report, TestCase, TestEnv, kube_controller,
 };
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::support::bare_config_map;
 
 struct Data {
     client: kube::Client,
@@ -60,14 +62,9 @@ subjects:
         .unwrap()
 }
 
-fn config_map() -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "c", "namespace": "default"}})
-}
-
 fn case() -> TestCase {
     TestCase::reconcile(Request::namespaced("default", "c"))
-        .given(&config_map())
+        .given(&bare_config_map())
         .expect_patch(PatchRef::merge(
             "ConfigMap",
             Some("default"),

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::reconciler_tables::reject_negative;
+use crate::support::{
+    assert_contains, fixture, panic_on_zero, passes, regenerating, reject_negative, with,
+};
 use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -23,14 +25,6 @@ use serde_json::{Value, json};
 
 /// The size, stashed as an `i32`.
 const SIZE: Stasher<i32> = Stasher::new("size");
-
-fn crate_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(path: &str) -> PathBuf {
-    crate_dir().join("tests/fixtures").join(path)
-}
 
 /// Keeps `<name>-config` holding the widget's size: creates it, or patches an outdated one.
 fn sync_config_map() -> SyncReconciler<Widget> {
@@ -97,17 +91,9 @@ fn mirroring_reconciler(env: &TestEnv) -> ResourceReconciler<Widget> {
     ResourceReconciler::new(env.config(), mirror_to(env.config_named("other")))
 }
 
-fn panic_on_zero(env: &TestEnv) -> ResourceReconciler<Widget> {
-    let sub = SyncReconciler::<Widget>::new("PanicOnZero").sync(async |_ctx, w| {
-        assert!(w.spec.size != 0, "size is zero");
-        Ok(())
-    });
-    ResourceReconciler::new(env.config(), sub)
-}
-
 /// Sub-reconciler: labels the widget with its size (and with a stashed `owner`, if any) and
 /// stashes the size.
-fn label_size() -> SyncReconciler<Widget> {
+fn label_size_owner_and_stash() -> SyncReconciler<Widget> {
     SyncReconciler::<Widget>::new("LabelSize").sync(async |ctx, w| {
         let size = w.spec.size;
         let labels = w.metadata.labels.get_or_insert_default();
@@ -123,18 +109,6 @@ fn label_size() -> SyncReconciler<Widget> {
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 // ---------------------------------------------------------------------------------------------
-
-#[track_caller]
-fn assert_contains(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
-    }
-}
-
-#[track_caller]
-fn passes(report: &Report) {
-    assert!(report.passed(), "{}", report.render(false));
-}
 
 fn names(report: &Report) -> Vec<&str> {
     report.cases.iter().map(|c| c.name.as_str()).collect()
@@ -176,13 +150,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Whether fixtures are being regenerated (`RECON_FIXTURES=overwrite`, as `cargo xtask fixtures`
-/// runs the tests): the suite files are then rewritten while tests run, so the tests that read
-/// their text stand aside.
-fn regenerating() -> bool {
-    std::env::var("RECON_FIXTURES").is_ok_and(|v| v == "overwrite")
 }
 
 /// Replaces exactly one occurrence of `from`.
@@ -282,7 +249,7 @@ async fn a_sub_reconciler_suite_checks_the_resource_and_the_stash() {
     let report = SubReconcilerTestSuite::from_yaml_file(fixture("sub/labels.yaml"))
         .unwrap()
         .stash_type(SIZE)
-        .check(|_| label_size())
+        .check(|_| label_size_owner_and_stash())
         .await;
     passes(&report);
     assert_eq!(report.cases.len(), 2);
@@ -312,7 +279,7 @@ async fn a_sub_reconciler_suite_reports_a_wrong_resource_and_stash() {
     let report = SubReconcilerTestSuite::from_yaml_str("labels.yaml", &text)
         .unwrap()
         .stash_type(SIZE)
-        .check(|_| label_size())
+        .check(|_| label_size_owner_and_stash())
         .await;
     let plain = report.render(false);
     assert!(!report.passed());
@@ -765,14 +732,14 @@ async fn overwrite_rewrites_a_sub_reconciler_suite_too() {
         .unwrap()
         .overwrite_fixtures(true)
         .stash_type(SIZE)
-        .check(|_| label_size())
+        .check(|_| label_size_owner_and_stash())
         .await;
     passes(&report);
     let again = SubReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
         .stash_type(SIZE)
-        .check(|_| label_size())
+        .check(|_| label_size_owner_and_stash())
         .await;
     passes(&again);
 }
@@ -859,12 +826,12 @@ cases:
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(panic_on_zero)
+        .check(with(panic_on_zero))
         .await;
     let again = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(panic_on_zero)
+        .check(with(panic_on_zero))
         .await;
     assert_eq!(
         report.passed(),

@@ -2,8 +2,6 @@
 //! widgets of its namespace. As a table (through recon-testing's reconciler tables), then kept
 //! up to date by `AggregateReconciler::run` as widgets come and go.
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -12,6 +10,7 @@ use recon_core::{
     AggregateReconciler, Config, Reference, Request, SyncReconciler, UpdatingObjectManager,
 };
 use recon_fake::ApiServer;
+use recon_test_fixtures::eventually;
 use recon_test_fixtures::*;
 use recon_testing::{DeleteRef, EventRef, FailureSpec, ReactorSpec, ReconcilerTests, TestCase};
 use serde_json::{Value, json};
@@ -158,22 +157,6 @@ fn aggregate_reconciler() {
                 }),
         )
         .run(|env| aggregate(env.config()));
-}
-
-/// Polls `check` until it holds, for at most five seconds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let settled = async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), settled)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::CustomResourceExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use recon_core::{
@@ -21,6 +21,8 @@ use recon_testing::{
     DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, SubReconcilerTests, TestCase, TestEnv,
 };
 use serde_json::{Value, json};
+
+use crate::support::*;
 
 const MANAGER: &str = "recon-test";
 const CHILD: &str = "w-child";
@@ -106,23 +108,11 @@ fn factory(env: &TestEnv) -> SyncReconciler<Widget> {
 
 // ---- fixtures ----
 
-/// The live widget `w` of size 1.
-fn live() -> Widget {
+/// The live widget `w` of size 1, with a uid.
+fn live_with_uid() -> Widget {
     let mut w = widget("w", 1);
     w.metadata.namespace = Some("default".to_owned());
     w.metadata.uid = Some(W_UID.to_owned());
-    w
-}
-
-fn with_finalizer(mut w: Widget) -> Widget {
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w
-}
-
-/// The widget, deleted while the manager's finalizer keeps it.
-fn terminating() -> Widget {
-    let mut w = with_finalizer(live());
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
     w
 }
 
@@ -166,13 +156,6 @@ fn finalizer_patch(finalizers: Value) -> PatchRef {
         Some("default"),
         "w",
         json!({"metadata": {"finalizers": finalizers}}),
-    )
-}
-
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
     )
 }
 
@@ -281,7 +264,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         .crd(&Widget::crd())
         .case(
             "a missing child is created with an apply",
-            case(&live())
+            case(&live_with_uid())
                 .expect_apply(applied().exactly(INTENT_WIRE))
                 .expect_event(applied_event())
                 .verify(|env, _| {
@@ -300,7 +283,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "an unchanged intent sends nothing",
-            case(&live()).given(&in_sync_child()).verify(|env, _| {
+            case(&live_with_uid()).given(&in_sync_child()).verify(|env, _| {
                 check_sent(env, &[GET_CHILD_200])?;
                 expect_eq("stored data", child_data(env)?, json!({"size": "1"}))
             }),
@@ -315,7 +298,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "a field another manager changed is taken back with force",
-            case(&live())
+            case(&live_with_uid())
                 .given(&drifted_child())
                 .expect_apply(applied())
                 .expect_event(applied_event())
@@ -326,7 +309,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "without force a field another manager changed is a conflict",
-            case(&live())
+            case(&live_with_uid())
                 .metadata("force", &false)
                 .given(&drifted_child())
                 .expect_apply(applied())
@@ -351,7 +334,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "a field no longer desired is released and another manager's field stays",
-            case(&live())
+            case(&live_with_uid())
                 .given(&child_after(|api| async move {
                     let mut earlier = intent();
                     earlier["data"]["extra"] = json!("x");
@@ -370,7 +353,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "an apply the server refuses is an error and an ApplyFailed event",
-            case(&live())
+            case(&live_with_uid())
                 .reactor(ReactorSpec {
                     verb: "patch".to_owned(),
                     resource: "configmaps".to_owned(),
@@ -398,7 +381,7 @@ fn apply_manager_creates_leaves_alone_and_takes_back() {
         )
         .case(
             "a desired child without a name is an error and nothing is sent",
-            case(&live())
+            case(&live_with_uid())
                 .metadata("unnamed", &true)
                 .expect_error("the desired object has no metadata.name")
                 .verify(|env, _| check_sent(env, &[GET_CHILD_404])),
@@ -414,7 +397,7 @@ fn applied_with(edit: impl FnOnce(&mut Value)) -> PatchRef {
 }
 
 fn widget_of_size(size: i32) -> Widget {
-    let mut w = live();
+    let mut w = live_with_uid();
     w.spec.size = size;
     w
 }
@@ -425,13 +408,13 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         .crd(&Widget::crd())
         .case(
             "the finalizer is added before the first apply",
-            case(&live())
+            case(&live_with_uid())
                 .metadata("finalizer", &true)
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_apply(applied())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(applied_event())
-                .expect_resource(&with_finalizer(live()))
+                .expect_resource(&with_finalizer(FINALIZER, live_with_uid()))
                 .verify(|env, _| {
                     check_sent(
                         env,
@@ -441,14 +424,14 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         )
         .case(
             "an in-sync child with the finalizer in place sends nothing",
-            case(&with_finalizer(live()))
+            case(&with_finalizer(FINALIZER, live_with_uid()))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .verify(|env, _| check_sent(env, &[GET_CHILD_200])),
         )
         .case(
             "a child no longer desired is deleted, then the finalizer is cleared",
-            case(&with_finalizer(widget_of_size(0)))
+            case(&with_finalizer(FINALIZER, widget_of_size(0)))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .expect_delete(child_deleted())
@@ -457,7 +440,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
                     "Deleted",
                     &format!("Deleted ConfigMap \"{CHILD}\""),
                 ))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&widget_of_size(0))
                 .verify(|env, _| {
                     check_sent(env, &[GET_CHILD_200, DELETE_CHILD, PATCH_W])?;
@@ -469,7 +452,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         )
         .case(
             "a terminating widget gets its child deleted, then loses the finalizer, and is gone",
-            case(&terminating())
+            case(&terminating_with(live_with_uid(), &[FINALIZER]))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .expect_delete(child_deleted())
@@ -478,9 +461,9 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
                     "Deleted",
                     &format!("Deleted ConfigMap \"{CHILD}\""),
                 ))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&{
-                    let mut w = terminating();
+                    let mut w = terminating_with(live_with_uid(), &[FINALIZER]);
                     w.metadata.finalizers = None;
                     w
                 })
@@ -498,12 +481,12 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         )
         .case(
             "a terminating widget whose child is gone only loses the finalizer",
-            case(&terminating())
+            case(&terminating_with(live_with_uid(), &[FINALIZER]))
                 .metadata("finalizer", &true)
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_resource(&{
-                    let mut w = terminating();
+                    let mut w = terminating_with(live_with_uid(), &[FINALIZER]);
                     w.metadata.finalizers = None;
                     w
                 })
@@ -511,7 +494,7 @@ fn apply_manager_deletes_and_keeps_its_finalizer() {
         )
         .case(
             "a delete the server refuses keeps the finalizer",
-            case(&terminating())
+            case(&terminating_with(live_with_uid(), &[FINALIZER]))
                 .metadata("finalizer", &true)
                 .given(&in_sync_child())
                 .reactor(ReactorSpec {
@@ -548,7 +531,7 @@ fn apply_manager_tracks_what_it_applies() {
         .crd(&Widget::crd())
         .case(
             "a created child is tracked",
-            case(&live())
+            case(&live_with_uid())
                 .metadata("track", &true)
                 .expect_apply(applied())
                 .expect_event(applied_event())
@@ -556,14 +539,14 @@ fn apply_manager_tracks_what_it_applies() {
         )
         .case(
             "an in-sync child is tracked again",
-            case(&live())
+            case(&live_with_uid())
                 .metadata("track", &true)
                 .given(&in_sync_child())
                 .expect_track(w.clone(), child.clone()),
         )
         .case(
             "without track_desired nothing is tracked",
-            case(&live()).given(&in_sync_child()),
+            case(&live_with_uid()).given(&in_sync_child()),
         )
         .run(factory);
 }

@@ -10,17 +10,14 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{Context, Error, ErrorKind, Event, IntoBoxed, Outcome, Sequence, SyncReconciler};
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, SubReconcilerTests, TestCase};
 
-// ---- Scripted hooks ----
+use crate::support::*;
 
-fn script_key(step: &str) -> String {
-    format!("script.example.com/{step}")
-}
+// ---- Scripted hooks ----
 
 /// Publishes that `hook` of `step` ran, then does what the annotation `script_key(step)` of the
 /// resource says: `requeue-after:<secs>`, `fail:<message>` or `fail-quietly:<message>`
@@ -115,21 +112,6 @@ fn boxed() -> Sequence<Widget> {
 }
 
 // ---- Given widgets ----
-
-/// The live widget `w` in `default`, with no script.
-fn live() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while a finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = live();
-    w.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
 
 /// `w` with `step` scripted to do `does`.
 fn doing(mut w: Widget, step: &str, does: &str) -> Widget {

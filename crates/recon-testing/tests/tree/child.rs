@@ -3,7 +3,7 @@
 //! and reflects whether it has one in `status.ready` (and a failure in a condition).
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::CustomResourceExt;
 use kube::api::{DynamicObject, ListParams};
 use recon_core::{
@@ -17,6 +17,8 @@ use recon_testing::{
     TestCase, TestEnv,
 };
 use serde_json::{Value, json};
+
+use crate::support::*;
 
 const UID: &str = "0b5e7a4c-0000-4000-8000-000000000001";
 const FINALIZER: &str = "example.com/child";
@@ -33,11 +35,9 @@ fn parent(size: i32, ready: Option<bool>) -> Widget {
     w
 }
 
-fn terminating(size: i32, finalizers: &[&str]) -> Widget {
-    let mut w = parent(size, Some(true));
-    w.metadata.finalizers = Some(finalizers.iter().map(|f| (*f).to_owned()).collect());
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
+/// The ready parent of `size`, deleted while these finalizers keep it.
+fn terminating_parent(size: i32, finalizers: &[&str]) -> Widget {
+    terminating_with(parent(size, Some(true)), finalizers)
 }
 
 fn owner_reference() -> Value {
@@ -105,10 +105,6 @@ fn child_reconciler(
     )
 }
 
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
-}
-
 fn ready_patch(ready: bool) -> PatchRef {
     PatchRef::merge(
         "Widget",
@@ -118,22 +114,8 @@ fn ready_patch(ready: bool) -> PatchRef {
     )
 }
 
-fn status_patched() -> EventRef {
-    EventRef::normal("StatusPatched", "Patched status")
-}
-
 fn delete_of(name: &str) -> DeleteRef {
     DeleteRef::new("ConfigMap", Some("default"), name)
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 fn stored_child(env: &TestEnv, name: &str) -> Result<Option<ConfigMap>, String> {
@@ -343,7 +325,7 @@ fn child_reconciler_with_an_updating_manager() {
         .case(
             "a terminating parent's child is deleted, and nothing is reflected",
             reconcile_w()
-                .given(&terminating(1, &["example.com/other"]))
+                .given(&terminating_parent(1, &["example.com/other"]))
                 .given(&owned("w-child", "1"))
                 .expect_delete(delete_of("w-child"))
                 .expect_event(EventRef::normal("Deleted", "Deleted ConfigMap \"w-child\"")),
@@ -391,18 +373,6 @@ fn finalizer_patch(finalizers: Value) -> PatchRef {
     )
 }
 
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
-    )
-}
-
-fn with_finalizer(mut w: Widget) -> Widget {
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w
-}
-
 #[test]
 fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
     ReconcilerTests::new()
@@ -412,7 +382,7 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
             reconcile_w()
                 .given(&parent(1, None))
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_create(&labelled("1"))
                 .expect_event(EventRef::normal("Created", "Created ConfigMap \"w-child\""))
                 .expect_status_patch(ready_patch(true))
@@ -432,19 +402,19 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
         .case(
             "a child in sync under the finalizer sends no write",
             reconcile_w()
-                .given(&with_finalizer(parent(1, Some(true))))
+                .given(&with_finalizer(FINALIZER, parent(1, Some(true))))
                 .given(&labelled("1"))
                 .given(&foreign("other")),
         )
         .case(
             "deleting the parent deletes the child, then clears the finalizer, and the parent is gone",
             reconcile_w()
-                .given(&terminating(1, &[FINALIZER]))
+                .given(&terminating_parent(1, &[FINALIZER]))
                 .given(&labelled("1"))
                 .expect_delete(delete_of("w-child"))
                 .expect_event(EventRef::normal("Deleted", "Deleted ConfigMap \"w-child\""))
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .verify(|env, _| {
                     let widget = env
                         .server()
@@ -459,14 +429,14 @@ fn child_reconciler_with_a_finalizer_instead_of_an_owner_reference() {
         .case(
             "a parent deleted after its child is gone just loses the finalizer",
             reconcile_w()
-                .given(&terminating(1, &[FINALIZER]))
+                .given(&terminating_parent(1, &[FINALIZER]))
                 .expect_patch(finalizer_patch(Value::Null))
-                .expect_event(finalizer_patched()),
+                .expect_event(finalizer_patched(FINALIZER)),
         )
         .case(
             "a failed delete keeps the finalizer",
             reconcile_w()
-                .given(&terminating(1, &[FINALIZER]))
+                .given(&terminating_parent(1, &[FINALIZER]))
                 .given(&labelled("1"))
                 .reactor(ReactorSpec::new(
                     "delete",

@@ -6,14 +6,14 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResourceExt;
 use recon_core::{
-    ChildSetReconciler, ChildSetResult, Error, OnlyReconcileChildStatus, Request,
-    ResourceReconciler, UpdatingObjectManager,
+    ChildSetReconciler, ChildSetResult, Error, OnlyReconcileChildStatus, ResourceReconciler,
+    UpdatingObjectManager,
 };
 use recon_test_fixtures::*;
-use recon_testing::{
-    DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests, TestCase,
-};
+use recon_testing::{DeleteRef, EventRef, FailureSpec, PatchRef, ReactorSpec, ReconcilerTests};
 use serde_json::{Value, json};
+
+use crate::support::*;
 
 const UID: &str = "0b5e7a4c-0000-4000-8000-000000000002";
 
@@ -94,10 +94,6 @@ fn reconciler() -> ChildSetReconciler<Widget, ConfigMap> {
     )
 }
 
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
-}
-
 fn ready_patch(ready: bool) -> PatchRef {
     PatchRef::merge(
         "Widget",
@@ -105,10 +101,6 @@ fn ready_patch(ready: bool) -> PatchRef {
         "w",
         json!({"status": {"ready": ready}}),
     )
-}
-
-fn status_patched() -> EventRef {
-    EventRef::normal("StatusPatched", "Patched status")
 }
 
 fn created(id: usize) -> EventRef {

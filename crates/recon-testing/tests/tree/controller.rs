@@ -12,23 +12,8 @@ use kube::runtime::{Controller, watcher};
 use kube::{CustomResourceExt, ResourceExt};
 use recon_core::{BoxSubReconciler, Config, IntoBoxed, ResourceReconciler, Sequence};
 use recon_fake::{ApiServer, Verb};
+use recon_test_fixtures::eventually;
 use serde_json::json;
-
-/// Polls `check` until it holds, for at most five seconds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let settled = async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), settled)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
-}
 
 fn task(name: &str, size: i32) -> Task {
     Task::new(name, TaskSpec { size })

@@ -4,17 +4,18 @@
 //! as tables.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
     Config, Context, Error, Event, EventLog, EventType, Request, ResourceReconciler,
     SyncReconciler, WithFinalizer, add_finalizer, clear_finalizer,
 };
-use recon_fake::{ApiServer, RecordedRequest, RequestOrigin, Verb};
+use recon_fake::{ApiServer, RecordedRequest, Verb};
 use recon_test_fixtures::*;
-use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
+use recon_testing::{DeleteRef, EventRef, PatchRef, ReconcilerTests, TestEnv};
 use serde_json::json;
+
+use crate::support::*;
 
 const FINALIZER: &str = "example.com/f";
 const WIDGET_PATH: &str = "/apis/example.com/v1/namespaces/default/widgets/w";
@@ -288,13 +289,6 @@ fn saw_event(hook: &str) -> EventRef {
     EventRef::normal("Saw", &format!("{hook} saw [\"{FINALIZER}\"]"))
 }
 
-fn finalizer_patched() -> EventRef {
-    EventRef::normal(
-        "FinalizerPatched",
-        &format!("Patched finalizer \"{FINALIZER}\""),
-    )
-}
-
 fn finalizer_patch(finalizers: serde_json::Value) -> PatchRef {
     PatchRef::merge(
         "Widget",
@@ -302,21 +296,6 @@ fn finalizer_patch(finalizers: serde_json::Value) -> PatchRef {
         "w",
         json!({"metadata": {"finalizers": finalizers}}),
     )
-}
-
-/// The live widget `w` in `default`, with no finalizer.
-fn live() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while the finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = live();
-    w.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
 }
 
 /// The ConfigMap the inner reconciler manages, as stored.
@@ -331,20 +310,6 @@ fn child_created() -> serde_json::Value {
 
 fn child_deleted() -> DeleteRef {
     DeleteRef::new("ConfigMap", Some("default"), CHILD)
-}
-
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 /// Checks the reconciler sent exactly `expected`, in this order (reads included, which the
@@ -382,7 +347,7 @@ fn with_finalizer() {
                 .given(&live())
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_create(&child_created())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(saw_event("sync"))
                 .verify(|env, _| {
                     check_sent(
@@ -404,12 +369,12 @@ fn with_finalizer() {
         .case(
             "a terminating resource gets the inner finalize, then loses the finalizer, and is gone",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_patch(finalizer_patch(json!(null)))
                 .expect_event(saw_event("finalize"))
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .verify(|env, _| {
                     check_sent(env, &[GET_W, DELETE_CHILD, PATCH_W])?;
                     match (
@@ -435,13 +400,13 @@ fn with_finalizer_not_ready_to_clear() {
                 .given(&live())
                 .expect_patch(finalizer_patch(json!([FINALIZER])))
                 .expect_create(&child_created())
-                .expect_event(finalizer_patched())
+                .expect_event(finalizer_patched(FINALIZER))
                 .expect_event(saw_event("sync")),
         )
         .case(
             "a terminating resource gets the inner finalize and keeps the finalizer",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_event(saw_event("finalize"))
@@ -471,7 +436,7 @@ fn with_finalizer_ready_hook_failing() {
         .case(
             "the hook's error fails the reconcile and the finalizer stays",
             reconcile_w()
-                .given(&terminating())
+                .given(&terminating_with(live(), &[FINALIZER]))
                 .given(&child())
                 .expect_delete(child_deleted())
                 .expect_event(saw_event("finalize"))

@@ -20,9 +20,11 @@ use recon_core::{
 use recon_test_fixtures::*;
 use recon_testing::{
     ErrorSpec, EventRef, ExpectConfig, Expectations, FailureSpec, PatchRef, ReactorSpec,
-    ReconcilerTests, SubReconcilerTests, TestCase, TestEnv,
+    ReconcilerTests, TestCase, TestEnv,
 };
 use serde_json::{Value, json};
+
+use crate::support::*;
 
 // ---- Shared helpers ----
 
@@ -32,20 +34,11 @@ async fn ran(ctx: &Context, w: &Widget, what: impl Into<String>) {
         .await;
 }
 
-/// The event [`ran`] publishes.
-fn ran_event(what: &str) -> EventRef {
-    EventRef::normal("Ran", what)
-}
-
 /// The live widget `w` of `size`, in `default`.
 fn sized(size: i32) -> Widget {
     let mut w = widget("w", size);
     w.metadata.namespace = Some("default".to_owned());
     w
-}
-
-fn sub_tests() -> SubReconcilerTests {
-    SubReconcilerTests::new().crd(&Widget::crd())
 }
 
 /// Creates the ConfigMap `name` in `default` with `config`'s client.
@@ -536,10 +529,6 @@ async fn an_unlimited_loop_runs_past_the_default_limit() {
     let err = long().reconcile(&ctx, &mut w).await.unwrap_err();
     assert_eq!(err.to_string(), "exceeded max iterations: 100");
     assert_eq!(count(&w, COUNT), 100);
-}
-
-fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
 }
 
 // ---- ForEach ----

@@ -15,6 +15,7 @@ mod outcomes;
 mod status;
 mod status_apply;
 mod stub_manager;
+mod support;
 mod suppress_transient_errors;
 mod sync;
 mod task;

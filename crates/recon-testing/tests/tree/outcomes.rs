@@ -10,17 +10,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::controller::Action;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
     Always, Config, Context, Error, ErrorKind, Event, EventLog, IntoBoxed, Outcome,
     ReconcileFailed, Request, ResourceReconciler, Sequence, SyncReconciler,
 };
-use recon_fake::{RequestOrigin, Verb};
+use recon_fake::Verb;
 use recon_test_fixtures::*;
 use recon_testing::{ErrorSignal, EventRef, PatchRef, ReconcilerTests, TestCase, TestEnv};
 use serde::{Deserialize, Serialize};
+
+use crate::support::*;
 
 // ---- Scripted steps ----
 
@@ -41,10 +42,6 @@ enum Does {
     FailDurably,
     /// Fails with this message, asking the root not to write status.
     FailSkippingStatus(String),
-}
-
-fn script_key(step: &str) -> String {
-    format!("script.example.com/{step}")
 }
 
 /// Scripting the steps on a given widget.
@@ -125,21 +122,6 @@ fn ran(step: &str) -> EventRef {
 
 // ---- Given objects, requests, checks ----
 
-/// The live widget `w` in `default`, with no script.
-fn w() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while a finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = w();
-    w.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
-
 fn reconcile(name: &str) -> TestCase {
     TestCase::reconcile(Request::namespaced("default", name))
 }
@@ -159,20 +141,6 @@ fn ready_patch() -> PatchRef {
         "w",
         serde_json::json!({"status": {"ready": true}}),
     )
-}
-
-fn status_patched() -> EventRef {
-    EventRef::normal("StatusPatched", "Patched status")
-}
-
-/// The requests the reconciler sent, as `METHOD path -> code`.
-fn sent(env: &TestEnv) -> Vec<String> {
-    env.server()
-        .requests()
-        .iter()
-        .filter(|r| r.origin == RequestOrigin::Client)
-        .map(ToString::to_string)
-        .collect()
 }
 
 /// A check that the reconciler sent exactly `expected` (reads included, which the table's own
@@ -216,7 +184,7 @@ fn sequence() {
         .case(
             "steps run in order",
             reconcile("w")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_event(ran("third")),
@@ -224,7 +192,7 @@ fn sequence() {
         .case(
             "the first error stops the sequence and is returned",
             reconcile("w")
-                .given(&w().doing("second", Does::Fail("second step failed".into())))
+                .given(&live().doing("second", Does::Fail("second step failed".into())))
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_error("second step failed"),
@@ -235,7 +203,8 @@ fn sequence() {
             "a durable error stops the sequence and the root requeues",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::RequeueAfter(10))
+                    &live()
+                        .doing("first", Does::RequeueAfter(10))
                         .doing("second", Does::FailDurably),
                 )
                 .expect_event(ran("first"))
@@ -246,7 +215,7 @@ fn sequence() {
             // As controller-runtime acts on it, a delay implies the requeue.
             "an outcome is compared as the controller acts on it",
             reconcile("w")
-                .given(&w().doing("first", Does::RequeueAfter(10)))
+                .given(&live().doing("first", Does::RequeueAfter(10)))
                 .expect_event(ran("first"))
                 .expect_event(ran("second"))
                 .expect_event(ran("third"))
@@ -259,7 +228,8 @@ fn sequence() {
             "the smallest non-zero delay wins",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::RequeueAfter(30))
+                    &live()
+                        .doing("first", Does::RequeueAfter(30))
                         .doing("second", Does::RequeueAfter(0))
                         .doing("third", Does::RequeueAfter(10)),
                 )
@@ -272,7 +242,8 @@ fn sequence() {
             "a requeue asked by one step survives another's delay and a later success",
             reconcile("w")
                 .given(
-                    &w().doing("first", Does::Requeue)
+                    &live()
+                        .doing("first", Does::Requeue)
                         .doing("second", Does::RequeueAfter(30)),
                 )
                 .expect_event(ran("first"))
@@ -303,7 +274,8 @@ fn always() {
             "every step runs even after errors, and the errors are joined",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::Fail("loud failed".into()))
+                    &live()
+                        .doing("first", Does::Fail("loud failed".into()))
                         .doing("second", Does::FailQuietly(Some("quiet failed".into())))
                         .doing("third", Does::Requeue),
                 ),
@@ -314,7 +286,8 @@ fn always() {
             "errors that are all quiet end the reconcile with a requeue",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::FailQuietly(Some("q2".into()))),
                 ),
             )
@@ -324,7 +297,8 @@ fn always() {
             "one loud error makes the joined error loud",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::Fail("loud".into())),
                 ),
             )
@@ -336,7 +310,8 @@ fn always() {
             "a delay asked beside quiet errors gives way to the root's requeue",
             all_ran(
                 reconcile("w").given(
-                    &w().doing("first", Does::FailQuietly(None))
+                    &live()
+                        .doing("first", Does::FailQuietly(None))
                         .doing("second", Does::FailQuietly(None))
                         .doing("third", Does::RequeueAfter(10)),
                 ),
@@ -363,7 +338,7 @@ fn resource_reconciler() {
         .case(
             "a quiet error ends the reconcile with a requeue",
             reconcile("w")
-                .given(&w().doing("step", Does::FailQuietly(Some("not yet".into()))))
+                .given(&live().doing("step", Does::FailQuietly(Some("not yet".into()))))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -371,7 +346,7 @@ fn resource_reconciler() {
             // reconciler.io's ErrDurable is quiet, so its root requeues (resource.go).
             "a durable error without a status change ends the reconcile with a requeue",
             reconcile("w")
-                .given(&w().doing("step", Does::FailDurably))
+                .given(&live().doing("step", Does::FailDurably))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -379,7 +354,8 @@ fn resource_reconciler() {
             "a skip-status-update error writes no status even though the status changed",
             reconcile("w")
                 .given(
-                    &w().doing("step", Does::MarkReady)
+                    &live()
+                        .doing("step", Does::MarkReady)
                         .doing("step", Does::FailSkippingStatus("do not write".into())),
                 )
                 .expect_event(ran("step"))
@@ -395,7 +371,8 @@ fn resource_reconciler() {
             "a loud error is returned and the status change is still written",
             reconcile("w")
                 .given(
-                    &w().doing("step", Does::MarkReady)
+                    &live()
+                        .doing("step", Does::MarkReady)
                         .doing("step", Does::Fail("boom".into())),
                 )
                 .expect_event(ran("step"))
@@ -441,21 +418,21 @@ fn resource_reconciler_hooks() {
             "a skipped request reads nothing",
             reconcile("w")
                 .metadata("hooks", &"skip request")
-                .given(&w().doing("step", Does::MarkReady))
+                .given(&live().doing("step", Does::MarkReady))
                 .verify(sent_only(&[])),
         )
         .case(
             "a skipped resource is read, and the tree does not run",
             reconcile("w")
                 .metadata("hooks", &"skip resource")
-                .given(&w().doing("step", Does::MarkReady))
+                .given(&live().doing("step", Does::MarkReady))
                 .verify(sent_only(&[GET_W])),
         )
         .case(
             "the tree sees the defaulted resource, and only its status is written",
             reconcile("w")
                 .metadata("hooks", &"default")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("step"))
                 .expect_status_patch(ready_patch())
                 .expect_event(status_patched())
@@ -471,7 +448,7 @@ fn resource_reconciler_hooks() {
             "before's outcome is merged with the tree's",
             reconcile("w")
                 .metadata("hooks", &"before")
-                .given(&w().doing("step", Does::RequeueAfter(30)))
+                .given(&live().doing("step", Does::RequeueAfter(30)))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue_after(secs(10))),
         )
@@ -479,7 +456,7 @@ fn resource_reconciler_hooks() {
             "before's error ends the reconcile before anything is read",
             reconcile("w")
                 .metadata("hooks", &"before fails")
-                .given(&w())
+                .given(&live())
                 .expect_error("not now")
                 .verify(sent_only(&[])),
         )
@@ -487,7 +464,7 @@ fn resource_reconciler_hooks() {
             "after replaces what the reconcile returned",
             reconcile("w")
                 .metadata("hooks", &"after")
-                .given(&w().doing("step", Does::Fail("boom".into())))
+                .given(&live().doing("step", Does::Fail("boom".into())))
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue_after(secs(7))),
         )
@@ -495,7 +472,7 @@ fn resource_reconciler_hooks() {
             "a quiet error after returns is still a requeue",
             reconcile("w")
                 .metadata("hooks", &"after")
-                .given(&w())
+                .given(&live())
                 .expect_event(ran("step"))
                 .expect_result(Outcome::requeue()),
         )
@@ -545,7 +522,7 @@ fn resource_reconciler_syncing_status_during_finalization() {
 #[tokio::test]
 async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathered_before_it() {
     let server = server().await;
-    let scripted = w()
+    let scripted = live()
         .doing("first", Does::RequeueAfter(10))
         .doing("second", Does::Fail("boom".into()))
         .doing("third", Does::MarkReady)
@@ -577,10 +554,6 @@ async fn the_error_a_reconcile_returns_keeps_its_signals_and_the_outcome_gathere
 }
 
 // ---- Controller glue ----
-
-fn noop() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(()))
-}
 
 #[tokio::test]
 async fn action_maps_requeue_after_to_requeue_with_that_delay_requeue_to_the_requeue_delay_and_done_to_await_change()

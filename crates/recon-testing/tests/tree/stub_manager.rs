@@ -3,10 +3,12 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResourceExt;
-use recon_core::{ChildReconciler, Request, ResourceReconciler};
+use recon_core::{ChildReconciler, ResourceReconciler};
 use recon_test_fixtures::*;
-use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager, TestCase};
+use recon_testing::{DeleteRef, ReconcilerTests, StubObjectManager};
 use serde_json::{Value, json};
+
+use crate::support::*;
 
 const UID: &str = "0b5e7a4c-0000-4000-8000-000000000001";
 
@@ -25,10 +27,6 @@ fn child(size: &str, tier: &str) -> Value {
                             "name": "w", "uid": UID, "controller": true,
                             "blockOwnerDeletion": true}]},
            "data": {"size": size}})
-}
-
-fn reconcile_w() -> TestCase {
-    TestCase::reconcile(Request::namespaced("default", "w"))
 }
 
 #[test]

@@ -6,14 +6,15 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResourceExt, Resource};
 use recon_core::{
     Always, Config, Context, Event, EventLog, IntoBoxed, Outcome, Request, ResourceReconciler,
     Sequence, Stasher, SyncReconciler,
 };
 use recon_test_fixtures::*;
-use recon_testing::{EventRef, ReconcilerTests, SubReconcilerTests, TestCase};
+use recon_testing::{ReconcilerTests, TestCase};
+
+use crate::support::*;
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 
@@ -21,30 +22,6 @@ const NOW: &str = "2024-05-01T10:00:00Z";
 async fn ran(ctx: &Context, w: &Widget, what: impl Into<String>) {
     ctx.publish(&w.object_ref(&()), Event::normal("Ran", "Test", what))
         .await;
-}
-
-/// The event [`ran`] publishes.
-fn ran_event(what: &str) -> EventRef {
-    EventRef::normal("Ran", what)
-}
-
-/// A live widget `w` of size 1, in `default`.
-fn live() -> Widget {
-    let mut w = widget("w", 1);
-    w.metadata.namespace = Some("default".to_owned());
-    w
-}
-
-/// The widget `w`, deleted while a finalizer keeps it: terminating.
-fn terminating() -> Widget {
-    let mut w = live();
-    w.metadata.finalizers = Some(vec!["example.com/keep".to_owned()]);
-    w.metadata.deletion_timestamp = Some(Time("2024-01-01T00:00:00Z".parse().unwrap()));
-    w
-}
-
-fn sub_tests() -> SubReconcilerTests {
-    SubReconcilerTests::new().crd(&Widget::crd())
 }
 
 // ---- SyncReconciler ----

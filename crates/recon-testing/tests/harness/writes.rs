@@ -1,0 +1,488 @@
+//! Expected writes of a reconcile: creates, updates, patches (compared as JSON or byte for
+//! byte with `exact`), applies, deletes and deleteCollections.
+
+use crate::widget::Widget;
+use kube::CustomResourceExt;
+use recon_testing::{
+    CaseStatus, DeleteCollectionRef, PatchRef, PatchType, ReconcilerTests, TestCase,
+};
+use serde_json::json;
+
+use crate::support::*;
+
+// ---------------------------------------------------------------------------------------------
+// creates
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn creates_pass_when_the_created_object_matches() {
+    let report = check(
+        "creates its config map",
+        TestCase::reconcile(request())
+            .given(&widget(3))
+            .expect_create(&json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "w-config", "labels": {"app": "w"}},
+                "data": {"size": "3"},
+            })),
+        with(create_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn creates_fail_with_a_diff_of_the_created_object() {
+    let report = check(
+        "creates its config map",
+        TestCase::reconcile(request())
+            .given(&widget(3))
+            .expect_create(&json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "w-config", "labels": {"app": "w"}},
+                "data": {"size": "4"},
+            })),
+        with(create_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "1 of 1 cases failed, 0 skipped",
+            "case \"creates its config map\" failed:",
+            "expect.creates[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-    \"size\": \"4\"",
+            "+    \"size\": \"3\"",
+        ],
+    );
+    assert_eq!(
+        mismatches(&report, "creates its config map"),
+        ["expect.creates[0]"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// updates
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn updates_pass_when_the_replaced_object_matches() {
+    let report = check(
+        "updates its config map",
+        TestCase::reconcile(request())
+            .given(&widget(2))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_update(&config_map("w-config", json!({"size": "2"}))),
+        with(update_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn updates_fail_with_a_diff_of_the_replaced_object() {
+    let report = check(
+        "updates its config map",
+        TestCase::reconcile(request())
+            .given(&widget(2))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_update(&config_map("w-config", json!({"size": "1", "extra": "x"}))),
+        with(update_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"updates its config map\" failed:",
+            "expect.updates[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-    \"extra\": \"x\",",
+            "-    \"size\": \"1\"",
+            "+    \"size\": \"2\"",
+        ],
+    );
+    assert_eq!(
+        mismatches(&report, "updates its config map"),
+        ["expect.updates[0]"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// patches, compared as JSON
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn patches_pass_when_the_body_is_the_same_json() {
+    let report = check(
+        "patches its config map",
+        TestCase::reconcile(request())
+            .given(&widget(5))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_patch(PatchRef::merge(
+                "ConfigMap",
+                Some("default"),
+                "w-config",
+                json!({"data": {"size": "5"}}),
+            )),
+        with(patch_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn patches_fail_with_a_diff_of_the_body() {
+    let report = check(
+        "patches its config map",
+        TestCase::reconcile(request())
+            .given(&widget(5))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_patch(PatchRef::merge(
+                "ConfigMap",
+                Some("default"),
+                "w-config",
+                json!({"data": {"size": "6"}}),
+            )),
+        with(patch_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"patches its config map\" failed:",
+            "expect.patches[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-      \"size\": \"6\"",
+            "+      \"size\": \"5\"",
+        ],
+    );
+    assert_eq!(
+        mismatches(&report, "patches its config map"),
+        ["expect.patches[0]"]
+    );
+}
+
+#[tokio::test]
+async fn patches_fail_when_the_patch_type_differs() {
+    let report = check(
+        "patches its config map",
+        TestCase::reconcile(request())
+            .given(&widget(5))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_patch(PatchRef::json(
+                "ConfigMap",
+                Some("default"),
+                "w-config",
+                json!({"data": {"size": "5"}}),
+            )),
+        with(patch_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "expect.patches[0]: differs (-expected, +actual):",
+            "-  \"type\": \"json\"",
+            "+  \"type\": \"merge\"",
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// patches with `exact`: the body on the wire, byte for byte
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn exact_patches_pass_when_the_wire_body_is_identical() {
+    let report = check(
+        "patches its config map",
+        TestCase::reconcile(request())
+            .given(&widget(5))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_patch(
+                PatchRef::merge(
+                    "ConfigMap",
+                    Some("default"),
+                    "w-config",
+                    json!({"data": {"size": "5"}}),
+                )
+                .exactly(r#"{"data":{"size":"5"}}"#),
+            ),
+        with(patch_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn exact_patches_fail_on_a_byte_difference_even_when_the_json_is_equal() {
+    let report = check(
+        "patches its config map",
+        TestCase::reconcile(request())
+            .given(&widget(5))
+            .given(&config_map("w-config", json!({"size": "1"})))
+            .expect_patch(
+                PatchRef::merge(
+                    "ConfigMap",
+                    Some("default"),
+                    "w-config",
+                    json!({"data": {"size": "5"}}),
+                )
+                .exactly(r#"{"data": {"size": "5"}}"#),
+            ),
+        with(patch_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"patches its config map\" failed:",
+            "expect.patches[0].exact: the body on the wire differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            r#"-{"data": {"size": "5"}}"#,
+            r#"+{"data":{"size":"5"}}"#,
+        ],
+    );
+    // The JSON comparison itself found nothing: only the bytes differ.
+    assert_eq!(
+        mismatches(&report, "patches its config map"),
+        ["expect.patches[0].exact"]
+    );
+}
+
+#[tokio::test]
+async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
+    let exact_only = |body: &str| PatchRef {
+        kind: "ConfigMap".into(),
+        group: None,
+        namespace: Some("default".into()),
+        name: "w-config".into(),
+        patch_type: PatchType::Merge,
+        patch: None,
+        exact: Some(body.into()),
+        ..Default::default()
+    };
+    let table = ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case(
+            "right bytes",
+            TestCase::reconcile(request())
+                .given(&widget(5))
+                .given(&config_map("w-config", json!({"size": "1"})))
+                .expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
+        )
+        .case(
+            "wrong bytes",
+            TestCase::reconcile(request())
+                .given(&widget(5))
+                .given(&config_map("w-config", json!({"size": "1"})))
+                .expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
+        );
+    let report = table.check(with(patch_config_map)).await;
+    assert_eq!(report.cases[0].status, CaseStatus::Passed);
+    assert_eq!(
+        mismatches(&report, "wrong bytes"),
+        ["expect.patches[0].exact"]
+    );
+    assert_contains(
+        &failure(&report),
+        &[r#"-{"data":{"size":"7"}}"#, r#"+{"data":{"size":"5"}}"#],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// applies
+// ---------------------------------------------------------------------------------------------
+
+fn applied(size: &str) -> PatchRef {
+    PatchRef::apply(
+        "ConfigMap",
+        Some("default"),
+        "w-applied",
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "w-applied"},
+            "data": {"size": size},
+        }),
+    )
+}
+
+#[tokio::test]
+async fn applies_pass_when_the_applied_configuration_matches() {
+    let report = check(
+        "applies its config map",
+        TestCase::reconcile(request())
+            .given(&widget(8))
+            .expect_apply(applied("8")),
+        with(apply_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn applies_fail_with_a_diff_of_the_applied_configuration() {
+    let report = check(
+        "applies its config map",
+        TestCase::reconcile(request())
+            .given(&widget(8))
+            .expect_apply(applied("9")),
+        with(apply_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"applies its config map\" failed:",
+            "expect.applies[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-      \"size\": \"9\"",
+            "+      \"size\": \"8\"",
+        ],
+    );
+    assert_eq!(
+        mismatches(&report, "applies its config map"),
+        ["expect.applies[0]"]
+    );
+}
+
+#[tokio::test]
+async fn an_apply_is_not_a_patch() {
+    let report = check(
+        "applies its config map",
+        TestCase::reconcile(request())
+            .given(&widget(8))
+            .expect_patch(applied("8")),
+        with(apply_config_map),
+    )
+    .await;
+    assert_eq!(
+        mismatches(&report, "applies its config map"),
+        ["expect.patches[0]", "expect.applies[0]"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// deletes and deleteCollections
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn deletes_pass_when_the_deleted_object_matches() {
+    let report = check(
+        "deletes its config map",
+        TestCase::reconcile(request())
+            .given(&widget(1))
+            .given(&config_map("w-config", json!({})))
+            .expect_delete(delete_ref("w-config")),
+        with(delete_config_map),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn deletes_fail_with_a_diff_of_the_deleted_object() {
+    let report = check(
+        "deletes its config map",
+        TestCase::reconcile(request())
+            .given(&widget(1))
+            .given(&config_map("w-config", json!({})))
+            .expect_delete(delete_ref("w-settings")),
+        with(delete_config_map),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"deletes its config map\" failed:",
+            "expect.deletes[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-  \"name\": \"w-settings\",",
+            "+  \"name\": \"w-config\",",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn a_group_in_a_delete_expectation_is_compared() {
+    let mut wrong_group = delete_ref("w-config");
+    wrong_group.group = Some("apps".into());
+    let mut core_group = delete_ref("w-config");
+    core_group.group = Some(String::new());
+    let given = || {
+        TestCase::reconcile(request())
+            .given(&widget(1))
+            .given(&config_map("w-config", json!({})))
+    };
+    let report = ReconcilerTests::new()
+        .crd(&Widget::crd())
+        .case("core group", given().expect_delete(core_group))
+        .case("wrong group", given().expect_delete(wrong_group))
+        .check(with(delete_config_map))
+        .await;
+    assert_eq!(report.cases[0].status, CaseStatus::Passed);
+    assert_contains(
+        &failure(&report),
+        &["-  \"group\": \"apps\",", "+  \"group\": \"\","],
+    );
+}
+
+fn delete_collection_ref(selector: &str) -> DeleteCollectionRef {
+    DeleteCollectionRef::new("ConfigMap", Some("default")).label_selector(selector)
+}
+
+#[tokio::test]
+async fn delete_collections_pass_when_the_selector_matches() {
+    let report = check(
+        "deletes its config maps",
+        TestCase::reconcile(request())
+            .given(&widget(1))
+            .given(&config_map("w-config", json!({})))
+            .expect_delete_collection(delete_collection_ref("app=w")),
+        with(delete_config_maps),
+    )
+    .await;
+    passes(&report);
+}
+
+#[tokio::test]
+async fn delete_collections_fail_with_a_diff_of_the_selector() {
+    let report = check(
+        "deletes its config maps",
+        TestCase::reconcile(request())
+            .given(&widget(1))
+            .given(&config_map("w-config", json!({})))
+            .expect_delete_collection(delete_collection_ref("app=widget")),
+        with(delete_config_maps),
+    )
+    .await;
+    let text = failure(&report);
+    assert_contains(
+        &text,
+        &[
+            "case \"deletes its config maps\" failed:",
+            "expect.deleteCollections[0]: differs (-expected, +actual):",
+            "--- expected",
+            "+++ actual",
+            "-  \"labelSelector\": \"app=widget\",",
+            "+  \"labelSelector\": \"app=w\",",
+        ],
+    );
+}
