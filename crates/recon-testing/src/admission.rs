@@ -125,6 +125,15 @@ impl ResponseSpec {
     }
 
     /// The same response with the audit annotation `key: value`.
+    ///
+    /// ```
+    /// use recon_testing::ResponseSpec;
+    /// use serde_json::json;
+    ///
+    /// let response = ResponseSpec::allowed().audit_annotation("decided-by", "quota");
+    /// assert_eq!(response.to_value(),
+    ///     json!({"allowed": true, "auditAnnotations": {"decided-by": "quota"}}));
+    /// ```
     #[must_use]
     pub fn audit_annotation(mut self, key: &str, value: &str) -> Self {
         self.audit_annotations

@@ -80,6 +80,33 @@ impl Context {
     }
 
     /// [`Context::track_and_list`] for a kind known at runtime.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, ApiResource, PostParams};
+    /// use recon_core::{Config, Context, Request, Tracker};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let server = recon_fake::ApiServer::new();
+    /// # let mut web = ConfigMap::default();
+    /// # web.metadata.name = Some("web".into());
+    /// # web.metadata.labels = Some([("app".to_owned(), "web".to_owned())].into());
+    /// # Api::<ConfigMap>::default_namespaced(server.client()).create(&PostParams::default(), &web).await.unwrap();
+    /// let tracker = Tracker::default();
+    /// let config = Config::new(server.client(), "demo").with_tracker(tracker.clone());
+    /// let ctx = Context::new(config, Request::namespaced("default", "site"));
+    ///
+    /// let config_maps = ApiResource::erase::<ConfigMap>(&());
+    /// let found = ctx.track_and_list_with(&config_maps, Some("default"), "app=web").await.unwrap();
+    /// assert_eq!(found.len(), 1);
+    /// // The selection is tracked: a new match re-reconciles `site`.
+    /// let mut api = ConfigMap::default();
+    /// api.metadata.namespace = Some("default".into());
+    /// api.metadata.labels = Some([("app".to_owned(), "web".to_owned())].into());
+    /// let observers = tracker.observers(&api, &(), jiff::Timestamp::now());
+    /// assert_eq!(observers, [Request::namespaced("default", "site")]);
+    /// # });
+    /// ```
     pub async fn track_and_list_with(
         &self,
         resource: &ApiResource,

@@ -243,7 +243,60 @@ impl Scenario {
     }
 
     /// Replaces the convergence check (by default, the perturbed final world equals the
-    /// reference one, normalised): `check(reference, perturbed)`.
+    /// reference one, normalised): `check(reference, perturbed)`. For a controller whose
+    /// final state may differ between runs in ways that do not matter (a generated name, the
+    /// order of a list), check what does.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, Patch, PatchParams};
+    /// use kube::runtime::{Controller, controller::Action, watcher};
+    /// use recon_testing::explore::{Scenario, UserAction};
+    /// use serde_json::json;
+    ///
+    /// /// Stamps each ConfigMap with an annotation.
+    /// async fn reconcile(cm: Arc<ConfigMap>, client: Arc<kube::Client>) -> Result<Action, kube::Error> {
+    ///     let api: Api<ConfigMap> = Api::namespaced((*client).clone(), "default");
+    ///     let stamp = json!({"metadata": {"annotations": {"stamped": "yes"}}});
+    ///     let name = cm.metadata.name.clone().unwrap_or_default();
+    ///     api.patch(&name, &PatchParams::default(), &Patch::Merge(&stamp)).await?;
+    ///     Ok(Action::requeue(Duration::from_secs(300)))
+    /// }
+    ///
+    /// fn error_policy(_: Arc<ConfigMap>, _: &kube::Error, _: Arc<kube::Client>) -> Action {
+    ///     Action::requeue(Duration::from_secs(5))
+    /// }
+    ///
+    /// let scenario = |wanted: &'static str| {
+    ///     Scenario::new("stamper")
+    ///         .controller(|client| {
+    ///             let api = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    ///             Controller::new(api, watcher::Config::default().labels("stamp=yes"))
+    ///                 .run(reconcile, error_policy, Arc::new(client))
+    ///         })
+    ///         .action(UserAction::create(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///             "metadata": {"name": "a", "namespace": "default", "labels": {"stamp": "yes"}}})))
+    ///         // Converged: every stamped ConfigMap carries the wanted annotation.
+    ///         .converges_when(move |_reference, perturbed| {
+    ///             let unstamped: Vec<_> = perturbed
+    ///                 .of_kind("ConfigMap")
+    ///                 .filter(|cm| cm["metadata"]["labels"]["stamp"] == "yes")
+    ///                 .filter(|cm| cm["metadata"]["annotations"]["stamped"] != wanted)
+    ///                 .collect();
+    ///             match unstamped.as_slice() {
+    ///                 [] => Ok(()),
+    ///                 missed => Err(format!("{} ConfigMaps not stamped {wanted:?}", missed.len())),
+    ///             }
+    ///         })
+    ///         .max_schedules(5)
+    ///         .explore()
+    /// };
+    /// scenario("yes").assert_clean();
+    /// assert!(!scenario("twice").is_clean(), "a check no run meets fails the report");
+    /// ```
     pub fn converges_when<F>(mut self, check: F) -> Self
     where
         F: Fn(&World, &World) -> Result<(), String> + Send + Sync + 'static,
