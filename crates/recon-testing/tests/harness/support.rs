@@ -379,7 +379,7 @@ pub(crate) fn mismatches(report: &Report, name: &str) -> Vec<String> {
 /// The file `path` under the harness's YAML fixtures.
 pub(crate) fn fixture(path: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../../fixtures/harness")
         .join(path)
 }
 

@@ -60,7 +60,7 @@ fn set_ready() -> SyncReconciler<Widget> {
     })
 }
 
-/// The reconciler every suite under `tests/fixtures/suites` describes.
+/// The reconciler every suite under `fixtures/harness/suites` describes.
 fn widget_reconciler(config: Config) -> ResourceReconciler<Widget> {
     ResourceReconciler::new(
         config,
@@ -138,7 +138,7 @@ impl TempDir {
         path
     }
 
-    /// Copies the fixture `relative` (under `tests/fixtures`) to the same place in the directory,
+    /// Copies the fixture `relative` (under `fixtures/harness`) to the same place in the directory,
     /// with `edit` applied to its text.
     fn copy(&self, relative: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
         let text = std::fs::read_to_string(fixture(relative)).unwrap();
@@ -183,7 +183,7 @@ crds:
 
 /// One test per suite file: every suite describes `widget_reconciler`.
 #[rstest]
-fn every_widget_suite_passes(#[files("tests/fixtures/suites/*.yaml")] path: PathBuf) {
+fn every_widget_suite_passes(#[files("../../fixtures/harness/suites/*.yaml")] path: PathBuf) {
     let suite = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
     suite.run(|env| widget_reconciler(env.config()));
