@@ -19,13 +19,13 @@ const SUITES: &[&str] = &[
     include_str!("../../../../fixtures/harness/suites/config-map.yaml"),
     include_str!("../../../../fixtures/harness/suites/status.yaml"),
     include_str!("../../../../fixtures/harness/sub/labels.yaml"),
-    include_str!("../../../../fixtures/harness/admission/widgets.yaml"),
+    include_str!("../../../../fixtures/harness/admission/sprockets.yaml"),
     include_str!("../../../../fixtures/suites/function/status.yaml"),
     include_str!("../../../../examples/admission-webhook/tests/suites/widgets.yaml"),
 ];
 
 /// The CRD the file-based suites name, written beside them (as `crd.yaml`) when read from a file.
-const CRD: &str = include_str!("../../../../fixtures/harness/crds/widgets.example.com.yaml");
+const CRD: &str = include_str!("../../../../fixtures/harness/crds/sprockets.example.com.yaml");
 
 /// What the scalar and line mutations put in: YAML's indicators, tags, anchors and aliases,
 /// values of the wrong type, and text a scanner may handle badly.

@@ -1,6 +1,6 @@
 //! Writes expected through additional configs (other clusters).
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use recon_core::ResourceReconciler;
 use recon_testing::{EventRef, ExpectConfig, Expectations, TestCase, TestEnv};
 use serde_json::json;
@@ -27,7 +27,7 @@ fn other_cluster(size: &str, note: &str) -> ExpectConfig {
     }
 }
 
-fn mirroring(env: &TestEnv) -> ResourceReconciler<Widget> {
+fn mirroring(env: &TestEnv) -> ResourceReconciler<Sprocket> {
     let other = env
         .config_named("other")
         .expect("the case has an `other` config");
@@ -39,7 +39,7 @@ async fn writes_to_an_additional_config_are_compared_with_its_expectations() {
     let report = check(
         "mirrors",
         TestCase::reconcile(request())
-            .given(&widget(6))
+            .given(&sprocket(6))
             .additional_config("other", other_cluster("6", "mirrored")),
         mirroring,
     )
@@ -52,7 +52,7 @@ async fn a_mismatch_in_an_additional_config_is_reported_under_its_name() {
     let report = check(
         "mirrors",
         TestCase::reconcile(request())
-            .given(&widget(6))
+            .given(&sprocket(6))
             .additional_config("other", other_cluster("7", "mirrored it")),
         mirroring,
     )
@@ -84,7 +84,7 @@ async fn writes_to_an_additional_config_are_not_expected_in_the_default_one() {
     let report = check(
         "mirrors",
         TestCase::reconcile(request())
-            .given(&widget(6))
+            .given(&sprocket(6))
             .additional_config("other", ExpectConfig::default()),
         mirroring,
     )

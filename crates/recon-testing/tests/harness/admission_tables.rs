@@ -1,5 +1,5 @@
-//! Admission webhook tables: a webhook built here (`widget_webhook`) decides creates, updates
-//! and deletes of widgets; the tables check its responses (patches, refusals, warnings), the
+//! Admission webhook tables: a webhook built here (`sprocket_webhook`) decides creates, updates
+//! and deletes of sprockets; the tables check its responses (patches, refusals, warnings), the
 //! writes and tracks its tree makes, the request fields the runner fills in, the wire form of
 //! the response, and report every way a case can be wrong with a message that says how.
 
@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::sprocket::{Sprocket, SprocketSpec};
 use crate::support::{assert_contains, failure, fixture, mismatches, passes, regenerating};
-use crate::widget::{Widget, WidgetSpec};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
@@ -33,8 +33,8 @@ use serde_json::{Value, json};
 const PREVIOUS_SIZE: &str = "example.com/previous-size";
 
 /// Reads the request through the context: refuses dry runs, and warns who was admitted.
-fn gatekeeper() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Gatekeeper").sync(async |ctx, _w| {
+fn gatekeeper() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Gatekeeper").sync(async |ctx, _w| {
         let admission = ctx
             .admission()
             .ok_or_else(|| Error::msg("not run by an admission webhook"))?;
@@ -51,8 +51,8 @@ fn gatekeeper() -> SyncReconciler<Widget> {
 
 /// Defaults a size of 0 to 1; on an update, records the previous size (read from the request's
 /// `oldObject`) in an annotation.
-fn defaults() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Defaults").sync(async |ctx, w| {
+fn defaults() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Defaults").sync(async |ctx, w| {
         if w.spec.size == 0 {
             w.spec.size = 1;
         }
@@ -73,8 +73,8 @@ fn defaults() -> SyncReconciler<Widget> {
 
 /// Refuses a negative size (`AdmissionDenied::invalid`), fails on 13 (an error of another
 /// type), and panics on 666.
-fn validate() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Validate").sync(async |_ctx, w| {
+fn validate() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Validate").sync(async |_ctx, w| {
         let size = w.spec.size;
         assert!(size != 666, "size 666 is not a size");
         if size < 0 {
@@ -90,16 +90,16 @@ fn validate() -> SyncReconciler<Widget> {
     })
 }
 
-/// With the label `limits: checked`, reads (and tracks) the config map `widget-limits` and
+/// With the label `limits: checked`, reads (and tracks) the config map `sprocket-limits` and
 /// refuses a size above its `max`.
-fn limits() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Limits").sync(async |ctx, w| {
+fn limits() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Limits").sync(async |ctx, w| {
         if w.labels().get("limits").is_none_or(|v| v != "checked") {
             return Ok(());
         }
         let namespace = w.namespace();
         let found: Option<ConfigMap> = ctx
-            .track_and_get(namespace.as_deref(), "widget-limits")
+            .track_and_get(namespace.as_deref(), "sprocket-limits")
             .await?;
         let max = found
             .and_then(|cm| cm.data?.get("max")?.parse::<i32>().ok())
@@ -111,10 +111,10 @@ fn limits() -> SyncReconciler<Widget> {
     })
 }
 
-/// On a create of a widget labelled `audit: "yes"`, creates the config map `<name>-admitted`
+/// On a create of a sprocket labelled `audit: "yes"`, creates the config map `<name>-admitted`
 /// saying who created it.
-fn audit_record() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("AuditRecord").sync(async |ctx, w| {
+fn audit_record() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("AuditRecord").sync(async |ctx, w| {
         let Some(request) = ctx.admission().map(Admission::request) else {
             return Ok(());
         };
@@ -135,9 +135,9 @@ fn audit_record() -> SyncReconciler<Widget> {
     })
 }
 
-/// Refuses to delete a widget labelled `protected: "true"`.
-fn protect() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Protect").sync(async |ctx, w| {
+/// Refuses to delete a sprocket labelled `protected: "true"`.
+fn protect() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Protect").sync(async |ctx, w| {
         let deleting = ctx
             .admission()
             .is_some_and(|a| a.request().operation == Operation::Delete);
@@ -150,7 +150,7 @@ fn protect() -> SyncReconciler<Widget> {
     })
 }
 
-fn widget_tree() -> Sequence<Widget> {
+fn sprocket_tree() -> Sequence<Sprocket> {
     Sequence::new([
         gatekeeper().boxed(),
         protect().boxed(),
@@ -162,42 +162,42 @@ fn widget_tree() -> Sequence<Widget> {
 }
 
 /// The mutating webhook.
-fn widget_webhook(env: &TestEnv) -> AdmissionWebhookAdapter<Widget> {
-    AdmissionWebhookAdapter::new(env.config(), widget_tree())
+fn sprocket_webhook(env: &TestEnv) -> AdmissionWebhookAdapter<Sprocket> {
+    AdmissionWebhookAdapter::new(env.config(), sprocket_tree())
 }
 
 /// The same tree as a validating webhook.
-fn validating_webhook(env: &TestEnv) -> AdmissionWebhookAdapter<Widget> {
-    AdmissionWebhookAdapter::new(env.config(), widget_tree()).validating()
+fn validating_webhook(env: &TestEnv) -> AdmissionWebhookAdapter<Sprocket> {
+    AdmissionWebhookAdapter::new(env.config(), sprocket_tree()).validating()
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 // ---------------------------------------------------------------------------------------------
 
-fn widget_json(size: i32, labels: Value) -> Value {
+fn sprocket_json(size: i32, labels: Value) -> Value {
     json!({
         "apiVersion": "example.com/v1",
-        "kind": "Widget",
+        "kind": "Sprocket",
         "metadata": {"name": "w", "namespace": "default", "labels": labels},
         "spec": {"size": size},
     })
 }
 
-fn widget(size: i32) -> Widget {
-    let mut w = Widget::new("w", WidgetSpec { size });
+fn sprocket(size: i32) -> Sprocket {
+    let mut w = Sprocket::new("w", SprocketSpec { size });
     w.metadata.namespace = Some("default".into());
     w
 }
 
-fn labelled(mut w: Widget, key: &str, value: &str) -> Widget {
+fn labelled(mut w: Sprocket, key: &str, value: &str) -> Sprocket {
     w.labels_mut().insert(key.to_owned(), value.to_owned());
     w
 }
 
-/// A table with the widget CRD installed.
+/// A table with the sprocket CRD installed.
 fn table() -> AdmissionWebhookTests {
-    AdmissionWebhookTests::new().crd(&Widget::crd())
+    AdmissionWebhookTests::new().crd(&Sprocket::crd())
 }
 
 /// A directory under the system's temporary directory, removed when dropped.
@@ -259,26 +259,26 @@ async fn a_mutating_create_answers_with_the_patch_of_what_the_tree_changed() {
     let report = table()
         .case(
             "size 0 is defaulted to 1",
-            TestCase::admit(AdmissionRequest::create(&widget(0))).expect_response(
+            TestCase::admit(AdmissionRequest::create(&sprocket(0))).expect_response(
                 ResponseSpec::allowed()
                     .patch(json!([{"op": "replace", "path": "/spec/size", "value": 1}])),
             ),
         )
         .case(
-            "a widget in shape is allowed unchanged",
-            TestCase::admit(AdmissionRequest::create(&widget(3)))
+            "a sprocket in shape is allowed unchanged",
+            TestCase::admit(AdmissionRequest::create(&sprocket(3)))
                 .expect_response(ResponseSpec::allowed()),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
 
 #[tokio::test]
 async fn an_update_reads_the_old_object_and_is_patched_against_the_object_sent() {
-    // A field `Widget` does not know is left alone: the patch is computed against the JSON the
-    // request carried, not against the typed widget.
-    let mut new = widget_json(0, json!({}));
+    // A field `Sprocket` does not know is left alone: the patch is computed against the JSON the
+    // request carried, not against the typed sprocket.
+    let mut new = sprocket_json(0, json!({}));
     new["spec"]["colour"] = json!("red");
     let report = table()
         .case(
@@ -286,7 +286,7 @@ async fn an_update_reads_the_old_object_and_is_patched_against_the_object_sent()
             TestCase::admit_json(json!({
                 "operation": "UPDATE",
                 "object": new,
-                "oldObject": widget_json(4, json!({})),
+                "oldObject": sprocket_json(4, json!({})),
             }))
             .expect_response(ResponseSpec::allowed().patch(json!([
                 {"op": "add", "path": "/metadata/annotations",
@@ -294,7 +294,7 @@ async fn an_update_reads_the_old_object_and_is_patched_against_the_object_sent()
                 {"op": "replace", "path": "/spec/size", "value": 1},
             ]))),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
@@ -303,9 +303,9 @@ async fn an_update_reads_the_old_object_and_is_patched_against_the_object_sent()
 async fn a_delete_judges_the_old_object_and_is_never_patched() {
     let report = table()
         .case(
-            "a protected widget is not deleted",
+            "a protected sprocket is not deleted",
             TestCase::admit(AdmissionRequest::delete(&labelled(
-                widget(2),
+                sprocket(2),
                 "protected",
                 "true",
             )))
@@ -317,10 +317,10 @@ async fn a_delete_judges_the_old_object_and_is_never_patched() {
         )
         .case(
             // The tree defaults size 0 to 1, but a delete is never patched.
-            "a widget of size 0 is deleted without a patch",
-            TestCase::admit(AdmissionRequest::delete(&widget(0))),
+            "a sprocket of size 0 is deleted without a patch",
+            TestCase::admit(AdmissionRequest::delete(&sprocket(0))),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
@@ -330,7 +330,7 @@ async fn a_validating_webhook_refuses_with_admission_denied_and_never_patches() 
     let report = table()
         .case(
             "a negative size is invalid",
-            TestCase::admit(AdmissionRequest::create(&widget(-1))).expect_response(
+            TestCase::admit(AdmissionRequest::create(&sprocket(-1))).expect_response(
                 ResponseSpec::denied_with(
                     AdmissionDenied::invalid("spec.size: must not be negative, got -1").status(),
                 ),
@@ -338,7 +338,7 @@ async fn a_validating_webhook_refuses_with_admission_denied_and_never_patches() 
         )
         .case(
             "what the tree changes is dropped",
-            TestCase::admit(AdmissionRequest::create(&widget(0))),
+            TestCase::admit(AdmissionRequest::create(&sprocket(0))),
         )
         .check(validating_webhook)
         .await;
@@ -350,11 +350,11 @@ async fn an_error_of_another_type_is_a_500_refusal() {
     let report = table()
         .case(
             "size 13",
-            TestCase::admit(AdmissionRequest::create(&widget(13))).expect_response(
+            TestCase::admit(AdmissionRequest::create(&sprocket(13))).expect_response(
                 ResponseSpec::denied(500, "InternalError", "size 13 is unlucky"),
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
@@ -364,16 +364,16 @@ async fn a_step_reads_the_request_through_the_context() {
     let report = table()
         .case(
             "a dry run is refused",
-            TestCase::admit(AdmissionRequest::create(&widget(2)).dry_run()).expect_response(
+            TestCase::admit(AdmissionRequest::create(&sprocket(2)).dry_run()).expect_response(
                 ResponseSpec::denied(403, "Forbidden", "dry runs are not admitted"),
             ),
         )
         .case(
             "the user is named in a warning",
-            TestCase::admit(AdmissionRequest::create(&widget(2)).by_user("alice"))
+            TestCase::admit(AdmissionRequest::create(&sprocket(2)).by_user("alice"))
                 .expect_response(ResponseSpec::allowed().warning("admitted for alice")),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
@@ -382,15 +382,15 @@ async fn a_step_reads_the_request_through_the_context() {
 async fn writes_and_tracks_of_the_tree_are_expected_as_in_reconciler_tables() {
     let limits = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "widget-limits", "namespace": "default"},
+        "metadata": {"name": "sprocket-limits", "namespace": "default"},
         "data": {"max": "5"},
     });
-    let tracked = Reference::of::<ConfigMap>(Some("default"), "widget-limits");
+    let tracked = Reference::of::<ConfigMap>(Some("default"), "sprocket-limits");
     let report = table()
         .case(
             "an audited create records who made it",
             TestCase::admit(
-                AdmissionRequest::create(&labelled(widget(2), "audit", "yes")).by_user("alice"),
+                AdmissionRequest::create(&labelled(sprocket(2), "audit", "yes")).by_user("alice"),
             )
             .expect_response(ResponseSpec::allowed().warning("admitted for alice"))
             .expect_create(&json!({
@@ -402,7 +402,7 @@ async fn writes_and_tracks_of_the_tree_are_expected_as_in_reconciler_tables() {
         .case(
             "a size above the limits is refused",
             TestCase::admit(AdmissionRequest::create(&labelled(
-                widget(7),
+                sprocket(7),
                 "limits",
                 "checked",
             )))
@@ -417,14 +417,14 @@ async fn writes_and_tracks_of_the_tree_are_expected_as_in_reconciler_tables() {
         .case(
             "a size within the limits is allowed",
             TestCase::admit(AdmissionRequest::create(&labelled(
-                widget(5),
+                sprocket(5),
                 "limits",
                 "checked",
             )))
             .given(&limits)
             .expect_track(Request::namespaced("default", "w"), tracked),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
 }
@@ -435,12 +435,12 @@ async fn writes_the_case_does_not_expect_fail_it() {
         .case(
             "an audited create",
             TestCase::admit(AdmissionRequest::create(&labelled(
-                widget(2),
+                sprocket(2),
                 "audit",
                 "yes",
             ))),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(
         mismatches(&report, "an audited create"),
@@ -457,12 +457,12 @@ async fn additional_configs_are_compared_as_in_reconciler_tables() {
     let report = table()
         .case(
             "no write in the other cluster",
-            TestCase::admit(AdmissionRequest::create(&widget(2)))
+            TestCase::admit(AdmissionRequest::create(&sprocket(2)))
                 .additional_config("other", ExpectConfig::default()),
         )
         .case(
             "a write expected in the other cluster",
-            TestCase::admit(AdmissionRequest::create(&widget(2))).additional_config(
+            TestCase::admit(AdmissionRequest::create(&sprocket(2))).additional_config(
                 "other",
                 ExpectConfig {
                     expect: Expectations {
@@ -473,7 +473,7 @@ async fn additional_configs_are_compared_as_in_reconciler_tables() {
                 },
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(report.cases[0].status, CaseStatus::Passed);
     assert_eq!(
@@ -494,7 +494,7 @@ async fn left_out_request_fields_are_filled_in_from_the_subject_and_discovery() 
         .case(
             "1 create",
             TestCase::admit_json(
-                json!({"operation": "CREATE", "object": widget_json(2, json!({}))}),
+                json!({"operation": "CREATE", "object": sprocket_json(2, json!({}))}),
             ),
         )
         .case(
@@ -507,7 +507,7 @@ async fn left_out_request_fields_are_filled_in_from_the_subject_and_discovery() 
             .expect_response(ResponseSpec::denied(
                 400,
                 "BadRequest",
-                "WidgetAdmissionWebhookAdapter admits example.com/v1 Widget, not v1 ConfigMap",
+                "SprocketAdmissionWebhookAdapter admits example.com/v1 Sprocket, not v1 ConfigMap",
             )),
         )
         .case(
@@ -517,11 +517,11 @@ async fn left_out_request_fields_are_filled_in_from_the_subject_and_discovery() 
                 "operation": "CREATE",
                 "name": "other-name",
                 "resource": {"group": "example.com", "version": "v1", "resource": "gadgets"},
-                "object": widget_json(2, json!({})),
+                "object": sprocket_json(2, json!({})),
             })),
         )
         .check(move |env| Recording {
-            inner: widget_webhook(env),
+            inner: sprocket_webhook(env),
             seen: record.clone(),
         })
         .await;
@@ -536,8 +536,8 @@ async fn left_out_request_fields_are_filled_in_from_the_subject_and_discovery() 
         fields(&seen[0]),
         json!({
             "uid": DEFAULT_ADMISSION_UID,
-            "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
-            "resource": {"group": "example.com", "version": "v1", "resource": "widgets"},
+            "kind": {"group": "example.com", "version": "v1", "kind": "Sprocket"},
+            "resource": {"group": "example.com", "version": "v1", "resource": "sprockets"},
             "name": "w", "namespace": "default",
         })
     );
@@ -555,7 +555,7 @@ async fn left_out_request_fields_are_filled_in_from_the_subject_and_discovery() 
         fields(&seen[2]),
         json!({
             "uid": "u-7",
-            "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
+            "kind": {"group": "example.com", "version": "v1", "kind": "Sprocket"},
             "resource": {"group": "example.com", "version": "v1", "resource": "gadgets"},
             "name": "other-name", "namespace": "default",
         })
@@ -568,11 +568,11 @@ async fn a_case_without_an_operation_fails_before_the_webhook_runs() {
     let report = table()
         .case(
             "no operation",
-            TestCase::admit_json(json!({"object": widget_json(2, json!({}))})),
+            TestCase::admit_json(json!({"object": sprocket_json(2, json!({}))})),
         )
         .check(|env| {
             built.store(true, Ordering::SeqCst);
-            widget_webhook(env)
+            sprocket_webhook(env)
         })
         .await;
     assert!(
@@ -592,16 +592,16 @@ async fn a_malformed_operation_or_field_of_the_request_is_a_case_error() {
         .case(
             "a misspelt operation",
             TestCase::admit_json(
-                json!({"operation": "CRAETE", "object": widget_json(2, json!({}))}),
+                json!({"operation": "CRAETE", "object": sprocket_json(2, json!({}))}),
             ),
         )
         .case(
             "a misspelt field",
             TestCase::admit_json(
-                json!({"operation": "DELETE", "oldobject": widget_json(2, json!({}))}),
+                json!({"operation": "DELETE", "oldobject": sprocket_json(2, json!({}))}),
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(
         mismatches(&report, "a misspelt operation"),
@@ -635,7 +635,7 @@ async fn an_unknown_kind_fails_the_case_naming_it() {
             "no object to take the kind from",
             TestCase::admit_json(json!({"operation": "CREATE"})),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     for case in [
         "a kind the cluster does not serve",
@@ -654,19 +654,19 @@ async fn an_unknown_kind_fails_the_case_naming_it() {
 }
 
 #[tokio::test]
-async fn without_the_crd_a_widget_request_cannot_be_completed() {
+async fn without_the_crd_a_sprocket_request_cannot_be_completed() {
     let report = AdmissionWebhookTests::new()
         .case(
             "no CRD",
             TestCase::admit_json(
-                json!({"operation": "CREATE", "object": widget_json(2, json!({}))}),
+                json!({"operation": "CREATE", "object": sprocket_json(2, json!({}))}),
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_contains(
         &failure(&report),
-        &["admissionRequest: the cluster serves no kind Widget in example.com/v1"],
+        &["admissionRequest: the cluster serves no kind Sprocket in example.com/v1"],
     );
 }
 
@@ -676,7 +676,7 @@ async fn without_the_crd_a_widget_request_cannot_be_completed() {
 
 #[tokio::test]
 async fn fields_of_other_tables_are_refused_in_an_admission_case() {
-    let create = || TestCase::admit(AdmissionRequest::create(&widget(2)));
+    let create = || TestCase::admit(AdmissionRequest::create(&sprocket(2)));
     let report = table()
         .case(
             "a plain admission case",
@@ -689,7 +689,7 @@ async fn fields_of_other_tables_are_refused_in_an_admission_case() {
         })
         .case(
             "with a resource",
-            create().expect_resource(&widget_json(2, json!({}))),
+            create().expect_resource(&sprocket_json(2, json!({}))),
         )
         .case("with a stash", create().stash("k", &1))
         .case(
@@ -698,7 +698,7 @@ async fn fields_of_other_tables_are_refused_in_an_admission_case() {
         )
         .case("with an error", create().expect_error("boom"))
         .case("without a request", TestCase::default())
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(report.cases[0].status, CaseStatus::Passed);
     let text = failure(&report);
@@ -720,13 +720,13 @@ async fn admission_fields_are_refused_in_a_reconciler_case() {
     let reconciler = |env: &TestEnv| {
         recon_core::ResourceReconciler::new(
             env.config(),
-            SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(())),
+            SyncReconciler::<Sprocket>::new("Noop").sync(async |_, _| Ok(())),
         )
     };
     let mut with_request = TestCase::reconcile(Request::namespaced("default", "w"));
     with_request.admission_request = Some(json!({"operation": "CREATE"}));
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case("with an admission request", with_request)
         .case(
             "with a response",
@@ -746,7 +746,7 @@ async fn admission_fields_are_refused_in_a_reconciler_case() {
 
 #[tokio::test]
 async fn an_expected_response_must_be_written_as_a_case_writes_it() {
-    let create = || TestCase::admit(AdmissionRequest::create(&widget(2)));
+    let create = || TestCase::admit(AdmissionRequest::create(&sprocket(2)));
     let report = table()
         .case(
             "with a uid",
@@ -775,7 +775,7 @@ async fn an_expected_response_must_be_written_as_a_case_writes_it() {
                 },
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_contains(
         &failure(&report),
@@ -797,12 +797,12 @@ async fn a_wrong_expected_patch_fails_with_a_diff_of_the_response() {
     let report = table()
         .case(
             "size 0 is defaulted",
-            TestCase::admit(AdmissionRequest::create(&widget(0))).expect_response(
+            TestCase::admit(AdmissionRequest::create(&sprocket(0))).expect_response(
                 ResponseSpec::allowed()
                     .patch(json!([{"op": "replace", "path": "/spec/size", "value": 2}])),
             ),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(
         mismatches(&report, "size 0 is defaulted"),
@@ -825,13 +825,13 @@ async fn a_case_without_a_response_expects_the_request_allowed_unchanged() {
     let report = table()
         .case(
             "size 0, no response expected",
-            TestCase::admit(AdmissionRequest::create(&widget(0))),
+            TestCase::admit(AdmissionRequest::create(&sprocket(0))),
         )
         .case(
             "size -1, no response expected",
-            TestCase::admit(AdmissionRequest::create(&widget(-1))),
+            TestCase::admit(AdmissionRequest::create(&sprocket(-1))),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_contains(
         &failure(&report),
@@ -854,7 +854,7 @@ async fn a_validating_handler_that_patches_is_a_wire_mismatch() {
     let report = table()
         .case(
             "a validating patch",
-            TestCase::admit(AdmissionRequest::create(&widget(2)).with_uid(DEFAULT_ADMISSION_UID))
+            TestCase::admit(AdmissionRequest::create(&sprocket(2)).with_uid(DEFAULT_ADMISSION_UID))
                 .expect_response(
                     ResponseSpec::allowed().patch(json!([{"op": "remove", "path": "/spec"}])),
                 ),
@@ -876,7 +876,7 @@ async fn a_response_to_another_request_is_a_wire_mismatch() {
     let report = table()
         .case(
             "answers for another uid",
-            TestCase::admit(AdmissionRequest::create(&widget(2)).with_uid("u-1")),
+            TestCase::admit(AdmissionRequest::create(&sprocket(2)).with_uid("u-1")),
         )
         .check(|_| Answers(AdmissionResponse::allow("u-2"), true))
         .await;
@@ -897,17 +897,17 @@ async fn a_panicking_webhook_fails_unless_the_case_expects_it() {
     let report = table()
         .case(
             "panics, not expected",
-            TestCase::admit(AdmissionRequest::create(&widget(666))),
+            TestCase::admit(AdmissionRequest::create(&sprocket(666))),
         )
         .case(
             "panics, expected",
-            TestCase::admit(AdmissionRequest::create(&widget(666))).should_panic(),
+            TestCase::admit(AdmissionRequest::create(&sprocket(666))).should_panic(),
         )
         .case(
             "does not panic, expected to",
-            TestCase::admit(AdmissionRequest::create(&widget(1))).should_panic(),
+            TestCase::admit(AdmissionRequest::create(&sprocket(1))).should_panic(),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_eq!(report.cases[2].name, "does not panic, expected to");
     assert_eq!(report.cases[1].status, CaseStatus::Passed);
@@ -935,9 +935,9 @@ async fn a_snapshot_case_hands_the_response_to_the_sink() {
         .snapshots(sink)
         .case(
             "Snapshot: defaulted",
-            TestCase::admit(AdmissionRequest::create(&widget(0)).by_user("bob")).snapshot(),
+            TestCase::admit(AdmissionRequest::create(&sprocket(0)).by_user("bob")).snapshot(),
         )
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
     let got = got.lock().unwrap();
@@ -957,15 +957,15 @@ async fn a_snapshot_case_hands_the_response_to_the_sink() {
 fn run_needs_no_runtime_and_panics_with_the_report_when_a_case_fails() {
     let passing = table().case(
         "allowed",
-        TestCase::admit(AdmissionRequest::create(&widget(2))),
+        TestCase::admit(AdmissionRequest::create(&sprocket(2))),
     );
-    passing.run(widget_webhook);
+    passing.run(sprocket_webhook);
     let failing = table().case(
         "refused",
-        TestCase::admit(AdmissionRequest::create(&widget(-2))),
+        TestCase::admit(AdmissionRequest::create(&sprocket(-2))),
     );
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        failing.run(widget_webhook);
+        failing.run(sprocket_webhook);
     }))
     .expect_err("a failing table panics");
     let message = caught.downcast_ref::<String>().cloned().unwrap_or_default();
@@ -980,11 +980,11 @@ fn run_needs_no_runtime_and_panics_with_the_report_when_a_case_fails() {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
-async fn the_widget_admission_suite_passes() {
+async fn the_sprocket_admission_suite_passes() {
     // Follows `RECON_FIXTURES`: `cargo xtask fixtures` regenerates this suite here.
-    let report = AdmissionWebhookTestSuite::from_yaml_file(fixture("admission/widgets.yaml"))
+    let report = AdmissionWebhookTestSuite::from_yaml_file(fixture("admission/sprockets.yaml"))
         .unwrap()
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
     assert_eq!(report.cases.len(), 6);
@@ -993,7 +993,7 @@ async fn the_widget_admission_suite_passes() {
 #[tokio::test]
 async fn a_yaml_suite_with_a_wrong_patch_fails_and_overwrite_rewrites_it() {
     if regenerating() {
-        return; // the suite file is being rewritten by `the_widget_admission_suite_passes`
+        return; // the suite file is being rewritten by `the_sprocket_admission_suite_passes`
     }
     let guard = TempDir(std::env::temp_dir().join(format!(
         "recon-testing-admission-overwrite-{}",
@@ -1003,21 +1003,21 @@ async fn a_yaml_suite_with_a_wrong_patch_fails_and_overwrite_rewrites_it() {
     std::fs::create_dir_all(dir.join("admission")).unwrap();
     std::fs::create_dir_all(dir.join("crds")).unwrap();
     std::fs::copy(
-        fixture("crds/widgets.example.com.yaml"),
-        dir.join("crds/widgets.example.com.yaml"),
+        fixture("crds/sprockets.example.com.yaml"),
+        dir.join("crds/sprockets.example.com.yaml"),
     )
     .unwrap();
-    let text = std::fs::read_to_string(fixture("admission/widgets.yaml")).unwrap();
+    let text = std::fs::read_to_string(fixture("admission/sprockets.yaml")).unwrap();
     let wrong = "      - op: replace\n        path: /spec/size\n        value: 1\n";
     assert_eq!(text.matches(wrong).count(), 1, "{text}");
     let text = text.replacen(wrong, &wrong.replace("value: 1", "value: 9"), 1);
-    let path = dir.join("admission/widgets.yaml");
+    let path = dir.join("admission/sprockets.yaml");
     std::fs::write(&path, &text).unwrap();
 
     let report = AdmissionWebhookTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     assert_contains(
         &failure(&report),
@@ -1032,7 +1032,7 @@ async fn a_yaml_suite_with_a_wrong_patch_fails_and_overwrite_rewrites_it() {
     let report = AdmissionWebhookTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(widget_webhook)
+        .check(sprocket_webhook)
         .await;
     passes(&report);
     let rewritten = std::fs::read_to_string(&path).unwrap();
@@ -1078,13 +1078,13 @@ fn a_malformed_admission_suite_names_the_file_the_line_and_the_field() {
 fn from_yaml_str_reads_an_admission_suite_with_an_inline_crd() {
     let text = format!(
         "crds:\n  - {}\n{}",
-        serde_json::to_string(&Widget::crd()).unwrap(),
+        serde_json::to_string(&Sprocket::crd()).unwrap(),
         r#"
 cases:
   - name: defaulted
     admissionRequest:
       operation: CREATE
-      object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 0}}
+      object: {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 0}}
     expect:
       response:
         allowed: true
@@ -1094,5 +1094,5 @@ cases:
     );
     AdmissionWebhookTestSuite::from_yaml_str("inline.yaml", &text)
         .unwrap()
-        .run(widget_webhook);
+        .run(sprocket_webhook);
 }

@@ -15,7 +15,7 @@ use recon_testing::{
 };
 use serde_json::{Value, json};
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 
 const MANAGER: &str = "child-controller";
 
@@ -29,9 +29,9 @@ async fn apply_child(cm: Arc<ConfigMap>, client: Arc<kube::Client>) -> Result<Ac
     Ok(Action::await_change())
 }
 
-/// Applies the widget's status as `MANAGER`, without force.
-async fn apply_status(w: Arc<Widget>, client: Arc<kube::Client>) -> Result<Action, kube::Error> {
-    let api: Api<Widget> = Api::namespaced((*client).clone(), "default");
+/// Applies the sprocket's status as `MANAGER`, without force.
+async fn apply_status(w: Arc<Sprocket>, client: Arc<kube::Client>) -> Result<Action, kube::Error> {
+    let api: Api<Sprocket> = Api::namespaced((*client).clone(), "default");
     let name = w.metadata.name.as_deref().unwrap_or_default();
     api.patch_status(
         name,
@@ -56,14 +56,14 @@ fn child(name: &str, value: &str) -> Value {
 }
 
 fn ready_status(ready: bool) -> Value {
-    json!({"apiVersion": "example.com/v1", "kind": "Widget",
+    json!({"apiVersion": "example.com/v1", "kind": "Sprocket",
         "metadata": {"name": "w", "namespace": "default"}, "status": {"ready": ready}})
 }
 
-fn widget(ready: bool) -> Value {
-    let mut widget = ready_status(ready);
-    widget["spec"] = json!({"size": 1});
-    widget
+fn sprocket(ready: bool) -> Value {
+    let mut sprocket = ready_status(ready);
+    sprocket["spec"] = json!({"size": 1});
+    sprocket
 }
 
 fn child_apply() -> PatchRef {
@@ -81,7 +81,7 @@ fn child_apply() -> PatchRef {
 fn status_apply() -> PatchRef {
     PatchRef {
         patch_type: PatchType::Apply,
-        ..PatchRef::merge("Widget", Some("default"), "w", ready_status(true))
+        ..PatchRef::merge("Sprocket", Some("default"), "w", ready_status(true))
     }
 }
 
@@ -152,20 +152,20 @@ fn a_child_applied_without_force_conflicts_unless_given_as_applied_by_its_manage
 #[test]
 fn a_status_applied_without_force_conflicts_unless_given_as_applied_by_its_manager() {
     ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
-            "a plain given widget",
+            "a plain given sprocket",
             TestCase::reconcile(Request::namespaced("default", "w"))
-                .given(&widget(false))
+                .given(&sprocket(false))
                 .expect_status_apply(status_apply())
                 .expect_error(conflict()),
         )
         .case(
-            "the widget and its status as applied by the controller",
+            "the sprocket and its status as applied by the controller",
             TestCase::reconcile(Request::namespaced("default", "w"))
-                .given_applied(&widget(false), MANAGER)
+                .given_applied(&sprocket(false), MANAGER)
                 .prepare(|env| {
-                    let found = managers(env, "Widget", "w");
+                    let found = managers(env, "Sprocket", "w");
                     let entry =
                         |sub: &str| (MANAGER.to_owned(), "Apply".to_owned(), sub.to_owned());
                     if found == [entry(""), entry("status")] {

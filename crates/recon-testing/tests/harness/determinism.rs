@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_fake::Verb;
 use recon_testing::{Expectations, ReconcilerTests, TestCase};
@@ -18,10 +18,10 @@ use crate::support::*;
 type Observation = (Expectations, Vec<Value>);
 
 fn generating_table(runs: Arc<Mutex<Vec<Observation>>>) -> ReconcilerTests {
-    ReconcilerTests::new().crd(&Widget::crd()).case(
+    ReconcilerTests::new().crd(&Sprocket::crd()).case(
         "creates a config map with a generated name",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .compare_server_fields()
             .verify(move |env, seen| {
                 let created: Vec<Value> = env
@@ -70,7 +70,7 @@ async fn observations_replayed_as_expectations_pass() {
     let report = check(
         "creates a config map with a generated name",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .compare_server_fields()
             .expect(observed),
         with(create_generated),

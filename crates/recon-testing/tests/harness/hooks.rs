@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_fake::{Failure, Verb};
 use recon_testing::{CaseStatus, EventRef, PatchRef, ReconcilerTests, TestCase};
@@ -20,7 +20,7 @@ async fn prepare_runs_before_the_reconcile() {
     let report = check(
         "updates a prepared config map",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .prepare(|env| {
                 env.server()
                     .seed(&config_map("w-config", json!({"size": "1"})))
@@ -39,7 +39,7 @@ async fn prepare_can_arm_a_reactor() {
     let report = check(
         "patch fails",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .prepare(|env| {
                 env.server()
@@ -65,7 +65,7 @@ async fn a_failing_prepare_fails_the_case_without_running_it() {
     let report = check(
         "prepare fails",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .prepare(|_| Err("no cluster for you".into())),
         with(panic_on_zero),
     )
@@ -77,11 +77,11 @@ async fn a_failing_prepare_fails_the_case_without_running_it() {
 #[tokio::test]
 async fn verify_sees_what_was_observed_and_its_error_fails_the_case() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "verify passes",
             TestCase::reconcile(request())
-                .given(&widget(4))
+                .given(&sprocket(4))
                 .expect_event(EventRef::normal("Sized", "size is 4"))
                 .verify(|_, seen| {
                     if seen.events.len() == 1 && seen.events[0].reason == "Sized" {
@@ -94,15 +94,15 @@ async fn verify_sees_what_was_observed_and_its_error_fails_the_case() {
         .case(
             "verify fails",
             TestCase::reconcile(request())
-                .given(&widget(4))
+                .given(&sprocket(4))
                 .expect_event(EventRef::normal("Sized", "size is 5"))
-                .verify(|_, _| Err("the widget is not shiny".into())),
+                .verify(|_, _| Err("the sprocket is not shiny".into())),
         )
         .check(with(publish_size))
         .await;
     assert_eq!(report.cases[0].status, CaseStatus::Passed);
     let text = failure(&report);
-    assert_contains(&text, &["verify: the widget is not shiny"]);
+    assert_contains(&text, &["verify: the sprocket is not shiny"]);
     assert_eq!(
         mismatches(&report, "verify fails"),
         ["expect.events[0]", "verify"],
@@ -115,11 +115,11 @@ async fn cleanup_runs_even_when_the_case_fails_and_its_error_fails_the_case() {
     let cleaned = Arc::new(Mutex::new(Vec::new()));
     let (a, b) = (cleaned.clone(), cleaned.clone());
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "fails, then cleans up",
             TestCase::reconcile(request())
-                .given(&widget(-1))
+                .given(&sprocket(-1))
                 .cleanup(move |_| {
                     a.lock().unwrap().push("fails");
                     Ok(())
@@ -128,7 +128,7 @@ async fn cleanup_runs_even_when_the_case_fails_and_its_error_fails_the_case() {
         .case(
             "passes, cleanup fails",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .cleanup(move |_| {
                     b.lock().unwrap().push("passes");
                     Err("could not clean up".into())

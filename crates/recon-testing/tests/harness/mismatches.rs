@@ -1,7 +1,7 @@
 //! "Not observed" and "observed but not expected": every mismatch of every case is reported,
 //! with or without colour.
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_testing::{EventRef, ReconcilerTestSuite, ReconcilerTests, TestCase, json_diff};
 use serde_json::json;
@@ -17,7 +17,7 @@ async fn an_expectation_that_was_not_observed_is_reported_with_what_was_expected
     let report = check(
         "deletes nothing",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_delete(delete_ref("w-config")),
         with(publish_size),
     )
@@ -40,7 +40,7 @@ async fn an_expectation_that_was_not_observed_is_reported_with_what_was_expected
 async fn an_observation_that_was_not_expected_is_reported_with_what_was_observed() {
     let report = check(
         "publishes its size",
-        TestCase::reconcile(request()).given(&widget(4)),
+        TestCase::reconcile(request()).given(&sprocket(4)),
         with(publish_size),
     )
     .await;
@@ -60,7 +60,7 @@ async fn every_mismatch_of_a_case_is_reported() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(false))
             .expect_event(EventRef::normal("StatusPatched", "Patched it")),
         with(set_ready),
@@ -91,25 +91,25 @@ async fn every_mismatch_of_a_case_is_reported() {
 #[tokio::test]
 async fn every_failing_case_of_a_table_is_reported() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "a: wrong status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false))
                 .expect_event(status_patched()),
         )
         .case(
             "b: passes",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
         )
         .case(
             "c: missing event",
             TestCase::reconcile(request())
-                .given(&widget(0))
+                .given(&sprocket(0))
                 .expect_status_patch(ready_patch(false)),
         )
         .check(with(set_ready))
@@ -132,16 +132,16 @@ async fn every_failing_case_of_a_table_is_reported() {
 #[tokio::test]
 async fn suites_run_their_cases_in_the_order_written() {
     let report = ReconcilerTestSuite::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             TestCase::reconcile(request())
                 .named("z first")
-                .given(&widget(1)),
+                .given(&sprocket(1)),
         )
         .case(
             TestCase::reconcile(request())
                 .named("a second")
-                .given(&widget(1)),
+                .given(&sprocket(1)),
         )
         .check(with(reject_negative))
         .await;
@@ -180,7 +180,7 @@ fn a_plain_render_has_no_ansi_codes_and_a_coloured_one_has() {
         .block_on(check(
             "patches its status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false))
                 .focus(),
             with(set_ready),

@@ -16,7 +16,7 @@ async fn events_pass_when_type_reason_and_note_match() {
     let report = check(
         "publishes its size",
         TestCase::reconcile(request())
-            .given(&widget(4))
+            .given(&sprocket(4))
             .expect_event(EventRef::normal("Sized", "size is 4")),
         with(publish_size),
     )
@@ -29,7 +29,7 @@ async fn events_fail_with_a_diff_of_type_and_note() {
     let report = check(
         "publishes its size",
         TestCase::reconcile(request())
-            .given(&widget(4))
+            .given(&sprocket(4))
             .expect_event(EventRef::warning("Sized", "size is 5")),
         with(publish_size),
     )
@@ -59,7 +59,7 @@ async fn result_passes_when_the_outcome_matches() {
     let report = check(
         "requeues later",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_result(Outcome::requeue_after(Duration::from_secs(30))),
         with(requeue_later),
     )
@@ -72,7 +72,7 @@ async fn result_fails_with_a_diff_of_the_outcome() {
     let report = check(
         "requeues later",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_result(Outcome::requeue_after(Duration::from_secs(90))),
         with(requeue_later),
     )
@@ -95,7 +95,7 @@ async fn result_fails_with_a_diff_of_the_outcome() {
 async fn result_defaults_to_nothing_more_to_do() {
     let report = check(
         "requeues later",
-        TestCase::reconcile(request()).given(&widget(1)),
+        TestCase::reconcile(request()).given(&sprocket(1)),
         with(requeue_later),
     )
     .await;
@@ -108,7 +108,7 @@ async fn result_defaults_to_nothing_more_to_do() {
 
 #[tokio::test]
 async fn an_unreadable_requeue_after_fails_the_case() {
-    let mut case = TestCase::reconcile(request()).given(&widget(1));
+    let mut case = TestCase::reconcile(request()).given(&sprocket(1));
     case.expect.result = OutcomeSpec {
         requeue: false,
         requeue_after: Some("soon".into()),
@@ -125,7 +125,7 @@ async fn error_passes_when_the_message_contains_the_text() {
     let report = check(
         "rejects a negative size",
         TestCase::reconcile(request())
-            .given(&widget(-1))
+            .given(&sprocket(-1))
             .expect_error("must not be negative"),
         with(reject_negative),
     )
@@ -138,7 +138,7 @@ async fn an_empty_error_text_accepts_any_error() {
     let report = check(
         "rejects a negative size",
         TestCase::reconcile(request())
-            .given(&widget(-1))
+            .given(&sprocket(-1))
             .expect_error(""),
         with(reject_negative),
     )
@@ -151,7 +151,7 @@ async fn error_fails_when_the_message_does_not_contain_the_text() {
     let report = check(
         "rejects a negative size",
         TestCase::reconcile(request())
-            .given(&widget(-1))
+            .given(&sprocket(-1))
             .expect_error("must be positive"),
         with(reject_negative),
     )
@@ -170,7 +170,7 @@ async fn error_fails_when_the_reconcile_succeeds() {
     let report = check(
         "rejects a negative size",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_error("must not be negative"),
         with(reject_negative),
     )
@@ -187,7 +187,7 @@ async fn error_fails_when_the_reconcile_succeeds() {
 async fn an_unexpected_error_fails_the_case_with_its_message() {
     let report = check(
         "rejects a negative size",
-        TestCase::reconcile(request()).given(&widget(-1)),
+        TestCase::reconcile(request()).given(&sprocket(-1)),
         with(reject_negative),
     )
     .await;
@@ -211,7 +211,7 @@ async fn should_panic_passes_when_the_reconcile_panics() {
     let report = check(
         "panics on zero",
         TestCase::reconcile(request())
-            .given(&widget(0))
+            .given(&sprocket(0))
             .should_panic(),
         with(panic_on_zero),
     )
@@ -224,7 +224,7 @@ async fn should_panic_fails_when_the_reconcile_does_not_panic() {
     let report = check(
         "panics on zero",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .should_panic(),
         with(panic_on_zero),
     )
@@ -243,7 +243,7 @@ async fn should_panic_fails_when_the_reconcile_does_not_panic() {
 async fn an_unexpected_panic_fails_the_case_with_its_message() {
     let report = check(
         "panics on zero",
-        TestCase::reconcile(request()).given(&widget(0)),
+        TestCase::reconcile(request()).given(&sprocket(0)),
         with(panic_on_zero),
     )
     .await;
@@ -261,7 +261,7 @@ async fn an_unexpected_panic_fails_the_case_with_its_message() {
 async fn an_error_signal_the_error_does_not_carry_fails_the_case() {
     let report = check_sub(
         "a negative size is refused",
-        TestCase::sub_reconcile(&widget(-1))
+        TestCase::sub_reconcile(&sprocket(-1))
             .expect_error("size must not be negative")
             .expect_error_signal(ErrorSignal::Quiet),
         reject_negative,

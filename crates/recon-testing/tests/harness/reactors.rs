@@ -36,7 +36,7 @@ async fn a_reactor_fails_the_write_and_the_case_can_expect_the_error() {
     let report = check(
         "conflict",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .reactor(conflict_on_configmap_patch())
             // The refused patch was still sent: it is observed.
@@ -53,7 +53,7 @@ async fn a_reactor_failure_not_expected_is_reported() {
     let report = check(
         "conflict",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .reactor(conflict_on_configmap_patch())
             .expect_patch(patched_size("2")),
@@ -78,7 +78,7 @@ async fn an_invalid_reactor_fails_the_case_setup() {
     let report = check(
         "bad reactor",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .reactor(reactor),
         with(patch_config_map),
     )

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_core::{Error, IntoBoxed, Outcome, ResourceReconciler, Sequence, SyncReconciler};
 use recon_testing::{CaseStatus, ReconcilerTests, SubReconcilerTests, TestCase};
@@ -22,11 +22,11 @@ async fn a_skipped_case_is_not_run() {
     let ran = Arc::new(Mutex::new(0));
     let counter = ran.clone();
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "skipped",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false))
                 .prepare(move |_| {
                     *counter.lock().unwrap() += 1;
@@ -37,7 +37,7 @@ async fn a_skipped_case_is_not_run() {
         .case(
             "runs",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
         )
@@ -57,11 +57,11 @@ async fn a_skipped_case_is_not_run() {
 #[tokio::test]
 async fn a_focused_table_runs_only_focused_cases_and_never_passes() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "focused",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched())
                 .focus(),
@@ -69,7 +69,7 @@ async fn a_focused_table_runs_only_focused_cases_and_never_passes() {
         .case(
             "left out",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false)),
         )
         .check(with(set_ready))
@@ -98,7 +98,7 @@ async fn assert_passed_panics_with_the_rendered_report() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(false))
             .expect_event(status_patched()),
         with(set_ready),
@@ -116,7 +116,7 @@ async fn assert_passed_does_not_panic_for_a_passing_report() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(true))
             .expect_event(status_patched()),
         with(set_ready),
@@ -128,11 +128,11 @@ async fn assert_passed_does_not_panic_for_a_passing_report() {
 #[test]
 fn run_needs_no_runtime_and_passes_quietly() {
     ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "patches its status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
         )
@@ -141,10 +141,10 @@ fn run_needs_no_runtime_and_passes_quietly() {
 
 #[test]
 fn run_panics_with_the_report_when_a_case_fails() {
-    let table = ReconcilerTests::new().crd(&Widget::crd()).case(
+    let table = ReconcilerTests::new().crd(&Sprocket::crd()).case(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(false))
             .expect_event(status_patched()),
     );
@@ -161,7 +161,7 @@ fn run_panics_with_the_report_when_a_case_fails() {
 
 #[tokio::test]
 async fn run_inside_a_runtime_points_to_run_async() {
-    let table = ReconcilerTests::new().crd(&Widget::crd());
+    let table = ReconcilerTests::new().crd(&Sprocket::crd());
     let caught =
         std::panic::catch_unwind(AssertUnwindSafe(|| table.run(with(set_ready)))).unwrap_err();
     assert_contains(
@@ -173,11 +173,11 @@ async fn run_inside_a_runtime_points_to_run_async() {
 #[tokio::test]
 async fn run_async_passes_quietly() {
     ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "patches its status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
         )
@@ -191,7 +191,7 @@ async fn run_async_passes_quietly() {
 
 #[tokio::test]
 async fn a_reconciler_case_without_a_request_fails() {
-    let mut case = TestCase::reconcile(request()).given(&widget(1));
+    let mut case = TestCase::reconcile(request()).given(&sprocket(1));
     case.request = None;
     let report = check("no request", case, with(set_ready)).await;
     assert_contains(
@@ -208,8 +208,8 @@ async fn sub_reconciler_fields_in_a_reconciler_case_fail() {
     let report = check(
         "sub fields",
         TestCase::reconcile(request())
-            .given(&widget(1))
-            .expect_resource(&widget(1))
+            .given(&sprocket(1))
+            .expect_resource(&sprocket(1))
             .expect_stashed("size", &1),
         with(set_ready),
     )
@@ -258,18 +258,18 @@ async fn an_object_the_cluster_cannot_hold_fails_the_case_setup() {
 #[tokio::test]
 async fn a_duplicate_case_name_is_not_silently_dropped() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "patches its status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false))
                 .expect_event(status_patched()),
         )
         .case(
             "patches its status",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
         )
@@ -288,11 +288,11 @@ async fn a_duplicate_case_name_is_not_silently_dropped() {
 #[tokio::test]
 async fn the_factory_reads_each_cases_metadata_to_build_its_reconciler() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "ready",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .metadata("step", &"set_ready")
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
@@ -300,14 +300,14 @@ async fn the_factory_reads_each_cases_metadata_to_build_its_reconciler() {
         .case(
             "untouched",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .metadata("step", &"none"),
         )
         .check(|env| {
             let step = env.metadata("step").and_then(Value::as_str);
             let sub = match step {
                 Some("set_ready") => set_ready(),
-                _ => SyncReconciler::<Widget>::new("Noop").sync(async |_, _| Ok(())),
+                _ => SyncReconciler::<Sprocket>::new("Noop").sync(async |_, _| Ok(())),
             };
             ResourceReconciler::new(env.config(), sub)
         })
@@ -318,15 +318,15 @@ async fn the_factory_reads_each_cases_metadata_to_build_its_reconciler() {
 #[tokio::test]
 async fn a_factory_that_panics_fails_its_case_and_the_others_still_run() {
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "needs another config",
-            TestCase::reconcile(request()).given(&widget(1)),
+            TestCase::reconcile(request()).given(&sprocket(1)),
         )
         .case(
             "needs nothing",
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .metadata("plain", &true)
                 .expect_status_patch(ready_patch(true))
                 .expect_event(status_patched()),
@@ -348,20 +348,20 @@ async fn a_factory_that_panics_fails_its_case_and_the_others_still_run() {
 }
 
 /// A sequence asking for a requeue in 10s, then failing: its error carries the requeue.
-fn requeue_then_fail() -> Sequence<Widget> {
-    let requeue = SyncReconciler::<Widget>::new("Requeue")
+fn requeue_then_fail() -> Sequence<Sprocket> {
+    let requeue = SyncReconciler::<Sprocket>::new("Requeue")
         .sync(async |_, _| Ok(Outcome::requeue_after(Duration::from_secs(10))));
     let fail =
-        SyncReconciler::<Widget>::new("Fail").sync(async |_, _| Err::<(), _>(Error::msg("boom")));
+        SyncReconciler::<Sprocket>::new("Fail").sync(async |_, _| Err::<(), _>(Error::msg("boom")));
     Sequence::new([requeue.boxed(), fail.boxed()])
 }
 
 #[tokio::test]
 async fn a_sub_reconcilers_error_must_carry_the_expected_result() {
     let table = |result: Outcome| {
-        SubReconcilerTests::new().crd(&Widget::crd()).case(
+        SubReconcilerTests::new().crd(&Sprocket::crd()).case(
             "fails after asking for a requeue",
-            TestCase::sub_reconcile(&widget(1))
+            TestCase::sub_reconcile(&sprocket(1))
                 .expect_error("boom")
                 .expect_result(result),
         )
@@ -384,7 +384,7 @@ async fn a_reconciler_case_cannot_expect_both_an_error_and_a_result() {
     let report = check(
         "fails",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_error("boom")
             .expect_result(Outcome::requeue()),
         |env| ResourceReconciler::new(env.config(), requeue_then_fail()),

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::{CustomResource, CustomResourceExt};
 use recon_core::{Condition, ResourceReconciler, SyncReconciler};
 use recon_testing::{Expectations, PatchRef, SubReconcilerTests, TestCase, TestEnv};
@@ -16,7 +16,7 @@ use crate::support::*;
 // server-set fields
 // ---------------------------------------------------------------------------------------------
 
-fn conditioned(env: &TestEnv) -> ResourceReconciler<Widget> {
+fn conditioned(env: &TestEnv) -> ResourceReconciler<Sprocket> {
     ResourceReconciler::new(env.config(), mark_sized()).manage_status()
 }
 
@@ -37,11 +37,11 @@ fn sized_conditions(ready_time: Option<&str>) -> Value {
 async fn server_set_fields_are_ignored_by_default() {
     // Wrong values of server-set fields on the expected side are ignored too.
     let report = check(
-        "marks the widget sized",
+        "marks the sprocket sized",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(PatchRef::merge(
-                "Widget",
+                "Sprocket",
                 Some("default"),
                 "w",
                 json!({
@@ -68,7 +68,7 @@ async fn server_set_fields_of_an_updated_object_are_ignored_by_default() {
     let report = check(
         "updates its config map",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_update(&expected),
         with(update_config_map),
@@ -80,12 +80,12 @@ async fn server_set_fields_of_an_updated_object_are_ignored_by_default() {
 #[tokio::test]
 async fn compare_server_fields_reports_them() {
     let report = check(
-        "marks the widget sized",
+        "marks the sprocket sized",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .compare_server_fields()
             .expect_status_patch(PatchRef::merge(
-                "Widget",
+                "Sprocket",
                 Some("default"),
                 "w",
                 json!({"status": {"observedGeneration": 1, "conditions": sized_conditions(None)}}),
@@ -113,16 +113,16 @@ async fn compare_server_fields_passes_with_the_values_the_server_set() {
     let capture = seen.clone();
     // First, find the resourceVersion the patch is locked on.
     let report = check(
-        "marks the widget sized",
+        "marks the sprocket sized",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .at(now.parse().unwrap())
             .verify(move |_, observed| {
                 *capture.lock().unwrap() = Some(observed.clone());
                 Ok(())
             })
             .expect_status_patch(PatchRef::merge(
-                "Widget",
+                "Sprocket",
                 Some("default"),
                 "w",
                 json!({"status": {"observedGeneration": 1, "conditions": sized_conditions(None)}}),
@@ -138,13 +138,13 @@ async fn compare_server_fields_passes_with_the_values_the_server_set() {
     assert!(!version.is_empty());
 
     let report = check(
-        "marks the widget sized",
+        "marks the sprocket sized",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .at(now.parse().unwrap())
             .compare_server_fields()
             .expect_status_patch(PatchRef::merge(
-                "Widget",
+                "Sprocket",
                 Some("default"),
                 "w",
                 json!({

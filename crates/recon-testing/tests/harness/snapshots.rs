@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_testing::{ReconcilerTests, SnapshotSink, TestCase};
 use serde_json::{Value, json};
@@ -24,13 +24,13 @@ async fn a_snapshot_case_hands_what_it_observed_to_the_sink() {
             .push((name.to_owned(), value.clone()));
     });
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .snapshots(sink)
         .case(
-            "Snapshot: ready widget",
+            "Snapshot: ready sprocket",
             // `expect` is not compared in a snapshot case.
             TestCase::reconcile(request())
-                .given(&widget(1))
+                .given(&sprocket(1))
                 .expect_status_patch(ready_patch(false))
                 .snapshot(),
         )
@@ -40,9 +40,9 @@ async fn a_snapshot_case_hands_what_it_observed_to_the_sink() {
     let got = got.lock().unwrap();
     assert_eq!(got.len(), 1);
     let (name, value) = &got[0];
-    assert_eq!(name, "snapshot__ready_widget");
+    assert_eq!(name, "snapshot__ready_sprocket");
     let patch = &value["statusPatches"][0];
-    assert_eq!(patch["kind"], "Widget");
+    assert_eq!(patch["kind"], "Sprocket");
     assert_eq!(patch["type"], "merge");
     assert_eq!(patch["patch"]["status"], json!({"ready": true}));
     assert!(
@@ -56,18 +56,20 @@ async fn a_snapshot_case_hands_what_it_observed_to_the_sink() {
 async fn a_rejected_snapshot_fails_the_case() {
     let sink: SnapshotSink = Arc::new(|_: &str, _: &Value| panic!("snapshot assertion failed"));
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .snapshots(sink)
         .case(
-            "ready widget",
-            TestCase::reconcile(request()).given(&widget(1)).snapshot(),
+            "ready sprocket",
+            TestCase::reconcile(request())
+                .given(&sprocket(1))
+                .snapshot(),
         )
         .check(with(set_ready))
         .await;
     assert_contains(
         &failure(&report),
         &[
-            "snapshot: \"ready_widget\" is new or does not match; accept it with `cargo insta review` (after `cargo install cargo-insta`) or by running the test again with `INSTA_UPDATE=always`",
+            "snapshot: \"ready_sprocket\" is new or does not match; accept it with `cargo insta review` (after `cargo install cargo-insta`) or by running the test again with `INSTA_UPDATE=always`",
         ],
     );
 }
@@ -75,8 +77,10 @@ async fn a_rejected_snapshot_fails_the_case() {
 #[tokio::test]
 async fn a_snapshot_case_without_a_sink_fails() {
     let report = check(
-        "ready widget",
-        TestCase::reconcile(request()).given(&widget(1)).snapshot(),
+        "ready sprocket",
+        TestCase::reconcile(request())
+            .given(&sprocket(1))
+            .snapshot(),
         with(set_ready),
     )
     .await;

@@ -1,6 +1,6 @@
 //! Expected resource and stashed values of sub-reconciler cases.
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_testing::{CaseStatus, SubReconcilerTests, TestCase};
 use serde_json::{Value, json};
@@ -11,8 +11,8 @@ use crate::support::*;
 // resource and stashed (sub-reconcilers)
 // ---------------------------------------------------------------------------------------------
 
-fn labelled_widget(size: i32, label: &str) -> Value {
-    let mut w = widget(size);
+fn labelled_sprocket(size: i32, label: &str) -> Value {
+    let mut w = sprocket(size);
     w["metadata"]["labels"] = json!({"size": label});
     w
 }
@@ -20,8 +20,8 @@ fn labelled_widget(size: i32, label: &str) -> Value {
 #[tokio::test]
 async fn resource_passes_when_the_sub_reconciler_leaves_it_as_expected() {
     let report = check_sub(
-        "labels the widget",
-        TestCase::sub_reconcile(&widget(3)).expect_resource(&labelled_widget(3, "3")),
+        "labels the sprocket",
+        TestCase::sub_reconcile(&sprocket(3)).expect_resource(&labelled_sprocket(3, "3")),
         label_size,
     )
     .await;
@@ -31,8 +31,8 @@ async fn resource_passes_when_the_sub_reconciler_leaves_it_as_expected() {
 #[tokio::test]
 async fn resource_fails_with_a_diff_of_the_resulting_resource() {
     let report = check_sub(
-        "labels the widget",
-        TestCase::sub_reconcile(&widget(3)).expect_resource(&labelled_widget(3, "4")),
+        "labels the sprocket",
+        TestCase::sub_reconcile(&sprocket(3)).expect_resource(&labelled_sprocket(3, "4")),
         label_size,
     )
     .await;
@@ -40,7 +40,7 @@ async fn resource_fails_with_a_diff_of_the_resulting_resource() {
     assert_contains(
         &text,
         &[
-            "case \"labels the widget\" failed:",
+            "case \"labels the sprocket\" failed:",
             "expect.resource: differs (-expected, +actual):",
             "--- expected",
             "+++ actual",
@@ -49,7 +49,7 @@ async fn resource_fails_with_a_diff_of_the_resulting_resource() {
         ],
     );
     assert_eq!(
-        mismatches(&report, "labels the widget"),
+        mismatches(&report, "labels the sprocket"),
         ["expect.resource"]
     );
 }
@@ -59,15 +59,15 @@ async fn without_an_expected_resource_it_must_be_unchanged() {
     // A sub-reconciler that only stashes leaves the resource as it was: that passes.
     let report = check_sub(
         "changes nothing",
-        TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &3),
+        TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &3),
         stash_size_as_json,
     )
     .await;
     passes(&report);
     // One that labels it, with no `expect.resource`, fails with the change as the diff.
     let report = check_sub(
-        "labels the widget",
-        TestCase::sub_reconcile(&widget(3)),
+        "labels the sprocket",
+        TestCase::sub_reconcile(&sprocket(3)),
         label_size,
     )
     .await;
@@ -85,7 +85,7 @@ async fn without_an_expected_resource_it_must_be_unchanged() {
 async fn stashed_json_values_pass_when_they_match() {
     let report = check_sub(
         "stashes the size",
-        TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &3),
+        TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &3),
         stash_size_as_json,
     )
     .await;
@@ -96,7 +96,7 @@ async fn stashed_json_values_pass_when_they_match() {
 async fn stashed_json_values_fail_with_a_diff() {
     let report = check_sub(
         "stashes the size",
-        TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &4),
+        TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &4),
         stash_size_as_json,
     )
     .await;
@@ -117,7 +117,7 @@ async fn stashed_json_values_fail_with_a_diff() {
 async fn a_stash_key_nothing_was_stored_under_fails() {
     let report = check_sub(
         "stashes the size",
-        TestCase::sub_reconcile(&widget(3)).expect_stashed("count", &3),
+        TestCase::sub_reconcile(&sprocket(3)).expect_stashed("count", &3),
         stash_size_as_json,
     )
     .await;
@@ -129,24 +129,26 @@ async fn a_stash_key_nothing_was_stored_under_fails() {
 
 fn typed_stash_table(case: TestCase) -> SubReconcilerTests {
     SubReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .stash_type(SIZE)
         .case("stashes the size", case)
 }
 
 #[tokio::test]
 async fn stashed_typed_values_pass_when_they_match() {
-    let report = typed_stash_table(TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &3))
-        .check(|_| stash_size_typed())
-        .await;
+    let report =
+        typed_stash_table(TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &3))
+            .check(|_| stash_size_typed())
+            .await;
     passes(&report);
 }
 
 #[tokio::test]
 async fn stashed_typed_values_fail_with_a_diff() {
-    let report = typed_stash_table(TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &4))
-        .check(|_| stash_size_typed())
-        .await;
+    let report =
+        typed_stash_table(TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &4))
+            .check(|_| stash_size_typed())
+            .await;
     assert_contains(
         &failure(&report),
         &[
@@ -161,7 +163,7 @@ async fn stashed_typed_values_fail_with_a_diff() {
 async fn a_typed_value_is_not_seen_without_its_stash_type() {
     let report = check_sub(
         "stashes the size",
-        TestCase::sub_reconcile(&widget(3)).expect_stashed("size", &3),
+        TestCase::sub_reconcile(&sprocket(3)).expect_stashed("size", &3),
         stash_size_typed,
     )
     .await;
@@ -174,18 +176,18 @@ async fn a_typed_value_is_not_seen_without_its_stash_type() {
 #[tokio::test]
 async fn given_stashed_values_reach_the_sub_reconciler_as_their_stash_type() {
     let report = SubReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .stash_type(SIZE)
         .case(
             "labels the stashed size",
-            TestCase::sub_reconcile(&widget(3))
+            TestCase::sub_reconcile(&sprocket(3))
                 .stash("size", &7)
-                .expect_resource(&labelled_widget(3, "7"))
+                .expect_resource(&labelled_sprocket(3, "7"))
                 .expect_stashed("size", &7),
         )
         .case(
             "a stashed value of the wrong type",
-            TestCase::sub_reconcile(&widget(3)).stash("size", &"seven"),
+            TestCase::sub_reconcile(&sprocket(3)).stash("size", &"seven"),
         )
         .check(|_| label_stashed_size())
         .await;
@@ -209,10 +211,10 @@ async fn given_stashed_values_reach_the_sub_reconciler_as_their_stash_type() {
 #[tokio::test]
 async fn sub_reconciler_cases_report_their_writes_too() {
     let report = SubReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "creates its config map",
-            TestCase::sub_reconcile(&widget(3)).expect_create(&json!({
+            TestCase::sub_reconcile(&sprocket(3)).expect_create(&json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
                 "metadata": {"name": "w-config", "labels": {"app": "w"}},

@@ -1,6 +1,6 @@
 //! Expected status writes: statusUpdates, statusPatches, statusApplies.
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use recon_core::{ResourceReconciler, StatusStrategy};
 use recon_testing::{EventRef, PatchRef, TestCase, TestEnv};
 use serde_json::json;
@@ -11,7 +11,7 @@ use crate::support::*;
 // statusUpdates, statusPatches, statusApplies
 // ---------------------------------------------------------------------------------------------
 
-fn updating_status(env: &TestEnv) -> ResourceReconciler<Widget> {
+fn updating_status(env: &TestEnv) -> ResourceReconciler<Sprocket> {
     ResourceReconciler::new(env.config(), set_ready()).status_strategy(StatusStrategy::Update)
 }
 
@@ -20,8 +20,8 @@ async fn status_updates_pass_when_identity_and_status_match() {
     let report = check(
         "updates its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
-            .expect_status_update(&widget_with_status(1, json!({"ready": true})))
+            .given(&sprocket(1))
+            .expect_status_update(&sprocket_with_status(1, json!({"ready": true})))
             .expect_event(EventRef::normal("StatusUpdated", "Updated status")),
         updating_status,
     )
@@ -35,8 +35,8 @@ async fn status_updates_compare_only_identity_and_status() {
     let report = check(
         "updates its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
-            .expect_status_update(&widget_with_status(99, json!({"ready": true})))
+            .given(&sprocket(1))
+            .expect_status_update(&sprocket_with_status(99, json!({"ready": true})))
             .expect_event(EventRef::normal("StatusUpdated", "Updated status")),
         updating_status,
     )
@@ -49,8 +49,8 @@ async fn status_updates_fail_with_a_diff_of_the_status() {
     let report = check(
         "updates its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
-            .expect_status_update(&widget_with_status(1, json!({"ready": false})))
+            .given(&sprocket(1))
+            .expect_status_update(&sprocket_with_status(1, json!({"ready": false})))
             .expect_event(EventRef::normal("StatusUpdated", "Updated status")),
         updating_status,
     )
@@ -78,7 +78,7 @@ async fn status_patches_pass_when_the_patch_matches() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(true))
             .expect_event(status_patched()),
         with(set_ready),
@@ -92,7 +92,7 @@ async fn status_patches_fail_with_a_diff_of_the_patch() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_patch(ready_patch(false))
             .expect_event(status_patched()),
         with(set_ready),
@@ -122,7 +122,7 @@ async fn a_status_patch_is_not_a_patch_of_the_object() {
     let report = check(
         "patches its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_patch(ready_patch(true))
             .expect_event(status_patched()),
         with(set_ready),
@@ -136,12 +136,12 @@ async fn a_status_patch_is_not_a_patch_of_the_object() {
 
 fn status_applied(ready: bool) -> PatchRef {
     PatchRef::apply(
-        "Widget",
+        "Sprocket",
         Some("default"),
         "w",
         json!({
             "apiVersion": "example.com/v1",
-            "kind": "Widget",
+            "kind": "Sprocket",
             "metadata": {"name": "w"},
             "status": {"ready": ready},
         }),
@@ -153,7 +153,7 @@ async fn status_applies_pass_when_the_applied_status_matches() {
     let report = check(
         "applies its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_apply(status_applied(true)),
         with(apply_status),
     )
@@ -166,7 +166,7 @@ async fn status_applies_fail_with_a_diff_of_the_applied_status() {
     let report = check(
         "applies its status",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .expect_status_apply(status_applied(false)),
         with(apply_status),
     )

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::widget::{WIDGET, Widget};
+use crate::sprocket::{SPROCKET, Sprocket};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, Resource};
@@ -23,17 +23,17 @@ use serde_json::{Value, json};
 /// A typed stash key.
 pub(crate) const SIZE: Stasher<i32> = Stasher::new("size");
 
-pub(crate) fn widget(size: i32) -> Value {
+pub(crate) fn sprocket(size: i32) -> Value {
     json!({
         "apiVersion": "example.com/v1",
-        "kind": "Widget",
+        "kind": "Sprocket",
         "metadata": {"name": "w", "namespace": "default"},
         "spec": {"size": size},
     })
 }
 
-pub(crate) fn widget_with_status(size: i32, status: Value) -> Value {
-    let mut w = widget(size);
+pub(crate) fn sprocket_with_status(size: i32, status: Value) -> Value {
+    let mut w = sprocket(size);
     w["status"] = status;
     w
 }
@@ -65,9 +65,9 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("a valid object")
 }
 
-/// Creates the config map `w-config` holding the widget's size.
-pub(crate) fn create_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateConfigMap").sync(async |ctx, w| {
+/// Creates the config map `w-config` holding the sprocket's size.
+pub(crate) fn create_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("CreateConfigMap").sync(async |ctx, w| {
         let cm: ConfigMap = from_json(json!({
             "metadata": {"name": "w-config", "labels": {"app": "w"}},
             "data": {"size": w.spec.size.to_string()},
@@ -77,9 +77,9 @@ pub(crate) fn create_config_map() -> SyncReconciler<Widget> {
     })
 }
 
-/// Replaces `w-config` (read first) with the widget's size.
-pub(crate) fn update_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("UpdateConfigMap").sync(async |ctx, w| {
+/// Replaces `w-config` (read first) with the sprocket's size.
+pub(crate) fn update_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("UpdateConfigMap").sync(async |ctx, w| {
         let api = configmaps(ctx);
         let mut cm = api.get("w-config").await?;
         cm.data
@@ -90,9 +90,9 @@ pub(crate) fn update_config_map() -> SyncReconciler<Widget> {
     })
 }
 
-/// Merge-patches the widget's size into `w-config`.
-pub(crate) fn patch_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PatchConfigMap").sync(async |ctx, w| {
+/// Merge-patches the sprocket's size into `w-config`.
+pub(crate) fn patch_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("PatchConfigMap").sync(async |ctx, w| {
         let patch = json!({"data": {"size": w.spec.size.to_string()}});
         configmaps(ctx)
             .patch("w-config", &PatchParams::default(), &Patch::Merge(patch))
@@ -108,15 +108,15 @@ pub(crate) fn apply_not_implemented(err: &kube::Error) -> bool {
 }
 
 /// Server-side applies `w-applied`.
-pub(crate) fn apply_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ApplyConfigMap").sync(async |ctx, w| {
+pub(crate) fn apply_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("ApplyConfigMap").sync(async |ctx, w| {
         let body = json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": "w-applied"},
             "data": {"size": w.spec.size.to_string()},
         });
-        let params = PatchParams::apply("widgets");
+        let params = PatchParams::apply("sprockets");
         match configmaps(ctx)
             .patch("w-applied", &params, &Patch::Apply(body))
             .await
@@ -127,18 +127,18 @@ pub(crate) fn apply_config_map() -> SyncReconciler<Widget> {
     })
 }
 
-/// Server-side applies the widget's status itself (rather than through a `StatusStrategy`, so
+/// Server-side applies the sprocket's status itself (rather than through a `StatusStrategy`, so
 /// the in-memory server's 501 can be tolerated).
-pub(crate) fn apply_status() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("ApplyStatus").sync(async |ctx, w| {
-        let api: Api<Widget> = Api::namespaced(ctx.config().client().clone(), "default");
+pub(crate) fn apply_status() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("ApplyStatus").sync(async |ctx, w| {
+        let api: Api<Sprocket> = Api::namespaced(ctx.config().client().clone(), "default");
         let body = json!({
             "apiVersion": "example.com/v1",
-            "kind": "Widget",
+            "kind": "Sprocket",
             "metadata": {"name": "w"},
             "status": {"ready": w.spec.size > 0},
         });
-        let params = PatchParams::apply("widgets").force();
+        let params = PatchParams::apply("sprockets").force();
         match api.patch_status("w", &params, &Patch::Apply(body)).await {
             Err(e) if !apply_not_implemented(&e) => Err(e.into()),
             _ => Ok(()),
@@ -147,8 +147,8 @@ pub(crate) fn apply_status() -> SyncReconciler<Widget> {
 }
 
 /// Deletes `w-config`.
-pub(crate) fn delete_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DeleteConfigMap").sync(async |ctx, _w| {
+pub(crate) fn delete_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("DeleteConfigMap").sync(async |ctx, _w| {
         configmaps(ctx)
             .delete("w-config", &DeleteParams::default())
             .await?;
@@ -157,8 +157,8 @@ pub(crate) fn delete_config_map() -> SyncReconciler<Widget> {
 }
 
 /// Deletes every config map labelled `app=w`.
-pub(crate) fn delete_config_maps() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("DeleteConfigMaps").sync(async |ctx, _w| {
+pub(crate) fn delete_config_maps() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("DeleteConfigMaps").sync(async |ctx, _w| {
         configmaps(ctx)
             .delete_collection(
                 &DeleteParams::default(),
@@ -170,18 +170,18 @@ pub(crate) fn delete_config_maps() -> SyncReconciler<Widget> {
 }
 
 /// `status.ready`: whether the size is positive (the root writes the status).
-pub(crate) fn set_ready() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SetReady").sync(async |_ctx, w| {
+pub(crate) fn set_ready() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("SetReady").sync(async |_ctx, w| {
         w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
         Ok(())
     })
 }
 
 /// Marks the `Sized` condition true (with `manage_status`, `Ready` follows).
-pub(crate) fn mark_sized() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("MarkSized").sync(async |ctx, w| {
+pub(crate) fn mark_sized() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("MarkSized").sync(async |ctx, w| {
         let status = w.status.get_or_insert_default();
-        WIDGET
+        SPROCKET
             .manage(&mut status.conditions, ctx.now())
             .mark_true("Sized", "Sized", "");
         Ok(())
@@ -189,8 +189,8 @@ pub(crate) fn mark_sized() -> SyncReconciler<Widget> {
 }
 
 /// Publishes a Normal event with the size.
-pub(crate) fn publish_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PublishSize").sync(async |ctx, w| {
+pub(crate) fn publish_size() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("PublishSize").sync(async |ctx, w| {
         let note = format!("size is {}", w.spec.size);
         ctx.publish(&w.object_ref(&()), Event::normal("Sized", "Size", note))
             .await;
@@ -199,14 +199,14 @@ pub(crate) fn publish_size() -> SyncReconciler<Widget> {
 }
 
 /// Asks to be reconciled again in 30 seconds.
-pub(crate) fn requeue_later() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RequeueLater")
+pub(crate) fn requeue_later() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("RequeueLater")
         .sync(async |_ctx, _w| Ok(Outcome::requeue_after(Duration::from_secs(30))))
 }
 
 /// Fails for a negative size.
-pub(crate) fn reject_negative() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("RejectNegative").sync(async |_ctx, w| {
+pub(crate) fn reject_negative() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("RejectNegative").sync(async |_ctx, w| {
         if w.spec.size < 0 {
             return Err(Error::msg(format!(
                 "size must not be negative, got {}",
@@ -218,16 +218,16 @@ pub(crate) fn reject_negative() -> SyncReconciler<Widget> {
 }
 
 /// Panics for a zero size.
-pub(crate) fn panic_on_zero() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("PanicOnZero").sync(async |_ctx, w| {
+pub(crate) fn panic_on_zero() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("PanicOnZero").sync(async |_ctx, w| {
         assert!(w.spec.size != 0, "size is zero");
         Ok(())
     })
 }
 
 /// Creates a config map with a generated name and records its name and uid in the status.
-pub(crate) fn create_generated() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateGenerated").sync(async |ctx, w| {
+pub(crate) fn create_generated() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("CreateGenerated").sync(async |ctx, w| {
         let cm: ConfigMap = from_json(json!({"metadata": {"generateName": "w-"}}));
         let created = configmaps(ctx).create(&PostParams::default(), &cm).await?;
         let status = w.status.get_or_insert_default();
@@ -238,8 +238,8 @@ pub(crate) fn create_generated() -> SyncReconciler<Widget> {
 }
 
 /// Creates `w-config` in the cluster of `other` instead of the default one.
-pub(crate) fn create_config_map_in(other: recon_core::Config) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("CreateElsewhere").sync_with(other, async |_ctx, other, w| {
+pub(crate) fn create_config_map_in(other: recon_core::Config) -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("CreateElsewhere").sync_with(other, async |_ctx, other, w| {
         let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
         let cm: ConfigMap = from_json(json!({
             "metadata": {"name": "w-config"},
@@ -257,9 +257,9 @@ pub(crate) fn create_config_map_in(other: recon_core::Config) -> SyncReconciler<
     })
 }
 
-/// Sub-reconciler: labels the widget with its size.
-pub(crate) fn label_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelSize").sync(async |_ctx, w| {
+/// Sub-reconciler: labels the sprocket with its size.
+pub(crate) fn label_size() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("LabelSize").sync(async |_ctx, w| {
         let size = w.spec.size.to_string();
         w.metadata
             .labels
@@ -270,24 +270,24 @@ pub(crate) fn label_size() -> SyncReconciler<Widget> {
 }
 
 /// Sub-reconciler: stashes the size as JSON under `size` (no `stash_type` needed).
-pub(crate) fn stash_size_as_json() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("StashSizeAsJson").sync(async |ctx, w| {
+pub(crate) fn stash_size_as_json() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("StashSizeAsJson").sync(async |ctx, w| {
         ctx.stash().store("size", json!(w.spec.size));
         Ok(())
     })
 }
 
 /// Sub-reconciler: stashes the size as an `i32` with the typed stasher.
-pub(crate) fn stash_size_typed() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("StashSizeTyped").sync(async |ctx, w| {
+pub(crate) fn stash_size_typed() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("StashSizeTyped").sync(async |ctx, w| {
         SIZE.store(ctx, w.spec.size);
         Ok(())
     })
 }
 
-/// Sub-reconciler: reads the typed stash and labels the widget with it.
-pub(crate) fn label_stashed_size() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelStashedSize").sync(async |ctx, w| {
+/// Sub-reconciler: reads the typed stash and labels the sprocket with it.
+pub(crate) fn label_stashed_size() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("LabelStashedSize").sync(async |ctx, w| {
         let size = SIZE.retrieve(ctx).map_err(Error::new)?;
         w.metadata
             .labels
@@ -303,8 +303,8 @@ pub(crate) fn label_stashed_size() -> SyncReconciler<Widget> {
 
 /// A factory running `sub` under a `ResourceReconciler` with the default status strategy.
 pub(crate) fn with(
-    sub: fn() -> SyncReconciler<Widget>,
-) -> impl Fn(&TestEnv) -> ResourceReconciler<Widget> {
+    sub: fn() -> SyncReconciler<Sprocket>,
+) -> impl Fn(&TestEnv) -> ResourceReconciler<Sprocket> {
     move |env| ResourceReconciler::new(env.config(), sub())
 }
 
@@ -312,10 +312,10 @@ pub(crate) fn with(
 pub(crate) async fn check(
     name: &str,
     case: TestCase,
-    factory: impl Fn(&TestEnv) -> ResourceReconciler<Widget>,
+    factory: impl Fn(&TestEnv) -> ResourceReconciler<Sprocket>,
 ) -> Report {
     ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(name, case)
         .check(factory)
         .await
@@ -325,10 +325,10 @@ pub(crate) async fn check(
 pub(crate) async fn check_sub(
     name: &str,
     case: TestCase,
-    sub: fn() -> SyncReconciler<Widget>,
+    sub: fn() -> SyncReconciler<Sprocket>,
 ) -> Report {
     SubReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(name, case)
         .check(move |_| sub())
         .await
@@ -425,7 +425,7 @@ pub(crate) fn status_patched() -> EventRef {
 
 pub(crate) fn ready_patch(ready: bool) -> PatchRef {
     PatchRef::merge(
-        "Widget",
+        "Sprocket",
         Some("default"),
         "w",
         json!({"status": {"ready": ready}}),

@@ -1,6 +1,6 @@
 //! Expected tracks.
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use k8s_openapi::api::core::v1::ConfigMap;
 use recon_core::{Reference, SyncReconciler};
 use recon_testing::TestCase;
@@ -12,8 +12,8 @@ use crate::support::*;
 // ---------------------------------------------------------------------------------------------
 
 /// Tracks the config map `w-config` (found or not).
-fn track_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("TrackConfigMap").sync(async |ctx, _| {
+fn track_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("TrackConfigMap").sync(async |ctx, _| {
         let _: Option<ConfigMap> = ctx.track_and_get(Some("default"), "w-config").await?;
         Ok(())
     })
@@ -27,7 +27,7 @@ fn tracked(name: &str) -> Reference {
 async fn tracks_pass_when_the_tracked_references_match() {
     let report = check_sub(
         "tracks its config map",
-        TestCase::sub_reconcile(&widget(1)).expect_track(request(), tracked("w-config")),
+        TestCase::sub_reconcile(&sprocket(1)).expect_track(request(), tracked("w-config")),
         track_config_map,
     )
     .await;
@@ -38,7 +38,7 @@ async fn tracks_pass_when_the_tracked_references_match() {
 async fn tracks_fail_with_a_diff_of_the_reference() {
     let report = check_sub(
         "tracks its config map",
-        TestCase::sub_reconcile(&widget(1)).expect_track(request(), tracked("w-settings")),
+        TestCase::sub_reconcile(&sprocket(1)).expect_track(request(), tracked("w-settings")),
         track_config_map,
     )
     .await;
@@ -59,7 +59,7 @@ async fn tracks_fail_with_a_diff_of_the_reference() {
 async fn an_unexpected_track_is_reported() {
     let report = check_sub(
         "tracks its config map",
-        TestCase::sub_reconcile(&widget(1)),
+        TestCase::sub_reconcile(&sprocket(1)),
         track_config_map,
     )
     .await;
@@ -79,7 +79,7 @@ async fn a_malformed_given_track_fails_the_case_setup() {
     bad.selector = Some("app=w".into());
     let report = check_sub(
         "tracks its config map",
-        TestCase::sub_reconcile(&widget(1)).given_track(request(), bad),
+        TestCase::sub_reconcile(&sprocket(1)).given_track(request(), bad),
         track_config_map,
     )
     .await;

@@ -1,7 +1,7 @@
 //! Expected writes of a reconcile: creates, updates, patches (compared as JSON or byte for
 //! byte with `exact`), applies, deletes and deleteCollections.
 
-use crate::widget::Widget;
+use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_testing::{
     CaseStatus, DeleteCollectionRef, PatchRef, PatchType, ReconcilerTests, TestCase,
@@ -19,7 +19,7 @@ async fn creates_pass_when_the_created_object_matches() {
     let report = check(
         "creates its config map",
         TestCase::reconcile(request())
-            .given(&widget(3))
+            .given(&sprocket(3))
             .expect_create(&json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -37,7 +37,7 @@ async fn creates_fail_with_a_diff_of_the_created_object() {
     let report = check(
         "creates its config map",
         TestCase::reconcile(request())
-            .given(&widget(3))
+            .given(&sprocket(3))
             .expect_create(&json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -75,7 +75,7 @@ async fn updates_pass_when_the_replaced_object_matches() {
     let report = check(
         "updates its config map",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_update(&config_map("w-config", json!({"size": "2"}))),
         with(update_config_map),
@@ -89,7 +89,7 @@ async fn updates_fail_with_a_diff_of_the_replaced_object() {
     let report = check(
         "updates its config map",
         TestCase::reconcile(request())
-            .given(&widget(2))
+            .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_update(&config_map("w-config", json!({"size": "1", "extra": "x"}))),
         with(update_config_map),
@@ -123,7 +123,7 @@ async fn patches_pass_when_the_body_is_the_same_json() {
     let report = check(
         "patches its config map",
         TestCase::reconcile(request())
-            .given(&widget(5))
+            .given(&sprocket(5))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_patch(PatchRef::merge(
                 "ConfigMap",
@@ -142,7 +142,7 @@ async fn patches_fail_with_a_diff_of_the_body() {
     let report = check(
         "patches its config map",
         TestCase::reconcile(request())
-            .given(&widget(5))
+            .given(&sprocket(5))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_patch(PatchRef::merge(
                 "ConfigMap",
@@ -176,7 +176,7 @@ async fn patches_fail_when_the_patch_type_differs() {
     let report = check(
         "patches its config map",
         TestCase::reconcile(request())
-            .given(&widget(5))
+            .given(&sprocket(5))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_patch(PatchRef::json(
                 "ConfigMap",
@@ -207,7 +207,7 @@ async fn exact_patches_pass_when_the_wire_body_is_identical() {
     let report = check(
         "patches its config map",
         TestCase::reconcile(request())
-            .given(&widget(5))
+            .given(&sprocket(5))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_patch(
                 PatchRef::merge(
@@ -229,7 +229,7 @@ async fn exact_patches_fail_on_a_byte_difference_even_when_the_json_is_equal() {
     let report = check(
         "patches its config map",
         TestCase::reconcile(request())
-            .given(&widget(5))
+            .given(&sprocket(5))
             .given(&config_map("w-config", json!({"size": "1"})))
             .expect_patch(
                 PatchRef::merge(
@@ -275,18 +275,18 @@ async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
         ..Default::default()
     };
     let table = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case(
             "right bytes",
             TestCase::reconcile(request())
-                .given(&widget(5))
+                .given(&sprocket(5))
                 .given(&config_map("w-config", json!({"size": "1"})))
                 .expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
         )
         .case(
             "wrong bytes",
             TestCase::reconcile(request())
-                .given(&widget(5))
+                .given(&sprocket(5))
                 .given(&config_map("w-config", json!({"size": "1"})))
                 .expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
         );
@@ -325,7 +325,7 @@ async fn applies_pass_when_the_applied_configuration_matches() {
     let report = check(
         "applies its config map",
         TestCase::reconcile(request())
-            .given(&widget(8))
+            .given(&sprocket(8))
             .expect_apply(applied("8")),
         with(apply_config_map),
     )
@@ -338,7 +338,7 @@ async fn applies_fail_with_a_diff_of_the_applied_configuration() {
     let report = check(
         "applies its config map",
         TestCase::reconcile(request())
-            .given(&widget(8))
+            .given(&sprocket(8))
             .expect_apply(applied("9")),
         with(apply_config_map),
     )
@@ -366,7 +366,7 @@ async fn an_apply_is_not_a_patch() {
     let report = check(
         "applies its config map",
         TestCase::reconcile(request())
-            .given(&widget(8))
+            .given(&sprocket(8))
             .expect_patch(applied("8")),
         with(apply_config_map),
     )
@@ -386,7 +386,7 @@ async fn deletes_pass_when_the_deleted_object_matches() {
     let report = check(
         "deletes its config map",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .given(&config_map("w-config", json!({})))
             .expect_delete(delete_ref("w-config")),
         with(delete_config_map),
@@ -400,7 +400,7 @@ async fn deletes_fail_with_a_diff_of_the_deleted_object() {
     let report = check(
         "deletes its config map",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .given(&config_map("w-config", json!({})))
             .expect_delete(delete_ref("w-settings")),
         with(delete_config_map),
@@ -428,11 +428,11 @@ async fn a_group_in_a_delete_expectation_is_compared() {
     core_group.group = Some(String::new());
     let given = || {
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .given(&config_map("w-config", json!({})))
     };
     let report = ReconcilerTests::new()
-        .crd(&Widget::crd())
+        .crd(&Sprocket::crd())
         .case("core group", given().expect_delete(core_group))
         .case("wrong group", given().expect_delete(wrong_group))
         .check(with(delete_config_map))
@@ -453,7 +453,7 @@ async fn delete_collections_pass_when_the_selector_matches() {
     let report = check(
         "deletes its config maps",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .given(&config_map("w-config", json!({})))
             .expect_delete_collection(delete_collection_ref("app=w")),
         with(delete_config_maps),
@@ -467,9 +467,9 @@ async fn delete_collections_fail_with_a_diff_of_the_selector() {
     let report = check(
         "deletes its config maps",
         TestCase::reconcile(request())
-            .given(&widget(1))
+            .given(&sprocket(1))
             .given(&config_map("w-config", json!({})))
-            .expect_delete_collection(delete_collection_ref("app=widget")),
+            .expect_delete_collection(delete_collection_ref("app=sprocket")),
         with(delete_config_maps),
     )
     .await;
@@ -481,7 +481,7 @@ async fn delete_collections_fail_with_a_diff_of_the_selector() {
             "expect.deleteCollections[0]: differs (-expected, +actual):",
             "--- expected",
             "+++ actual",
-            "-  \"labelSelector\": \"app=widget\",",
+            "-  \"labelSelector\": \"app=sprocket\",",
             "+  \"labelSelector\": \"app=w\",",
         ],
     );

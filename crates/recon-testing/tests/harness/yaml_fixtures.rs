@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::sprocket::Sprocket;
 use crate::support::{
     assert_contains, fixture, panic_on_zero, passes, regenerating, reject_negative, with,
 };
-use crate::widget::Widget;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
@@ -26,9 +26,9 @@ use serde_json::{Value, json};
 /// The size, stashed as an `i32`.
 const SIZE: Stasher<i32> = Stasher::new("size");
 
-/// Keeps `<name>-config` holding the widget's size: creates it, or patches an outdated one.
-fn sync_config_map() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SyncConfigMap").sync(async |ctx, w| {
+/// Keeps `<name>-config` holding the sprocket's size: creates it, or patches an outdated one.
+fn sync_config_map() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("SyncConfigMap").sync(async |ctx, w| {
         let namespace = w.namespace().unwrap_or_default();
         let api: Api<ConfigMap> = Api::namespaced(ctx.config().client().clone(), &namespace);
         let name = format!("{}-config", w.name_any());
@@ -53,15 +53,15 @@ fn sync_config_map() -> SyncReconciler<Widget> {
 }
 
 /// `status.ready`, and a look again in 30 seconds.
-fn set_ready() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("SetReady").sync(async |_ctx, w| {
+fn set_ready() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("SetReady").sync(async |_ctx, w| {
         w.status.get_or_insert_default().ready = Some(w.spec.size > 0);
         Ok(Outcome::requeue_after(Duration::from_secs(30)))
     })
 }
 
 /// The reconciler every suite under `fixtures/harness/suites` describes.
-fn widget_reconciler(config: Config) -> ResourceReconciler<Widget> {
+fn sprocket_reconciler(config: Config) -> ResourceReconciler<Sprocket> {
     ResourceReconciler::new(
         config,
         Sequence::new([
@@ -73,8 +73,8 @@ fn widget_reconciler(config: Config) -> ResourceReconciler<Widget> {
 }
 
 /// Also creates `<name>-config` in the cluster named `other`, when the case has one.
-fn mirror_to(other: Option<Config>) -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("Mirror").sync_with(other, async |_ctx, other, w| {
+fn mirror_to(other: Option<Config>) -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("Mirror").sync_with(other, async |_ctx, other, w| {
         if let Some(other) = other {
             let api: Api<ConfigMap> = Api::namespaced(other.client().clone(), "default");
             let cm: ConfigMap = serde_json::from_value(json!({
@@ -87,14 +87,14 @@ fn mirror_to(other: Option<Config>) -> SyncReconciler<Widget> {
     })
 }
 
-fn mirroring_reconciler(env: &TestEnv) -> ResourceReconciler<Widget> {
+fn mirroring_reconciler(env: &TestEnv) -> ResourceReconciler<Sprocket> {
     ResourceReconciler::new(env.config(), mirror_to(env.config_named("other")))
 }
 
-/// Sub-reconciler: labels the widget with its size (and with a stashed `owner`, if any) and
+/// Sub-reconciler: labels the sprocket with its size (and with a stashed `owner`, if any) and
 /// stashes the size.
-fn label_size_owner_and_stash() -> SyncReconciler<Widget> {
-    SyncReconciler::<Widget>::new("LabelSize").sync(async |ctx, w| {
+fn label_size_owner_and_stash() -> SyncReconciler<Sprocket> {
+    SyncReconciler::<Sprocket>::new("LabelSize").sync(async |ctx, w| {
         let size = w.spec.size;
         let labels = w.metadata.labels.get_or_insert_default();
         labels.insert("size".into(), size.to_string());
@@ -163,11 +163,11 @@ const INLINE_CRD: &str = r#"
 crds:
   - apiVersion: apiextensions.k8s.io/v1
     kind: CustomResourceDefinition
-    metadata: {name: widgets.example.com}
+    metadata: {name: sprockets.example.com}
     spec:
       group: example.com
       scope: Namespaced
-      names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+      names: {plural: sprockets, singular: sprocket, kind: Sprocket, listKind: SprocketList}
       versions:
         - name: v1
           served: true
@@ -181,32 +181,32 @@ crds:
 // Loading and running suites.
 // ---------------------------------------------------------------------------------------------
 
-/// One test per suite file: every suite describes `widget_reconciler`.
+/// One test per suite file: every suite describes `sprocket_reconciler`.
 #[rstest]
-fn every_widget_suite_passes(#[files("../../fixtures/harness/suites/*.yaml")] path: PathBuf) {
+fn every_sprocket_suite_passes(#[files("../../fixtures/harness/suites/*.yaml")] path: PathBuf) {
     let suite = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
-    suite.run(|env| widget_reconciler(env.config()));
+    suite.run(|env| sprocket_reconciler(env.config()));
 }
 
 #[tokio::test]
 async fn a_suite_reads_its_crd_from_a_path_relative_to_the_suite_file() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let report = ReconcilerTestSuite::from_yaml_file(fixture("suites/status.yaml"))
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
     assert_eq!(
         names(&report),
         [
-            "a new widget gets its config map and its status",
-            "a widget already in shape sends no write",
+            "a new sprocket gets its config map and its status",
+            "a sprocket already in shape sends no write",
             "a negative size is an error",
-            "a missing widget is left alone",
+            "a missing sprocket is left alone",
         ],
         "cases run in the order written"
     );
@@ -215,12 +215,12 @@ async fn a_suite_reads_its_crd_from_a_path_relative_to_the_suite_file() {
 #[tokio::test]
 async fn a_suite_can_give_its_crd_inline() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let report = ReconcilerTestSuite::from_yaml_file(fixture("suites/config-map.yaml"))
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
     assert_eq!(report.cases.len(), 4);
@@ -229,16 +229,16 @@ async fn a_suite_can_give_its_crd_inline() {
 #[tokio::test]
 async fn a_suite_file_finds_the_crd_relative_to_itself_not_to_the_working_directory() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     // The same suite, loaded from elsewhere with its CRD next to it, still finds it.
     let dir = TempDir::new("relative-crd");
-    dir.copy("crds/widgets.example.com.yaml", |t| t);
+    dir.copy("crds/sprockets.example.com.yaml", |t| t);
     let suite = dir.copy("suites/status.yaml", |t| t);
     let report = ReconcilerTestSuite::from_yaml_file(&suite)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
 }
@@ -273,7 +273,7 @@ async fn a_sub_reconciler_suite_reports_a_wrong_resource_and_stash() {
     );
     let text = replace_once(
         text,
-        "crds:\n- ../crds/widgets.example.com.yaml\n",
+        "crds:\n- ../crds/sprockets.example.com.yaml\n",
         INLINE_CRD,
     );
     let report = SubReconcilerTestSuite::from_yaml_str("labels.yaml", &text)
@@ -287,7 +287,7 @@ async fn a_sub_reconciler_suite_reports_a_wrong_resource_and_stash() {
         &plain,
         &[
             "1 of 2 cases failed, 0 skipped",
-            "case \"the widget is labelled with its size and the size is stashed\" failed:",
+            "case \"the sprocket is labelled with its size and the size is stashed\" failed:",
             "expect.resource: differs (-expected, +actual):",
             "-      \"size\": \"30\"",
             "+      \"size\": \"3\"",
@@ -304,22 +304,22 @@ async fn from_yaml_str_runs_a_suite_with_an_inline_crd() {
         "{INLINE_CRD}{}",
         r#"
 cases:
-  - name: a new widget gets its status
+  - name: a new sprocket gets its status
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
     expect:
       creates:
         - {apiVersion: v1, kind: ConfigMap, metadata: {name: w-config, labels: {app: w}}, data: {size: "2"}}
       statusPatches:
-        - {kind: Widget, namespace: default, name: w, type: merge, patch: {status: {ready: true}}}
+        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: true}}}
       events:
         - {type: Normal, reason: StatusPatched, note: Patched status}
 "#
     );
     let report = ReconcilerTestSuite::from_yaml_str("inline.yaml", &text)
         .unwrap()
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
 }
@@ -330,28 +330,28 @@ async fn a_failing_yaml_case_is_reported_with_its_name_expectation_and_diff() {
         "{INLINE_CRD}{}",
         r#"
 cases:
-  - name: a new widget gets its status
+  - name: a new sprocket gets its status
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
     expect:
       creates:
         - {apiVersion: v1, kind: ConfigMap, metadata: {name: w-config, labels: {app: w}}, data: {size: "2"}}
       statusPatches:
-        - {kind: Widget, namespace: default, name: w, type: merge, patch: {status: {ready: false}}}
+        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: false}}}
       result: {requeueAfter: 1m}
 "#
     );
     let report = ReconcilerTestSuite::from_yaml_str("inline.yaml", &text)
         .unwrap()
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     assert!(!report.passed());
     let plain = report.render(false);
     assert_contains(
         &plain,
         &[
-            "case \"a new widget gets its status\" failed:",
+            "case \"a new sprocket gets its status\" failed:",
             "expect.statusPatches[0]: differs (-expected, +actual):",
             "--- expected",
             "+++ actual",
@@ -368,9 +368,9 @@ cases:
 
 #[test]
 fn the_crd_file_names_the_same_resource_as_the_rust_type() {
-    let text = std::fs::read_to_string(fixture("crds/widgets.example.com.yaml")).unwrap();
+    let text = std::fs::read_to_string(fixture("crds/sprockets.example.com.yaml")).unwrap();
     let file: Value = serde_saphyr::from_str(&text).expect("the CRD file is YAML");
-    let derived = serde_json::to_value(Widget::crd()).unwrap();
+    let derived = serde_json::to_value(Sprocket::crd()).unwrap();
     for pointer in [
         "/metadata/name",
         "/spec/group",
@@ -466,26 +466,26 @@ fn two_cases_of_one_name_are_an_error() {
 #[test]
 fn from_yaml_str_errors_name_the_origin_and_line() {
     let text = "cases:\n  - name: x\n    expect:\n      statusPatchs: []\n";
-    let err = SubReconcilerTestSuite::from_yaml_str("widgets/inline.yaml", text)
+    let err = SubReconcilerTestSuite::from_yaml_str("sprockets/inline.yaml", text)
         .err()
         .expect("an unknown field is an error");
-    assert_eq!(err.path, Path::new("widgets/inline.yaml"));
+    assert_eq!(err.path, Path::new("sprockets/inline.yaml"));
     assert_contains(
         &err.to_string(),
-        &["widgets/inline.yaml", "line 4", "statusPatchs"],
+        &["sprockets/inline.yaml", "line 4", "statusPatchs"],
     );
 }
 
 #[test]
 fn from_yaml_str_needs_inline_crds() {
-    let text = "crds: [../crds/widgets.example.com.yaml]\ncases: []\n";
+    let text = "crds: [../crds/sprockets.example.com.yaml]\ncases: []\n";
     let err = ReconcilerTestSuite::from_yaml_str("inline.yaml", text)
         .err()
         .expect("a CRD file is an error");
     assert_contains(
         &err.to_string(),
         &[
-            "inline.yaml: crds: \"../crds/widgets.example.com.yaml\" is a file; a suite read from a string needs inline CRDs",
+            "inline.yaml: crds: \"../crds/sprockets.example.com.yaml\" is a file; a suite read from a string needs inline CRDs",
         ],
     );
 }
@@ -519,7 +519,7 @@ fn a_missing_suite_or_crd_file_is_an_error_naming_it() {
 
 /// `suites/status.yaml`, copied with its CRD to a directory of its own, with wrong expectations.
 fn wrong_status_suite(dir: &TempDir) -> PathBuf {
-    dir.copy("crds/widgets.example.com.yaml", |t| t);
+    dir.copy("crds/sprockets.example.com.yaml", |t| t);
     dir.copy("suites/status.yaml", |text| {
         let text = replace_once(
             text,
@@ -542,7 +542,7 @@ fn wrong_status_suite(dir: &TempDir) -> PathBuf {
 #[tokio::test]
 async fn without_overwrite_a_failing_suite_file_is_left_as_it_is() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let dir = TempDir::new("no-overwrite");
     let path = wrong_status_suite(&dir);
@@ -550,7 +550,7 @@ async fn without_overwrite_a_failing_suite_file_is_left_as_it_is() {
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     assert!(!report.passed());
     let plain = report.render(false);
@@ -558,7 +558,7 @@ async fn without_overwrite_a_failing_suite_file_is_left_as_it_is() {
         &plain,
         &[
             "2 of 4 cases failed, 0 skipped",
-            "case \"a new widget gets its config map and its status\" failed:",
+            "case \"a new sprocket gets its config map and its status\" failed:",
             "expect.creates[0]: differs",
             "-    \"size\": \"7\"",
             "+    \"size\": \"1\"",
@@ -573,20 +573,20 @@ async fn without_overwrite_a_failing_suite_file_is_left_as_it_is() {
 #[tokio::test]
 async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let dir = TempDir::new("overwrite");
     let path = wrong_status_suite(&dir);
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
 
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.starts_with("# Reconciler suite for `widget_reconciler` (tests/yaml_fixtures.rs)"),
+        text.starts_with("# Reconciler suite for `sprocket_reconciler` (tests/yaml_fixtures.rs)"),
         "the comment heading the file is kept:\n{text}"
     );
     assert!(!text.contains("ready: false"), "{text}");
@@ -602,7 +602,7 @@ async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
     assert_contains(
         &text,
         &[
-            "../crds/widgets.example.com.yaml",
+            "../crds/sprockets.example.com.yaml",
             "ready: true",
             "size must not be negative, got -1",
             "StatusPatched",
@@ -614,7 +614,7 @@ async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
     let again = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&again);
     assert_eq!(again.cases.len(), 4);
@@ -622,7 +622,7 @@ async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
     ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
@@ -630,7 +630,7 @@ async fn overwrite_rewrites_a_suite_with_what_its_cases_observed() {
 #[tokio::test]
 async fn overwrite_edits_only_the_expectations_that_changed_and_keeps_the_rest_of_the_file() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let dir = TempDir::new("overwrite-in-place");
     let path = wrong_status_suite(&dir);
@@ -644,7 +644,7 @@ async fn overwrite_edits_only_the_expectations_that_changed_and_keeps_the_rest_o
     ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     // The three wrong expectations are put right; every other byte is the author's.
     let original = std::fs::read_to_string(fixture("suites/status.yaml")).unwrap();
@@ -659,7 +659,7 @@ async fn overwrite_edits_only_the_expectations_that_changed_and_keeps_the_rest_o
 #[tokio::test]
 async fn overwrite_keeps_byte_exact_bodies_only_where_the_file_had_them() {
     if regenerating() {
-        return; // the suite files are being rewritten by `every_widget_suite_passes`
+        return; // the suite files are being rewritten by `every_sprocket_suite_passes`
     }
     let dir = TempDir::new("overwrite-exact");
     let path = dir.copy("suites/config-map.yaml", |text| {
@@ -672,7 +672,7 @@ async fn overwrite_keeps_byte_exact_bodies_only_where_the_file_had_them() {
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     assert_contains(
         &report.render(false),
@@ -686,7 +686,7 @@ async fn overwrite_keeps_byte_exact_bodies_only_where_the_file_had_them() {
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&report);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -709,7 +709,7 @@ async fn overwrite_keeps_byte_exact_bodies_only_where_the_file_had_them() {
     let again = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(false)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     passes(&again);
 }
@@ -720,7 +720,7 @@ async fn overwrite_rewrites_a_sub_reconciler_suite_too() {
         return; // the suite file is being rewritten by `a_sub_reconciler_suite_checks_the_resource_and_the_stash`
     }
     let dir = TempDir::new("overwrite-sub");
-    dir.copy("crds/widgets.example.com.yaml", |t| t);
+    dir.copy("crds/sprockets.example.com.yaml", |t| t);
     let path = dir.copy("sub/labels.yaml", |text| {
         replace_once(
             text,
@@ -755,14 +755,14 @@ async fn overwrite_leaves_cases_that_could_not_run_failed() {
 cases:
   - name: no request
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
 "#
         ),
     );
     let report = ReconcilerTestSuite::from_yaml_file(&path)
         .unwrap()
         .overwrite_fixtures(true)
-        .check(|env| widget_reconciler(env.config()))
+        .check(|env| sprocket_reconciler(env.config()))
         .await;
     assert!(!report.passed());
     assert!(matches!(report.cases[0].status, CaseStatus::Failed(_)));
@@ -784,7 +784,7 @@ cases:
   - name: mirrors its config map
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
     additionalConfigs:
       other:
         expect:
@@ -819,7 +819,7 @@ cases:
   - name: panics on zero
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 0}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 0}}
 "#
         ),
     );
@@ -851,7 +851,7 @@ cases:
   - name: mirrors its config map
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
     additionalConfigs:
       other:
         expect:
@@ -860,7 +860,7 @@ cases:
   - name: mirrors the wrong size
     request: {namespace: default, name: w}
     given:
-      - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 2}}
+      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
     additionalConfigs:
       other:
         expect:
