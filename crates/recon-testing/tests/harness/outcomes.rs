@@ -34,14 +34,11 @@ async fn events_fail_with_a_diff_of_type_and_note() {
         with(publish_size),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "publishes its size",
+        "expect.events[0]",
         &[
-            "case \"publishes its size\" failed:",
-            "expect.events[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-  \"note\": \"size is 5\",",
             "+  \"note\": \"size is 4\",",
             "-  \"type\": \"Warning\"",
@@ -77,14 +74,11 @@ async fn result_fails_with_a_diff_of_the_outcome() {
         with(requeue_later),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "requeues later",
+        "expect.result",
         &[
-            "case \"requeues later\" failed:",
-            "expect.result: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-  \"requeueAfter\": \"1m 30s\"",
             "+  \"requeueAfter\": \"30s\"",
         ],

@@ -36,17 +36,11 @@ async fn resource_fails_with_a_diff_of_the_resulting_resource() {
         label_size,
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"labels the sprocket\" failed:",
-            "expect.resource: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-      \"size\": \"4\"",
-            "+      \"size\": \"3\"",
-        ],
+    assert_differs(
+        &report,
+        "labels the sprocket",
+        "expect.resource",
+        &["-      \"size\": \"4\"", "+      \"size\": \"3\""],
     );
     assert_eq!(
         mismatches(&report, "labels the sprocket"),

@@ -55,17 +55,11 @@ async fn status_updates_fail_with_a_diff_of_the_status() {
         updating_status,
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"updates its status\" failed:",
-            "expect.statusUpdates[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-    \"ready\": false",
-            "+    \"ready\": true",
-        ],
+    assert_differs(
+        &report,
+        "updates its status",
+        "expect.statusUpdates[0]",
+        &["-    \"ready\": false", "+    \"ready\": true"],
     );
     assert_eq!(
         mismatches(&report, "updates its status"),
@@ -171,17 +165,11 @@ async fn status_applies_fail_with_a_diff_of_the_applied_status() {
         with(apply_status),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"applies its status\" failed:",
-            "expect.statusApplies[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-      \"ready\": false",
-            "+      \"ready\": true",
-        ],
+    assert_differs(
+        &report,
+        "applies its status",
+        "expect.statusApplies[0]",
+        &["-      \"ready\": false", "+      \"ready\": true"],
     );
     assert_eq!(
         mismatches(&report, "applies its status"),

@@ -362,6 +362,37 @@ pub(crate) fn assert_contains(text: &str, parts: &[&str]) {
     }
 }
 
+/// Asserts the report failed with the case `case`'s expectation `expectation` shown as a diff
+/// holding each of `lines`.
+#[track_caller]
+pub(crate) fn assert_differs(report: &Report, case: &str, expectation: &str, lines: &[&str]) {
+    let text = failure(report);
+    let header = [
+        format!("case {case:?} failed:"),
+        format!("{expectation}: differs (-expected, +actual):"),
+        "--- expected".to_owned(),
+        "+++ actual".to_owned(),
+    ];
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    assert_contains(&text, &header);
+    assert_contains(&text, lines);
+}
+
+/// Asserts that loading the suite file `path` failed with an error naming the file, `line` and
+/// each of `parts`.
+#[track_caller]
+pub(crate) fn assert_names_the_line(
+    err: &recon_testing::FixtureError,
+    path: &std::path::Path,
+    line: &str,
+    parts: &[&str],
+) {
+    assert_eq!(err.path, path);
+    let text = err.to_string();
+    assert_contains(&text, &[&path.display().to_string(), line]);
+    assert_contains(&text, parts);
+}
+
 /// The labels of the mismatches of the case `name`.
 #[track_caller]
 pub(crate) fn mismatches(report: &Report, name: &str) -> Vec<String> {

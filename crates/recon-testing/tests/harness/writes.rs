@@ -95,14 +95,11 @@ async fn updates_fail_with_a_diff_of_the_replaced_object() {
         with(update_config_map),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "updates its config map",
+        "expect.updates[0]",
         &[
-            "case \"updates its config map\" failed:",
-            "expect.updates[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-    \"extra\": \"x\",",
             "-    \"size\": \"1\"",
             "+    \"size\": \"2\"",
@@ -153,17 +150,11 @@ async fn patches_fail_with_a_diff_of_the_body() {
         with(patch_config_map),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"patches its config map\" failed:",
-            "expect.patches[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-      \"size\": \"6\"",
-            "+      \"size\": \"5\"",
-        ],
+    assert_differs(
+        &report,
+        "patches its config map",
+        "expect.patches[0]",
+        &["-      \"size\": \"6\"", "+      \"size\": \"5\""],
     );
     assert_eq!(
         mismatches(&report, "patches its config map"),
@@ -343,17 +334,11 @@ async fn applies_fail_with_a_diff_of_the_applied_configuration() {
         with(apply_config_map),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"applies its config map\" failed:",
-            "expect.applies[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-      \"size\": \"9\"",
-            "+      \"size\": \"8\"",
-        ],
+    assert_differs(
+        &report,
+        "applies its config map",
+        "expect.applies[0]",
+        &["-      \"size\": \"9\"", "+      \"size\": \"8\""],
     );
     assert_eq!(
         mismatches(&report, "applies its config map"),
@@ -381,14 +366,18 @@ async fn an_apply_is_not_a_patch() {
 // deletes and deleteCollections
 // ---------------------------------------------------------------------------------------------
 
+/// The sprocket's reconcile, with its config map `w-config` in the cluster.
+fn with_its_config_map() -> TestCase {
+    TestCase::reconcile(request())
+        .given(&sprocket(1))
+        .given(&config_map("w-config", json!({})))
+}
+
 #[tokio::test]
 async fn deletes_pass_when_the_deleted_object_matches() {
     let report = check(
         "deletes its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .given(&config_map("w-config", json!({})))
-            .expect_delete(delete_ref("w-config")),
+        with_its_config_map().expect_delete(delete_ref("w-config")),
         with(delete_config_map),
     )
     .await;
@@ -399,24 +388,15 @@ async fn deletes_pass_when_the_deleted_object_matches() {
 async fn deletes_fail_with_a_diff_of_the_deleted_object() {
     let report = check(
         "deletes its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .given(&config_map("w-config", json!({})))
-            .expect_delete(delete_ref("w-settings")),
+        with_its_config_map().expect_delete(delete_ref("w-settings")),
         with(delete_config_map),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
-        &[
-            "case \"deletes its config map\" failed:",
-            "expect.deletes[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
-            "-  \"name\": \"w-settings\",",
-            "+  \"name\": \"w-config\",",
-        ],
+    assert_differs(
+        &report,
+        "deletes its config map",
+        "expect.deletes[0]",
+        &["-  \"name\": \"w-settings\",", "+  \"name\": \"w-config\","],
     );
 }
 
@@ -426,11 +406,7 @@ async fn a_group_in_a_delete_expectation_is_compared() {
     wrong_group.group = Some("apps".into());
     let mut core_group = delete_ref("w-config");
     core_group.group = Some(String::new());
-    let given = || {
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .given(&config_map("w-config", json!({})))
-    };
+    let given = with_its_config_map;
     let report = ReconcilerTests::new()
         .crd(&Sprocket::crd())
         .case("core group", given().expect_delete(core_group))
@@ -452,10 +428,7 @@ fn delete_collection_ref(selector: &str) -> DeleteCollectionRef {
 async fn delete_collections_pass_when_the_selector_matches() {
     let report = check(
         "deletes its config maps",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .given(&config_map("w-config", json!({})))
-            .expect_delete_collection(delete_collection_ref("app=w")),
+        with_its_config_map().expect_delete_collection(delete_collection_ref("app=w")),
         with(delete_config_maps),
     )
     .await;
@@ -466,21 +439,15 @@ async fn delete_collections_pass_when_the_selector_matches() {
 async fn delete_collections_fail_with_a_diff_of_the_selector() {
     let report = check(
         "deletes its config maps",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .given(&config_map("w-config", json!({})))
-            .expect_delete_collection(delete_collection_ref("app=sprocket")),
+        with_its_config_map().expect_delete_collection(delete_collection_ref("app=sprocket")),
         with(delete_config_maps),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "deletes its config maps",
+        "expect.deleteCollections[0]",
         &[
-            "case \"deletes its config maps\" failed:",
-            "expect.deleteCollections[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-  \"labelSelector\": \"app=sprocket\",",
             "+  \"labelSelector\": \"app=w\",",
         ],

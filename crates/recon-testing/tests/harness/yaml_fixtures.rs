@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::sprocket::Sprocket;
 use crate::support::{
-    assert_contains, fixture, panic_on_zero, passes, regenerating, reject_negative, with,
+    assert_contains, assert_names_the_line, fixture, panic_on_zero, passes, regenerating,
+    reject_negative, with,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -298,10 +299,11 @@ async fn a_sub_reconciler_suite_reports_a_wrong_resource_and_stash() {
     );
 }
 
-#[tokio::test]
-async fn from_yaml_str_runs_a_suite_with_an_inline_crd() {
-    let text = format!(
-        "{INLINE_CRD}{}",
+/// A suite with the inline CRD and one case, "a new sprocket gets its status", whose
+/// expectations end with its status patches: `status_patches`, and what follows them.
+fn new_sprocket_suite(status_patches: &str) -> String {
+    format!(
+        "{INLINE_CRD}{}{status_patches}",
         r#"
 cases:
   - name: a new sprocket gets its status
@@ -312,10 +314,17 @@ cases:
       creates:
         - {apiVersion: v1, kind: ConfigMap, metadata: {name: w-config, labels: {app: w}}, data: {size: "2"}}
       statusPatches:
-        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: true}}}
+"#
+    )
+}
+
+#[tokio::test]
+async fn from_yaml_str_runs_a_suite_with_an_inline_crd() {
+    let text = new_sprocket_suite(
+        r#"        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: true}}}
       events:
         - {type: Normal, reason: StatusPatched, note: Patched status}
-"#
+"#,
     );
     let report = ReconcilerTestSuite::from_yaml_str("inline.yaml", &text)
         .unwrap()
@@ -326,21 +335,10 @@ cases:
 
 #[tokio::test]
 async fn a_failing_yaml_case_is_reported_with_its_name_expectation_and_diff() {
-    let text = format!(
-        "{INLINE_CRD}{}",
-        r#"
-cases:
-  - name: a new sprocket gets its status
-    request: {namespace: default, name: w}
-    given:
-      - {apiVersion: example.com/v1, kind: Sprocket, metadata: {name: w, namespace: default}, spec: {size: 2}}
-    expect:
-      creates:
-        - {apiVersion: v1, kind: ConfigMap, metadata: {name: w-config, labels: {app: w}}, data: {size: "2"}}
-      statusPatches:
-        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: false}}}
+    let text = new_sprocket_suite(
+        r#"        - {kind: Sprocket, namespace: default, name: w, type: merge, patch: {status: {ready: false}}}
       result: {requeueAfter: 1m}
-"#
+"#,
     );
     let report = ReconcilerTestSuite::from_yaml_str("inline.yaml", &text)
         .unwrap()
@@ -393,15 +391,11 @@ fn an_unknown_field_names_the_file_the_line_and_the_field() {
     let err = ReconcilerTestSuite::from_yaml_file(&path)
         .err()
         .expect("an unknown field is an error");
-    assert_eq!(err.path, path);
-    assert_contains(
-        &err.to_string(),
-        &[
-            &path.display().to_string(),
-            "line 7",
-            "unknown field `statusPatchs`",
-            "statusPatches",
-        ],
+    assert_names_the_line(
+        &err,
+        &path,
+        "line 7",
+        &["unknown field `statusPatchs`", "statusPatches"],
     );
 }
 
