@@ -627,6 +627,34 @@ impl TestCase {
     }
 }
 
+/// Builder methods that set an optional text field of an expected request.
+macro_rules! text_setters {
+    ($($(#[$doc:meta])* $method:ident($arg:ident) => $field:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $method(mut self, $arg: &str) -> Self {
+                self.$field = Some($arg.to_owned());
+                self
+            }
+        )*
+    };
+}
+
+/// Builder methods that set an optional flag of an expected request.
+macro_rules! flag_setters {
+    ($($(#[$doc:meta])* $method:ident => $field:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $method(mut self) -> Self {
+                self.$field = Some(true);
+                self
+            }
+        )*
+    };
+}
+
 impl PatchRef {
     /// A JSON merge patch of `name` (in `namespace`) of `kind`, compared as JSON.
     pub fn merge(kind: &str, namespace: Option<&str>, name: &str, patch: Value) -> Self {
@@ -683,40 +711,21 @@ impl PatchRef {
         }
     }
 
-    /// The same patch, also compared byte for byte with `body` (a wire-body assertion).
-    #[must_use]
-    pub fn exactly(mut self, body: &str) -> Self {
-        self.exact = Some(body.to_owned());
-        self
+    text_setters! {
+        /// The same patch, also compared byte for byte with `body` (a wire-body assertion).
+        exactly(body) => exact;
+        /// The same patch, of a kind in API group `group` (`""` for the core group).
+        group(group) => group;
+        /// The same patch, sent with `fieldManager` `manager`.
+        field_manager(manager) => field_manager;
     }
 
-    /// The same patch, of a kind in API group `group` (`""` for the core group).
-    #[must_use]
-    pub fn group(mut self, group: &str) -> Self {
-        self.group = Some(group.to_owned());
-        self
-    }
-
-    /// The same patch, sent with `fieldManager` `manager`.
-    #[must_use]
-    pub fn field_manager(mut self, manager: &str) -> Self {
-        self.field_manager = Some(manager.to_owned());
-        self
-    }
-
-    /// The same patch, forced over conflicts (`force=true`). Set the `force` field to
-    /// `Some(false)` to expect an apply that is not forced.
-    #[must_use]
-    pub fn force(mut self) -> Self {
-        self.force = Some(true);
-        self
-    }
-
-    /// The same patch, sent as a dry run (`dryRun=All`).
-    #[must_use]
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = Some(true);
-        self
+    flag_setters! {
+        /// The same patch, forced over conflicts (`force=true`). Set the `force` field to
+        /// `Some(false)` to expect an apply that is not forced.
+        force => force;
+        /// The same patch, sent as a dry run (`dryRun=All`).
+        dry_run => dry_run;
     }
 }
 
@@ -731,18 +740,14 @@ impl DeleteRef {
         }
     }
 
-    /// The same delete, of a kind in API group `group` (`""` for the core group).
-    #[must_use]
-    pub fn group(mut self, group: &str) -> Self {
-        self.group = Some(group.to_owned());
-        self
+    text_setters! {
+        /// The same delete, of a kind in API group `group` (`""` for the core group).
+        group(group) => group;
     }
 
-    /// The same delete, sent as a dry run.
-    #[must_use]
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = Some(true);
-        self
+    flag_setters! {
+        /// The same delete, sent as a dry run.
+        dry_run => dry_run;
     }
 }
 
@@ -758,32 +763,18 @@ impl DeleteCollectionRef {
         }
     }
 
-    /// The same delete, with `labelSelector` `selector` (such as `app=web`).
-    #[must_use]
-    pub fn label_selector(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
-        self
+    text_setters! {
+        /// The same delete, with `labelSelector` `selector` (such as `app=web`).
+        label_selector(selector) => label_selector;
+        /// The same delete, with `fieldSelector` `selector`.
+        field_selector(selector) => field_selector;
+        /// The same delete, of a kind in API group `group` (`""` for the core group).
+        group(group) => group;
     }
 
-    /// The same delete, with `fieldSelector` `selector`.
-    #[must_use]
-    pub fn field_selector(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
-        self
-    }
-
-    /// The same delete, of a kind in API group `group` (`""` for the core group).
-    #[must_use]
-    pub fn group(mut self, group: &str) -> Self {
-        self.group = Some(group.to_owned());
-        self
-    }
-
-    /// The same delete, sent as a dry run.
-    #[must_use]
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = Some(true);
-        self
+    flag_setters! {
+        /// The same delete, sent as a dry run.
+        dry_run => dry_run;
     }
 }
 
