@@ -115,19 +115,28 @@ async fn updates_fail_with_a_diff_of_the_replaced_object() {
 // patches, compared as JSON
 // ---------------------------------------------------------------------------------------------
 
+/// The sprocket's reconcile (size 5), with its config map `w-config` at size 1.
+fn patching_its_config_map() -> TestCase {
+    TestCase::reconcile(request())
+        .given(&sprocket(5))
+        .given(&config_map("w-config", json!({"size": "1"})))
+}
+
+/// The merge patch setting `w-config`'s size.
+fn size_patch(size: &str) -> PatchRef {
+    PatchRef::merge(
+        "ConfigMap",
+        Some("default"),
+        "w-config",
+        json!({"data": {"size": size}}),
+    )
+}
+
 #[tokio::test]
 async fn patches_pass_when_the_body_is_the_same_json() {
     let report = check(
         "patches its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(5))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_patch(PatchRef::merge(
-                "ConfigMap",
-                Some("default"),
-                "w-config",
-                json!({"data": {"size": "5"}}),
-            )),
+        patching_its_config_map().expect_patch(size_patch("5")),
         with(patch_config_map),
     )
     .await;
@@ -138,15 +147,7 @@ async fn patches_pass_when_the_body_is_the_same_json() {
 async fn patches_fail_with_a_diff_of_the_body() {
     let report = check(
         "patches its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(5))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_patch(PatchRef::merge(
-                "ConfigMap",
-                Some("default"),
-                "w-config",
-                json!({"data": {"size": "6"}}),
-            )),
+        patching_its_config_map().expect_patch(size_patch("6")),
         with(patch_config_map),
     )
     .await;
@@ -166,15 +167,12 @@ async fn patches_fail_with_a_diff_of_the_body() {
 async fn patches_fail_when_the_patch_type_differs() {
     let report = check(
         "patches its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(5))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_patch(PatchRef::json(
-                "ConfigMap",
-                Some("default"),
-                "w-config",
-                json!({"data": {"size": "5"}}),
-            )),
+        patching_its_config_map().expect_patch(PatchRef::json(
+            "ConfigMap",
+            Some("default"),
+            "w-config",
+            json!({"data": {"size": "5"}}),
+        )),
         with(patch_config_map),
     )
     .await;
@@ -197,18 +195,7 @@ async fn patches_fail_when_the_patch_type_differs() {
 async fn exact_patches_pass_when_the_wire_body_is_identical() {
     let report = check(
         "patches its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(5))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_patch(
-                PatchRef::merge(
-                    "ConfigMap",
-                    Some("default"),
-                    "w-config",
-                    json!({"data": {"size": "5"}}),
-                )
-                .exactly(r#"{"data":{"size":"5"}}"#),
-            ),
+        patching_its_config_map().expect_patch(size_patch("5").exactly(r#"{"data":{"size":"5"}}"#)),
         with(patch_config_map),
     )
     .await;
@@ -219,18 +206,8 @@ async fn exact_patches_pass_when_the_wire_body_is_identical() {
 async fn exact_patches_fail_on_a_byte_difference_even_when_the_json_is_equal() {
     let report = check(
         "patches its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(5))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_patch(
-                PatchRef::merge(
-                    "ConfigMap",
-                    Some("default"),
-                    "w-config",
-                    json!({"data": {"size": "5"}}),
-                )
-                .exactly(r#"{"data": {"size": "5"}}"#),
-            ),
+        patching_its_config_map()
+            .expect_patch(size_patch("5").exactly(r#"{"data": {"size": "5"}}"#)),
         with(patch_config_map),
     )
     .await;
@@ -269,17 +246,11 @@ async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
         .crd(&Sprocket::crd())
         .case(
             "right bytes",
-            TestCase::reconcile(request())
-                .given(&sprocket(5))
-                .given(&config_map("w-config", json!({"size": "1"})))
-                .expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
+            patching_its_config_map().expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
         )
         .case(
             "wrong bytes",
-            TestCase::reconcile(request())
-                .given(&sprocket(5))
-                .given(&config_map("w-config", json!({"size": "1"})))
-                .expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
+            patching_its_config_map().expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
         );
     let report = table.check(with(patch_config_map)).await;
     assert_eq!(report.cases[0].status, CaseStatus::Passed);
