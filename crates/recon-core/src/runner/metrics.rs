@@ -293,129 +293,58 @@ impl Metrics {
     /// The runner's metrics added to `registry`, which may hold the operator's own: one
     /// `/metrics` serves them all.
     pub fn with_registry(mut registry: Registry) -> Self {
-        let reconciles = Family::default();
-        registry.register(
-            "controller_runtime_reconcile",
-            "Reconciles per controller, by how they ended",
-            reconciles.clone(),
-        );
-        let errors = Family::default();
-        registry.register(
-            "controller_runtime_reconcile_errors",
-            "Reconciles per controller that failed",
-            errors.clone(),
-        );
-        let terminal_errors = Family::default();
-        registry.register(
-            "controller_runtime_terminal_reconcile_errors",
-            "Reconciles per controller that failed durably and are not retried",
-            terminal_errors.clone(),
-        );
-        let errors_by_kind = Family::default();
-        registry.register(
-            "recon_reconcile_errors_by_kind",
-            "Reconciles per controller that failed, by the kind of failure",
-            errors_by_kind.clone(),
-        );
-        let panics = Family::default();
-        registry.register(
-            "controller_runtime_reconcile_panics",
-            "Reconciles per controller that panicked",
-            panics.clone(),
-        );
-        let reconcile_time =
-            Family::<ControllerLabel, Histogram, fn() -> Histogram>::new_with_constructor(
-                reconcile_histogram,
-            );
-        registry.register(
-            "controller_runtime_reconcile_time_seconds",
-            "How long reconciles per controller took",
-            reconcile_time.clone(),
-        );
-        let max_concurrent = Family::default();
-        registry.register(
-            "controller_runtime_max_concurrent_reconciles",
-            "The most reconciles per controller under way at once (0: no limit)",
-            max_concurrent.clone(),
-        );
-        let active_workers = Family::default();
-        registry.register(
-            "controller_runtime_active_workers",
-            "Reconciles per controller under way",
-            active_workers.clone(),
-        );
-        let depth = Family::default();
-        registry.register(
-            "workqueue_depth",
-            "Objects due for a reconcile that has not begun",
-            depth.clone(),
-        );
-        let adds = Family::default();
-        registry.register(
-            "workqueue_adds",
-            "Objects that became due for a reconcile",
-            adds.clone(),
-        );
-        let queue_duration =
-            Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
-                work_histogram,
-            );
-        registry.register(
-            "workqueue_queue_duration_seconds",
-            "How long an object waited, due, before its reconcile began",
-            queue_duration.clone(),
-        );
-        let work_duration =
-            Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
-                work_histogram,
-            );
-        registry.register(
-            "workqueue_work_duration_seconds",
-            "How long processing an item from the workqueue took",
-            work_duration.clone(),
-        );
-        let unfinished_work = Family::default();
-        registry.register(
-            "workqueue_unfinished_work_seconds",
-            "Seconds of work under way that work_duration has not seen yet, added up",
-            unfinished_work.clone(),
-        );
-        let longest_running = Family::default();
-        registry.register(
-            "workqueue_longest_running_processor_seconds",
-            "Seconds the longest-running item under way has run",
-            longest_running.clone(),
-        );
-        let retries = Family::default();
-        registry.register(
-            "workqueue_retries",
-            "Items the workqueue took back to retry",
-            retries.clone(),
-        );
-        let status_writes = Family::default();
-        registry.register(
-            "recon_status_writes",
-            "Status writes per controller, by how they ended",
-            status_writes.clone(),
-        );
-        let child_writes = Family::default();
-        registry.register(
-            "recon_child_writes",
-            "Writes of child objects per controller, by resource and verb",
-            child_writes.clone(),
-        );
-        let leader = Family::default();
-        registry.register(
-            "leader_election_master_status",
-            "Whether this replica leads the named Lease (1) or waits (0)",
-            leader.clone(),
-        );
-        let slowpath = Family::default();
-        registry.register(
-            "leader_election_slowpath",
-            "Lease renewals that had to read the Lease first",
-            slowpath.clone(),
-        );
+        // Each metric `name: "series", made, "help"`: made, registered, and kept as `name`.
+        macro_rules! registered {
+            ($($name:ident: $series:literal, $made:expr, $help:literal;)*) => {
+                $(
+                    let $name = $made;
+                    registry.register($series, $help, $name.clone());
+                )*
+            };
+        }
+        registered! {
+            reconciles: "controller_runtime_reconcile", Family::default(),
+                "Reconciles per controller, by how they ended";
+            errors: "controller_runtime_reconcile_errors", Family::default(),
+                "Reconciles per controller that failed";
+            terminal_errors: "controller_runtime_terminal_reconcile_errors", Family::default(),
+                "Reconciles per controller that failed durably and are not retried";
+            errors_by_kind: "recon_reconcile_errors_by_kind", Family::default(),
+                "Reconciles per controller that failed, by the kind of failure";
+            panics: "controller_runtime_reconcile_panics", Family::default(),
+                "Reconciles per controller that panicked";
+            reconcile_time: "controller_runtime_reconcile_time_seconds",
+                Family::new_with_constructor(reconcile_histogram as fn() -> Histogram),
+                "How long reconciles per controller took";
+            max_concurrent: "controller_runtime_max_concurrent_reconciles", Family::default(),
+                "The most reconciles per controller under way at once (0: no limit)";
+            active_workers: "controller_runtime_active_workers", Family::default(),
+                "Reconciles per controller under way";
+            depth: "workqueue_depth", Family::default(),
+                "Objects due for a reconcile that has not begun";
+            adds: "workqueue_adds", Family::default(),
+                "Objects that became due for a reconcile";
+            queue_duration: "workqueue_queue_duration_seconds",
+                Family::new_with_constructor(work_histogram as fn() -> Histogram),
+                "How long an object waited, due, before its reconcile began";
+            work_duration: "workqueue_work_duration_seconds",
+                Family::new_with_constructor(work_histogram as fn() -> Histogram),
+                "How long processing an item from the workqueue took";
+            unfinished_work: "workqueue_unfinished_work_seconds", Family::default(),
+                "Seconds of work under way that work_duration has not seen yet, added up";
+            longest_running: "workqueue_longest_running_processor_seconds", Family::default(),
+                "Seconds the longest-running item under way has run";
+            retries: "workqueue_retries", Family::default(),
+                "Items the workqueue took back to retry";
+            status_writes: "recon_status_writes", Family::default(),
+                "Status writes per controller, by how they ended";
+            child_writes: "recon_child_writes", Family::default(),
+                "Writes of child objects per controller, by resource and verb";
+            leader: "leader_election_master_status", Family::default(),
+                "Whether this replica leads the named Lease (1) or waits (0)";
+            slowpath: "leader_election_slowpath", Family::default(),
+                "Lease renewals that had to read the Lease first";
+        }
         Metrics {
             inner: Arc::new(Inner {
                 registry,
