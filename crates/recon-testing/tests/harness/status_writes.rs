@@ -92,15 +92,12 @@ async fn status_patches_fail_with_a_diff_of_the_patch() {
         with(set_ready),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "patches its status",
+        "expect.statusPatches[0]",
         &[
             "1 of 1 cases failed, 0 skipped",
-            "case \"patches its status\" failed:",
-            "expect.statusPatches[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-      \"ready\": false",
             "+      \"ready\": true",
         ],

@@ -47,15 +47,12 @@ async fn creates_fail_with_a_diff_of_the_created_object() {
         with(create_config_map),
     )
     .await;
-    let text = failure(&report);
-    assert_contains(
-        &text,
+    assert_differs(
+        &report,
+        "creates its config map",
+        "expect.creates[0]",
         &[
             "1 of 1 cases failed, 0 skipped",
-            "case \"creates its config map\" failed:",
-            "expect.creates[0]: differs (-expected, +actual):",
-            "--- expected",
-            "+++ actual",
             "-    \"size\": \"4\"",
             "+    \"size\": \"3\"",
         ],
