@@ -4,7 +4,7 @@
 use crate::context::Context;
 use crate::error::Error;
 use crate::outcome::Outcome;
-use crate::tree::{AsyncStep, AsyncStep0, IntoOutcome, ReconcileFuture};
+use crate::tree::{AsyncStep, AsyncStep0, IntoOutcome, ReconcileFuture, boxed_outcome};
 
 pub(super) type BeforeHook = Box<dyn for<'a> Fn(&'a Context) -> ReconcileFuture<'a> + Send + Sync>;
 
@@ -17,10 +17,7 @@ where
     T: IntoOutcome + 'static,
     F: for<'a> AsyncStep0<'a, T> + 'static,
 {
-    Box::new(move |ctx| {
-        let done = hook(ctx);
-        Box::pin(async move { done.await.map(IntoOutcome::into_outcome) })
-    })
+    Box::new(move |ctx| boxed_outcome(hook(ctx)))
 }
 
 /// Boxes an `after_reconcile` hook.

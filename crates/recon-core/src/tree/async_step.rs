@@ -192,8 +192,7 @@ where
     F: for<'a> AsyncStep<'a, &'a mut R, T>,
 {
     fn call<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        let done = (self.0)(ctx, resource);
-        Box::pin(async move { done.await.map(IntoOutcome::into_outcome) })
+        boxed_outcome((self.0)(ctx, resource))
     }
 }
 
@@ -206,12 +205,18 @@ where
     F: for<'a> AsyncStep2<'a, &'a S, &'a mut R, T>,
 {
     fn call<'a>(&'a self, ctx: &'a Context, resource: &'a mut R) -> ReconcileFuture<'a> {
-        let done = (self.1)(ctx, &self.0, resource);
-        Box::pin(async move { done.await.map(IntoOutcome::into_outcome) })
+        boxed_outcome((self.1)(ctx, &self.0, resource))
     }
 }
 
 /// Boxes a hook of the context and the resource.
+/// A hook's future, boxed once, its `()` or [`Outcome`] read as an outcome.
+pub(crate) fn boxed_outcome<'a, T: IntoOutcome>(
+    done: impl Future<Output = Result<T, Error>> + Send + 'a,
+) -> ReconcileFuture<'a> {
+    Box::pin(async move { done.await.map(IntoOutcome::into_outcome) })
+}
+
 pub(crate) fn resource_hook<R, T, F>(hook: F) -> ResourceHook<R>
 where
     R: 'static,

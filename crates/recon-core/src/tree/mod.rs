@@ -11,8 +11,8 @@ mod sub_reconciler;
 mod sync;
 
 pub(crate) use async_step::ResourceHook;
-pub(crate) use async_step::resource_hook;
 pub use async_step::{AsyncStep, AsyncStep0, AsyncStep2, IntoOutcome};
+pub(crate) use async_step::{boxed_outcome, resource_hook};
 pub use into_steps::IntoSteps;
 pub use reconciled::Reconciled;
 pub use setup::{Setup, Trigger, Watch};

@@ -7,10 +7,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// additional configs
-// ---------------------------------------------------------------------------------------------
-
 fn other_cluster(size: &str, note: &str) -> ExpectConfig {
     ExpectConfig {
         expect: Expectations {

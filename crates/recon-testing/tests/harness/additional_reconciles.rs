@@ -7,10 +7,6 @@ use recon_testing::{CaseStatus, EventRef, TestCase};
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// additional reconciles
-// ---------------------------------------------------------------------------------------------
-
 /// Counts its calls in the instance and publishes the count: state an additional reconcile
 /// sees only if it runs the same instance.
 fn counting() -> SyncReconciler<Sprocket> {

@@ -10,10 +10,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// determinism
-// ---------------------------------------------------------------------------------------------
-
 /// What one run of a case observed: its expectations and the server's answers to its creates.
 type Observation = (Expectations, Vec<Value>);
 

@@ -10,10 +10,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// hooks
-// ---------------------------------------------------------------------------------------------
-
 #[tokio::test]
 async fn prepare_runs_before_the_reconcile() {
     // The config map the reconciler updates exists only because `prepare` stored it.

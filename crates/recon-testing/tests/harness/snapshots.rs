@@ -9,10 +9,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// snapshots
-// ---------------------------------------------------------------------------------------------
-
 #[tokio::test]
 async fn a_snapshot_case_hands_what_it_observed_to_the_sink() {
     let got = Arc::new(Mutex::new(Vec::<(String, Value)>::new()));

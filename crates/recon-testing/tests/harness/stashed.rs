@@ -7,10 +7,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// resource and stashed (sub-reconcilers)
-// ---------------------------------------------------------------------------------------------
-
 fn labelled_sprocket(size: i32, label: &str) -> Value {
     let mut w = sprocket(size);
     w["metadata"]["labels"] = json!({"size": label});

@@ -7,10 +7,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// statusUpdates, statusPatches, statusApplies
-// ---------------------------------------------------------------------------------------------
-
 fn updating_status(env: &TestEnv) -> ResourceReconciler<Sprocket> {
     ResourceReconciler::new(env.config(), set_ready()).status_strategy(StatusStrategy::Update)
 }

@@ -7,10 +7,6 @@ use recon_testing::TestCase;
 
 use crate::support::*;
 
-// ---------------------------------------------------------------------------------------------
-// tracks
-// ---------------------------------------------------------------------------------------------
-
 /// Tracks the config map `w-config` (found or not).
 fn track_config_map() -> SyncReconciler<Sprocket> {
     SyncReconciler::<Sprocket>::new("TrackConfigMap").sync(async |ctx, _| {
