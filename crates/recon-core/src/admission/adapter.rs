@@ -16,7 +16,8 @@ use super::review::{
 use crate::context::{Config, Context, Request};
 use crate::error::Error;
 use crate::json::carry_changes;
-use crate::tree::{BoxSubReconciler, Reconciled, SubReconciler};
+use crate::root::Tree;
+use crate::tree::{Reconciled, SubReconciler};
 
 /// A hook run before or after the tree, with the exchange (the request, and the response it
 /// may change).
@@ -75,10 +76,7 @@ type HandleHook = Box<dyn Fn(&Context, &Admission) + Send + Sync>;
 /// # });
 /// ```
 pub struct AdmissionWebhookAdapter<R: Reconciled> {
-    name: String,
-    config: Config,
-    dyntype: R::DynamicType,
-    reconciler: BoxSubReconciler<R>,
+    tree: Tree<R>,
     mutating: bool,
     before: Option<HandleHook>,
     after: Option<HandleHook>,
@@ -103,10 +101,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
         reconciler: impl SubReconciler<R> + 'static,
     ) -> Self {
         AdmissionWebhookAdapter {
-            name: format!("{}AdmissionWebhookAdapter", R::kind(&dyntype)),
-            config,
-            dyntype,
-            reconciler: BoxSubReconciler::new(reconciler),
+            tree: Tree::new("AdmissionWebhookAdapter", config, dyntype, reconciler),
             mutating: true,
             before: None,
             after: None,
@@ -116,7 +111,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
     /// The same webhook under another name (for logs).
     #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
+        self.tree.name = name.into();
         self
     }
 
@@ -151,7 +146,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
 
     /// The webhook's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.tree.name
     }
 
     /// Whether the webhook patches what its tree changed.
@@ -170,7 +165,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
         let request = admission.request();
         let span = tracing::debug_span!(
             "admission",
-            webhook = %self.name,
+            webhook = %self.tree.name,
             uid = %request.uid,
             kind = %request.kind,
             operation = ?request.operation,
@@ -185,7 +180,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             namespace: request.namespace.clone(),
             name: request.name.clone(),
         };
-        let ctx = Context::new(self.config.clone(), target)
+        let ctx = Context::new(self.tree.config.clone(), target)
             .at(now)
             .with_admission(Arc::clone(&admission));
         if let Some(before) = &self.before {
@@ -193,7 +188,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
         }
         match self.admit(&ctx, &admission).await {
             Ok(Some(patch)) => {
-                tracing::debug!(webhook = %self.name, ?patch, "mutating the object");
+                tracing::debug!(webhook = %self.tree.name, ?patch, "mutating the object");
                 admission.update_response(|response| {
                     response.patch.get_or_insert(patch);
                 });
@@ -201,7 +196,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             Ok(None) => {}
             Err(err) => {
                 if !err.is_quiet() {
-                    tracing::info!(webhook = %self.name, error = %err, "refusing the request");
+                    tracing::info!(webhook = %self.tree.name, error = %err, "refusing the request");
                 }
                 admission.deny_unless_denied(refusal(&err));
             }
@@ -212,7 +207,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
         if !self.mutating {
             admission.update_response(|response| {
                 if response.patch.take().is_some() {
-                    tracing::warn!(webhook = %self.name, "a validating webhook cannot patch: dropping the patch a step set");
+                    tracing::warn!(webhook = %self.tree.name, "a validating webhook cannot patch: dropping the patch a step set");
                 }
             });
         }
@@ -243,14 +238,14 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             ))
         })?;
         let expected = AdmissionKind {
-            group: R::group(&self.dyntype).into_owned(),
-            version: R::version(&self.dyntype).into_owned(),
-            kind: R::kind(&self.dyntype).into_owned(),
+            group: R::group(&self.tree.dyntype).into_owned(),
+            version: R::version(&self.tree.dyntype).into_owned(),
+            kind: R::kind(&self.tree.dyntype).into_owned(),
         };
         if request.kind != expected {
             return Err(AdmissionDenied::bad_request(format!(
                 "{} admits {expected}, not {}",
-                self.name, request.kind
+                self.tree.name, request.kind
             ))
             .into());
         }
@@ -258,7 +253,7 @@ impl<R: Reconciled> AdmissionWebhookAdapter<R> {
             AdmissionDenied::bad_request(format!("the object is not a valid {expected}: {e}"))
         })?;
         let before = as_json(&resource)?;
-        self.reconciler.reconcile(ctx, &mut resource).await?;
+        self.tree.reconciler.reconcile(ctx, &mut resource).await?;
         let patchable = matches!(request.operation, Operation::Create | Operation::Update);
         if !self.mutating || !patchable {
             return Ok(None);
@@ -297,7 +292,7 @@ fn refusal(err: &Error) -> AdmissionStatus {
 
 impl<R: Reconciled> AdmissionHandler for AdmissionWebhookAdapter<R> {
     fn name(&self) -> &str {
-        &self.name
+        &self.tree.name
     }
 
     fn is_mutating(&self) -> bool {

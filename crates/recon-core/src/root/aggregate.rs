@@ -10,6 +10,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
+use super::Tree;
 use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use crate::children::{BoxedManager, ObjectManager, Parent};
 use crate::combinators::Sequence;
@@ -57,11 +58,8 @@ type DesiredHook<R> = Box<dyn Fn(&Context, R) -> Result<Option<R>, Error> + Send
 /// # }
 /// ```
 pub struct AggregateReconciler<R: Reconciled> {
-    name: String,
-    config: Config,
-    dyntype: R::DynamicType,
+    tree: Tree<R>,
     request: Request,
-    reconciler: BoxSubReconciler<R>,
     desired: DesiredHook<R>,
     manager: Box<dyn BoxedManager<R, R>>,
     error_delay: Duration,
@@ -92,11 +90,8 @@ impl<R: Reconciled> AggregateReconciler<R> {
         manager: impl ObjectManager<R, R> + 'static,
     ) -> Self {
         AggregateReconciler {
-            name: format!("{}AggregateReconciler", R::kind(&dyntype)),
-            config,
-            dyntype,
+            tree: Tree::new("AggregateReconciler", config, dyntype, Sequence::new([])),
             request,
-            reconciler: BoxSubReconciler::new(Sequence::new([])),
             desired: Box::new(|_, resource| Ok(Some(resource))),
             manager: Box::new(manager),
             error_delay: Duration::from_secs(5),
@@ -108,14 +103,14 @@ impl<R: Reconciled> AggregateReconciler<R> {
     /// The same reconciler under another name (for logs).
     #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
+        self.tree.name = name.into();
         self
     }
 
     /// The sub-reconcilers that build the object (none by default).
     #[must_use]
     pub fn reconciler(mut self, reconciler: impl SubReconciler<R> + 'static) -> Self {
-        self.reconciler = BoxSubReconciler::new(reconciler);
+        self.tree.reconciler = BoxSubReconciler::new(reconciler);
         self
     }
 
@@ -166,12 +161,12 @@ impl<R: Reconciled> AggregateReconciler<R> {
 
     /// The reconciler's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.tree.name
     }
 
     /// Its config.
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.tree.config
     }
 
     /// The request it keeps.
@@ -182,20 +177,23 @@ impl<R: Reconciled> AggregateReconciler<R> {
     /// The watches the tree and the manager declare.
     pub fn setup(&self) -> Setup {
         let mut setup = Setup::default();
-        self.reconciler.setup(&mut setup);
+        self.tree.reconciler.setup(&mut setup);
         self.manager.setup(&mut setup);
         setup
     }
 
     /// Reconciles its object now.
     pub async fn reconcile(&self) -> Result<Outcome, Error> {
-        self.reconcile_in(&Context::new(self.config.clone(), self.request.clone()))
-            .await
+        self.reconcile_in(&Context::new(
+            self.tree.config.clone(),
+            self.request.clone(),
+        ))
+        .await
     }
 
     /// Reconciles its object with the request time fixed at `now`.
     pub async fn reconcile_at(&self, now: Timestamp) -> Result<Outcome, Error> {
-        self.reconcile_in(&Context::new(self.config.clone(), self.request.clone()).at(now))
+        self.reconcile_in(&Context::new(self.tree.config.clone(), self.request.clone()).at(now))
             .await
     }
 
@@ -226,7 +224,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
         let request = &self.request;
         let reader = ObjectApi::<R>::new(
             ctx.config().client(),
-            &self.dyntype,
+            &self.tree.dyntype,
             request.namespace.as_deref(),
             &request.name,
         );
@@ -242,7 +240,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
         if resource.meta().deletion_timestamp.is_some() {
             return Ok(Outcome::done());
         }
-        let outcome = match self.reconciler.reconcile(ctx, &mut resource).await {
+        let outcome = match self.tree.reconciler.reconcile(ctx, &mut resource).await {
             Ok(outcome) => outcome,
             Err(err) if err.is_halt() => err.outcome(),
             Err(err) => return Err(err),
@@ -256,7 +254,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
         );
         let parent = Parent {
             resource: &mut resource,
-            dyntype: &self.dyntype,
+            dyntype: &self.tree.dyntype,
         };
         self.manager
             .manage_boxed(&untracked, parent, actual, desired)
@@ -272,15 +270,15 @@ impl<R: Reconciled> AggregateReconciler<R> {
             metadata["namespace"] = json!(ns);
         }
         let empty = json!({
-            "apiVersion": R::api_version(&self.dyntype),
-            "kind": R::kind(&self.dyntype),
+            "apiVersion": R::api_version(&self.tree.dyntype),
+            "kind": R::kind(&self.tree.dyntype),
             "metadata": metadata,
         });
         serde_json::from_value(empty).map_err(|e| {
             Error::msg(format!(
                 "{}: cannot start from an empty {} (its type needs more than a name): {e}",
-                self.name,
-                R::kind(&self.dyntype)
+                self.tree.name,
+                R::kind(&self.tree.dyntype)
             ))
         })
     }
@@ -300,7 +298,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
                     _ => None,
                 },
                 Err(err) => {
-                    tracing::warn!(reconciler = %self.name, error = %err, "reconcile failed");
+                    tracing::warn!(reconciler = %self.tree.name, error = %err, "reconcile failed");
                     (!err.is_durable()).then_some(self.error_delay)
                 }
             };
@@ -324,10 +322,10 @@ impl<R: Reconciled> AggregateReconciler<R> {
 
     /// A stream that yields whenever something relevant to the request changes.
     fn triggers(&self, wc: watcher::Config) -> BoxStream<'static, ()> {
-        let client = self.config.client().clone();
+        let client = self.tree.config.client().clone();
         let request = self.request.clone();
         // Every namespace, narrowed to the name: `Api::namespaced_with` needs a static scope.
-        let own: Api<R> = Api::all_with(client.clone(), &self.dyntype);
+        let own: Api<R> = Api::all_with(client.clone(), &self.tree.dyntype);
         let own_config = wc
             .clone()
             .fields(&format!("metadata.name={}", request.name));
@@ -342,7 +340,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
                 })
                 .boxed(),
         ];
-        let owner_kind = R::kind(&self.dyntype).into_owned();
+        let owner_kind = R::kind(&self.tree.dyntype).into_owned();
         for watch in self.setup().watches() {
             let kind = watch.resource.clone();
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind);
@@ -350,7 +348,7 @@ impl<R: Reconciled> AggregateReconciler<R> {
             let request = request.clone();
             let relevant: BoxStream<'static, ()> = match watch.trigger {
                 Trigger::Tracked => {
-                    let tracker = self.config.tracker().clone();
+                    let tracker = self.tree.config.tracker().clone();
                     events
                         .filter_map(move |o| {
                             let hit = o.ok().is_some_and(|o| {

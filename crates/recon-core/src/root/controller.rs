@@ -46,7 +46,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
     /// The watches the tree declares (see [`SubReconciler::setup`](crate::SubReconciler::setup)).
     pub fn setup(&self) -> Setup {
         let mut setup = Setup::default();
-        self.reconciler.setup(&mut setup);
+        self.tree.reconciler.setup(&mut setup);
         setup
     }
 
@@ -73,8 +73,8 @@ impl<R: Reconciled> ResourceReconciler<R> {
     where
         R::DynamicType: Eq + Hash + Debug + Unpin,
     {
-        let client = self.config.client().clone();
-        let mut controller = Controller::new_with(api, wc.clone(), self.dyntype.clone())
+        let client = self.tree.config.client().clone();
+        let mut controller = Controller::new_with(api, wc.clone(), self.tree.dyntype.clone())
             .with_config(self.controller_config());
         for watch in self.setup().watches() {
             let resource = watch.resource.clone();
@@ -111,12 +111,12 @@ impl<R: Reconciled> ResourceReconciler<R> {
         use kube::runtime::reflector::{reflector, store::Writer};
         use kube::runtime::{WatchStreamExt, watcher};
 
-        let client = self.config.client().clone();
-        let writer = Writer::<R>::new(self.dyntype.clone());
+        let client = self.tree.config.client().clone();
+        let writer = Writer::<R>::new(self.tree.dyntype.clone());
         let store = writer.as_reader();
         let mut triggers = futures::stream::SelectAll::new();
         let primary = reflector(writer, watcher(api, wc.clone())).applied_objects();
-        triggers.push(trigger_self(primary, self.dyntype.clone()).boxed());
+        triggers.push(trigger_self(primary, self.tree.dyntype.clone()).boxed());
         for watch in self.setup().watches() {
             let resource = watch.resource.clone();
             triggers.push(match watch.trigger {
@@ -125,7 +125,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
                     let children: Api<PartialObjectMeta<DynamicObject>> =
                         Api::all_with(client.clone(), &resource);
                     let children = watcher(children, wc.clone()).touched_objects();
-                    trigger_owners(children, self.dyntype.clone(), resource).boxed()
+                    trigger_owners(children, self.tree.dyntype.clone(), resource).boxed()
                 }
                 Trigger::Tracked => {
                     let others: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
@@ -148,8 +148,8 @@ impl<R: Reconciled> ResourceReconciler<R> {
         &self,
         kind: kube::api::ApiResource,
     ) -> impl Fn(DynamicObject) -> Vec<ObjectRef<R>> + Send + Sync + 'static {
-        let tracker = self.config.tracker().clone();
-        let dyntype = self.dyntype.clone();
+        let tracker = self.tree.config.tracker().clone();
+        let dyntype = self.tree.dyntype.clone();
         move |object| {
             let observers = tracker.observers(&object, &kind, Timestamp::now());
             observers

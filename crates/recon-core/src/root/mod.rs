@@ -10,9 +10,11 @@ mod patch_status;
 mod resource;
 mod status_apply;
 mod status_strategy;
+mod tree;
 
 pub use aggregate::AggregateReconciler;
 pub use controller::ReconcileFailed;
 pub use patch_status::{patch_status, patch_status_locked};
 pub use resource::ResourceReconciler;
 pub use status_strategy::{ConflictPolicy, StatusStrategy};
+pub(crate) use tree::Tree;

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use kube::core::object::HasStatus;
 
+use super::Tree;
 use super::around::{AfterHook, BeforeHook, after_hook, before_hook};
 use super::status_strategy::{ConflictPolicy, StatusStrategy, StatusWrite, write_status};
 use crate::conditions::{ConditionedStatus, keep_transition_times};
@@ -11,9 +12,7 @@ use crate::context::{Config, Context, Event, Request};
 use crate::error::{Error, describe_failure};
 use crate::object_api::ObjectApi;
 use crate::outcome::Outcome;
-use crate::tree::{
-    AsyncStep, AsyncStep0, BoxSubReconciler, IntoOutcome, Reconciled, SubReconciler,
-};
+use crate::tree::{AsyncStep, AsyncStep0, IntoOutcome, Reconciled, SubReconciler};
 
 type SkipRequestHook = Box<dyn Fn(&Context) -> bool + Send + Sync>;
 type SkipResourceHook<R> = Box<dyn Fn(&Context, &R) -> bool + Send + Sync>;
@@ -64,10 +63,7 @@ struct StatusAccess<R> {
 ///
 /// See the [crate documentation](crate) for a complete example.
 pub struct ResourceReconciler<R: Reconciled> {
-    name: String,
-    pub(crate) config: Config,
-    pub(crate) dyntype: R::DynamicType,
-    pub(crate) reconciler: BoxSubReconciler<R>,
+    pub(crate) tree: Tree<R>,
     status: Option<StatusAccess<R>>,
     strategy: StatusStrategy,
     conflicts: ConflictPolicy,
@@ -97,10 +93,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
         reconciler: impl SubReconciler<R> + 'static,
     ) -> Self {
         ResourceReconciler {
-            name: format!("{}ResourceReconciler", R::kind(&dyntype)),
-            config,
-            dyntype,
-            reconciler: BoxSubReconciler::new(reconciler),
+            tree: Tree::new("ResourceReconciler", config, dyntype, reconciler),
             status: None,
             strategy: StatusStrategy::default(),
             conflicts: ConflictPolicy::default(),
@@ -179,7 +172,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
     /// The same reconciler under another name (for logs).
     #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
+        self.tree.name = name.into();
         self
     }
 
@@ -252,18 +245,18 @@ impl<R: Reconciled> ResourceReconciler<R> {
 
     /// The reconciler's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.tree.name
     }
 
     /// Reconciles the resource `request` names, at the current time.
     pub async fn reconcile(&self, request: &Request) -> Result<Outcome, Error> {
-        self.reconcile_in(&Context::new(self.config.clone(), request.clone()))
+        self.reconcile_in(&Context::new(self.tree.config.clone(), request.clone()))
             .await
     }
 
     /// Reconciles the resource `request` names with the request time fixed at `now`.
     pub async fn reconcile_at(&self, request: &Request, now: Timestamp) -> Result<Outcome, Error> {
-        self.reconcile_in(&Context::new(self.config.clone(), request.clone()).at(now))
+        self.reconcile_in(&Context::new(self.tree.config.clone(), request.clone()).at(now))
             .await
     }
 
@@ -298,14 +291,14 @@ impl<R: Reconciled> ResourceReconciler<R> {
         let request = ctx.request();
         let reader = ObjectApi::<R>::new(
             ctx.original_config().api_reader(),
-            &self.dyntype,
+            &self.tree.dyntype,
             request.namespace.as_deref(),
             &request.name,
         );
         let original = match reader.get().await {
             Ok(resource) => resource,
             Err(kube::Error::Api(status)) if status.code == 404 => {
-                tracing::debug!(reconciler = %self.name, %request, "resource not found");
+                tracing::debug!(reconciler = %self.tree.name, %request, "resource not found");
                 return Ok(Outcome::done());
             }
             Err(err) => return Err(err.into()),
@@ -338,7 +331,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
         let result = if finalized {
             Ok(Outcome::done())
         } else {
-            self.reconciler.reconcile(ctx, &mut resource).await
+            self.tree.reconciler.reconcile(ctx, &mut resource).await
         };
 
         if let Some(access) = &self.status {
@@ -367,14 +360,14 @@ impl<R: Reconciled> ResourceReconciler<R> {
         base.meta_mut().resource_version = resource.meta().resource_version.clone();
         let written = write_status(
             ctx.original_config().client(),
-            &self.dyntype,
+            &self.tree.dyntype,
             &self.strategy,
             self.conflicts,
             &base,
             &resource,
         )
         .await;
-        let regarding = original.object_ref(&self.dyntype);
+        let regarding = original.object_ref(&self.tree.dyntype);
         let patching = !matches!(self.strategy, StatusStrategy::Update);
         match written {
             Ok(StatusWrite::Unchanged) => result,
@@ -389,7 +382,7 @@ impl<R: Reconciled> ResourceReconciler<R> {
             }
             Ok(StatusWrite::Requeue(collision)) => {
                 tracing::info!(
-                    reconciler = %self.name,
+                    reconciler = %self.tree.name,
                     %request,
                     collision = collision.as_ref().map(|c| c.path.as_str()),
                     "status write conflicted with a concurrent write; requeueing"

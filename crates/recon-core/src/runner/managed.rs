@@ -100,17 +100,17 @@ where
         let classifier = WriteClassifier {
             controller: name.clone(),
             primary: (
-                R::group(&reconciler.dyntype).into_owned(),
-                R::plural(&reconciler.dyntype).into_owned(),
+                R::group(&reconciler.tree.dyntype).into_owned(),
+                R::plural(&reconciler.tree.dyntype).into_owned(),
             ),
             owned,
         };
         let client = metered(
-            reconciler.config.client().clone(),
+            reconciler.tree.config.client().clone(),
             Arc::new(classifier),
             metrics.clone(),
         );
-        reconciler.config.replace_client(client);
+        reconciler.tree.config.replace_client(client);
         ManagedController {
             context: Arc::new(TermContext {
                 name,

@@ -34,13 +34,7 @@ async fn a_skipped_case_is_not_run() {
                 })
                 .skip(),
         )
-        .case(
-            "runs",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(true))
-                .expect_event(status_patched()),
-        )
+        .case("runs", sets_ready(true))
         .check(with(set_ready))
         .await;
     passes(&report);
@@ -58,14 +52,7 @@ async fn a_skipped_case_is_not_run() {
 async fn a_focused_table_runs_only_focused_cases_and_never_passes() {
     let report = ReconcilerTests::new()
         .crd(&Sprocket::crd())
-        .case(
-            "focused",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(true))
-                .expect_event(status_patched())
-                .focus(),
-        )
+        .case("focused", sets_ready(true).focus())
         .case(
             "left out",
             TestCase::reconcile(request())
@@ -95,15 +82,7 @@ async fn a_focused_table_runs_only_focused_cases_and_never_passes() {
 
 #[tokio::test]
 async fn assert_passed_panics_with_the_rendered_report() {
-    let report = check(
-        "patches its status",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .expect_status_patch(ready_patch(false))
-            .expect_event(status_patched()),
-        with(set_ready),
-    )
-    .await;
+    let report = check("patches its status", sets_ready(false), with(set_ready)).await;
     let caught = std::panic::catch_unwind(|| report.assert_passed()).unwrap_err();
     let message = panic_message(caught);
     // The colour of the diffs depends on the terminal (see the colour tests); the text does not.
@@ -113,15 +92,7 @@ async fn assert_passed_panics_with_the_rendered_report() {
 
 #[tokio::test]
 async fn assert_passed_does_not_panic_for_a_passing_report() {
-    let report = check(
-        "patches its status",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .expect_status_patch(ready_patch(true))
-            .expect_event(status_patched()),
-        with(set_ready),
-    )
-    .await;
+    let report = check("patches its status", sets_ready(true), with(set_ready)).await;
     report.assert_passed();
 }
 
@@ -129,25 +100,15 @@ async fn assert_passed_does_not_panic_for_a_passing_report() {
 fn run_needs_no_runtime_and_passes_quietly() {
     ReconcilerTests::new()
         .crd(&Sprocket::crd())
-        .case(
-            "patches its status",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(true))
-                .expect_event(status_patched()),
-        )
+        .case("patches its status", sets_ready(true))
         .run(with(set_ready));
 }
 
 #[test]
 fn run_panics_with_the_report_when_a_case_fails() {
-    let table = ReconcilerTests::new().crd(&Sprocket::crd()).case(
-        "patches its status",
-        TestCase::reconcile(request())
-            .given(&sprocket(1))
-            .expect_status_patch(ready_patch(false))
-            .expect_event(status_patched()),
-    );
+    let table = ReconcilerTests::new()
+        .crd(&Sprocket::crd())
+        .case("patches its status", sets_ready(false));
     let caught =
         std::panic::catch_unwind(AssertUnwindSafe(|| table.run(with(set_ready)))).unwrap_err();
     assert_contains(
@@ -174,13 +135,7 @@ async fn run_inside_a_runtime_points_to_run_async() {
 async fn run_async_passes_quietly() {
     ReconcilerTests::new()
         .crd(&Sprocket::crd())
-        .case(
-            "patches its status",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(true))
-                .expect_event(status_patched()),
-        )
+        .case("patches its status", sets_ready(true))
         .run_async(with(set_ready))
         .await;
 }
@@ -259,20 +214,8 @@ async fn an_object_the_cluster_cannot_hold_fails_the_case_setup() {
 async fn a_duplicate_case_name_is_not_silently_dropped() {
     let report = ReconcilerTests::new()
         .crd(&Sprocket::crd())
-        .case(
-            "patches its status",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(false))
-                .expect_event(status_patched()),
-        )
-        .case(
-            "patches its status",
-            TestCase::reconcile(request())
-                .given(&sprocket(1))
-                .expect_status_patch(ready_patch(true))
-                .expect_event(status_patched()),
-        )
+        .case("patches its status", sets_ready(false))
+        .case("patches its status", sets_ready(true))
         .check(with(set_ready))
         .await;
     assert!(

@@ -378,6 +378,27 @@ pub(crate) fn assert_differs(report: &Report, case: &str, expectation: &str, lin
     assert_contains(&text, lines);
 }
 
+/// Runs the cases `right` and `wrong` as one table and asserts that `right` passes while `wrong`
+/// fails at `expectation` alone, shown as a diff holding each of `lines`.
+pub(crate) async fn assert_compared(
+    factory: impl Fn(&TestEnv) -> ResourceReconciler<Sprocket>,
+    right: TestCase,
+    wrong: TestCase,
+    expectation: &str,
+    lines: &[&str],
+) {
+    let report = ReconcilerTests::new()
+        .crd(&Sprocket::crd())
+        .case("right", right)
+        .case("wrong", wrong)
+        .check(factory)
+        .await;
+    assert_eq!(report.cases[0].status, CaseStatus::Passed, "{report:?}");
+    assert_differs(&report, "wrong", expectation, lines);
+    assert_contains(&report.render(false), &["1 of 2 cases failed, 0 skipped"]);
+    assert_eq!(mismatches(&report, "wrong"), [expectation]);
+}
+
 /// Asserts that loading the suite file `path` failed with an error naming the file, `line` and
 /// each of `parts`.
 #[track_caller]
@@ -465,4 +486,27 @@ pub(crate) fn ready_patch(ready: bool) -> PatchRef {
 
 pub(crate) fn delete_ref(name: &str) -> DeleteRef {
     DeleteRef::new("ConfigMap", Some("default"), name)
+}
+
+/// The sprocket's reconcile (size 1) under `set_ready`, expecting the status patch setting
+/// `ready` to `ready` and its event.
+pub(crate) fn sets_ready(ready: bool) -> TestCase {
+    TestCase::reconcile(request())
+        .given(&sprocket(1))
+        .expect_status_patch(ready_patch(ready))
+        .expect_event(status_patched())
+}
+
+/// A server-side apply of the `api_version` `kind` named `name` in `default`, its configuration
+/// holding `fields` beside its identity.
+pub(crate) fn apply_of(api_version: &str, kind: &str, name: &str, fields: Value) -> PatchRef {
+    let mut configuration = json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": name},
+    });
+    if let (Some(to), Value::Object(fields)) = (configuration.as_object_mut(), fields) {
+        to.extend(fields);
+    }
+    PatchRef::apply(kind, Some("default"), name, configuration)
 }

@@ -14,53 +14,31 @@ use crate::support::*;
 // creates
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn creates_pass_when_the_created_object_matches() {
-    let report = check(
-        "creates its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(3))
-            .expect_create(&json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "w-config", "labels": {"app": "w"}},
-                "data": {"size": "3"},
-            })),
-        with(create_config_map),
-    )
-    .await;
-    passes(&report);
+/// A create of `w-config` at size `size`.
+fn config_map_created(size: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "w-config", "labels": {"app": "w"}},
+        "data": {"size": size},
+    })
 }
 
 #[tokio::test]
-async fn creates_fail_with_a_diff_of_the_created_object() {
-    let report = check(
-        "creates its config map",
+async fn creates_are_compared_by_the_created_object() {
+    let creating = |size| {
         TestCase::reconcile(request())
             .given(&sprocket(3))
-            .expect_create(&json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "w-config", "labels": {"app": "w"}},
-                "data": {"size": "4"},
-            })),
+            .expect_create(&config_map_created(size))
+    };
+    assert_compared(
         with(create_config_map),
+        creating("3"),
+        creating("4"),
+        "expect.creates[0]",
+        &["-    \"size\": \"4\"", "+    \"size\": \"3\""],
     )
     .await;
-    assert_differs(
-        &report,
-        "creates its config map",
-        "expect.creates[0]",
-        &[
-            "1 of 1 cases failed, 0 skipped",
-            "-    \"size\": \"4\"",
-            "+    \"size\": \"3\"",
-        ],
-    );
-    assert_eq!(
-        mismatches(&report, "creates its config map"),
-        ["expect.creates[0]"]
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -68,44 +46,25 @@ async fn creates_fail_with_a_diff_of_the_created_object() {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
-async fn updates_pass_when_the_replaced_object_matches() {
-    let report = check(
-        "updates its config map",
+async fn updates_are_compared_by_the_replaced_object() {
+    let updating = |data| {
         TestCase::reconcile(request())
             .given(&sprocket(2))
             .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_update(&config_map("w-config", json!({"size": "2"}))),
+            .expect_update(&config_map("w-config", data))
+    };
+    assert_compared(
         with(update_config_map),
-    )
-    .await;
-    passes(&report);
-}
-
-#[tokio::test]
-async fn updates_fail_with_a_diff_of_the_replaced_object() {
-    let report = check(
-        "updates its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_update(&config_map("w-config", json!({"size": "1", "extra": "x"}))),
-        with(update_config_map),
-    )
-    .await;
-    assert_differs(
-        &report,
-        "updates its config map",
+        updating(json!({"size": "2"})),
+        updating(json!({"size": "1", "extra": "x"})),
         "expect.updates[0]",
         &[
             "-    \"extra\": \"x\",",
             "-    \"size\": \"1\"",
             "+    \"size\": \"2\"",
         ],
-    );
-    assert_eq!(
-        mismatches(&report, "updates its config map"),
-        ["expect.updates[0]"]
-    );
+    )
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,34 +89,15 @@ fn size_patch(size: &str) -> PatchRef {
 }
 
 #[tokio::test]
-async fn patches_pass_when_the_body_is_the_same_json() {
-    let report = check(
-        "patches its config map",
+async fn patches_are_compared_as_json() {
+    assert_compared(
+        with(patch_config_map),
         patching_its_config_map().expect_patch(size_patch("5")),
-        with(patch_config_map),
-    )
-    .await;
-    passes(&report);
-}
-
-#[tokio::test]
-async fn patches_fail_with_a_diff_of_the_body() {
-    let report = check(
-        "patches its config map",
         patching_its_config_map().expect_patch(size_patch("6")),
-        with(patch_config_map),
-    )
-    .await;
-    assert_differs(
-        &report,
-        "patches its config map",
         "expect.patches[0]",
         &["-      \"size\": \"6\"", "+      \"size\": \"5\""],
-    );
-    assert_eq!(
-        mismatches(&report, "patches its config map"),
-        ["expect.patches[0]"]
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -266,52 +206,29 @@ async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
 // ---------------------------------------------------------------------------------------------
 
 fn applied(size: &str) -> PatchRef {
-    PatchRef::apply(
+    apply_of(
+        "v1",
         "ConfigMap",
-        Some("default"),
         "w-applied",
-        json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "w-applied"},
-            "data": {"size": size},
-        }),
+        json!({"data": {"size": size}}),
     )
 }
 
 #[tokio::test]
-async fn applies_pass_when_the_applied_configuration_matches() {
-    let report = check(
-        "applies its config map",
+async fn applies_are_compared_by_the_applied_configuration() {
+    let applying = |size| {
         TestCase::reconcile(request())
             .given(&sprocket(8))
-            .expect_apply(applied("8")),
+            .expect_apply(applied(size))
+    };
+    assert_compared(
         with(apply_config_map),
-    )
-    .await;
-    passes(&report);
-}
-
-#[tokio::test]
-async fn applies_fail_with_a_diff_of_the_applied_configuration() {
-    let report = check(
-        "applies its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(8))
-            .expect_apply(applied("9")),
-        with(apply_config_map),
-    )
-    .await;
-    assert_differs(
-        &report,
-        "applies its config map",
+        applying("8"),
+        applying("9"),
         "expect.applies[0]",
         &["-      \"size\": \"9\"", "+      \"size\": \"8\""],
-    );
-    assert_eq!(
-        mismatches(&report, "applies its config map"),
-        ["expect.applies[0]"]
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -342,30 +259,15 @@ fn with_its_config_map() -> TestCase {
 }
 
 #[tokio::test]
-async fn deletes_pass_when_the_deleted_object_matches() {
-    let report = check(
-        "deletes its config map",
+async fn deletes_are_compared_by_the_deleted_object() {
+    assert_compared(
+        with(delete_config_map),
         with_its_config_map().expect_delete(delete_ref("w-config")),
-        with(delete_config_map),
-    )
-    .await;
-    passes(&report);
-}
-
-#[tokio::test]
-async fn deletes_fail_with_a_diff_of_the_deleted_object() {
-    let report = check(
-        "deletes its config map",
         with_its_config_map().expect_delete(delete_ref("w-settings")),
-        with(delete_config_map),
-    )
-    .await;
-    assert_differs(
-        &report,
-        "deletes its config map",
         "expect.deletes[0]",
         &["-  \"name\": \"w-settings\",", "+  \"name\": \"w-config\","],
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -393,31 +295,16 @@ fn delete_collection_ref(selector: &str) -> DeleteCollectionRef {
 }
 
 #[tokio::test]
-async fn delete_collections_pass_when_the_selector_matches() {
-    let report = check(
-        "deletes its config maps",
+async fn delete_collections_are_compared_by_their_selector() {
+    assert_compared(
+        with(delete_config_maps),
         with_its_config_map().expect_delete_collection(delete_collection_ref("app=w")),
-        with(delete_config_maps),
-    )
-    .await;
-    passes(&report);
-}
-
-#[tokio::test]
-async fn delete_collections_fail_with_a_diff_of_the_selector() {
-    let report = check(
-        "deletes its config maps",
         with_its_config_map().expect_delete_collection(delete_collection_ref("app=sprocket")),
-        with(delete_config_maps),
-    )
-    .await;
-    assert_differs(
-        &report,
-        "deletes its config maps",
         "expect.deleteCollections[0]",
         &[
             "-  \"labelSelector\": \"app=sprocket\",",
             "+  \"labelSelector\": \"app=w\",",
         ],
-    );
+    )
+    .await;
 }
