@@ -8,7 +8,10 @@
 //!    the same run, for the ratio. `cargo xtask bench --real` starts the project's real server
 //!    (`xtask/real-apiserver.sh`) and points this bench at it through `KUBECONFIG`.
 //!
-//! Run with `cargo bench -p recon-core --bench fake_apiserver [-- WORKLOAD...]` or
+//! 3. Setup (`setup`): a new server, and a new server with one CRD installed (a schema with a
+//!    CEL rule) until it is served, each timed per server over `SETUP_SERVERS` servers.
+//!
+//! Run with `cargo bench -p recon-fake --bench fake_apiserver [-- WORKLOAD...]` or
 //! `cargo xtask bench`. Naming workloads (`create`, `get`, `patch`, `apply`, `list`) runs only
 //! those (objects are still created first). `RECON_BENCH_OBJECTS` (default 10000) and
 //! `RECON_BENCH_RUNS` (default 3) change the size; `RECON_BENCH_REAL=0` skips the real server.
@@ -31,6 +34,8 @@ use serde_json::json;
 const WORKLOADS: [&str; 5] = ["create", "get", "patch", "apply", "list"];
 /// List requests per run: each returns 1% of the objects.
 const LIST_ROUNDS: usize = 50;
+/// Servers made per run of the `setup` workload.
+const SETUP_SERVERS: usize = 200;
 
 struct Settings {
     objects: usize,
@@ -367,6 +372,86 @@ async fn real_client() -> Result<Option<Client>, String> {
 
 // --- Output --------------------------------------------------------------------------------
 
+/// The CRD a plain test installs: a typed spec with a CEL rule, and a status subresource.
+fn validated_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("gadgets.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "required": ["size"],
+                            "properties": {
+                                "size": {"type": "integer", "minimum": 0},
+                                "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
+                                "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+                            },
+                            "x-kubernetes-validations": [{"rule": "self.size <= 100", "message": "too big"}],
+                        },
+                        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+                    },
+                }},
+            }],
+        },
+    }))
+    .expect("the setup CRD is valid")
+}
+
+/// Microseconds per server, median of the runs: a new server, and a new server with
+/// [`validated_crd`] installed and served.
+async fn setup_once() -> (f64, f64) {
+    // The first server of a process reads the recorded OpenAPI: not what each test pays.
+    drop(ApiServer::new());
+    let start = Instant::now();
+    for _ in 0..SETUP_SERVERS {
+        drop(ApiServer::new());
+    }
+    let new = start.elapsed();
+    let crd = validated_crd();
+    let start = Instant::now();
+    for _ in 0..SETUP_SERVERS {
+        let server = ApiServer::new();
+        server
+            .install_crd(&crd)
+            .await
+            .expect("install the setup CRD");
+    }
+    let with_crd = start.elapsed();
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / SETUP_SERVERS as f64;
+    (per(new), per(with_crd))
+}
+
+fn print_setup(runs: &[(f64, f64)]) {
+    let median = |pick: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!();
+    println!(
+        "setup, {SETUP_SERVERS} servers per run, median of {} runs",
+        runs.len()
+    );
+    println!("  {:<32} {:>10.0} µs", "ApiServer::new()", median(|r| r.0));
+    println!(
+        "  {:<32} {:>10.0} µs",
+        "new server + one CRD served",
+        median(|r| r.1)
+    );
+}
+
 fn print_configmaps(settings: &Settings, runs: &[Figures]) {
     println!(
         "in-memory server, {} ConfigMaps of ~1 KiB (request log off), median of {} runs",
@@ -420,6 +505,16 @@ fn main() {
         .build()
         .expect("tokio runtime");
     runtime.block_on(async {
+        if settings.runs("setup") {
+            let mut runs = Vec::new();
+            for _ in 0..settings.runs {
+                runs.push(setup_once().await);
+            }
+            print_setup(&runs);
+            if !settings.only.is_empty() && settings.only.iter().all(|w| w == "setup") {
+                return;
+            }
+        }
         let configmaps: Vec<Figures> = {
             let mut runs = Vec::new();
             for i in 0..settings.runs {

@@ -41,15 +41,16 @@ impl IdGenerator {
         bytes[8..].copy_from_slice(&self.next_u64().to_le_bytes());
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
         bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        )
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut uid = String::with_capacity(36);
+        for (i, b) in bytes.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                uid.push('-');
+            }
+            uid.push(char::from(HEX[usize::from(b >> 4)]));
+            uid.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+        uid
     }
 
     /// `SimpleNameGenerator.GenerateName`: the base cut to 58 characters plus 5 random ones.
@@ -76,6 +77,12 @@ mod tests {
         assert_eq!(uid.len(), 36);
         assert_eq!(uid.as_bytes()[14], b'4');
         assert!(matches!(uid.as_bytes()[19], b'8' | b'9' | b'a' | b'b'));
+        let groups: Vec<usize> = uid.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12]);
+        assert!(
+            uid.bytes()
+                .all(|b| b == b'-' || b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
     }
 
     #[test]

@@ -29,10 +29,21 @@ impl State {
     pub(crate) fn register_crd_versions(&mut self) {
         let desired = self.served_crd_versions();
         let apiservices = GroupResource::new("apiregistration.k8s.io", "apiservices");
+        // Only the managed ones are read whole: the labels are known without decoding, and the
+        // others (the built-in groups', a user's) are only in the way of a name.
         let current: BTreeMap<String, Object> = self
             .store
             .list(&apiservices, None)
-            .filter_map(|(key, stored)| Some((key.clone(), stored.decode(key).ok()?)))
+            .filter_map(|(key, stored)| {
+                let managed = stored.label(MANAGED_LABEL) == Some(MANAGED_CONTINUOUSLY);
+                let apiservice = match managed {
+                    true => stored.decode(key).ok()?,
+                    // What does not decode is not in the lister, managed or not.
+                    false if !stored.readable() => return None,
+                    false => Object::new(),
+                };
+                Some((key.clone(), apiservice))
+            })
             .collect();
         for (name, spec) in &desired {
             match current.get(name) {

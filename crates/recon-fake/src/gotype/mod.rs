@@ -259,8 +259,18 @@ pub(crate) fn encode_struct(
     skip: &[&str],
 ) -> Vec<u8> {
     let mut out = String::with_capacity(256);
-    write_map(Some(&GoType::Struct(name.to_owned())), obj, skip, &mut out);
+    write_struct(name, obj, skip, &mut out);
     out.into_bytes()
+}
+
+/// [`encode_struct`] into `out`.
+pub(crate) fn write_struct(
+    name: &str,
+    obj: &serde_json::Map<String, Value>,
+    skip: &[&str],
+    out: &mut String,
+) {
+    write_map(Some(&GoType::Struct(name.to_owned())), obj, skip, out);
 }
 
 /// The recorded OpenAPI schema named `name` (`io.k8s.api.apps.v1.DeploymentSpec`).

@@ -3,7 +3,8 @@
 //! apiextensions controllers that act on them live in
 //! [`controllers::apiextensions`](crate::controllers::apiextensions).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
@@ -285,8 +286,37 @@ fn internal_versions(list: &[&Map<String, Value>]) -> String {
     format!("[{}]", entries.join(","))
 }
 
-/// The custom resource type a CRD serves, if it is valid.
+/// The most compiled types kept: a test process installs a few CRDs many times over; one that
+/// makes more (a fuzzer) starts again from empty.
+const COMPILED_KEPT: usize = 256;
+
+/// Compiled types by the JSON of the CRD `spec` they were compiled from, shared by every server
+/// of the process and every pass of the CRD controllers: a type depends on nothing else.
+static COMPILED: LazyLock<Mutex<HashMap<String, Option<ResourceType>>>> =
+    LazyLock::new(Mutex::default);
+
+/// The custom resource type a CRD serves, if it is valid: compiled once per distinct `spec`
+/// (schemas, CEL rules, field-management schemas), then copied.
 pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
+    let Some(spec) = obj.get("spec") else {
+        return compile_resource_type(obj);
+    };
+    let key = spec.to_string();
+    let compiled = || COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = compiled().get(&key) {
+        return known.clone();
+    }
+    let made = compile_resource_type(obj);
+    let mut cache = compiled();
+    if cache.len() >= COMPILED_KEPT {
+        cache.clear();
+    }
+    cache.insert(key, made.clone());
+    made
+}
+
+/// [`resource_type`], compiled.
+fn compile_resource_type(obj: &Object) -> Option<ResourceType> {
     let names = |k: &str| spec_str(obj, &["names", k]).to_owned();
     let list = versions(obj);
     let served: Vec<ServedVersion> = list

@@ -116,24 +116,30 @@ pub(crate) fn encode_body_of_depth(obj: &Object, depth: Option<usize>) -> Bytes 
     const SKIP: &[&str] = &["apiVersion", "kind"];
     // Go's writer recurses without a limit: an object deeper than serde's is written sorted.
     let shallow = || depth.unwrap_or_else(|| nesting::object_depth(obj)) <= nesting::SHALLOW;
-    if let Some(name) = crate::gotype::builtin_struct(obj)
-        && shallow()
-    {
-        return Bytes::from(crate::gotype::encode_struct(name, obj, SKIP));
-    }
-    let body = Sorted {
-        map: obj,
-        skip: SKIP,
-        depth: 1,
-    };
+    let go_struct = crate::gotype::builtin_struct(obj).filter(|_| shallow());
     // Written into a buffer kept for the next body, then copied once at its exact size: a
     // fresh buffer would double as it goes, and stored bodies live long, so keep no slack.
     SCRATCH.with_borrow_mut(|scratch| {
         scratch.clear();
-        if serde_json::to_writer(&mut *scratch, &body).is_err() {
-            // Deeper than serde_json's recursion is let go: written again, without it.
-            scratch.clear();
-            nesting::write_sorted(scratch, obj, SKIP);
+        match go_struct {
+            Some(name) => {
+                // The emptied buffer is valid UTF-8: lent to the Go writer as a `String`.
+                let mut text = String::from_utf8(std::mem::take(scratch)).unwrap_or_default();
+                crate::gotype::write_struct(name, obj, SKIP, &mut text);
+                *scratch = text.into_bytes();
+            }
+            None => {
+                let body = Sorted {
+                    map: obj,
+                    skip: SKIP,
+                    depth: 1,
+                };
+                if serde_json::to_writer(&mut *scratch, &body).is_err() {
+                    // Deeper than serde_json's recursion is let go: written again, without it.
+                    scratch.clear();
+                    nesting::write_sorted(scratch, obj, SKIP);
+                }
+            }
         }
         let bytes = Bytes::copy_from_slice(scratch);
         // An occasional huge body is not kept for good.
