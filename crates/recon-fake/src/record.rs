@@ -4,6 +4,8 @@
 use std::fmt;
 
 use bytes::Bytes;
+
+use crate::request::reply::Body;
 use http::Method;
 use serde_json::Value;
 
@@ -128,5 +130,24 @@ impl fmt::Display for RecordedRequest {
             write!(f, "?{}", self.query.trim_start_matches('&'))?;
         }
         write!(f, " -> {}", self.status)
+    }
+}
+
+/// A request as the log keeps it: the response body in its parts, sharing the stored bytes it
+/// serves (see [`Body`]); joined when the log is read.
+#[derive(Debug, Clone)]
+pub(crate) struct LoggedRequest {
+    /// The request, its `response` left empty.
+    pub(crate) request: RecordedRequest,
+    pub(crate) response: Body,
+}
+
+impl LoggedRequest {
+    /// The request with its response.
+    pub(crate) fn to_recorded(&self) -> RecordedRequest {
+        RecordedRequest {
+            response: self.response.to_bytes(),
+            ..self.request.clone()
+        }
     }
 }

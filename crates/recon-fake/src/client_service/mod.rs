@@ -23,10 +23,10 @@ use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
-use crate::record::{RecordedRequest, RequestOrigin};
+use crate::record::{LoggedRequest, RecordedRequest, RequestOrigin};
 use crate::registry::resource::{DeleteBehavior, ResourceType, Serving};
 use crate::request::call::Call;
-use crate::request::reply::Reply;
+use crate::request::reply::{Body, Reply};
 use crate::request::route::{Query, ResourcePath, Route, Verb, parse_path};
 use crate::request::watch_stream::WatchStream;
 use crate::state::State;
@@ -183,13 +183,7 @@ impl Incoming {
     }
 
     /// The log's entry for this request, made of its parts (nothing is copied but the body).
-    fn into_record(
-        self,
-        origin: RequestOrigin,
-        kind: String,
-        status: u16,
-        response: Bytes,
-    ) -> RecordedRequest {
+    fn into_record(self, origin: RequestOrigin, kind: String, status: u16) -> RecordedRequest {
         let r = match self.route {
             Route::Resource(r) => Some(r),
             Route::Discovery(_) | Route::Unknown => None,
@@ -224,7 +218,7 @@ impl Incoming {
             // as large, and the log keeps every body for the server's life.
             body: Bytes::copy_from_slice(&self.body),
             status,
-            response,
+            response: Bytes::new(),
             warnings: Vec::new(),
             access: self
                 .access
@@ -292,13 +286,14 @@ impl FakeService {
                 reply
             }
         };
-        // One buffer serves both the response and the log.
-        let body = Bytes::from(reply.body);
+        // The log keeps the body in its parts (sharing the stored bytes); the client gets it
+        // joined.
+        let body = reply.body.to_bytes();
         state.log_request(
             self.origin,
             incoming,
             kind,
-            (reply.status, body.clone(), &reply.warnings),
+            (reply.status, reply.body, &reply.warnings),
         );
         let finalize = state.take_crd_finalizer_run();
         drop(state);
@@ -704,17 +699,15 @@ impl State {
         let kind = self.kind_of(&incoming);
         // A controller's request has no hooks, even while it serves one of a client that has.
         let admission = std::mem::take(&mut self.admission);
-        let mut reply = self.serve(&incoming);
+        let reply = self.serve(&incoming);
         self.admission = admission;
         if let Some(origin) = origin {
-            let body = Bytes::from(std::mem::take(&mut reply.body));
             self.log_request(
                 origin,
                 incoming,
                 kind,
-                (reply.status, body.clone(), &reply.warnings),
+                (reply.status, reply.body.clone(), &reply.warnings),
             );
-            reply.body = body.to_vec();
         }
         reply
     }
@@ -738,12 +731,12 @@ impl State {
         origin: RequestOrigin,
         incoming: Incoming,
         kind: String,
-        (status, response, warnings): (u16, Bytes, &[String]),
+        (status, response, warnings): (u16, Body, &[String]),
     ) {
         if self.recording {
-            let mut record = incoming.into_record(origin, kind, status, response);
-            record.warnings = warnings.to_vec();
-            self.log.push(record);
+            let mut request = incoming.into_record(origin, kind, status);
+            request.warnings = warnings.to_vec();
+            self.log.push(LoggedRequest { request, response });
         }
     }
 }

@@ -105,9 +105,9 @@ impl Target {
 
 /// The error a refused write answered with.
 pub(crate) fn refusal(reply: &Reply) -> ApiError {
-    let Ok(status) = serde_json::from_slice::<Value>(&reply.body) else {
+    let Ok(status) = serde_json::from_slice::<Value>(&reply.body.to_bytes()) else {
         // Not a Status: its text is the message, rather than none.
-        let text = String::from_utf8_lossy(&reply.body).into_owned();
+        let text = String::from_utf8_lossy(&reply.body.to_bytes()).into_owned();
         return ApiError::new(reply.status, Reason::Unknown, text);
     };
     let text = |k: &str| status.get(k).and_then(Value::as_str).unwrap_or("");

@@ -2,6 +2,7 @@
 //! `Store.Delete` / `Store.DeleteCollection` of kube-apiserver, with finalizers, propagation
 //! policies, graceful deletion (Pods) and preconditions.
 
+use bytes::Bytes;
 use std::sync::Arc;
 
 use recon_apimachinery::gotime::{self, Layout};
@@ -77,10 +78,10 @@ impl State {
                 } else {
                     200
                 };
-                Reply::json(status, call.object_response(&body)?)
+                Reply::json(status, call.object_response(&Bytes::from(body))?)
             }
             Deleted::Removed { body, .. } if rt.delete_returns_object => {
-                Reply::json(200, call.object_response(&body)?)
+                Reply::json(200, call.object_response(&Bytes::from(body))?)
             }
             Deleted::Removed { uid, .. } => {
                 Reply::json(200, success_status(&rt.group_resource(), call.name(), &uid))

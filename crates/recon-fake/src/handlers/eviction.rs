@@ -483,7 +483,7 @@ fn too_many_requests(retry_after: u32, cause: String) -> ApiError {
 
 /// The error an internal write answered, as this request's own.
 pub(crate) fn error_of_reply(reply: &Reply) -> ApiError {
-    let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_slice(&reply.body.to_bytes()).unwrap_or(Value::Null);
     let reason = str_at(Some(&body), &["reason"])
         .parse()
         .unwrap_or(Reason::Unknown);

@@ -28,7 +28,9 @@ impl State {
             Format::Full | Format::Table(_) => {
                 call.object_response(stored.served(&key).map_err(unreadable)?)?
             }
-            Format::Metadata => partial_metadata(&key, &stored.body).map_err(unreadable)?,
+            Format::Metadata => partial_metadata(&key, &stored.body)
+                .map_err(unreadable)?
+                .into(),
         };
         Ok(Reply::json(200, body))
     }

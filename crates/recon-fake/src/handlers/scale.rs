@@ -720,7 +720,7 @@ impl State {
                 fields_managed: true,
             },
         )?;
-        let written = read_json(&reply.body)
+        let written = read_json(&reply.body.to_bytes())
             .ok()
             .and_then(|v| match v {
                 Value::Object(map) => Some(map),

@@ -1,8 +1,12 @@
 //! One resource request, routed and typed: what every verb handler reads.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::negotiate::{Format, asks_for_a_list, negotiate, not_a_list, partial_metadata};
+use super::reply::Body;
 use super::route::{Query, ResourcePath};
 use crate::registry::conversion;
 use crate::registry::resource::ResourceType;
@@ -73,23 +77,29 @@ impl Call<'_> {
 
     /// A stored body as this request's version serves it, in the form the request asked for:
     /// the object, or its `PartialObjectMetadata` (response.go transforms every verb's answer).
-    pub(crate) fn object_response(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-        let stored = body;
-        let body = conversion::body_in_version(&self.rt, &self.path.version, body)?;
-        let object = with_type_meta(&self.api_version(), &self.rt.kind, &body);
-        match negotiate(self.accept, false) {
-            // A built-in's metadata is taken from the object as the server holds it, before
-            // any conversion into the request's version (`asPartialObjectMetadata` of
-            // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go).
-            Ok(Format::Metadata) if !self.rt.custom => {
-                partial_metadata(&self.key(), stored).map_err(|e| e.to_api_error())
-            }
-            Ok(Format::Metadata) => {
-                partial_metadata(&self.key(), &object).map_err(|e| e.to_api_error())
-            }
-            Ok(Format::Table(version)) => self.table(version, &object, Some(stored)),
+    pub(crate) fn object_response(&self, stored: &Bytes) -> Result<Body, ApiError> {
+        let format = negotiate(self.accept, false);
+        // A built-in's metadata is taken from the object as the server holds it, before any
+        // conversion into the request's version (`asPartialObjectMetadata` of
+        // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go).
+        if matches!(format, Ok(Format::Metadata)) && !self.rt.custom {
+            return Ok(partial_metadata(&self.key(), stored)
+                .map_err(|e| e.to_api_error())?
+                .into());
+        }
+        let body = match conversion::body_in_version(&self.rt, &self.path.version, stored)? {
+            Cow::Borrowed(_) => stored.clone(),
+            Cow::Owned(converted) => Bytes::from(converted),
+        };
+        let object = || with_type_meta(&self.api_version(), &self.rt.kind, &body);
+        match format {
+            Ok(Format::Metadata) => Ok(partial_metadata(&self.key(), &object())
+                .map_err(|e| e.to_api_error())?
+                .into()),
+            Ok(Format::Table(version)) => Ok(self.table(version, &object(), Some(stored))?.into()),
             _ if asks_for_a_list(self.accept) => Err(not_a_list(&self.rt)),
-            _ => Ok(object),
+            // The stored bytes themselves, shared with the store and the request log.
+            _ => Ok(Body::typed(&self.api_version(), &self.rt.kind, &body)),
         }
     }
 

@@ -1,13 +1,16 @@
 //! What a handler answers: a status and body, `Warning`s, or a watch's stream of events.
 
+use bytes::Bytes;
+
 use super::watch_stream::WatchStream;
 use crate::wire::error::ApiError;
+use crate::wire::object::type_meta_head;
 
 /// What a handler answers.
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) status: u16,
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: Body,
     pub(crate) warnings: Vec<String>,
     /// The events of a watch, which follow the (empty) body.
     pub(crate) stream: Option<WatchStream>,
@@ -16,10 +19,10 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    pub(crate) fn json(status: u16, body: Vec<u8>) -> Self {
+    pub(crate) fn json(status: u16, body: impl Into<Body>) -> Self {
         Reply {
             status,
-            body,
+            body: body.into(),
             warnings: Vec::new(),
             stream: None,
             content_type: None,
@@ -37,7 +40,7 @@ impl Reply {
     pub(crate) fn stream(stream: WatchStream) -> Self {
         Reply {
             stream: Some(stream),
-            ..Reply::json(200, Vec::new())
+            ..Reply::json(200, Body::default())
         }
     }
 
@@ -50,5 +53,55 @@ impl Reply {
 impl From<ApiError> for Reply {
     fn from(err: ApiError) -> Self {
         Reply::json(err.code(), err.to_status_json())
+    }
+}
+
+/// A response body: `head`, then `tail`. An object served as it is stored is its `TypeMeta` (the
+/// head) before the stored bytes, and the tail is those bytes, shared with the store: the
+/// request log keeps the body so, and the two are joined only for the client.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Body {
+    head: Vec<u8>,
+    tail: Bytes,
+}
+
+impl Body {
+    /// `stored`, an object without `apiVersion` and `kind`, with them written first (as
+    /// [`with_type_meta`](crate::wire::object::with_type_meta) writes them).
+    pub(crate) fn typed(api_version: &str, kind: &str, stored: &Bytes) -> Body {
+        let (head, tail) = type_meta_head(api_version, kind, stored);
+        Body {
+            head,
+            tail: stored.slice(tail..),
+        }
+    }
+
+    /// The body in one piece.
+    pub(crate) fn to_bytes(&self) -> Bytes {
+        if self.head.is_empty() {
+            return self.tail.clone();
+        }
+        let mut whole = Vec::with_capacity(self.head.len() + self.tail.len());
+        whole.extend_from_slice(&self.head);
+        whole.extend_from_slice(&self.tail);
+        Bytes::from(whole)
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(body: Vec<u8>) -> Body {
+        Body {
+            head: Vec::new(),
+            tail: Bytes::from(body),
+        }
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(tail: Bytes) -> Body {
+        Body {
+            head: Vec::new(),
+            tail,
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
-use crate::record::RecordedRequest;
+use crate::record::LoggedRequest;
 use crate::registry::resource::ResourceType;
 use crate::registry::{Registry, conversion, events};
 use crate::request::call::Call;
@@ -34,7 +34,7 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: IdGenerator,
-    pub(crate) log: Vec<RecordedRequest>,
+    pub(crate) log: Vec<LoggedRequest>,
     /// Whether requests are appended to `log`.
     pub(crate) recording: bool,
     pub(crate) reactors: Vec<Reactor>,

@@ -221,7 +221,14 @@ impl serde::Serialize for SortedValue<'_> {
 
 /// A stored body with `apiVersion` and `kind` put back in front.
 pub(crate) fn with_type_meta(api_version: &str, kind: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + api_version.len() + kind.len() + 32);
+    let (mut out, tail) = type_meta_head(api_version, kind, body);
+    out.extend_from_slice(&body[tail..]);
+    out
+}
+
+/// What [`with_type_meta`] writes before `body`, and where in `body` the rest it copies starts.
+pub(crate) fn type_meta_head(api_version: &str, kind: &str, body: &[u8]) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(api_version.len() + kind.len() + 32);
     // A Go type's `TypeMeta` writes `kind` first; an unstructured object's keys are sorted.
     let (first, second) = if crate::gotype::is_go_type(api_version, kind) {
         (("kind", kind), ("apiVersion", api_version))
@@ -237,14 +244,19 @@ pub(crate) fn with_type_meta(api_version: &str, kind: &str, body: &[u8]) -> Vec<
     out.push(b':');
     out.extend_from_slice(json_string(second.1).as_bytes());
     match body {
-        [b'{', b'}'] | [] => out.push(b'}'),
-        [b'{', rest @ ..] => {
-            out.push(b',');
-            out.extend_from_slice(rest);
+        [b'{', b'}'] | [] => {
+            out.push(b'}');
+            (out, body.len())
         }
-        _ => out.push(b'}'),
+        [b'{', ..] => {
+            out.push(b',');
+            (out, 1)
+        }
+        _ => {
+            out.push(b'}');
+            (out, body.len())
+        }
     }
-    out
 }
 
 fn json_string(s: &str) -> String {
