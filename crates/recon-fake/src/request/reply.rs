@@ -61,7 +61,7 @@ impl From<ApiError> for Reply {
 /// request log keeps the body so, and the two are joined only for the client.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Body {
-    head: Vec<u8>,
+    head: Box<[u8]>,
     tail: Bytes,
 }
 
@@ -71,7 +71,7 @@ impl Body {
     pub(crate) fn typed(api_version: &str, kind: &str, stored: &Bytes) -> Body {
         let (head, tail) = type_meta_head(api_version, kind, stored);
         Body {
-            head,
+            head: head.into_boxed_slice(),
             tail: stored.slice(tail..),
         }
     }
@@ -91,7 +91,7 @@ impl Body {
 impl From<Vec<u8>> for Body {
     fn from(body: Vec<u8>) -> Body {
         Body {
-            head: Vec::new(),
+            head: Box::default(),
             tail: Bytes::from(body),
         }
     }
@@ -100,7 +100,7 @@ impl From<Vec<u8>> for Body {
 impl From<Bytes> for Body {
     fn from(tail: Bytes) -> Body {
         Body {
-            head: Vec::new(),
+            head: Box::default(),
             tail,
         }
     }
