@@ -11,7 +11,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::identity::Identity;
 use crate::ids::IdGenerator;
 use crate::reactor_builder::ReactorBuilder;
-use crate::record::{LoggedRequest, RecordedRequest, RequestOrigin};
+use crate::record::{RecordedRequest, RequestOrigin};
 use crate::registry::conversion_webhook::ConversionWebhook;
 use crate::request::route::Verb;
 use crate::state::State;
@@ -143,8 +143,7 @@ impl ApiServer {
 
     /// Every request served so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        let state = self.shared.lock();
-        state.log.iter().map(LoggedRequest::to_recorded).collect()
+        self.shared.lock().log.to_records()
     }
 
     /// Forgets the requests served so far (the stored objects stay).

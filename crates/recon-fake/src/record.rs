@@ -2,13 +2,15 @@
 //! in the order they were served.
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::request::reply::Body;
 use http::Method;
 use serde_json::Value;
 
+use crate::authz::AccessTarget;
+use crate::request::reply::Body;
 use crate::request::route::Verb;
 
 /// Who sent a request.
@@ -133,21 +135,189 @@ impl fmt::Display for RecordedRequest {
     }
 }
 
-/// A request as the log keeps it: the response body in its parts, sharing the stored bytes it
-/// serves (see [`Body`]); joined when the log is read.
+/// The request log. Requests mostly differ in their path, name, query and bodies: what else a
+/// request is (verb, resource, kind, namespace, headers, who sent it and as whom) is kept once,
+/// in a shape shared by the entries alike in all that; the response bodies share the stored
+/// bytes they serve ([`Body`]). Entries are made whole again when the log is read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequestLog {
+    entries: Vec<LoggedRequest>,
+    /// The shapes of the latest entries, most recent last: where the next one is looked for.
+    recent: Vec<Arc<RecordedRequest>>,
+}
+
+/// How many recent shapes a new entry is compared with.
+const RECENT_SHAPES: usize = 8;
+
+/// One entry: its shape, and what is its own.
 #[derive(Debug, Clone)]
-pub(crate) struct LoggedRequest {
-    /// The request, its `response` left empty.
-    pub(crate) request: RecordedRequest,
-    pub(crate) response: Body,
+struct LoggedRequest {
+    /// The request with the fields below left empty.
+    shape: Arc<RecordedRequest>,
+    path: String,
+    query: String,
+    name: Option<String>,
+    /// The name in the access's target (the object's, or a non-resource path).
+    access_name: String,
+    body: Bytes,
+    status: u16,
+    response: Body,
+    warnings: Vec<String>,
+}
+
+impl RequestLog {
+    /// Appends `request`, answered with `response`.
+    pub(crate) fn push(&mut self, mut request: RecordedRequest, response: Body) {
+        let path = std::mem::take(&mut request.path);
+        let query = std::mem::take(&mut request.query);
+        let name = request.name.take();
+        let body = std::mem::take(&mut request.body);
+        let warnings = std::mem::take(&mut request.warnings);
+        let access_name = match request.access.as_mut().map(|a| &mut a.target) {
+            Some(AccessTarget::Resource { name, .. }) => std::mem::take(name),
+            Some(AccessTarget::NonResource { path }) => std::mem::take(path),
+            None => String::new(),
+        };
+        let status = std::mem::replace(&mut request.status, 0);
+        let shape = match self.recent.iter().rposition(|s| same_shape(s, &request)) {
+            Some(i) => self.recent[i].clone(),
+            None => {
+                if self.recent.len() == RECENT_SHAPES {
+                    self.recent.remove(0);
+                }
+                let shape = Arc::new(request);
+                self.recent.push(shape.clone());
+                shape
+            }
+        };
+        self.entries.push(LoggedRequest {
+            shape,
+            path,
+            query,
+            name,
+            access_name,
+            body,
+            status,
+            response,
+            warnings,
+        });
+    }
+
+    /// Every request, whole.
+    pub(crate) fn to_records(&self) -> Vec<RecordedRequest> {
+        self.entries
+            .iter()
+            .map(LoggedRequest::to_recorded)
+            .collect()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.recent.clear();
+    }
 }
 
 impl LoggedRequest {
-    /// The request with its response.
-    pub(crate) fn to_recorded(&self) -> RecordedRequest {
-        RecordedRequest {
-            response: self.response.to_bytes(),
-            ..self.request.clone()
+    fn to_recorded(&self) -> RecordedRequest {
+        let mut access = self.shape.access.clone();
+        match access.as_mut().map(|a| &mut a.target) {
+            Some(AccessTarget::Resource { name, .. }) => name.clone_from(&self.access_name),
+            Some(AccessTarget::NonResource { path }) => path.clone_from(&self.access_name),
+            None => {}
         }
+        RecordedRequest {
+            path: self.path.clone(),
+            query: self.query.clone(),
+            name: self.name.clone(),
+            body: self.body.clone(),
+            status: self.status,
+            response: self.response.to_bytes(),
+            warnings: self.warnings.clone(),
+            access,
+            ..(*self.shape).clone()
+        }
+    }
+}
+
+/// Whether two requests stripped of what is each one's own are alike.
+fn same_shape(a: &RecordedRequest, b: &RecordedRequest) -> bool {
+    a.origin == b.origin
+        && a.method == b.method
+        && a.verb == b.verb
+        && a.group == b.group
+        && a.version == b.version
+        && a.resource == b.resource
+        && a.kind == b.kind
+        && a.namespace == b.namespace
+        && a.subresource == b.subresource
+        && a.content_type == b.content_type
+        && a.user_agent == b.user_agent
+        && a.access == b.access
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authz::Access;
+
+    fn request(name: &str, verb: Verb, body: &str) -> RecordedRequest {
+        RecordedRequest {
+            origin: RequestOrigin::Client,
+            method: Method::PUT,
+            path: format!("/api/v1/namespaces/default/configmaps/{name}"),
+            query: "fieldManager=m".into(),
+            verb,
+            group: String::new(),
+            version: "v1".into(),
+            resource: "configmaps".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+            subresource: None,
+            content_type: Some("application/json".into()),
+            user_agent: "kube-rs".into(),
+            body: Bytes::from(body.to_owned()),
+            status: 200,
+            response: Bytes::new(),
+            warnings: vec![format!("warning about {name}")],
+            access: Some(Access {
+                user: "admin".into(),
+                groups: vec!["system:masters".into()],
+                verb: "update".into(),
+                target: AccessTarget::Resource {
+                    namespace: "default".into(),
+                    group: String::new(),
+                    resource: "configmaps".into(),
+                    subresource: String::new(),
+                    name: name.into(),
+                },
+                allowed: true,
+            }),
+        }
+    }
+
+    #[test]
+    fn entries_read_back_whole_and_alike_ones_share_a_shape() {
+        let mut log = RequestLog::default();
+        let sent = [
+            request("a", Verb::Update, "{\"a\":1}"),
+            request("b", Verb::Update, "{\"b\":2}"),
+            request("c", Verb::Patch, "{}"),
+        ];
+        for (i, r) in sent.iter().enumerate() {
+            log.push(r.clone(), Body::from(format!("answer {i}").into_bytes()));
+        }
+        let read = log.to_records();
+        for (i, (read, sent)) in read.iter().zip(&sent).enumerate() {
+            let expected = RecordedRequest {
+                response: Bytes::from(format!("answer {i}")),
+                ..sent.clone()
+            };
+            assert_eq!(format!("{read:?}"), format!("{expected:?}"));
+        }
+        assert!(Arc::ptr_eq(&log.entries[0].shape, &log.entries[1].shape));
+        assert!(!Arc::ptr_eq(&log.entries[1].shape, &log.entries[2].shape));
+        log.clear();
+        assert!(log.to_records().is_empty());
     }
 }

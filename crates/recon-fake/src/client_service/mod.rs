@@ -23,7 +23,7 @@ use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
-use crate::record::{LoggedRequest, RecordedRequest, RequestOrigin};
+use crate::record::{RecordedRequest, RequestOrigin};
 use crate::registry::resource::{DeleteBehavior, ResourceType, Serving};
 use crate::request::call::Call;
 use crate::request::reply::{Body, Reply};
@@ -736,7 +736,7 @@ impl State {
         if self.recording {
             let mut request = incoming.into_record(origin, kind, status);
             request.warnings = warnings.to_vec();
-            self.log.push(LoggedRequest { request, response });
+            self.log.push(request, response);
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
-use crate::record::LoggedRequest;
+use crate::record::RequestLog;
 use crate::registry::resource::ResourceType;
 use crate::registry::{Registry, conversion, events};
 use crate::request::call::Call;
@@ -34,7 +34,7 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: IdGenerator,
-    pub(crate) log: Vec<LoggedRequest>,
+    pub(crate) log: RequestLog,
     /// Whether requests are appended to `log`.
     pub(crate) recording: bool,
     pub(crate) reactors: Vec<Reactor>,
@@ -76,7 +76,7 @@ impl State {
             registry: Registry::with_builtins(),
             clock,
             ids,
-            log: Vec::new(),
+            log: RequestLog::default(),
             recording: true,
             reactors: Vec::new(),
             admission: Admission::NoHooks,
@@ -102,7 +102,7 @@ impl State {
             registry: self.registry.clone(),
             clock,
             ids: self.ids.clone(),
-            log: Vec::new(),
+            log: RequestLog::default(),
             recording: self.recording,
             reactors: Vec::new(),
             admission: Admission::NoHooks,
