@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
+mod conformance_time;
 mod fuzz;
 mod layering;
 mod measure;
@@ -317,6 +318,12 @@ const TASKS: &[Task] = &[
                     (xtask/real-apiserver.sh), then replay",
                 steps: record_with!("xtask/real-apiserver.sh"),
                 run: None,
+            },
+            TaskOption {
+                flag: "--time",
+                about: "time the recorded scenarios on both real servers and in memory, in one                     run, and print the ratio per server (needs both servers, as --record and                     --record-builtin do)",
+                steps: &[],
+                run: Some(conformance_time::run),
             },
             TaskOption {
                 flag: "--record-builtin",

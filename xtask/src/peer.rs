@@ -429,7 +429,7 @@ fn thousands(n: usize) -> String {
 }
 
 /// The 1-minute load average: figures taken above 1 on this 2-core machine are noisy.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
@@ -437,7 +437,7 @@ fn load_average() -> String {
 }
 
 /// `N × model` from /proc/cpuinfo, N as `nproc` counts.
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -452,7 +452,7 @@ fn machine() -> String {
 }
 
 /// Today's date, as `date` prints it.
-fn today() -> String {
+pub(crate) fn today() -> String {
     Command::new("date")
         .arg("+%F")
         .output()

@@ -6,7 +6,8 @@
 //! timestamps, generated names, namespaces, allocated addresses and ports).
 //!
 //! `RECON_CONFORMANCE=record` with the `REAL_APISERVER_*` variables set records them again
-//! instead (`cargo xtask conformance --record` does it all). The format is described in the
+//! instead (`cargo xtask conformance --record` does it all); `RECON_CONFORMANCE=time` times
+//! them on both (`cargo xtask conformance --time`). The format is described in the
 //! CONTRIBUTING.md, section "Conformance".
 
 mod conversion;
@@ -15,6 +16,7 @@ mod nest;
 mod normalize;
 mod record;
 mod runner;
+mod timing;
 mod transport;
 
 use std::path::PathBuf;
@@ -84,6 +86,15 @@ fn scenario(
     path: PathBuf,
 ) {
     let scenario = fixture::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    if timing::enabled() {
+        if record::records(&scenario) {
+            let _one = record::one_at_a_time();
+            runtime()
+                .block_on(timing::time(&scenario))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        return;
+    }
     if record::enabled() {
         if !record::records(&scenario) {
             eprintln!(

@@ -17,7 +17,7 @@ use super::transport::{Curl, HttpRequest, Transport};
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 static CRDS_APPLIED: AtomicBool = AtomicBool::new(false);
 
-/// Held (outside the async runtime) while a scenario is recorded.
+/// Held (outside the async runtime) while a scenario is recorded or timed on the real server.
 pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -44,10 +44,7 @@ pub async fn record(scenario: &Scenario) -> Result<(), String> {
         ));
     }
     let curl = Curl::from_env()?;
-    if !CRDS_APPLIED.load(Ordering::SeqCst) {
-        install_all_crds(&curl)?;
-        CRDS_APPLIED.store(true, Ordering::SeqCst);
-    }
+    ensure_crds(&curl)?;
     let transport = Transport::Real(curl);
     clean(&transport).await?;
     let mode = runner::Mode {
@@ -61,6 +58,15 @@ pub async fn record(scenario: &Scenario) -> Result<(), String> {
     }
     let responses: Vec<Value> = outcome.observed.into_iter().flatten().collect();
     fixture::write_responses(&scenario.path, &responses).map_err(|e| e.to_string())
+}
+
+/// Applies every CRD of `crds/` once per process (see [`install_all_crds`]).
+pub fn ensure_crds(curl: &Curl) -> Result<(), String> {
+    if !CRDS_APPLIED.load(Ordering::SeqCst) {
+        install_all_crds(curl)?;
+        CRDS_APPLIED.store(true, Ordering::SeqCst);
+    }
+    Ok(())
 }
 
 fn crd_files() -> Result<Vec<(String, Value)>, String> {
@@ -171,7 +177,7 @@ const BUILTIN_KINDS: &[(&str, &str, &str)] = &[
 /// Deletes every object of the suite's kinds, in every namespace, and the built-in objects of
 /// the scenarios' own namespaces (`cf-...`), finalizers removed first: a scenario recorded
 /// again then starts from nothing, as on a fresh server.
-async fn clean(transport: &Transport) -> Result<(), String> {
+pub async fn clean(transport: &Transport) -> Result<(), String> {
     let mut kinds: Vec<(String, String, &str, bool)> = crd_files()?
         .iter()
         .map(|(_, crd)| {

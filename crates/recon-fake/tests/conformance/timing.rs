@@ -1,0 +1,103 @@
+//! Time mode (`RECON_CONFORMANCE=time`; `cargo xtask conformance --time` runs it on both real
+//! servers): each scenario of the real server at hand runs on it through a `kube::Client`, then
+//! on a fresh in-memory server exactly as the replay test runs it, set-up included (a new
+//! server, its CRDs installed). The real side is timed without the clean-up that precedes it
+//! and its CRDs are installed once, so the ratio is the least in-memory's advantage can be.
+//! Each scenario appends `id, server, real seconds, in-memory seconds` (tab-separated; `-` and
+//! `-` when it was not timed) to the file `RECON_CONFORMANCE_TIMES` names.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::fixture::Scenario;
+use super::record;
+use super::runner::{self, Mode};
+use super::transport::{Curl, Transport};
+
+/// The longest a scenario may take on the real server (a few of the scenarios' quiet windows).
+const REAL_LIMIT: Duration = Duration::from_secs(30);
+
+pub fn enabled() -> bool {
+    std::env::var("RECON_CONFORMANCE").is_ok_and(|v| v == "time")
+}
+
+/// Times `scenario` on both servers; the caller holds [`record::one_at_a_time`].
+pub async fn time(scenario: &Scenario) -> Result<(), String> {
+    let file = std::env::var_os("RECON_CONFORMANCE_TIMES")
+        .ok_or("RECON_CONFORMANCE_TIMES names no file to write the times to")?;
+    if !scenario.controllers.is_empty()
+        && std::env::var("RECON_KUBE_CONTROLLERS").as_deref() != Ok("1")
+    {
+        // As in record mode: without kube-controller-manager it would wait for it for good.
+        return untimed(&file, scenario, "needs kube-controller-manager");
+    }
+    let curl = Curl::from_env()?;
+    record::ensure_crds(&curl)?;
+    let real = Transport::Fake(real_client().await?);
+    let mode = Mode {
+        compare: false,
+        quiet_scale: 1.0,
+    };
+    let on_real = async {
+        record::clean(&real).await?;
+        let started = Instant::now();
+        let outcome = runner::run(scenario, &real, &mode).await;
+        match &outcome.stopped {
+            Some(why) => Err(why.clone()),
+            None => Ok(started.elapsed()),
+        }
+    };
+    let on_real = match tokio::time::timeout(REAL_LIMIT, on_real).await {
+        Ok(Ok(elapsed)) => elapsed,
+        // A request the real server holds (a read waiting on a watch cache that stopped, an
+        // eviction waiting on a controller that is not there), or a scenario that does not go
+        // through on it this time, does not stop the others: it is counted as not timed.
+        Ok(Err(why)) => return untimed(&file, scenario, &why),
+        Err(_) => {
+            let why = format!("not done within {} s", REAL_LIMIT.as_secs());
+            return untimed(&file, scenario, &why);
+        }
+    };
+    let started = Instant::now();
+    let replayed = crate::replay(scenario).await?;
+    let in_memory = started.elapsed();
+    if let Some(why) = &replayed.stopped {
+        return Err(format!("{} in memory: {why}", scenario.path.display()));
+    }
+    let line = format!(
+        "{:.6}\t{:.6}",
+        on_real.as_secs_f64(),
+        in_memory.as_secs_f64()
+    );
+    append(&file, scenario, &line)
+}
+
+/// Notes `scenario` as not timed, with why.
+fn untimed(file: &OsStr, scenario: &Scenario, why: &str) -> Result<(), String> {
+    eprintln!("{}: on the real server: {why}: not timed", scenario.id);
+    append(file, scenario, "-\t-")
+}
+
+/// Appends `scenario`'s line, `fields` after its id and server.
+fn append(file: &OsStr, scenario: &Scenario, fields: &str) -> Result<(), String> {
+    let line = format!("{}\t{}\t{fields}\n", scenario.id, scenario.server.name());
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| format!("{}: {e}", Path::new(file).display()))
+}
+
+/// A client of the real server `KUBECONFIG` names (`xtask/*-apiserver.sh run` sets it).
+async fn real_client() -> Result<kube::Client, String> {
+    let kubeconfig = Kubeconfig::read().map_err(|e| format!("reading KUBECONFIG: {e}"))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| format!("loading KUBECONFIG: {e}"))?;
+    kube::Client::try_from(config).map_err(|e| format!("a client for the real server: {e}"))
+}

@@ -1,0 +1,132 @@
+//! `cargo xtask conformance --time`: the recorded conformance scenarios timed on the project's
+//! real servers and on the in-memory one, in one run (see the conformance test's `timing.rs`
+//! for what each side includes), with the ratio per server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use crate::peer::{load_average, machine, today};
+
+/// The real servers, by the script that runs one and the name scenarios give it.
+const SERVERS: [(&str, &str); 2] = [
+    ("xtask/real-apiserver.sh", "apiextensions"),
+    ("xtask/kube-apiserver.sh", "kube-apiserver"),
+];
+
+/// The test filter per script: kube-apiserver's watch cache of a kind stops serving once an
+/// object nested deeper than Go's decoder reads is stored (`cacher ... exceeded max depth`), and
+/// the later scenarios' reads of that kind then wait on it, so the `deep/` scenarios are left
+/// out there (they still replay in `cargo test`).
+fn filter(script: &str) -> &'static [&'static str] {
+    match script {
+        "xtask/kube-apiserver.sh" => &["--skip", "_conformance_deep_"],
+        _ => &[],
+    }
+}
+
+pub fn run(root: &Path) -> ExitCode {
+    match measure(root) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance --time: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn measure(root: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let times = target.join("conformance-times.tsv");
+    if times.exists() {
+        std::fs::remove_file(&times).map_err(|e| format!("{}: {e}", times.display()))?;
+    }
+    let load_before = load_average();
+    for (script, _) in SERVERS {
+        // rstest lists the scenario files when it compiles: new ones need a rebuild.
+        let main = root.join("crates/recon-fake/tests/conformance/main.rs");
+        let status = Command::new("touch")
+            .arg(&main)
+            .status()
+            .map_err(|e| format!("touch: {e}"))?;
+        if !status.success() {
+            return Err(format!("touch {} failed", main.display()));
+        }
+        let status = Command::new("bash")
+            .current_dir(root)
+            .args([script, "run", "cargo", "test", "-p", "recon-fake"])
+            .args(["--test", "conformance", "scenario::", "--"])
+            .args(filter(script))
+            .env("RECON_CONFORMANCE", "time")
+            .env("RECON_CONFORMANCE_TIMES", &times)
+            .status()
+            .map_err(|e| format!("{script}: {e}"))?;
+        if !status.success() {
+            return Err(format!("timing the scenarios with {script} failed"));
+        }
+    }
+    let text = std::fs::read_to_string(&times).map_err(|e| format!("{}: {e}", times.display()))?;
+    println!(
+        "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \
+         installed once, clean-up not timed) and on a fresh in-memory server as `cargo test` \
+         replays it (new server and CRD installs included); debug build of the tests; \
+         kube-apiserver's `deep/` scenarios left out."
+    );
+    println!(
+        "{}, {}; load average {load_before} before, {} after.\n",
+        today(),
+        machine(),
+        load_average()
+    );
+    println!("{}", table(&text)?);
+    println!(
+        "conformance --time: {:.0} s in all",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The Markdown table of the times in `text` (`id, server, real s, in-memory s` per line).
+fn table(text: &str) -> Result<String, String> {
+    let mut out = String::from(
+        "| real server | scenarios timed | not timed | real server | in-memory | in-memory / real, speed |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for (_, server) in SERVERS {
+        let (mut count, mut untimed, mut real, mut memory) = (0, 0, 0.0, 0.0);
+        for (i, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [_, name, on_real, in_memory] = fields[..] else {
+                return Err(format!(
+                    "line {} of the times is not 4 fields: {line:?}",
+                    i + 1
+                ));
+            };
+            if name != server {
+                continue;
+            }
+            if on_real == "-" {
+                untimed += 1;
+                continue;
+            }
+            let number = |s: &str| {
+                s.parse::<f64>()
+                    .map_err(|e| format!("line {}: {s:?}: {e}", i + 1))
+            };
+            count += 1;
+            real += number(on_real)?;
+            memory += number(in_memory)?;
+        }
+        if count == 0 {
+            return Err(format!("no scenario of {server} was timed"));
+        }
+        out.push_str(&format!(
+            "| {server} | {count} | {untimed} | {real:.2} s | {memory:.2} s | {:.1}× |\n",
+            real / memory
+        ));
+    }
+    Ok(out)
+}
