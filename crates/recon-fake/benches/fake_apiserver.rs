@@ -241,15 +241,19 @@ where
 
 const GROUP: &str = "bench.recon.dev";
 
-fn crd() -> CustomResourceDefinition {
+/// A CRD of the bench group serving `kind` (plural `<kind lower-cased>s`) at `v1`, with a status
+/// subresource and `spec` as `spec_schema` says.
+fn bench_crd(kind: &str, spec_schema: serde_json::Value) -> CustomResourceDefinition {
+    let singular = kind.to_lowercase();
+    let plural = format!("{singular}s");
     serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("samples.{GROUP}")},
+        "metadata": {"name": format!("{plural}.{GROUP}")},
         "spec": {
             "group": GROUP,
             "scope": "Namespaced",
-            "names": {"plural": "samples", "singular": "sample", "kind": "Sample", "listKind": "SampleList"},
+            "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": format!("{kind}List")},
             "versions": [{
                 "name": "v1",
                 "served": true,
@@ -258,14 +262,21 @@ fn crd() -> CustomResourceDefinition {
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "properties": {
-                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "spec": spec_schema,
                         "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
                     },
                 }},
             }],
         },
     }))
-    .expect("the bench CRD is valid")
+    .expect("the bench CRDs are valid")
+}
+
+fn crd() -> CustomResourceDefinition {
+    bench_crd(
+        "Sample",
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+    )
 }
 
 fn sample_resource() -> ApiResource {
@@ -372,41 +383,22 @@ async fn real_client() -> Result<Option<Client>, String> {
 
 // --- Output --------------------------------------------------------------------------------
 
-/// The CRD a plain test installs: a typed spec with a CEL rule, and a status subresource.
+/// The CRD a plain test installs: a typed spec with a default, an enum, a list-set and a CEL
+/// rule.
 fn validated_crd() -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("gadgets.{GROUP}")},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-            "versions": [{
-                "name": "v1",
-                "served": true,
-                "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {
-                        "spec": {
-                            "type": "object",
-                            "required": ["size"],
-                            "properties": {
-                                "size": {"type": "integer", "minimum": 0},
-                                "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
-                                "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
-                            },
-                            "x-kubernetes-validations": [{"rule": "self.size <= 100", "message": "too big"}],
-                        },
-                        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
-                    },
-                }},
-            }],
-        },
-    }))
-    .expect("the setup CRD is valid")
+    bench_crd(
+        "Gadget",
+        json!({
+            "type": "object",
+            "required": ["size"],
+            "properties": {
+                "size": {"type": "integer", "minimum": 0},
+                "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
+                "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            },
+            "x-kubernetes-validations": [{"rule": "self.size <= 100", "message": "too big"}],
+        }),
+    )
 }
 
 /// Microseconds per server, median of the runs: a new server, and a new server with
