@@ -11,8 +11,8 @@ use super::decode::{
 };
 use super::field_manager::FieldManager;
 use super::validation::{
-    validate_builtin_finalizer_names, validate_namespace_finalizer_names, validate_object_meta,
-    validate_object_meta_update,
+    MapChecks, validate_builtin_finalizer_names, validate_namespace_finalizer_names,
+    validate_object_meta_checked, validate_object_meta_update,
 };
 use crate::apply::restore_unchanged_times;
 use crate::field::{BadValue, ErrorType, FieldError};
@@ -380,14 +380,17 @@ fn before_update(
         set_meta(&mut new, "deletionGracePeriodSeconds", v);
     }
     // `validateCommonFields` (path-segment names), then the strategy's `ValidateUpdate`.
-    let mut errors = validate_object_meta(&new, rt.namespaced, NameRule::PathSegment);
-    errors.extend(validate_object_meta_update(&new, old));
+    let maps = MapChecks::of(&new);
+    let meta = |rule| validate_object_meta_checked(&new, rt.namespaced, rule, &maps);
+    let meta_update = || validate_object_meta_update(&new, old, &maps);
+    let mut errors = meta(NameRule::PathSegment);
+    errors.extend(meta_update());
     let mut warnings = Vec::new();
     if rt.custom {
         if let Some(err) = custom_type_meta_error(call, &new) {
             return Err(err);
         }
-        errors.extend(validate_object_meta_update(&new, old));
+        errors.extend(meta_update());
         // The schema: the whole object from the main endpoint, `.status` from `/status`.
         if let Some(schema) = rt.validation(&call.path.version) {
             let verdict = match endpoint {
@@ -406,19 +409,19 @@ fn before_update(
         &|| {
             // Core's `ValidateObjectMeta` and `ValidateObjectMetaUpdate`: the kube finalizer
             // names after apimachinery's checks.
-            let mut meta = validate_object_meta(&new, rt.namespaced, rt.name_rule);
-            meta.extend(validate_builtin_finalizer_names(&new));
-            let mut meta_update = validate_object_meta_update(&new, old);
-            meta_update.extend(validate_builtin_finalizer_names(&new));
-            (meta, meta_update)
+            let mut object_meta = meta(rt.name_rule);
+            object_meta.extend(validate_builtin_finalizer_names(&new));
+            let mut object_meta_update = meta_update();
+            object_meta_update.extend(validate_builtin_finalizer_names(&new));
+            (object_meta, object_meta_update)
         },
     ) {
         // A strategy that places the metadata errors among its own.
         errors.extend(strategy);
     } else {
         errors.extend(leading);
-        errors.extend(validate_object_meta_update(&new, old));
-        errors.extend(validate_object_meta(&new, rt.namespaced, rt.name_rule));
+        errors.extend(meta_update());
+        errors.extend(meta(rt.name_rule));
         errors.extend(validate_builtin_finalizer_names(&new));
         if let Some(validate) = rt.hooks.validate {
             errors.extend(validate(&new, Some(old)));

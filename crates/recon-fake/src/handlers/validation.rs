@@ -54,6 +54,43 @@ pub(crate) fn validate_object_meta(
     namespaced: bool,
     name_rule: NameRule,
 ) -> Vec<FieldError> {
+    validate_object_meta_checked(obj, namespaced, name_rule, &MapChecks::of(obj))
+}
+
+/// The checks of `metadata`'s labels, annotations and owner references, which
+/// `ValidateObjectMeta` and `ValidateObjectMetaAccessorUpdate` both make (an update's strategy
+/// runs each twice): made once per object, their errors repeated wherever Go repeats them.
+pub(crate) struct MapChecks {
+    labels_and_annotations: Vec<FieldError>,
+    owner_references: Vec<FieldError>,
+}
+
+impl MapChecks {
+    pub(crate) fn of(obj: &Object) -> MapChecks {
+        let mut labels_and_annotations = Vec::new();
+        validate_labels(obj, &mut labels_and_annotations);
+        validate_annotations(obj, &mut labels_and_annotations);
+        let mut owner_references = Vec::new();
+        validate_owner_references(obj, &mut owner_references);
+        MapChecks {
+            labels_and_annotations,
+            owner_references,
+        }
+    }
+
+    fn extend(&self, errors: &mut Vec<FieldError>) {
+        errors.extend(self.labels_and_annotations.iter().cloned());
+        errors.extend(self.owner_references.iter().cloned());
+    }
+}
+
+/// [`validate_object_meta`] with the map checks of `obj` made already.
+pub(crate) fn validate_object_meta_checked(
+    obj: &Object,
+    namespaced: bool,
+    name_rule: NameRule,
+    maps: &MapChecks,
+) -> Vec<FieldError> {
     let mut errors = validate_names(obj, name_rule);
     let namespace = meta_str(obj, "namespace");
     if namespaced {
@@ -81,16 +118,18 @@ pub(crate) fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    validate_labels(obj, &mut errors);
-    validate_annotations(obj, &mut errors);
-    validate_owner_references(obj, &mut errors);
+    maps.extend(&mut errors);
     validate_finalizers(obj, &mut errors);
     errors
 }
 
 /// `ValidateObjectMetaAccessorUpdate`: what may not change between `old` and `new`, then the
-/// map-valued fields of `new` again.
-pub(crate) fn validate_object_meta_update(new: &Object, old: &Object) -> Vec<FieldError> {
+/// map-valued fields of `new` again (`maps`, made by [`MapChecks::of`] of `new`).
+pub(crate) fn validate_object_meta_update(
+    new: &Object,
+    old: &Object,
+    maps: &MapChecks,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if meta_value(old, "deletionTimestamp").is_some() {
         let before = finalizers(old);
@@ -146,9 +185,7 @@ pub(crate) fn validate_object_meta_update(new: &Object, old: &Object) -> Vec<Fie
             ));
         }
     }
-    validate_labels(new, &mut errors);
-    validate_annotations(new, &mut errors);
-    validate_owner_references(new, &mut errors);
+    maps.extend(&mut errors);
     errors
 }
 
@@ -441,7 +478,11 @@ mod tests {
             json!({"metadata": {"resourceVersion": "1", "deletionTimestamp": "2024-01-01T00:00:00Z", "finalizers": ["a/x", "b/y"]}}),
         );
         assert_eq!(
-            aggregate(&validate_object_meta_update(&new, &old)),
+            aggregate(&validate_object_meta_update(
+                &new,
+                &old,
+                &MapChecks::of(&new)
+            )),
             r#"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"b/y"}"#
         );
     }
@@ -453,7 +494,11 @@ mod tests {
             json!({"metadata": {"resourceVersion": "1", "deletionTimestamp": "2030-01-01T00:00:00Z"}}),
         );
         assert_eq!(
-            aggregate(&validate_object_meta_update(&new, &old)),
+            aggregate(&validate_object_meta_update(
+                &new,
+                &old,
+                &MapChecks::of(&new)
+            )),
             r#"metadata.deletionTimestamp: Invalid value: "2030-01-01T00:00:00Z": field is immutable"#
         );
     }
