@@ -12,6 +12,8 @@ use kube::api::{Patch, PatchParams, PostParams};
 use recon_fake::ApiServer;
 use serde_json::json;
 
+use crate::support::last_warnings;
+
 /// A PEM certificate request (an EC key, CN=conformance-user), base64 as the API carries it.
 const REQUEST: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIc01JR1RBZ0VBTURFeEdUQVhCZ05WQkFNTUVHTnZibVp2Y20xaGJtTmxMWFZ6WlhJeEZEQVNCZ05WQkFvTQpDMk52Ym1admNtMWhibU5sTUZrd0V3WUhLb1pJemowQ0FRWUlLb1pJemowREFRY0RRZ0FFVFU5bUUxbTYwTUJnCnhKdnMyMTFYdUErNE5pUFViaXpOQjdFckM2REZINGdsRitUY1F0dWltKzRwWWoxRi9lTjd3Qkh3M2J4Q0lpWG8KcURqZUg5eVp2YUFBTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFDNldpNmxVdnZEeFNIUVhOMXJkZDVTa0llRgpZVVpmWnU4NVNmcVVUb2E5ckFJZ1lxVHlkYkkxMEVpTEMzTWFOK0M0czdNd29abmRvV0pPNGtoT0IvbTBMZlU9Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
 
@@ -201,21 +203,13 @@ async fn a_resource_slice_with_an_upper_case_driver_is_warned_about_on_create_an
         DynamicObject::new(name, &resource).data(json!({"spec": {
             "driver": driver, "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": true}}))
     };
-    let last_warnings = || {
-        server
-            .requests()
-            .last()
-            .expect("a request")
-            .warnings
-            .clone()
-    };
     api.create(&PostParams::default(), &slice("upper", "DRA.example.com"))
         .await
         .unwrap();
     let expected = [
         r#"spec.driver: driver names should be lowercase; "DRA.example.com" contains uppercase characters"#,
     ];
-    assert_eq!(last_warnings(), expected);
+    assert_eq!(last_warnings(&server), expected);
     api.patch(
         "upper",
         &PatchParams::default(),
@@ -223,9 +217,9 @@ async fn a_resource_slice_with_an_upper_case_driver_is_warned_about_on_create_an
     )
     .await
     .unwrap();
-    assert_eq!(last_warnings(), expected);
+    assert_eq!(last_warnings(&server), expected);
     api.create(&PostParams::default(), &slice("lower", "dra.example.com"))
         .await
         .unwrap();
-    assert!(last_warnings().is_empty());
+    assert!(last_warnings(&server).is_empty());
 }

@@ -23,7 +23,7 @@ use recon_core::{
 };
 use recon_testing::{
     AdmissionWebhookTestSuite, AdmissionWebhookTests, CaseStatus, DEFAULT_ADMISSION_UID,
-    ExpectConfig, Expectations, ReconcilerTests, ResponseSpec, SnapshotSink, TestCase, TestEnv,
+    ExpectConfig, Expectations, ReconcilerTests, ResponseSpec, TestCase, TestEnv,
 };
 use serde_json::{Value, json};
 
@@ -925,14 +925,7 @@ async fn a_panicking_webhook_fails_unless_the_case_expects_it() {
 
 #[tokio::test]
 async fn a_snapshot_case_hands_the_response_to_the_sink() {
-    let got = Arc::new(Mutex::new(Vec::<(String, Value)>::new()));
-    let record = got.clone();
-    let sink: SnapshotSink = Arc::new(move |name: &str, value: &Value| {
-        record
-            .lock()
-            .unwrap()
-            .push((name.to_owned(), value.clone()));
-    });
+    let (sink, got) = crate::support::recording_sink();
     let report = table()
         .snapshots(sink)
         .case(

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
 use recon_fake::{Failure, Verb};
-use recon_testing::{CaseStatus, EventRef, PatchRef, ReconcilerTests, TestCase};
+use recon_testing::{CaseStatus, EventRef, ReconcilerTests, TestCase};
 use serde_json::json;
 
 use crate::support::*;
@@ -34,21 +34,14 @@ async fn prepare_runs_before_the_reconcile() {
 async fn prepare_can_arm_a_reactor() {
     let report = check(
         "patch fails",
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
+        with_config_map_at_1(2)
             .prepare(|env| {
                 env.server()
                     .on(Verb::Patch, "configmaps")
                     .fail(Failure::Internal("etcd is down".into()));
                 Ok(())
             })
-            .expect_patch(PatchRef::merge(
-                "ConfigMap",
-                Some("default"),
-                "w-config",
-                json!({"data": {"size": "2"}}),
-            ))
+            .expect_patch(size_patch("2"))
             .expect_error("etcd is down"),
         with(patch_config_map),
     )

@@ -1,7 +1,6 @@
 //! Reactors injecting failures into the fake API server.
 
-use recon_testing::{FailureSpec, PatchRef, ReactorSpec, TestCase};
-use serde_json::json;
+use recon_testing::{FailureSpec, ReactorSpec, TestCase};
 
 use crate::support::*;
 
@@ -18,25 +17,14 @@ fn conflict_on_configmap_patch() -> ReactorSpec {
     }
 }
 
-fn patched_size(size: &str) -> PatchRef {
-    PatchRef::merge(
-        "ConfigMap",
-        Some("default"),
-        "w-config",
-        json!({"data": {"size": size}}),
-    )
-}
-
 #[tokio::test]
 async fn a_reactor_fails_the_write_and_the_case_can_expect_the_error() {
     let report = check(
         "conflict",
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
+        with_config_map_at_1(2)
             .reactor(conflict_on_configmap_patch())
             // The refused patch was still sent: it is observed.
-            .expect_patch(patched_size("2"))
+            .expect_patch(size_patch("2"))
             .expect_error("the object has been modified"),
         with(patch_config_map),
     )
@@ -48,11 +36,9 @@ async fn a_reactor_fails_the_write_and_the_case_can_expect_the_error() {
 async fn a_reactor_failure_not_expected_is_reported() {
     let report = check(
         "conflict",
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
+        with_config_map_at_1(2)
             .reactor(conflict_on_configmap_patch())
-            .expect_patch(patched_size("2")),
+            .expect_patch(size_patch("2")),
         with(patch_config_map),
     )
     .await;

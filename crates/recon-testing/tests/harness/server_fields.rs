@@ -33,6 +33,16 @@ fn sized_conditions(ready_time: Option<&str>) -> Value {
     conditions
 }
 
+/// The status patch marking the sprocket sized (no transition time: the server's is not known).
+fn marked_sized() -> PatchRef {
+    PatchRef::merge(
+        "Sprocket",
+        Some("default"),
+        "w",
+        json!({"status": {"observedGeneration": 1, "conditions": sized_conditions(None)}}),
+    )
+}
+
 #[tokio::test]
 async fn server_set_fields_are_ignored_by_default() {
     // Wrong values of server-set fields on the expected side are ignored too.
@@ -67,10 +77,7 @@ async fn server_set_fields_of_an_updated_object_are_ignored_by_default() {
     expected["metadata"]["creationTimestamp"] = json!("1999-01-01T00:00:00Z");
     let report = check(
         "updates its config map",
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_update(&expected),
+        with_config_map_at_1(2).expect_update(&expected),
         with(update_config_map),
     )
     .await;
@@ -84,12 +91,7 @@ async fn compare_server_fields_reports_them() {
         TestCase::reconcile(request())
             .given(&sprocket(1))
             .compare_server_fields()
-            .expect_status_patch(PatchRef::merge(
-                "Sprocket",
-                Some("default"),
-                "w",
-                json!({"status": {"observedGeneration": 1, "conditions": sized_conditions(None)}}),
-            ))
+            .expect_status_patch(marked_sized())
             .expect_event(status_patched()),
         conditioned,
     )
@@ -121,12 +123,7 @@ async fn compare_server_fields_passes_with_the_values_the_server_set() {
                 *capture.lock().unwrap() = Some(observed.clone());
                 Ok(())
             })
-            .expect_status_patch(PatchRef::merge(
-                "Sprocket",
-                Some("default"),
-                "w",
-                json!({"status": {"observedGeneration": 1, "conditions": sized_conditions(None)}}),
-            ))
+            .expect_status_patch(marked_sized())
             .expect_event(status_patched()),
         conditioned,
     )

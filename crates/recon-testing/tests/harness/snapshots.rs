@@ -1,6 +1,6 @@
 //! Snapshots of observed expectations.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::sprocket::Sprocket;
 use kube::CustomResourceExt;
@@ -11,14 +11,7 @@ use crate::support::*;
 
 #[tokio::test]
 async fn a_snapshot_case_hands_what_it_observed_to_the_sink() {
-    let got = Arc::new(Mutex::new(Vec::<(String, Value)>::new()));
-    let record = got.clone();
-    let sink: SnapshotSink = Arc::new(move |name: &str, value: &Value| {
-        record
-            .lock()
-            .unwrap()
-            .push((name.to_owned(), value.clone()));
-    });
+    let (sink, got) = recording_sink();
     let report = ReconcilerTests::new()
         .crd(&Sprocket::crd())
         .snapshots(sink)

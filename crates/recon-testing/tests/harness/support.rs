@@ -510,3 +510,37 @@ pub(crate) fn apply_of(api_version: &str, kind: &str, name: &str, fields: Value)
     }
     PatchRef::apply(kind, Some("default"), name, configuration)
 }
+
+/// The reconcile of a sprocket of `size`, with its config map `w-config` at size 1.
+pub(crate) fn with_config_map_at_1(size: i32) -> TestCase {
+    TestCase::reconcile(request())
+        .given(&sprocket(size))
+        .given(&config_map("w-config", json!({"size": "1"})))
+}
+
+/// The merge patch setting `w-config`'s size.
+pub(crate) fn size_patch(size: &str) -> PatchRef {
+    PatchRef::merge(
+        "ConfigMap",
+        Some("default"),
+        "w-config",
+        json!({"data": {"size": size}}),
+    )
+}
+
+/// What a snapshot sink was handed, by snapshot name.
+pub(crate) type Snapshots = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+/// A snapshot sink keeping what it is handed, and where it keeps it.
+pub(crate) fn recording_sink() -> (recon_testing::SnapshotSink, Snapshots) {
+    let got = Snapshots::default();
+    let record = got.clone();
+    let sink: recon_testing::SnapshotSink =
+        std::sync::Arc::new(move |name: &str, value: &Value| {
+            record
+                .lock()
+                .unwrap()
+                .push((name.to_owned(), value.clone()));
+        });
+    (sink, got)
+}

@@ -47,12 +47,7 @@ async fn creates_are_compared_by_the_created_object() {
 
 #[tokio::test]
 async fn updates_are_compared_by_the_replaced_object() {
-    let updating = |data| {
-        TestCase::reconcile(request())
-            .given(&sprocket(2))
-            .given(&config_map("w-config", json!({"size": "1"})))
-            .expect_update(&config_map("w-config", data))
-    };
+    let updating = |data| with_config_map_at_1(2).expect_update(&config_map("w-config", data));
     assert_compared(
         with(update_config_map),
         updating(json!({"size": "2"})),
@@ -71,29 +66,12 @@ async fn updates_are_compared_by_the_replaced_object() {
 // patches, compared as JSON
 // ---------------------------------------------------------------------------------------------
 
-/// The sprocket's reconcile (size 5), with its config map `w-config` at size 1.
-fn patching_its_config_map() -> TestCase {
-    TestCase::reconcile(request())
-        .given(&sprocket(5))
-        .given(&config_map("w-config", json!({"size": "1"})))
-}
-
-/// The merge patch setting `w-config`'s size.
-fn size_patch(size: &str) -> PatchRef {
-    PatchRef::merge(
-        "ConfigMap",
-        Some("default"),
-        "w-config",
-        json!({"data": {"size": size}}),
-    )
-}
-
 #[tokio::test]
 async fn patches_are_compared_as_json() {
     assert_compared(
         with(patch_config_map),
-        patching_its_config_map().expect_patch(size_patch("5")),
-        patching_its_config_map().expect_patch(size_patch("6")),
+        with_config_map_at_1(5).expect_patch(size_patch("5")),
+        with_config_map_at_1(5).expect_patch(size_patch("6")),
         "expect.patches[0]",
         &["-      \"size\": \"6\"", "+      \"size\": \"5\""],
     )
@@ -104,7 +82,7 @@ async fn patches_are_compared_as_json() {
 async fn patches_fail_when_the_patch_type_differs() {
     let report = check(
         "patches its config map",
-        patching_its_config_map().expect_patch(PatchRef::json(
+        with_config_map_at_1(5).expect_patch(PatchRef::json(
             "ConfigMap",
             Some("default"),
             "w-config",
@@ -132,7 +110,7 @@ async fn patches_fail_when_the_patch_type_differs() {
 async fn exact_patches_pass_when_the_wire_body_is_identical() {
     let report = check(
         "patches its config map",
-        patching_its_config_map().expect_patch(size_patch("5").exactly(r#"{"data":{"size":"5"}}"#)),
+        with_config_map_at_1(5).expect_patch(size_patch("5").exactly(r#"{"data":{"size":"5"}}"#)),
         with(patch_config_map),
     )
     .await;
@@ -143,8 +121,7 @@ async fn exact_patches_pass_when_the_wire_body_is_identical() {
 async fn exact_patches_fail_on_a_byte_difference_even_when_the_json_is_equal() {
     let report = check(
         "patches its config map",
-        patching_its_config_map()
-            .expect_patch(size_patch("5").exactly(r#"{"data": {"size": "5"}}"#)),
+        with_config_map_at_1(5).expect_patch(size_patch("5").exactly(r#"{"data": {"size": "5"}}"#)),
         with(patch_config_map),
     )
     .await;
@@ -183,11 +160,11 @@ async fn an_exact_only_patch_is_compared_by_its_bytes_alone() {
         .crd(&Sprocket::crd())
         .case(
             "right bytes",
-            patching_its_config_map().expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
+            with_config_map_at_1(5).expect_patch(exact_only(r#"{"data":{"size":"5"}}"#)),
         )
         .case(
             "wrong bytes",
-            patching_its_config_map().expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
+            with_config_map_at_1(5).expect_patch(exact_only(r#"{"data":{"size":"7"}}"#)),
         );
     let report = table.check(with(patch_config_map)).await;
     assert_eq!(report.cases[0].status, CaseStatus::Passed);
