@@ -262,19 +262,22 @@ impl State {
         }
         let mut changed = false;
         for (key, crd) in crds {
-            if let Some(t) = resource_type(&crd) {
-                served.push((t.group.clone(), t.plural.clone()));
-            }
+            // The type is read once per CRD and pass: every step below serves the same one.
+            let Some(t) = resource_type(&crd) else {
+                if is_terminating(&crd) && finalizers(&crd).iter().any(|f| f == CLEANUP_FINALIZER) {
+                    self.crd_finalizer_due = true;
+                }
+                continue;
+            };
+            served.push((t.group.clone(), t.plural.clone()));
             if is_terminating(&crd) {
                 // The CR handler refuses creates from now on; the finalizer runs later.
-                if let Some(t) = resource_type(&crd) {
-                    self.registry.mark_terminating(&t.group, &t.plural);
-                }
+                self.registry.mark_terminating(&t.group, &t.plural);
                 if finalizers(&crd).iter().any(|f| f == CLEANUP_FINALIZER) {
                     self.crd_finalizer_due = true;
                 }
             } else {
-                changed |= self.establish_crd(&crd_type, key, crd);
+                changed |= self.establish_crd(&crd_type, key, crd, t);
             }
         }
         self.registry
@@ -283,16 +286,14 @@ impl State {
     }
 
     /// Naming and establishing controllers: accept the names (unless another CRD of the group
-    /// holds them), then mark the CRD Established and serve its type.
+    /// holds them), then mark the CRD Established and serve its type `t`.
     fn establish_crd(
         &mut self,
         crd_type: &Arc<ResourceType>,
         key: String,
         mut crd: Object,
+        t: ResourceType,
     ) -> bool {
-        let Some(t) = resource_type(&crd) else {
-            return false;
-        };
         let now = self.now();
         let conflict = self.registry.custom_in_group(&t.group).find_map(|other| {
             if other.plural == t.plural {
