@@ -6,14 +6,18 @@
 //! a ClusterRole, as its informer would have caught up, and as the server boots: `admin`,
 //! `edit` and `view` hold the rules of the `aggregate-to-*` roles.
 
+use std::cell::OnceCell;
+
 use http::Method;
+use memchr::memmem;
 use serde_json::{Map, Value, json};
 
 use super::client::Controller;
 use crate::client_service::InternalRequest;
 use crate::record::RequestOrigin;
-use crate::registry::validation::{selector_converts, selector_matches};
+use crate::registry::validation::{selector_converts, selector_matches_labels};
 use crate::state::State;
+use crate::storage::stored::Stored;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{Object, list_items, meta_str};
 
@@ -24,14 +28,21 @@ impl State {
     /// given.
     pub(crate) fn aggregate_cluster_roles(&mut self, origin: Option<RequestOrigin>) {
         let roles_resource = GroupResource::new("rbac.authorization.k8s.io", "clusterroles");
-        let mut roles: Vec<Object> = self
-            .store
-            .list(&roles_resource, None)
-            .filter_map(|(key, stored)| stored.decode(key).ok())
-            .collect();
-        roles.sort_by(|a, b| meta_str(a, "name").cmp(meta_str(b, "name")));
+        // In name order (a cluster-scoped key is the name). Only the aggregating roles and those
+        // their selectors match (read from the stored labels) are decoded: a cluster holds
+        // dozens of roles, and this runs after every write to one.
+        let stored: Vec<(&String, &Stored)> = self.store.list(&roles_resource, None).collect();
+        let decoded: Vec<OnceCell<Option<Object>>> =
+            stored.iter().map(|_| OnceCell::new()).collect();
+        let read = |i: usize| {
+            let (name, role) = stored[i];
+            decoded[i].get_or_init(|| role.decode(name).ok()).as_ref()
+        };
+        let aggregating = (0..stored.len())
+            .filter(|&i| memmem::find(&stored[i].1.body, b"\"aggregationRule\"").is_some())
+            .filter_map(read);
         let mut applies = Vec::new();
-        for role in &roles {
+        for role in aggregating {
             let Some(selectors) =
                 role.get("aggregationRule")
                     .filter(|r| !r.is_null())
@@ -51,11 +62,15 @@ impl State {
             let name = meta_str(role, "name");
             let mut rules: Vec<Value> = Vec::new();
             for selector in &selectors {
-                for other in &roles {
-                    if meta_str(other, "name") == name || !selector_matches(selector, labels(other))
+                for (i, (other_name, other)) in stored.iter().enumerate() {
+                    if other_name.as_str() == name
+                        || !selector_matches_labels(selector, |key| other.label(key))
                     {
                         continue;
                     }
+                    let Some(other) = read(i) else {
+                        continue;
+                    };
                     for rule in list_items(other.get("rules")) {
                         if !rules.iter().any(|r| same_rule(r, rule)) {
                             rules.push(rule.clone());
@@ -93,10 +108,6 @@ impl State {
             );
         }
     }
-}
-
-fn labels(role: &Object) -> Option<&Value> {
-    role.get("metadata").and_then(|m| m.get("labels"))
 }
 
 /// The rule's lists, an absent or null one read as empty (`equality.Semantic` takes a nil slice

@@ -3,13 +3,13 @@
 //! apiextensions controllers that act on them live in
 //! [`controllers::apiextensions`](crate::controllers::apiextensions).
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::Arc;
 
 use recon_apimachinery::names::NameRule;
 use serde_json::{Map, Value, json};
 
 use super::conversion_webhook::WebhookEndpoint;
+use super::memo::Memo;
 use super::resource::{
     DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
     ServedVersion, Serving, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
@@ -255,12 +255,17 @@ fn unchanged_schema(old: Option<&Object>, version: &Map<String, Value>, schema: 
 
 /// The errors of one version's schema, reported at `path`: not structural, or else rules that
 /// do not compile (the real server compiles rules only in a schema it can build).
+/// Checked once per distinct schema, path and cost waiver (the rules are compiled to check
+/// them, on a thread of their own: [`CelRules::check_crd`]).
 fn schema_errors(schema: &Value, path: &str, unchanged: bool) -> Vec<FieldError> {
-    let errors = structural::validate(schema, path);
-    if !errors.is_empty() {
-        return errors;
-    }
-    CelRules::check_crd(schema, path, unchanged)
+    static CHECKED: Memo<(String, String, bool), Vec<FieldError>> = Memo::new();
+    CHECKED.get_or_make((schema.to_string(), path.to_owned(), unchanged), || {
+        let errors = structural::validate(schema, path);
+        if !errors.is_empty() {
+            return errors;
+        }
+        CelRules::check_crd(schema, path, unchanged)
+    })
 }
 
 /// The versions as the validator prints them: Go's internal type, encoded without JSON tags.
@@ -286,33 +291,17 @@ fn internal_versions(list: &[&Map<String, Value>]) -> String {
     format!("[{}]", entries.join(","))
 }
 
-/// The most compiled types kept: a test process installs a few CRDs many times over; one that
-/// makes more (a fuzzer) starts again from empty.
-const COMPILED_KEPT: usize = 256;
-
 /// Compiled types by the JSON of the CRD `spec` they were compiled from, shared by every server
 /// of the process and every pass of the CRD controllers: a type depends on nothing else.
-static COMPILED: LazyLock<Mutex<HashMap<String, Option<ResourceType>>>> =
-    LazyLock::new(Mutex::default);
+static COMPILED: Memo<String, Option<ResourceType>> = Memo::new();
 
 /// The custom resource type a CRD serves, if it is valid: compiled once per distinct `spec`
 /// (schemas, CEL rules, field-management schemas), then copied.
 pub(crate) fn resource_type(obj: &Object) -> Option<ResourceType> {
-    let Some(spec) = obj.get("spec") else {
-        return compile_resource_type(obj);
-    };
-    let key = spec.to_string();
-    let compiled = || COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(known) = compiled().get(&key) {
-        return known.clone();
+    match obj.get("spec") {
+        Some(spec) => COMPILED.get_or_make(spec.to_string(), || compile_resource_type(obj)),
+        None => compile_resource_type(obj),
     }
-    let made = compile_resource_type(obj);
-    let mut cache = compiled();
-    if cache.len() >= COMPILED_KEPT {
-        cache.clear();
-    }
-    cache.insert(key, made.clone());
-    made
 }
 
 /// [`resource_type`], compiled.

@@ -17,6 +17,7 @@ pub(crate) mod crd;
 pub(crate) mod defaults;
 pub(crate) mod events;
 pub(crate) mod hpa;
+pub(crate) mod memo;
 pub(crate) mod resource;
 pub(crate) mod storage_hash;
 pub(crate) mod validation;

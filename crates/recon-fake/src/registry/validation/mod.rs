@@ -82,7 +82,9 @@ mod workloads;
 
 pub(crate) use pod_object::prepare_status_update as prepare_pod_status_update;
 pub(crate) use resource_claims::drop_deallocated_devices;
-pub(crate) use workloads::{label_selector_requirement, selector_converts, selector_matches};
+pub(crate) use workloads::{
+    label_selector_requirement, selector_converts, selector_matches, selector_matches_labels,
+};
 
 use crate::field::FieldError;
 use crate::wire::object::Object;

@@ -248,7 +248,16 @@ fn unconvertible_selector(spec: Option<&Value>) -> Option<&Value> {
 
 /// Whether `selector` (`metav1.LabelSelectorAsSelector`) selects `labels`.
 pub(crate) fn selector_matches(selector: &Value, labels: Option<&Value>) -> bool {
-    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+    selector_matches_labels(selector, |key| {
+        labels.and_then(|l| l.get(key)).and_then(Value::as_str)
+    })
+}
+
+/// [`selector_matches`] on labels read through `label` (a key's value, if set).
+pub(crate) fn selector_matches_labels<'a>(
+    selector: &Value,
+    label: impl Fn(&str) -> Option<&'a str>,
+) -> bool {
     let labels_match = selector
         .get("matchLabels")
         .and_then(Value::as_object)
