@@ -3,6 +3,7 @@
 //! (structured-merge-diff `typed/helpers.go`, `tofieldset.go`, `validate.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use recon_apimachinery::go_quote;
 use serde_json::Value;
@@ -195,7 +196,13 @@ pub(super) fn ensure_named(set: &FieldSet, t: Option<&Type>) -> FieldSet {
 /// `path: message` in upstream's words.
 pub(super) fn validate(value: &Value, schema: &Schema, allow_duplicates: bool) -> Vec<String> {
     let mut errs = Vec::new();
-    check(&schema.root, value, "", allow_duplicates, &mut errs);
+    check(
+        &schema.root,
+        value,
+        &mut String::new(),
+        allow_duplicates,
+        &mut errs,
+    );
     errs
 }
 
@@ -222,7 +229,9 @@ fn err_at(path: &str, msg: String) -> String {
     }
 }
 
-fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String>) {
+/// `path`: the value's path, which each child extends for its own check and truncates back (one
+/// buffer for the walk).
+fn check(t: &Type, v: &Value, path: &mut String, allow_dup: bool, errs: &mut Vec<String>) {
     match resolve(t, Some(v)) {
         Node::Leaf(Some(kind)) => {
             if let Some(msg) = check_scalar(kind, v) {
@@ -249,7 +258,10 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
                     if l.kind != ListKind::Atomic && !observed.insert(pe.clone()) && !allow_dup {
                         errs.push(err_at(path, format!("duplicate entries for key {pe}")));
                     }
-                    check(&l.elem, item, &format!("{path}{pe}"), allow_dup, errs);
+                    let len = path.len();
+                    write!(path, "{pe}").ok();
+                    check(&l.elem, item, path, allow_dup, errs);
+                    path.truncate(len);
                 }
             }
             other => errs.push(err_at(
@@ -261,14 +273,17 @@ fn check(t: &Type, v: &Value, path: &str, allow_dup: bool, errs: &mut Vec<String
             Value::Null => {}
             Value::Object(obj) => {
                 for (k, val) in obj {
-                    let child = format!("{path}.{k}");
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(k);
                     match m.field(k) {
-                        Some((ft, _)) => check(ft, val, &child, allow_dup, errs),
+                        Some((ft, _)) => check(ft, val, path, allow_dup, errs),
                         None => {
-                            errs.push(err_at(&child, "field not declared in schema".to_owned()));
+                            errs.push(err_at(path, "field not declared in schema".to_owned()));
                             return;
                         }
                     }
+                    path.truncate(len);
                 }
             }
             other => errs.push(err_at(

@@ -8,6 +8,8 @@
 //! Go reports the first type error in document order; objects here keep their keys sorted, so
 //! of several wrong fields the first by key order is the one named.
 
+use std::fmt::Write as _;
+
 use base64::Engine as _;
 use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use recon_apimachinery::gotime::{self, Layout};
@@ -29,7 +31,7 @@ const LENIENT: GeneralPurpose = GeneralPurpose::new(
 pub(crate) fn decode(struct_name: &str, obj: &mut Object) -> Result<Vec<String>, String> {
     let mut walk = Walk::default();
     let metadata = obj.remove("metadata");
-    walk.fields_of(struct_name, obj, &mut Vec::new(), "");
+    walk.fields_of(struct_name, obj, &mut Vec::new(), &mut String::new());
     if let Some(metadata) = metadata {
         obj.insert("metadata".into(), metadata);
     }
@@ -68,45 +70,56 @@ impl Place<'_> {
 
 impl Walk {
     /// The fields of struct `name` in `obj`; `fields` is the path to `obj`, `display` the same
-    /// with list indices, for unknown-field paths.
-    fn fields_of(&mut self, name: &str, obj: &mut Object, fields: &mut Vec<String>, display: &str) {
+    /// with list indices, for unknown-field paths. Each step below extends both and takes its
+    /// part back off: one pair of buffers for the whole walk.
+    fn fields_of(
+        &mut self,
+        name: &str,
+        obj: &mut Object,
+        fields: &mut Vec<String>,
+        display: &mut String,
+    ) {
         let Some(go_struct) = TYPES.get(name) else {
             return;
         };
-        let keys: Vec<String> = obj.keys().cloned().collect();
-        for key in keys {
+        let mut unknown = Vec::new();
+        for (key, value) in obj.iter_mut() {
             if self.error.is_some() {
-                return;
+                break;
             }
-            let path = if display.is_empty() {
-                key.clone()
-            } else {
-                format!("{display}.{key}")
-            };
-            let Some(ty) = go_struct.fields.get(&key) else {
-                obj.remove(&key);
-                self.unknown.push(path);
-                continue;
-            };
-            if obj.get(&key).is_some_and(Value::is_null) {
+            let len = display.len();
+            if len > 0 {
+                display.push('.');
+            }
+            display.push_str(key);
+            match go_struct.fields.get(key) {
+                None => {
+                    // Reported here, in key order, and dropped below.
+                    self.unknown.push(display.clone());
+                    unknown.push(key.clone());
+                }
                 // `null` leaves the field at its zero value. Whether Go writes that back
                 // depends on `omitempty`, which the schemas do not say: the storing code
                 // drops the empty fields it knows of (`defaults::as_stored`).
-                continue;
+                Some(_) if value.is_null() => {}
+                Some(ty) => {
+                    fields.push(key.clone());
+                    let place = Place {
+                        struct_name: &go_struct.name,
+                        fields,
+                    };
+                    self.value(ty, value, &place, display);
+                    fields.pop();
+                }
             }
-            fields.push(key.clone());
-            if let Some(value) = obj.get_mut(&key) {
-                let place = Place {
-                    struct_name: &go_struct.name,
-                    fields,
-                };
-                self.value(ty, value, &place, &path);
-            }
-            fields.pop();
+            display.truncate(len);
+        }
+        for key in unknown {
+            obj.remove(&key);
         }
     }
 
-    fn value(&mut self, ty: &GoType, value: &mut Value, place: &Place<'_>, display: &str) {
+    fn value(&mut self, ty: &GoType, value: &mut Value, place: &Place<'_>, display: &mut String) {
         // A named type decodes as what it is; the error names it.
         let mismatch = match (ty.underlying(), &mut *value) {
             (GoType::Any, _) => None,
@@ -162,21 +175,22 @@ impl Walk {
                 return;
             }
             (GoType::Slice(item), Value::Array(items)) => {
-                let items = items.iter_mut().enumerate();
-                self.items(
-                    item,
-                    items.map(|(i, v)| (format!("{display}[{i}]"), v)),
-                    place,
-                );
+                for (i, value) in items.iter_mut().enumerate() {
+                    let len = display.len();
+                    write!(display, "[{i}]").ok();
+                    self.item(item, value, place, display);
+                    display.truncate(len);
+                }
                 None
             }
             (GoType::Map(item), Value::Object(entries)) => {
-                let entries = entries.iter_mut();
-                self.items(
-                    item,
-                    entries.map(|(k, v)| (format!("{display}.{k}"), v)),
-                    place,
-                );
+                for (key, value) in entries.iter_mut() {
+                    let len = display.len();
+                    display.push('.');
+                    display.push_str(key);
+                    self.item(item, value, place, display);
+                    display.truncate(len);
+                }
                 None
             }
             (GoType::Struct(name), Value::Object(obj)) => {
@@ -193,23 +207,16 @@ impl Walk {
 }
 
 impl Walk {
-    /// The items of a list or the values of a map, of type `item`; a `null` one becomes the
-    /// type's zero value.
-    fn items<'v>(
-        &mut self,
-        item: &GoType,
-        items: impl Iterator<Item = (String, &'v mut Value)>,
-        place: &Place<'_>,
-    ) {
-        for (display, value) in items {
-            if self.error.is_some() {
-                return;
-            }
-            if value.is_null() {
-                *value = item.zero();
-            } else {
-                self.value(item, value, place, &display);
-            }
+    /// An item of a list or a value of a map, of type `item`; a `null` one becomes the type's
+    /// zero value.
+    fn item(&mut self, item: &GoType, value: &mut Value, place: &Place<'_>, display: &mut String) {
+        if self.error.is_some() {
+            return;
+        }
+        if value.is_null() {
+            *value = item.zero();
+        } else {
+            self.value(item, value, place, display);
         }
     }
 }

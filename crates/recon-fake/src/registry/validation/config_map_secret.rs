@@ -63,13 +63,13 @@ pub(super) fn validate_config_map(obj: &Object) -> Vec<FieldError> {
         .unwrap_or(&empty);
     let mut total = 0;
     for (key, value) in data {
-        let path = Path::new("data").key(key);
+        let path = || Path::new("data").key(key);
         for message in config_key_errors(key) {
-            errors.push(FieldError::invalid(&path, key, message));
+            errors.push(FieldError::invalid(path(), key, message));
         }
         if binary.contains_key(key) {
             errors.push(FieldError::invalid(
-                &path,
+                path(),
                 key,
                 "duplicate of key present in binaryData",
             ));
