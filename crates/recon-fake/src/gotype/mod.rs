@@ -20,7 +20,9 @@ pub(crate) mod quantity;
 mod unstructured;
 mod zero_fields;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::sync::LazyLock;
 
 use serde_json::Value;

@@ -7,7 +7,7 @@
 //! read from the Go sources (`zero_fields` of `data/go-field-order.json`, written by
 //! `xtask/record-go-field-order.py`).
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};

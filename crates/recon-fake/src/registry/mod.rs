@@ -22,7 +22,7 @@ pub(crate) mod resource;
 pub(crate) mod storage_hash;
 pub(crate) mod validation;
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use builtins::builtin_types;
@@ -53,8 +53,8 @@ impl Registry {
             .collect();
         Registry {
             types,
-            terminating: HashSet::new(),
-            conversion_webhooks: HashMap::new(),
+            terminating: HashSet::default(),
+            conversion_webhooks: HashMap::default(),
         }
     }
 

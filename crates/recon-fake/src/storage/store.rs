@@ -3,7 +3,9 @@
 //! something else, as they were written: see [`Store::reread`]). Two resources may share one
 //! storage ([`Store::cohabit`]): each write to one is the same write to the other.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -104,7 +106,7 @@ impl Default for Store {
     fn default() -> Self {
         Store {
             revision: 1,
-            collections: HashMap::new(),
+            collections: HashMap::default(),
             history: History::new(DEFAULT_HISTORY),
             cohabitants: Vec::new(),
             held_deep: false,
