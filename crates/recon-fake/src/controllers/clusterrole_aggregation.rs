@@ -7,6 +7,8 @@
 //! `edit` and `view` hold the rules of the `aggregate-to-*` roles.
 
 use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use http::Method;
 use memchr::memmem;
@@ -28,21 +30,18 @@ impl State {
     /// given.
     pub(crate) fn aggregate_cluster_roles(&mut self, origin: Option<RequestOrigin>) {
         let roles_resource = GroupResource::new("rbac.authorization.k8s.io", "clusterroles");
-        // In name order (a cluster-scoped key is the name). Only the aggregating roles and those
-        // their selectors match (read from the stored labels) are decoded: a cluster holds
-        // dozens of roles, and this runs after every write to one.
+        // In name order (a cluster-scoped key is the name).
         let stored: Vec<(&String, &Stored)> = self.store.list(&roles_resource, None).collect();
-        let decoded: Vec<OnceCell<Option<Object>>> =
-            stored.iter().map(|_| OnceCell::new()).collect();
-        let read = |i: usize| {
-            let (name, role) = stored[i];
-            decoded[i].get_or_init(|| role.decode(name).ok()).as_ref()
-        };
-        let aggregating = (0..stored.len())
-            .filter(|&i| memmem::find(&stored[i].1.body, b"\"aggregationRule\"").is_some())
-            .filter_map(read);
+        let lister = &mut self.cluster_role_lister;
+        lister.catch_up(&stored);
+        let lister = &*lister;
+        let aggregating = stored
+            .iter()
+            .filter(|(name, _)| lister.aggregating(name))
+            .filter_map(|(name, role)| lister.read(name, role));
         let mut applies = Vec::new();
         for role in aggregating {
+            let role = &*role;
             let Some(selectors) =
                 role.get("aggregationRule")
                     .filter(|r| !r.is_null())
@@ -62,13 +61,13 @@ impl State {
             let name = meta_str(role, "name");
             let mut rules: Vec<Value> = Vec::new();
             for selector in &selectors {
-                for (i, (other_name, other)) in stored.iter().enumerate() {
+                for (other_name, other) in &stored {
                     if other_name.as_str() == name
                         || !selector_matches_labels(selector, |key| other.label(key))
                     {
                         continue;
                     }
-                    let Some(other) = read(i) else {
+                    let Some(other) = lister.read(other_name, other) else {
                         continue;
                     };
                     for rule in list_items(other.get("rules")) {
@@ -110,6 +109,65 @@ impl State {
     }
 }
 
+/// The controller's lister: every ClusterRole by name, read again only once it changes. It keeps
+/// whether a role aggregates (its stored body names an `aggregationRule`) and, once read, the
+/// decoded roles it needs: the aggregating ones and those their selectors match.
+#[derive(Default)]
+pub(crate) struct ClusterRoleLister {
+    roles: HashMap<String, Listed>,
+}
+
+struct Listed {
+    revision: u64,
+    aggregating: bool,
+    decoded: OnceCell<Option<Arc<Object>>>,
+}
+
+impl ClusterRoleLister {
+    /// Brings the lister up to the stored roles.
+    fn catch_up(&mut self, stored: &[(&String, &Stored)]) {
+        if self.roles.len() != stored.len()
+            || stored
+                .iter()
+                .any(|(name, _)| !self.roles.contains_key(*name))
+        {
+            self.roles.retain(|name, _| {
+                stored
+                    .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                    .is_ok()
+            });
+        }
+        for (name, role) in stored {
+            if self
+                .roles
+                .get(*name)
+                .is_some_and(|l| l.revision == role.revision)
+            {
+                continue;
+            }
+            let listed = Listed {
+                revision: role.revision,
+                aggregating: memmem::find(&role.body, b"\"aggregationRule\"").is_some(),
+                decoded: OnceCell::new(),
+            };
+            self.roles.insert((*name).clone(), listed);
+        }
+    }
+
+    fn aggregating(&self, name: &str) -> bool {
+        self.roles.get(name).is_some_and(|l| l.aggregating)
+    }
+
+    /// The role decoded; `None` when it does not decode (the lister holds no such role).
+    fn read(&self, name: &str, role: &Stored) -> Option<Arc<Object>> {
+        let listed = self.roles.get(name)?;
+        listed
+            .decoded
+            .get_or_init(|| role.decode(name).ok().map(Arc::new))
+            .clone()
+    }
+}
+
 /// The rule's lists, an absent or null one read as empty (`equality.Semantic` takes a nil slice
 /// for an empty one).
 const RULE_LISTS: [&str; 5] = [
@@ -141,4 +199,44 @@ fn apply_rule(rule: &Value) -> Value {
         }
     }
     Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn role(name: &str, aggregating: bool, revision: u64) -> Stored {
+        let mut obj = json!({"metadata": {"name": name, "resourceVersion": revision.to_string()}});
+        if aggregating {
+            obj["aggregationRule"] = json!({"clusterRoleSelectors": []});
+        }
+        let Value::Object(obj) = obj else {
+            unreachable!()
+        };
+        Stored::new(&obj, revision)
+    }
+
+    #[test]
+    fn the_lister_reads_a_role_again_only_once_it_changed_and_forgets_deleted_ones() {
+        let (a, b) = ("a".to_owned(), "b".to_owned());
+        let mut lister = ClusterRoleLister::default();
+        let (a1, b1) = (role("a", false, 1), role("b", true, 2));
+        lister.catch_up(&[(&a, &a1), (&b, &b1)]);
+        assert!(!lister.aggregating("a") && lister.aggregating("b"));
+        let first = lister.read("b", &b1).unwrap();
+        assert!(Arc::ptr_eq(&first, &lister.read("b", &b1).unwrap()));
+
+        // `a` gains an aggregation rule, `b` is deleted.
+        let a3 = role("a", true, 3);
+        lister.catch_up(&[(&a, &a3)]);
+        assert!(lister.aggregating("a"));
+        assert!(
+            lister
+                .read("a", &a3)
+                .unwrap()
+                .contains_key("aggregationRule")
+        );
+        assert!(!lister.aggregating("b"));
+        assert!(lister.read("b", &b1).is_none());
+    }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use recon_apimachinery::gotime::{self, Layout};
 
 use crate::clock::Clock;
+use crate::controllers::clusterrole_aggregation::ClusterRoleLister;
 use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
@@ -60,6 +61,8 @@ pub(crate) struct State {
     pub(crate) root_ca_publisher: bool,
     /// The schema each custom resource is read from storage with: its CRD's storage version's.
     pub(crate) read_schemas: HashMap<GroupResource, Arc<CustomResourceSchema>>,
+    /// What the ClusterRole aggregation controller has read of the ClusterRoles.
+    pub(crate) cluster_role_lister: ClusterRoleLister,
 }
 
 impl State {
@@ -90,6 +93,7 @@ impl State {
             strict_namespaces: false,
             root_ca_publisher: false,
             read_schemas: HashMap::new(),
+            cluster_role_lister: ClusterRoleLister::default(),
         }
     }
 
@@ -116,6 +120,7 @@ impl State {
             strict_namespaces: self.strict_namespaces,
             root_ca_publisher: self.root_ca_publisher,
             read_schemas: self.read_schemas.clone(),
+            cluster_role_lister: ClusterRoleLister::default(),
         }
     }
 
