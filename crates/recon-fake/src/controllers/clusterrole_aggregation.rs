@@ -124,19 +124,13 @@ struct Listed {
 }
 
 impl ClusterRoleLister {
-    /// Brings the lister up to the stored roles.
+    /// Brings the lister up to the stored roles, which come in name order.
     fn catch_up(&mut self, stored: &[(&String, &Stored)]) {
-        if self.roles.len() != stored.len()
-            || stored
-                .iter()
-                .any(|(name, _)| !self.roles.contains_key(*name))
-        {
-            self.roles.retain(|name, _| {
-                stored
-                    .binary_search_by(|(n, _)| n.as_str().cmp(name))
-                    .is_ok()
-            });
-        }
+        self.roles.retain(|name, _| {
+            stored
+                .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                .is_ok()
+        });
         for (name, role) in stored {
             if self
                 .roles

@@ -254,9 +254,9 @@ fn unchanged_schema(old: Option<&Object>, version: &Map<String, Value>, schema: 
 }
 
 /// The errors of one version's schema, reported at `path`: not structural, or else rules that
-/// do not compile (the real server compiles rules only in a schema it can build).
-/// Checked once per distinct schema, path and cost waiver (the rules are compiled to check
-/// them, on a thread of their own: [`CelRules::check_crd`]).
+/// do not compile (the real server compiles rules only in a schema it can build). Checked once
+/// per distinct schema, path and cost waiver in a process: the rules are compiled to be checked,
+/// on a thread of their own ([`CelRules::check_crd`]).
 fn schema_errors(schema: &Value, path: &str, unchanged: bool) -> Vec<FieldError> {
     static CHECKED: Memo<(String, String, bool), Vec<FieldError>> = Memo::new();
     CHECKED.get_or_make((schema.to_string(), path.to_owned(), unchanged), || {
