@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use recon_apimachinery::go_json::{go_float, go_json};
-//! use serde_json::json;
+//! use recon_apimachinery::json;
 //!
 //! assert_eq!(go_json(&json!({"b": 1e21, "a": "<"})), r#"{"a":"\u003c","b":1e+21}"#);
 //! assert_eq!(go_float(1e6), "1e+06");
@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Number, Value};
+use crate::json::{Number, Value};
 
 /// `json.Marshal` of a value.
 pub fn go_json(v: &Value) -> String {
@@ -195,7 +195,7 @@ pub fn go_float(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use crate::json;
 
     use super::*;
 

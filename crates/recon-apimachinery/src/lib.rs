@@ -28,6 +28,7 @@ pub mod errors;
 pub mod fieldpath;
 pub mod go_json;
 pub mod gotime;
+pub mod json;
 pub mod names;
 mod quote;
 pub mod selector;

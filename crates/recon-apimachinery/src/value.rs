@@ -9,7 +9,7 @@
 //! use std::cmp::Ordering;
 //!
 //! use recon_apimachinery::value::{compare, equals, to_string};
-//! use serde_json::json;
+//! use recon_apimachinery::json;
 //!
 //! assert_eq!(compare(&json!(1.5), &json!(2)), Ordering::Less);
 //! assert!(equals(&json!([1]), &json!([1.0])));
@@ -18,7 +18,7 @@
 
 use std::cmp::Ordering;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::go_json::{Num, go_float};
 use crate::go_quote;
@@ -68,7 +68,7 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
 
 /// `MapCompareUsing`: walk the union of keys in lexical order; the side missing a key sorts
 /// after the side that has it, a side that runs out of keys sorts first.
-fn compare_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
+fn compare_maps(x: &Map, y: &Map) -> Ordering {
     let (mut xi, mut yi) = (x.iter().peekable(), y.iter().peekable());
     let mut i = 0;
     loop {
@@ -142,7 +142,7 @@ pub fn to_string(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use crate::json;
 
     use super::*;
 

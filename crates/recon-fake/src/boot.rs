@@ -9,7 +9,8 @@
 use std::sync::{Arc, LazyLock};
 
 use http::Method;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::client_service::InternalRequest;
 use crate::clock::ManualClock;

@@ -2,7 +2,7 @@
 //! JSON documents and of mutations of valid ones.
 
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 /// How many cases each property runs, and from which seed.
 pub(crate) use recon_test_fixtures::proptest_config as config;
@@ -79,9 +79,9 @@ pub(crate) fn json(depth: u32) -> impl Strategy<Value = Value> {
     ];
     leaf.prop_recursive(depth, 64, 5, |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
             prop::collection::vec((word(), inner), 0..5)
-                .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
+                .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map>())),
         ]
     })
 }
@@ -223,7 +223,7 @@ pub(crate) fn send(
 /// map, a granular map, preserved unknown fields), a default, a CEL rule, `allOf`, `anyOf`,
 /// `oneOf` and `not`, and a status subresource.
 pub(crate) fn thing_crd() -> Value {
-    let spec = serde_json::json!({"type": "object",
+    let spec = recon_apimachinery::json!({"type": "object",
         "x-kubernetes-validations": [{"rule": "!has(self.replicas) || self.replicas <= 100"}],
         "properties": {
             "replicas": {"type": "integer", "minimum": 0, "not": {"enum": [13]}},
@@ -242,10 +242,10 @@ pub(crate) fn thing_crd() -> Value {
                 "oneOf": [{"required": ["kind"], "properties": {"kind": {"enum": ["K"]}}},
                     {"not": {"required": ["kind"]}}]},
             "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
-    let schema = serde_json::json!({"type": "object", "properties": {
+    let schema = recon_apimachinery::json!({"type": "object", "properties": {
         "spec": spec,
         "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}});
-    serde_json::json!({
+    recon_apimachinery::json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "things.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
@@ -269,19 +269,19 @@ pub(crate) fn seeded() -> Vec<(&'static str, Value)> {
     vec![
         (
             COLLECTIONS[0].1,
-            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            recon_apimachinery::json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": "obj0", "labels": {"app": "seed"}}, "data": {"k": "seed"}}),
         ),
         (
             COLLECTIONS[1].1,
-            serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "obj0"},
+            recon_apimachinery::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "obj0"},
                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
                     "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
                         {"name": "main", "image": "nginx:1", "ports": [{"containerPort": 80}]}]}}}}),
         ),
         (
             COLLECTIONS[2].1,
-            serde_json::json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "obj0"},
+            recon_apimachinery::json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "obj0"},
                 "spec": {"replicas": 5, "ports": [{"name": "http", "port": 80}], "tags": ["s"],
                     "args": ["seed"], "labels": {"a": "seed"}, "ref": {"name": "seed"}}}),
         ),

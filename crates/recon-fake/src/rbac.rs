@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use recon_apimachinery::go_quote_list;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::authz::AccessTarget;
 use crate::record::{RecordedRequest, RequestOrigin};
@@ -95,7 +95,12 @@ impl PolicyRule {
     }
 
     /// A rule as a Role's JSON holds it (unknown or malformed fields read as empty).
-    pub fn from_json(rule: &Value) -> PolicyRule {
+    pub fn from_json(rule: &serde_json::Value) -> PolicyRule {
+        PolicyRule::from_value(&Value::from(rule.clone()))
+    }
+
+    /// [`PolicyRule::from_json`] of the server's own JSON.
+    pub(crate) fn from_value(rule: &Value) -> PolicyRule {
         let strings = |key: &str| crate::wire::object::strings(rule.get(key));
         PolicyRule {
             verbs: strings("verbs"),
@@ -107,15 +112,16 @@ impl PolicyRule {
     }
 
     /// The rules of a Role's or ClusterRole's JSON (`rules`).
-    pub fn of_role(role: &Value) -> Vec<PolicyRule> {
-        PolicyRule::list(role.get("rules"))
+    pub fn of_role(role: &serde_json::Value) -> Vec<PolicyRule> {
+        let rules = role.get("rules").cloned().map(Value::from);
+        PolicyRule::list(rules.as_ref())
     }
 
     /// The rules of a `rules` list.
     pub(crate) fn list(rules: Option<&Value>) -> Vec<PolicyRule> {
         crate::wire::object::list_items(rules)
             .iter()
-            .map(PolicyRule::from_json)
+            .map(PolicyRule::from_value)
             .collect()
     }
 }

@@ -4,8 +4,8 @@
 //! object a real server could not hold.
 
 use recon_apimachinery::gotime::{self, Layout};
+use recon_apimachinery::json::Value;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::api_server::ApiServer;
 use crate::gotype;
@@ -83,9 +83,9 @@ impl ApiServer {
     /// assert!(server.requests().len() == 1, "only the get above is logged");
     /// # });
     /// ```
-    pub fn seed(&self, object: &impl Serialize) -> Result<Value, SeedError> {
-        let value =
-            serde_json::to_value(object).map_err(|e| SeedError::NotAnObject(e.to_string()))?;
+    pub fn seed(&self, object: &impl Serialize) -> Result<serde_json::Value, SeedError> {
+        let value = recon_apimachinery::json::to_value(object)
+            .map_err(|e| SeedError::NotAnObject(e.to_string()))?;
         let Value::Object(obj) = value else {
             return Err(SeedError::NotAnObject(value.to_string()));
         };
@@ -97,9 +97,9 @@ impl ApiServer {
         }
         let mut state = self.shared.lock();
         if depth > nesting::SHALLOW {
-            return nesting::on_deep_stack(|| state.seed(obj));
+            return nesting::on_deep_stack(|| state.seed(obj)).map(serde_json::Value::from);
         }
-        state.seed(obj)
+        state.seed(obj).map(serde_json::Value::from)
     }
 }
 

@@ -2,7 +2,8 @@
 //! (`user.Info`): the name, uid, groups and extra attributes strategies copy into objects (a
 //! CertificateSigningRequest's requester) and the review APIs report.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 /// `user.Info` of an authenticated request.
 #[derive(Debug, Clone, PartialEq, Eq)]

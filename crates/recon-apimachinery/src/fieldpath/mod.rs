@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use recon_apimachinery::fieldpath::{FieldSet, Path};
-//! use serde_json::json;
+//! use recon_apimachinery::json;
 //!
 //! let fields = json!({"f:spec": {".": {}, "f:replicas": {}}});
 //! let set = FieldSet::from_fields_v1(&fields).unwrap();

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::go_json::{go_json, write_go_string};
 use crate::value::{compare, to_string};
@@ -186,7 +186,7 @@ impl fmt::Display for Path {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use crate::json;
 
     use super::*;
 

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{Path, PathElement};
 
@@ -270,7 +270,7 @@ impl FieldSet {
         Value::Object(self.encode(false))
     }
 
-    fn encode(&self, include_self: bool) -> Map<String, Value> {
+    fn encode(&self, include_self: bool) -> Map {
         let mut out = Map::new();
         if include_self {
             out.insert(".".to_owned(), Value::Object(Map::new()));
@@ -298,7 +298,7 @@ impl FieldSet {
     }
 
     /// Returns the node's children and whether the node itself is a member.
-    fn decode(m: &Map<String, Value>) -> Result<(FieldSet, bool), String> {
+    fn decode(m: &Map) -> Result<(FieldSet, bool), String> {
         let mut set = FieldSet::new();
         let mut is_member = false;
         for (key, child) in m {
@@ -336,7 +336,7 @@ impl FieldSet {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use crate::json;
 
     use super::*;
 

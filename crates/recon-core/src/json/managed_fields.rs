@@ -25,7 +25,7 @@ pub(crate) fn apply_entry<'m>(
 
 /// The paths an entry's `fieldsV1` lists; `None` when it has none or they do not parse.
 pub(crate) fn entry_set(entry: &ManagedFieldsEntry) -> Option<FieldSet> {
-    FieldSet::from_fields_v1(&entry.fields_v1.as_ref()?.0).ok()
+    FieldSet::from_fields_v1(&entry.fields_v1.as_ref()?.0.clone().into()).ok()
 }
 
 /// The paths of `set` under the map field `name`, when `set` lists the field.
@@ -37,7 +37,9 @@ pub(crate) fn field<'s>(set: &'s FieldSet, name: &str) -> Option<&'s FieldSet> {
 /// its index.
 pub(crate) fn selects(pe: &PathElement, index: usize, item: &Value) -> bool {
     match pe {
-        PathElement::Key(fields) => fields.iter().all(|(k, v)| item.get(k) == Some(v)),
+        PathElement::Key(fields) => fields
+            .iter()
+            .all(|(k, v)| item.get(k).is_some_and(|i| i == v)),
         PathElement::Value(v) => item == v,
         PathElement::Index(i) => usize::try_from(*i).is_ok_and(|i| i == index),
         PathElement::Field(_) => false,
@@ -48,7 +50,7 @@ pub(crate) fn selects(pe: &PathElement, index: usize, item: &Value) -> bool {
 /// order. `None` when the node does not parse or does not fit the value (a field list over a
 /// list): the caller then cannot tell.
 pub(crate) fn extract(node: &Value, value: &Value) -> Option<Value> {
-    extract_set(&FieldSet::from_fields_v1(node).ok()?, value)
+    extract_set(&FieldSet::from_fields_v1(&node.clone().into()).ok()?, value)
 }
 
 fn extract_set(set: &FieldSet, value: &Value) -> Option<Value> {

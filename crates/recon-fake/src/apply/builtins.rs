@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::schema::{ListKind, ListType, MapType, OBJECT_MAP, Scalar, Schema, Type, object_meta};
 use crate::gotype;
@@ -181,7 +181,7 @@ fn key_defaults(elem: &mut Type, keys: &[String], item_schema: &str) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::schema::{ListType, MapType, Schema, Type};
 use super::typed::{Node, field_type, item_pe, resolve};
@@ -284,41 +284,15 @@ impl<'v> Walker<'v> {
     }
 }
 
-/// The entries of a map in key order: serde_json's default map iterates so already; with its
-/// `preserve_order` feature (which any crate of a build can turn on) it may not, and then the
-/// entries are sorted.
-fn in_key_order(map: Option<&Map<String, Value>>) -> KeyOrder<'_> {
-    match map {
-        None => KeyOrder::Sorted(Vec::new().into_iter()),
-        Some(m) if m.keys().is_sorted() => KeyOrder::Map(m.iter()),
-        Some(m) => {
-            let mut entries: Vec<_> = m.iter().collect();
-            entries.sort_unstable_by_key(|(k, _)| *k);
-            KeyOrder::Sorted(entries.into_iter())
-        }
-    }
-}
-
-enum KeyOrder<'a> {
-    Map(serde_json::map::Iter<'a>),
-    Sorted(std::vec::IntoIter<(&'a String, &'a Value)>),
-}
-
-impl<'a> Iterator for KeyOrder<'a> {
-    type Item = (&'a String, &'a Value);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            KeyOrder::Map(entries) => entries.next(),
-            KeyOrder::Sorted(entries) => entries.next(),
-        }
-    }
+/// The entries of a map, if any, in key order (a [`Map`] keeps its keys in order).
+fn in_key_order(map: Option<&Map>) -> impl Iterator<Item = (&String, &Value)> {
+    map.into_iter().flat_map(|m| m.iter())
 }
 
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -2,7 +2,8 @@
 //! `pkg/util/managedfields/internal/conflict.go`, `api/errors.NewApplyConflict`).
 
 use recon_apimachinery::fieldpath::Path;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::managed::ManagerId;
 

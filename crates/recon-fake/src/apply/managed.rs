@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use recon_apimachinery::go_quote;
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use super::time::Time;
 use crate::wire::nesting::{self, GO_MAX_DEPTH};
@@ -401,7 +402,7 @@ fn is_zero_entry(v: &Value) -> bool {
 /// Keeps the stored times when a write changes nothing but managedFields times
 /// (`IgnoreManagedFieldsTimestampsTransformer`), so that the no-op check (U6) sees equal
 /// objects. Call it on the final object, after the strategy's resets, before comparing.
-pub fn restore_unchanged_times(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+pub fn restore_unchanged_times(new: &mut Map, old: &Map) {
     let (new_mf, old_mf) = (managed_entries(new), managed_entries(old));
     if new_mf.len() != old_mf.len() || new_mf.is_empty() {
         return;
@@ -437,7 +438,7 @@ pub fn restore_unchanged_times(new: &mut Map<String, Value>, old: &Map<String, V
 }
 
 /// The `metadata.managedFields` items of an object.
-fn managed_entries(obj: &Map<String, Value>) -> &[Value] {
+fn managed_entries(obj: &Map) -> &[Value] {
     match obj.get("metadata").and_then(|m| m.get("managedFields")) {
         Some(Value::Array(items)) => items,
         _ => &[],
@@ -445,8 +446,8 @@ fn managed_entries(obj: &Map<String, Value>) -> &[Value] {
 }
 
 /// Whether two maps are equal once `key` is ignored on both sides.
-fn equal_except(a: &Map<String, Value>, b: &Map<String, Value>, key: &str) -> bool {
-    let kept = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(key));
+fn equal_except(a: &Map, b: &Map, key: &str) -> bool {
+    let kept = |m: &Map| m.len() - usize::from(m.contains_key(key));
     kept(a) == kept(b)
         && a.iter()
             .filter(|(k, _)| *k != key)
@@ -454,7 +455,7 @@ fn equal_except(a: &Map<String, Value>, b: &Map<String, Value>, key: &str) -> bo
 }
 
 /// Whether two objects are equal once `metadata.managedFields` is ignored on both sides.
-fn equal_except_managed_fields(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+fn equal_except_managed_fields(a: &Map, b: &Map) -> bool {
     if !equal_except(a, b, "metadata") {
         return false;
     }

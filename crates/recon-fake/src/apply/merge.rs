@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::schema::{ListKind, ListType, MapType, Schema, Type};
 use super::typed::{Node, field_type, item_pe, resolve};
@@ -155,7 +155,7 @@ fn merge_list(
             }
         }
     }
-    Ok((!out.is_empty()).then_some(Value::Array(out)))
+    Ok((!out.is_empty()).then_some(Value::Array(out.into())))
 }
 
 /// Removes the paths in `to_remove`, each with everything under it (`TypedValue.RemoveItems`
@@ -167,7 +167,7 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
     fn emptied(before: &Value, after: Value) -> Value {
         match (before, after) {
             (Value::Object(_), Value::Null) => Value::Object(Map::new()),
-            (Value::Array(_), Value::Null) => Value::Array(Vec::new()),
+            (Value::Array(_), Value::Null) => Value::Array(Vec::new().into()),
             (_, after) => after,
         }
     }
@@ -198,7 +198,7 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
             if out.is_empty() && !reached {
                 Value::Null
             } else {
-                Value::Array(out)
+                Value::Array(out.into())
             }
         }
         Node::Map(m) => {
@@ -236,7 +236,7 @@ pub(super) fn remove(v: &Value, to_remove: &FieldSet, t: &Type) -> Value {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use recon_apimachinery::fieldpath::Path;

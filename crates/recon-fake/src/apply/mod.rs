@@ -1,6 +1,6 @@
 //! Server-side apply and `metadata.managedFields`, as kube-apiserver computes them.
 //!
-//! Pure functions over `serde_json::Value`: the caller keeps objects, runs the strategy
+//! Pure functions over JSON values (`recon_apimachinery::json::Value`): the caller keeps objects, runs the strategy
 //! (status resets, generation, validation) and decides whether to write.
 //!
 //! - [`record_update`]: every non-apply write (create, update, merge/JSON patch) updates the
@@ -54,8 +54,9 @@ use std::fmt;
 pub use conflict::{Conflict, conflict_causes, conflict_message};
 pub use managed::{ManagedFields, ManagerId, Operation, RequestRules, restore_unchanged_times};
 pub use recon_apimachinery::fieldpath::{FieldSet, Path};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 pub use schema::Schema;
-use serde_json::{Value, json};
 pub use time::Time;
 pub use updater::MAX_UPDATE_MANAGERS;
 use updater::{ApplyFailure, Ctx};

@@ -5,7 +5,8 @@
 
 use pretty_assertions::assert_eq;
 use recon_apimachinery::fieldpath::PathElement;
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use super::*;
 
@@ -81,7 +82,7 @@ pub(super) fn strip_paths(obj: &mut Value, reset: &FieldSet) {
     strip_map(map, reset);
 }
 
-fn strip_map(map: &mut Map<String, Value>, reset: &FieldSet) {
+fn strip_map(map: &mut Map, reset: &FieldSet) {
     for pe in reset.members() {
         if let PathElement::Field(name) = pe {
             map.remove(&**name);
@@ -815,7 +816,7 @@ fn update_manager_cap() {
             own(&format!("f{n:02}")),
         ));
     }
-    assert_eq!(s.managed(), Value::Array(expected));
+    assert_eq!(s.managed(), Value::Array(expected.into()));
 
     s.patch("m12", "", json!({"spec": {"f12": 12}}), t(&at("07:24:19")));
     assert_eq!(

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 /// The scalar kinds structured-merge-diff validates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,7 +340,7 @@ fn convert_list(s: &Value, preserve: bool) -> Result<ListType, String> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -3,7 +3,8 @@
 
 use pretty_assertions::assert_eq;
 use recon_apimachinery::fieldpath::PathElement;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::compare::compare;
 use super::merge::merge;

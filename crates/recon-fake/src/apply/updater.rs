@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::compare::{Comparison, compare};
 use super::conflict::Conflict;

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::managed::ManagedFields;
 use super::schema::Schema;
@@ -127,7 +127,7 @@ fn convert(obj: &Value, schema: &Schema) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

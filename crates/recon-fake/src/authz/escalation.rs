@@ -12,8 +12,8 @@
 
 use std::collections::BTreeSet;
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::{go_quote, go_quote_list};
-use serde_json::Value;
 
 use super::rbac::{self, GROUP, RoleReader};
 use super::{Attributes, Target};
@@ -245,7 +245,7 @@ fn without_zero_values(value: &Value) -> Option<Value> {
             )
         }),
         Value::Object(map) => {
-            let kept: serde_json::Map<String, Value> = map
+            let kept: recon_apimachinery::json::Map = map
                 .iter()
                 .filter_map(|(k, v)| without_zero_values(v).map(|v| (k.clone(), v)))
                 .collect();
@@ -260,17 +260,17 @@ mod tests {
 
     #[test]
     fn only_garbage_collector_metadata_changing_is_exempt() {
-        let old: Object = serde_json::from_value(serde_json::json!({
+        let old: Object = recon_apimachinery::json::from_value(recon_apimachinery::json!({
             "metadata": {"name": "r", "labels": {}},
             "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
         }))
         .unwrap();
         let mut new = old.clone();
-        new["metadata"]["ownerReferences"] = serde_json::json!([{"name": "o"}]);
-        new["metadata"]["finalizers"] = serde_json::json!(["x/y"]);
+        new["metadata"]["ownerReferences"] = recon_apimachinery::json!([{"name": "o"}]);
+        new["metadata"]["finalizers"] = recon_apimachinery::json!(["x/y"]);
         new["metadata"].as_object_mut().unwrap().remove("labels");
         assert!(only_gc_fields_change(&new, &old));
-        new["metadata"]["labels"] = serde_json::json!({"a": "b"});
+        new["metadata"]["labels"] = recon_apimachinery::json!({"a": "b"});
         assert!(!only_gc_fields_change(&new, &old));
     }
 }

@@ -7,7 +7,7 @@
 
 use recon_apimachinery::errors::aggregate;
 use recon_apimachinery::go_quote;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::{Attributes, Target};
 pub(crate) use crate::rbac::PolicyRule;
@@ -251,7 +251,7 @@ pub(crate) fn stored_rules(state: &State, plural: &str, key: &str) -> Option<Vec
         .store
         .get(&GroupResource::new(GROUP, plural), key)
         .and_then(|stored| serde_json::from_slice::<Value>(&stored.body).ok())?;
-    Some(PolicyRule::of_role(&role))
+    Some(PolicyRule::list(role.get("rules")))
 }
 
 /// `appliesToUser`: a user by name, a group the user is in, or a service account by its user

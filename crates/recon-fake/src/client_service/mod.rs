@@ -167,9 +167,11 @@ impl Incoming {
         let r = self.resource()?;
         let name = match (&r.name, self.verb) {
             (Some(name), _) => Some(name.clone()),
-            (None, Verb::Create) => serde_json::from_slice::<serde_json::Value>(&self.body)
-                .ok()
-                .and_then(|b| b.get("metadata")?.get("name")?.as_str().map(str::to_owned)),
+            (None, Verb::Create) => {
+                serde_json::from_slice::<recon_apimachinery::json::Value>(&self.body)
+                    .ok()
+                    .and_then(|b| b.get("metadata")?.get("name")?.as_str().map(str::to_owned))
+            }
             (None, _) => None,
         };
         Some(Target {

@@ -9,7 +9,8 @@
 //! reads back with `managedFields` that decode.
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::ApiServer;
 use crate::proptests::{

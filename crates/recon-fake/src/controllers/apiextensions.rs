@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recon_apimachinery::go_quote;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::LOOPBACK_MANAGER;
 use crate::client_service::Shared;

@@ -10,7 +10,7 @@
 //!   says whether the priority level it names exists.
 
 use recon_apimachinery::go_quote;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::registry::crd::set_condition;
 use crate::state::State;

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use http::Method;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::report::ObjectId;
 use crate::client_service::InternalRequest;

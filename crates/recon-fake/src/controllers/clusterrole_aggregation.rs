@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use http::Method;
 use memchr::memmem;
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use super::client::Controller;
 use crate::client_service::InternalRequest;

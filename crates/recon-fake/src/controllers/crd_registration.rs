@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 
 use http::Method;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::client_service::InternalRequest;
 use crate::state::State;

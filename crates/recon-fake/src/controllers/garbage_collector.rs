@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::client::{Controller, Target, refusal};
 use super::report::{GcAction, Propagation};
@@ -73,7 +73,7 @@ fn without_owners(obj: &Object, uids: &[String]) -> Value {
     if kept.is_empty() {
         Value::Null
     } else {
-        Value::Array(kept)
+        Value::Array(kept.into())
     }
 }
 
@@ -354,7 +354,7 @@ impl State {
             })
             .collect();
         let mut metadata = Map::new();
-        metadata.insert("ownerReferences".into(), Value::Array(refs));
+        metadata.insert("ownerReferences".into(), Value::Array(refs.into()));
         let reply = self.controller_patch_metadata(Controller::GarbageCollector, item, metadata);
         record(item, &reply, NotFound::Failed, actions, || {
             GcAction::OwnerReferencesUnblocked { object: item.id() }
@@ -373,7 +373,7 @@ impl State {
         let list = if rest.is_empty() {
             Value::Null
         } else {
-            Value::Array(rest)
+            Value::Array(rest.into())
         };
         metadata.insert("finalizers".into(), list);
         let reply = self.controller_patch_metadata(Controller::GarbageCollector, item, metadata);
@@ -423,7 +423,7 @@ fn record(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::registry::Registry;

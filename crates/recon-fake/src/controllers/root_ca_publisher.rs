@@ -7,7 +7,8 @@
 //! server built with it publishes into its boot namespaces as it starts.
 
 use http::Method;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::client::Controller;
 use crate::client_service::InternalRequest;

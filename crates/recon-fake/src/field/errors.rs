@@ -74,18 +74,20 @@ impl BadValue {
 
     /// A value printed as `field.Error` prints what is neither a string nor a number: its
     /// JSON.
-    pub(crate) fn json(v: &serde_json::Value) -> BadValue {
+    pub(crate) fn json(v: &recon_apimachinery::json::Value) -> BadValue {
         BadValue::Raw(v.to_string())
     }
 
     /// The JSON of a Go struct without tags: `fields` of `value` in declaration order, a
     /// missing one `null`.
-    pub(crate) fn go_struct(value: &serde_json::Value, fields: &[&str]) -> BadValue {
+    pub(crate) fn go_struct(value: &recon_apimachinery::json::Value, fields: &[&str]) -> BadValue {
         let parts: Vec<String> = fields
             .iter()
             .map(|f| {
-                let field = value.get(*f).unwrap_or(&serde_json::Value::Null);
-                format!("{}:{field}", serde_json::Value::from(*f))
+                let field = value
+                    .get(*f)
+                    .unwrap_or(&recon_apimachinery::json::Value::Null);
+                format!("{}:{field}", recon_apimachinery::json::Value::from(*f))
             })
             .collect();
         BadValue::Raw(format!("{{{}}}", parts.join(",")))

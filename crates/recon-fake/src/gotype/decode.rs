@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use recon_apimachinery::gotime::{self, Layout};
-use serde_json::{Number, Value};
+use recon_apimachinery::json::{Number, Value};
 
 use super::{GoType, TYPES, base64::corrupt_at, quantity};
 use crate::wire::object::{Object, json_type};
@@ -247,7 +247,7 @@ impl GoType {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::gotype::kind_struct;

@@ -2,7 +2,7 @@
 //! declaration order, a map's keys sorted, no spaces, and `<`, `>`, `&` (and the JavaScript
 //! line separators) escaped, as `json.Marshal` does by default.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::{GoType, TYPES};
 
@@ -27,7 +27,7 @@ pub(crate) fn write_value(ty: Option<&GoType>, value: &Value, out: &mut String) 
 /// order, any other map's keys sorted.
 pub(crate) fn write_map(
     ty: Option<&GoType>,
-    map: &serde_json::Map<String, Value>,
+    map: &recon_apimachinery::json::Map,
     skip: &[&str],
     out: &mut String,
 ) {
@@ -179,7 +179,7 @@ pub(crate) fn escape_html(json: &str, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

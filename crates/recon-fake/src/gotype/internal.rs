@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use recon_apimachinery::go_json::{go_json, write_go_string};
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::wire::unified_diff::unified_diff;
 
@@ -375,7 +375,7 @@ fn pod_spec_as_converted(spec: Option<&Value>) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

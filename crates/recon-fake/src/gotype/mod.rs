@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use foldhash::HashMap;
 use std::sync::LazyLock;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 pub(crate) use decode::decode;
 pub(crate) use encode::{
@@ -127,7 +127,7 @@ pub(crate) struct GoStruct {
 pub(crate) struct GoTypes {
     /// The recorded schemas themselves, by name (field management reads their list and map
     /// rules).
-    schemas: serde_json::Map<String, Value>,
+    schemas: recon_apimachinery::json::Map,
     structs: HashMap<String, GoStruct>,
     /// Kind to `(group, version, schema name of its top-level struct)`: looked up on every
     /// write of a built-in, without allocating.
@@ -197,7 +197,7 @@ impl GoTypes {
         for (name, order) in orders {
             let (Some(go_struct), Ok(order)) = (
                 self.structs.get_mut(&name),
-                serde_json::from_value::<Vec<String>>(order),
+                recon_apimachinery::json::from_value::<Vec<String>>(order),
             ) else {
                 continue;
             };
@@ -246,7 +246,7 @@ pub(crate) fn is_go_type(api_version: &str, kind: &str) -> bool {
 }
 
 /// The recorded struct of `obj` when its `apiVersion` and `kind` name a built-in kind.
-pub(crate) fn builtin_struct(obj: &serde_json::Map<String, Value>) -> Option<&'static str> {
+pub(crate) fn builtin_struct(obj: &recon_apimachinery::json::Map) -> Option<&'static str> {
     let text = |key: &str| obj.get(key).and_then(Value::as_str);
     let (api_version, kind) = (text("apiVersion")?, text("kind")?);
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
@@ -257,7 +257,7 @@ pub(crate) fn builtin_struct(obj: &serde_json::Map<String, Value>) -> Option<&'s
 /// of `skip`.
 pub(crate) fn encode_struct(
     name: &str,
-    obj: &serde_json::Map<String, Value>,
+    obj: &recon_apimachinery::json::Map,
     skip: &[&str],
 ) -> Vec<u8> {
     let mut out = String::with_capacity(256);
@@ -268,7 +268,7 @@ pub(crate) fn encode_struct(
 /// [`encode_struct`] into `out`.
 pub(crate) fn write_struct(
     name: &str,
-    obj: &serde_json::Map<String, Value>,
+    obj: &recon_apimachinery::json::Map,
     skip: &[&str],
     out: &mut String,
 ) {
@@ -288,7 +288,7 @@ fn package(schema_name: &str) -> &str {
 }
 
 /// The Go type a property schema describes.
-fn go_type(schema: &Value, schemas: &serde_json::Map<String, Value>) -> GoType {
+fn go_type(schema: &Value, schemas: &recon_apimachinery::json::Map) -> GoType {
     let reference = schema.get("$ref").or_else(|| {
         schema
             .get("allOf")
@@ -420,7 +420,7 @@ mod tests {
         for (name, go_struct) in &TYPES.structs {
             assert_eq!(
                 recorded["structs"].get(name),
-                Some(&serde_json::json!(go_struct.order)),
+                Some(&recon_apimachinery::json!(go_struct.order)),
                 "{name}: no recorded field order, or one naming other fields"
             );
         }

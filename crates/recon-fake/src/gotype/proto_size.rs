@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use recon_apimachinery::go_json::go_json;
 use recon_apimachinery::gotime::{self, Layout};
@@ -99,12 +99,7 @@ fn shape(v: &Value) -> Option<Shape> {
 
 /// The bytes etcd holds for `obj`, of Go struct `schema` and type `api_version`/`kind`, as
 /// stored (`resourceVersion` cleared): `None` for a type without recorded fields.
-pub(crate) fn stored_len(
-    schema: &str,
-    api_version: &str,
-    kind: &str,
-    obj: &Map<String, Value>,
-) -> Option<usize> {
+pub(crate) fn stored_len(schema: &str, api_version: &str, kind: &str, obj: &Map) -> Option<usize> {
     let raw = message_len(STRUCTS.get(schema)?, Some(obj));
     // runtime.Unknown{TypeMeta{apiVersion, kind}, Raw, ContentEncoding, ContentType}.
     let type_meta = delimited(1, api_version.len()) + delimited(2, kind.len());
@@ -132,7 +127,7 @@ fn delimited(number: u64, len: usize) -> usize {
 }
 
 /// A struct's encoding; `obj` `None` is its zero value.
-fn message_len(fields: &[Field], obj: Option<&Map<String, Value>>) -> usize {
+fn message_len(fields: &[Field], obj: Option<&Map>) -> usize {
     fields
         .iter()
         .map(|(json, number, shape)| {
@@ -151,12 +146,12 @@ fn message_len(fields: &[Field], obj: Option<&Map<String, Value>>) -> usize {
 
 /// A field's value: a JSON value, or the parent object of an inlined struct.
 trait AsValue {
-    fn object(&self) -> Option<&Map<String, Value>>;
+    fn object(&self) -> Option<&Map>;
     fn value(&self) -> Option<&Value>;
 }
 
 impl AsValue for Value {
-    fn object(&self) -> Option<&Map<String, Value>> {
+    fn object(&self) -> Option<&Map> {
         self.as_object()
     }
     fn value(&self) -> Option<&Value> {
@@ -164,8 +159,8 @@ impl AsValue for Value {
     }
 }
 
-impl AsValue for Map<String, Value> {
-    fn object(&self) -> Option<&Map<String, Value>> {
+impl AsValue for Map {
+    fn object(&self) -> Option<&Map> {
         Some(self)
     }
     fn value(&self) -> Option<&Value> {
@@ -285,7 +280,7 @@ fn base64_len(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -5,7 +5,7 @@
 //! [`go_format`] writes.
 
 use recon_apimachinery::gotime::{self, Layout};
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::base64::corrupt_at;
 use super::{GoType, TYPES, quantity};
@@ -153,7 +153,7 @@ pub(crate) fn go_format(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::gotype::kind_struct;

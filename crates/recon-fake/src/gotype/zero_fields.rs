@@ -10,7 +10,7 @@
 use foldhash::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::{FIELD_ORDER, GoType, TYPES};
 
@@ -19,7 +19,7 @@ static ZERO_FIELDS: LazyLock<ZeroFields> = LazyLock::new(|| ZeroFields::read(FIE
 #[derive(Debug, Default)]
 struct ZeroFields {
     /// Per struct schema name, its always-written fields and the zero value of each.
-    fields: HashMap<String, Map<String, Value>>,
+    fields: HashMap<String, Map>,
     /// The structs that have such fields or hold, at any depth, a struct that has: the only
     /// ones a walk enters.
     holders: HashSet<String>,
@@ -27,10 +27,10 @@ struct ZeroFields {
 
 impl ZeroFields {
     fn read(document: &str) -> ZeroFields {
-        let fields: HashMap<String, Map<String, Value>> = serde_json::from_str::<Value>(document)
+        let fields: HashMap<String, Map> = serde_json::from_str::<Value>(document)
             .ok()
             .and_then(|mut d| d.get_mut("zero_fields").map(Value::take))
-            .and_then(|z| serde_json::from_value(z).ok())
+            .and_then(|z| recon_apimachinery::json::from_value(z).ok())
             .unwrap_or_default();
         let mut holders: HashSet<String> = fields.keys().cloned().collect();
         // Grow to a fixed point: a struct with a field whose type reaches a holder holds too.
@@ -62,7 +62,7 @@ fn reaches(ty: &GoType, holders: &HashSet<String>) -> bool {
 
 /// Writes the zero value of every unset (absent or `null`) always-written field of `obj`, a
 /// `group` `kind` object, at any depth.
-pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
+pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map) {
     if let Some(name) = super::stored_struct(group, kind) {
         fill_zero_fields_of(name, obj);
     }
@@ -70,11 +70,11 @@ pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map<String, Va
 
 /// [`fill_zero_fields`] of an object of the recorded struct `name` (a kind at a version other
 /// than the one it is stored at).
-pub(crate) fn fill_zero_fields_of(name: &str, obj: &mut Map<String, Value>) {
+pub(crate) fn fill_zero_fields_of(name: &str, obj: &mut Map) {
     fill_struct(&ZERO_FIELDS, name, obj);
 }
 
-fn fill_struct(zero: &ZeroFields, name: &str, obj: &mut Map<String, Value>) {
+fn fill_struct(zero: &ZeroFields, name: &str, obj: &mut Map) {
     if !zero.holders.contains(name) {
         return;
     }
@@ -120,18 +120,18 @@ fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
 /// empty map, so neither is written back unless the field is always written, which
 /// [`fill_zero_fields`] then restores. An empty struct (`emptyDir: {}`) is a set pointer and
 /// stays; a schemaless value ([`GoType::Any`]) is kept as sent.
-pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map<String, Value>) {
+pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map) {
     if let Some(name) = super::stored_struct(group, kind) {
         drop_unset_fields_of(name, obj);
     }
 }
 
 /// [`drop_unset_fields`] of an object of the recorded struct `name`.
-pub(crate) fn drop_unset_fields_of(name: &str, obj: &mut Map<String, Value>) {
+pub(crate) fn drop_unset_fields_of(name: &str, obj: &mut Map) {
     drop_unset_struct(name, obj);
 }
 
-fn drop_unset_struct(name: &str, obj: &mut Map<String, Value>) {
+fn drop_unset_struct(name: &str, obj: &mut Map) {
     let Some(go_struct) = TYPES.get(name) else {
         return;
     };
@@ -172,7 +172,7 @@ fn drop_unset_value(ty: &GoType, value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn null_fields_and_empty_maps_are_unset_and_empty_structs_stay() {
-        let mut obj: Map<String, Value> = serde_json::from_value(json!({
+        let mut obj: Map = recon_apimachinery::json::from_value(json!({
             "metadata": {"name": "p", "annotations": {}},
             "spec": {"nodeSelector": {}, "hostname": null, "securityContext": null,
                 "volumes": [{"name": "v", "emptyDir": {}, "hostPath": null}],
@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn unset_fields_of_nested_structs_get_zero_values_and_set_ones_stay() {
-        let mut obj: Map<String, Value> = serde_json::from_value(json!({
+        let mut obj: Map = recon_apimachinery::json::from_value(json!({
             "metadata": {"name": "p"},
             "spec": {"containers": [{"name": "a", "image": "x"}]},
             "status": {

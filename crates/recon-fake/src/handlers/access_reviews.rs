@@ -4,8 +4,9 @@
 //! (`pkg/registry/authorization/*/rest.go`, `pkg/apis/authorization/validation`,
 //! `pkg/registry/authorization/util/helpers.go`). Nothing is stored.
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::selector::{FieldSelector, LabelSelector};
-use serde_json::{Map, Value, json};
 
 use super::field_manager::FieldManager;
 use super::subresource_body::{BodyKind, decode_as};

@@ -4,7 +4,7 @@
 //! claim's status that newly grants it, must be in a namespace labelled
 //! `resource.kubernetes.io/admin-access: "true"`. Its error comes before the strategy's others.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::field::{FieldError, Path};
 use crate::request::call::Call;

@@ -14,7 +14,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::decode::decode_into_type;
 use crate::reactor::MutateHook;
@@ -53,13 +53,16 @@ impl Admission {
 /// Runs `hooks` on `input`, outside any lock. A hook that panics, or leaves something other
 /// than an object, fails the request with a 500, as a broken webhook would.
 pub(crate) fn run_mutate_hooks(hooks: &[MutateHook], input: &Object) -> Result<Object, ApiError> {
-    let mut value = Value::Object(input.clone());
+    // The hooks are the test's code: they see the object as serde_json's value.
+    let mut value = serde_json::Value::from(Value::Object(input.clone()));
     for hook in hooks {
         if catch_unwind(AssertUnwindSafe(|| hook(&mut value))).is_err() {
+            // serde_json's value recurses to drop; a `Value` does not.
+            drop(Value::from(value));
             return Err(ApiError::internal("a reactor's mutate hook panicked"));
         }
     }
-    match value {
+    match Value::from(value) {
         Value::Object(mutated) => Ok(mutated),
         _ => Err(ApiError::internal(
             "a reactor's mutate hook replaced the object with a non-object",

@@ -6,7 +6,8 @@
 //! True. A pod already assigned, being deleted or with scheduling gates is a 409; the answer is
 //! a 201 `Status` Success.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::eviction::update_pod_condition;
 use super::subresource_body::{BodyKind, decode_as, str_at, success};
@@ -95,7 +96,7 @@ impl State {
         name: &str,
         (uid, rv): (&str, &str),
         node: &str,
-        annotations: serde_json::Map<String, Value>,
+        annotations: recon_apimachinery::json::Map,
     ) -> Result<(), ApiError> {
         let pods = GroupResource::new("", "pods");
         // `assignPod` answers every refusal of the update as a conflict on `pods/binding`.
@@ -167,7 +168,7 @@ impl State {
     }
 }
 
-fn set_node(pod: &mut Object, node: &str, annotations: serde_json::Map<String, Value>) {
+fn set_node(pod: &mut Object, node: &str, annotations: recon_apimachinery::json::Map) {
     let spec = pod.entry("spec").or_insert_with(|| json!({}));
     if !spec.is_object() {
         *spec = json!({});

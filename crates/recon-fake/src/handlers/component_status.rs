@@ -3,7 +3,8 @@
 //! scheduler and no controller manager, so they answer as kube-apiserver does when they are not
 //! running; its storage is healthy. Tables are printed by `printComponentStatus`.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::request::call::Call;
 use crate::request::negotiate::{Format, negotiate};

@@ -1,7 +1,7 @@
 //! POST: create handler, `Store.Create` and `rest.BeforeCreate` of kube-apiserver.
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::NameRule;
-use serde_json::Value;
 
 use super::decode::{
     check_write_options, custom_type_meta_error, decode_request, ensure_namespace,

@@ -2,7 +2,7 @@
 //! storage logic: JSON, `apiVersion` / `kind`, `ObjectMeta` decoding, and the URL's namespace.
 
 use recon_apimachinery::go_quote;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::field_validation::{self, FieldValidation};
 use crate::field::FieldError;

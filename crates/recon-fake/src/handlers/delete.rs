@@ -6,7 +6,8 @@ use bytes::Bytes;
 use std::sync::Arc;
 
 use recon_apimachinery::gotime::{self, Layout};
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::registry::conversion;
 use crate::registry::crd::{CLEANUP_FINALIZER, set_condition};

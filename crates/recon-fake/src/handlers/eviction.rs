@@ -12,7 +12,8 @@
 //! gets the `DisruptionTarget` condition.
 
 use http::Method;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::subresource_body::{BodyKind, decode_as, int_at, str_at, success};
 use crate::client_service::InternalRequest;
@@ -169,7 +170,7 @@ impl State {
         let disrupted = status
             .and_then(|s| s.get("disruptedPods"))
             .and_then(Value::as_object)
-            .map_or(0, serde_json::Map::len);
+            .map_or(0, recon_apimachinery::json::Map::len);
         if disrupted > 2000 {
             return Err(ApiError::forbidden(
                 &GroupResource::new("policy", "poddisruptionbudget"),
@@ -296,7 +297,7 @@ fn delete_options(eviction: &Object) -> Result<DeleteOptions, ApiError> {
             if let Value::Object(map) = &mut value {
                 map.retain(|_, v| !v.is_null());
             }
-            serde_json::from_value(value).map_err(|e| {
+            recon_apimachinery::json::from_value(value).map_err(|e| {
                 ApiError::bad_request(format!(
                     "Eviction in version \"v1\" cannot be handled as a Eviction: {e}"
                 ))

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::apply::{
     self, ApplyError, FieldSet, ManagedFields, Request, RequestRules, Schema, ServedSchemas, Time,
@@ -121,7 +121,7 @@ impl<'c> FieldManager<'c> {
         // A create is compared with a new object of the type: for a built-in kind, the fields
         // Go writes even when unset.
         let new_object = (old.is_none() && !self.rt.custom).then(|| {
-            let mut zero = serde_json::Map::new();
+            let mut zero = recon_apimachinery::json::Map::new();
             let rt = self.rt;
             // The request's version's type: another one than storage's when the type converts.
             match gotype::kind_struct(&rt.group, &self.version, &rt.kind) {

@@ -14,7 +14,7 @@
 //!
 //! Dry-run requests are admitted like the others: the plugin does not look at `dryRun`.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::registry::resource::{DeleteBehavior, ResourceType};
 use crate::request::call::Call;

@@ -7,7 +7,7 @@
 //! is refused with a `Forbidden` error at `spec.paramKind` or `spec.paramRef` naming the user as
 //! Go prints a `*user.DefaultInfo`.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::authz::{Attributes, Target};
 use crate::field::FieldError;

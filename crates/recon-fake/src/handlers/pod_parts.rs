@@ -12,8 +12,8 @@
 //! (`ValidatePodEphemeralContainersUpdate`, `validateEphemeralContainers`), and a resize that
 //! changes the pod's QoS class (`ValidatePodResize`). Server-side apply is not served here.
 
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::dns1123_label_errors;
-use serde_json::{Map, Value};
 
 use super::decode::{check_name, check_write_options, decode_request, ensure_namespace};
 use super::field_manager::FieldManager;
@@ -191,7 +191,7 @@ fn patched(call: &Call<'_>, current: Object) -> Result<Object, ApiError> {
                 ));
             }
             let mut doc = doc;
-            json_patch::merge(&mut doc, &patch);
+            recon_apimachinery::json::merge_patch(&mut doc, &patch);
             doc
         }
         "application/json-patch+json" => {

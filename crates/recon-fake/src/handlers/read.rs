@@ -3,7 +3,7 @@
 //! carry typed items, built-in lists do not; `PartialObjectMetadata` on request).
 
 use bytes::Bytes;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::registry::conversion;
 use crate::request::call::Call;

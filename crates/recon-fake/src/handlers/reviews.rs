@@ -2,7 +2,7 @@
 //! answered for the in-memory server's one identity, a cluster administrator
 //! (`UserInfo::admin`) or whom it impersonates.
 
-use serde_json::json;
+use recon_apimachinery::json;
 
 use super::subresource_body::{BodyKind, decode_as};
 use crate::request::call::Call;

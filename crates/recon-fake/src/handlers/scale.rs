@@ -10,7 +10,8 @@
 //! `resourceVersion` (when it has one) as the parent's: the parent's validation, generation,
 //! managedFields (an entry for the `scale` subresource) and watch events follow from that.
 
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use super::decode::{check_name, check_write_options, ensure_namespace};
 use super::field_manager::{FieldManager, apply_error};
@@ -354,11 +355,7 @@ fn go_json_text(value: &Value) -> String {
 
 /// `members` of `map` in the order of `fields` (a Go struct's), then any others sorted: the
 /// text the patch library writes of a Scale decoded from Go.
-fn ordered_object(
-    map: &Map<String, Value>,
-    fields: &[&str],
-    inner: &dyn Fn(&str, &Value) -> String,
-) -> String {
+fn ordered_object(map: &Map, fields: &[&str], inner: &dyn Fn(&str, &Value) -> String) -> String {
     let mut parts = Vec::new();
     for field in fields {
         if let Some(v) = map.get(*field) {
@@ -598,7 +595,7 @@ impl State {
                 let mut quoted = scale.clone();
                 let entries = scale_view_entries(&old, &paths.spec);
                 if !entries.is_empty() {
-                    set_meta(&mut quoted, "managedFields", Value::Array(entries));
+                    set_meta(&mut quoted, "managedFields", Value::Array(entries.into()));
                 }
                 return Err(patched_object_invalid(&patched_scale_text(&quoted), &why));
             }
@@ -847,7 +844,7 @@ impl ReplicasOwners {
                 "subresource": "scale",
             }));
         }
-        Value::Array(out)
+        Value::Array(out.into())
     }
 }
 
@@ -912,7 +909,7 @@ fn untime_scale_entries(parent: &mut Object) {
         })
         .collect();
     sort_entries(&mut entries);
-    set_meta(parent, "managedFields", Value::Array(entries));
+    set_meta(parent, "managedFields", Value::Array(entries.into()));
 }
 
 /// What a write does to the current Scale.

@@ -3,7 +3,7 @@
 //! it, into a kind that need not be the resource's own.
 
 use recon_apimachinery::go_quote;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::request::call::Call;
 use crate::wire::error::ApiError;

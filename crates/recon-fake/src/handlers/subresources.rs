@@ -6,8 +6,6 @@
 //! in-memory server has none, so it answers as kube-apiserver does for a pod that has no host
 //! (`pkg/registry/core/pod/strategy.go`, `ResourceLocation` and `streamLocation`).
 
-use serde_json::Value;
-
 use super::access_reviews::AccessReview;
 use crate::request::call::Call;
 use crate::request::reply::Reply;
@@ -110,7 +108,7 @@ impl State {
     pub(crate) fn parent(
         &self,
         call: &Call<'_>,
-    ) -> Result<serde_json::Map<String, Value>, ApiError> {
+    ) -> Result<recon_apimachinery::json::Map, ApiError> {
         let resource: GroupResource = call.rt.group_resource();
         let key = call.key();
         let stored = self
@@ -121,7 +119,7 @@ impl State {
     }
 }
 
-fn node_name(pod: &serde_json::Map<String, Value>) -> Option<String> {
+fn node_name(pod: &recon_apimachinery::json::Map) -> Option<String> {
     pod.get("spec")?
         .get("nodeName")?
         .as_str()
@@ -129,7 +127,7 @@ fn node_name(pod: &serde_json::Map<String, Value>) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn pod_ip(pod: &serde_json::Map<String, Value>) -> Option<&str> {
+fn pod_ip(pod: &recon_apimachinery::json::Map) -> Option<&str> {
     pod.get("status")?
         .get("podIP")?
         .as_str()
@@ -137,7 +135,7 @@ fn pod_ip(pod: &serde_json::Map<String, Value>) -> Option<&str> {
 }
 
 /// `streamLocation`: a stream needs the node the pod runs on.
-fn no_host(name: &str, pod: &serde_json::Map<String, Value>) -> ApiError {
+fn no_host(name: &str, pod: &recon_apimachinery::json::Map) -> ApiError {
     match node_name(pod) {
         None => ApiError::bad_request(format!("pod {name} does not have a host assigned")),
         Some(node) => no_kubelet(&node),

@@ -16,7 +16,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use recon_apimachinery::go_quote_list;
 use recon_apimachinery::gotime::{self, Layout};
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::subresource_body::{BodyKind, decode_as, str_at};
@@ -99,7 +100,7 @@ fn sign(claims: &Value) -> String {
 }
 
 /// The claims of `token` if this process signed it; `None` for anything else.
-fn verify(token: &str) -> Option<Map<String, Value>> {
+fn verify(token: &str) -> Option<Map> {
     let mut parts = token.split('.');
     let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() {
@@ -174,7 +175,7 @@ impl State {
             .filter(|a| !a.is_empty())
             .cloned()
             .unwrap_or_else(|| vec![Value::from(ISSUER)]);
-        spec.insert("audiences".into(), Value::Array(audiences.clone()));
+        spec.insert("audiences".into(), Value::Array(audiences.clone().into()));
         // The v1 default.
         let expiration = match spec.get("expirationSeconds") {
             Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
@@ -267,12 +268,7 @@ impl State {
     }
 
     /// The object a TokenRequest's `boundObjectRef` names, checked as `TokenREST.Create` does.
-    fn bound_object(
-        &self,
-        spec: &Map<String, Value>,
-        account: &str,
-        namespace: &str,
-    ) -> Result<Bound, ApiError> {
+    fn bound_object(&self, spec: &Map, account: &str, namespace: &str) -> Result<Bound, ApiError> {
         let mut bound = Bound::default();
         let Some(reference) = spec.get("boundObjectRef").filter(|r| !r.is_null()) else {
             return Ok(bound);
@@ -570,7 +566,7 @@ fn deleted_long_ago(object: &Object, before: i64) -> bool {
 
 /// The claims of a token this process minted, for tests: `None` for any other string.
 #[cfg(test)]
-pub(crate) fn claims_of(token: &str) -> Option<Map<String, Value>> {
+pub(crate) fn claims_of(token: &str) -> Option<Map> {
     verify(token)
 }
 

@@ -10,7 +10,8 @@
 //! server does not model, stopped serving the resource; the watches here end as etcd3's watcher
 //! ends on a decoding error.)
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::api_server::ApiServer;
 use crate::wire::group::GroupResource;
@@ -52,7 +53,10 @@ async fn send(
     let request = request.body(body.as_bytes().to_vec()).unwrap();
     let _ = server.client().request_text(request).await;
     let last = server.requests().last().cloned().unwrap();
-    (last.status, last.response_json().unwrap_or(Value::Null))
+    (
+        last.status,
+        last.response_json().map_or(Value::Null, Value::from),
+    )
 }
 
 async fn get(server: &ApiServer, path: &str) -> (u16, Value) {

@@ -2,8 +2,8 @@
 //! `rest.BeforeUpdate` of kube-apiserver, in their order (which decides which error wins).
 
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::NameRule;
-use serde_json::Value;
 
 use super::create::{as_served, before_create};
 use super::decode::{

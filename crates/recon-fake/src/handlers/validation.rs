@@ -3,11 +3,11 @@
 //! finalizer-name rule, producing the same field errors in the same order as the real server.
 
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
 use recon_apimachinery::names::{
     dns1123_label_errors, label_key_errors, label_value_errors, name_errors,
 };
-use serde_json::{Map, Value};
 
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::{
@@ -321,12 +321,11 @@ pub(crate) fn annotation_errors(
 
 /// `ValidateOwnerReferences`: each reference's fields, banned owners, and a single controller.
 fn validate_owner_references(obj: &Object, errors: &mut Vec<FieldError>) {
-    let refs: Vec<&Map<String, Value>> = meta_value(obj, "ownerReferences")
+    let refs: Vec<&Map> = meta_value(obj, "ownerReferences")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_object).collect())
         .unwrap_or_default();
-    let field =
-        |r: &Map<String, Value>, k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let field = |r: &Map, k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     let mut controller: Option<String> = None;
     for r in &refs {
         let (api_version, kind, name, uid) = (
@@ -386,7 +385,7 @@ fn validate_owner_references(obj: &Object, errors: &mut Vec<FieldError>) {
 }
 
 /// An owner reference as Go's JSON encoder writes it: struct field order, optional fields last.
-fn owner_ref_json(r: &Map<String, Value>) -> String {
+fn owner_ref_json(r: &Map) -> String {
     let mut out = String::from("{");
     let mut first = true;
     for &(key, optional) in OWNER_REF_FIELDS {
@@ -425,7 +424,7 @@ fn validate_finalizers(obj: &Object, errors: &mut Vec<FieldError>) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::field::aggregate;

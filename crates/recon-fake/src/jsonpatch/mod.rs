@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use recon_apimachinery::go_json::go_json;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::wire::nesting;
 use crate::wire::object::{json_type, read_json};
@@ -282,7 +282,7 @@ impl Node {
             Node::Doc(map) => Value::Object(
                 map.into_iter()
                     .map(|(k, v)| (k, v.into_value()))
-                    .collect::<Map<String, Value>>(),
+                    .collect::<Map>(),
             ),
             Node::Ary(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
         }

@@ -1,6 +1,7 @@
 //! evanphx/json-patch v4 (`patch.go`), case by case.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 

@@ -22,7 +22,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::conversion_webhook::{self, WebhookEndpoint};
 use super::resource::{ResourceType, StorageVersion};

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value, json};
 
 use super::conversion_webhook::WebhookEndpoint;
 use super::memo::Memo;
@@ -25,7 +26,7 @@ use crate::wire::object::{Object, meta_str};
 /// instance is left.
 pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
-fn spec(obj: &Object) -> Option<&Map<String, Value>> {
+fn spec(obj: &Object) -> Option<&Map> {
     obj.get("spec").and_then(Value::as_object)
 }
 
@@ -37,7 +38,7 @@ fn spec_str<'a>(obj: &'a Object, path: &[&str]) -> &'a str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
-fn versions(obj: &Object) -> Vec<&Map<String, Value>> {
+fn versions(obj: &Object) -> Vec<&Map> {
     spec(obj)
         .and_then(|s| s.get("versions"))
         .and_then(Value::as_array)
@@ -111,7 +112,7 @@ fn whole_bounds(spec: &mut Object) {
                                     .as_f64()
                                     .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
                             {
-                                *n = serde_json::Number::from(f as i64);
+                                *n = recon_apimachinery::json::Number::from(f as i64);
                             }
                         }
                         _ => stack.push(child),
@@ -242,7 +243,7 @@ pub(crate) fn validate(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
 
 /// Whether the stored CRD `old` has a version of the same name as `version` with the same
 /// schema.
-fn unchanged_schema(old: Option<&Object>, version: &Map<String, Value>, schema: &Value) -> bool {
+fn unchanged_schema(old: Option<&Object>, version: &Map, schema: &Value) -> bool {
     let Some(old) = old else {
         return false;
     };
@@ -269,7 +270,7 @@ fn schema_errors(schema: &Value, path: &str, unchanged: bool) -> Vec<FieldError>
 }
 
 /// The versions as the validator prints them: Go's internal type, encoded without JSON tags.
-fn internal_versions(list: &[&Map<String, Value>]) -> String {
+fn internal_versions(list: &[&Map]) -> String {
     let entries: Vec<String> = list
         .iter()
         .map(|v| {

@@ -5,7 +5,7 @@
 //! core type always writes the reporting fields, the events type omits them when empty; see
 //! [`defaults::as_stored`].
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::defaults;
 use crate::wire::object::Object;
@@ -92,7 +92,7 @@ fn drop_zero(obj: &mut Object, strings: &[&str], counts: &[&str]) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -4,8 +4,8 @@
 
 use crate::storage::write_limit::EtcdWrite;
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value};
 
 use crate::wire::group::{GroupKind, GroupResource};
 
@@ -36,21 +36,20 @@ pub(crate) enum StatusWrite {
 }
 
 /// `PrepareForCreate`-style hook: edits the object in place.
-pub(crate) type Prepare = fn(&mut Map<String, Value>);
+pub(crate) type Prepare = fn(&mut Map);
 /// `PrepareForUpdate`-style hook: edits `new` knowing `old`.
-pub(crate) type PrepareUpdate = fn(&mut Map<String, Value>, &Map<String, Value>);
+pub(crate) type PrepareUpdate = fn(&mut Map, &Map);
 /// Type-specific validation of an object, given the stored one on an update.
-pub(crate) type Validate =
-    fn(&Map<String, Value>, Option<&Map<String, Value>>) -> Vec<crate::field::FieldError>;
+pub(crate) type Validate = fn(&Map, Option<&Map>) -> Vec<crate::field::FieldError>;
 /// `CheckGracefulDelete`: the grace period for a delete that asked for so many seconds.
-pub(crate) type GracePeriod = fn(&Map<String, Value>, Option<i64>) -> i64;
+pub(crate) type GracePeriod = fn(&Map, Option<i64>) -> i64;
 /// The part of `PrepareForCreate` / `PrepareForUpdate` that reads the clock: `(new, old, now)`,
 /// `old` absent on a create, `now` an RFC 3339 time.
-pub(crate) type Stamp = fn(&mut Map<String, Value>, Option<&Map<String, Value>>, &Value);
+pub(crate) type Stamp = fn(&mut Map, Option<&Map>, &Value);
 
 /// A built-in's conversion between two of its versions: `(object, from, to)`, the object's
 /// `apiVersion` included.
-pub(crate) type Convert = fn(&mut Map<String, Value>, &str, &str);
+pub(crate) type Convert = fn(&mut Map, &str, &str);
 
 /// Per-type hooks for the built-ins whose strategy does more than a table can say.
 #[derive(Debug, Clone, Copy, Default)]
@@ -80,7 +79,7 @@ pub(crate) struct TypeHooks {
 }
 
 /// Writes the requesting user into a new object.
-pub(crate) type Requester = fn(&mut Map<String, Value>, &crate::user::UserInfo);
+pub(crate) type Requester = fn(&mut Map, &crate::user::UserInfo);
 
 /// The default propagation of a delete (`DefaultGarbageCollectionPolicy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +133,7 @@ pub(crate) enum UnsupportedField {
 impl FieldLabels {
     /// The value of `label` on `object`, or `Err` with the apiserver's message when the type does
     /// not support that label. A cluster-scoped object's `metadata.namespace` is the empty string.
-    pub(crate) fn value(&self, label: &str, object: &Map<String, Value>) -> Result<String, String> {
+    pub(crate) fn value(&self, label: &str, object: &Map) -> Result<String, String> {
         let path: Vec<&str> = match label {
             "metadata.name" => vec!["metadata", "name"],
             "metadata.namespace" if !self.no_namespace => vec!["metadata", "namespace"],

@@ -116,7 +116,7 @@ impl Call<'_> {
         let meta = ListMeta {
             resource_version: meta(&decoded)
                 .and_then(|m| m.get("resourceVersion"))
-                .and_then(serde_json::Value::as_str)
+                .and_then(recon_apimachinery::json::Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
             ..ListMeta::default()

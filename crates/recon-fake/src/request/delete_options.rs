@@ -1,8 +1,8 @@
 //! The `metav1.DeleteOptions` of a delete or delete-collection, checked as
 //! `ValidateDeleteOptions` checks them.
 
+use recon_apimachinery::json::Value;
 use serde::Deserialize;
-use serde_json::Value;
 
 use recon_apimachinery::go_quote;
 
@@ -243,7 +243,7 @@ impl DeleteOptions {
         obj.retain(|_, v| !v.is_null());
         // Go's decoding accepted every field, so this reads them; should it not, serde_json's
         // message is all there is to say.
-        serde_json::from_value(Value::Object(obj)).map_err(|e| {
+        recon_apimachinery::json::from_value(Value::Object(obj)).map_err(|e| {
             ApiError::bad_request(format!(
                 "the body of the request was in an unknown format: {e}"
             ))
@@ -294,12 +294,12 @@ impl DeleteOptions {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 
     fn options(json: Value) -> DeleteOptions {
-        serde_json::from_value(json).unwrap()
+        recon_apimachinery::json::from_value(json).unwrap()
     }
 
     #[test]

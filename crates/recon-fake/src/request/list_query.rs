@@ -45,7 +45,7 @@ impl ListQuery {
         for requirement in fields.requirements() {
             call.rt
                 .field_labels
-                .value(&requirement.field, &serde_json::Map::new())
+                .value(&requirement.field, &recon_apimachinery::json::Map::new())
                 .map_err(ApiError::bad_request)?;
         }
         Ok(ListQuery { labels, fields })

@@ -1,7 +1,7 @@
 //! Content negotiation for reads: the object itself, the metadata-only forms kube's metadata
 //! API asks for (`PartialObjectMetadata`), or a Table ([`crate::table`]).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::registry::resource::ResourceType;
 use crate::table::TableVersion;
@@ -143,7 +143,7 @@ pub(crate) fn not_a_list(rt: &ResourceType) -> ApiError {
 pub(crate) fn partial_metadata(key: &str, body: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let obj = decode_body(key, body)?;
     let metadata = meta(&obj).cloned().unwrap_or_default();
-    let mut doc = serde_json::Map::new();
+    let mut doc = recon_apimachinery::json::Map::new();
     doc.insert("metadata".into(), Value::Object(metadata));
     let inner = serde_json::to_vec(&doc).unwrap_or_default();
     Ok(with_type_meta(PARTIAL, "PartialObjectMetadata", &inner))

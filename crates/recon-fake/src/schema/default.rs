@@ -3,7 +3,7 @@
 //! at every depth, including inside defaults just written (an object default `{}` whose own
 //! properties have defaults is filled in).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::model::{Additional, Node};
 
@@ -76,7 +76,7 @@ fn replace_null(node: &Node, v: &mut Value) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

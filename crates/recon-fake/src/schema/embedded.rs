@@ -6,8 +6,8 @@
 //!   group/version and a kind that is a DNS-1035 label once lowercased. (The real server
 //!   checks `metadata` with lenient path-segment name rules; not modelled yet.)
 
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::dns1035_label_errors;
-use serde_json::{Map, Value};
 
 use super::model::{Additional, Node};
 use super::validate::bad_value;
@@ -58,7 +58,7 @@ fn join(path: &str, key: &str) -> String {
 
 fn coerce_type_and_object_meta(
     path: &str,
-    map: &mut Map<String, Value>,
+    map: &mut Map,
     unknown: &mut Vec<String>,
 ) -> Result<(), FieldError> {
     for key in ["apiVersion", "kind"] {
@@ -89,7 +89,7 @@ fn coerce_type_and_object_meta(
 }
 
 /// The errors of the embedded resources within `obj` (the resource itself is not one).
-pub(crate) fn validate(node: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {
+pub(crate) fn validate(node: &Node, obj: &Map) -> Vec<FieldError> {
     let mut out = Vec::new();
     for (k, v) in obj {
         if let Some(schema) = node.properties.get(k) {
@@ -127,7 +127,7 @@ fn value(node: &Node, path: &str, v: &Value, out: &mut Vec<FieldError>) {
 }
 
 /// `validateEmbeddedResource`.
-fn embedded(path: &str, map: &Map<String, Value>, out: &mut Vec<FieldError>) {
+fn embedded(path: &str, map: &Map, out: &mut Vec<FieldError>) {
     for key in ["apiVersion", "kind"] {
         if !map.contains_key(key) {
             out.push(FieldError::required(format!("{path}.{key}"), ""));

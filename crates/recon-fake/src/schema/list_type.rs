@@ -3,14 +3,15 @@
 //! value validator, on every list the schema reaches through properties, additional properties
 //! and items.
 
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use super::model::{Additional, ListType, Node};
 use super::validate::bad_value;
 use crate::field::{ErrorType, FieldError};
 
 /// The errors of `obj` (an object) against `node`.
-pub(crate) fn validate(node: &Node, obj: &Map<String, Value>) -> Vec<FieldError> {
+pub(crate) fn validate(node: &Node, obj: &Map) -> Vec<FieldError> {
     let mut out = Vec::new();
     object(node, "", obj, &mut out);
     out
@@ -24,7 +25,7 @@ fn child(path: &str, key: &str) -> String {
     }
 }
 
-fn object(node: &Node, path: &str, obj: &Map<String, Value>, out: &mut Vec<FieldError>) {
+fn object(node: &Node, path: &str, obj: &Map, out: &mut Vec<FieldError>) {
     if let Some(Additional::Schema(schema)) = &node.additional_properties {
         for (k, v) in obj {
             value(schema, &format!("{path}[{k}]"), v, out);

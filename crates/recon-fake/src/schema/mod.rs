@@ -36,7 +36,7 @@ pub(crate) mod structural;
 mod validate;
 
 use model::Node;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 use validate::Validator;
 
 use crate::field::{BadValue, ErrorType, FieldError};
@@ -208,7 +208,7 @@ impl CustomResourceSchema {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::field::aggregate;

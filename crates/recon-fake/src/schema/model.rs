@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use recon_apimachinery::json::{Map, Value};
 use regex::Regex;
-use serde_json::{Map, Value};
 
 use super::format::Format;
 
@@ -223,14 +223,14 @@ impl Node {
 }
 
 /// The schemas of a list keyword (`allOf`, `anyOf`, `oneOf`).
-fn nodes(m: &Map<String, Value>, key: &str) -> Vec<Node> {
+fn nodes(m: &Map, key: &str) -> Vec<Node> {
     m.get(key)
         .and_then(Value::as_array)
         .map(|a| a.iter().map(Node::parse).collect())
         .unwrap_or_default()
 }
 
-fn strings(m: &Map<String, Value>, key: &str) -> Vec<String> {
+fn strings(m: &Map, key: &str) -> Vec<String> {
     m.get(key)
         .and_then(Value::as_array)
         .map(|a| {

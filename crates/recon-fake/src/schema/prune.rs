@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::model::{Additional, Node};
 
@@ -18,7 +18,7 @@ const TYPE_AND_OBJECT_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 /// Prunes a whole resource; returns the paths of the dropped fields, sorted (the real server
 /// sorts them too), as `spec.ports[0].bogus`.
-pub(crate) fn prune_resource(root: &Node, obj: &mut Map<String, Value>) -> Vec<String> {
+pub(crate) fn prune_resource(root: &Node, obj: &mut Map) -> Vec<String> {
     let mut pruner = Pruner::default();
     if root.preserve_unknown_fields {
         pruner.keep_unknown_in_object(root, obj, true);
@@ -61,7 +61,7 @@ impl Pruner {
     }
 
     /// `prune` of an object with a schema: declared keys recurse, others go.
-    fn object(&mut self, node: &Node, map: &mut Map<String, Value>, embedded: bool) {
+    fn object(&mut self, node: &Node, map: &mut Map, embedded: bool) {
         let mut unknown = Vec::new();
         for (k, v) in map.iter_mut() {
             if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
@@ -93,12 +93,7 @@ impl Pruner {
         }
     }
 
-    fn keep_unknown_in_object(
-        &mut self,
-        node: &Node,
-        map: &mut Map<String, Value>,
-        embedded: bool,
-    ) {
+    fn keep_unknown_in_object(&mut self, node: &Node, map: &mut Map, embedded: bool) {
         for (k, v) in map.iter_mut() {
             if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
                 continue;
@@ -152,7 +147,7 @@ fn child_schema<'n>(node: &'n Node, key: &str) -> Option<Option<&'n Node>> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -18,11 +18,11 @@
 //! (`structuraldefaulting.ValidateDefaults`) and the checks of `x-kubernetes-validations` rules.
 
 use recon_apimachinery::go_json::go_json_string;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::field::{BadValue, ErrorType, FieldError};
 
-type Schema = Map<String, Value>;
+type Schema = Map;
 
 /// Where the errors of each version's schema are reported: the internal API version of the
 /// CRD, which hoists a schema shared by every version to `spec.validation`.
@@ -944,7 +944,7 @@ impl Walk {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::field::aggregate;
@@ -1028,7 +1028,7 @@ mod tests {
             errors(field(json!({"type": "array"}))),
             format!("{X}.items: Required value: must be specified")
         );
-        // What kube-rs derives for a `Vec<serde_json::Value>`.
+        // What kube-rs derives for a `Vec<recon_apimachinery::json::Value>`.
         assert_eq!(
             errors(field(json!({"type": "array", "items": {}}))),
             format!("{X}.items.type: Required value: must not be empty for specified array items")

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use recon_apimachinery::go_json::{Num, go_float};
 use recon_apimachinery::go_quote;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
@@ -395,10 +395,9 @@ impl Validator<'_> {
             out.push(self.plain(e));
         }
         let data = bad_value(&Value::from(match val {
-            Num::Int(i) => serde_json::Number::from(i),
-            Num::Float(f) => {
-                serde_json::Number::from_f64(f).unwrap_or_else(|| serde_json::Number::from(0))
-            }
+            Num::Int(i) => recon_apimachinery::json::Number::from(i),
+            Num::Float(f) => recon_apimachinery::json::Number::from_f64(f)
+                .unwrap_or_else(|| recon_apimachinery::json::Number::from(0)),
         }));
         let bound_fits =
             |bound: f64, prefix: &str, out: &mut Vec<FieldError>| match number_checks::range_error(
@@ -568,7 +567,7 @@ impl Validator<'_> {
         &self,
         node: &Node,
         path: &str,
-        map: &Map<String, Value>,
+        map: &Map,
         old: Option<&Value>,
         out: &mut Vec<FieldError>,
     ) -> usize {
@@ -671,7 +670,7 @@ fn enum_matches(value: &Value, member: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

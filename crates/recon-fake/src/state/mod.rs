@@ -7,7 +7,7 @@ pub(crate) mod watcher;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use recon_apimachinery::gotime::{self, Layout};
 

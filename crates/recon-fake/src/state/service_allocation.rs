@@ -12,7 +12,8 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::State;
 use crate::field::{BadValue, ErrorType, FieldError};
@@ -103,7 +104,7 @@ impl State {
             errors.push(FieldError::new(
                 ErrorType::Invalid,
                 "spec.clusterIPs",
-                BadValue::Raw(Value::Array(ips.clone()).to_string()),
+                BadValue::Raw(Value::Array(ips.clone().into()).to_string()),
                 "must be empty when `clusterIP` is not specified",
             ));
             return errors;

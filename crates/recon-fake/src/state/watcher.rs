@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 use tokio::sync::mpsc;
 
 use crate::clock::Clock;
@@ -190,19 +190,19 @@ impl Watcher {
     /// A BOOKMARK at `revision`, annotated as the end of the initial events when
     /// `initial_events_end`.
     pub(crate) fn bookmark(&self, revision: u64, initial_events_end: bool) -> Bytes {
-        let mut metadata = serde_json::Map::new();
+        let mut metadata = recon_apimachinery::json::Map::new();
         if initial_events_end {
             metadata.insert(
                 "annotations".into(),
-                serde_json::json!({ INITIAL_EVENTS_END: "true" }),
+                recon_apimachinery::json!({ INITIAL_EVENTS_END: "true" }),
             );
         }
         metadata.insert(
             "resourceVersion".into(),
             Value::String(revision.to_string()),
         );
-        let body =
-            serde_json::to_vec(&serde_json::json!({ "metadata": metadata })).unwrap_or_default();
+        let body = serde_json::to_vec(&recon_apimachinery::json!({ "metadata": metadata }))
+            .unwrap_or_default();
         let (api_version, kind) = match self.format {
             Format::Full | Format::Table(_) => (self.api_version.as_str(), self.rt.kind.as_str()),
             Format::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadata"),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::wire::object::Object;
 
@@ -96,12 +96,12 @@ impl Labels {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 
     fn object(v: Value) -> Object {
-        serde_json::from_value(v).expect("a test object")
+        recon_apimachinery::json::from_value(v).expect("a test object")
     }
 
     #[test]

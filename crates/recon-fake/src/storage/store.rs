@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use foldhash::HashMap;
 
 use bytes::Bytes;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::history::{Change, DEFAULT_HISTORY, History};
 use super::stored::Stored;
@@ -455,7 +455,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 
@@ -648,7 +648,7 @@ mod tests {
             // Not `json!([deep])`, which serialises `deep` (recursively) to copy it.
             let mut deep = Value::Null;
             for _ in 1..levels {
-                deep = Value::Array(vec![deep]);
+                deep = Value::Array(vec![deep].into());
             }
             Object::from_iter([("a".to_owned(), deep)])
         };

@@ -20,7 +20,7 @@
 //! types' protobuf fields ([`proto_size`]), without encoding them.
 
 use recon_apimachinery::go_json::go_json;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::gotype::proto_size::varint_len;
 use crate::gotype::{self, proto_size};
@@ -153,7 +153,8 @@ fn stored_len(obj: &Object, protobuf_group: Option<&str>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use recon_apimachinery::json;
+    use recon_apimachinery::json::Value;
 
     use super::*;
 

@@ -9,7 +9,7 @@
 //! object comes from `ToUnstructured`, where integer fields are `int64` too.
 
 use recon_apimachinery::go_json::go_float;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::error::Fault;
 
@@ -127,7 +127,7 @@ pub(crate) fn fmt_v(value: &Value) -> String {
 }
 
 /// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
-pub(super) fn fmt_map_v(map: &Map<String, Value>) -> String {
+pub(super) fn fmt_map_v(map: &Map) -> String {
     let mut out = String::new();
     write_map(&mut out, map, 'v');
     out
@@ -199,7 +199,7 @@ fn write_slice(out: &mut String, items: &[Value], verb: char) {
 
 /// Maps print with their keys sorted (`internal/fmtsort`), whatever order the
 /// `serde_json` map keeps.
-fn write_map(out: &mut String, map: &Map<String, Value>, verb: char) {
+fn write_map(out: &mut String, map: &Map, verb: char) {
     let mut keys: Vec<&String> = map.keys().collect();
     keys.sort();
     out.push_str("map[");

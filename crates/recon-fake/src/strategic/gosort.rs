@@ -4,7 +4,7 @@
 //! consistent orders, so another stable sort could order elements
 //! differently.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::error::Fault;
 
@@ -155,7 +155,7 @@ mod tests {
                     seed ^= seed << 13;
                     seed ^= seed >> 7;
                     seed ^= seed << 17;
-                    serde_json::json!([(seed % 7) as i64, i as i64])
+                    recon_apimachinery::json!([(seed % 7) as i64, i as i64])
                 })
                 .collect();
             let mut expected = items.clone();

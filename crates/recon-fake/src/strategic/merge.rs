@@ -16,14 +16,14 @@
 //!   object would fail, upstream may report any of them; this port visits keys
 //!   in byte order (so `$deleteFromPrimitiveList/x` is applied before `x`).
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::error::Fault;
 use super::gofmt::{GoSet, GoType, fmt_map_v, fmt_s, fmt_slice_v, go_eq, go_type, type_name};
 use super::gosort::go_stable_sort;
 use super::schema::{Cursor, PatchStrategy};
 
-type Obj = Map<String, Value>;
+type Obj = Map;
 
 const DIRECTIVE_MARKER: &str = "$patch";
 const DELETE_DIRECTIVE: &str = "delete";
@@ -202,7 +202,17 @@ fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) ->
         }
         (Value::Array(current), Value::Array(value)) => {
             let (sub, strategy) = schema.field(&target);
-            Value::Array(merge_list_field(current, value, sub, strategy, delete_list)?.merged)
+            Value::Array(
+                merge_list_field(
+                    current.into_vec(),
+                    value.into_vec(),
+                    sub,
+                    strategy,
+                    delete_list,
+                )?
+                .merged
+                .into(),
+            )
         }
         // Scalars of the same Go type: the patch value wins, even for a
         // `$deleteFromPrimitiveList/x` aimed at a scalar.
@@ -325,7 +335,7 @@ fn merge_ordered_lists(original: &mut Obj, patch: &mut Obj, schema: Cursor) -> R
             merge_key,
             kind,
         )?;
-        original.insert(list_key.clone(), Value::Array(ordered));
+        original.insert(list_key.clone(), Value::Array(ordered.into()));
         patch.remove(&list_key);
     }
     Ok(())
@@ -335,7 +345,7 @@ fn merge_ordered_lists(original: &mut Obj, patch: &mut Obj, schema: Cursor) -> R
 fn list_value(value: Option<&Value>) -> Result<Option<Vec<Value>>, Fault> {
     match value {
         None => Ok(None),
-        Some(Value::Array(items)) => Ok(Some(items.clone())),
+        Some(Value::Array(items)) => Ok(Some(items.to_vec())),
         Some(other) => Err(expected_slice(other)),
     }
 }

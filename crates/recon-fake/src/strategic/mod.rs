@@ -7,7 +7,7 @@
 //! request body into a `map[string]interface{}` and calls
 //! `strategicpatch.StrategicMergeMapPatch` (`k8s.io/apimachinery`
 //! `pkg/util/strategicpatch/patch.go`) with the Go type as schema. This module
-//! re-implements that path on `serde_json::Value`:
+//! re-implements that path on JSON values (`recon_apimachinery::json::Value`):
 //!
 //! * [`apply`] merges a patch into an object with the rules and the exact
 //!   element ordering of upstream's `mergeMap`/`mergeSlice`, including the
@@ -49,8 +49,8 @@ mod tests;
 
 use error::Fault;
 pub use error::{StrategicError, StrategicErrorKind};
+use recon_apimachinery::json::Value;
 pub use schema::{PatchSchema, metadata_only, schema_for};
-use serde_json::Value;
 
 use crate::wire::object::json_type;
 

@@ -3,7 +3,8 @@
 //! with the most patch tags and with none; and an empty patch changes nothing.
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{PatchSchema, apply, metadata_only, parse_patch_body, schema_for};
 use crate::proptests::{config, json, mangled, mutated};

@@ -486,7 +486,8 @@ pub fn metadata_only() -> &'static PatchSchema {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
-    use serde_json::{Map, Value, json};
+    use recon_apimachinery::json;
+    use recon_apimachinery::json::{Map, Value};
 
     use super::*;
 

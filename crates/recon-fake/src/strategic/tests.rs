@@ -3,7 +3,8 @@
 //! list merged on `name`, `mergingIntList` a merged list of scalars).
 
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 
@@ -32,10 +33,13 @@ fn failed(schema: &PatchSchema, original: Value, patch: Value) -> StrategicError
 /// The `metav1.Status` JSON body the apiserver writes for this error, or
 /// `None` for [`StrategicErrorKind::Panic`], whose body is plain text.
 fn to_status(err: &StrategicError) -> Option<Value> {
-    let mut status = serde_json::Map::new();
+    let mut status = recon_apimachinery::json::Map::new();
     status.insert("kind".into(), Value::from("Status"));
     status.insert("apiVersion".into(), Value::from("v1"));
-    status.insert("metadata".into(), Value::Object(serde_json::Map::new()));
+    status.insert(
+        "metadata".into(),
+        Value::Object(recon_apimachinery::json::Map::new()),
+    );
     status.insert("status".into(), Value::from("Failure"));
     status.insert("message".into(), Value::from(err.message.clone()));
     match err.kind {
@@ -45,7 +49,10 @@ fn to_status(err: &StrategicError) -> Option<Value> {
         }
         StrategicErrorKind::Invalid => {
             status.insert("reason".into(), Value::from(err.reason));
-            status.insert("details".into(), Value::Object(serde_json::Map::new()));
+            status.insert(
+                "details".into(),
+                Value::Object(recon_apimachinery::json::Map::new()),
+            );
         }
         StrategicErrorKind::Internal => {}
     }

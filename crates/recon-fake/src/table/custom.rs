@@ -4,7 +4,7 @@
 //! (apiextensions-apiserver/pkg/registry/customresource/tableconvertor/tableconvertor.go).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::document::{Cell, Column};
 use super::jsonpath::{self, JsonPath};
@@ -163,7 +163,7 @@ fn typed(ty: &str, value: &Value, now: Timestamp) -> Cell {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

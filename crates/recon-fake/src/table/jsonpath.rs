@@ -4,7 +4,7 @@
 //! with missing keys allowed (`AllowMissingKeys(true)`). Filters, slices, unions and recursive
 //! descent are not read: such a path finds nothing.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::gotype::encode::write_value;
 
@@ -185,7 +185,7 @@ fn go_print_float(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

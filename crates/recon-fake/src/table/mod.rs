@@ -11,7 +11,7 @@ pub(crate) mod jsonpath;
 mod printers;
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::registry::resource::ResourceType;
 use crate::request::negotiate::{Format, negotiate, refuse_table};
@@ -266,7 +266,7 @@ fn row_object(request: &TableRequest, item: &Item<'_>) -> Result<Option<Vec<u8>>
                 .get("metadata")
                 .cloned()
                 .unwrap_or(Value::Object(Object::new()));
-            let inner = serde_json::to_vec(&serde_json::json!({ "metadata": metadata }))
+            let inner = serde_json::to_vec(&recon_apimachinery::json!({ "metadata": metadata }))
                 .map_err(|e| ApiError::internal_unknown(e.to_string()))?;
             Some(with_type_meta(
                 request.version.api_version(),
@@ -326,7 +326,7 @@ fn timestamp(text: &str) -> Option<Timestamp> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use recon_apimachinery::json::{Map, Number, Value};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
 
 use super::{go_json_syntax, nesting};
 
@@ -74,7 +74,7 @@ impl<'de> Visitor<'de> for Build<'_> {
         })? {
             out.push(item);
         }
-        Ok(Value::Array(out))
+        Ok(Value::Array(out.into()))
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
@@ -265,13 +265,14 @@ mod tests {
             (br#""plain""#, false),
         ] {
             let (value, found) = parse_noting_repeats(body).unwrap();
-            let expected: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let expected: recon_apimachinery::json::Value = serde_json::from_slice(body).unwrap();
             assert_eq!(value, expected, "{}", String::from_utf8_lossy(body));
             assert_eq!(found, repeats, "{}", String::from_utf8_lossy(body));
             assert_eq!(found, !duplicate_fields(body).is_empty());
         }
         for bad in [&b"{\"a\":1} x"[..], b"{", b"", b"[1,]", b"[1e400]"] {
-            let theirs = serde_json::from_slice::<serde_json::Value>(bad).unwrap_err();
+            let theirs =
+                serde_json::from_slice::<recon_apimachinery::json::Value>(bad).unwrap_err();
             let ours = parse_noting_repeats(bad).unwrap_err();
             assert_eq!(ours.to_string(), theirs.to_string());
         }

@@ -333,10 +333,11 @@ mod tests {
     #[test]
     fn status_body_has_the_metav1_status_shape() {
         let err = ApiError::not_found(&GroupResource::new("example.com", "widgets"), "foo");
-        let body: serde_json::Value = serde_json::from_slice(&err.to_status_json()).unwrap();
+        let body: recon_apimachinery::json::Value =
+            serde_json::from_slice(&err.to_status_json()).unwrap();
         assert_eq!(
             body,
-            serde_json::json!({
+            recon_apimachinery::json!({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": "widgets.example.com \"foo\" not found", "reason": "NotFound",
                 "details": {"name": "foo", "group": "example.com", "kind": "widgets"}, "code": 404
@@ -349,7 +350,8 @@ mod tests {
         let err = ApiError::internal_unknown(
             "resourceVersion should not be set on objects to be created",
         );
-        let body: serde_json::Value = serde_json::from_slice(&err.to_status_json()).unwrap();
+        let body: recon_apimachinery::json::Value =
+            serde_json::from_slice(&err.to_status_json()).unwrap();
         assert!(body.get("reason").is_none());
         assert_eq!(body["code"], 500);
     }

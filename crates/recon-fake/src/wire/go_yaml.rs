@@ -10,7 +10,7 @@
 //! the scanner forces a new line. Problems without a known counterpart keep serde_saphyr's
 //! message.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 use serde_saphyr::options::{DuplicateKeyPolicy, Options};
 
 /// A YAML body as JSON, or go-yaml's error for it (`yaml: ...`).
@@ -301,12 +301,12 @@ mod tests {
     fn documents_read_as_go_yaml_reads_them() {
         assert_eq!(
             yaml_to_json("a: 1\na: 2").unwrap(),
-            serde_json::json!({"a": 2})
+            recon_apimachinery::json!({"a": 2})
         );
         assert_eq!(yaml_to_json("").unwrap(), Value::Null);
         assert_eq!(
             yaml_to_json("dryRun: [All]").unwrap(),
-            serde_json::json!({"dryRun": ["All"]})
+            recon_apimachinery::json!({"dryRun": ["All"]})
         );
     }
 }

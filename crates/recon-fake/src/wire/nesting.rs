@@ -19,7 +19,7 @@
 //!   remaining recursive walkers have room for Go's whole depth (and a JSON patch's path on
 //!   top); values that outlive it are dropped by [`dispose`].
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 /// Go's `maxNestingDepth`: the deepest nesting of arrays and objects kube-apiserver decodes.
 pub(crate) const GO_MAX_DEPTH: usize = 10_000;
@@ -58,7 +58,7 @@ pub(crate) fn value_depth(value: &Value) -> usize {
 }
 
 /// [`value_depth`] of an object: 1 and the depth of its deepest field.
-pub(crate) fn object_depth(obj: &Map<String, Value>) -> usize {
+pub(crate) fn object_depth(obj: &Map) -> usize {
     1 + obj.values().map(value_depth).max().unwrap_or(0)
 }
 
@@ -159,7 +159,7 @@ struct Reader<'a> {
 /// whose value comes next.
 enum Open {
     Array(Vec<Value>),
-    Object(Map<String, Value>, String),
+    Object(Map, String),
 }
 
 /// The path of the value the innermost open container reads next: its keys joined by `.`, its
@@ -203,7 +203,7 @@ impl Reader<'_> {
                     self.at += 1;
                     self.skip_space();
                     if self.eat(b']') {
-                        Value::Array(Vec::new())
+                        Value::Array(Vec::new().into())
                     } else {
                         open.push(Open::Array(Vec::new()));
                         continue;
@@ -254,7 +254,7 @@ impl Reader<'_> {
                     return Err(self.error("expected `,` or the end of the container"));
                 }
                 value = match open.pop() {
-                    Some(Open::Array(items)) => Value::Array(items),
+                    Some(Open::Array(items)) => Value::Array(items.into()),
                     Some(Open::Object(fields, _)) => Value::Object(fields),
                     None => unreachable!("a container was just found open"),
                 };
@@ -337,7 +337,7 @@ impl Reader<'_> {
 
 /// Writes `obj` as compact JSON with every object's keys in order, leaving out its own fields
 /// named in `skip`, without recursion: the bytes serde_json writes for it, at any depth.
-pub(crate) fn write_sorted(out: &mut Vec<u8>, obj: &Map<String, Value>, skip: &[&str]) {
+pub(crate) fn write_sorted(out: &mut Vec<u8>, obj: &Map, skip: &[&str]) {
     /// A container being written: what is left of it, and whether anything of it was written.
     enum Open<'a> {
         Array(std::slice::Iter<'a, Value>, bool),
@@ -383,10 +383,7 @@ pub(crate) fn write_sorted(out: &mut Vec<u8>, obj: &Map<String, Value>, skip: &[
 }
 
 /// An object's fields in key order, but those named in `skip`.
-fn fields<'a>(
-    map: &'a Map<String, Value>,
-    skip: &[&str],
-) -> std::vec::IntoIter<(&'a String, &'a Value)> {
+fn fields<'a>(map: &'a Map, skip: &[&str]) -> std::vec::IntoIter<(&'a String, &'a Value)> {
     let mut fields: Vec<(&String, &Value)> = map
         .iter()
         .filter(|(k, _)| !skip.contains(&k.as_str()))
@@ -405,7 +402,7 @@ fn write_scalar(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

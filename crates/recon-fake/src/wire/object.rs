@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use recon_apimachinery::go_quote;
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::duplicate_fields::parse_noting_repeats;
 use super::error::ApiError;
@@ -12,7 +12,7 @@ use super::go_json_syntax;
 use super::nesting;
 
 /// A decoded object.
-pub(crate) type Object = Map<String, Value>;
+pub(crate) type Object = Map;
 
 /// The object's `metadata`, if it is a map.
 pub(crate) fn meta(obj: &Object) -> Option<&Object> {
@@ -621,7 +621,7 @@ pub(crate) fn normalize_metadata_of(
                     .collect(),
             ),
             (MetaField::OwnerRefs, Value::Array(refs)) => {
-                Value::Array(normalize_owner_refs(refs, within, &mut unknown)?)
+                Value::Array(normalize_owner_refs(refs.into_vec(), within, &mut unknown)?.into())
             }
             (MetaField::ManagedFields, Value::Array(entries)) => Value::Array(
                 entries
@@ -707,7 +707,7 @@ fn normalize_owner_refs(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
     use crate::wire::status::Reason;

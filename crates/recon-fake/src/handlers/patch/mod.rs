@@ -15,7 +15,7 @@ pub(super) use apply::decode_apply_body;
 use patched_text::{Reached, patched_text};
 
 use recon_apimachinery::go_json::go_json;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::check_body_size;
 use super::decode::{check_name, check_write_options, decode_into_type, ensure_namespace};
@@ -279,7 +279,7 @@ pub(super) fn apply_merge_patch(doc: &mut Value, body: &[u8]) -> Result<Value, A
             json_type(&patch)
         )));
     }
-    json_patch::merge(doc, &patch);
+    recon_apimachinery::json::merge_patch(doc, &patch);
     Ok(patch)
 }
 
@@ -327,7 +327,7 @@ pub(super) fn apply_json_patch(
     }
     nesting::dispose(std::mem::replace(doc, patched));
     Ok(match ops {
-        Value::Array(ops) => ops,
+        Value::Array(ops) => ops.into_vec(),
         _ => Vec::new(),
     })
 }
@@ -444,7 +444,7 @@ fn check_builtin_type_meta(call: &Call<'_>, object: &Object) -> Result<(), ApiEr
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

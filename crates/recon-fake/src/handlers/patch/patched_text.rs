@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::gotype::{GoType, child_type, write_array, write_object, write_value};
 
@@ -40,7 +40,7 @@ impl Reached {
     /// What an RFC 7396 merge of `patch` into `current` decodes: each object both have under
     /// a key is merged member by member; any other value the patch gives replaces the current
     /// one (`mergeDocs`).
-    pub(crate) fn by_merge_patch(current: &Map<String, Value>, patch: &Value) -> Reached {
+    pub(crate) fn by_merge_patch(current: &Map, patch: &Value) -> Reached {
         let mut reached = Reached::default();
         for (key, change) in patch.as_object().into_iter().flatten() {
             if change.is_null() {
@@ -183,7 +183,7 @@ fn write(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 
@@ -197,7 +197,7 @@ mod tests {
                              "metadata": {"uid": "u", "name": "c", "labels": {"b": "1"}}});
         let patch = json!({"data": {"k": 5, "a": "x"}});
         let mut patched = current.clone();
-        json_patch::merge(&mut patched, &patch);
+        recon_apimachinery::json::merge_patch(&mut patched, &patch);
         let reached = Reached::by_merge_patch(current.as_object().unwrap(), &patch);
         assert_eq!(
             patched_text(&patched, Some(&config_map()), &reached),

@@ -3,7 +3,8 @@
 //! idempotent and `{}` changes nothing; a JSON patch that fails leaves the document as it was.
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{FieldValidation, apply_json_patch, apply_merge_patch};
 use crate::proptests::{config, json, mangled, mutated, word};
@@ -76,7 +77,7 @@ fn operation() -> impl Strategy<Value = Value> {
 
 fn json_patch() -> impl Strategy<Value = Value> {
     prop_oneof![
-        prop::collection::vec(operation(), 0..5).prop_map(Value::Array),
+        prop::collection::vec(operation(), 0..5).prop_map(Value::from),
         mutated(valid_json_patches()),
         json(3),
     ]

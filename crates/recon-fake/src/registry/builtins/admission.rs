@@ -2,8 +2,9 @@
 //! bindings (`pkg/registry/admissionregistration/<resource>/strategy.go`), and
 //! apiregistration.k8s.io/v1 `APIService` (kube-aggregator's `pkg/registry/apiservice`).
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value, json};
 
 use super::{builtin, reset, with_status};
 use crate::registry::crd::set_condition;
@@ -86,11 +87,7 @@ fn webhooks(t: ResourceType) -> ResourceType {
 
 /// `apiServerStrategy.PrepareForCreate`: an empty status, and a local APIService (no
 /// `service`) available at once.
-fn available_if_local(
-    apiservice: &mut Map<String, Value>,
-    old: Option<&Map<String, Value>>,
-    now: &Value,
-) {
+fn available_if_local(apiservice: &mut Map, old: Option<&Map>, now: &Value) {
     if old.is_some() {
         return;
     }

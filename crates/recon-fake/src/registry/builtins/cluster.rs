@@ -2,8 +2,9 @@
 //! slices, API priority and fairness, ingress classes, service CIDRs and IP addresses, runtime
 //! classes and priority classes (`pkg/registry/<group>/<resource>/strategy.go`).
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value, json};
 
 use super::{builtin, reset, with_status};
 use crate::registry::resource::{
@@ -150,7 +151,7 @@ pub(super) fn types() -> Vec<ResourceType> {
 }
 
 /// `csrStrategy.PrepareForCreate`: no requester given by the client, an empty status.
-fn prepare_csr_create(obj: &mut Map<String, Value>) {
+fn prepare_csr_create(obj: &mut Map) {
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         for key in ["username", "uid", "groups", "extra"] {
             spec.remove(key);
@@ -160,7 +161,7 @@ fn prepare_csr_create(obj: &mut Map<String, Value>) {
 }
 
 /// `csrStrategy.PrepareForCreate`'s requester: the user as authenticated.
-fn record_csr_requester(obj: &mut Map<String, Value>, user: &UserInfo) {
+fn record_csr_requester(obj: &mut Map, user: &UserInfo) {
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         spec.insert("username".into(), json!(user.username));
         if !user.uid.is_empty() {
@@ -176,8 +177,8 @@ fn record_csr_requester(obj: &mut Map<String, Value>, user: &UserInfo) {
 /// `csrStatusStrategy.PrepareForUpdate` (`preserveConditionInstances`): when `/status` keeps
 /// as many Approved (and Denied) conditions as there were, they stay as they were; added or
 /// removed ones are left for validation to refuse.
-fn keep_approval_conditions(new: &mut Map<String, Value>, old: &Map<String, Value>) {
-    let conditions = |obj: &Map<String, Value>| -> Vec<Value> {
+fn keep_approval_conditions(new: &mut Map, old: &Map) {
+    let conditions = |obj: &Map| -> Vec<Value> {
         obj.get("status")
             .and_then(|s| s.get("conditions"))
             .and_then(Value::as_array)
@@ -201,12 +202,12 @@ fn keep_approval_conditions(new: &mut Map<String, Value>, old: &Map<String, Valu
     if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
         && status.contains_key("conditions")
     {
-        status.insert("conditions".into(), Value::Array(now));
+        status.insert("conditions".into(), Value::Array(now.into()));
     }
 }
 
 /// `csrStrategy.PrepareForUpdate`: the main endpoint changes neither spec nor status.
-fn keep_csr_spec_and_status(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+fn keep_csr_spec_and_status(new: &mut Map, old: &Map) {
     for field in ["spec", "status"] {
         match old.get(field) {
             Some(v) => {
@@ -222,11 +223,7 @@ fn keep_csr_spec_and_status(new: &mut Map<String, Value>, old: &Map<String, Valu
 /// `populateConditionTimestamps`: a condition without `lastUpdateTime` is stamped now; one
 /// without `lastTransitionTime` keeps the stored condition's when its status did not change,
 /// else is stamped now.
-fn stamp_condition_times(
-    new: &mut Map<String, Value>,
-    old: Option<&Map<String, Value>>,
-    now: &Value,
-) {
+fn stamp_condition_times(new: &mut Map, old: Option<&Map>, now: &Value) {
     let stored: Vec<Value> = old
         .and_then(|o| o.get("status"))
         .and_then(|s| s.get("conditions"))
@@ -241,7 +238,7 @@ fn stamp_condition_times(
         return;
     };
     for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
-        let unset = |c: &Map<String, Value>, key: &str| c.get(key).is_none_or(Value::is_null);
+        let unset = |c: &Map, key: &str| c.get(key).is_none_or(Value::is_null);
         if unset(condition, "lastUpdateTime") {
             condition.insert("lastUpdateTime".into(), now.clone());
         }

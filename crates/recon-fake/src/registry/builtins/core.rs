@@ -2,8 +2,9 @@
 //! persistent volumes (`pkg/registry/core/<resource>/strategy.go`), and the two resources
 //! that store nothing (`bindings`, `componentstatuses`).
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value, json};
 
 use super::{builtin, reset, with_status};
 use crate::registry::resource::{
@@ -94,7 +95,7 @@ pub(super) fn types() -> Vec<ResourceType> {
 
 /// The `TaintNodesByCondition` admission plugin: a new node is not ready until its kubelet
 /// says so.
-fn taint_not_ready(node: &mut Map<String, Value>) {
+fn taint_not_ready(node: &mut Map) {
     let spec = node.entry("spec").or_insert_with(|| json!({}));
     let Some(spec) = spec.as_object_mut() else {
         return;
@@ -110,12 +111,8 @@ fn taint_not_ready(node: &mut Map<String, Value>) {
 }
 
 /// `lastPhaseTransitionTime`: stamped on create and whenever the phase changes.
-fn stamp_phase_transition(
-    pv: &mut Map<String, Value>,
-    old: Option<&Map<String, Value>>,
-    now: &Value,
-) {
-    let phase = |obj: &Map<String, Value>| obj.get("status").and_then(|s| s.get("phase")).cloned();
+fn stamp_phase_transition(pv: &mut Map, old: Option<&Map>, now: &Value) {
+    let phase = |obj: &Map| obj.get("status").and_then(|s| s.get("phase")).cloned();
     let changed = old.is_none_or(|old| phase(old) != phase(pv));
     if changed && let Some(status) = pv.get_mut("status").and_then(Value::as_object_mut) {
         status.insert("lastPhaseTransitionTime".into(), now.clone());

@@ -7,8 +7,9 @@
 //! [`super::validation`], the two Event APIs' shared storage in [`super::events`]; Service
 //! addresses and node ports in `state::service_allocation`.
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::NameRule;
-use serde_json::{Map, Value, json};
 
 mod admission;
 mod cluster;
@@ -718,7 +719,7 @@ fn events_v1_fields() -> Vec<(&'static str, &'static [&'static str])> {
 /// and the name label.
 /// A ConfigMap's `data` is a Go `map[string]string`: a null value decodes as the empty string
 /// (Go's JSON decoder leaves the zero value), so a typed client can read it back.
-fn empty_null_data(obj: &mut Map<String, Value>) {
+fn empty_null_data(obj: &mut Map) {
     if let Some(Value::Object(data)) = obj.get_mut("data") {
         for v in data.values_mut().filter(|v| v.is_null()) {
             *v = Value::String(String::new());
@@ -726,7 +727,7 @@ fn empty_null_data(obj: &mut Map<String, Value>) {
     }
 }
 
-fn prepare_namespace(obj: &mut Map<String, Value>) {
+fn prepare_namespace(obj: &mut Map) {
     obj.insert("status".into(), json!({"phase": "Active"}));
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
     if let Some(spec) = spec.as_object_mut() {
@@ -741,7 +742,7 @@ fn prepare_namespace(obj: &mut Map<String, Value>) {
 }
 
 /// Namespace `Canonicalize`: every write carries the `kubernetes.io/metadata.name` label.
-fn label_namespace_name(obj: &mut Map<String, Value>) {
+fn label_namespace_name(obj: &mut Map) {
     let name = meta_str(obj, "name").to_owned();
     let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
     if let Some(labels) = labels.as_object_mut() {
@@ -753,11 +754,11 @@ fn label_namespace_name(obj: &mut Map<String, Value>) {
 /// `default` account; its token volume is not modelled), `Priority` (priority 0, preempting
 /// lower priorities, without a priority class) and `DefaultTolerationSeconds` (5 minutes on
 /// not-ready and unreachable nodes).
-fn default_pod_admission(pod: &mut Map<String, Value>) {
+fn default_pod_admission(pod: &mut Map) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
-    let unset = |spec: &Map<String, Value>, key: &str| {
+    let unset = |spec: &Map, key: &str| {
         spec.get(key)
             .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
     };
@@ -780,7 +781,7 @@ fn default_pod_admission(pod: &mut Map<String, Value>) {
 /// (CrossNamespaceVolumeDataSource is off) unless the old claim had a reference; without a
 /// reference, a data source other than a claim or a volume snapshot is dropped unless the old
 /// claim had a source; then a lone data source or local reference is copied to the other.
-fn prepare_claim_data_sources(claim: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+fn prepare_claim_data_sources(claim: &mut Map, old: Option<&Map>) {
     let old_spec = old.and_then(|o| o.get("spec"));
     let old_has = |key: &str| {
         old_spec
@@ -796,7 +797,7 @@ fn prepare_claim_data_sources(claim: &mut Map<String, Value>, old: Option<&Map<S
             .unwrap_or("")
             .to_owned()
     };
-    let set = |spec: &Map<String, Value>, key: &str| spec.get(key).is_some_and(|v| !v.is_null());
+    let set = |spec: &Map, key: &str| spec.get(key).is_some_and(|v| !v.is_null());
     if !text(spec.get("dataSourceRef"), "namespace").is_empty() && !old_has("dataSourceRef") {
         spec.remove("dataSourceRef");
     }
@@ -834,7 +835,7 @@ fn prepare_claim_data_sources(claim: &mut Map<String, Value>, old: Option<&Map<S
 /// The pod strategy's `applySchedulingGatedCondition` on create: a pod with scheduling gates
 /// starts with a `PodScheduled` condition saying so, dated as the pod (`UpdatePodCondition`
 /// stamps the current time).
-fn scheduling_gated_condition(pod: &mut Map<String, Value>) {
+fn scheduling_gated_condition(pod: &mut Map) {
     let gated = pod
         .get("spec")
         .and_then(|s| s.get("schedulingGates"))
@@ -858,7 +859,7 @@ fn scheduling_gated_condition(pod: &mut Map<String, Value>) {
 
 /// The `Priority` admission plugin on update: a pod keeps the priority and preemption policy
 /// it was given at creation when the update leaves them out.
-fn keep_pod_priority(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+fn keep_pod_priority(new: &mut Map, old: &Map) {
     let old_spec = old.get("spec");
     let Some(Value::Object(spec)) = new.get_mut("spec") else {
         return;
@@ -875,7 +876,7 @@ fn keep_pod_priority(new: &mut Map<String, Value>, old: &Map<String, Value>) {
 /// The `DefaultTolerationSeconds` admission plugin, on create and update: a pod tolerates
 /// not-ready and unreachable nodes for 5 minutes unless it has a toleration for that taint
 /// (its key, or none, with effect NoExecute, or none) already.
-fn default_toleration_seconds(pod: &mut Map<String, Value>) {
+fn default_toleration_seconds(pod: &mut Map) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -902,7 +903,7 @@ fn default_toleration_seconds(pod: &mut Map<String, Value>) {
 }
 
 /// Appends `finalizer` to the object's finalizers unless it is there.
-fn add_finalizer(obj: &mut Map<String, Value>, finalizer: &str) {
+fn add_finalizer(obj: &mut Map, finalizer: &str) {
     let meta = meta_mut(obj);
     let list = meta.entry("finalizers").or_insert_with(|| json!([]));
     if let Some(list) = list.as_array_mut()
@@ -914,7 +915,7 @@ fn add_finalizer(obj: &mut Map<String, Value>, finalizer: &str) {
 
 /// `patchAllocatedValues` of the Service REST storage: an update keeps the addresses, families
 /// and node ports allocated before when the new object leaves them out.
-fn keep_allocated_service_fields(new: &mut Map<String, Value>, old: &Map<String, Value>) {
+fn keep_allocated_service_fields(new: &mut Map, old: &Map) {
     let (Some(new_spec), Some(old_spec)) = (
         new.get_mut("spec").and_then(Value::as_object_mut),
         old.get("spec").and_then(Value::as_object),
@@ -960,14 +961,14 @@ fn keep_allocated_service_fields(new: &mut Map<String, Value>, old: &Map<String,
 /// `normalizeClusterIPs` of the Service storage on update, before validation: a client that
 /// writes only `clusterIP` (an older one) changes or clears `clusterIPs` with it, so
 /// validation sees the addresses it asked for.
-fn normalize_cluster_ips(new: &mut Map<String, Value>, old: &Map<String, Value>) {
-    let ip = |m: &Map<String, Value>| {
+fn normalize_cluster_ips(new: &mut Map, old: &Map) {
+    let ip = |m: &Map| {
         m.get("clusterIP")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned()
     };
-    let ips = |m: &Map<String, Value>| {
+    let ips = |m: &Map| {
         m.get("clusterIPs")
             .and_then(Value::as_array)
             .cloned()
@@ -975,7 +976,7 @@ fn normalize_cluster_ips(new: &mut Map<String, Value>, old: &Map<String, Value>)
     };
     let (old_ip, new_ip) = (ip(old), ip(new));
     if !ips(old).is_empty() && ips(new).is_empty() && old_ip == new_ip {
-        new.insert("clusterIPs".into(), Value::Array(ips(old)));
+        new.insert("clusterIPs".into(), Value::Array(ips(old).into()));
     }
     if old_ip != new_ip && ips(old) == ips(new) {
         if new_ip.is_empty() {
@@ -989,7 +990,7 @@ fn normalize_cluster_ips(new: &mut Map<String, Value>, old: &Map<String, Value>)
 /// The pod strategy's `applyAppArmorVersionSkew` on create: a container with a deprecated
 /// AppArmor annotation and no profile of its own gets the profile the annotation names, unless
 /// it is invalid or the pod's own. (Its deprecation warning is not sent.)
-fn apparmor_annotations_to_fields(pod: &mut Map<String, Value>) {
+fn apparmor_annotations_to_fields(pod: &mut Map) {
     const PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
     let annotations = meta_value(pod, "annotations")
         .and_then(Value::as_object)
@@ -1053,7 +1054,7 @@ fn apparmor_annotations_to_fields(pod: &mut Map<String, Value>) {
 
 /// `qos.GetPodQOS`: BestEffort without any cpu/memory request or limit; Guaranteed when every
 /// container limits both and requests nothing different; Burstable otherwise.
-pub(crate) fn pod_qos_class(pod: &Map<String, Value>) -> &'static str {
+pub(crate) fn pod_qos_class(pod: &Map) -> &'static str {
     let spec = pod.get("spec");
     let containers: Vec<&Value> = ["containers", "initContainers"]
         .iter()
@@ -1088,7 +1089,7 @@ pub(crate) fn pod_qos_class(pod: &Map<String, Value>) -> &'static str {
 
 /// Pod `CheckGracefulDelete`: the requested period, else `terminationGracePeriodSeconds`
 /// (30 when unset); 0 for unscheduled or finished pods; negative periods become 1.
-fn pod_grace_period(pod: &Map<String, Value>, requested: Option<i64>) -> i64 {
+fn pod_grace_period(pod: &Map, requested: Option<i64>) -> i64 {
     let spec = pod.get("spec");
     let mut period = requested.unwrap_or_else(|| {
         spec.and_then(|s| s.get("terminationGracePeriodSeconds"))
@@ -1111,7 +1112,7 @@ fn pod_grace_period(pod: &Map<String, Value>, requested: Option<i64>) -> i64 {
 
 const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
-fn template_generation(obj: &Map<String, Value>) -> i64 {
+fn template_generation(obj: &Map) -> i64 {
     meta_value(obj, "annotations")
         .and_then(|a| a.get(TEMPLATE_GENERATION))
         .and_then(Value::as_str)
@@ -1120,7 +1121,7 @@ fn template_generation(obj: &Map<String, Value>) -> i64 {
 }
 
 /// DaemonSet's `spec.templateGeneration`, which apps/v1 carries as an annotation.
-fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
+fn set_template_generation(obj: &mut Map, generation: i64) {
     let annotations = meta_mut(obj)
         .entry("annotations")
         .or_insert_with(|| json!({}));
@@ -1135,7 +1136,7 @@ fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
 /// Job `generateSelectorIfNeeded`: unless `spec.manualSelector`, label the pod template with the
 /// job's name and uid and select on the uid. Labels and a selector label the user already set
 /// are kept: validation (`validateGeneratedSelector`) reports them if they differ.
-fn generate_job_selector(job: &mut Map<String, Value>) {
+fn generate_job_selector(job: &mut Map) {
     let manual = job
         .get("spec")
         .and_then(|s| s.get("manualSelector"))
@@ -1195,7 +1196,7 @@ fn generate_job_selector(job: &mut Map<String, Value>) {
 mod tests {
     use super::*;
 
-    fn obj(v: Value) -> Map<String, Value> {
+    fn obj(v: Value) -> Map {
         v.as_object().cloned().unwrap_or_default()
     }
 

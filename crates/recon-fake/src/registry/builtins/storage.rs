@@ -1,7 +1,7 @@
 //! storage.k8s.io/v1 (classes, CSI drivers and nodes, capacities, attachments) and
 //! resource.k8s.io/v1, dynamic resource allocation (`pkg/registry/<group>/<resource>`).
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use super::{builtin, reset, with_status};
 use crate::registry::resource::{
@@ -38,7 +38,10 @@ pub(super) fn types() -> Vec<ResourceType> {
             // `volumeAttachmentStrategy.PrepareForCreate`: the status starts as its zero value.
             hooks: TypeHooks {
                 prepare_create: Some(|obj| {
-                    obj.insert("status".into(), serde_json::json!({"attached": false}));
+                    obj.insert(
+                        "status".into(),
+                        recon_apimachinery::json!({"attached": false}),
+                    );
                 }),
                 ..TypeHooks::default()
             },
@@ -61,7 +64,7 @@ pub(super) fn types() -> Vec<ResourceType> {
             // `resourceclaimStrategy.PrepareForCreate`: the status starts as its zero value.
             hooks: TypeHooks {
                 prepare_create: Some(|obj| {
-                    obj.insert("status".into(), serde_json::json!({}));
+                    obj.insert("status".into(), recon_apimachinery::json!({}));
                 }),
                 prepare_status_update: Some(crate::registry::validation::drop_deallocated_devices),
                 ..TypeHooks::default()
@@ -95,7 +98,7 @@ pub(super) fn types() -> Vec<ResourceType> {
 
 /// `SetDefaults_DeviceTaint` (`pkg/apis/resource/v1/defaults.go`): a device taint without
 /// `timeAdded` was added now (the decoder's clock, whole seconds).
-fn stamp_taint_times(obj: &mut Map<String, Value>, _old: Option<&Map<String, Value>>, now: &Value) {
+fn stamp_taint_times(obj: &mut Map, _old: Option<&Map>, now: &Value) {
     let devices = obj
         .get_mut("spec")
         .and_then(|s| s.get_mut("devices"))
@@ -121,8 +124,8 @@ const LIST_ATTRIBUTES: [&str; 4] = ["bools", "ints", "strings", "versions"];
 /// (pkg/registry/resource/resourceslice/strategy.go): with their alpha gates off, a slice's
 /// devices lose list-typed attributes and node allocatable resource mappings, unless the
 /// stored slice already uses them.
-fn drop_alpha_device_fields(obj: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
-    let devices_of = |o: &Map<String, Value>| -> Vec<Value> {
+fn drop_alpha_device_fields(obj: &mut Map, old: Option<&Map>) {
+    let devices_of = |o: &Map| -> Vec<Value> {
         o.get("spec")
             .and_then(|s| s.get("devices"))
             .and_then(Value::as_array)

@@ -10,7 +10,8 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use recon_apimachinery::go_json::go_type;
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use crate::field::aggregate;
 use crate::handlers::validation::{annotation_errors, label_errors};
@@ -308,7 +309,7 @@ fn restore_metadata(original: &Object, converted: &mut Object) -> Result<(), Str
             ));
         }
     };
-    let mut metadata: Map<String, Value> = original
+    let mut metadata: Map = original
         .get("metadata")
         .and_then(Value::as_object)
         .cloned()

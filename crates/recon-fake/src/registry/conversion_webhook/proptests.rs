@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{WebhookEndpoint, convert};
 use crate::proptests::{Edit, config, edits, json as json_value, mangle, replace_node};

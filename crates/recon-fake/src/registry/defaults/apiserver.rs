@@ -2,7 +2,7 @@
 //! (`pkg/apis/admissionregistration/v1/defaults.go`) and API priority and fairness
 //! (`pkg/apis/flowcontrol/v1/defaults.go`).
 
-use serde_json::json;
+use recon_apimachinery::json;
 
 use super::{default_nil, default_zero, field, field_or_new, items};
 use crate::wire::object::Object;

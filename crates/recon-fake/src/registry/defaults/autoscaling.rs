@@ -1,6 +1,7 @@
 //! autoscaling: `SetDefaults_HorizontalPodAutoscaler`, of v2 and of v1.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{default_nil, field_or_new, is_nil};
 use crate::wire::object::Object;

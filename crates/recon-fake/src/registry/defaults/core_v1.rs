@@ -4,7 +4,8 @@
 
 use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{
     default_nil, default_zero, field, field_or_new, is_empty_map, is_nil, is_zero, items,
@@ -159,7 +160,10 @@ pub(super) fn node(obj: &mut Object) {
             .and_then(Value::as_array)
             .is_none_or(|l| l.is_empty());
         if !cidr.is_empty() && no_list {
-            spec.insert("podCIDRs".into(), Value::Array(vec![Value::String(cidr)]));
+            spec.insert(
+                "podCIDRs".into(),
+                Value::Array(vec![Value::String(cidr)].into()),
+            );
         }
     }
     if let Some(status) = field(obj, "status")

@@ -24,7 +24,7 @@ mod rbac;
 mod storage;
 mod workloads;
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::gotype;
 use crate::wire::object::Object;

@@ -1,7 +1,8 @@
 //! networking.k8s.io: `SetDefaults_NetworkPolicy`, and an IPAddress's parent reference as Go
 //! writes it.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{default_nil, field_or_new, items};
 use crate::wire::object::Object;
@@ -30,7 +31,7 @@ pub(super) fn network_policy(obj: &mut Object) {
         {
             types.push(json!("Egress"));
         }
-        spec.insert("policyTypes".into(), Value::Array(types));
+        spec.insert("policyTypes".into(), Value::Array(types.into()));
     }
 }
 

@@ -3,7 +3,8 @@
 //! `_HTTPGetAction`, `_Volume` and the volume sources, `_ObjectFieldSelector`, and the
 //! `+default` markers (container port protocol `TCP`, a gRPC probe's empty service).
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{default_nil, default_zero, field, field_or_new, is_nil, is_zero, items, str_of};
 use crate::wire::object::Object;

@@ -1,7 +1,7 @@
 //! storage.k8s.io (`pkg/apis/storage/v1/defaults.go`) and resource.k8s.io
 //! (`pkg/apis/resource/v1/defaults.go`).
 
-use serde_json::json;
+use recon_apimachinery::json;
 
 use super::{default_nil, default_zero, field, field_or_new, items};
 use crate::wire::object::Object;

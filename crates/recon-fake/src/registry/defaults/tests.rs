@@ -1,4 +1,5 @@
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::apply;
 use crate::wire::object::Object;

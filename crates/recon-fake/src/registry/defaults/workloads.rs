@@ -1,7 +1,7 @@
 //! apps/v1 and batch/v1: `SetDefaults_Deployment`, `_StatefulSet`, `_DaemonSet`,
 //! `_ReplicaSet`, `_Job`, `_CronJob`, and their pod templates.
 
-use serde_json::json;
+use recon_apimachinery::json;
 
 use super::{
     core_v1, default_nil, default_zero, field, field_or_new, is_nil, items, label_if_unlabelled,

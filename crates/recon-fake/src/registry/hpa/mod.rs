@@ -10,7 +10,8 @@
 //! ignored, and dropped all the same.
 
 use recon_apimachinery::go_json::go_json_string;
-use serde_json::{Map, Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 
 use crate::gotype::{self, GoType};
 use crate::wire::object::{Object, list_items};
@@ -488,7 +489,7 @@ fn from_v1(obj: &mut Object) {
         // `autoscaling.DefaultCPUUtilization`.
         metrics.push(cpu(Value::from(80)));
     }
-    v2_spec.insert("metrics".into(), Value::Array(metrics));
+    v2_spec.insert("metrics".into(), Value::Array(metrics.into()));
     obj.insert("spec".into(), Value::Object(v2_spec));
 
     // `Convert_v1_HorizontalPodAutoscalerStatus_To_autoscaling_HorizontalPodAutoscalerStatus`,
@@ -511,10 +512,10 @@ fn from_v1(obj: &mut Object) {
         }),
     };
     if let Some(current) = current {
-        v2_status.insert("currentMetrics".into(), Value::Array(current));
+        v2_status.insert("currentMetrics".into(), Value::Array(current.into()));
     }
     if let Some(conditions) = conditions {
-        v2_status.insert("conditions".into(), Value::Array(conditions));
+        v2_status.insert("conditions".into(), Value::Array(conditions.into()));
     }
     obj.insert("status".into(), Value::Object(v2_status));
     drop_round_trip_annotations(obj);
@@ -601,7 +602,7 @@ fn selector_member(value: &Value, key: &str) -> Result<Option<Value>, ()> {
                 return Err(());
             }
             // A `null` value decodes as the empty string.
-            let labels: Map<String, Value> = labels
+            let labels: Map = labels
                 .iter()
                 .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or(""))))
                 .collect();
@@ -619,7 +620,7 @@ fn selector_member(value: &Value, key: &str) -> Result<Option<Value>, ()> {
                 .map(requirement)
                 .collect::<Result<Vec<Value>, ()>>()?;
             if !requirements.is_empty() {
-                out.insert("matchExpressions".into(), Value::Array(requirements));
+                out.insert("matchExpressions".into(), Value::Array(requirements.into()));
             }
         }
         Some(_) => return Err(()),
@@ -648,7 +649,7 @@ fn requirement(value: &Value) -> Result<Value, ()> {
                 })
                 .collect::<Result<Vec<Value>, ()>>()?;
             if !values.is_empty() {
-                out.insert("values".into(), Value::Array(values));
+                out.insert("values".into(), Value::Array(values.into()));
             }
         }
         Some(_) => return Err(()),
@@ -656,7 +657,7 @@ fn requirement(value: &Value) -> Result<Value, ()> {
     Ok(Value::Object(out))
 }
 
-fn insert_some(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+fn insert_some(map: &mut Map, key: &str, value: Option<Value>) {
     if let Some(v) = value {
         map.insert(key.into(), v);
     }
@@ -931,7 +932,7 @@ fn behavior_from_internal(value: &Value) -> Option<Value> {
                     })
                     .collect::<Option<Vec<Value>>>()?;
                 if !converted_policies.is_empty() {
-                    converted.insert("policies".into(), Value::Array(converted_policies));
+                    converted.insert("policies".into(), Value::Array(converted_policies.into()));
                 }
             }
             Some(_) => return None,

@@ -1,4 +1,4 @@
-use serde_json::json;
+use recon_apimachinery::json;
 
 use super::*;
 

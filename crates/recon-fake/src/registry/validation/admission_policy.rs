@@ -16,10 +16,10 @@
 //! stored expressions (the libraries both have are the same in 1.36).
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_subdomain_name_errors, label_key_errors, path_segment_errors,
 };
-use serde_json::Value;
 
 use super::cluster::{rule_with_operations, string_list_json};
 use super::read::{is_set, list_at, str_at};
@@ -950,8 +950,8 @@ mod tests {
 
     #[test]
     fn semantic_equality_ignores_empty() {
-        let a = serde_json::json!({"x": [], "y": 1});
-        let b = serde_json::json!({"y": 1});
+        let a = recon_apimachinery::json!({"x": [], "y": 1});
+        let b = recon_apimachinery::json!({"y": 1});
         assert_eq!(normalized(Some(&a)), normalized(Some(&b)));
     }
 }

@@ -10,10 +10,10 @@
 //! The name rule is part of the metadata validation there; here it follows the other metadata
 //! errors rather than preceding them.
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_subdomain_name_errors, path_segment_errors,
 };
-use serde_json::Value;
 
 use super::config_map_secret::decoded_len;
 use super::ports::port_num_errors;
@@ -154,7 +154,7 @@ fn invalid_int(at: Path, n: i64, detail: &str) -> FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     fn object(v: Value) -> Object {
         match v {

@@ -1,7 +1,7 @@
 //! autoscaling: HorizontalPodAutoscalers (`pkg/apis/autoscaling/validation`).
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_label_errors, path_segment_errors};
-use serde_json::Value;
 
 use super::quota::container_resource_name_errors;
 use super::read::{list_at, str_at};

@@ -18,8 +18,8 @@
 use std::collections::HashSet;
 
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_label_errors, dns1123_subdomain_name_errors};
-use serde_json::Value;
 use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::error::X509Error;
 use x509_parser::prelude::FromDer;

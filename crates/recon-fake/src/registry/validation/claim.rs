@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 
 use recon_apimachinery::go_json::go_json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
-use serde_json::{Map, Value};
 
 use super::read::{list_at, str_at};
 use super::workloads::label_selector;
@@ -486,7 +486,7 @@ fn copy_field(to: &mut Value, from: &Value, key: &str) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -23,11 +23,11 @@
 use std::net::IpAddr;
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
     label_value_errors, path_segment_errors,
 };
-use serde_json::Value;
 
 use super::admission_policy::webhook_match_conditions;
 use super::job::domain_prefixed_path_errors;
@@ -279,7 +279,7 @@ pub(super) fn provisioner_errors(provisioner: &str, field: &str) -> Vec<FieldErr
 /// unless `allow_empty` at least one.
 pub(super) fn parameters_errors(parameters: Option<&Value>, allow_empty: bool) -> Vec<FieldError> {
     let params = parameters.and_then(Value::as_object);
-    let count = params.map_or(0, serde_json::Map::len);
+    let count = params.map_or(0, recon_apimachinery::json::Map::len);
     if count > MAX_PARAMETERS {
         return vec![FieldError::too_long("parameters", MAX_PARAMETERS as i64)];
     }
@@ -857,7 +857,7 @@ fn validate_persistent_volume(obj: &Object) -> Vec<FieldError> {
         .and_then(|s| s.get("capacity"))
         .filter(|c| !c.is_null());
     let capacity_map = capacity.and_then(Value::as_object);
-    let capacity_len = capacity_map.map_or(0, serde_json::Map::len);
+    let capacity_len = capacity_map.map_or(0, recon_apimachinery::json::Map::len);
     if capacity_len == 0 {
         errors.push(FieldError::required(path.child("capacity"), ""));
     }
@@ -2343,12 +2343,12 @@ mod tests {
     use super::*;
 
     fn object(v: Value) -> Object {
-        serde_json::from_value(v).unwrap_or_else(|e| panic!("not an object: {e}"))
+        recon_apimachinery::json::from_value(v).unwrap_or_else(|e| panic!("not an object: {e}"))
     }
 
     #[test]
     fn a_system_name_needs_a_known_class() {
-        let pc = object(serde_json::json!({"metadata": {"name": "system-x"}, "value": 1}));
+        let pc = object(recon_apimachinery::json!({"metadata": {"name": "system-x"}, "value": 1}));
         let errors = validate_priority_class(&pc);
         assert_eq!(errors.len(), 1);
         assert!(errors[0].to_string().contains("system-x is not a known"));
@@ -2356,7 +2356,7 @@ mod tests {
 
     #[test]
     fn duplicate_taints_are_reported_once_each() {
-        let node = object(serde_json::json!({"spec": {"taints": [
+        let node = object(recon_apimachinery::json!({"spec": {"taints": [
             {"key": "a", "effect": "NoSchedule"},
             {"key": "a", "effect": "NoSchedule"}
         ]}}));
@@ -2371,8 +2371,8 @@ mod tests {
     #[test]
     fn odd_values_do_not_panic() {
         for v in [
-            serde_json::json!({"spec": {"podCIDRs": [1, null, "x/99"], "taints": [7]}}),
-            serde_json::json!({"value": "x", "preemptionPolicy": 3, "parameters": {"": 1}}),
+            recon_apimachinery::json!({"spec": {"podCIDRs": [1, null, "x/99"], "taints": [7]}}),
+            recon_apimachinery::json!({"value": "x", "preemptionPolicy": 3, "parameters": {"": 1}}),
         ] {
             let o = object(v);
             let _ = validate_node(&o);

@@ -4,7 +4,7 @@
 //! reason (at most 1024 bytes, a letter then letters, digits, `_`, `,` or `:`) and a message of
 //! at most 32768 bytes.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod::invalid_int;
 use super::read::{int_at, is_set, str_at};

@@ -1,7 +1,7 @@
 //! ConfigMaps and Secrets: their keys, sizes, types and immutability
 //! (`pkg/apis/core/validation/validation.go`).
 
-use serde_json::{Map, Value};
+use recon_apimachinery::json::{Map, Value};
 
 use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::wire::object::Object;

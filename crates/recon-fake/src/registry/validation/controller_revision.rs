@@ -9,7 +9,7 @@
 //! time) are reported once.
 
 use recon_apimachinery::go_json::go_json;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -65,7 +65,7 @@ fn revision_errors(obj: &Object) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     fn object(v: Value) -> Object {
         match v {

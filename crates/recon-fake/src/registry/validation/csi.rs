@@ -9,8 +9,8 @@
 use std::collections::HashSet;
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::label_key_errors;
-use serde_json::Value;
 
 use super::cluster::{csi_driver_name, string_list_json};
 use super::read::{int_at, is_set, list_at, str_at};

@@ -4,7 +4,7 @@
 //! 32 opaque configurations (a driver name, parameters that are a JSON object; their size not
 //! checked again when unchanged); an extended resource name, if any, that is one.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::quota::is_extended_resource_name;
 use super::read::list_at;

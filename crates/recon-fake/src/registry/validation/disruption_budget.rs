@@ -1,6 +1,6 @@
 //! policy: PodDisruptionBudgets (`pkg/apis/policy/validation`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
@@ -95,7 +95,7 @@ pub(super) fn validate(obj: &Object) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -9,10 +9,10 @@
 
 use std::net::IpAddr;
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
-use serde_json::Value;
 
 use super::pod::invalid_int;
 use super::ports::port_num_errors;

@@ -2,8 +2,9 @@
 
 use std::borrow::Cow;
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
-use serde_json::{Map, Value, json};
 
 use super::read::str_at;
 use crate::field::{BadValue, ErrorType, FieldError, Path};

@@ -19,10 +19,10 @@ use std::collections::HashSet;
 
 use recon_apimachinery::go_json::{go_json, go_json_string};
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
 };
-use serde_json::{Map, Value};
 
 use super::pod::{invalid_int, json_string_map, non_negative, template_spec};
 use super::read::{int_at, is_set, list_at, str_at};
@@ -183,7 +183,7 @@ fn generated_selector(job: &Object, require_prefixed_labels: bool) -> Vec<FieldE
             Some(_) => {}
         }
     }
-    let expected: Map<String, Value> = expected
+    let expected: Map = expected
         .into_iter()
         .map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())))
         .collect();
@@ -1020,7 +1020,10 @@ fn take_scheduling_directives(old_template: &mut Value, template: Option<&Value>
         }
         (Some(new), None) => {
             let node = new.get("nodeAffinity").cloned().unwrap_or(Value::Null);
-            spec.insert("affinity".into(), serde_json::json!({"nodeAffinity": node}));
+            spec.insert(
+                "affinity".into(),
+                recon_apimachinery::json!({"nodeAffinity": node}),
+            );
         }
         (Some(new), Some(mut old)) => {
             if let Value::Object(a) = &mut old {
@@ -1641,7 +1644,7 @@ fn job_status(job: &JobState, opts: &StatusOptions) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -1,6 +1,6 @@
 //! coordination.k8s.io: Leases (`pkg/apis/coordination/validation`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;

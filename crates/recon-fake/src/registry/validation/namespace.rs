@@ -1,8 +1,8 @@
 //! Namespaces: their finalizers, and a status phase that follows deletion
 //! (`pkg/apis/core/validation/validation.go`).
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::label_key_errors;
-use serde_json::Value;
 
 use super::read::list_at;
 use crate::field::{FieldError, Path};
@@ -63,7 +63,7 @@ pub(super) fn validate(obj: &Object) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -1,7 +1,7 @@
 //! networking.k8s.io: NetworkPolicies and Ingresses (`pkg/apis/networking/validation`).
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_label_errors, dns1123_subdomain_name_errors};
-use serde_json::Value;
 
 use super::ports::{port_name_errors, port_num_errors};
 use super::read::{list_at, str_at};
@@ -47,7 +47,7 @@ fn validate_network_policy(obj: &Object) -> Vec<FieldError> {
         errors.push(FieldError::new(
             ErrorType::Invalid,
             &types_path,
-            BadValue::Raw(Value::Array(types.to_vec()).to_string()),
+            BadValue::Raw(Value::Array(types.to_vec().into()).to_string()),
             "may not specify more than two policyTypes",
         ));
         return errors;

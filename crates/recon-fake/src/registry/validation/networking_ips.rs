@@ -16,8 +16,8 @@ use std::net::IpAddr;
 
 use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
-use serde_json::Value;
 
 use super::cluster::string_list_json;
 use super::read::{list_at, str_at};

@@ -18,10 +18,10 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
-use serde_json::Value;
 
 use super::pod_object;
 use super::pod_os;
@@ -84,7 +84,7 @@ pub(super) fn json_string_map(map: Option<&Value>) -> String {
         return "null".to_owned();
     };
     // `json.Marshal`: keys sorted, `<`, `>` and `&` escaped.
-    let strings: serde_json::Map<String, Value> = map
+    let strings: recon_apimachinery::json::Map = map
         .iter()
         .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or(""))))
         .collect();
@@ -1544,7 +1544,7 @@ mod tests {
 
     #[test]
     fn string_maps_print_as_go_prints_them() {
-        let map = serde_json::json!({"tier": "x", "app": "web"});
+        let map = recon_apimachinery::json!({"tier": "x", "app": "web"});
         assert_eq!(json_string_map(Some(&map)), r#"{"app":"web","tier":"x"}"#);
         assert_eq!(json_string_map(None), "null");
     }

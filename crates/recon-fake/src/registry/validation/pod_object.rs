@@ -7,8 +7,8 @@
 //! ClearingNominatedNodeNameAfterBinding on, as by default).
 
 use recon_apimachinery::go_json::go_json;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, label_key_errors};
-use serde_json::{Map, Value};
 
 use super::pod::{pod_spec, tolerations};
 use super::pod_os;
@@ -308,7 +308,7 @@ fn image_whitespace(container: &Value, path: &Path) -> Option<FieldError> {
     })
 }
 
-fn annotations(pod: &Object) -> Option<&Map<String, Value>> {
+fn annotations(pod: &Object) -> Option<&Map> {
     pod.get("metadata")
         .and_then(|m| m.get("annotations"))
         .and_then(Value::as_object)
@@ -804,7 +804,10 @@ fn gated_node_constraints(munged: &mut Value, old: &Value, path: &Path) -> Vec<F
         match (new_affinity, old_node) {
             (None, None) => {}
             (None, Some(node)) => {
-                m.insert("affinity".into(), serde_json::json!({"nodeAffinity": node}));
+                m.insert(
+                    "affinity".into(),
+                    recon_apimachinery::json!({"nodeAffinity": node}),
+                );
             }
             (Some(affinity), _)
                 if old_affinity.is_none()

@@ -9,7 +9,7 @@
 //! the object is decoded, so `supplementalGroups: []`, which Go's non-nil slice refuses on a
 //! windows pod, is accepted here.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod_object::containers_with_paths;
 use super::pod_security::{id_error, id_in_range};

@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod::{invalid_int, underscored_label};
 use super::read::{int_at, is_set, list_at, str_at};
@@ -490,7 +490,7 @@ mod tests {
 
     #[test]
     fn security_contexts_print_as_their_go_structs() {
-        let sc = serde_json::json!({"privileged": true, "allowPrivilegeEscalation": false});
+        let sc = recon_apimachinery::json!({"privileged": true, "allowPrivilegeEscalation": false});
         assert_eq!(
             go_security_context(&sc),
             r#"{"Capabilities":null,"Privileged":true,"SELinuxOptions":null,"WindowsOptions":null,"RunAsUser":null,"RunAsGroup":null,"RunAsNonRoot":null,"ReadOnlyRootFilesystem":null,"AllowPrivilegeEscalation":false,"ProcMount":null,"SeccompProfile":null,"AppArmorProfile":null}"#

@@ -1,7 +1,7 @@
 //! Port numbers and names (`validation.IsValidPortNum`, `IsValidPortName`), as services,
 //! probes, network policies and webhooks check them.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::field::{BadValue, ErrorType, FieldError, Path};
 

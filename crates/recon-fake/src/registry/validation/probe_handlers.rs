@@ -11,7 +11,7 @@
 //! `lifecycle.stopSignal` is not checked: `ContainerStopSignals` is off in 1.36, and the pod
 //! strategy drops the field before validation.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod::{invalid_int, non_negative};
 use super::ports::{port_name_errors, port_num_errors};
@@ -245,7 +245,7 @@ fn sleep(action: Option<&Value>, grace_period: Option<i64>, path: &Path) -> Opti
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -13,8 +13,8 @@
 use std::cmp::Ordering;
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::label_key_errors;
-use serde_json::{Map, Value};
 
 use super::claim::non_negative;
 use super::cluster::string_list_json;
@@ -552,9 +552,8 @@ fn limit_range(obj: &Object) -> Vec<FieldError> {
         );
         let (default, request) = (defaults_of("default"), defaults_of("defaultRequest"));
         for key in keys {
-            let get = |m: &'_ Map<String, Value>| -> Option<String> {
-                m.get(key).map(|q| quantity_text(q).to_owned())
-            };
+            let get =
+                |m: &'_ Map| -> Option<String> { m.get(key).map(|q| quantity_text(q).to_owned()) };
             errors.extend(limit_comparisons(
                 &here,
                 key,
@@ -573,7 +572,7 @@ fn limit_range(obj: &Object) -> Vec<FieldError> {
     errors
 }
 
-fn as_map(v: Option<&Value>) -> Map<String, Value> {
+fn as_map(v: Option<&Value>) -> Map {
     v.and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
@@ -709,7 +708,7 @@ fn ratio_limit(ratio: &str, min: &str, max: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     fn object(v: Value) -> Object {
         match v {

@@ -1,8 +1,9 @@
 //! rbac.authorization.k8s.io: Roles, ClusterRoles and their bindings
 //! (`pkg/apis/rbac/validation`).
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_subdomain_name_errors, path_segment_errors};
-use serde_json::{Value, json};
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -64,7 +65,7 @@ fn policy_rule_errors(rule: &Value, namespaced: bool, path: &Path) -> Vec<FieldE
     }
     let urls = list_at(rule, "nonResourceURLs");
     if !urls.is_empty() {
-        let value = BadValue::Raw(Value::Array(urls.to_vec()).to_string());
+        let value = BadValue::Raw(Value::Array(urls.to_vec().into()).to_string());
         if namespaced {
             errors.push(FieldError::new(
                 ErrorType::Invalid,

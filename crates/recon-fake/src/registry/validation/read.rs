@@ -1,7 +1,7 @@
 //! Reading the fields of a decoded object as Go reads its struct: a missing or `null` field is
 //! the zero value (`""`, an empty list, a nil pointer).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 /// The string at `key` of `v`, or "" (Go's zero value) when absent or of another type.
 pub(crate) fn str_at<'a>(v: Option<&'a Value>, key: &str) -> &'a str {

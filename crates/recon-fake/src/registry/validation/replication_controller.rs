@@ -3,7 +3,7 @@
 //! restart and have no active deadline, non-negative counters; on update also the
 //! non-convertible fields an old object's annotations name (`rcStrategy.ValidateUpdate`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod::{json_string_map, non_negative, template_spec};
 use super::read::{is_set, str_at};

@@ -27,10 +27,10 @@
 use std::net::IpAddr;
 
 use recon_apimachinery::go_json::{go_json, go_json_string};
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
-use serde_json::Value;
 
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
@@ -979,7 +979,7 @@ fn uid(value: &str, at: &Path) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -19,9 +19,9 @@ use std::cmp::Ordering;
 use std::sync::LazyLock;
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
 use regex::Regex;
-use serde_json::{Map, Value};
 
 use super::cluster::csi_driver_name;
 use super::pod::invalid_int;
@@ -298,7 +298,7 @@ fn truncated(key: &str, max: usize) -> String {
 /// `validateMap` of attributes or capacities: each key a qualified name (reported at the map),
 /// then the value at its (truncated) key.
 fn qualified_map(
-    map: Option<&Map<String, Value>>,
+    map: Option<&Map>,
     at: &Path,
     item: impl Fn(&Value, &Path) -> Vec<FieldError>,
 ) -> Vec<FieldError> {
@@ -689,7 +689,7 @@ fn device_taint(taint: &Value, at: &Path) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

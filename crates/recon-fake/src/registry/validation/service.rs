@@ -3,10 +3,11 @@
 
 use std::collections::BTreeSet;
 
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors, label_value_errors,
 };
-use serde_json::{Value, json};
 
 use super::ports::{port_num_errors, port_num_or_name_errors};
 use super::read::{is_set, list_at, str_at};

@@ -11,8 +11,8 @@
 //! Not modelled: an update keeping label values in a capacity's topology that an older server
 //! let in (the strategy then allows invalid values; no stored object here has any).
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
-use serde_json::Value;
 
 use super::claim::non_negative;
 use super::cluster::{parameters_errors, provisioner_errors};

@@ -8,7 +8,7 @@
 //! not modelled. An unmasked `/proc` is allowed only here ([`super::pod_security`]); 1.36
 //! does not restrict the volume types.
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::pod_object::containers_with_paths;
 use super::read::list_at;

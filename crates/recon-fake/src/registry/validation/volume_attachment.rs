@@ -9,8 +9,8 @@
 //! Not checked: what an inline volume spec holds (`ValidatePersistentVolumeSpec` of it).
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
-use serde_json::Value;
 
 use super::cluster::csi_driver_name;
 use super::read::{int_at, is_set, str_at};

@@ -14,8 +14,8 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::label_key_errors;
-use serde_json::Value;
 
 use super::pod::invalid_int;
 use super::pod_security::local_descending_path;
@@ -424,7 +424,7 @@ fn service_account_token(token: &Value, source_path: &Path, projected: &Path) ->
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -12,11 +12,11 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use recon_apimachinery::go_quote;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{
     dns1123_label_errors, dns1123_subdomain_name_errors, label_key_errors,
 };
 use regex::Regex;
-use serde_json::Value;
 
 use super::claim;
 use super::pod::{invalid_int, labels};
@@ -828,7 +828,7 @@ fn image(source: Option<&Value>, path: &Path, volume: &Volume) -> Vec<FieldError
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

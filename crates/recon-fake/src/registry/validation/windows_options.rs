@@ -8,8 +8,8 @@
 //! (`"a\u003cb"`, not Go's `%q`).
 
 use recon_apimachinery::go_json::go_json_string;
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::dns1123_subdomain_name_errors;
-use serde_json::Value;
 
 use super::pod_object::containers_with_paths;
 use crate::field::{BadValue, ErrorType, FieldError, Path};
@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn credential_specs_over_64_kib_are_refused() {
-        let options = serde_json::json!({"gmsaCredentialSpec": "x".repeat(64 * 1024 + 1)});
+        let options = recon_apimachinery::json!({"gmsaCredentialSpec": "x".repeat(64 * 1024 + 1)});
         let errors = security_context_options(Some(&options), &Path::new("o"));
         assert_eq!(errors.len(), 1);
         assert!(
@@ -263,7 +263,7 @@ mod tests {
                 .to_string()
                 .ends_with("gmsaCredentialSpec size must be under 64 KiB")
         );
-        let options = serde_json::json!({"gmsaCredentialSpec": "x".repeat(64 * 1024)});
+        let options = recon_apimachinery::json!({"gmsaCredentialSpec": "x".repeat(64 * 1024)});
         assert!(security_context_options(Some(&options), &Path::new("o")).is_empty());
     }
 }

@@ -5,8 +5,8 @@
 //! change); CronJobs for their schedule, policies and job template; Jobs in [`super::job`],
 //! which shares the selector helpers below.
 
+use recon_apimachinery::json::Value;
 use recon_apimachinery::names::{dns1123_label_errors, label_key_errors, label_value_errors};
-use serde_json::Value;
 
 use super::job;
 use super::pod::{invalid_int, json_string_map, labels, non_negative, template_spec};
@@ -230,7 +230,7 @@ fn selector_is_empty(selector: &Value) -> bool {
     let labels = selector
         .get("matchLabels")
         .and_then(Value::as_object)
-        .map_or(0, serde_json::Map::len);
+        .map_or(0, recon_apimachinery::json::Map::len);
     labels + list_at(Some(selector), "matchExpressions").len() == 0
 }
 
@@ -1129,7 +1129,7 @@ fn collision_count_decremented(status: Option<&Value>, old: Option<&Value>) -> O
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -66,8 +66,8 @@ pub(crate) use dra::{SelectorError, device_selector_error};
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
 pub(crate) use types::RESERVED;
 
+use recon_apimachinery::json::Value;
 use rules::RuleNode;
-use serde_json::Value;
 use tree::SNode;
 
 use crate::field::{BadValue, ErrorType, FieldError, Path};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value as Json};
+use recon_apimachinery::json::{Map, Value as Json};
 
 /// `x-kubernetes-list-type`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl SNode {
     }
 }
 
-fn strings(m: &Map<String, Json>, key: &str) -> Vec<String> {
+fn strings(m: &Map, key: &str) -> Vec<String> {
     m.get(key)
         .and_then(Json::as_array)
         .map(|a| {
@@ -201,7 +201,7 @@ fn strings(m: &Map<String, Json>, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn bounds(m: &Map<String, Json>) -> Bounds {
+fn bounds(m: &Map) -> Bounds {
     let int = |k: &str| m.get(k).and_then(Json::as_i64);
     let enum_max_len = m
         .get("enum")

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use base64::Engine as _;
 use recon_apimachinery::go_json::{go_float, go_type};
-use serde_json::{Map, Value as Json};
+use recon_apimachinery::json::{Map, Value as Json};
 
 use super::time::{self, Duration, Timestamp};
 use super::tree::{ListType, SNode};
@@ -88,7 +88,7 @@ pub(super) enum MapKind {
 /// A map: a JSON object read through its schema, or built by the expression.
 #[derive(Debug, Clone)]
 pub(super) enum MapVal<'a> {
-    Json(&'a Map<String, Json>, &'a SNode, MapKind),
+    Json(&'a Map, &'a SNode, MapKind),
     Owned(Rc<Vec<(Value<'a>, Value<'a>)>>),
 }
 

@@ -3,7 +3,7 @@
 //! below; failures become field errors, or warnings when ratcheting lets an unchanged value
 //! keep them.
 
-use serde_json::Value as Json;
+use recon_apimachinery::json::Value as Json;
 
 use super::env::{COST_EXCEEDED, Env, STEP_LIMIT};
 use super::eval;

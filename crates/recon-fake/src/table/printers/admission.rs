@@ -3,7 +3,7 @@
 //! `printValidatingAdmissionPolicyBinding`, `printMutatingAdmissionPolicyBinding`).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, at, integer, list_at, name, str_at, text};
@@ -159,7 +159,7 @@ fn policy_row(obj: &Object, rules: &str, now: Timestamp) -> Row {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -171,12 +171,19 @@ pub(super) const CONTROLLER_REVISION: Printer = Printer {
         // The controlling owner as `kind.group/name`, lowercased (`formatResourceName`).
         let controller = list_at(obj, &["metadata", "ownerReferences"])
             .iter()
-            .find(|o| o.get("controller").and_then(serde_json::Value::as_bool) == Some(true))
+            .find(|o| {
+                o.get("controller")
+                    .and_then(recon_apimachinery::json::Value::as_bool)
+                    == Some(true)
+            })
             .map_or_else(
                 || "<none>".to_owned(),
                 |o| {
-                    let field =
-                        |k: &str| o.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                    let field = |k: &str| {
+                        o.get(k)
+                            .and_then(recon_apimachinery::json::Value::as_str)
+                            .unwrap_or("")
+                    };
                     let group = match field("apiVersion").split_once('/') {
                         Some((group, _)) => group,
                         None => "",
@@ -200,7 +207,7 @@ pub(super) const CONTROLLER_REVISION: Printer = Printer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -4,7 +4,7 @@
 //! target, and the metrics v1 keeps in annotations).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, at, int_at, list_at, name, str_at, text};
@@ -161,7 +161,7 @@ fn metrics(specs: &[Value], statuses: &[Value]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -2,7 +2,7 @@
 //! `printCronJob`).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::super::{age, timestamp};
@@ -155,7 +155,7 @@ pub(super) const CRON_JOB: Printer = Printer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -5,7 +5,7 @@
 //! APIService's own convertor
 //! (kube-aggregator/pkg/registry/apiservice/etcd/etcd.go, `ConvertToTable`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Column, Row};
 use super::{

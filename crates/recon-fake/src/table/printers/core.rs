@@ -4,7 +4,7 @@
 //! `printEndpoints`, `printNode`).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Condition, Row};
 use super::super::{age, timestamp};
@@ -617,7 +617,7 @@ fn node_row(obj: &Object, now: Timestamp) -> Row {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -144,7 +144,7 @@ fn event_row(obj: &Object, fields: &Fields, now: Timestamp) -> Row {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -1,7 +1,7 @@
 //! API priority and fairness's printers (pkg/printers/internalversion/printers.go:
 //! `printFlowSchema`, `printPriorityLevelConfiguration`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, at, int_at, list_at, name, str_at, text};

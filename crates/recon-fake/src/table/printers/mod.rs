@@ -17,7 +17,7 @@ mod resource;
 mod storage;
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::document::{Cell, Column, Row};
 use super::{age, creation, name_of};
@@ -413,7 +413,7 @@ fn format_label_selector(selector: Option<&Value>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

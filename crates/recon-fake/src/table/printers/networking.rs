@@ -1,7 +1,7 @@
 //! The networking.k8s.io printers (pkg/printers/internalversion/printers.go: `printIngress`,
 //! `printIngressClass`, `printIPAddress`, `printServiceCIDR`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, at, list_at, name, str_at, text};
@@ -199,7 +199,7 @@ pub(super) const SERVICE_CIDR: Printer = Printer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

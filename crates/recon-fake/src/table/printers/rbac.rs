@@ -3,7 +3,7 @@
 //! `SubjectsStrings`).
 
 use jiff::Timestamp;
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{AGE, NAME, Printer, age_of, list_at, name, str_at, text, wide};

@@ -2,7 +2,7 @@
 //! `printDeviceClass`, `printResourceClaim` with `resourceClaimState`,
 //! `printResourceClaimTemplate`, `printResourceSlice`).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::{Cell, Row};
 use super::{
@@ -92,7 +92,7 @@ pub(super) const RESOURCE_SLICE: Printer = Printer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

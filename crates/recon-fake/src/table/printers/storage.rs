@@ -3,7 +3,7 @@
 //! `printCSINode`, `printCSIDriver`, `printVolumeAttributesClass`;
 //! access modes and classes as pkg/apis/core/helper/helpers.go writes them).
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use super::super::document::Column;
 use super::super::document::{Cell, Row};
@@ -333,7 +333,7 @@ pub(super) const VOLUME_ATTRIBUTES_CLASS: Printer = Printer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use recon_apimachinery::json;
 
     use super::*;
 

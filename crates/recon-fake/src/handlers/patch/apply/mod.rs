@@ -6,7 +6,7 @@
 #[cfg(test)]
 mod proptests;
 
-use serde_json::Value;
+use recon_apimachinery::json::Value;
 
 use crate::handlers::decode::{check_name, decode_into_type, ensure_namespace};
 use crate::handlers::field_manager::FieldManager;

@@ -9,7 +9,8 @@
 //! again, is a no-op (200, resourceVersion unchanged, nothing stored changes).
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use crate::ApiServer;
 use crate::proptests::{

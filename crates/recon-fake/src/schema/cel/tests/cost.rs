@@ -3,7 +3,8 @@
 //! same message (whose factor, given to six decimals, pins the estimate to about ten units).
 //! Recorded by `xtask/record-cel-costs.py`.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::{crd_errors, spec_schema};
 use crate::field::aggregate;

@@ -1,6 +1,7 @@
 //! The errors a CRD is refused with for its rules, as a 1.36 server words them.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 

@@ -1,6 +1,7 @@
 //! The functions of the rule environment against what a 1.36 server computes.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 

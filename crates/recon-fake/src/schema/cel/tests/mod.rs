@@ -1,7 +1,8 @@
 //! Tests: the recorded answers of a real kube-apiserver 1.36 (`fixtures/conformance`), and
 //! cases checked against one.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::CelRules;
 use crate::field::aggregate;

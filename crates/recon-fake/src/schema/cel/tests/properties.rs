@@ -7,7 +7,8 @@
 //! than with the input's size).
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 use crate::proptests::{config, json as json_value};
@@ -170,7 +171,7 @@ fn spec_value() -> impl Strategy<Value = Value> {
         ]),
     )
         .prop_map(|(a, l, m, n, i, ts)| {
-            let mut spec = serde_json::Map::new();
+            let mut spec = recon_apimachinery::json::Map::new();
             let fields = [
                 ("a", a.map(Value::from)),
                 ("l", l.map(Value::from)),

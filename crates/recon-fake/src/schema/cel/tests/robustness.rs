@@ -1,7 +1,8 @@
 //! No rule and no object makes validation panic; and a tool to compare rules with a real
 //! server.
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 

@@ -2,7 +2,8 @@
 //! CRDs (failures, reasons and field paths, typed values, runtime errors, transition rules,
 //! ratcheting).
 
-use serde_json::{Value, json};
+use recon_apimachinery::json;
+use recon_apimachinery::json::Value;
 
 use super::*;
 
