@@ -3,7 +3,9 @@
 //! ([`names`]), label and field selectors ([`selector`]), Go's aggregated error messages
 //! ([`errors`]), Go's `%q` quoting ([`go_quote`]), JSON as Go writes and decodes it
 //! ([`go_json`]), Go's time formats and durations ([`gotime`]), structured-merge-diff's values
-//! ([`value`]) and the field sets of `managedFields` ([`fieldpath`]).
+//! ([`value`]) and the field sets of `managedFields` ([`fieldpath`]), over JSON values that
+//! take a bounded stack at any depth ([`json`](mod@json)): objects nest as deep as Go decodes them, 10,000
+//! levels, and no walk over them overflows a thread's stack.
 //!
 //! `recon-core`'s tracker validates references and matches selectors with it, and its
 //! server-side apply reads `managedFields` with it; the in-memory API server (`recon-fake`)
@@ -24,6 +26,7 @@
 //! );
 //! ```
 
+mod depth;
 pub mod errors;
 pub mod fieldpath;
 pub mod go_json;

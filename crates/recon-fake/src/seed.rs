@@ -92,7 +92,6 @@ impl ApiServer {
         // Nothing is stored that the server could not read back.
         let depth = nesting::object_depth(&obj);
         if depth > nesting::GO_MAX_DEPTH {
-            nesting::dispose(Value::Object(obj));
             return Err(SeedError::Invalid(nesting::too_deep().message().to_owned()));
         }
         let mut state = self.shared.lock();

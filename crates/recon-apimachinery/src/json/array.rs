@@ -3,9 +3,10 @@
 use std::ops::{Deref, DerefMut};
 
 use super::{Value, tree};
+use crate::depth;
 
 /// A JSON array's items: a [`Vec`] (all of whose methods it has) that drops, clones and
-/// compares without recursion, at any depth.
+/// compares with a bounded stack at any depth (see the [module](super)).
 ///
 /// ```
 /// use recon_apimachinery::json::{Array, Value};
@@ -46,25 +47,35 @@ impl DerefMut for Array {
 
 impl Drop for Array {
     fn drop(&mut self) {
-        if self.0.iter().any(Value::is_container) {
-            tree::teardown(std::mem::take(&mut self.0));
-        }
+        depth::recurse(
+            &tree::DROPPING,
+            std::mem::take(&mut self.0),
+            drop,
+            |items| tree::teardown(items.into_iter()),
+        );
     }
 }
 
 impl Clone for Array {
     fn clone(&self) -> Self {
-        Array(self.0.iter().map(tree::copy).collect())
+        depth::recurse(
+            &tree::COPYING,
+            &self.0,
+            |items| Array(items.clone()),
+            |items| Array(items.iter().map(tree::copy).collect()),
+        )
     }
 }
 
 impl PartialEq for Array {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len()
-            && self
-                .iter()
-                .zip(other.iter())
-                .all(|(a, b)| tree::equal(a, b))
+            && depth::recurse(
+                &tree::COMPARING,
+                (self, other),
+                |(a, b)| a.0 == b.0,
+                |(a, b)| a.iter().zip(b.iter()).all(|(a, b)| tree::equal(a, b)),
+            )
     }
 }
 

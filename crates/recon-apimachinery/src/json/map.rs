@@ -5,9 +5,10 @@ use std::collections::btree_map;
 use std::ops::{Deref, DerefMut};
 
 use super::{Value, tree};
+use crate::depth;
 
 /// A JSON object's fields, in key order: a [`BTreeMap`] (all of whose methods it has) that
-/// drops, clones and compares without recursion, at any depth.
+/// drops, clones and compares with a bounded stack at any depth (see the [module](super)).
 ///
 /// ```
 /// use recon_apimachinery::json::{Map, Value};
@@ -69,29 +70,44 @@ impl DerefMut for Map {
 
 impl Drop for Map {
     fn drop(&mut self) {
-        if self.0.values().any(Value::is_container) {
-            tree::teardown(std::mem::take(&mut self.0).into_values().collect());
-        }
+        depth::recurse(
+            &tree::DROPPING,
+            std::mem::take(&mut self.0),
+            drop,
+            |fields| tree::teardown(fields.into_values()),
+        );
     }
 }
 
 impl Clone for Map {
     fn clone(&self) -> Self {
-        Map(self
-            .0
-            .iter()
-            .map(|(k, v)| (k.clone(), tree::copy(v)))
-            .collect())
+        depth::recurse(
+            &tree::COPYING,
+            &self.0,
+            |fields| Map(fields.clone()),
+            |fields| {
+                Map(fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), tree::copy(v)))
+                    .collect())
+            },
+        )
     }
 }
 
 impl PartialEq for Map {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len()
-            && self
-                .iter()
-                .zip(other.iter())
-                .all(|((ka, a), (kb, b))| ka == kb && tree::equal(a, b))
+            && depth::recurse(
+                &tree::COMPARING,
+                (self, other),
+                |(a, b)| a.0 == b.0,
+                |(a, b)| {
+                    a.iter()
+                        .zip(b.iter())
+                        .all(|((ka, a), (kb, b))| ka == kb && tree::equal(a, b))
+                },
+            )
     }
 }
 

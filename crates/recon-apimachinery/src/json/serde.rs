@@ -12,6 +12,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use super::{Array, Map, Number, Value};
 
 impl Serialize for Value {
+    #[inline]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Value::Null => serializer.serialize_unit(),
@@ -54,42 +55,52 @@ impl<'de> Visitor<'de> for ValueVisitor {
         f.write_str("any valid JSON value")
     }
 
+    #[inline]
     fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
         Ok(Value::Bool(b))
     }
 
+    #[inline]
     fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
         Ok(Value::Number(n.into()))
     }
 
+    #[inline]
     fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
         Ok(Value::Number(n.into()))
     }
 
+    #[inline]
     fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
         Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
     }
 
+    #[inline]
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
         Ok(Value::String(s.to_owned()))
     }
 
+    #[inline]
     fn visit_string<E>(self, s: String) -> Result<Value, E> {
         Ok(Value::String(s))
     }
 
+    #[inline]
     fn visit_none<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
 
+    #[inline]
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
         Deserialize::deserialize(deserializer)
     }
 
+    #[inline]
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
 
+    #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         while let Some(item) = seq.next_element()? {
@@ -98,6 +109,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Array(Array(items)))
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut fields = Map::new();
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
@@ -108,6 +120,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 }
 
 impl<'de> Deserialize<'de> for Value {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
         deserializer.deserialize_any(ValueVisitor)
     }

@@ -1,9 +1,19 @@
-//! The walks every container of a [`Value`] needs, without recursion: dropping, copying and
+//! The walks every container of a [`Value`] needs past the depth they recurse to
+//! ([`crate::depth`]), without recursion: dropping, copying and
 //! comparing a value take the same stack at ten levels as at a hundred thousand.
 
 use std::collections::btree_map;
 
 use super::{Array, Map, Value};
+
+thread_local! {
+    /// How deep the drops of arrays and objects on this thread have recursed.
+    pub(super) static DROPPING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// How deep the copies of arrays and objects on this thread have recursed.
+    pub(super) static COPYING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// How deep the comparisons of arrays and objects on this thread have recursed.
+    pub(super) static COMPARING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
 
 impl Value {
     /// Whether this is an array or an object.
@@ -12,15 +22,23 @@ impl Value {
     }
 }
 
-/// Drops `pending` and everything in it, one container at a time: each container is emptied
-/// into `pending` before it is dropped, so no drop reaches below it.
-pub(super) fn teardown(mut pending: Vec<Value>) {
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Array(mut items) => pending.append(&mut items.0),
-            Value::Object(mut fields) => {
-                pending.extend(std::mem::take(&mut fields.0).into_values())
-            }
+/// Drops `values` and everything in them, one container at a time: the containers among
+/// them are emptied into a list of their own before they are dropped, so no drop reaches
+/// below them (scalars go at once).
+pub(super) fn teardown(values: impl Iterator<Item = Value>) {
+    let mut pending: Vec<Value> = values.filter(Value::is_container).collect();
+    while let Some(container) = pending.pop() {
+        match container {
+            Value::Array(mut items) => pending.extend(
+                std::mem::take(&mut items.0)
+                    .into_iter()
+                    .filter(Value::is_container),
+            ),
+            Value::Object(mut fields) => pending.extend(
+                std::mem::take(&mut fields.0)
+                    .into_values()
+                    .filter(Value::is_container),
+            ),
             _ => {}
         }
     }
@@ -38,9 +56,16 @@ enum Copying<'a> {
 }
 
 impl<'a> Copying<'a> {
-    /// A copy of `value` begun: a container to fill, or the whole copy of a scalar.
+    /// A copy of `value` begun: a container to fill, or the whole copy of a scalar or of a
+    /// container of scalars (copied as its collection copies itself, one level deep).
     fn open(value: &'a Value) -> Result<Self, Value> {
         match value {
+            Value::Array(items) if !items.iter().any(Value::is_container) => {
+                Err(Value::Array(Array(items.0.clone())))
+            }
+            Value::Object(fields) if !fields.values().any(Value::is_container) => {
+                Err(Value::Object(Map(fields.0.clone())))
+            }
             Value::Array(items) => Ok(Copying::Array(
                 items.iter(),
                 Vec::with_capacity(items.len()),
@@ -135,45 +160,6 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
             (Value::Bool(x), Value::Bool(y)) => x == y,
             (Value::Number(x), Value::Number(y)) => x == y,
             (Value::String(x), Value::String(y)) => x == y,
-            _ => false,
-        };
-        if !same {
-            return false;
-        }
-        match pending.pop() {
-            Some((x, y)) => (a, b) = (x, y),
-            None => return true,
-        }
-    }
-}
-
-/// Whether `ours` and serde_json's `theirs` hold the same JSON, compared one container at a
-/// time.
-pub(super) fn equal_to_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
-    use serde_json::Value as Theirs;
-    let mut pending = Vec::new();
-    let (mut a, mut b) = (ours, theirs);
-    loop {
-        let same = match (a, b) {
-            (Value::Array(x), Theirs::Array(y)) => {
-                x.len() == y.len() && {
-                    pending.extend(x.iter().zip(y.iter()));
-                    true
-                }
-            }
-            (Value::Object(x), Theirs::Object(y)) => {
-                x.len() == y.len()
-                    && x.iter().all(|(k, vx)| {
-                        y.get(k).is_some_and(|vy| {
-                            pending.push((vx, vy));
-                            true
-                        })
-                    })
-            }
-            (Value::Null, Theirs::Null) => true,
-            (Value::Bool(x), Theirs::Bool(y)) => x == y,
-            (Value::Number(x), Theirs::Number(y)) => x == y,
-            (Value::String(x), Theirs::String(y)) => x == y,
             _ => false,
         };
         if !same {

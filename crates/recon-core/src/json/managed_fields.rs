@@ -36,11 +36,13 @@ pub(crate) fn field<'s>(set: &'s FieldSet, name: &str) -> Option<&'s FieldSet> {
 /// Whether the list element `pe` names the item at `index`: by its key fields, its value or
 /// its index.
 pub(crate) fn selects(pe: &PathElement, index: usize, item: &Value) -> bool {
+    // The element's values (a key's fields, a set item) are the apimachinery's JSON.
+    let is = |v: &recon_apimachinery::json::Value, item: &Value| *item == Value::from(v.clone());
     match pe {
         PathElement::Key(fields) => fields
             .iter()
-            .all(|(k, v)| item.get(k).is_some_and(|i| i == v)),
-        PathElement::Value(v) => item == v,
+            .all(|(k, v)| item.get(k).is_some_and(|i| is(v, i))),
+        PathElement::Value(v) => is(v, item),
         PathElement::Index(i) => usize::try_from(*i).is_ok_and(|i| i == index),
         PathElement::Field(_) => false,
     }

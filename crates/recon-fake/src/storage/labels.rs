@@ -30,16 +30,13 @@ impl Labels {
         else {
             return Labels::default();
         };
-        let mut pairs: Vec<(&str, &str)> = map
+        // In key order, as a `Map` keeps them.
+        let pairs: Vec<(&str, &str)> = map
             .iter()
             .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
             .collect();
         if pairs.is_empty() {
             return Labels::default();
-        }
-        // serde_json's map is already in key order unless its `preserve_order` feature is on.
-        if !pairs.is_sorted() {
-            pairs.sort_unstable();
         }
         let mut text = String::with_capacity(pairs.iter().map(|(k, v)| k.len() + v.len()).sum());
         let mut ends = Vec::with_capacity(2 * pairs.len());

@@ -642,7 +642,7 @@ mod tests {
 
     #[test]
     fn an_object_nesting_deeper_than_go_reads_is_stored_and_known_unreadable() {
-        use crate::wire::nesting::{GO_MAX_DEPTH, dispose};
+        use crate::wire::nesting::GO_MAX_DEPTH;
         // `{"a": [[...]]}`, `levels` deep in all.
         let object = |levels: usize| {
             // Not `json!([deep])`, which serialises `deep` (recursively) to copy it.
@@ -656,14 +656,14 @@ mod tests {
         let cm = GroupResource::new("", "configmaps");
         let deepest = object(GO_MAX_DEPTH);
         store.keep(&cm, "ns/deepest".to_owned(), Stored::new(&deepest, 2));
-        dispose(Value::Object(deepest));
+        drop(deepest);
         assert!(store.held_deep());
         let stored = store.get(&cm, "ns/deepest").unwrap();
         assert!(stored.readable());
-        dispose(Value::Object(stored.decode("ns/deepest").unwrap()));
+        stored.decode("ns/deepest").unwrap();
         let deeper = object(GO_MAX_DEPTH + 1);
         let stored = Stored::new(&deeper, 3);
-        dispose(Value::Object(deeper));
+        drop(deeper);
         assert!(!stored.readable());
         let error = stored.served("ns/deeper").unwrap_err();
         assert_eq!(error.go_message, "invalid character '[' exceeded max depth");

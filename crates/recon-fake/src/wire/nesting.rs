@@ -8,16 +8,18 @@
 //! levels further down) is written, but every later read of it fails with the decoder's
 //! `invalid character '{' exceeded max depth`. Nothing shallower is refused.
 //!
-//! serde_json reads at most 127 levels by recursion, and every recursive walk over a
-//! [`Value`] (`Clone`, `PartialEq`, `Drop`, serialisation, the patch and apply walkers) takes
-//! stack in proportion to the depth. So:
+//! The server's values ([`Value`]) drop, copy, compare and print without recursion at any
+//! depth, and so do the walks of `recon_apimachinery` over them (merge patches, field sets,
+//! structured-merge-diff's order). serde_json reads at most 127 levels by recursion, and some
+//! of the server's own walkers (the patch and apply walkers, serialisation) still take stack in
+//! proportion to the depth. So:
 //! - bodies and stored objects too deep for serde_json are read by [`parse`], which keeps its
 //!   open containers in a `Vec`, and deep objects are written by [`write_sorted`] the same way;
 //!   depth is measured ([`value_depth`], [`text_depth`]) without recursion;
 //! - a request that carries or may touch an object deeper than [`SHALLOW`] is served on a stack
 //!   of its own, [`DEEP_STACK`] bytes, allocated for it ([`on_deep_stack`]), where the
 //!   remaining recursive walkers have room for Go's whole depth (and a JSON patch's path on
-//!   top); values that outlive it are dropped by [`dispose`].
+//!   top).
 
 use recon_apimachinery::json::{Map, Value};
 
@@ -43,13 +45,29 @@ pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
 /// is 1, `{"a": []}` is 2), as Go's scanner counts them.
 pub(crate) fn value_depth(value: &Value) -> usize {
     // Each pending value with the depth of the container it is in.
+    let is_container = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
     let mut deepest = 0;
     let mut pending = vec![(value, 0)];
     while let Some((value, above)) = pending.pop() {
         let depth = above + 1;
+        // Only containers go on the list: a scalar adds no level.
         match value {
-            Value::Array(items) => pending.extend(items.iter().map(|child| (child, depth))),
-            Value::Object(fields) => pending.extend(fields.values().map(|child| (child, depth))),
+            Value::Array(items) => {
+                pending.extend(
+                    items
+                        .iter()
+                        .filter(is_container)
+                        .map(|child| (child, depth)),
+                );
+            }
+            Value::Object(fields) => {
+                pending.extend(
+                    fields
+                        .values()
+                        .filter(is_container)
+                        .map(|child| (child, depth)),
+                );
+            }
             _ => continue,
         }
         deepest = deepest.max(depth);
@@ -92,18 +110,6 @@ pub(crate) fn text_depth(text: &[u8]) -> usize {
     deepest
 }
 
-/// Drops `value` one container at a time: a deep value dropped as usual recurses once a level.
-pub(crate) fn dispose(value: Value) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Array(items) => pending.extend(items),
-            Value::Object(fields) => pending.extend(fields.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
-    }
-}
-
 /// Why an object seeded directly into the store is refused when it nests deeper than Go's
 /// decoder reads (no request path: a request making one is answered as the real server
 /// answers it, e.g. a JSON patch's 422 in `handlers::patch`).
@@ -141,8 +147,7 @@ pub(crate) fn repeated_keys(text: &[u8]) -> serde_json::Result<Vec<String>> {
         repeats: false,
         repeated: Some(Vec::new()),
     };
-    let value = reader.document()?;
-    dispose(value);
+    reader.document()?;
     Ok(reader.repeated.unwrap_or_default())
 }
 
@@ -382,15 +387,12 @@ pub(crate) fn write_sorted(out: &mut Vec<u8>, obj: &Map, skip: &[&str]) {
     }
 }
 
-/// An object's fields in key order, but those named in `skip`.
+/// An object's fields in key order (a `Map` keeps them so), but those named in `skip`.
 fn fields<'a>(map: &'a Map, skip: &[&str]) -> std::vec::IntoIter<(&'a String, &'a Value)> {
-    let mut fields: Vec<(&String, &Value)> = map
+    let fields: Vec<(&String, &Value)> = map
         .iter()
         .filter(|(k, _)| !skip.contains(&k.as_str()))
         .collect();
-    if !fields.is_sorted_by(|a, b| a.0 <= b.0) {
-        fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    }
     fields.into_iter()
 }
 
@@ -474,7 +476,6 @@ mod tests {
             let mut out = Vec::new();
             write_sorted(&mut out, &obj, &[]);
             assert_eq!(out, text.as_bytes());
-            dispose(Value::Object(obj));
         }
     }
 
@@ -504,12 +505,12 @@ mod tests {
     }
 
     #[test]
-    fn a_deep_stack_holds_a_deep_recursive_drop() {
+    fn a_deep_stack_holds_a_deep_recursive_walk() {
         let text = nested_text(GO_MAX_DEPTH);
         on_deep_stack(|| {
             let (value, _) = parse(text.as_bytes()).unwrap();
-            let copy = value.clone();
-            assert!(copy == value);
+            // serde_json's own value drops itself by recursion, a frame per level.
+            drop(serde_json::Value::from(value));
         });
     }
 }

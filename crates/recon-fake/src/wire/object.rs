@@ -158,9 +158,8 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A map serialised with its keys in order, without copying it: serde_json's default map already
-/// iterates in order (then this only checks); with its `preserve_order` feature, it may not.
-/// Past [`nesting::SHALLOW`] levels (`depth` is the map's own) it fails, for
+/// A map serialised with its keys in order (a [`Map`](recon_apimachinery::json::Map) keeps
+/// them so), leaving out the fields named in `skip`. Past [`nesting::SHALLOW`] levels (`depth` is the map's own) it fails, for
 /// [`nesting::write_sorted`] to write the object without recursion.
 struct Sorted<'a> {
     map: &'a Object,
@@ -180,16 +179,8 @@ impl serde::Serialize for Sorted<'_> {
         let kept = |(k, _): &(&String, &Value)| !self.skip.contains(&k.as_str());
         let len = self.map.iter().filter(kept).count();
         let mut map = serializer.serialize_map(Some(len))?;
-        if self.map.keys().is_sorted() {
-            for (key, value) in self.map.iter().filter(kept) {
-                map.serialize_entry(key, &SortedValue(value, depth))?;
-            }
-        } else {
-            let mut entries: Vec<(&String, &Value)> = self.map.iter().filter(kept).collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (key, value) in entries {
-                map.serialize_entry(key, &SortedValue(value, depth))?;
-            }
+        for (key, value) in self.map.iter().filter(kept) {
+            map.serialize_entry(key, &SortedValue(value, depth))?;
         }
         map.end()
     }
@@ -748,8 +739,7 @@ mod tests {
             error(nested(GO_DEEPEST).as_bytes()).go_message,
             "invalid character '[' exceeded max depth"
         );
-        let deepest = decode_body("ns/a", nested(GO_DEEPEST - 1).as_bytes()).expect("decoded");
-        crate::wire::nesting::dispose(Value::Object(deepest));
+        decode_body("ns/a", nested(GO_DEEPEST - 1).as_bytes()).expect("decoded");
 
         let api = truncated.to_api_error();
         assert_eq!(

@@ -117,7 +117,6 @@ impl State {
                 Some(reached) => patched_text(&doc, ty.as_ref(), reached),
                 None => go_json(&doc),
             });
-            nesting::dispose(doc);
             let why = go_json_syntax::syntax_error(text.as_bytes())
                 .unwrap_or_else(|| "exceeded max depth".to_owned());
             return Err(patched_object_invalid(
@@ -322,10 +321,9 @@ pub(super) fn apply_json_patch(
     // nesting deeper than `maxNestingDepth` fails the patch, which the handler answers with
     // its generic 422 (`applyJSPatch`). The document itself is not checked there.
     if member_depth(&patched) > nesting::GO_MAX_DEPTH {
-        nesting::dispose(patched);
         return Err(patch_rejected());
     }
-    nesting::dispose(std::mem::replace(doc, patched));
+    *doc = patched;
     Ok(match ops {
         Value::Array(ops) => ops.into_vec(),
         _ => Vec::new(),
