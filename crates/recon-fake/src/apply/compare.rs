@@ -64,6 +64,21 @@ enum Change {
     Added = 2,
 }
 
+/// One step of a [`Walker::walk`].
+enum Task<'v> {
+    /// Compare two values of a type.
+    Walk(&'v Type, Option<&'v Value>, Option<&'v Value>),
+    /// Compare them in one of the shapes their type takes; whether this is the shape that
+    /// decides if the walk compared them as a leaf.
+    Handle(Node<'v>, Option<&'v Value>, Option<&'v Value>, bool),
+    /// End a walk: record a value only one side has (whether it was added, or removed)
+    /// unless it was compared as a leaf.
+    Finish(bool, bool),
+    Enter(Step<'v>),
+    Leave,
+    Record(Change),
+}
+
 struct Walker<'v> {
     out: Comparison,
     path: Vec<Step<'v>>,
@@ -139,41 +154,67 @@ impl<'v> Walker<'v> {
         }
     }
 
-    fn walk(&mut self, t: &Type, lhs: Option<&'v Value>, rhs: Option<&'v Value>) {
-        let mut in_leaf = false;
-        match (lhs, rhs) {
-            (None, None) => return,
-            (Some(l), None) => self.handle(resolve(t, Some(l)), lhs, rhs, &mut in_leaf),
-            (None, Some(r)) => self.handle(resolve(t, Some(r)), lhs, rhs, &mut in_leaf),
-            (Some(l), Some(r)) => {
-                let (ln, rn) = (resolve(t, Some(l)), resolve(t, Some(r)));
-                if !ln.same_shape(&rn) {
-                    // Upstream walks the old shape on a copy of the walker, then the new one.
-                    self.handle(ln, lhs, rhs, &mut false);
+    /// Walks `lhs` and `rhs` with their type, recording what differs. Upstream recurses a
+    /// level per level of the objects; this keeps its own list of what is left to do, so an
+    /// object as deep as Go reads takes no more of the thread's stack than a shallow one.
+    fn walk(&mut self, t: &'v Type, lhs: Option<&'v Value>, rhs: Option<&'v Value>) {
+        // What is left to do, the next step last; and, for each walk under way, whether its
+        // node was compared as a leaf (then the walk records nothing more).
+        let mut todo = vec![Task::Walk(t, lhs, rhs)];
+        let mut in_leaf: Vec<bool> = Vec::new();
+        while let Some(task) = todo.pop() {
+            match task {
+                Task::Walk(t, lhs, rhs) => {
+                    let (l, r) = match (lhs, rhs) {
+                        (None, None) => continue,
+                        (Some(l), None) => (resolve(t, Some(l)), None),
+                        (None, Some(r)) => (resolve(t, Some(r)), None),
+                        (Some(l), Some(r)) => {
+                            let (ln, rn) = (resolve(t, Some(l)), resolve(t, Some(r)));
+                            // Upstream walks the old shape on a copy of the walker (its leaf
+                            // flag apart), then the new one.
+                            if ln.same_shape(&rn) {
+                                (rn, None)
+                            } else {
+                                (rn, Some(ln))
+                            }
+                        }
+                    };
+                    in_leaf.push(false);
+                    todo.push(Task::Finish(lhs.is_none(), rhs.is_none()));
+                    todo.push(Task::Handle(l, lhs, rhs, true));
+                    if let Some(old_shape) = r {
+                        todo.push(Task::Handle(old_shape, lhs, rhs, false));
+                    }
                 }
-                self.handle(rn, lhs, rhs, &mut in_leaf);
+                Task::Handle(node, lhs, rhs, counts) => {
+                    let mut scratch = false;
+                    let flag = match in_leaf.last_mut() {
+                        Some(flag) if counts => flag,
+                        _ => &mut scratch,
+                    };
+                    let start = todo.len();
+                    match node {
+                        Node::Leaf(_) => self.leaf(lhs, rhs, flag),
+                        Node::Map(m) => self.map(m, lhs, rhs, flag, &mut todo),
+                        Node::List(l) => self.list(l, lhs, rhs, flag, &mut todo),
+                    }
+                    // The node's children were listed in order: the first is done first.
+                    todo[start..].reverse();
+                }
+                Task::Finish(added, removed) => {
+                    if !in_leaf.pop().unwrap_or(true) {
+                        if added {
+                            self.record(Change::Added);
+                        } else if removed {
+                            self.record(Change::Removed);
+                        }
+                    }
+                }
+                Task::Enter(step) => self.push(step),
+                Task::Leave => self.pop(),
+                Task::Record(change) => self.record(change),
             }
-        }
-        if !in_leaf {
-            if lhs.is_none() {
-                self.record(Change::Added);
-            } else if rhs.is_none() {
-                self.record(Change::Removed);
-            }
-        }
-    }
-
-    fn handle(
-        &mut self,
-        node: Node<'_>,
-        lhs: Option<&'v Value>,
-        rhs: Option<&'v Value>,
-        in_leaf: &mut bool,
-    ) {
-        match node {
-            Node::Leaf(_) => self.leaf(lhs, rhs, in_leaf),
-            Node::Map(m) => self.map(m, lhs, rhs, in_leaf),
-            Node::List(l) => self.list(l, lhs, rhs, in_leaf),
         }
     }
 
@@ -190,12 +231,14 @@ impl<'v> Walker<'v> {
         }
     }
 
+    /// Compares two maps as a leaf, or lists in `todo`, in order, the walks of their fields.
     fn map(
         &mut self,
-        m: &MapType,
+        m: &'v MapType,
         lhs: Option<&'v Value>,
         rhs: Option<&'v Value>,
         in_leaf: &mut bool,
+        todo: &mut Vec<Task<'v>>,
     ) {
         let lm = lhs.and_then(Value::as_object);
         let rm = rhs.and_then(Value::as_object);
@@ -224,18 +267,21 @@ impl<'v> Walker<'v> {
             if self.is_managed_fields(k) {
                 continue;
             }
-            self.push(Step::Key(k));
-            self.walk(field_type(m, k), l, r);
-            self.pop();
+            todo.push(Task::Enter(Step::Key(k)));
+            todo.push(Task::Walk(field_type(m, k), l, r));
+            todo.push(Task::Leave);
         }
     }
 
+    /// Compares two lists as a leaf, or lists in `todo`, in order, what comparing their items
+    /// takes.
     fn list(
         &mut self,
-        l: &ListType,
+        l: &'v ListType,
         lhs: Option<&'v Value>,
         rhs: Option<&'v Value>,
         in_leaf: &mut bool,
+        todo: &mut Vec<Task<'v>>,
     ) {
         let ll = lhs.and_then(Value::as_array);
         let rl = rhs.and_then(Value::as_array);
@@ -256,30 +302,34 @@ impl<'v> Walker<'v> {
             }
         }
         for (pe, (old, new)) in groups {
-            self.push(Step::Element(pe));
+            todo.push(Task::Enter(Step::Element(pe)));
             match (old.len(), new.len()) {
-                (0..=1, 0..=1) => self.walk(&l.elem, old.first().copied(), new.first().copied()),
+                (0..=1, 0..=1) => todo.push(Task::Walk(
+                    &l.elem,
+                    old.first().copied(),
+                    new.first().copied(),
+                )),
                 (2.., 2..) => {
                     let same =
                         old.len() == new.len() && old.iter().zip(&new).all(|(a, b)| equals(a, b));
                     if !same {
-                        self.record(Change::Modified);
+                        todo.push(Task::Record(Change::Modified));
                     }
                 }
                 (2.., _) => {
                     if let Some(r) = new.first() {
-                        self.walk(&l.elem, None, Some(r));
+                        todo.push(Task::Walk(&l.elem, None, Some(r)));
                     }
-                    self.record(Change::Removed);
+                    todo.push(Task::Record(Change::Removed));
                 }
                 (_, _) => {
                     if let Some(o) = old.first() {
-                        self.walk(&l.elem, Some(o), None);
+                        todo.push(Task::Walk(&l.elem, Some(o), None));
                     }
-                    self.record(Change::Added);
+                    todo.push(Task::Record(Change::Added));
                 }
             }
-            self.pop();
+            todo.push(Task::Leave);
         }
     }
 }
@@ -345,5 +395,31 @@ mod tests {
         let s = Schema::untyped();
         let c = compare(&json!({"a": {}}), &json!({"a": null}), &s);
         assert_eq!(c.modified.to_fields_v1(), json!({"f:a": {}}));
+    }
+
+    // Objects as deep as Go reads them (10,000 levels), compared on a test thread's stack.
+    #[test]
+    fn objects_as_deep_as_go_reads_compare_without_recursion() {
+        use recon_apimachinery::fieldpath::Path;
+        use recon_apimachinery::json::Map;
+        let nest = |leaf: Value| {
+            let mut value = leaf;
+            for _ in 0..10_000 {
+                value = Value::Object(Map::from_iter([("a", value)]));
+            }
+            value
+        };
+        let path = |last: Option<&str>| {
+            let mut names = vec!["a"; 10_000];
+            names.extend(last);
+            FieldSet::from_paths([Path::fields(&names)])
+        };
+        let s = Schema::untyped();
+        let c = compare(&nest(json!(1)), &nest(json!(2)), &s);
+        assert!(c.modified == path(None));
+        assert!(c.added.is_empty() && c.removed.is_empty());
+        let c = compare(&nest(json!({})), &nest(json!({"b": 1})), &s);
+        assert!(c.added == path(Some("b")));
+        assert!(c.modified.is_empty() && c.removed.is_empty());
     }
 }

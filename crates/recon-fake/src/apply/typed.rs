@@ -121,53 +121,85 @@ pub(super) fn item_pe(list: &ListType, item: &Value) -> Result<PathElement, Stri
 /// scalars, atomic lists and maps, every list item, and map keys that are undeclared or
 /// hold `null` or `{}`.
 pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
-    let mut out = FieldSet::new();
-    to_set(&schema.root, value, &mut Vec::new(), &mut out);
-    out
-}
-
-fn to_set(t: &Type, v: &Value, path: &mut Vec<PathElement>, out: &mut FieldSet) {
-    match resolve(t, Some(v)) {
-        Node::Leaf(_) => out.insert(path),
-        Node::List(l) if l.kind == ListKind::Atomic => out.insert(path),
-        Node::List(l) => {
-            let Value::Array(items) = v else { return };
-            let pes: Vec<Option<PathElement>> = items.iter().map(|i| item_pe(l, i).ok()).collect();
-            // A duplicated item is owned once, as a whole.
-            let mut seen = BTreeSet::new();
-            let mut dups = BTreeSet::new();
-            for pe in pes.iter().flatten() {
-                if !seen.insert(pe.clone()) && dups.insert(pe.clone()) {
-                    path.push(pe.clone());
-                    out.insert(path);
-                    path.pop();
-                }
-            }
-            for (item, pe) in items.iter().zip(pes) {
-                let Some(pe) = pe else { continue };
-                if dups.contains(&pe) {
-                    continue;
-                }
-                path.push(pe);
-                to_set(&l.elem, item, path, out);
-                out.insert(path);
-                path.pop();
-            }
-        }
-        Node::Map(m) if m.atomic => out.insert(path),
-        Node::Map(m) => {
-            let Value::Object(obj) = v else { return };
-            for (k, val) in obj {
-                path.push(PathElement::field(k));
-                to_set(field_type(m, k), val, path, out);
-                let empty = matches!(val, Value::Object(o) if o.is_empty());
-                if val.is_null() || empty || !m.declares(k) {
-                    out.insert(path);
-                }
-                path.pop();
-            }
-        }
+    /// One step of the walk.
+    enum Step<'a> {
+        /// Add what `value`, of type `t`, sets at the current path.
+        Visit(&'a Type, &'a Value),
+        /// Add the current path.
+        Own,
+        Enter(PathElement),
+        Leave,
     }
+    let mut out = FieldSet::new();
+    let mut path: Vec<PathElement> = Vec::new();
+    // What is left to do, the next step last: upstream recurses a level per level of the
+    // value, this keeps its own list, so a value as deep as Go reads takes no more stack.
+    let mut todo = vec![Step::Visit(&schema.root, value)];
+    while let Some(step) = todo.pop() {
+        let (t, v) = match step {
+            Step::Visit(t, v) => (t, v),
+            Step::Own => {
+                out.insert(&path);
+                continue;
+            }
+            Step::Enter(pe) => {
+                path.push(pe);
+                continue;
+            }
+            Step::Leave => {
+                path.pop();
+                continue;
+            }
+        };
+        let start = todo.len();
+        match resolve(t, Some(v)) {
+            Node::Leaf(_) => out.insert(&path),
+            Node::List(l) if l.kind == ListKind::Atomic => out.insert(&path),
+            Node::List(l) => {
+                let Value::Array(items) = v else { continue };
+                let pes: Vec<Option<PathElement>> =
+                    items.iter().map(|i| item_pe(l, i).ok()).collect();
+                // A duplicated item is owned once, as a whole.
+                let mut seen = BTreeSet::new();
+                let mut dups = BTreeSet::new();
+                for pe in pes.iter().flatten() {
+                    if !seen.insert(pe.clone()) && dups.insert(pe.clone()) {
+                        path.push(pe.clone());
+                        out.insert(&path);
+                        path.pop();
+                    }
+                }
+                for (item, pe) in items.iter().zip(pes) {
+                    let Some(pe) = pe else { continue };
+                    if dups.contains(&pe) {
+                        continue;
+                    }
+                    todo.extend([
+                        Step::Enter(pe),
+                        Step::Visit(&l.elem, item),
+                        Step::Own,
+                        Step::Leave,
+                    ]);
+                }
+            }
+            Node::Map(m) if m.atomic => out.insert(&path),
+            Node::Map(m) => {
+                let Value::Object(obj) = v else { continue };
+                for (k, val) in obj.iter() {
+                    todo.push(Step::Enter(PathElement::field(k)));
+                    todo.push(Step::Visit(field_type(m, k), val));
+                    let empty = matches!(val, Value::Object(o) if o.is_empty());
+                    if val.is_null() || empty || !m.declares(k) {
+                        todo.push(Step::Own);
+                    }
+                    todo.push(Step::Leave);
+                }
+            }
+        }
+        // The steps were listed in order: the first is done first.
+        todo[start..].reverse();
+    }
+    out
 }
 
 /// Adds every declared field that has children in `set` as a member itself
@@ -429,5 +461,21 @@ mod tests {
             PathElement::field("items"),
             PathElement::key([("name", json!("x"))])
         ]));
+    }
+
+    // A value as deep as Go reads (10,000 levels) yields its field set on a test thread's
+    // stack: an undeclared field owns itself at every level.
+    #[test]
+    fn the_fields_of_a_value_as_deep_as_go_reads() {
+        use recon_apimachinery::json::Map;
+        let mut value = json!(1);
+        for _ in 0..10_000 {
+            value = Value::Object(Map::from_iter([("a", value)]));
+        }
+        let set = fields_of(&value, &Schema::untyped());
+        for depth in [1, 5_000, 10_000] {
+            assert!(set.has(&Path::fields(&vec!["a"; depth]).0), "{depth}");
+        }
+        assert!(!set.has(&Path::fields(&vec!["a"; 10_001]).0));
     }
 }
