@@ -3,7 +3,6 @@
 //! (structured-merge-diff `typed/helpers.go`, `tofieldset.go`, `validate.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 use recon_apimachinery::go_quote;
 use recon_apimachinery::json::Value;
@@ -228,13 +227,32 @@ pub(super) fn ensure_named(set: &FieldSet, t: Option<&Type>) -> FieldSet {
 /// `path: message` in upstream's words.
 pub(super) fn validate(value: &Value, schema: &Schema, allow_duplicates: bool) -> Vec<String> {
     let mut errs = Vec::new();
-    check(
-        &schema.root,
-        value,
-        &mut String::new(),
-        allow_duplicates,
-        &mut errs,
-    );
+    // `path`: the checked value's path, extended for each member and cut back after it (one
+    // buffer for the walk). Upstream recurses a level per level of the value; this keeps its
+    // own list of what is left, so a value as deep as Go reads takes no more stack.
+    let mut path = String::new();
+    let mut todo = vec![Checking::Value(&schema.root, value)];
+    while let Some(step) = todo.pop() {
+        let (t, v) = match step {
+            Checking::Value(t, v) => (t, v),
+            Checking::Error(e) => {
+                errs.push(e);
+                continue;
+            }
+            Checking::Enter(segment) => {
+                path.push_str(&segment);
+                continue;
+            }
+            Checking::Leave(len) => {
+                path.truncate(len);
+                continue;
+            }
+        };
+        let start = todo.len();
+        check(t, v, &path, allow_duplicates, &mut errs, &mut todo);
+        // The steps were listed in order: the first is done first.
+        todo[start..].reverse();
+    }
     errs
 }
 
@@ -261,9 +279,31 @@ fn err_at(path: &str, msg: String) -> String {
     }
 }
 
-/// `path`: the value's path, which each child extends for its own check and truncates back (one
-/// buffer for the walk).
-fn check(t: &Type, v: &Value, path: &mut String, allow_dup: bool, errs: &mut Vec<String>) {
+/// One step of [`validate`]'s walk.
+enum Checking<'a> {
+    /// Check `value`, of type `t`, at the current path.
+    Value(&'a Type, &'a Value),
+    /// An error found while the walk listed a container's members: reported once the members
+    /// before it are checked, as upstream reports it.
+    Error(String),
+    /// Extend the current path by a member's segment.
+    Enter(String),
+    /// Cut the current path back to this length.
+    Leave(usize),
+}
+
+/// Checks `v`, of type `t`, at `path`: a scalar at once; a list's items and a map's fields
+/// are listed in `todo` (in order), each between the steps that extend the path for it and
+/// cut it back. An item without an identity, or an undeclared field, ends the container's
+/// list with its error, as upstream stops there.
+fn check<'a>(
+    t: &'a Type,
+    v: &'a Value,
+    path: &str,
+    allow_dup: bool,
+    errs: &mut Vec<String>,
+    todo: &mut Vec<Checking<'a>>,
+) {
     match resolve(t, Some(v)) {
         Node::Leaf(Some(kind)) => {
             if let Some(msg) = check_scalar(kind, v) {
@@ -282,18 +322,23 @@ fn check(t: &Type, v: &Value, path: &mut String, allow_dup: bool, errs: &mut Vec
                         match item_pe(l, item) {
                             Ok(pe) => pe,
                             Err(e) => {
-                                errs.push(err_at(path, format!("element {i}: {e}")));
+                                todo.push(Checking::Error(err_at(
+                                    path,
+                                    format!("element {i}: {e}"),
+                                )));
                                 return;
                             }
                         }
                     };
                     if l.kind != ListKind::Atomic && !observed.insert(pe.clone()) && !allow_dup {
-                        errs.push(err_at(path, format!("duplicate entries for key {pe}")));
+                        todo.push(Checking::Error(err_at(
+                            path,
+                            format!("duplicate entries for key {pe}"),
+                        )));
                     }
-                    let len = path.len();
-                    write!(path, "{pe}").ok();
-                    check(&l.elem, item, path, allow_dup, errs);
-                    path.truncate(len);
+                    todo.push(Checking::Enter(pe.to_string()));
+                    todo.push(Checking::Value(&l.elem, item));
+                    todo.push(Checking::Leave(path.len()));
                 }
             }
             other => errs.push(err_at(
@@ -304,18 +349,22 @@ fn check(t: &Type, v: &Value, path: &mut String, allow_dup: bool, errs: &mut Vec
         Node::Map(m) => match v {
             Value::Null => {}
             Value::Object(obj) => {
-                for (k, val) in obj {
-                    let len = path.len();
-                    path.push('.');
-                    path.push_str(k);
+                for (k, val) in obj.iter() {
                     match m.field(k) {
-                        Some((ft, _)) => check(ft, val, path, allow_dup, errs),
+                        Some((ft, _)) => {
+                            todo.push(Checking::Enter(format!(".{k}")));
+                            todo.push(Checking::Value(ft, val));
+                            todo.push(Checking::Leave(path.len()));
+                        }
                         None => {
-                            errs.push(err_at(path, "field not declared in schema".to_owned()));
+                            let at = format!("{path}.{k}");
+                            todo.push(Checking::Error(err_at(
+                                &at,
+                                "field not declared in schema".to_owned(),
+                            )));
                             return;
                         }
                     }
-                    path.truncate(len);
                 }
             }
             other => errs.push(err_at(
@@ -463,8 +512,8 @@ mod tests {
         ]));
     }
 
-    // A value as deep as Go reads (10,000 levels) yields its field set on a test thread's
-    // stack: an undeclared field owns itself at every level.
+    // A value as deep as Go reads (10,000 levels) yields its field set, and is validated, on a
+    // test thread's stack: an undeclared field owns itself at every level.
     #[test]
     fn the_fields_of_a_value_as_deep_as_go_reads() {
         use recon_apimachinery::json::Map;
@@ -477,5 +526,9 @@ mod tests {
             assert!(set.has(&Path::fields(&vec!["a"; depth]).0), "{depth}");
         }
         assert!(!set.has(&Path::fields(&vec!["a"; 10_001]).0));
+        assert_eq!(
+            validate(&value, &Schema::untyped(), false),
+            Vec::<String>::new()
+        );
     }
 }
