@@ -18,7 +18,7 @@
 
 use std::cmp::Ordering;
 
-use crate::json::{Map, Value};
+use crate::json::{Map, Number, Value};
 
 use crate::go_json::{Num, go_float};
 use crate::go_quote;
@@ -88,7 +88,7 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-fn compare_numbers(x: &serde_json::Number, y: &serde_json::Number) -> Ordering {
+fn compare_numbers(x: &Number, y: &Number) -> Ordering {
     match (Num::of(x), Num::of(y)) {
         (Num::Int(i), Num::Int(j)) => i.cmp(&j),
         (x, y) => x

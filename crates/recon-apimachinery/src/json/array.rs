@@ -20,11 +20,6 @@ use crate::depth;
 pub struct Array(pub(super) Vec<Value>);
 
 impl Array {
-    /// An empty array.
-    pub fn new() -> Self {
-        Array(Vec::new())
-    }
-
     /// The items as the [`Vec`] they are.
     pub fn into_vec(mut self) -> Vec<Value> {
         std::mem::take(&mut self.0)

@@ -47,11 +47,6 @@ impl Map {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-
-    /// The fields as the [`BTreeMap`] they are.
-    pub fn into_inner(mut self) -> BTreeMap<String, Value> {
-        std::mem::take(&mut self.0)
-    }
 }
 
 impl Deref for Map {

@@ -132,11 +132,6 @@ impl Value {
         matches!(self, Value::Object(_))
     }
 
-    /// `()` for `null`.
-    pub fn as_null(&self) -> Option<()> {
-        self.is_null().then_some(())
-    }
-
     /// The boolean this is.
     pub fn as_bool(&self) -> Option<bool> {
         match self {

@@ -165,7 +165,8 @@ impl<'v> Walker<'v> {
         while let Some(task) = todo.pop() {
             match task {
                 Task::Walk(t, lhs, rhs) => {
-                    let (l, r) = match (lhs, rhs) {
+                    // The shape that decides, and the old one when it differs.
+                    let (shape, old_shape) = match (lhs, rhs) {
                         (None, None) => continue,
                         (Some(l), None) => (resolve(t, Some(l)), None),
                         (None, Some(r)) => (resolve(t, Some(r)), None),
@@ -182,8 +183,8 @@ impl<'v> Walker<'v> {
                     };
                     in_leaf.push(false);
                     todo.push(Task::Finish(lhs.is_none(), rhs.is_none()));
-                    todo.push(Task::Handle(l, lhs, rhs, true));
-                    if let Some(old_shape) = r {
+                    todo.push(Task::Handle(shape, lhs, rhs, true));
+                    if let Some(old_shape) = old_shape {
                         todo.push(Task::Handle(old_shape, lhs, rhs, false));
                     }
                 }

@@ -3,6 +3,7 @@
 //! (structured-merge-diff `typed/helpers.go`, `tofieldset.go`, `validate.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use recon_apimachinery::go_quote;
 use recon_apimachinery::json::Value;
@@ -239,8 +240,13 @@ pub(super) fn validate(value: &Value, schema: &Schema, allow_duplicates: bool) -
                 errs.push(e);
                 continue;
             }
-            Checking::Enter(segment) => {
-                path.push_str(&segment);
+            Checking::Field(name) => {
+                path.push('.');
+                path.push_str(name);
+                continue;
+            }
+            Checking::Item(pe) => {
+                write!(path, "{pe}").ok();
                 continue;
             }
             Checking::Leave(len) => {
@@ -286,8 +292,10 @@ enum Checking<'a> {
     /// An error found while the walk listed a container's members: reported once the members
     /// before it are checked, as upstream reports it.
     Error(String),
-    /// Extend the current path by a member's segment.
-    Enter(String),
+    /// Extend the current path by a map's field (`.name`).
+    Field(&'a str),
+    /// Extend the current path by a list's item (`[name="a"]`, `[0]`).
+    Item(PathElement),
     /// Cut the current path back to this length.
     Leave(usize),
 }
@@ -336,7 +344,7 @@ fn check<'a>(
                             format!("duplicate entries for key {pe}"),
                         )));
                     }
-                    todo.push(Checking::Enter(pe.to_string()));
+                    todo.push(Checking::Item(pe));
                     todo.push(Checking::Value(&l.elem, item));
                     todo.push(Checking::Leave(path.len()));
                 }
@@ -352,7 +360,7 @@ fn check<'a>(
                 for (k, val) in obj.iter() {
                     match m.field(k) {
                         Some((ft, _)) => {
-                            todo.push(Checking::Enter(format!(".{k}")));
+                            todo.push(Checking::Field(k));
                             todo.push(Checking::Value(ft, val));
                             todo.push(Checking::Leave(path.len()));
                         }

@@ -8,11 +8,12 @@
 //! levels further down) is written, but every later read of it fails with the decoder's
 //! `invalid character '{' exceeded max depth`. Nothing shallower is refused.
 //!
-//! The server's values ([`Value`]) drop, copy, compare and print without recursion at any
+//! The server's values ([`Value`]) drop, copy, compare and print with a bounded stack at any
 //! depth, and so do the walks of `recon_apimachinery` over them (merge patches, field sets,
-//! structured-merge-diff's order). serde_json reads at most 127 levels by recursion, and some
-//! of the server's own walkers (the patch and apply walkers, serialisation) still take stack in
-//! proportion to the depth. So:
+//! structured-merge-diff's order) and the apply walkers that compare two objects, list the
+//! fields a value sets and validate it. serde_json reads at most 127 levels by recursion, and
+//! some of the server's own walkers (the rest of the patch and apply walkers, the Go-ordered
+//! encoder) still take stack in proportion to the depth. So:
 //! - bodies and stored objects too deep for serde_json are read by [`parse`], which keeps its
 //!   open containers in a `Vec`, and deep objects are written by [`write_sorted`] the same way;
 //!   depth is measured ([`value_depth`], [`text_depth`]) without recursion;
