@@ -14,6 +14,7 @@
 
 use std::fmt::Write as _;
 
+use crate::json::text::{Event, Root, walk};
 use crate::json::{Number, Value};
 
 /// `json.Marshal` of a value.
@@ -30,41 +31,37 @@ pub fn go_json_string(s: &str) -> String {
     out
 }
 
+/// Written one container at a time: a value may nest as deep as Go decodes (10,000 levels).
 fn write_go_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match Num::of(n) {
-            Num::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Num::Float(f) => out.push_str(&json_float(f)),
-        },
-        Value::String(s) => write_go_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
+    // Writing to a `String` cannot fail.
+    let _ = walk(Root::Value(v), &mut |event| {
+        match event {
+            Event::Open(array, _) => out.push(if array { '[' } else { '{' }),
+            Event::Item(key, first) => {
+                if !first {
                     out.push(',');
                 }
-                write_go_json(out, item);
-            }
-            out.push(']');
-        }
-        // serde_json's map iterates in key order, as Go sorts map keys.
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, item)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+                if let Some(key) = key {
+                    write_go_string(out, key);
+                    out.push(':');
                 }
-                write_go_string(out, k);
-                out.push(':');
-                write_go_json(out, item);
             }
-            out.push('}');
+            Event::Scalar(Value::Null) => out.push_str("null"),
+            Event::Scalar(Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+            Event::Scalar(Value::Number(n)) => match Num::of(n) {
+                Num::Int(i) => {
+                    let _ = write!(out, "{i}");
+                }
+                Num::Float(f) => out.push_str(&json_float(f)),
+            },
+            Event::Scalar(Value::String(s)) => write_go_string(out, s),
+            // Containers come as `Open` and `Close`.
+            Event::Scalar(Value::Array(_) | Value::Object(_)) => {}
+            // The map iterates in key order, as Go sorts map keys.
+            Event::Close(array, _) => out.push(if array { ']' } else { '}' }),
         }
-    }
+        Ok(())
+    });
 }
 
 /// `encoding/json`'s float format: plain between 1e-6 and 1e21, else the shortest exponent
@@ -198,6 +195,24 @@ mod tests {
     use crate::json;
 
     use super::*;
+
+    // Go decodes 10,000 levels; the writer walks far deeper on a test thread's stack.
+    #[test]
+    fn a_hundred_thousand_levels_are_written_without_recursion() {
+        let mut value = json!("<");
+        for _ in 0..100_000 {
+            value = json::Value::Array(vec![json!(1.0), value].into());
+        }
+        let text = go_json(&value);
+        assert_eq!(
+            text,
+            format!(
+                r#"{}"\u003c"{}"#,
+                "[1,".repeat(100_000),
+                "]".repeat(100_000)
+            )
+        );
+    }
 
     #[test]
     fn keys_sorted_html_escaped_and_go_floats() {

@@ -94,11 +94,7 @@ impl ApiServer {
         if depth > nesting::GO_MAX_DEPTH {
             return Err(SeedError::Invalid(nesting::too_deep().message().to_owned()));
         }
-        let mut state = self.shared.lock();
-        if depth > nesting::SHALLOW {
-            return nesting::on_deep_stack(|| state.seed(obj)).map(serde_json::Value::from);
-        }
-        state.seed(obj).map(serde_json::Value::from)
+        self.shared.lock().seed(obj).map(serde_json::Value::from)
     }
 }
 

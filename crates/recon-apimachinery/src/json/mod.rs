@@ -28,7 +28,7 @@ mod array;
 mod map;
 mod merge_patch;
 mod serde;
-mod text;
+pub(crate) mod text;
 mod tree;
 
 use std::borrow::Cow;

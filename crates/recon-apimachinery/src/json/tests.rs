@@ -15,6 +15,16 @@ fn nested(depth: usize) -> Value {
     value
 }
 
+#[test]
+fn a_map_prints_as_its_object_does() {
+    let map = Map::from_iter([("b", json!([1, {"c": "<"}])), ("a", json!(null))]);
+    assert_eq!(map.to_string(), r#"{"a":null,"b":[1,{"c":"<"}]}"#);
+    assert_eq!(
+        format!("{map:#}"),
+        format!("{:#}", Value::Object(map.clone()))
+    );
+}
+
 // A test thread's stack (2 MiB) holds values far deeper than Go decodes (10,000 levels): they
 // are built, copied, compared, printed, converted and dropped one container at a time.
 #[test]

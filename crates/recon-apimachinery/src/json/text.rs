@@ -7,7 +7,7 @@ use std::fmt::{self, Write};
 use super::{Map, Value};
 
 /// What a walk meets, in document order.
-enum Event<'a> {
+pub(crate) enum Event<'a> {
     /// An array (`true`) or object starts, with this many items.
     Open(bool, usize),
     /// The next item of the innermost container: its key in an object; whether it is the
@@ -26,13 +26,18 @@ enum Level<'a> {
 
 /// Where a walk starts: a value, or the items or fields of a container (printed without the
 /// container's own name).
-enum Root<'a> {
+pub(crate) enum Root<'a> {
     Value(&'a Value),
     Items(&'a [Value]),
     Fields(&'a Map),
 }
 
-fn walk<'a>(root: Root<'a>, emit: &mut impl FnMut(Event<'a>) -> fmt::Result) -> fmt::Result {
+/// Walks `root` one container at a time (its own stack, not the call stack), telling `emit`
+/// what it meets in document order.
+pub(crate) fn walk<'a>(
+    root: Root<'a>,
+    emit: &mut impl FnMut(Event<'a>) -> fmt::Result,
+) -> fmt::Result {
     let mut levels = Vec::new();
     match root {
         Root::Value(value) => open(value, &mut levels, emit)?,
@@ -106,11 +111,11 @@ fn write_scalar(f: &mut impl Write, value: &Value) -> fmt::Result {
     }
 }
 
-/// `value` as JSON, compact or, with `pretty`, indented by two spaces as serde_json's
+/// `root` as JSON, compact or, with `pretty`, indented by two spaces as serde_json's
 /// pretty printer indents.
-pub(super) fn write_json(f: &mut impl Write, value: &Value, pretty: bool) -> fmt::Result {
+fn write_json(f: &mut impl Write, root: Root<'_>, pretty: bool) -> fmt::Result {
     let mut depth = 0usize;
-    walk(Root::Value(value), &mut |event| match event {
+    walk(root, &mut |event| match event {
         Event::Open(array, len) => {
             if len > 0 {
                 depth += 1;
@@ -195,7 +200,15 @@ pub(super) fn debug_fields(f: &mut fmt::Formatter<'_>, fields: &Map) -> fmt::Res
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pretty = f.alternate();
-        write_json(f, self, pretty)
+        write_json(f, Root::Value(self), pretty)
+    }
+}
+
+/// An object as JSON, as its [`Value`] prints.
+impl fmt::Display for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pretty = f.alternate();
+        write_json(f, Root::Fields(self), pretty)
     }
 }
 

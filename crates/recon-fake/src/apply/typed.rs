@@ -132,7 +132,7 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
     }
     let mut out = FieldSet::new();
     let mut path: Vec<PathElement> = Vec::new();
-    // What is left to do, the next step last: upstream recurses a level per level of the
+    // What is left to do, the next step last: upstream recurses once a level of the
     // value, this keeps its own list, so a value as deep as Go reads takes no more stack.
     let mut todo = vec![Step::Visit(&schema.root, value)];
     while let Some(step) = todo.pop() {
@@ -203,25 +203,57 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
 }
 
 /// Adds every declared field that has children in `set` as a member itself
-/// (`Set.EnsureNamedFieldsAreMembers`), so that removing it removes the whole field.
+/// (`Set.EnsureNamedFieldsAreMembers`), so that removing it removes the whole field. One node
+/// of the set at a time: a set is as deep as the object it tracks.
 pub(super) fn ensure_named(set: &FieldSet, t: Option<&Type>) -> FieldSet {
-    let (map, list) = t.map_or((None, None), parts);
-    let mut members = set.members().clone();
-    let mut children = BTreeMap::new();
-    for (pe, child) in set.children() {
-        let child_type = match (pe, map, list) {
-            (PathElement::Field(name), Some(m), _) => {
-                if m.declares(name) {
-                    members.insert(pe.clone());
-                }
-                m.field(name).map(|(t, _)| t)
-            }
-            (PathElement::Key(_), _, Some(l)) => Some(&l.elem),
-            _ => None,
-        };
-        children.insert(pe.clone(), ensure_named(child, child_type));
+    /// A node being copied: its children left, the map or list type of its value, what is
+    /// built of it so far, and the element it goes under.
+    struct Open<'a> {
+        children: std::collections::btree_map::Iter<'a, PathElement, FieldSet>,
+        map: Option<&'a MapType>,
+        list: Option<&'a ListType>,
+        members: BTreeSet<PathElement>,
+        built: BTreeMap<PathElement, FieldSet>,
+        pe: Option<&'a PathElement>,
     }
-    FieldSet::from_parts(members, children)
+    fn start<'a>(set: &'a FieldSet, t: Option<&'a Type>, pe: Option<&'a PathElement>) -> Open<'a> {
+        let (map, list) = t.map_or((None, None), parts);
+        Open {
+            children: set.children().iter(),
+            map,
+            list,
+            members: set.members().clone(),
+            built: BTreeMap::new(),
+            pe,
+        }
+    }
+    let mut open = vec![start(set, t, None)];
+    while let Some(innermost) = open.last_mut() {
+        if let Some((pe, child)) = innermost.children.next() {
+            let child_type = match (pe, innermost.map, innermost.list) {
+                (PathElement::Field(name), Some(m), _) => {
+                    if m.declares(name) {
+                        innermost.members.insert(pe.clone());
+                    }
+                    m.field(name).map(|(t, _)| t)
+                }
+                (PathElement::Key(_), _, Some(l)) => Some(&l.elem),
+                _ => None,
+            };
+            open.push(start(child, child_type, Some(pe)));
+            continue;
+        }
+        let Some(done) = open.pop() else { break };
+        let node = FieldSet::from_parts(done.members, done.built);
+        match (done.pe, open.last_mut()) {
+            (Some(pe), Some(parent)) => {
+                parent.built.insert(pe.clone(), node);
+            }
+            // Only the root has no element to go under.
+            _ => return node,
+        }
+    }
+    FieldSet::new()
 }
 
 /// Upstream's validation of a typed value (`validatingObjectWalker`); each error is
@@ -229,7 +261,7 @@ pub(super) fn ensure_named(set: &FieldSet, t: Option<&Type>) -> FieldSet {
 pub(super) fn validate(value: &Value, schema: &Schema, allow_duplicates: bool) -> Vec<String> {
     let mut errs = Vec::new();
     // `path`: the checked value's path, extended for each member and cut back after it (one
-    // buffer for the walk). Upstream recurses a level per level of the value; this keeps its
+    // buffer for the walk). Upstream recurses once a level of the value; this keeps its
     // own list of what is left, so a value as deep as Go reads takes no more stack.
     let mut path = String::new();
     let mut todo = vec![Checking::Value(&schema.root, value)];
@@ -538,5 +570,19 @@ mod tests {
             validate(&value, &Schema::untyped(), false),
             Vec::<String>::new()
         );
+        // Nothing is declared in an untyped value: no parent becomes a member.
+        assert!(ensure_named(&set, Some(&Schema::untyped().root)) == set);
+    }
+
+    // A set as deep as Go reads, of a type that declares every field at every level (a
+    // built-in's stand-in).
+    #[test]
+    fn ensure_named_walks_a_set_as_deep_as_go_reads() {
+        let set = FieldSet::from_paths([Path::fields(&vec!["a"; 10_000])]);
+        let named = ensure_named(&set, Some(&Type::Object));
+        for depth in [1, 5_000, 9_999] {
+            assert!(named.has(&Path::fields(&vec!["a"; depth]).0), "{depth}");
+        }
+        assert_eq!(named.paths().len(), 10_000);
     }
 }

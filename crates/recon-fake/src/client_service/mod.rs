@@ -32,7 +32,6 @@ use crate::request::watch_stream::WatchStream;
 use crate::state::State;
 use crate::user::{ADMIN, UserInfo};
 use crate::wire::error::ApiError;
-use crate::wire::nesting;
 
 /// The response body type of the service.
 pub(crate) type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -134,26 +133,6 @@ impl Incoming {
             route,
             access: OnceLock::new(),
         }
-    }
-
-    /// Whether the body nests deeper than [`nesting::SHALLOW`] (a body shorter than that
-    /// cannot, so most are not even measured), or is a JSON patch that may copy or move: each
-    /// copy can double the depth of a shallow object, so a shallow body can make one as deep
-    /// as Go reads, or deeper (kube-apiserver then quotes it whole in its 422).
-    fn deep_body(&self) -> bool {
-        let deep_text = || {
-            self.body.len() > nesting::SHALLOW && nesting::text_depth(&self.body) > nesting::SHALLOW
-        };
-        let copies = || {
-            self.method == Method::PATCH
-                && self.content_type.as_deref().is_some_and(|t| {
-                    crate::wire::media_type::patch_media_type(t) == "application/json-patch+json"
-                })
-                && [&b"copy"[..], b"move"]
-                    .iter()
-                    .any(|op| self.body.windows(op.len()).any(|w| w == *op))
-        };
-        deep_text() || copies()
     }
 
     fn resource(&self) -> Option<&ResourcePath> {
@@ -275,15 +254,7 @@ impl FakeService {
             Some(reply) => reply,
             None if hooks.is_empty() => state.serve(&incoming),
             None => {
-                // The hooks take and give the object as a value, which a deep one overflows
-                // (a copy and a drop recurse once a level): served on the deep stack whole.
-                let deep = incoming.deep_body() || state.store.held_deep();
-                let serve = || self.serve_admitted(state, &incoming, &hooks);
-                let (reply, locked) = if deep {
-                    nesting::on_deep_stack(serve)
-                } else {
-                    serve()
-                };
+                let (reply, locked) = self.serve_admitted(state, &incoming, &hooks);
                 state = locked;
                 reply
             }
@@ -404,17 +375,8 @@ fn into_response(
 }
 
 impl State {
-    /// Serves a request, then sends what it changed to the open watches. A request whose body
-    /// nests deep, or made once the server has stored a deep object, is served on a stack that
-    /// holds the recursive walkers at any depth the server reads ([`nesting`]).
+    /// Serves a request, then sends what it changed to the open watches.
     fn serve(&mut self, incoming: &Incoming) -> Reply {
-        if incoming.deep_body() || self.store.held_deep() {
-            return nesting::on_deep_stack(|| self.serve_here(incoming));
-        }
-        self.serve_here(incoming)
-    }
-
-    fn serve_here(&mut self, incoming: &Incoming) -> Reply {
         let reply = if !incoming.impersonation.is_requested() && !self.recording {
             // The administrator may do anything: what it asks is worked out only for the log.
             self.route(incoming, &ADMIN)

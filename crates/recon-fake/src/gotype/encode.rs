@@ -2,97 +2,172 @@
 //! declaration order, a map's keys sorted, no spaces, and `<`, `>`, `&` (and the JavaScript
 //! line separators) escaped, as `json.Marshal` does by default.
 
-use recon_apimachinery::json::Value;
+use std::collections::btree_map;
 
-use super::{GoType, TYPES};
+use recon_apimachinery::json::{Map, Value};
+
+use super::{GoStruct, GoType, TYPES};
 
 /// Writes `value`, of Go type `ty`, to `out`. `None` is an unstructured value
 /// (`map[string]interface{}`), written with every map's keys sorted.
 pub(crate) fn write_value(ty: Option<&GoType>, value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => write_map(ty, map, &[], out),
-        Value::Array(items) => write_array(items, out, |_, item, out| {
-            write_value(child_type(ty, ""), item, out);
-        }),
-        Value::String(text) => write_string(text, out),
-        // Numbers, booleans and null as serde_json prints them, without a copy.
-        other => {
-            use std::fmt::Write;
-            let _ = write!(out, "{other}");
+        Value::Array(items) => {
+            write_nested(Open::Array(items.iter(), child_type(ty, ""), false), out)
         }
+        scalar => write_scalar(scalar, out),
     }
 }
 
 /// Writes `map`, of Go type `ty`, without its keys in `skip`: a struct's fields in declaration
 /// order, any other map's keys sorted.
-pub(crate) fn write_map(
-    ty: Option<&GoType>,
-    map: &recon_apimachinery::json::Map,
-    skip: &[&str],
-    out: &mut String,
-) {
-    let kept = |key: &str| !skip.contains(&key);
-    let go_struct = match ty {
-        Some(GoType::Struct(name)) => TYPES.get(name),
-        _ => None,
-    };
-    // The struct is looked up once, not again for each field.
-    let member = |key: &str, value: &Value, out: &mut String| {
-        let field = match go_struct {
-            Some(go_struct) => go_struct.fields.get(key),
-            None => child_type(ty, key),
+pub(crate) fn write_map(ty: Option<&GoType>, map: &Map, skip: &[&str], out: &mut String) {
+    write_nested(Open::Object(Members::of(ty, map, skip), false), out);
+}
+
+/// A container being written: what is left of it, and whether an item was written.
+enum Open<'a> {
+    Object(Members<'a>, bool),
+    /// The items left, and their type.
+    Array(std::slice::Iter<'a, Value>, Option<&'a GoType>, bool),
+}
+
+/// The members of an object left to write, in the order Go writes them, each with its type.
+enum Members<'a> {
+    /// A struct's: its declared fields in declaration order, then any it lacks (not decoded
+    /// into it; kept last should one come).
+    Struct {
+        go_struct: &'a GoStruct,
+        order: std::slice::Iter<'a, String>,
+        map: &'a Map,
+        undeclared: btree_map::Iter<'a, String, Value>,
+        skip: &'a [&'a str],
+    },
+    /// Any other map's: its keys sorted, each value of `ty`'s child type.
+    Sorted {
+        ty: Option<&'a GoType>,
+        members: btree_map::Iter<'a, String, Value>,
+        skip: &'a [&'a str],
+    },
+}
+
+impl<'a> Members<'a> {
+    fn of(ty: Option<&'a GoType>, map: &'a Map, skip: &'a [&'a str]) -> Members<'a> {
+        match ty {
+            // The struct is looked up once, not again for each field.
+            Some(GoType::Struct(name)) if let Some(go_struct) = TYPES.get(name) => {
+                Members::Struct {
+                    go_struct,
+                    order: go_struct.order.iter(),
+                    map,
+                    undeclared: map.iter(),
+                    skip,
+                }
+            }
+            _ => Members::Sorted {
+                ty,
+                members: map.iter(),
+                skip,
+            },
+        }
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a String, &'a Value, Option<&'a GoType>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Members::Struct {
+                go_struct,
+                order,
+                map,
+                undeclared,
+                skip,
+            } => {
+                let declared = order
+                    .filter(|key| !skip.contains(&key.as_str()))
+                    .find_map(|key| map.get_key_value(key));
+                if let Some((key, value)) = declared {
+                    return Some((key, value, go_struct.fields.get(key)));
+                }
+                undeclared
+                    .find(|(key, _)| {
+                        !go_struct.fields.contains_key(*key) && !skip.contains(&key.as_str())
+                    })
+                    .map(|(key, value)| (key, value, None))
+            }
+            Members::Sorted { ty, members, skip } => members
+                .find(|(key, _)| !skip.contains(&key.as_str()))
+                .map(|(key, value)| (key, value, child_type(*ty, key))),
+        }
+    }
+}
+
+/// Writes the container `first` opens, one container at a time: a value may nest as deep as
+/// Go decodes (10,000 levels).
+fn write_nested<'a>(first: Open<'a>, out: &mut String) {
+    out.push(match first {
+        Open::Object(..) => '{',
+        Open::Array(..) => '[',
+    });
+    let mut open = vec![first];
+    while let Some(innermost) = open.last_mut() {
+        let (value, ty) = match innermost {
+            Open::Object(members, any) => match members.next() {
+                Some((key, value, ty)) => {
+                    if std::mem::replace(any, true) {
+                        out.push(',');
+                    }
+                    write_string(key, out);
+                    out.push(':');
+                    (value, ty)
+                }
+                None => {
+                    out.push('}');
+                    open.pop();
+                    continue;
+                }
+            },
+            Open::Array(items, ty, any) => match items.next() {
+                Some(item) => {
+                    if std::mem::replace(any, true) {
+                        out.push(',');
+                    }
+                    (item, *ty)
+                }
+                None => {
+                    out.push(']');
+                    open.pop();
+                    continue;
+                }
+            },
         };
-        write_value(field, value, out);
-    };
-    match go_struct {
-        Some(go_struct) => {
-            let declared = go_struct
-                .order
-                .iter()
-                .filter(|key| kept(key))
-                .filter_map(|key| map.get_key_value(key));
-            // Keys the struct lacks are not decoded into it; kept last should one come.
-            let undeclared = map
-                .iter()
-                .filter(|(k, _)| !go_struct.fields.contains_key(*k) && kept(k));
-            write_object(declared.chain(undeclared), out, member);
+        match value {
+            Value::Object(map) => {
+                out.push('{');
+                open.push(Open::Object(Members::of(ty, map, &[]), false));
+            }
+            Value::Array(items) => {
+                out.push('[');
+                open.push(Open::Array(items.iter(), child_type(ty, ""), false));
+            }
+            scalar => write_scalar(scalar, out),
         }
-        None => write_object(map.iter().filter(|(k, _)| kept(k)), out, member),
     }
 }
 
-/// Writes an object of `members`, each value by `write`.
-pub(crate) fn write_object<'a>(
-    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
-    out: &mut String,
-    mut write: impl FnMut(&str, &Value, &mut String),
-) {
-    out.push('{');
-    for (i, (key, value)) in members.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+/// Numbers, booleans and null as serde_json prints them, without a copy; strings escaped as
+/// Go escapes them.
+fn write_scalar(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => write_string(text, out),
+        other => {
+            use std::fmt::Write;
+            let _ = write!(out, "{other}");
         }
-        write_string(key, out);
-        out.push(':');
-        write(key, value, out);
     }
-    out.push('}');
-}
-
-/// Writes an array of `items`, each by `write` (given its index).
-pub(crate) fn write_array(
-    items: &[Value],
-    out: &mut String,
-    mut write: impl FnMut(usize, &Value, &mut String),
-) {
-    out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write(i, item, out);
-    }
-    out.push(']');
 }
 
 /// The type of `key` in a value of type `ty`: a struct's field, a map's values, a slice's
@@ -199,6 +274,35 @@ mod tests {
         assert_eq!(
             written(Some(&config_map), &value),
             r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","uid":"u","labels":{"y":"2","z":"1"}},"data":{"a":"1","b":"2"}}"#
+        );
+    }
+
+    // Values as deep as Go decodes are written one container at a time, on a test thread's
+    // stack: a 10,000-level one in a schemaless field of a built-in (an annotation-free
+    // `RawExtension`), as any unstructured value, between the struct's fields in Go's order.
+    #[test]
+    fn ten_thousand_levels_are_written_without_recursion() {
+        let inner = (0..10_000).fold(json!("<"), |inner, _| {
+            Value::Object(json::Map::from_iter([("b", inner), ("a", json!([1]))]))
+        });
+        let revision = GoType::Struct("io.k8s.api.apps.v1.ControllerRevision".into());
+        let value = Value::Object(json::Map::from_iter([
+            ("data", inner),
+            ("revision", json!(1)),
+            ("kind", json!("ControllerRevision")),
+        ]));
+        let text = written(Some(&revision), &value);
+        assert!(
+            text.starts_with(r#"{"kind":"ControllerRevision","data":{"a":[1],"b":{"a":[1],"b":"#),
+            "{}",
+            &text[..80]
+        );
+        assert!(text.ends_with(&format!(r#""\u003c"{},"revision":1}}"#, "}".repeat(10_000))));
+        assert_eq!(
+            text.len(),
+            10_000 * r#"{"a":[1],"b":}"#.len()
+                + r#"{"kind":"ControllerRevision","data":,"revision":1}"#.len()
+                + 8
         );
     }
 

@@ -28,10 +28,8 @@ use std::sync::LazyLock;
 use recon_apimachinery::json::Value;
 
 pub(crate) use decode::decode;
-pub(crate) use encode::{
-    child_type, escape_html, write_array, write_map, write_object, write_value,
-};
-pub(crate) use unstructured::{from_unstructured, go_format};
+pub(crate) use encode::{child_type, escape_html, write_map, write_value};
+pub(crate) use unstructured::from_unstructured;
 pub(crate) use zero_fields::{
     drop_unset_fields, drop_unset_fields_of, fill_zero_fields, fill_zero_fields_of,
 };

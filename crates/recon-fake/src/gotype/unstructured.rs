@@ -1,8 +1,8 @@
 //! `runtime.DefaultUnstructuredConverter.FromUnstructured`: how kube-apiserver turns the map a
 //! strategic merge patch produced back into the Go type, and the errors it words otherwise than
 //! the JSON decoder (`unrecognized type: int32`, `cannot convert int64 to string`, `cannot
-//! restore struct from: string`). Its error quotes the patch as Go's `%v` prints a map, which
-//! [`go_format`] writes.
+//! restore struct from: string`). Its error quotes the patch as Go's `%v` prints a map
+//! ([`fmt_v`](crate::strategic::gofmt::fmt_v)).
 
 use recon_apimachinery::gotime::{self, Layout};
 use recon_apimachinery::json::Value;
@@ -124,35 +124,9 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
     }
 }
 
-/// `fmt.Sprintf("%v", v)` of what Kubernetes' JSON reader makes of `value`: `map[k:v ...]`
-/// with sorted keys, `[a b]`, strings bare, `<nil>`, integral numbers as integers.
-pub(crate) fn go_format(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 1e18 => {
-                format!("{}", f as i64)
-            }
-            _ => n.to_string(),
-        },
-        Value::String(s) => s.clone(),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(go_format).collect();
-            format!("[{}]", items.join(" "))
-        }
-        Value::Object(entries) => {
-            let entries: Vec<String> = entries
-                .iter()
-                .map(|(k, v)| format!("{k}:{}", go_format(v)))
-                .collect();
-            format!("map[{}]", entries.join(" "))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use crate::strategic::gofmt::fmt_v;
     use recon_apimachinery::json;
 
     use super::*;
@@ -195,11 +169,11 @@ mod tests {
     #[test]
     fn patches_print_as_go_prints_a_map() {
         assert_eq!(
-            go_format(&json!({"spec": {"replicas": "three"}})),
+            fmt_v(&json!({"spec": {"replicas": "three"}})),
             "map[spec:map[replicas:three]]"
         );
         assert_eq!(
-            go_format(&json!({"b": [1, 2.5, true, null], "a": 3.0})),
+            fmt_v(&json!({"b": [1, 2.5, true, null], "a": 3.0})),
             "map[a:3 b:[1 2.5 true <nil>]]"
         );
     }

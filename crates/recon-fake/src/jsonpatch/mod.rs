@@ -22,7 +22,7 @@
 //! are reported as [`Failure::Panic`] (kube-apiserver 1.36.2 drops the connection without an
 //! answer; the patch handler answers a 500 with its panic filter's text).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, btree_map};
 use std::fmt;
 
 use recon_apimachinery::go_json::go_json;
@@ -183,7 +183,11 @@ fn not_a_patch(body: &[u8]) -> String {
 
 /// A value of the document being patched, in the states of Go's `*lazyNode` that behave
 /// differently.
-#[derive(Debug, Clone)]
+///
+/// Documents nest as deep as Go decodes them (10,000 levels, and a patch can double that), so
+/// every walk over a node keeps its own stack instead of recursing: converting
+/// ([`Node::from_value`], [`Node::from_raw`], [`Node::reread`], [`Node::into_value`]), writing
+/// ([`Node::marshal`], `Debug`), comparing ([`Node::equal`]) and dropping.
 enum Node {
     /// A `nil` node: a `null` of the document (or inside a value), a missing member, an
     /// operation's missing `value`.
@@ -202,7 +206,7 @@ enum Node {
 }
 
 /// A string, number or boolean, with the JSON text it is compared by.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Scalar {
     /// From the document the server encoded: its text is Go's.
     Doc(Value),
@@ -219,42 +223,42 @@ impl Scalar {
     }
 }
 
+/// The members of a `nil` map, or of the text `null` read as one.
+static NO_MEMBERS: BTreeMap<String, Node> = BTreeMap::new();
+
 impl Node {
     fn from_value(v: &Value) -> Node {
-        match v {
-            Value::Null => Node::Nil,
-            Value::Array(items) => Node::Ary(items.iter().map(Node::from_value).collect()),
-            Value::Object(map) => Node::Doc(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), Node::from_value(v)))
-                    .collect(),
-            ),
-            scalar => Node::Scalar(Scalar::Doc(scalar.clone())),
-        }
+        build_node(v, |v| match v {
+            Value::Null => Opened::Leaf(Node::Nil),
+            Value::Array(items) => Opened::Ary(items.iter()),
+            Value::Object(map) => Opened::Doc(map.iter().map(|(k, v)| (k.clone(), v))),
+            scalar => Opened::Leaf(Node::Scalar(Scalar::Doc(scalar.clone()))),
+        })
     }
 
     /// An operation's raw value (`None` for `null`): a container's members decoded (where Go
     /// decodes them on first use; a repeated key keeps its last value, as a Go map does).
     fn from_raw(raw: Option<&str>) -> Node {
-        let Some(text) = raw.filter(|t| *t != "null") else {
+        let Some(text) = raw else {
             return Node::Nil;
         };
-        match text.as_bytes().first() {
-            Some(b'{') => Node::Doc(
-                raw::members(text)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(k, v)| (k, Node::from_raw(Some(v))))
-                    .collect(),
-            ),
-            Some(b'[') => Node::Ary(
-                raw::items(text)
-                    .into_iter()
-                    .map(|v| Node::from_raw(Some(v)))
-                    .collect(),
-            ),
-            _ => Node::Scalar(Scalar::Text(text.to_owned())),
-        }
+        // Where every container ends, found once: reading a container's members then jumps
+        // over theirs instead of scanning them again for each level above them.
+        let closes = raw::Closes::of(text);
+        // Each value as its place in `text`.
+        build_node(0..text.len(), |span| {
+            let value = text.get(span.clone()).unwrap_or_default();
+            match value.as_bytes().first() {
+                _ if value == "null" => Opened::Leaf(Node::Nil),
+                Some(b'{') => Opened::Doc(
+                    raw::members_in(text, span, Some(&closes))
+                        .unwrap_or_default()
+                        .into_iter(),
+                ),
+                Some(b'[') => Opened::Ary(raw::items_in(text, span, Some(&closes)).into_iter()),
+                _ => Opened::Leaf(Node::Scalar(Scalar::Text(value.to_owned()))),
+            }
+        })
     }
 
     /// How many containers nest along the deepest branch (`nesting::value_depth` of the value
@@ -274,18 +278,23 @@ impl Node {
         deepest
     }
 
+    /// The value the node stands for: every kind of `null` is `null`, a scalar's text read.
     fn into_value(self) -> Value {
-        match self {
-            Node::Nil | Node::NoText | Node::NullText => Value::Null,
-            Node::Scalar(Scalar::Doc(v)) => v,
-            Node::Scalar(Scalar::Text(t)) => serde_json::from_str(&t).unwrap_or(Value::Null),
-            Node::Doc(map) => Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| (k, v.into_value()))
-                    .collect::<Map>(),
-            ),
-            Node::Ary(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
-        }
+        convert(
+            self,
+            // The node's members are taken out of it, leaving a node that drops at once.
+            |mut node| match &mut node {
+                Node::Nil | Node::NoText | Node::NullText => Opened::Leaf(Value::Null),
+                Node::Scalar(Scalar::Doc(v)) => Opened::Leaf(std::mem::take(v)),
+                Node::Scalar(Scalar::Text(t)) => {
+                    Opened::Leaf(serde_json::from_str(t).unwrap_or(Value::Null))
+                }
+                Node::Doc(map) => Opened::Doc(std::mem::take(map).into_iter()),
+                Node::Ary(items) => Opened::Ary(std::mem::take(items).into_iter()),
+            },
+            |members| Value::Object(members.into_iter().collect::<Map>()),
+            |items| Value::Array(items.into()),
+        )
     }
 
     /// Go's `json.Marshal` of the node (HTML characters escaped, maps sorted), and the node
@@ -303,109 +312,112 @@ impl Node {
 
     /// The node the marshalled text of `self` decodes to, below the top: `null`s are `nil`.
     fn reread(&self) -> Node {
-        match self {
-            Node::Nil | Node::NoText | Node::NullText => Node::Nil,
-            Node::Scalar(s) => Node::Scalar(Scalar::Text(escape_html(&s.text()))),
-            Node::Doc(map) => Node::Doc(map.iter().map(|(k, v)| (k.clone(), v.reread())).collect()),
-            Node::Ary(items) => Node::Ary(items.iter().map(Node::reread).collect()),
+        build_node(self, |node| match node {
+            Node::Nil | Node::NoText | Node::NullText => Opened::Leaf(Node::Nil),
+            Node::Scalar(s) => Opened::Leaf(Node::Scalar(Scalar::Text(escape_html(&s.text())))),
+            Node::Doc(map) => Opened::Doc(map.iter().map(|(k, v)| (k.clone(), v))),
+            Node::Ary(items) => Opened::Ary(items.iter()),
+        })
+    }
+
+    /// Appends Go's `json.Marshal` of the node to `out`: every kind of `null` is `null`, maps
+    /// sorted, HTML characters escaped.
+    fn marshal(&self, out: &mut String) {
+        self.write(out, |leaf, out| match leaf {
+            Node::Scalar(s) => crate::gotype::escape_html(&s.text(), out),
+            _ => out.push_str("null"),
+        });
+    }
+
+    /// Appends the node's JSON text to `out`, each node that is not a map or a list as `leaf`
+    /// writes it; a map's keys in order, as Go writes them.
+    fn write(&self, out: &mut String, mut leaf: impl FnMut(&Node, &mut String)) {
+        // The containers being written, innermost last, and whether a child of each was.
+        let mut open: Vec<(Writing<'_>, bool)> = Vec::new();
+        let mut next = Some(self);
+        loop {
+            match next.take() {
+                Some(Node::Doc(map)) => {
+                    out.push('{');
+                    open.push((Writing::Doc(map.iter()), false));
+                }
+                Some(Node::Ary(items)) => {
+                    out.push('[');
+                    open.push((Writing::Ary(items.iter()), false));
+                }
+                Some(node) => leaf(node, out),
+                None => {}
+            }
+            let Some((container, started)) = open.last_mut() else {
+                return;
+            };
+            let child = match container {
+                Writing::Doc(members) => members.next().map(|(k, v)| (Some(k), v)),
+                Writing::Ary(items) => items.next().map(|v| (None, v)),
+            };
+            let Some((key, child)) = child else {
+                out.push(match container {
+                    Writing::Doc(_) => '}',
+                    Writing::Ary(_) => ']',
+                });
+                open.pop();
+                continue;
+            };
+            if std::mem::replace(started, true) {
+                out.push(',');
+            }
+            if let Some(key) = key {
+                out.push_str(&go_json(&Value::String(key.clone())));
+                out.push(':');
+            }
+            next = Some(child);
         }
     }
 
-    fn marshal(&self, out: &mut String) {
-        match self {
-            Node::Nil | Node::NoText | Node::NullText => out.push_str("null"),
-            Node::Scalar(s) => out.push_str(&escape_html(&s.text())),
-            Node::Doc(map) => {
-                out.push('{');
-                for (i, (k, v)) in map.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
+    /// `lazyNode.equal`, `self` a node of the document and `other` one of the patch: a pair of
+    /// children is compared only once all those before it were found equal, depth first, as
+    /// Go's recursion compares them (so the same `nil` dereference is the one that panics).
+    fn equal(&self, other: &Node) -> Result<bool, Failure> {
+        // The pairs of containers being compared, innermost last.
+        let mut open: Vec<Comparing<'_>> = Vec::new();
+        let (mut mine, mut theirs) = (self, other);
+        loop {
+            match compare(mine, theirs)? {
+                Compared::Equal => {}
+                Compared::Unequal => return Ok(false),
+                Compared::Open(children) => open.push(children),
+            }
+            (mine, theirs) = loop {
+                let Some(innermost) = open.last_mut() else {
+                    return Ok(true);
+                };
+                match innermost.next() {
+                    Step::Pair(mine, theirs) => break (mine, theirs),
+                    Step::Differ => return Ok(false),
+                    Step::Done => {
+                        open.pop();
                     }
-                    out.push_str(&go_json(&Value::String(k.clone())));
-                    out.push(':');
-                    v.marshal(out);
                 }
-                out.push('}');
+            };
+        }
+    }
+
+    /// Whether this is a map or a list.
+    fn is_container(&self) -> bool {
+        matches!(self, Node::Doc(_) | Node::Ary(_))
+    }
+
+    /// Moves the children of a map or a list that are maps or lists themselves to `into`,
+    /// dropping the others (which hold nothing to walk) and leaving the container empty.
+    fn give_containers(&mut self, into: &mut Vec<Node>) {
+        match self {
+            Node::Doc(map) => {
+                into.extend(std::mem::take(map).into_values().filter(Node::is_container));
             }
             Node::Ary(items) => {
-                out.push('[');
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    v.marshal(out);
-                }
-                out.push(']');
+                into.extend(std::mem::take(items).into_iter().filter(Node::is_container));
             }
-        }
-    }
-
-    /// `lazyNode.equal`, `self` a node of the document and `other` one of the patch.
-    fn equal(&self, other: &Node) -> Result<bool, Failure> {
-        let nil = || Failure::Panic(NIL_DEREFERENCE);
-        match self {
-            Node::Nil => Err(nil()),
-            // Neither a map nor a list: compared by text, and a node without text has none.
-            Node::NoText | Node::Scalar(_) => {
-                let own = match self {
-                    Node::Scalar(s) => Some(s.text()),
-                    _ => None,
-                };
-                match other {
-                    Node::Nil => Err(nil()),
-                    Node::NoText => Ok(own.is_none()),
-                    Node::Scalar(s) => Ok(own.is_some_and(|t| t == s.text())),
-                    // The text of a map or list is never a scalar's.
-                    _ => Ok(false),
-                }
-            }
-            Node::NullText | Node::Doc(_) => {
-                let empty = BTreeMap::new();
-                let own = match self {
-                    Node::Doc(map) => map,
-                    _ => &empty,
-                };
-                let theirs = match other {
-                    Node::Nil => return Err(nil()),
-                    Node::Doc(map) => map,
-                    Node::NullText => &empty,
-                    _ => return Ok(false),
-                };
-                if own.len() != theirs.len() {
-                    return Ok(false);
-                }
-                for (key, mine) in own {
-                    let Some(their) = theirs.get(key) else {
-                        return Ok(false);
-                    };
-                    match (matches!(mine, Node::Nil), matches!(their, Node::Nil)) {
-                        (true, true) => continue,
-                        (false, false) => {}
-                        _ => return Ok(false),
-                    }
-                    if !mine.equal(their)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            Node::Ary(own) => {
-                let theirs: &[Node] = match other {
-                    Node::Nil => return Err(nil()),
-                    Node::Ary(items) => items,
-                    Node::NullText => &[],
-                    _ => return Ok(false),
-                };
-                if own.len() != theirs.len() {
-                    return Ok(false);
-                }
-                for (mine, their) in own.iter().zip(theirs) {
-                    if !mine.equal(their)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
+            _ => {}
         }
     }
 
@@ -477,6 +489,275 @@ impl Node {
             _ => Err(format!(
                 "Unable to remove nonexistent key: {key}: missing value"
             )),
+        }
+    }
+}
+
+impl Drop for Node {
+    /// Drops a container holding containers one container at a time: each is emptied into a
+    /// list of its own before it drops, so no drop reaches below it. A leaf, or a container of
+    /// leaves only (most of a document), drops as it is, without allocating.
+    fn drop(&mut self) {
+        let holds_containers = match self {
+            Node::Doc(map) => map.values().any(Node::is_container),
+            Node::Ary(items) => items.iter().any(Node::is_container),
+            _ => false,
+        };
+        if !holds_containers {
+            return;
+        }
+        let mut pending = Vec::new();
+        self.give_containers(&mut pending);
+        while let Some(mut container) = pending.pop() {
+            container.give_containers(&mut pending);
+        }
+    }
+}
+
+impl fmt::Debug for Node {
+    /// The node's text, written without recursion; the leaves that all marshal as `null` told
+    /// apart (`nil`, `<no text>` and `null`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = String::new();
+        self.write(&mut text, |leaf, out| match leaf {
+            Node::Nil => out.push_str("nil"),
+            Node::NoText => out.push_str("<no text>"),
+            Node::Scalar(s) => out.push_str(&s.text()),
+            _ => out.push_str("null"),
+        });
+        f.write_str(&text)
+    }
+}
+
+/// A value of a tree being converted into another ([`convert`]): converted already, or a map's
+/// or a list's children, still to convert.
+enum Opened<T, D, A> {
+    Leaf(T),
+    Doc(D),
+    Ary(A),
+}
+
+/// A container being converted: the children left to convert, those converted and, for a map,
+/// the key of the child being converted.
+enum Converting<T, D, A> {
+    Doc(D, Vec<(String, T)>, String),
+    Ary(A, Vec<T>),
+}
+
+impl<S, T, D, A> Opened<T, D, A>
+where
+    D: Iterator<Item = (String, S)>,
+    A: Iterator<Item = S>,
+{
+    /// The value converted, or the container to convert the children of.
+    fn begin(self) -> Result<Converting<T, D, A>, T> {
+        match self {
+            Opened::Leaf(converted) => Err(converted),
+            Opened::Doc(members) => {
+                let done = Vec::with_capacity(members.size_hint().0);
+                Ok(Converting::Doc(members, done, String::new()))
+            }
+            Opened::Ary(items) => {
+                let done = Vec::with_capacity(items.size_hint().0);
+                Ok(Converting::Ary(items, done))
+            }
+        }
+    }
+}
+
+impl<S, T, D, A> Converting<T, D, A>
+where
+    D: Iterator<Item = (String, S)>,
+    A: Iterator<Item = S>,
+{
+    /// The next child to convert.
+    fn next(&mut self) -> Option<S> {
+        match self {
+            Converting::Doc(members, _, key) => members.next().map(|(k, child)| {
+                *key = k;
+                child
+            }),
+            Converting::Ary(items, _) => items.next(),
+        }
+    }
+
+    /// Puts the conversion of the child [`Converting::next`] gave last into the container.
+    fn attach(&mut self, converted: T) {
+        match self {
+            Converting::Doc(_, done, key) => done.push((std::mem::take(key), converted)),
+            Converting::Ary(_, done) => done.push(converted),
+        }
+    }
+}
+
+/// Converts the tree `root` into another one container at a time, depth first and in order:
+/// `open` converts a leaf or gives a container's children, `doc` and `ary` make a container of
+/// the converted children.
+fn convert<S, T, D, A>(
+    root: S,
+    mut open: impl FnMut(S) -> Opened<T, D, A>,
+    mut doc: impl FnMut(Vec<(String, T)>) -> T,
+    mut ary: impl FnMut(Vec<T>) -> T,
+) -> T
+where
+    D: Iterator<Item = (String, S)>,
+    A: Iterator<Item = S>,
+{
+    let mut current = match open(root).begin() {
+        Ok(container) => container,
+        Err(leaf) => return leaf,
+    };
+    let mut outer = Vec::new();
+    loop {
+        match current.next() {
+            Some(child) => match open(child).begin() {
+                Ok(container) => outer.push(std::mem::replace(&mut current, container)),
+                Err(leaf) => current.attach(leaf),
+            },
+            None => {
+                let done = match current {
+                    Converting::Doc(_, members, _) => doc(members),
+                    Converting::Ary(_, items) => ary(items),
+                };
+                match outer.pop() {
+                    Some(parent) => {
+                        current = parent;
+                        current.attach(done);
+                    }
+                    None => return done,
+                }
+            }
+        }
+    }
+}
+
+/// [`convert`] into a [`Node`] (a repeated key keeps its last value).
+fn build_node<S, D, A>(root: S, open: impl FnMut(S) -> Opened<Node, D, A>) -> Node
+where
+    D: Iterator<Item = (String, S)>,
+    A: Iterator<Item = S>,
+{
+    convert(
+        root,
+        open,
+        |members| Node::Doc(members.into_iter().collect()),
+        Node::Ary,
+    )
+}
+
+/// A container being written ([`Node::write`]): its children left to write.
+enum Writing<'a> {
+    Doc(btree_map::Iter<'a, String, Node>),
+    Ary(std::slice::Iter<'a, Node>),
+}
+
+/// A map or a list of the document and one of the patch, of the same length, being compared
+/// ([`Node::equal`]): the document's children left to compare, and the patch's.
+enum Comparing<'a> {
+    Doc(
+        btree_map::Iter<'a, String, Node>,
+        &'a BTreeMap<String, Node>,
+    ),
+    Ary(std::iter::Zip<std::slice::Iter<'a, Node>, std::slice::Iter<'a, Node>>),
+}
+
+/// What comparing two nodes at their own level found.
+enum Compared<'a> {
+    Equal,
+    Unequal,
+    /// Two containers alike so far: their children are compared next.
+    Open(Comparing<'a>),
+}
+
+/// The next step of comparing two containers.
+enum Step<'a> {
+    /// Two children to compare.
+    Pair(&'a Node, &'a Node),
+    /// The maps differ at a member: a key one lacks, or `nil` against a value.
+    Differ,
+    /// All children compared.
+    Done,
+}
+
+impl<'a> Comparing<'a> {
+    /// The next pair of children to compare, in order (two `nil` members are skipped, as
+    /// `lazyNode.equal` skips them).
+    fn next(&mut self) -> Step<'a> {
+        match self {
+            Comparing::Doc(own, theirs) => {
+                for (key, mine) in own.by_ref() {
+                    let Some(their) = theirs.get(key) else {
+                        return Step::Differ;
+                    };
+                    match (matches!(mine, Node::Nil), matches!(their, Node::Nil)) {
+                        // Two `nil`s are equal without being compared.
+                        (true, true) => continue,
+                        (false, false) => return Step::Pair(mine, their),
+                        _ => return Step::Differ,
+                    }
+                }
+                Step::Done
+            }
+            Comparing::Ary(pairs) => pairs
+                .next()
+                .map_or(Step::Done, |(mine, their)| Step::Pair(mine, their)),
+        }
+    }
+}
+
+/// One level of `lazyNode.equal`: `mine` of the document against `theirs` of the patch.
+fn compare<'a>(mine: &'a Node, theirs: &'a Node) -> Result<Compared<'a>, Failure> {
+    let nil = || Failure::Panic(NIL_DEREFERENCE);
+    let found = |equal: bool| {
+        if equal {
+            Compared::Equal
+        } else {
+            Compared::Unequal
+        }
+    };
+    match mine {
+        Node::Nil => Err(nil()),
+        // Neither a map nor a list: compared by text, and a node without text has none.
+        Node::NoText | Node::Scalar(_) => {
+            let own = match mine {
+                Node::Scalar(s) => Some(s.text()),
+                _ => None,
+            };
+            match theirs {
+                Node::Nil => Err(nil()),
+                Node::NoText => Ok(found(own.is_none())),
+                Node::Scalar(s) => Ok(found(own.is_some_and(|t| t == s.text()))),
+                // The text of a map or list is never a scalar's.
+                _ => Ok(Compared::Unequal),
+            }
+        }
+        Node::NullText | Node::Doc(_) => {
+            let own = match mine {
+                Node::Doc(map) => map,
+                _ => &NO_MEMBERS,
+            };
+            let theirs = match theirs {
+                Node::Nil => return Err(nil()),
+                Node::Doc(map) => map,
+                Node::NullText => &NO_MEMBERS,
+                _ => return Ok(Compared::Unequal),
+            };
+            if own.len() != theirs.len() {
+                return Ok(Compared::Unequal);
+            }
+            Ok(Compared::Open(Comparing::Doc(own.iter(), theirs)))
+        }
+        Node::Ary(own) => {
+            let theirs: &[Node] = match theirs {
+                Node::Nil => return Err(nil()),
+                Node::Ary(items) => items,
+                Node::NullText => &[],
+                _ => return Ok(Compared::Unequal),
+            };
+            if own.len() != theirs.len() {
+                return Ok(Compared::Unequal);
+            }
+            Ok(Compared::Open(Comparing::Ary(own.iter().zip(theirs))))
         }
     }
 }
@@ -763,10 +1044,12 @@ fn copy(root: &mut Node, op: &Op<'_>, copied: &mut usize) -> Result<(), Failure>
             "copy operation does not apply: doc is missing from path: {from}: missing value"
         )));
     };
-    let value = con
+    // Made while the source is borrowed, rather than from a clone of it: nothing below reads
+    // the copy before adding it.
+    let (copy, size) = con
         .get(&key)
         .map_err(|e| failed(format!("error in copy for from: '{from}': {e}")))?
-        .clone();
+        .deep_copy();
     let path = op
         .pointer("path")
         .map_err(|_| failed("copy operation failed to decode path: missing value"))?;
@@ -775,7 +1058,6 @@ fn copy(root: &mut Node, op: &Op<'_>, copied: &mut usize) -> Result<(), Failure>
             "copy operation does not apply: doc is missing destination path: {path}: missing value"
         )));
     };
-    let (copy, size) = value.deep_copy();
     *copied = copied.saturating_add(size);
     if *copied > MAX_COPY_BYTES {
         return Err(failed(format!(
@@ -796,15 +1078,48 @@ fn in_context(failure: Failure, context: &str) -> Failure {
 
 /// The texts of the members of JSON the body's decoding has checked already, as Go's decoder
 /// hands them to `json.RawMessage`s: without the space around them.
+///
+/// A container's members are found by scanning each one to its end. Reading a whole tree that
+/// way scans a value once for each container above it, so `Closes` finds where every
+/// container ends in one pass up front, and the scans jump over a container instead.
 mod raw {
+    use std::ops::Range;
+
     /// The elements of the list `text` (none when it is not one).
     pub(super) fn items(text: &str) -> Vec<&str> {
+        items_in(text, 0..text.len(), None)
+            .into_iter()
+            .map(|item| &text[item])
+            .collect()
+    }
+
+    /// The members of the object `text`, keys decoded (`None` when it is not an object).
+    pub(super) fn members(text: &str) -> Option<Vec<(String, &str)>> {
+        let members = members_in(text, 0..text.len(), None)?;
+        Some(
+            members
+                .into_iter()
+                .map(|(key, value)| (key, &text[value]))
+                .collect(),
+        )
+    }
+
+    /// The elements of the list `text[span]` as places in `text` (none when it is not one);
+    /// containers jumped over where `closes` (of all of `text`) says they end.
+    pub(super) fn items_in(
+        text: &str,
+        span: Range<usize>,
+        closes: Option<&Closes>,
+    ) -> Vec<Range<usize>> {
         let mut items = Vec::new();
-        let Some(mut at) = open(text, b'[') else {
+        let Some(text) = text.get(..span.end) else {
             return items;
         };
-        while let Some(end) = value_end(text, at) {
-            items.push(&text[at..end]);
+        let Some(mut at) = open(text, span.start, b'[') else {
+            return items;
+        };
+        while let Some(end) = value_end(text, at, closes) {
+            items.push(at..end);
             match next(text, end) {
                 Some((b',', after)) => at = skip_space(text, after),
                 _ => break,
@@ -813,16 +1128,22 @@ mod raw {
         items
     }
 
-    /// The members of the object `text`, keys decoded (`None` when it is not an object).
-    pub(super) fn members(text: &str) -> Option<Vec<(String, &str)>> {
+    /// The members of the object `text[span]`, keys decoded and values as places in `text`
+    /// (`None` when it is not an object); containers jumped over as in [`items_in`].
+    pub(super) fn members_in(
+        text: &str,
+        span: Range<usize>,
+        closes: Option<&Closes>,
+    ) -> Option<Vec<(String, Range<usize>)>> {
         let mut members = Vec::new();
-        let mut at = open(text, b'{')?;
-        while let Some(key_end) = value_end(text, at) {
+        let text = text.get(..span.end)?;
+        let mut at = open(text, span.start, b'{')?;
+        while let Some(key_end) = value_end(text, at, closes) {
             let key: String = serde_json::from_str(&text[at..key_end]).ok()?;
             let (_, after_colon) = next(text, key_end).filter(|(c, _)| *c == b':')?;
             let start = skip_space(text, after_colon);
-            let end = value_end(text, start)?;
-            members.push((key, &text[start..end]));
+            let end = value_end(text, start, closes)?;
+            members.push((key, start..end));
             match next(text, end) {
                 Some((b',', after)) => at = skip_space(text, after),
                 _ => break,
@@ -831,10 +1152,52 @@ mod raw {
         Some(members)
     }
 
-    /// Where the first member of a container opened by `bracket` starts (`None` when `text`
-    /// is not such a container).
-    fn open(text: &str, bracket: u8) -> Option<usize> {
-        let start = skip_space(text, 0);
+    /// Where each container of a text ends: the place of each opening bracket, in order, with
+    /// the place after the bracket that closes it (`None` when none does).
+    pub(super) struct Closes(Vec<(usize, Option<usize>)>);
+
+    impl Closes {
+        /// One pass over `text`, strings skipped; a closing bracket closes the innermost open
+        /// container whatever its kind, as [`value_end`] counts them.
+        pub(super) fn of(text: &str) -> Closes {
+            let bytes = text.as_bytes();
+            let mut found: Vec<(usize, Option<usize>)> = Vec::new();
+            // The containers open at `at`, innermost last, as places in `found`.
+            let mut open = Vec::new();
+            let mut at = 0;
+            while let Some(&b) = bytes.get(at) {
+                at += 1;
+                match b {
+                    b'"' => match string_end(bytes, at) {
+                        Some(end) => at = end,
+                        None => break,
+                    },
+                    b'{' | b'[' => {
+                        open.push(found.len());
+                        found.push((at - 1, None));
+                    }
+                    b'}' | b']' => {
+                        if let Some(i) = open.pop() {
+                            found[i].1 = Some(at);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Closes(found)
+        }
+
+        /// The place after the bracket that closes the container opened at `open`.
+        fn after(&self, open: usize) -> Option<usize> {
+            let i = self.0.binary_search_by_key(&open, |(at, _)| *at).ok()?;
+            self.0[i].1
+        }
+    }
+
+    /// Where the first member of a container opened by `bracket` at `start` (after space)
+    /// starts (`None` when there is no such container).
+    fn open(text: &str, start: usize, bracket: u8) -> Option<usize> {
+        let start = skip_space(text, start);
         (text.as_bytes().get(start) == Some(&bracket)).then(|| skip_space(text, start + 1))
     }
 
@@ -855,31 +1218,44 @@ mod raw {
         text.as_bytes().get(at).map(|b| (*b, at + 1))
     }
 
-    /// Where the value starting at `start` ends (`None` at a closing bracket or the end).
-    fn value_end(text: &str, start: usize) -> Option<usize> {
+    /// Where the string whose text starts at `at` (after its opening quote) ends, after its
+    /// closing quote (`None` when it does not).
+    fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+        while let Some(&b) = bytes.get(at) {
+            at += 1;
+            match b {
+                // The escaped byte is skipped: an escaped quote does not close the string.
+                b'\\' => at += 1,
+                b'"' => return Some(at),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Where the value starting at `start` ends (`None` at a closing bracket or the end): a
+    /// container that `closes` knows the end of is jumped over, any other scanned through.
+    fn value_end(text: &str, start: usize, closes: Option<&Closes>) -> Option<usize> {
         let bytes = text.as_bytes();
         let mut depth = 0usize;
-        let mut in_string = false;
-        let mut escaped = false;
         let mut at = start;
         while let Some(&b) = bytes.get(at) {
             at += 1;
-            if in_string {
-                match (escaped, b) {
-                    (true, _) => escaped = false,
-                    (false, b'\\') => escaped = true,
-                    (false, b'"') => {
-                        in_string = false;
-                        if depth == 0 {
-                            return Some(at);
-                        }
-                    }
-                    _ => {}
-                }
-                continue;
-            }
             match b {
-                b'"' => in_string = true,
+                b'"' => {
+                    at = string_end(bytes, at)?;
+                    if depth == 0 {
+                        return Some(at);
+                    }
+                }
+                b'{' | b'[' if depth == 0 => match closes {
+                    // This scan and the one that found the ends are both outside a string
+                    // here (a value starts outside one), so they pair the same brackets.
+                    Some(closes) => {
+                        return closes.after(at - 1).filter(|end| *end <= bytes.len());
+                    }
+                    None => depth += 1,
+                },
                 b'{' | b'[' => depth += 1,
                 b'}' | b']' if depth == 0 => return (at - 1 > start).then_some(at - 1),
                 b'}' | b']' => {
@@ -894,7 +1270,7 @@ mod raw {
                 _ => {}
             }
         }
-        (at > start && depth == 0 && !in_string).then_some(at)
+        (at > start && depth == 0).then_some(at)
     }
 }
 

@@ -1,12 +1,12 @@
 //! Content negotiation for reads: the object itself, the metadata-only forms kube's metadata
 //! API asks for (`PartialObjectMetadata`), or a Table ([`crate::table`]).
 
-use recon_apimachinery::json::Value;
-
 use crate::registry::resource::ResourceType;
 use crate::table::TableVersion;
 use crate::wire::error::ApiError;
-use crate::wire::object::{DecodeError, decode_body, meta, with_type_meta};
+use crate::wire::object::{
+    DecodeError, Object, decode_body, meta, metadata_document, with_type_meta,
+};
 use crate::wire::status::Reason;
 
 /// The response form an `Accept` header asks for.
@@ -142,10 +142,10 @@ pub(crate) fn not_a_list(rt: &ResourceType) -> ApiError {
 /// `PartialObjectMetadata` of the body stored under `key`.
 pub(crate) fn partial_metadata(key: &str, body: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let obj = decode_body(key, body)?;
-    let metadata = meta(&obj).cloned().unwrap_or_default();
-    let mut doc = recon_apimachinery::json::Map::new();
-    doc.insert("metadata".into(), Value::Object(metadata));
-    let inner = serde_json::to_vec(&doc).unwrap_or_default();
+    let inner = match meta(&obj) {
+        Some(metadata) => metadata_document(metadata),
+        None => metadata_document(&Object::new()),
+    };
     Ok(with_type_meta(PARTIAL, "PartialObjectMetadata", &inner))
 }
 

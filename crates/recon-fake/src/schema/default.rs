@@ -8,25 +8,29 @@ use recon_apimachinery::json::Value;
 use super::model::{Additional, Node};
 
 /// `PruneNonNullableNullsWithoutDefaults`: removes each null whose schema is not `nullable` and
-/// has no `default` (those with a default are left for [`apply`] to replace).
+/// has no `default` (those with a default are left for [`apply`] to replace). Only where a
+/// schema reaches: below it nothing is dropped. One container at a time, as the other walks
+/// over values.
 pub(crate) fn drop_disallowed_nulls(node: Option<&Node>, v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            map.retain(|k, v| {
-                let child = node.and_then(|n| n.child(k));
-                !(v.is_null() && child.is_some_and(|c| !c.nullable && c.default.is_none()))
-            });
-            for (k, v) in map.iter_mut() {
-                drop_disallowed_nulls(node.and_then(|n| n.child(k)), v);
+    let mut pending = vec![(node, v)];
+    while let Some((node, v)) = pending.pop() {
+        let Some(node) = node else { continue };
+        match v {
+            Value::Object(map) => {
+                map.retain(|k, v| {
+                    !(v.is_null()
+                        && node
+                            .child(k)
+                            .is_some_and(|c| !c.nullable && c.default.is_none()))
+                });
+                pending.extend(map.iter_mut().map(|(k, v)| (node.child(k), v)));
             }
-        }
-        Value::Array(items) => {
-            let items_node = node.and_then(|n| n.items.as_deref());
-            for item in items {
-                drop_disallowed_nulls(items_node, item);
+            Value::Array(items) => {
+                let items_node = node.items.as_deref();
+                pending.extend(items.iter_mut().map(|item| (items_node, item)));
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -34,37 +38,40 @@ pub(crate) fn drop_disallowed_nulls(node: Option<&Node>, v: &mut Value) {
 /// null one whose schema is not nullable, takes its default (a copy), and so does a null
 /// array item or map value.
 pub(crate) fn apply(node: &Node, v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            for (k, prop) in &node.properties {
-                let Some(default) = &prop.default else {
-                    continue;
-                };
-                match map.get(k) {
-                    Some(value) if !value.is_null() || prop.nullable => {}
-                    _ => {
-                        map.insert(k.clone(), default.clone());
+    let mut pending = vec![(node, v)];
+    while let Some((node, v)) = pending.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, prop) in &node.properties {
+                    let Some(default) = &prop.default else {
+                        continue;
+                    };
+                    match map.get(k) {
+                        Some(value) if !value.is_null() || prop.nullable => {}
+                        _ => {
+                            map.insert(k.clone(), default.clone());
+                        }
+                    }
+                }
+                for (k, value) in map.iter_mut() {
+                    if let Some(prop) = node.properties.get(k) {
+                        pending.push((prop, value));
+                    } else if let Some(Additional::Schema(s)) = &node.additional_properties {
+                        replace_null(s, value);
+                        pending.push((s, value));
                     }
                 }
             }
-            for (k, value) in map.iter_mut() {
-                if let Some(prop) = node.properties.get(k) {
-                    apply(prop, value);
-                } else if let Some(Additional::Schema(s)) = &node.additional_properties {
-                    replace_null(s, value);
-                    apply(s, value);
+            Value::Array(items) => {
+                if let Some(items_node) = node.items.as_deref() {
+                    for item in items {
+                        replace_null(items_node, item);
+                        pending.push((items_node, item));
+                    }
                 }
             }
+            _ => {}
         }
-        Value::Array(items) => {
-            if let Some(items_node) = node.items.as_deref() {
-                for item in items {
-                    replace_null(items_node, item);
-                    apply(items_node, item);
-                }
-            }
-        }
-        _ => {}
     }
 }
 
@@ -146,5 +153,22 @@ mod tests {
             "l": {"type": "array", "items": {"type": "object", "properties": {
                 "p": {"type": "string", "default": "x"}}}}}})
         )));
+    }
+
+    // Below a preserved field nothing is defaulted or dropped: a value as deep as Go reads
+    // is walked on a test thread's stack as far as the schema reaches.
+    #[test]
+    fn a_value_as_deep_as_go_reads_is_defaulted_where_the_schema_reaches() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": "x"},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}));
+        let deep = (0..10_000).fold(json!({"z": null}), |inner, _| {
+            Value::Object(json::Map::from_iter([("a", inner)]))
+        });
+        let mut v = Value::Object(json::Map::from_iter([("free", deep.clone())]));
+        drop_disallowed_nulls(Some(&n), &mut v);
+        apply(&n, &mut v);
+        assert!(v["free"] == deep);
+        assert_eq!(v["a"], "x");
     }
 }

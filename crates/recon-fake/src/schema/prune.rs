@@ -25,19 +25,56 @@ pub(crate) fn prune_resource(root: &Node, obj: &mut Map) -> Vec<String> {
     } else {
         pruner.object(root, obj, true);
     }
+    pruner.run();
     pruner.dropped.sort();
     pruner.dropped
 }
 
+/// A walk over a resource, one container at a time (its own list of what is left to do, not
+/// the call stack: a preserved field may nest as deep as Go reads).
 #[derive(Default)]
-struct Pruner {
+struct Pruner<'a> {
     /// The path of the value being visited, as the unknown-field paths print it.
     path: String,
     dropped: Vec<String>,
+    todo: Vec<Task<'a>>,
 }
 
-impl Pruner {
-    fn value(&mut self, node: Option<&Node>, v: &mut Value) {
+/// What is left to do, the last first.
+enum Task<'a> {
+    /// `prune` of a value with its schema (none: everything inside it goes).
+    Prune(Option<&'a Node>, &'a mut Value),
+    /// `skipPrune` of a value.
+    KeepUnknown(&'a Node, &'a mut Value),
+    /// The path goes down to a member.
+    Key(&'a str),
+    /// The path goes down to a list item.
+    Index(usize),
+    /// The path goes back up to its first bytes.
+    Leave(usize),
+}
+
+impl<'a> Pruner<'a> {
+    fn run(&mut self) {
+        while let Some(task) = self.todo.pop() {
+            match task {
+                Task::Prune(node, v) => self.value(node, v),
+                Task::KeepUnknown(node, v) => self.keep_unknown(node, v),
+                Task::Key(key) => {
+                    if !self.path.is_empty() {
+                        self.path.push('.');
+                    }
+                    self.path.push_str(key);
+                }
+                Task::Index(i) => {
+                    let _ = write!(self.path, "[{i}]");
+                }
+                Task::Leave(len) => self.path.truncate(len),
+            }
+        }
+    }
+
+    fn value(&mut self, node: Option<&'a Node>, v: &'a mut Value) {
         match node {
             Some(n) if n.preserve_unknown_fields => self.keep_unknown(n, v),
             _ => match v {
@@ -52,7 +89,7 @@ impl Pruner {
                 Value::Array(items) => {
                     let items_node = node.and_then(|n| n.items.as_deref());
                     for (i, item) in items.iter_mut().enumerate() {
-                        self.within_index(i, |p| p.value(items_node, item));
+                        self.below(Task::Index(i), Task::Prune(items_node, item));
                     }
                 }
                 _ => {}
@@ -60,32 +97,33 @@ impl Pruner {
         }
     }
 
-    /// `prune` of an object with a schema: declared keys recurse, others go.
-    fn object(&mut self, node: &Node, map: &mut Map, embedded: bool) {
-        let mut unknown = Vec::new();
-        for (k, v) in map.iter_mut() {
-            if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
-                continue;
-            }
-            match child_schema(node, k) {
-                Some(child) => self.within_key(k, |p| p.value(child, v)),
-                None => unknown.push(k.clone()),
-            }
-        }
+    /// `prune` of an object with a schema: declared keys are pruned in turn, others go.
+    fn object(&mut self, node: &'a Node, map: &'a mut Map, embedded: bool) {
+        let kept = |k: &str| embedded && TYPE_AND_OBJECT_META.contains(&k);
+        let unknown: Vec<String> = map
+            .keys()
+            .filter(|k| !kept(k) && child_schema(node, k).is_none())
+            .cloned()
+            .collect();
         for k in unknown {
             map.remove(&k);
             self.record(&k);
         }
+        for (k, v) in map.iter_mut() {
+            if let Some(child) = child_schema(node, k).filter(|_| !kept(k)) {
+                self.below(Task::Key(k), Task::Prune(child, v));
+            }
+        }
     }
 
     /// `skipPrune`: nothing is dropped here, declared children are pruned as usual.
-    fn keep_unknown(&mut self, node: &Node, v: &mut Value) {
+    fn keep_unknown(&mut self, node: &'a Node, v: &'a mut Value) {
         match v {
             Value::Object(map) => self.keep_unknown_in_object(node, map, node.embedded_resource),
             Value::Array(items) => {
                 if let Some(items_node) = node.items.as_deref() {
                     for (i, item) in items.iter_mut().enumerate() {
-                        self.within_index(i, |p| p.keep_unknown(items_node, item));
+                        self.below(Task::Index(i), Task::KeepUnknown(items_node, item));
                     }
                 }
             }
@@ -93,13 +131,13 @@ impl Pruner {
         }
     }
 
-    fn keep_unknown_in_object(&mut self, node: &Node, map: &mut Map, embedded: bool) {
+    fn keep_unknown_in_object(&mut self, node: &'a Node, map: &'a mut Map, embedded: bool) {
         for (k, v) in map.iter_mut() {
             if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
                 continue;
             }
             if let Some(child) = child_schema(node, k) {
-                self.within_key(k, |p| p.value(child, v));
+                self.below(Task::Key(k), Task::Prune(child, v));
             }
         }
     }
@@ -112,21 +150,11 @@ impl Pruner {
         });
     }
 
-    fn within_key(&mut self, key: &str, f: impl FnOnce(&mut Self)) {
-        let len = self.path.len();
-        if !self.path.is_empty() {
-            self.path.push('.');
-        }
-        self.path.push_str(key);
-        f(self);
-        self.path.truncate(len);
-    }
-
-    fn within_index(&mut self, i: usize, f: impl FnOnce(&mut Self)) {
-        let len = self.path.len();
-        let _ = write!(self.path, "[{i}]");
-        f(self);
-        self.path.truncate(len);
+    /// Does `task` with the path extended by `step`, then goes back up.
+    fn below(&mut self, step: Task<'a>, task: Task<'a>) {
+        self.todo.push(Task::Leave(self.path.len()));
+        self.todo.push(task);
+        self.todo.push(step);
     }
 }
 
@@ -237,5 +265,22 @@ mod tests {
         );
         assert_eq!(obj, json!({"labels": {"a": {"v": "1"}}, "any": {"b": {}}}));
         assert_eq!(dropped, ["any.b.c", "labels.a.w"]);
+    }
+
+    // A field without a schema below it keeps its lists and loses every member inside them,
+    // at any depth: a value as deep as Go reads is pruned on a test thread's stack.
+    #[test]
+    fn a_value_as_deep_as_go_reads_is_pruned_one_container_at_a_time() {
+        let schema = json!({"type": "object", "properties": {
+            "any": {"type": "object", "additionalProperties": true}}});
+        let lists =
+            |leaf: Value| (0..10_000).fold(leaf, |inner, _| Value::Array(vec![inner].into()));
+        let mut any = Map::new();
+        any.insert("b".to_owned(), lists(json!({"c": 1})));
+        let mut obj = Map::new();
+        obj.insert("any".to_owned(), Value::Object(any));
+        let (pruned, dropped) = prune(schema, Value::Object(obj));
+        assert!(pruned["any"]["b"] == lists(json!({})));
+        assert_eq!(dropped, [format!("any.b{}.c", "[0]".repeat(10_000))]);
     }
 }

@@ -19,7 +19,7 @@ use crate::storage::stored::Stored;
 use crate::table::{self, IncludeObject, Item, ListMeta, TableRequest, TableVersion};
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{DecodeError, decode_body, set_meta, with_type_meta};
+use crate::wire::object::{DecodeError, decode_body, metadata_document, set_meta, with_type_meta};
 
 /// The annotation of the BOOKMARK that ends the initial events of a streaming list.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -201,8 +201,7 @@ impl Watcher {
             "resourceVersion".into(),
             Value::String(revision.to_string()),
         );
-        let body = serde_json::to_vec(&recon_apimachinery::json!({ "metadata": metadata }))
-            .unwrap_or_default();
+        let body = metadata_document(&metadata);
         let (api_version, kind) = match self.format {
             Format::Full | Format::Table(_) => (self.api_version.as_str(), self.rt.kind.as_str()),
             Format::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadata"),

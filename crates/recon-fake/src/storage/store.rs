@@ -97,9 +97,6 @@ pub(crate) struct Store {
     collections: HashMap<GroupResource, Collection>,
     pub(crate) history: History,
     cohabitants: Vec<Cohabitant>,
-    /// Whether an object nested deeper than [`SHALLOW`](crate::wire::nesting::SHALLOW) was ever stored: from then on,
-    /// every request may walk one (see [`Store::held_deep`]).
-    held_deep: bool,
 }
 
 impl Default for Store {
@@ -109,7 +106,6 @@ impl Default for Store {
             collections: HashMap::default(),
             history: History::new(DEFAULT_HISTORY),
             cohabitants: Vec::new(),
-            held_deep: false,
         }
     }
 }
@@ -145,13 +141,6 @@ impl Store {
             .iter()
             .find(|c| &c.resource == resource)
             .map(|c| (c.twin.clone(), c.convert))
-    }
-
-    /// Whether an object nested deeper than [`SHALLOW`](crate::wire::nesting::SHALLOW) was ever stored (and so may
-    /// still be, or be in the history a watch replays): the requests then run on a stack that
-    /// holds the recursive walkers at any depth ([`on_deep_stack`](crate::wire::nesting::on_deep_stack)).
-    pub(crate) fn held_deep(&self) -> bool {
-        self.held_deep
     }
 
     /// The current revision: the resourceVersion of a list taken now.
@@ -270,7 +259,6 @@ impl Store {
     /// Keeps `stored` under `key`, indexing its labels, and logs the change.
     fn keep(&mut self, resource: &GroupResource, key: String, stored: Stored) -> Stored {
         let revision = stored.revision;
-        self.held_deep |= stored.deep;
         // The resource is copied only for its first object.
         let collection = match self.collections.get_mut(resource) {
             Some(collection) => collection,
@@ -328,7 +316,6 @@ impl Store {
                 }
             };
             let served = Stored::new(&object, stored.revision);
-            self.held_deep |= served.deep;
             if served.body == written {
                 collection.written.remove(key);
             } else {
@@ -657,7 +644,6 @@ mod tests {
         let deepest = object(GO_MAX_DEPTH);
         store.keep(&cm, "ns/deepest".to_owned(), Stored::new(&deepest, 2));
         drop(deepest);
-        assert!(store.held_deep());
         let stored = store.get(&cm, "ns/deepest").unwrap();
         assert!(stored.readable());
         stored.decode("ns/deepest").unwrap();
@@ -668,7 +654,7 @@ mod tests {
         let error = stored.served("ns/deeper").unwrap_err();
         assert_eq!(error.go_message, "invalid character '[' exceeded max depth");
         let shallow = Stored::new(&obj(json!({"a": [[]]})), 2);
-        assert!(shallow.readable() && !shallow.deep);
+        assert!(shallow.readable());
         assert!(shallow.served("ns/a").is_ok());
     }
 

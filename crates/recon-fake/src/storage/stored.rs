@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use super::labels::Labels;
 use crate::wire::nesting;
-use crate::wire::object::{DecodeError, Object, decode_body, encode_body_of_depth};
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body};
 
 /// One stored object.
 #[derive(Debug, Clone)]
@@ -19,8 +19,6 @@ pub(crate) struct Stored {
     /// bytes as they are need not decode them to know: the server reads back what it wrote
     /// unless it nests deeper than Go's decoder reads ([`nesting::GO_MAX_DEPTH`]).
     pub(super) readable: bool,
-    /// Whether the object nests deeper than [`nesting::SHALLOW`].
-    pub(super) deep: bool,
 }
 
 impl Stored {
@@ -28,11 +26,10 @@ impl Stored {
     pub(crate) fn new(obj: &Object, revision: u64) -> Stored {
         let depth = nesting::object_depth(obj);
         Stored {
-            body: encode_body_of_depth(obj, Some(depth)),
+            body: encode_body(obj),
             revision,
             labels: Labels::of(obj),
             readable: depth <= nesting::GO_MAX_DEPTH,
-            deep: depth > nesting::SHALLOW,
         }
     }
 
@@ -44,7 +41,6 @@ impl Stored {
         Stored {
             labels: decoded.as_ref().map(Labels::of).unwrap_or_default(),
             readable: decoded.is_ok(),
-            deep: nesting::text_depth(&body) > nesting::SHALLOW,
             body,
             revision,
         }

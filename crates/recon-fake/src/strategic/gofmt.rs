@@ -8,6 +8,8 @@
 //! (`internal/golang/encoding/json/decode.go` `convertNumber`). The stored
 //! object comes from `ToUnstructured`, where integer fields are `int64` too.
 
+use std::collections::btree_map;
+
 use recon_apimachinery::go_json::go_float;
 use recon_apimachinery::json::{Map, Value};
 
@@ -122,21 +124,21 @@ impl<'a> GoSet<'a> {
 /// structured-merge-diff embed values too.
 pub(crate) fn fmt_v(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value, 'v');
+    write(&mut out, Printed::Value(value), 'v');
     out
 }
 
 /// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
 pub(super) fn fmt_map_v(map: &Map) -> String {
     let mut out = String::new();
-    write_map(&mut out, map, 'v');
+    write(&mut out, Printed::Map(map), 'v');
     out
 }
 
 /// `fmt.Sprintf("%v", l)` for a `[]interface{}` argument.
 pub(super) fn fmt_slice_v(items: &[Value]) -> String {
     let mut out = String::new();
-    write_slice(&mut out, items, 'v');
+    write(&mut out, Printed::Slice(items), 'v');
     out
 }
 
@@ -147,33 +149,94 @@ pub(super) fn fmt_s(value: &Value) -> String {
     if value.is_null() {
         out.push_str("%!s(<nil>)");
     } else {
-        write_value(&mut out, value, 's');
+        write(&mut out, Printed::Value(value), 's');
     }
     out
 }
 
-/// Prints a non-top-level value; nested nils print as `<nil>` whatever the verb
-/// (`printValue`, `reflect.Interface` case).
-fn write_value(out: &mut String, value: &Value, verb: char) {
-    match value {
-        Value::Null => out.push_str("<nil>"),
-        Value::String(s) => out.push_str(s),
-        Value::Bool(b) => write_scalar(out, "bool", &b.to_string(), verb),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => write_scalar(out, "int64", &i.to_string(), verb),
-            None => {
-                let f = n.as_f64().unwrap_or(0.0);
-                write_scalar(out, "float64", &go_float(f), verb);
+/// What is printed: a value, or a map or slice given as such.
+enum Printed<'a> {
+    Value(&'a Value),
+    Map(&'a Map),
+    Slice(&'a [Value]),
+}
+
+/// A map or slice being printed: its entries or items left, and whether one was printed.
+enum Open<'a> {
+    Map(btree_map::Iter<'a, String, Value>, bool),
+    Slice(std::slice::Iter<'a, Value>, bool),
+}
+
+/// Prints `printed` one container at a time (a value may nest as deep as Go reads). Maps
+/// print with their keys sorted (`internal/fmtsort`), as a [`Map`] keeps them; nested nils
+/// print as `<nil>` whatever the verb (`printValue`, `reflect.Interface` case).
+fn write(out: &mut String, printed: Printed<'_>, verb: char) {
+    let mut open = Vec::new();
+    let mut next = match printed {
+        Printed::Value(value) => Some(value),
+        Printed::Map(map) => {
+            out.push_str("map[");
+            open.push(Open::Map(map.iter(), false));
+            None
+        }
+        Printed::Slice(items) => {
+            out.push('[');
+            open.push(Open::Slice(items.iter(), false));
+            None
+        }
+    };
+    loop {
+        match next.take() {
+            Some(Value::Array(items)) => {
+                out.push('[');
+                open.push(Open::Slice(items.iter(), false));
             }
-        },
-        Value::Array(items) => write_slice(out, items, verb),
-        Value::Object(map) => write_map(out, map, verb),
+            Some(Value::Object(map)) => {
+                out.push_str("map[");
+                open.push(Open::Map(map.iter(), false));
+            }
+            Some(scalar) => write_scalar(out, scalar, verb),
+            None => {}
+        }
+        let Some(innermost) = open.last_mut() else {
+            return;
+        };
+        let (item, any) = match innermost {
+            Open::Map(entries, any) => (entries.next().map(|(k, v)| (Some(k), v)), any),
+            Open::Slice(items, any) => (items.next().map(|v| (None, v)), any),
+        };
+        match item {
+            Some((key, value)) => {
+                if std::mem::replace(any, true) {
+                    out.push(' ');
+                }
+                if let Some(key) = key {
+                    out.push_str(key);
+                    out.push(':');
+                }
+                next = Some(value);
+            }
+            None => {
+                open.pop();
+                out.push(']');
+            }
+        }
     }
 }
 
-fn write_scalar(out: &mut String, type_name: &str, text: &str, verb: char) {
+fn write_scalar(out: &mut String, value: &Value, verb: char) {
+    let (type_name, text) = match value {
+        Value::Null => return out.push_str("<nil>"),
+        Value::String(s) => return out.push_str(s),
+        Value::Bool(b) => ("bool", b.to_string()),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => ("int64", i.to_string()),
+            None => ("float64", go_float(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::Array(_) | Value::Object(_) => return,
+    };
     if verb == 'v' {
-        out.push_str(text);
+        out.push_str(&text);
     } else {
         // `badVerb`: %!s(int64=5)
         out.push_str("%!");
@@ -181,37 +244,7 @@ fn write_scalar(out: &mut String, type_name: &str, text: &str, verb: char) {
         out.push('(');
         out.push_str(type_name);
         out.push('=');
-        out.push_str(text);
+        out.push_str(&text);
         out.push(')');
     }
-}
-
-fn write_slice(out: &mut String, items: &[Value], verb: char) {
-    out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        write_value(out, item, verb);
-    }
-    out.push(']');
-}
-
-/// Maps print with their keys sorted (`internal/fmtsort`), whatever order the
-/// `serde_json` map keeps.
-fn write_map(out: &mut String, map: &Map, verb: char) {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    out.push_str("map[");
-    for (i, key) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(key);
-        out.push(':');
-        if let Some(value) = map.get(key) {
-            write_value(out, value, verb);
-        }
-    }
-    out.push(']');
 }

@@ -66,8 +66,9 @@ use crate::wire::object::json_type;
 ///
 /// 400 with Go's JSON syntax error (`invalid character ...`) when `body` is not JSON.
 pub fn parse_patch_body(body: &[u8]) -> Result<Value, StrategicError> {
-    // Go's `json.Unmarshal` error, bare: the strategic patcher does not prefix it.
-    serde_json::from_slice(body).map_err(|e| {
+    // Go's `json.Unmarshal` error, bare: the strategic patcher does not prefix it. Read as
+    // deep as Go reads.
+    crate::wire::object::read_json(body).map_err(|e| {
         StrategicError::new(
             StrategicErrorKind::BadRequest,
             crate::wire::go_json_syntax::worded(body, &e),

@@ -1298,6 +1298,23 @@ fn values_print_like_go_percent_v() {
     );
 }
 
+// A value as deep as Go reads prints one container at a time, on a test thread's stack.
+#[test]
+fn a_value_as_deep_as_go_reads_prints_like_go_percent_v() {
+    use super::gofmt::fmt_v;
+    let deep = (0..10_000).fold(json!(1.5), |inner, _| {
+        Value::Object(recon_apimachinery::json::Map::from_iter([(
+            "a",
+            Value::Array(vec![inner].into()),
+        )]))
+    });
+    let printed = fmt_v(&deep);
+    assert_eq!(
+        printed,
+        format!("{}1.5{}", "map[a:[".repeat(10_000), "]]".repeat(10_000))
+    );
+}
+
 #[test]
 fn floats_print_like_go_percent_v() {
     use recon_apimachinery::go_json::go_float;

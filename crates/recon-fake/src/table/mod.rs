@@ -17,7 +17,7 @@ use crate::registry::resource::ResourceType;
 use crate::request::negotiate::{Format, negotiate, refuse_table};
 use crate::request::route::Query;
 use crate::wire::error::ApiError;
-use crate::wire::object::{Object, with_type_meta};
+use crate::wire::object::{Object, metadata_document, with_type_meta};
 use crate::wire::status::Reason;
 
 pub(crate) use document::ListMeta;
@@ -261,13 +261,10 @@ fn row_object(request: &TableRequest, item: &Item<'_>) -> Result<Option<Vec<u8>>
         IncludeObject::None => None,
         IncludeObject::Object => Some(item.served.to_vec()),
         IncludeObject::Metadata => {
-            let metadata = item
-                .object
-                .get("metadata")
-                .cloned()
-                .unwrap_or(Value::Object(Object::new()));
-            let inner = serde_json::to_vec(&recon_apimachinery::json!({ "metadata": metadata }))
-                .map_err(|e| ApiError::internal_unknown(e.to_string()))?;
+            let inner = match item.object.get("metadata") {
+                Some(Value::Object(metadata)) => metadata_document(metadata),
+                _ => metadata_document(&Object::new()),
+            };
             Some(with_type_meta(
                 request.version.api_version(),
                 "PartialObjectMetadata",

@@ -9,35 +9,34 @@
 //! `invalid character '{' exceeded max depth`. Nothing shallower is refused.
 //!
 //! The server's values ([`Value`]) drop, copy, compare and print with a bounded stack at any
-//! depth, and so do the walks of `recon_apimachinery` over them (merge patches, field sets,
-//! structured-merge-diff's order) and the apply walkers that compare two objects, list the
-//! fields a value sets and validate it. serde_json reads at most 127 levels by recursion, and
-//! some of the server's own walkers (the rest of the patch and apply walkers, the Go-ordered
-//! encoder) still take stack in proportion to the depth. So:
+//! depth, and every walk over an object (merge patches, JSON patches, field sets, server-side
+//! apply, pruning and defaulting, the Go-ordered encoder, the text quoted in errors) keeps its
+//! own list of what is left to do. A request on an object as deep as Go reads is served on a
+//! test thread's own stack. serde_json reads at most 127 levels by recursion, so:
 //! - bodies and stored objects too deep for serde_json are read by [`parse`], which keeps its
-//!   open containers in a `Vec`, and deep objects are written by [`write_sorted`] the same way;
-//!   depth is measured ([`value_depth`], [`text_depth`]) without recursion;
-//! - a request that carries or may touch an object deeper than [`SHALLOW`] is served on a stack
-//!   of its own, [`DEEP_STACK`] bytes, allocated for it ([`on_deep_stack`]), where the
-//!   remaining recursive walkers have room for Go's whole depth (and a JSON patch's path on
-//!   top).
+//!   open containers in a `Vec`, and deep unstructured objects are written by
+//!   [`write_sorted`] the same way;
+//! - depth is measured ([`value_depth`], [`text_depth`]) without recursion.
+//!
+//! One walk still recurses once a level: strategic merge (`crate::strategic`), over the
+//! patch. A strategic merge patch deeper than [`SHALLOW`] is merged on a stack of its own,
+//! [`DEEP_STACK`] bytes ([`on_deep_stack`]).
 
 use recon_apimachinery::json::{Map, Value};
 
 /// Go's `maxNestingDepth`: the deepest nesting of arrays and objects kube-apiserver decodes.
 pub(crate) const GO_MAX_DEPTH: usize = 10_000;
 
-/// The nesting up to which the server's recursive walkers run on the caller's stack (a test
-/// thread's 2 MiB take a few thousand levels of the heaviest of them in a debug build).
+/// The nesting up to which serde's recursive serialiser writes an unstructured object; deeper
+/// ones are written by [`write_sorted`].
 pub(crate) const SHALLOW: usize = 100;
 
-/// The stack a request touching deep objects runs on: a few kilobytes a level for the heaviest
-/// recursive walker of a debug build, for Go's depth twice over (a JSON patch can put a deep
-/// value at the end of a deep path). Allocated per request, and only touched as far as used.
-pub(crate) const DEEP_STACK: usize = 512 << 20;
+/// The stack a deep strategic merge patch is merged on: a few kilobytes a level of its
+/// recursive walk in a debug build, for Go's whole depth. Allocated per patch, and only
+/// touched as far as used.
+pub(crate) const DEEP_STACK: usize = 256 << 20;
 
-/// Runs `f` on a stack of [`DEEP_STACK`] bytes: a new one, unless it already runs on one (a
-/// controller's request served inside a client's).
+/// Runs `f` on a stack of [`DEEP_STACK`] bytes.
 pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(DEEP_STACK / 2, DEEP_STACK, f)
 }
@@ -503,15 +502,5 @@ mod tests {
         assert!(is_recursion_limit(&deep));
         let bad = serde_json::from_str::<Value>("[1,]").unwrap_err();
         assert!(!is_recursion_limit(&bad));
-    }
-
-    #[test]
-    fn a_deep_stack_holds_a_deep_recursive_walk() {
-        let text = nested_text(GO_MAX_DEPTH);
-        on_deep_stack(|| {
-            let (value, _) = parse(text.as_bytes()).unwrap();
-            // serde_json's own value drops itself by recursion, a frame per level.
-            drop(serde_json::Value::from(value));
-        });
     }
 }

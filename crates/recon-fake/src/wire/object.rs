@@ -101,22 +101,8 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
 /// resource, Go's `map[string]interface{}`) with every key sorted, so equal objects give equal
 /// bytes whatever order a client sent.
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
-    encode_body_of_depth(obj, None)
-}
-
-/// An object the server answers without storing it (a review, a token request): its
-/// `apiVersion` and `kind` first, then the rest as [`encode_body`] writes it.
-pub(crate) fn encode_answer(obj: &Object) -> Vec<u8> {
-    let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or("");
-    with_type_meta(text("apiVersion"), text("kind"), &encode_body(obj))
-}
-
-/// [`encode_body`] of an object whose nesting depth the caller has measured already.
-pub(crate) fn encode_body_of_depth(obj: &Object, depth: Option<usize>) -> Bytes {
     const SKIP: &[&str] = &["apiVersion", "kind"];
-    // Go's writer recurses without a limit: an object deeper than serde's is written sorted.
-    let shallow = || depth.unwrap_or_else(|| nesting::object_depth(obj)) <= nesting::SHALLOW;
-    let go_struct = crate::gotype::builtin_struct(obj).filter(|_| shallow());
+    let go_struct = crate::gotype::builtin_struct(obj);
     // Written into a buffer kept for the next body, then copied once at its exact size: a
     // fresh buffer would double as it goes, and stored bodies live long, so keep no slack.
     SCRATCH.with_borrow_mut(|scratch| {
@@ -148,6 +134,20 @@ pub(crate) fn encode_body_of_depth(obj: &Object, depth: Option<usize>) -> Bytes 
         }
         bytes
     })
+}
+
+/// An object the server answers without storing it (a review, a token request): its
+/// `apiVersion` and `kind` first, then the rest as [`encode_body`] writes it.
+pub(crate) fn encode_answer(obj: &Object) -> Vec<u8> {
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or("");
+    with_type_meta(text("apiVersion"), text("kind"), &encode_body(obj))
+}
+
+/// `{"metadata": <metadata>}`, the body of a `PartialObjectMetadata` (its type added by the
+/// caller); written one container at a time, as a deep object's `managedFields` are as deep as
+/// the object.
+pub(crate) fn metadata_document(metadata: &Object) -> Vec<u8> {
+    format!(r#"{{"metadata":{metadata}}}"#).into_bytes()
 }
 
 /// The largest buffer [`encode_body`] keeps between bodies.

@@ -138,7 +138,6 @@ async fn send(
     }
 }
 
-/// The spec a response carries, as text (the spec is the last field of a widget).
 /// Creates the widget `deep` with `spec`, which must succeed; its answer.
 async fn create_deep(server: &ApiServer, spec: &str) -> String {
     let (code, created) = send(
@@ -153,6 +152,7 @@ async fn create_deep(server: &ApiServer, spec: &str) -> String {
     created
 }
 
+/// The spec a response carries, as text (the spec is the last field of a widget).
 fn spec_of(text: &str) -> &str {
     let start = text.find(r#""spec":"#).expect("a spec") + r#""spec":"#.len();
     &text[start..text.len() - 1]
@@ -490,4 +490,231 @@ async fn a_mutate_hook_sees_a_deep_object() {
         got.meta.labels.get("hooked").map(String::as_str),
         Some("yes")
     );
+}
+
+// A built-in kind keeps free-form JSON too: a ControllerRevision's `data` (a `RawExtension`)
+// 6001 levels deep, through every verb and patch type, and as a table.
+#[tokio::test]
+async fn a_6001_level_controller_revision_is_served_by_every_verb() {
+    let server = ApiServer::new();
+    let revisions = "/apis/apps/v1/namespaces/default/controllerrevisions";
+    let revision = |data: &str| {
+        format!(
+            r#"{{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{{"name":"deep"}},"revision":1,"data":{data}}}"#
+        )
+    };
+    let data_of = |text: &str| -> String {
+        let start = text.find(r#""data":"#).expect("data") + r#""data":"#.len();
+        let end = text.rfind(r#","revision""#).expect("revision");
+        text[start..end].to_owned()
+    };
+    let deep = format!("/{revisions}/deep");
+    let deep = &deep[1..];
+    let (code, created) = send(
+        &server,
+        "POST",
+        revisions,
+        "application/json",
+        revision(&nested(6001, r#""x""#)),
+    )
+    .await;
+    assert_eq!(code, 200, "{created}");
+    let data = data_of(&created);
+    assert!(
+        data == nested(6001, r#""x""#),
+        "{} … {}",
+        &data[..100.min(data.len())],
+        &data[data.len().saturating_sub(100)..]
+    );
+    let (code, got) = send(&server, "GET", deep, "", String::new()).await;
+    assert_eq!((code, data_of(&got)), (200, nested(6001, r#""x""#)));
+
+    let request = http::Request::builder()
+        .uri(revisions)
+        .header(
+            http::header::ACCEPT,
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        )
+        .body(Vec::new())
+        .expect("a request");
+    let table = server
+        .client()
+        .request_text(request)
+        .await
+        .expect("a table");
+    assert!(
+        table.contains(r#""kind":"Table""#) && table.contains(r#""deep""#),
+        "{}",
+        &table[..300.min(table.len())]
+    );
+
+    // Every patch type, each adding a label; `data` stays (an update may not change it).
+    let labelled = |label: &str| format!(r#"{{"metadata":{{"labels":{{"{label}":"yes"}}}}}}"#);
+    let applied = format!(
+        r#"{{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{{"name":"deep","labels":{{"apply":"yes"}}}},"revision":1,"data":{}}}"#,
+        nested(6001, r#""x""#)
+    );
+    let patches = [
+        ("application/merge-patch+json", labelled("merge")),
+        (
+            "application/strategic-merge-patch+json",
+            labelled("strategic"),
+        ),
+        (
+            "application/json-patch+json",
+            r#"[{"op":"add","path":"/metadata/labels/json","value":"yes"}]"#.to_owned(),
+        ),
+        ("application/apply-patch+yaml", applied),
+    ];
+    for (content_type, body) in patches {
+        let (code, patched) = send(
+            &server,
+            "PATCH",
+            &format!("{deep}?fieldManager=deep"),
+            content_type,
+            body,
+        )
+        .await;
+        assert_eq!(
+            code,
+            200,
+            "{content_type}: {}",
+            &patched[..300.min(patched.len())]
+        );
+        assert!(
+            data_of(&patched) == nested(6001, r#""x""#),
+            "{content_type}"
+        );
+    }
+    let (_, got) = send(&server, "GET", deep, "", String::new()).await;
+    for label in ["merge", "strategic", "json", "apply"] {
+        assert!(got.contains(&format!(r#""{label}":"yes""#)), "{label}");
+    }
+    // A change to `data` is refused, the new value quoted (`ValidateControllerRevisionUpdate`),
+    // whichever patch brings it.
+    for content_type in [
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    ] {
+        let (code, message) = send(
+            &server,
+            "PATCH",
+            deep,
+            content_type,
+            format!(r#"{{"data":{}}}"#, nested(6001, r#""y""#)),
+        )
+        .await;
+        assert_eq!(
+            code,
+            422,
+            "{content_type}: {}",
+            &message[..300.min(message.len())]
+        );
+        assert!(
+            message.starts_with(
+                r#"ControllerRevision.apps "deep" is invalid: data: Invalid value: {"a":{"a":"#
+            ),
+            "{content_type}: {}",
+            &message[..200]
+        );
+        assert!(
+            message.ends_with(&format!(r#""y"{}: field is immutable"#, "}".repeat(6001))),
+            "{content_type}: {}",
+            &message[message.len() - 200..]
+        );
+    }
+    let (code, listed) = send(&server, "GET", revisions, "", String::new()).await;
+    assert_eq!(code, 200);
+    assert!(listed.contains(&nested(6001, r#""x""#)));
+    let (code, deleted) = send(&server, "DELETE", deep, "", String::new()).await;
+    assert_eq!(code, 200, "{}", &deleted[..300.min(deleted.len())]);
+    let (code, _) = send(&server, "GET", deep, "", String::new()).await;
+    assert_eq!(code, 404);
+}
+
+/// A GET of `path` answered as `accept` asks; the status and the text.
+async fn get_as(server: &ApiServer, path: &str, accept: &str) -> (u16, String) {
+    let request = http::Request::builder()
+        .uri(path)
+        .header(http::header::ACCEPT, accept)
+        .body(Vec::new())
+        .expect("a request");
+    match server.client().request_text(request).await {
+        Ok(text) => (200, text),
+        Err(kube::Error::Api(status)) => (status.code, status.message),
+        Err(other) => panic!("{other}"),
+    }
+}
+
+// A deep object's metadata is as deep as it (its `managedFields` mirror the spec): served as
+// `PartialObjectMetadata` and in tables with either kind of object, its status written through
+// the status subresource, and a deep create dry-run.
+#[tokio::test]
+async fn a_6001_level_widget_is_served_in_every_form() {
+    let (server, _) = server().await;
+    let spec = nested(6001, r#""x""#);
+    create_deep(&server, &spec).await;
+    let deep = format!("{WIDGETS}/deep");
+    // The create's managedFields entry names each of the spec's 6001 levels.
+    let mirrors_spec = |text: &str| text.matches(r#""f:a":{".":{}"#).count() == 6000;
+
+    let metadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+    let (code, got) = get_as(&server, &deep, metadata).await;
+    assert_eq!(code, 200);
+    assert!(
+        got.starts_with(r#"{"kind":"PartialObjectMetadata""#)
+            && mirrors_spec(&got)
+            && !got.contains(r#""spec":{"a""#)
+    );
+    let (code, listed) = get_as(
+        &server,
+        WIDGETS,
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert!(mirrors_spec(&listed));
+
+    let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+    for (include, has_spec) in [("Object", true), ("Metadata", false)] {
+        let (code, text) = get_as(
+            &server,
+            &format!("{WIDGETS}?includeObject={include}"),
+            table,
+        )
+        .await;
+        assert_eq!(code, 200, "{include}");
+        assert!(mirrors_spec(&text), "{include}");
+        assert_eq!(
+            text.contains(&format!(r#""spec":{spec}"#)),
+            has_spec,
+            "{include}"
+        );
+    }
+
+    let status = nested(6001, r#""s""#);
+    let (code, patched) = send(
+        &server,
+        "PATCH",
+        &format!("{deep}/status"),
+        "application/merge-patch+json",
+        format!(r#"{{"status":{status}}}"#),
+    )
+    .await;
+    assert_eq!(code, 200, "{}", &patched[..300.min(patched.len())]);
+    assert!(patched.ends_with(&format!(r#""status":{status}}}"#)));
+    assert!(patched.contains(&format!(r#""spec":{spec}"#)));
+
+    let (code, created) = send(
+        &server,
+        "POST",
+        &format!("{WIDGETS}?dryRun=All"),
+        "application/json",
+        widget("dry", &spec),
+    )
+    .await;
+    assert_eq!(code, 200, "{}", &created[..300.min(created.len())]);
+    assert_eq!(spec_of(&created), spec);
+    let (code, _) = send(&server, "GET", &format!("{WIDGETS}/dry"), "", String::new()).await;
+    assert_eq!(code, 404);
 }

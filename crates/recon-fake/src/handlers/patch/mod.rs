@@ -96,7 +96,14 @@ impl State {
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
                     .unwrap_or_else(strategic::metadata_only);
-                doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
+                // Strategic merge still recurses once a level of the patch.
+                let merge = || strategic::apply(&doc, &patch, schema);
+                doc = if nesting::value_depth(&patch) > nesting::SHALLOW {
+                    nesting::on_deep_stack(merge)
+                } else {
+                    merge()
+                }
+                .map_err(|e| strategic_error(&e))?;
                 strategic_patch = Some(patch);
             }
             _ => {
@@ -113,10 +120,10 @@ impl State {
         // is decoded, so this comes before the type is looked for.
         if nesting::value_depth(&doc) > nesting::GO_MAX_DEPTH {
             let ty = go_struct_type(call);
-            let text = nesting::on_deep_stack(|| match &reached {
+            let text = match &reached {
                 Some(reached) => patched_text(&doc, ty.as_ref(), reached),
                 None => go_json(&doc),
-            });
+            };
             let why = go_json_syntax::syntax_error(text.as_bytes())
                 .unwrap_or_else(|| "exceeded max depth".to_owned());
             return Err(patched_object_invalid(
@@ -141,7 +148,10 @@ impl State {
             && let Some(go_struct) = go_struct
             && let Err(why) = gotype::from_unstructured(go_struct, &object)
         {
-            return Err(patched_object_invalid(&gotype::go_format(patch), &why));
+            return Err(patched_object_invalid(
+                &crate::strategic::gofmt::fmt_v(patch),
+                &why,
+            ));
         }
         if !call.rt.custom {
             check_builtin_type_meta(call, &object)?;
