@@ -91,19 +91,90 @@ fn extract_key<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
 
 // --- maps --------------------------------------------------------------------------
 
-/// `mergeMap`.
-pub(super) fn merge_map(mut original: Obj, mut patch: Obj, schema: Cursor) -> Result<Obj, Fault> {
+/// `mergeMap`. Upstream recurses once a level of the patch; this keeps its own list of the
+/// maps being merged, so a patch as deep as Go reads takes no more stack (lists merged by key
+/// still merge their items here, once a level of a list in the schema).
+pub(super) fn merge_map(original: Obj, patch: Obj, schema: Cursor) -> Result<Obj, Fault> {
+    let mut open: Vec<MergingMap> = Vec::new();
+    let mut begun = begin_map(original, patch, schema, None)?;
+    loop {
+        match begun {
+            Begun::Open(merging) => open.push(merging),
+            Begun::Merged(target, merged) => match (open.last_mut(), target) {
+                (Some(parent), Some(target)) => {
+                    parent.original.insert(target, Value::Object(merged));
+                }
+                // Only the outermost map has no key to go under.
+                _ => return Ok(merged),
+            },
+        }
+        let Some(innermost) = open.last_mut() else {
+            return Ok(Obj::new());
+        };
+        let mut below = None;
+        for key in innermost.keys.by_ref() {
+            if let Some(value) = innermost.patch.remove(&key) {
+                below = merge_entry(&mut innermost.original, key, value, innermost.schema)?;
+                if below.is_some() {
+                    break;
+                }
+            }
+        }
+        begun = match below {
+            Some(below) => begin_map(below.current, below.patch, below.schema, Some(below.target))?,
+            None => match open.pop() {
+                Some(done) => Begun::Merged(done.target, done.original),
+                None => return Ok(Obj::new()),
+            },
+        };
+    }
+}
+
+/// A map being merged: the stored map as merged so far, the patch's members left and the keys
+/// to take them in, and the key it goes under in the map above.
+struct MergingMap {
+    original: Obj,
+    patch: Obj,
+    keys: std::vec::IntoIter<String>,
+    schema: Cursor,
+    target: Option<String>,
+}
+
+/// Two maps under `target` that merge key by key: the stored one and the patch's.
+struct MapBelow {
+    target: String,
+    current: Obj,
+    patch: Obj,
+    schema: Cursor,
+}
+
+enum Begun {
+    Open(MergingMap),
+    /// A map merged whole (by a `$patch` directive), under its key.
+    Merged(Option<String>, Obj),
+}
+
+/// `mergeMap` up to its main loop: a `$patch` directive, `$retainKeys` and the lists of
+/// `$setElementOrder`.
+fn begin_map(
+    mut original: Obj,
+    mut patch: Obj,
+    schema: Cursor,
+    target: Option<String>,
+) -> Result<Begun, Fault> {
     if let Some(directive) = patch.get(DIRECTIVE_MARKER).cloned() {
-        return map_directive(&directive, patch);
+        return Ok(Begun::Merged(target, map_directive(&directive, patch)?));
     }
     apply_retain_keys(&mut original, &mut patch)?;
     merge_ordered_lists(&mut original, &mut patch, schema)?;
-    for key in sorted_keys(&patch) {
-        if let Some(value) = patch.remove(&key) {
-            merge_entry(&mut original, key, value, schema)?;
-        }
-    }
-    Ok(original)
+    let keys = sorted_keys(&patch).into_iter();
+    Ok(Begun::Open(MergingMap {
+        original,
+        patch,
+        keys,
+        schema,
+        target,
+    }))
 }
 
 /// `handleDirectiveInMergeMap`: `$patch: replace` keeps the patch (minus the
@@ -154,8 +225,13 @@ fn apply_retain_keys(original: &mut Obj, patch: &mut Obj) -> Result<(), Fault> {
     Ok(())
 }
 
-/// One iteration of `mergeMap`'s main loop.
-fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) -> Result<(), Fault> {
+/// One iteration of `mergeMap`'s main loop; two maps to merge key by key are handed back.
+fn merge_entry(
+    original: &mut Obj,
+    key: String,
+    value: Value,
+    schema: Cursor,
+) -> Result<Option<MapBelow>, Fault> {
     // `preprocessDeletionListForMerging`.
     let (target, delete_list) = if key.starts_with(DELETE_FROM_PRIMITIVE_LIST_PREFIX) {
         let suffix = extract_key(&key, DELETE_FROM_PRIMITIVE_LIST_PREFIX)
@@ -174,13 +250,13 @@ fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) ->
     // `null` deletes the key (even for a `$deleteFromPrimitiveList/x: null`).
     if value.is_null() {
         original.remove(&target);
-        return Ok(());
+        return Ok(None);
     }
     let Some(current) = original.remove(&target) else {
         if !delete_list {
             insert_from_patch(original, target, value);
         }
-        return Ok(());
+        return Ok(None);
     };
     if go_type(&current) != go_type(&value) {
         if delete_list {
@@ -188,7 +264,7 @@ fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) ->
         } else {
             insert_from_patch(original, target, value);
         }
-        return Ok(());
+        return Ok(None);
     }
     let merged = match (current, value) {
         (Value::Object(current), Value::Object(value)) => {
@@ -197,7 +273,12 @@ fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) ->
                 // `mergeMapHandler` with `patchStrategy:"replace"`: taken verbatim.
                 Value::Object(value)
             } else {
-                Value::Object(merge_map(current, value, sub)?)
+                return Ok(Some(MapBelow {
+                    target,
+                    current,
+                    patch: value,
+                    schema: sub,
+                }));
             }
         }
         (Value::Array(current), Value::Array(value)) => {
@@ -219,7 +300,7 @@ fn merge_entry(original: &mut Obj, key: String, value: Value, schema: Cursor) ->
         (_, value) => value,
     };
     original.insert(target, merged);
-    Ok(())
+    Ok(None)
 }
 
 /// A patch value taken as a whole: `discardNullValuesFromPatch`, then
@@ -231,44 +312,47 @@ fn insert_from_patch(original: &mut Obj, key: String, mut value: Value) {
     }
 }
 
-/// `discardNullValuesFromPatch`: drops `null` members of objects, recursively
-/// (`null` list elements stay).
+/// `discardNullValuesFromPatch`: drops `null` members of objects, at every depth (`null`
+/// list elements stay).
 fn discard_nulls(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            for child in map.values_mut() {
-                discard_nulls(child);
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => {
+                map.retain(|_, v| !v.is_null());
+                pending.extend(map.values_mut());
             }
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            _ => {}
         }
-        Value::Array(items) => {
-            for child in items {
-                discard_nulls(child);
-            }
-        }
-        _ => {}
     }
 }
 
 /// `removeDirectives`: `None` for an object carrying `$patch`; such objects
 /// are also removed from nested objects and lists.
-fn remove_directives(value: Value) -> Option<Value> {
-    match value {
-        Value::Object(map) => {
-            if map.contains_key(DIRECTIVE_MARKER) {
-                return None;
-            }
-            let cleaned = map
-                .into_iter()
-                .filter_map(|(k, v)| remove_directives(v).map(|v| (k, v)))
-                .collect();
-            Some(Value::Object(cleaned))
-        }
-        Value::Array(items) => Some(Value::Array(
-            items.into_iter().filter_map(remove_directives).collect(),
-        )),
-        other => Some(other),
+fn remove_directives(mut value: Value) -> Option<Value> {
+    let directive = |v: &Value| {
+        v.as_object()
+            .is_some_and(|m| m.contains_key(DIRECTIVE_MARKER))
+    };
+    if directive(&value) {
+        return None;
     }
+    let mut pending = vec![&mut value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => {
+                map.retain(|_, v| !directive(v));
+                pending.extend(map.values_mut());
+            }
+            Value::Array(items) => {
+                items.retain(|v| !directive(v));
+                pending.extend(items.iter_mut());
+            }
+            _ => {}
+        }
+    }
+    Some(value)
 }
 
 // --- $setElementOrder ---------------------------------------------------------------

@@ -142,18 +142,15 @@ fn is_directive_key(key: &str) -> bool {
 
 /// Removes directive keys anywhere in `value`.
 fn strip_directive_keys(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|key, _| !is_directive_key(key));
-            for child in map.values_mut() {
-                strip_directive_keys(child);
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => {
+                map.retain(|key, _| !is_directive_key(key));
+                pending.extend(map.values_mut());
             }
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            _ => {}
         }
-        Value::Array(items) => {
-            for child in items {
-                strip_directive_keys(child);
-            }
-        }
-        _ => {}
     }
 }

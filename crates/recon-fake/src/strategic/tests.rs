@@ -1285,6 +1285,54 @@ fn status_bodies_match_the_apiserver() {
     );
 }
 
+// --- depth -----------------------------------------------------------------------------------
+
+/// `{"a": {"a": ... inner}}`, `levels` maps around `inner`.
+fn nested(levels: usize, inner: Value) -> Value {
+    (0..levels).fold(inner, |inner, _| {
+        Value::Object(json::Map::from_iter([("a", inner)]))
+    })
+}
+
+// A patch and an object as deep as Go reads merge on a test thread's stack: key by key at
+// every level, nulls dropped and directive objects left out of what the patch brings, a
+// `$patch: replace` at the bottom, and directive keys stripped from the whole result.
+#[test]
+fn a_patch_as_deep_as_go_reads_merges_without_recursion() {
+    // Not `json!` around a deep value, which copies it by recursion.
+    let object = |members: Vec<(&str, Value)>| Value::Object(json::Map::from_iter(members));
+    let original = nested(
+        10_000,
+        object(vec![
+            ("keep", json!(1)),
+            ("gone", json!(2)),
+            ("deeper", nested(10, json!(1))),
+        ]),
+    );
+    let brought = json!({"n": null, "d": {"$patch": "delete"}, "v": 1});
+    let patch = nested(
+        10_000,
+        object(vec![("gone", Value::Null), ("new", nested(5_000, brought))]),
+    );
+    let merged = patched(pod(), original, patch);
+    let expected = nested(
+        10_000,
+        object(vec![
+            ("keep", json!(1)),
+            ("deeper", nested(10, json!(1))),
+            ("new", nested(5_000, json!({"v": 1}))),
+        ]),
+    );
+    assert!(merged == expected);
+
+    let replaced = patched(
+        pod(),
+        nested(10_000, json!({"x": 1})),
+        nested(10_000, json!({"$patch": "replace", "y": 2})),
+    );
+    assert!(replaced == nested(10_000, json!({"y": 2})));
+}
+
 // --- Go formatting --------------------------------------------------------------------------
 
 #[test]

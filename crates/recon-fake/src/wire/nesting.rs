@@ -9,18 +9,15 @@
 //! `invalid character '{' exceeded max depth`. Nothing shallower is refused.
 //!
 //! The server's values ([`Value`]) drop, copy, compare and print with a bounded stack at any
-//! depth, and every walk over an object (merge patches, JSON patches, field sets, server-side
-//! apply, pruning and defaulting, the Go-ordered encoder, the text quoted in errors) keeps its
-//! own list of what is left to do. A request on an object as deep as Go reads is served on a
-//! test thread's own stack. serde_json reads at most 127 levels by recursion, so:
+//! depth, and every walk over an object (merge patches, JSON patches, strategic merge, field
+//! sets, server-side apply, pruning and defaulting, the Go-ordered encoder, the text quoted in
+//! errors) keeps its own list of what is left to do. A request on an object as deep as Go
+//! reads is served on a test thread's own stack. serde_json reads at most 127 levels by
+//! recursion, so:
 //! - bodies and stored objects too deep for serde_json are read by [`parse`], which keeps its
 //!   open containers in a `Vec`, and deep unstructured objects are written by
 //!   [`write_sorted`] the same way;
 //! - depth is measured ([`value_depth`], [`text_depth`]) without recursion.
-//!
-//! One walk still recurses once a level: strategic merge (`crate::strategic`), over the
-//! patch. A strategic merge patch deeper than [`SHALLOW`] is merged on a stack of its own,
-//! [`DEEP_STACK`] bytes ([`on_deep_stack`]).
 
 use recon_apimachinery::json::{Map, Value};
 
@@ -30,16 +27,6 @@ pub(crate) const GO_MAX_DEPTH: usize = 10_000;
 /// The nesting up to which serde's recursive serialiser writes an unstructured object; deeper
 /// ones are written by [`write_sorted`].
 pub(crate) const SHALLOW: usize = 100;
-
-/// The stack a deep strategic merge patch is merged on: a few kilobytes a level of its
-/// recursive walk in a debug build, for Go's whole depth. Allocated per patch, and only
-/// touched as far as used.
-pub(crate) const DEEP_STACK: usize = 256 << 20;
-
-/// Runs `f` on a stack of [`DEEP_STACK`] bytes.
-pub(crate) fn on_deep_stack<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(DEEP_STACK / 2, DEEP_STACK, f)
-}
 
 /// How many arrays and objects nest in `value` along its deepest branch (a scalar is 0, `{}`
 /// is 1, `{"a": []}` is 2), as Go's scanner counts them.

@@ -469,10 +469,11 @@ async fn a_json_patch_past_go_s_depth_is_refused_quoting_the_object() {
     assert_eq!(api.get("deep").await.expect("get").meta.generation, 1);
 }
 
-// Mutating admission hooks take and give the object as a value (copied, then dropped): with a
-// deep one they run on the deep stack too. On a stopped clock: a round of admission compares
-// the object it parks, managedFields times and all, with the one the hooks saw, and a deep
-// object's round in a debug build can take longer than the second those times are written to.
+// Mutating admission hooks take and give the object as serde_json's value, converted both ways
+// without recursion (serde_json's own copy and drop recurse, and the server does neither), on
+// the test's stack. On a stopped clock: a round of admission compares the object it parks,
+// managedFields times and all, with the one the hooks saw, and a deep object's round in a
+// debug build can take longer than the second those times are written to.
 #[tokio::test]
 async fn a_mutate_hook_sees_a_deep_object() {
     let clock = ManualClock::new("2024-01-01T00:00:00Z".parse().expect("a time"));
@@ -492,10 +493,14 @@ async fn a_mutate_hook_sees_a_deep_object() {
     );
 }
 
+/// How deep the free-form fields below nest: with the object around them and their
+/// `managedFields`, the stored objects are as deep as Go reads back (10,000 levels).
+const DEEP: usize = 9_990;
+
 // A built-in kind keeps free-form JSON too: a ControllerRevision's `data` (a `RawExtension`)
-// 6001 levels deep, through every verb and patch type, and as a table.
+// nested as deep as Go reads, through every verb and patch type, and as a table.
 #[tokio::test]
-async fn a_6001_level_controller_revision_is_served_by_every_verb() {
+async fn a_controller_revision_as_deep_as_go_reads_is_served_by_every_verb() {
     let server = ApiServer::new();
     let revisions = "/apis/apps/v1/namespaces/default/controllerrevisions";
     let revision = |data: &str| {
@@ -515,19 +520,19 @@ async fn a_6001_level_controller_revision_is_served_by_every_verb() {
         "POST",
         revisions,
         "application/json",
-        revision(&nested(6001, r#""x""#)),
+        revision(&nested(DEEP, r#""x""#)),
     )
     .await;
     assert_eq!(code, 200, "{created}");
     let data = data_of(&created);
     assert!(
-        data == nested(6001, r#""x""#),
+        data == nested(DEEP, r#""x""#),
         "{} … {}",
         &data[..100.min(data.len())],
         &data[data.len().saturating_sub(100)..]
     );
     let (code, got) = send(&server, "GET", deep, "", String::new()).await;
-    assert_eq!((code, data_of(&got)), (200, nested(6001, r#""x""#)));
+    assert_eq!((code, data_of(&got)), (200, nested(DEEP, r#""x""#)));
 
     let request = http::Request::builder()
         .uri(revisions)
@@ -552,7 +557,7 @@ async fn a_6001_level_controller_revision_is_served_by_every_verb() {
     let labelled = |label: &str| format!(r#"{{"metadata":{{"labels":{{"{label}":"yes"}}}}}}"#);
     let applied = format!(
         r#"{{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{{"name":"deep","labels":{{"apply":"yes"}}}},"revision":1,"data":{}}}"#,
-        nested(6001, r#""x""#)
+        nested(DEEP, r#""x""#)
     );
     let patches = [
         ("application/merge-patch+json", labelled("merge")),
@@ -582,7 +587,7 @@ async fn a_6001_level_controller_revision_is_served_by_every_verb() {
             &patched[..300.min(patched.len())]
         );
         assert!(
-            data_of(&patched) == nested(6001, r#""x""#),
+            data_of(&patched) == nested(DEEP, r#""x""#),
             "{content_type}"
         );
     }
@@ -601,7 +606,7 @@ async fn a_6001_level_controller_revision_is_served_by_every_verb() {
             "PATCH",
             deep,
             content_type,
-            format!(r#"{{"data":{}}}"#, nested(6001, r#""y""#)),
+            format!(r#"{{"data":{}}}"#, nested(DEEP, r#""y""#)),
         )
         .await;
         assert_eq!(
@@ -618,14 +623,14 @@ async fn a_6001_level_controller_revision_is_served_by_every_verb() {
             &message[..200]
         );
         assert!(
-            message.ends_with(&format!(r#""y"{}: field is immutable"#, "}".repeat(6001))),
+            message.ends_with(&format!(r#""y"{}: field is immutable"#, "}".repeat(DEEP))),
             "{content_type}: {}",
             &message[message.len() - 200..]
         );
     }
     let (code, listed) = send(&server, "GET", revisions, "", String::new()).await;
     assert_eq!(code, 200);
-    assert!(listed.contains(&nested(6001, r#""x""#)));
+    assert!(listed.contains(&nested(DEEP, r#""x""#)));
     let (code, deleted) = send(&server, "DELETE", deep, "", String::new()).await;
     assert_eq!(code, 200, "{}", &deleted[..300.min(deleted.len())]);
     let (code, _) = send(&server, "GET", deep, "", String::new()).await;
@@ -650,13 +655,13 @@ async fn get_as(server: &ApiServer, path: &str, accept: &str) -> (u16, String) {
 // `PartialObjectMetadata` and in tables with either kind of object, its status written through
 // the status subresource, and a deep create dry-run.
 #[tokio::test]
-async fn a_6001_level_widget_is_served_in_every_form() {
+async fn a_widget_as_deep_as_go_reads_is_served_in_every_form() {
     let (server, _) = server().await;
-    let spec = nested(6001, r#""x""#);
+    let spec = nested(DEEP, r#""x""#);
     create_deep(&server, &spec).await;
     let deep = format!("{WIDGETS}/deep");
-    // The create's managedFields entry names each of the spec's 6001 levels.
-    let mirrors_spec = |text: &str| text.matches(r#""f:a":{".":{}"#).count() == 6000;
+    // The create's managedFields entry names each level of the spec.
+    let mirrors_spec = |text: &str| text.matches(r#""f:a":{".":{}"#).count() == DEEP - 1;
 
     let metadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
     let (code, got) = get_as(&server, &deep, metadata).await;
@@ -692,7 +697,7 @@ async fn a_6001_level_widget_is_served_in_every_form() {
         );
     }
 
-    let status = nested(6001, r#""s""#);
+    let status = nested(DEEP, r#""s""#);
     let (code, patched) = send(
         &server,
         "PATCH",

@@ -96,14 +96,7 @@ impl State {
             (PatchType::Strategic, Some(patch)) => {
                 let schema = strategic::schema_for(&call.rt.group, &call.rt.kind)
                     .unwrap_or_else(strategic::metadata_only);
-                // Strategic merge still recurses once a level of the patch.
-                let merge = || strategic::apply(&doc, &patch, schema);
-                doc = if nesting::value_depth(&patch) > nesting::SHALLOW {
-                    nesting::on_deep_stack(merge)
-                } else {
-                    merge()
-                }
-                .map_err(|e| strategic_error(&e))?;
+                doc = strategic::apply(&doc, &patch, schema).map_err(|e| strategic_error(&e))?;
                 strategic_patch = Some(patch);
             }
             _ => {
