@@ -2,8 +2,8 @@
 //! kube-apiserver (`data/openapi.json`), converted as the apiserver converts its own OpenAPI
 //! for structured-merge-diff: `x-kubernetes-list-type` and `-list-map-keys` (else a patch
 //! strategy `merge` with its merge key), `x-kubernetes-map-type`, the defaults of list-map
-//! keys, and `IntOrString` / `Quantity` as untyped scalars. A kind the recording lacks is
-//! typed as [`Type::Object`]: granular structs, atomic lists.
+//! keys, `IntOrString` / `Quantity` as untyped scalars and `RawExtension` as atomic. A kind the
+//! recording lacks is typed as [`Type::Object`]: granular structs, atomic lists.
 
 use std::collections::BTreeMap;
 
@@ -61,6 +61,10 @@ fn convert(schema: &Value, depth: usize, expanding: &mut Vec<String>) -> Type {
             "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
             | "io.k8s.apimachinery.pkg.api.resource.Quantity" => Type::Scalar(Scalar::Untyped),
             "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" => object_meta(),
+            // Owned whole, though its schema is a free-form object: kube-apiserver 1.36 writes
+            // a ControllerRevision's `data` as `f:data: {}` (`patch/strategic-merge-into-a-
+            // raw-extension`, `deep/a-controller-revision-as-deep-as-go-reads`).
+            "io.k8s.apimachinery.pkg.runtime.RawExtension" => Type::Atomic,
             _ if expanding.iter().any(|n| n == name) => Type::Deduced,
             _ => match gotype::recorded_schema(name) {
                 Some(target) => {

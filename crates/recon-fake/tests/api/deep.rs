@@ -595,39 +595,31 @@ async fn a_controller_revision_as_deep_as_go_reads_is_served_by_every_verb() {
     for label in ["merge", "strategic", "json", "apply"] {
         assert!(got.contains(&format!(r#""{label}":"yes""#)), "{label}");
     }
-    // A change to `data` is refused, the new value quoted (`ValidateControllerRevisionUpdate`),
-    // whichever patch brings it.
-    for content_type in [
+    // A change to `data` is refused, the new value quoted (`ValidateControllerRevisionUpdate`;
+    // `deep/a-controller-revision-as-deep-as-go-reads`). A strategic merge patch bringing it
+    // fails earlier on the real server (`patch/strategic-merge-into-a-raw-extension`, a known
+    // gap).
+    let (code, message) = send(
+        &server,
+        "PATCH",
+        deep,
         "application/merge-patch+json",
-        "application/strategic-merge-patch+json",
-    ] {
-        let (code, message) = send(
-            &server,
-            "PATCH",
-            deep,
-            content_type,
-            format!(r#"{{"data":{}}}"#, nested(DEEP, r#""y""#)),
-        )
-        .await;
-        assert_eq!(
-            code,
-            422,
-            "{content_type}: {}",
-            &message[..300.min(message.len())]
-        );
-        assert!(
-            message.starts_with(
-                r#"ControllerRevision.apps "deep" is invalid: data: Invalid value: {"a":{"a":"#
-            ),
-            "{content_type}: {}",
-            &message[..200]
-        );
-        assert!(
-            message.ends_with(&format!(r#""y"{}: field is immutable"#, "}".repeat(DEEP))),
-            "{content_type}: {}",
-            &message[message.len() - 200..]
-        );
-    }
+        format!(r#"{{"data":{}}}"#, nested(DEEP, r#""y""#)),
+    )
+    .await;
+    assert_eq!(code, 422, "{}", &message[..300.min(message.len())]);
+    assert!(
+        message.starts_with(
+            r#"ControllerRevision.apps "deep" is invalid: data: Invalid value: {"a":{"a":"#
+        ),
+        "{}",
+        &message[..200]
+    );
+    assert!(
+        message.ends_with(&format!(r#""y"{}: field is immutable"#, "}".repeat(DEEP))),
+        "{}",
+        &message[message.len() - 200..]
+    );
     let (code, listed) = send(&server, "GET", revisions, "", String::new()).await;
     assert_eq!(code, 200);
     assert!(listed.contains(&nested(DEEP, r#""x""#)));
@@ -722,4 +714,54 @@ async fn a_widget_as_deep_as_go_reads_is_served_in_every_form() {
     assert_eq!(spec_of(&created), spec);
     let (code, _) = send(&server, "GET", &format!("{WIDGETS}/dry"), "", String::new()).await;
     assert_eq!(code, 404);
+}
+
+// A transition rule compares a spec as deep as Go reads with the stored one, on the test's
+// stack: a change is refused with the rule's message (worded as
+// `schema/cel-rule-fails` records it), a write leaving the spec alone passes.
+#[tokio::test]
+async fn a_rule_compares_a_spec_as_deep_as_go_reads() {
+    let server = ApiServer::new();
+    let text = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.conformance.example.com
+spec:
+  group: conformance.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+            x-kubernetes-validations:
+            - rule: self == oldSelf
+              message: immutable
+"#;
+    let crd: CustomResourceDefinition = serde_saphyr::from_str(text).expect("a CRD");
+    server.install_crd(&crd).await.expect("installed");
+    create_deep(&server, &nested(DEEP, r#""x""#)).await;
+    let path = format!("{WIDGETS}/deep");
+    let merge = "application/merge-patch+json";
+    let changed = format!(r#"{{"spec":{}}}"#, nested(DEEP, r#""y""#));
+    let (code, message) = send(&server, "PATCH", &path, merge, changed).await;
+    assert_eq!(
+        (code, &message[..]),
+        (
+            422,
+            r#"Widget.conformance.example.com "deep" is invalid: spec: Invalid value: immutable"#
+        )
+    );
+    let labelled = r#"{"metadata":{"labels":{"a":"b"}}}"#.to_owned();
+    let (code, patched) = send(&server, "PATCH", &path, merge, labelled).await;
+    assert_eq!(code, 200, "{}", &patched[..300.min(patched.len())]);
+    assert_eq!(spec_of(&patched), nested(DEEP, r#""x""#));
 }

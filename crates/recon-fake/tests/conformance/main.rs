@@ -31,12 +31,21 @@ use transport::Transport;
 /// Scenarios the in-memory server is known to answer differently, with why (`bug:` marks a
 /// difference outside the features still to come). Each must still differ: once a gap is
 /// closed its test fails until the entry is removed.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "versions/none-strategy-unchanged-update-through-another-version",
-    "bug: an update through a version the CRD does not store is never taken for a no-op \
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "patch/strategic-merge-into-a-raw-extension",
+        "bug: a strategic merge patch bringing an object where a RawExtension holds one is \
+         merged; the real patch library looks the key up in the RawExtension struct and fails \
+         with a 500 (`unable to find api field in struct RawExtension ...`): the patch schema \
+         (`strategic/schema.rs`) knows tagged fields only, not which structs have no JSON fields",
+    ),
+    (
+        "versions/none-strategy-unchanged-update-through-another-version",
+        "bug: an update through a version the CRD does not store is never taken for a no-op \
      (the real server compares with etcd's bytes, which hold the object without the storage \
      version's defaults: it writes the first such update that changes nothing, not the next)",
-)];
+    ),
+];
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
