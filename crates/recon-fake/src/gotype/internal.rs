@@ -152,6 +152,9 @@ enum Node {
     Str(String),
     List(Vec<Node>),
     Object(Vec<(String, Node)>),
+    /// A value of no known type (raw JSON), kept as it is and written with its keys sorted:
+    /// it may nest as deep as Go reads, so it is written one container at a time.
+    Raw(Value),
 }
 
 impl Node {
@@ -212,7 +215,7 @@ impl Node {
                     Node::Object(out)
                 }
                 // Raw JSON (`metav1.FieldsV1`) and anything the layout lacks.
-                None => v.map_or(Node::Null, Node::any),
+                None => v.map_or(Node::Null, |v| Node::Raw(v.clone())),
             },
         }
     }
@@ -260,19 +263,6 @@ impl Node {
         }
     }
 
-    /// A value of no known type: as it is, keys sorted.
-    fn any(v: &Value) -> Node {
-        match v {
-            Value::Null => Node::Null,
-            Value::String(s) => Node::Str(s.clone()),
-            Value::Array(items) => Node::List(items.iter().map(Node::any).collect()),
-            Value::Object(map) => {
-                Node::Object(map.iter().map(|(k, i)| (k.clone(), Node::any(i))).collect())
-            }
-            other => Node::Literal(go_json(other)),
-        }
-    }
-
     /// Whether `omitempty` leaves this value of type `ty` out: false, 0, "", a nil pointer,
     /// an empty list or map; never a struct.
     fn is_empty(&self, ty: &str) -> bool {
@@ -282,6 +272,14 @@ impl Node {
             Node::Str(s) => s.is_empty(),
             Node::List(items) => items.is_empty(),
             Node::Object(fields) => fields.is_empty() && ty.starts_with("map["),
+            Node::Raw(v) => match v {
+                Value::Null => true,
+                Value::Bool(b) => !b,
+                Value::Number(_) => go_json(v) == "0",
+                Value::String(s) => s.is_empty(),
+                Value::Array(items) => items.is_empty(),
+                Value::Object(map) => map.is_empty() && ty.starts_with("map["),
+            },
         }
     }
 
@@ -294,6 +292,10 @@ impl Node {
         };
         match self {
             Node::Null => out.push_str("null"),
+            Node::Raw(v) => match indent {
+                None => out.push_str(&go_json(v)),
+                Some(depth) => write_indented(out, v, depth),
+            },
             Node::Literal(l) => out.push_str(l),
             Node::Str(s) => write_go_string(out, s),
             Node::List(items) if items.is_empty() => out.push_str("[]"),
@@ -334,6 +336,62 @@ impl Node {
                     newline(out, depth);
                 }
                 out.push('}');
+            }
+        }
+    }
+}
+
+/// `value` as `json.MarshalIndent(v, "", " ")` writes it `depth` levels in: one space a level,
+/// `": "` after keys, empty containers as `[]` and `{}`. One container at a time.
+fn write_indented(out: &mut String, value: &Value, depth: usize) {
+    /// A container being written: its items or members left, and whether one was written.
+    enum Open<'a> {
+        List(std::slice::Iter<'a, Value>, bool),
+        Object(std::collections::btree_map::Iter<'a, String, Value>, bool),
+    }
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', depth));
+    };
+    let mut open: Vec<Open> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        match next.take() {
+            Some(Value::Array(items)) if !items.is_empty() => {
+                out.push('[');
+                open.push(Open::List(items.iter(), false));
+            }
+            Some(Value::Object(map)) if !map.is_empty() => {
+                out.push('{');
+                open.push(Open::Object(map.iter(), false));
+            }
+            Some(other) => out.push_str(&go_json(other)),
+            None => {}
+        }
+        let level = depth + open.len();
+        let Some(innermost) = open.last_mut() else {
+            return;
+        };
+        let (item, any, close) = match innermost {
+            Open::List(items, any) => (items.next().map(|v| (None, v)), any, ']'),
+            Open::Object(members, any) => (members.next().map(|(k, v)| (Some(k), v)), any, '}'),
+        };
+        match item {
+            Some((key, value)) => {
+                if std::mem::replace(any, true) {
+                    out.push(',');
+                }
+                newline(out, level);
+                if let Some(key) = key {
+                    write_go_string(out, key);
+                    out.push_str(": ");
+                }
+                next = Some(value);
+            }
+            None => {
+                open.pop();
+                newline(out, level - 1);
+                out.push(close);
             }
         }
     }
@@ -474,5 +532,37 @@ mod tests {
             "{text}"
         );
         assert_eq!(diff("core.PodSpec", Some(&old), Some(&old)), "");
+    }
+
+    // Raw JSON (a type the layout lacks) is written as the tree of nodes wrote it, indented as
+    // `json.MarshalIndent` indents, and at any depth on a test thread's stack.
+    #[test]
+    fn raw_values_are_written_indented_one_container_at_a_time() {
+        let raw = json!({"b": [1, {"c": "<"}, [], {}], "a": null, "e": ""});
+        let node = Node::of_type("unknown.Raw", Some(&raw), Source::Stored);
+        let mut indented = String::new();
+        node.write(&mut indented, Some(1));
+        assert_eq!(
+            indented,
+            "{\n  \"a\": null,\n  \"b\": [\n   1,\n   {\n    \"c\": \"\\u003c\"\n   },\n   [],\n   {}\n  ],\n  \"e\": \"\"\n }"
+        );
+        assert_eq!(
+            marshal("unknown.Raw", Some(&raw), Source::Stored),
+            r#"{"a":null,"b":[1,{"c":"\u003c"},[],{}],"e":""}"#
+        );
+
+        let deep = (0..10_000).fold(json!(1), |inner, _| Value::Array(vec![inner].into()));
+        let compact = marshal("unknown.Raw", Some(&deep), Source::Stored);
+        assert_eq!(
+            compact,
+            format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000))
+        );
+        // Indented, a value's text grows with the square of its depth, as Go's does.
+        let deep = (0..3_000).fold(json!(1), |inner, _| Value::Array(vec![inner].into()));
+        let node = Node::of_type("unknown.Raw", Some(&deep), Source::Stored);
+        let mut indented = String::new();
+        node.write(&mut indented, Some(0));
+        assert!(indented.contains(&format!("\n{}1\n", " ".repeat(3_000))));
+        assert_eq!(indented.lines().count(), 6_001);
     }
 }
