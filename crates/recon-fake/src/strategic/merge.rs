@@ -150,7 +150,8 @@ struct MapBelow {
 
 enum Begun {
     Open(MergingMap),
-    /// A map merged whole (by a `$patch` directive), under its key.
+    /// A map merged (by its members, or whole by a `$patch` directive), under its key (none
+    /// for the outermost).
     Merged(Option<String>, Obj),
 }
 
