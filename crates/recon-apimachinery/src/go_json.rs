@@ -14,8 +14,7 @@
 
 use std::fmt::Write as _;
 
-use crate::json::text::{Event, Root, walk};
-use crate::json::{Number, Value};
+use crate::json::{Event, Number, Root, Value, walk};
 
 /// `json.Marshal` of a value.
 pub fn go_json(v: &Value) -> String {

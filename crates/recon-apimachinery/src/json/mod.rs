@@ -28,7 +28,7 @@ mod array;
 mod map;
 mod merge_patch;
 mod serde;
-pub(crate) mod text;
+mod text;
 mod tree;
 
 use std::borrow::Cow;
@@ -37,6 +37,7 @@ pub use self::array::Array;
 pub use self::map::Map;
 pub use self::merge_patch::merge_patch;
 pub use self::serde::{from_value, to_value};
+pub use self::text::{Event, Root, walk};
 pub use serde_json::Number;
 
 #[doc(hidden)]

@@ -6,13 +6,14 @@ use std::fmt::{self, Write};
 
 use super::{Map, Value};
 
-/// What a walk meets, in document order.
-pub(crate) enum Event<'a> {
+/// What [`walk`] meets, in document order.
+pub enum Event<'a> {
     /// An array (`true`) or object starts, with this many items.
     Open(bool, usize),
     /// The next item of the innermost container: its key in an object; whether it is the
     /// first.
     Item(Option<&'a str>, bool),
+    /// A string, number, boolean or null.
     Scalar(&'a Value),
     /// The innermost container ends: an array (`true`) or object, and how many items it had.
     Close(bool, usize),
@@ -24,20 +25,38 @@ enum Level<'a> {
     Object(btree_map::Iter<'a, String, Value>, usize, bool),
 }
 
-/// Where a walk starts: a value, or the items or fields of a container (printed without the
-/// container's own name).
-pub(crate) enum Root<'a> {
+/// Where a [`walk`] starts: a value, or the items or fields of a container.
+pub enum Root<'a> {
+    /// A value.
     Value(&'a Value),
+    /// The items of an array.
     Items(&'a [Value]),
+    /// The fields of an object.
     Fields(&'a Map),
 }
 
-/// Walks `root` one container at a time (its own stack, not the call stack), telling `emit`
-/// what it meets in document order.
-pub(crate) fn walk<'a>(
-    root: Root<'a>,
-    emit: &mut impl FnMut(Event<'a>) -> fmt::Result,
-) -> fmt::Result {
+/// Walks `root` one container at a time (its own stack, not the call stack, so a value of any
+/// depth is walked), telling `emit` what it meets in document order; the first error `emit`
+/// returns ends the walk. Objects are walked in key order.
+///
+/// ```
+/// use recon_apimachinery::json;
+/// use recon_apimachinery::json::{Event, Root, walk};
+///
+/// let mut text = String::new();
+/// walk(Root::Value(&json!({"a": [1]})), &mut |event| {
+///     match event {
+///         Event::Open(array, _) => text.push(if array { '[' } else { '{' }),
+///         Event::Item(key, _) => text.push_str(key.unwrap_or("-")),
+///         Event::Scalar(value) => text.push_str(&value.to_string()),
+///         Event::Close(array, _) => text.push(if array { ']' } else { '}' }),
+///     }
+///     Ok(())
+/// })
+/// .unwrap();
+/// assert_eq!(text, "{a[-1]}");
+/// ```
+pub fn walk<'a>(root: Root<'a>, emit: &mut impl FnMut(Event<'a>) -> fmt::Result) -> fmt::Result {
     let mut levels = Vec::new();
     match root {
         Root::Value(value) => open(value, &mut levels, emit)?,

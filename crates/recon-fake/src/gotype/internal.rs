@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use recon_apimachinery::go_json::{go_json, write_go_string};
-use recon_apimachinery::json::{Map, Value};
+use recon_apimachinery::json::{Event, Map, Root, Value, walk};
 
 use crate::wire::unified_diff::unified_diff;
 
@@ -344,57 +344,39 @@ impl Node {
 /// `value` as `json.MarshalIndent(v, "", " ")` writes it `depth` levels in: one space a level,
 /// `": "` after keys, empty containers as `[]` and `{}`. One container at a time.
 fn write_indented(out: &mut String, value: &Value, depth: usize) {
-    /// A container being written: its items or members left, and whether one was written.
-    enum Open<'a> {
-        List(std::slice::Iter<'a, Value>, bool),
-        Object(std::collections::btree_map::Iter<'a, String, Value>, bool),
-    }
     let newline = |out: &mut String, depth: usize| {
         out.push('\n');
         out.extend(std::iter::repeat_n(' ', depth));
     };
-    let mut open: Vec<Open> = Vec::new();
-    let mut next = Some(value);
-    loop {
-        match next.take() {
-            Some(Value::Array(items)) if !items.is_empty() => {
-                out.push('[');
-                open.push(Open::List(items.iter(), false));
+    let mut depth = depth;
+    // Writing to a `String` cannot fail.
+    let _ = walk(Root::Value(value), &mut |event| {
+        match event {
+            Event::Open(array, len) => {
+                out.push(if array { '[' } else { '{' });
+                depth += usize::from(len > 0);
             }
-            Some(Value::Object(map)) if !map.is_empty() => {
-                out.push('{');
-                open.push(Open::Object(map.iter(), false));
-            }
-            Some(other) => out.push_str(&go_json(other)),
-            None => {}
-        }
-        let level = depth + open.len();
-        let Some(innermost) = open.last_mut() else {
-            return;
-        };
-        let (item, any, close) = match innermost {
-            Open::List(items, any) => (items.next().map(|v| (None, v)), any, ']'),
-            Open::Object(members, any) => (members.next().map(|(k, v)| (Some(k), v)), any, '}'),
-        };
-        match item {
-            Some((key, value)) => {
-                if std::mem::replace(any, true) {
+            Event::Item(key, first) => {
+                if !first {
                     out.push(',');
                 }
-                newline(out, level);
+                newline(out, depth);
                 if let Some(key) = key {
                     write_go_string(out, key);
                     out.push_str(": ");
                 }
-                next = Some(value);
             }
-            None => {
-                open.pop();
-                newline(out, level - 1);
-                out.push(close);
+            Event::Scalar(scalar) => out.push_str(&go_json(scalar)),
+            Event::Close(array, len) => {
+                if len > 0 {
+                    depth -= 1;
+                    newline(out, depth);
+                }
+                out.push(if array { ']' } else { '}' });
             }
         }
-    }
+        Ok(())
+    });
 }
 
 /// A v1 pod spec as `Convert_v1_PodSpec_To_core_PodSpec` leaves it: the security context

@@ -8,10 +8,8 @@
 //! (`internal/golang/encoding/json/decode.go` `convertNumber`). The stored
 //! object comes from `ToUnstructured`, where integer fields are `int64` too.
 
-use std::collections::btree_map;
-
 use recon_apimachinery::go_json::go_float;
-use recon_apimachinery::json::{Map, Value};
+use recon_apimachinery::json::{Event, Map, Root, Value, walk};
 
 use super::error::Fault;
 
@@ -124,21 +122,21 @@ impl<'a> GoSet<'a> {
 /// structured-merge-diff embed values too.
 pub(crate) fn fmt_v(value: &Value) -> String {
     let mut out = String::new();
-    write(&mut out, Printed::Value(value), 'v');
+    write(&mut out, Root::Value(value), 'v');
     out
 }
 
 /// `fmt.Sprintf("%v", m)` for a `map[string]interface{}` argument.
 pub(super) fn fmt_map_v(map: &Map) -> String {
     let mut out = String::new();
-    write(&mut out, Printed::Map(map), 'v');
+    write(&mut out, Root::Fields(map), 'v');
     out
 }
 
 /// `fmt.Sprintf("%v", l)` for a `[]interface{}` argument.
 pub(super) fn fmt_slice_v(items: &[Value]) -> String {
     let mut out = String::new();
-    write(&mut out, Printed::Slice(items), 'v');
+    write(&mut out, Root::Items(items), 'v');
     out
 }
 
@@ -149,79 +147,34 @@ pub(super) fn fmt_s(value: &Value) -> String {
     if value.is_null() {
         out.push_str("%!s(<nil>)");
     } else {
-        write(&mut out, Printed::Value(value), 's');
+        write(&mut out, Root::Value(value), 's');
     }
     out
 }
 
-/// What is printed: a value, or a map or slice given as such.
-enum Printed<'a> {
-    Value(&'a Value),
-    Map(&'a Map),
-    Slice(&'a [Value]),
-}
-
-/// A map or slice being printed: its entries or items left, and whether one was printed.
-enum Open<'a> {
-    Map(btree_map::Iter<'a, String, Value>, bool),
-    Slice(std::slice::Iter<'a, Value>, bool),
-}
-
-/// Prints `printed` one container at a time (a value may nest as deep as Go reads). Maps
-/// print with their keys sorted (`internal/fmtsort`), as a [`Map`] keeps them; nested nils
-/// print as `<nil>` whatever the verb (`printValue`, `reflect.Interface` case).
-fn write(out: &mut String, printed: Printed<'_>, verb: char) {
-    let mut open = Vec::new();
-    let mut next = match printed {
-        Printed::Value(value) => Some(value),
-        Printed::Map(map) => {
-            out.push_str("map[");
-            open.push(Open::Map(map.iter(), false));
-            None
-        }
-        Printed::Slice(items) => {
-            out.push('[');
-            open.push(Open::Slice(items.iter(), false));
-            None
-        }
-    };
-    loop {
-        match next.take() {
-            Some(Value::Array(items)) => {
-                out.push('[');
-                open.push(Open::Slice(items.iter(), false));
-            }
-            Some(Value::Object(map)) => {
-                out.push_str("map[");
-                open.push(Open::Map(map.iter(), false));
-            }
-            Some(scalar) => write_scalar(out, scalar, verb),
-            None => {}
-        }
-        let Some(innermost) = open.last_mut() else {
-            return;
-        };
-        let (item, any) = match innermost {
-            Open::Map(entries, any) => (entries.next().map(|(k, v)| (Some(k), v)), any),
-            Open::Slice(items, any) => (items.next().map(|v| (None, v)), any),
-        };
-        match item {
-            Some((key, value)) => {
-                if std::mem::replace(any, true) {
+/// Prints `root` as `%v` or `%s` print it (a value may nest as deep as Go reads: the walk is
+/// one container at a time). Maps print with their keys sorted (`internal/fmtsort`), as a
+/// [`Map`] keeps them; nested nils print as `<nil>` whatever the verb (`printValue`,
+/// `reflect.Interface` case).
+fn write(out: &mut String, root: Root<'_>, verb: char) {
+    // Writing to a `String` cannot fail.
+    let _ = walk(root, &mut |event| {
+        match event {
+            Event::Open(array, _) => out.push_str(if array { "[" } else { "map[" }),
+            Event::Item(key, first) => {
+                if !first {
                     out.push(' ');
                 }
                 if let Some(key) = key {
                     out.push_str(key);
                     out.push(':');
                 }
-                next = Some(value);
             }
-            None => {
-                open.pop();
-                out.push(']');
-            }
+            Event::Scalar(scalar) => write_scalar(out, scalar, verb),
+            Event::Close(..) => out.push(']'),
         }
-    }
+        Ok(())
+    });
 }
 
 fn write_scalar(out: &mut String, value: &Value, verb: char) {
