@@ -208,7 +208,7 @@ mod tests {
         let Value::Object(obj) = obj else {
             unreachable!()
         };
-        Stored::new(&obj, revision)
+        Stored::new(&obj, revision, None)
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::state::State;
 use crate::storage::stored::{Stored, object_key};
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
-use crate::wire::object::{Object, encode_body, is_terminating, meta_str, set_meta};
+use crate::wire::object::{Object, is_terminating, meta_str, set_meta};
 
 /// `maxNameGenerationCreateAttempts` of the generic store.
 const GENERATE_NAME_ATTEMPTS: usize = 8;
@@ -141,7 +141,10 @@ impl State {
         conversion::to_storage(&call.rt, &call.path.version, &mut obj)?;
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
-            return Ok(Reply::json(201, call.object_response(&encode_body(&obj))?));
+            return Ok(Reply::json(
+                201,
+                call.object_response(&self.store.encode(&call.rt.group_resource(), &obj))?,
+            ));
         }
         write_limit::fit(
             &mut obj,

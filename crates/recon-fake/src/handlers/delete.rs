@@ -21,7 +21,7 @@ use crate::storage::stored::object_key;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{
-    Object, deletion_grace, encode_body, finalizers, generation, is_terminating, meta_str, set_meta,
+    Object, deletion_grace, finalizers, generation, is_terminating, meta_str, set_meta,
 };
 use crate::wire::status::StatusDetails;
 
@@ -208,7 +208,7 @@ impl State {
         current: &[u8],
         options: &DeleteOptions,
     ) -> Vec<u8> {
-        let body = encode_body(&obj);
+        let body = self.store.encode(&rt.group_resource(), &obj);
         if body == current || options.dry_run() {
             return body.to_vec();
         }

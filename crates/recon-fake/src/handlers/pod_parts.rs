@@ -27,7 +27,7 @@ use crate::state::State;
 use crate::storage::write_limit;
 use crate::wire::error::ApiError;
 use crate::wire::media_type::patch_media_type;
-use crate::wire::object::{Object, encode_body, generation, meta_mut, meta_str, read_json};
+use crate::wire::object::{Object, generation, meta_mut, meta_str, read_json};
 
 /// The fields an ephemeral container may not set, in `EphemeralContainerCommon`'s order
 /// (`allowedEphemeralContainerFields` lists the others).
@@ -150,7 +150,10 @@ impl State {
         meta_mut(&mut new).insert("generation".into(), Value::from(next));
         FieldManager::new(call, self.clock.now()).record_update(Some(&mut old), &mut new);
         if call.dry_run() {
-            return Ok(Reply::json(200, call.object_response(&encode_body(&new))?));
+            return Ok(Reply::json(
+                200,
+                call.object_response(&self.store.encode(&resource, &new))?,
+            ));
         }
         new.remove("apiVersion");
         new.remove("kind");

@@ -26,8 +26,8 @@ use crate::storage::write_limit;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupKind;
 use crate::wire::object::{
-    Object, decode_body, deletion_grace, encode_body, finalizers, generation, is_terminating,
-    meta_mut, meta_str, meta_value, set_meta,
+    Object, decode_body, deletion_grace, finalizers, generation, is_terminating, meta_mut,
+    meta_str, meta_value, set_meta,
 };
 
 /// Which endpoint a write came through.
@@ -210,7 +210,8 @@ impl State {
                 self.after_write(&rt);
             }
             return Ok(
-                Reply::json(200, call.object_response(&encode_body(&new))?).with_warnings(warnings)
+                Reply::json(200, call.object_response(&self.store.encode(&gr, &new))?)
+                    .with_warnings(warnings),
             );
         }
         // etcd's bytes: what was written, where storage serves it otherwise.
@@ -242,7 +243,7 @@ impl State {
             );
         }
         if call.dry_run() {
-            let body = encode_body(&new);
+            let body = self.store.encode(&gr, &new);
             return Ok(Reply::json(200, call.object_response(&body)?).with_warnings(warnings));
         }
         let bound = call.body.len().saturating_add(stored.body.len());
@@ -299,9 +300,11 @@ impl State {
         }
         if call.dry_run() {
             as_served(&call.rt, &mut obj);
-            return Ok(
-                Reply::json(201, call.object_response(&encode_body(&obj))?).with_warnings(warnings)
-            );
+            return Ok(Reply::json(
+                201,
+                call.object_response(&self.store.encode(&call.rt.group_resource(), &obj))?,
+            )
+            .with_warnings(warnings));
         }
         write_limit::fit(
             &mut obj,

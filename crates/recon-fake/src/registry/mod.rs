@@ -29,12 +29,26 @@ use builtins::builtin_types;
 use conversion_webhook::ConversionWebhook;
 use resource::ResourceType;
 
+use crate::storage::store::StoredStructs;
+
 /// The built-in types, built once per process and shared by every server's registry (which
 /// holds its types behind `Arc` and never changes one in place): building them, their
 /// field-management schemas above all, was a large part of what each `ApiServer::new` cost, and
 /// a table test starts a server per case.
 static BUILTINS: LazyLock<Vec<Arc<ResourceType>>> =
     LazyLock::new(|| builtin_types().into_iter().map(Arc::new).collect());
+
+/// The Go struct each built-in resource is stored as ([`ResourceType::stored_struct`]), for
+/// the store, which writes an object read back from it (to mark it deleted, to set a status)
+/// without its `apiVersion` and `kind`.
+pub(crate) static STORED_STRUCTS: LazyLock<Arc<StoredStructs>> = LazyLock::new(|| {
+    Arc::new(
+        BUILTINS
+            .iter()
+            .filter_map(|t| Some((t.group_resource(), t.stored_struct()?)))
+            .collect(),
+    )
+});
 
 #[derive(Debug, Clone)]
 pub(crate) struct Registry {

@@ -335,6 +335,15 @@ impl ResourceType {
         !self.custom && self.group == group && self.kind == kind
     }
 
+    /// The Go struct a built-in type's objects are stored as (its preferred version's), which
+    /// fixes the order their fields are written in; `None` for a custom type.
+    pub(crate) fn stored_struct(&self) -> Option<&'static str> {
+        if self.custom {
+            return None;
+        }
+        crate::gotype::stored_struct(&self.group, &self.kind)
+    }
+
     pub(crate) fn group_resource(&self) -> GroupResource {
         GroupResource::new(self.group.clone(), self.plural.clone())
     }

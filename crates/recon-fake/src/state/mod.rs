@@ -74,6 +74,7 @@ impl State {
             events::core_to_events_v1,
             events::events_v1_to_core,
         );
+        store.store_builtins_as(crate::registry::STORED_STRUCTS.clone());
         State {
             store,
             registry: Registry::with_builtins(),

@@ -179,7 +179,7 @@ impl Watcher {
                     "resourceVersion",
                     Value::String(change.revision.to_string()),
                 );
-                let left = Stored::new(&obj, change.revision);
+                let left = Stored::new(&obj, change.revision, self.rt.stored_struct());
                 ("DELETED", self.object(key, &left)?)
             }
             (false, false) => return Ok(None),

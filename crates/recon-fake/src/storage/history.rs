@@ -127,7 +127,7 @@ mod tests {
             revision,
             resource: resource.clone(),
             key: "ns/a".into(),
-            object: Stored::new(&recon_apimachinery::json::Map::new(), revision),
+            object: Stored::new(&recon_apimachinery::json::Map::new(), revision, None),
             previous: None,
             removed: false,
         }

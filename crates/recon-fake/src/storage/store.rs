@@ -4,6 +4,7 @@
 //! storage ([`Store::cohabit`]): each write to one is the same write to the other.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use foldhash::HashMap;
 
@@ -13,7 +14,7 @@ use recon_apimachinery::json::Value;
 use super::history::{Change, DEFAULT_HISTORY, History};
 use super::stored::Stored;
 use crate::wire::group::GroupResource;
-use crate::wire::object::{DecodeError, Object, decode_body, encode_body, set_meta};
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body_as, set_meta};
 
 /// The objects of one resource, by storage key, with an index of their labels.
 #[derive(Debug, Default, Clone)]
@@ -89,6 +90,9 @@ struct Cohabitant {
     convert: Convert,
 }
 
+/// The Go struct the objects of each built-in resource are stored as.
+pub(crate) type StoredStructs = HashMap<GroupResource, &'static str>;
+
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
     /// etcd's revision: a fresh etcd is at 1, so the first write is revision 2 (as observed on a
@@ -97,6 +101,9 @@ pub(crate) struct Store {
     collections: HashMap<GroupResource, Collection>,
     pub(crate) history: History,
     cohabitants: Vec<Cohabitant>,
+    /// How built-in objects are written: an object read back from storage has lost the
+    /// `apiVersion` and `kind` that say its Go struct, and so its field order.
+    stored_structs: Arc<StoredStructs>,
 }
 
 impl Default for Store {
@@ -106,11 +113,27 @@ impl Default for Store {
             collections: HashMap::default(),
             history: History::new(DEFAULT_HISTORY),
             cohabitants: Vec::new(),
+            stored_structs: Arc::default(),
         }
     }
 }
 
 impl Store {
+    /// Writes the objects of the built-in resources of `structs` as their Go structs.
+    pub(crate) fn store_builtins_as(&mut self, structs: Arc<StoredStructs>) {
+        self.stored_structs = structs;
+    }
+
+    /// `obj`, of `resource`, as it would be stored.
+    pub(crate) fn encode(&self, resource: &GroupResource, obj: &Object) -> Bytes {
+        encode_body_as(obj, self.stored_as(resource))
+    }
+
+    /// The Go struct objects of `resource` are stored as; `None` for custom resources.
+    fn stored_as(&self, resource: &GroupResource) -> Option<&'static str> {
+        self.stored_structs.get(resource).copied()
+    }
+
     /// Makes `a` and `b` one storage, as kube-apiserver's cohabitating resources (core/v1 and
     /// events.k8s.io/v1 Events) are one etcd prefix read through two APIs: an object written
     /// through either is kept in both forms, at one revision, under one key, and removed from
@@ -208,13 +231,16 @@ impl Store {
         // will; comparing the values spares encoding the written one when they are the same.
         let differs = written != served;
         let (revision, stored) = self.put(resource, key.clone(), served);
-        if differs && let Some(collection) = self.collections.get_mut(resource) {
+        if differs {
             set_meta(
                 &mut written,
                 "resourceVersion",
                 Value::String(revision.to_string()),
             );
-            collection.written.insert(key, encode_body(&written));
+            let body = self.encode(resource, &written);
+            if let Some(collection) = self.collections.get_mut(resource) {
+                collection.written.insert(key, body);
+            }
         }
         (revision, stored)
     }
@@ -253,7 +279,8 @@ impl Store {
         obj: &Object,
         revision: u64,
     ) -> Stored {
-        self.keep(resource, key, Stored::new(obj, revision))
+        let stored = Stored::new(obj, revision, self.stored_as(resource));
+        self.keep(resource, key, stored)
     }
 
     /// Keeps `stored` under `key`, indexing its labels, and logs the change.
@@ -298,6 +325,7 @@ impl Store {
     /// decoding from etcd does after a CRD's schema changed (pruning and defaults of the new
     /// schema apply on read); the bytes as written are kept, so a later change reads them again.
     pub(crate) fn reread(&mut self, resource: &GroupResource, read: impl Fn(Object) -> Object) {
+        let stored_as = self.stored_as(resource);
         let Some(collection) = self.collections.get_mut(resource) else {
             return;
         };
@@ -315,7 +343,7 @@ impl Store {
                     continue;
                 }
             };
-            let served = Stored::new(&object, stored.revision);
+            let served = Stored::new(&object, stored.revision, stored_as);
             if served.body == written {
                 collection.written.remove(key);
             } else {
@@ -380,6 +408,7 @@ impl Store {
 
     /// Drops `key` of `resource`, logging its removal at `revision`.
     fn take(&mut self, resource: &GroupResource, key: &str, revision: u64) -> Option<Stored> {
+        let stored_as = self.stored_as(resource);
         let collection = self.collections.get_mut(resource)?;
         let removed = collection.objects.remove(key)?;
         for (name, value) in removed.labels.iter() {
@@ -396,7 +425,7 @@ impl Store {
                     "resourceVersion",
                     Value::String(revision.to_string()),
                 );
-                Stored::new(&last, revision)
+                Stored::new(&last, revision, stored_as)
             }
             Err(_) => Stored {
                 revision,
@@ -642,18 +671,18 @@ mod tests {
         let mut store = Store::default();
         let cm = GroupResource::new("", "configmaps");
         let deepest = object(GO_MAX_DEPTH);
-        store.keep(&cm, "ns/deepest".to_owned(), Stored::new(&deepest, 2));
+        store.keep(&cm, "ns/deepest".to_owned(), Stored::new(&deepest, 2, None));
         drop(deepest);
         let stored = store.get(&cm, "ns/deepest").unwrap();
         assert!(stored.readable());
         stored.decode("ns/deepest").unwrap();
         let deeper = object(GO_MAX_DEPTH + 1);
-        let stored = Stored::new(&deeper, 3);
+        let stored = Stored::new(&deeper, 3, None);
         drop(deeper);
         assert!(!stored.readable());
         let error = stored.served("ns/deeper").unwrap_err();
         assert_eq!(error.go_message, "invalid character '[' exceeded max depth");
-        let shallow = Stored::new(&obj(json!({"a": [[]]})), 2);
+        let shallow = Stored::new(&obj(json!({"a": [[]]})), 2, None);
         assert!(shallow.readable());
         assert!(shallow.served("ns/a").is_ok());
     }

@@ -4,12 +4,13 @@ use bytes::Bytes;
 
 use super::labels::Labels;
 use crate::wire::nesting;
-use crate::wire::object::{DecodeError, Object, decode_body, encode_body};
+use crate::wire::object::{DecodeError, Object, decode_body, encode_body_as};
 
 /// One stored object.
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {
-    /// The object's JSON without `apiVersion` and `kind`, keys sorted.
+    /// The object's JSON without `apiVersion` and `kind`: a built-in's fields in its Go
+    /// struct's order, anything else with its keys sorted ([`encode_body_as`]).
     pub(crate) body: Bytes,
     /// `metadata.resourceVersion`, as a number.
     pub(crate) revision: u64,
@@ -22,11 +23,12 @@ pub(crate) struct Stored {
 }
 
 impl Stored {
-    /// `obj` as stored at `revision` (which `obj` carries).
-    pub(crate) fn new(obj: &Object, revision: u64) -> Stored {
+    /// `obj` as stored at `revision` (which `obj` carries), a built-in written as the Go struct
+    /// `stored_as` when it does not say its `apiVersion` and `kind`.
+    pub(crate) fn new(obj: &Object, revision: u64, stored_as: Option<&str>) -> Stored {
         let depth = nesting::object_depth(obj);
         Stored {
-            body: encode_body(obj),
+            body: encode_body_as(obj, stored_as),
             revision,
             labels: Labels::of(obj),
             readable: depth <= nesting::GO_MAX_DEPTH,

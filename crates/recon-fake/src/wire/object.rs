@@ -101,8 +101,14 @@ pub(crate) fn is_terminating(obj: &Object) -> bool {
 /// resource, Go's `map[string]interface{}`) with every key sorted, so equal objects give equal
 /// bytes whatever order a client sent.
 pub(crate) fn encode_body(obj: &Object) -> Bytes {
+    encode_body_as(obj, None)
+}
+
+/// [`encode_body`] of an object that may lack its `apiVersion` and `kind` (one read back from
+/// storage): without them, it is written as the Go struct `stored_as` when given.
+pub(crate) fn encode_body_as(obj: &Object, stored_as: Option<&str>) -> Bytes {
     const SKIP: &[&str] = &["apiVersion", "kind"];
-    let go_struct = crate::gotype::builtin_struct(obj);
+    let go_struct = crate::gotype::builtin_struct(obj).or(stored_as);
     // Written into a buffer kept for the next body, then copied once at its exact size: a
     // fresh buffer would double as it goes, and stored bodies live long, so keep no slack.
     SCRATCH.with_borrow_mut(|scratch| {

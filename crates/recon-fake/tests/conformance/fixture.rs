@@ -105,8 +105,9 @@ pub struct StepFile {
     #[serde(default)]
     pub capture: BTreeMap<String, String>,
     pub filter: Option<String>,
-    /// Lists of the answer (dotted paths) compared sorted: the real server's order for them
-    /// follows an informer's, which is not defined.
+    /// Lists of the answer (dotted paths; of each event, for an `events` step) compared sorted:
+    /// the real server's order for them follows an informer's, or a clock's, which is not
+    /// defined.
     #[serde(default)]
     pub sort: Vec<String>,
     pub response: Option<Value>,
@@ -348,7 +349,6 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             ("body", s.body.is_some()),
             ("rawBody", s.raw_body.is_some()),
             ("filter", s.filter.is_some()),
-            ("sort", !s.sort.is_empty()),
         ];
         if let Some((field, _)) = request_fields.iter().find(|(_, set)| *set) {
             return Err((field, "an `events` step sends no request".into()));
@@ -525,7 +525,9 @@ fn check_names(step: &Step, defined: &[String], watches: &[String]) -> Result<()
                 pad.map_err(|e| (*field, e))?;
                 continue;
             }
-            if let Some(nested) = crate::nest::nesting(name) {
+            if let Some(nested) =
+                crate::nest::nesting(name).or_else(|| crate::nest::schema_nesting(name))
+            {
                 nested.map_err(|e| (*field, e))?;
                 continue;
             }

@@ -3,7 +3,9 @@
 //!
 //! - Requests: `${nest:N:LEAF}` in a `rawBody` stands for `N` objects, each the only field `a`
 //!   of the one above, around `LEAF` (a JSON scalar: `"x"`, `1`, `null`):
-//!   `${nest:2:"x"}` is `{"a":{"a":"x"}}`.
+//!   `${nest:2:"x"}` is `{"a":{"a":"x"}}`. `${schema:N:TYPE}` is the schema such an object
+//!   matches: `N` objects, each with the one property `a`, around a field of type `TYPE`;
+//!   `${schema:1:string}` is `{"type":"object","properties":{"a":{"type":"string"}}}`.
 //! - Answers: a response body or watch event too deep for serde_json is read with every
 //!   container that opens [`FOLD_AT`] levels down and nests at least [`FOLD_MIN`] levels of its
 //!   own replaced by a string naming it: its first bytes, its depth, its length and a digest
@@ -57,6 +59,30 @@ pub fn nesting(name: &str) -> Option<Result<String, String>> {
         Ok(n) if n <= MAX_NEST && leaf_ok => {
             Ok(format!("{}{leaf}{}", r#"{"a":"#.repeat(n), "}".repeat(n)))
         }
+        _ => Err(bad()),
+    })
+}
+
+/// `${schema:N:TYPE}`: the nested schemas; `None` for a reference of another form, `Err` for a
+/// malformed one.
+pub fn schema_nesting(name: &str) -> Option<Result<String, String>> {
+    let rest = name.strip_prefix("schema:")?;
+    let bad = || {
+        format!(
+            "`${{{name}}}`: a nested schema is `${{schema:N:TYPE}}`, N up to {MAX_NEST} and TYPE \
+             a JSON schema type (`string`, `integer`, ...)"
+        )
+    };
+    let Some((depth, ty)) = rest.split_once(':') else {
+        return Some(Err(bad()));
+    };
+    let ty_ok = !ty.is_empty() && ty.bytes().all(|b| b.is_ascii_lowercase());
+    Some(match depth.parse::<usize>() {
+        Ok(n) if n <= MAX_NEST && ty_ok => Ok(format!(
+            r#"{}{{"type":"{ty}"}}{}"#,
+            r#"{"type":"object","properties":{"a":"#.repeat(n),
+            "}}".repeat(n)
+        )),
         _ => Err(bad()),
     })
 }
@@ -203,6 +229,28 @@ mod tests {
             "nest:99999:1",
         ] {
             assert!(nesting(bad).unwrap().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn schema_nesting_writes_the_schema_of_a_nesting() {
+        assert_eq!(
+            schema_nesting("schema:2:string").unwrap().unwrap(),
+            r#"{"type":"object","properties":{"a":{"type":"object","properties":{"a":{"type":"string"}}}}}"#
+        );
+        assert_eq!(
+            schema_nesting("schema:0:integer").unwrap().unwrap(),
+            r#"{"type":"integer"}"#
+        );
+        assert!(schema_nesting("nest:2:1").is_none());
+        for bad in [
+            "schema:2",
+            "schema:x:string",
+            "schema:2:",
+            "schema:2:\"",
+            "schema:99999:string",
+        ] {
+            assert!(schema_nesting(bad).unwrap().is_err(), "{bad}");
         }
     }
 

@@ -219,7 +219,7 @@ async fn run_step(
             let mut closed = false;
             while events.len() < *count {
                 match s.next_line(deadline).await {
-                    Next::Line(line) => push_event(&mut events, &line, *bookmarks),
+                    Next::Line(line) => push_event(&mut events, &line, *bookmarks, &step.sort),
                     Next::Timeout => break,
                     Next::Closed => {
                         closed = true;
@@ -233,7 +233,7 @@ async fn run_step(
             {
                 let until = Instant::now() + Duration::from_secs_f64(quiet * mode.quiet_scale);
                 while let Next::Line(line) = s.next_line(until).await {
-                    push_event(&mut events, &line, *bookmarks);
+                    push_event(&mut events, &line, *bookmarks, &step.sort);
                 }
             }
             Ok(json!({"events": events}))
@@ -243,8 +243,12 @@ async fn run_step(
 
 /// Keeps an event unless it is a BOOKMARK nobody asked for: the real server sends those at
 /// times of its own. The `k8s.io/initial-events-end` bookmark is part of the protocol: kept.
-fn push_event(events: &mut Vec<Value>, line: &str, bookmarks: bool) {
-    let event: Value = nest::read(line.as_bytes()).unwrap_or_else(|_| json!({"line": line}));
+/// The lists at `sort` are sorted.
+fn push_event(events: &mut Vec<Value>, line: &str, bookmarks: bool, sort: &[Vec<String>]) {
+    let mut event: Value = nest::read(line.as_bytes()).unwrap_or_else(|_| json!({"line": line}));
+    for path in sort {
+        sort_list(&mut event, path);
+    }
     let is_bookmark = event["type"] == "BOOKMARK";
     let initial_end =
         event["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true";
@@ -383,7 +387,7 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> Result<String,
         let name = &after[..end];
         if let Some(pad) = fixture::padding(name) {
             out.push_str(&pad?);
-        } else if let Some(nested) = nest::nesting(name) {
+        } else if let Some(nested) = nest::nesting(name).or_else(|| nest::schema_nesting(name)) {
             out.push_str(&nested?);
         } else {
             let value = vars.get(name).ok_or_else(|| {
