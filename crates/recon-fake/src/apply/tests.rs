@@ -436,3 +436,148 @@ fn owners_of_another_version_are_compared_in_theirs() {
         ]
     );
 }
+
+/// Levels of the deep CRD schemas and objects below: kube-apiserver 1.36 serves 4,990
+/// (`deep/a-crd-schema-as-deep-as-go-reads`, where the CRD is then as deep as Go reads).
+pub(super) const DEEP: usize = 5_000;
+
+/// JSON text read by the server's own reader, at any depth: serde_json's `Value` stops at
+/// 128 levels (and a schema of [`DEEP`] levels is a little deeper than Go reads on its own).
+pub(super) fn read(text: &str) -> Value {
+    crate::wire::nesting::parse(text.as_bytes()).unwrap().0
+}
+
+/// A CRD's `openAPIV3Schema` whose `spec` nests `levels` objects, each declaring one field
+/// `a`, around a `leaf` type.
+pub(super) fn deep_openapi(levels: usize, leaf: &str) -> Value {
+    read(&format!(
+        r#"{{"type":"object","properties":{{"spec":{}{{"type":"{leaf}"}}{}}}}}"#,
+        r#"{"type":"object","properties":{"a":"#.repeat(levels),
+        "}}".repeat(levels)
+    ))
+}
+
+/// A `Deep` whose `spec` nests `levels` objects with one field `a` around `leaf` (JSON).
+fn deep_object(levels: usize, leaf: &str) -> Value {
+    read(&format!(
+        r#"{{"apiVersion":"x.io/v1","kind":"Deep","metadata":{{"name":"deep"}},"spec":{}{leaf}{}}}"#,
+        r#"{"a":"#.repeat(levels),
+        "}".repeat(levels)
+    ))
+}
+
+/// The `fieldsV1` of `spec` and `levels` fields `a` under it, each owned itself (`.`) when
+/// `dotted`, around `leaf`.
+fn deep_fields(levels: usize, dotted: bool, leaf: &str) -> Value {
+    let open = if dotted {
+        r#"{".":{},"f:a":"#
+    } else {
+        r#"{"f:a":"#
+    };
+    read(&format!(
+        r#"{{"f:spec":{}{leaf}{}}}"#,
+        open.repeat(levels),
+        "}".repeat(levels)
+    ))
+}
+
+/// Each manager's `fieldsV1`, by manager name.
+fn owners(m: &ManagedFields) -> Vec<(String, Value)> {
+    let list = m.to_value().unwrap_or(Value::Null);
+    let entries = list.as_array().map_or(&[][..], |a| &a[..]);
+    entries
+        .iter()
+        .map(|e| (str_at(e, "/manager").to_owned(), e["fieldsV1"].clone()))
+        .collect()
+}
+
+/// A create through a CRD schema as deep as the real server serves owns every level (the
+/// `fieldsV1` of `deep/a-crd-schema-as-deep-as-go-reads`), on a test thread's stack.
+#[test]
+fn an_update_through_a_crd_schema_as_deep_as_go_reads_owns_every_level() {
+    let schema =
+        std::sync::Arc::new(Schema::from_openapi_v3(&deep_openapi(DEEP, "string")).unwrap());
+    let served = ServedSchemas::new([("x.io/v1".to_owned(), schema.clone())]);
+    let none = FieldSet::new();
+    let r = Request {
+        served: Some(&served),
+        unstructured: true,
+        ..req("creator", "x.io/v1", "Deep", &none)
+    };
+    let created = deep_object(DEEP, r#""x""#);
+    let m = record_update(ManagedFields::new(), None, &created, &r, &schema);
+    let got = owners(&m);
+    assert!(got == [("creator".to_owned(), deep_fields(DEEP, true, "{}"))]);
+}
+
+/// Another manager applies a new deepest value through a CRD schema as deep as the real
+/// server serves: a conflict on the deepest field, taken with `force`; then an apply that no
+/// longer names it removes it.
+#[test]
+fn applies_through_a_crd_schema_as_deep_as_go_reads() {
+    let schema =
+        std::sync::Arc::new(Schema::from_openapi_v3(&deep_openapi(DEEP, "string")).unwrap());
+    let served = ServedSchemas::new([("x.io/v1".to_owned(), schema.clone())]);
+    let none = FieldSet::new();
+    let as_manager = |manager| Request {
+        served: Some(&served),
+        unstructured: true,
+        ..req(manager, "x.io/v1", "Deep", &none)
+    };
+    let mut live = deep_object(DEEP, r#""x""#);
+    let created = record_update(
+        ManagedFields::new(),
+        None,
+        &live,
+        &as_manager("creator"),
+        &schema,
+    );
+    created.write_to_unstructured(&mut live);
+    let managed = ManagedFields::from_object(&live).unwrap();
+
+    let config = deep_object(DEEP, r#""z""#);
+    let deep = as_manager("deep");
+    let Err(ApplyError::Conflicts(conflicts)) =
+        apply(Some(&live), &config, &managed, &deep, false, &schema)
+    else {
+        panic!("no conflict");
+    };
+    let mut deepest = vec!["spec"];
+    deepest.extend(vec!["a"; DEEP]);
+    assert_eq!(conflicts.len(), 1);
+    assert!(conflicts[0].path == Path::fields(&deepest));
+    assert!(
+        conflict_message(&conflicts)
+            == format!(
+                "Apply failed with 1 conflict: conflict with \"creator\" using x.io/v1: .spec{}",
+                ".a".repeat(DEEP)
+            )
+    );
+
+    let out = apply(Some(&live), &config, &managed, &deep, true, &schema).unwrap();
+    assert!(out.changed && out.object["spec"] == config["spec"]);
+    // The creator keeps every level but the deepest.
+    let expected = [
+        ("deep".to_owned(), deep_fields(DEEP, false, "{}")),
+        ("creator".to_owned(), deep_fields(DEEP - 1, true, "{}")),
+    ];
+    assert!(owners(&out.managed) == expected);
+
+    // The applier no longer names the deepest field: it goes, its map stays, empty.
+    let shorter = deep_object(DEEP - 1, "{}");
+    let out = apply(
+        Some(&out.object),
+        &shorter,
+        &out.managed,
+        &deep,
+        false,
+        &schema,
+    )
+    .unwrap();
+    assert!(out.changed && out.object["spec"] == shorter["spec"]);
+    let expected = [
+        ("deep".to_owned(), deep_fields(DEEP - 1, false, "{}")),
+        ("creator".to_owned(), deep_fields(DEEP - 1, true, "{}")),
+    ];
+    assert!(owners(&out.managed) == expected);
+}

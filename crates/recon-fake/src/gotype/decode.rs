@@ -15,7 +15,7 @@ use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use recon_apimachinery::gotime::{self, Layout};
 use recon_apimachinery::json::{Number, Value};
 
-use super::{GoType, TYPES, base64::corrupt_at, quantity};
+use super::{GoStruct, GoType, TYPES, base64::corrupt_at, quantity};
 use crate::wire::object::{Object, json_type};
 
 /// Go's `StdEncoding` reads trailing bits it then drops; writing back is canonical.
@@ -31,7 +31,9 @@ const LENIENT: GeneralPurpose = GeneralPurpose::new(
 pub(crate) fn decode(struct_name: &str, obj: &mut Object) -> Result<Vec<String>, String> {
     let mut walk = Walk::default();
     let metadata = obj.remove("metadata");
-    walk.fields_of(struct_name, obj, &mut Vec::new(), &mut String::new());
+    if let Some(go_struct) = TYPES.get(struct_name) {
+        walk.run(go_struct, obj);
+    }
     if let Some(metadata) = metadata {
         obj.insert("metadata".into(), metadata);
     }
@@ -44,82 +46,148 @@ pub(crate) fn decode(struct_name: &str, obj: &mut Object) -> Result<Vec<String>,
     }
 }
 
+/// The decoding of one object, one value at a time: a value's children wait on a list of
+/// their own rather than on the call stack, as a struct's fields can nest as deep as Go reads
+/// (a CRD's `JSONSchemaProps` holds its own type).
 #[derive(Default)]
 struct Walk {
     unknown: Vec<String>,
     error: Option<String>,
+    /// Where the value at hand is, with list indices and map keys: for unknown-field paths.
+    display: String,
+    /// The JSON field names of the structs entered from the top, without indices or keys: the
+    /// field path of a type error.
+    fields: Vec<&'static str>,
+    /// The structs entered: the innermost names a type error's "Go struct field".
+    structs: Vec<&'static str>,
 }
 
-/// Where a value is: the innermost struct entered and the JSON field names from the top.
-struct Place<'a> {
-    struct_name: &'a str,
-    fields: &'a [String],
+/// How a value is reached from the one above it.
+enum Step<'v> {
+    Field(&'static str),
+    Index(usize),
+    Key(&'v str),
 }
 
-impl Place<'_> {
-    /// `encoding/json`'s `UnmarshalTypeError` text for `what` found where `ty` was expected.
-    fn type_error(&self, what: &str, ty: &GoType) -> String {
-        format!(
-            "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
-            self.struct_name,
-            self.fields.join("."),
-            ty.go_name()
-        )
-    }
+/// A value still to decode, or the way back out of one.
+enum Task<'v> {
+    /// `value` of type `ty`, reached by `step`; `item` for a list item or map value (a `null`
+    /// one becomes the type's zero value).
+    Value {
+        ty: &'static GoType,
+        value: &'v mut Value,
+        step: Step<'v>,
+        item: bool,
+    },
+    /// The lengths of the path buffers before the value now done was entered.
+    Leave {
+        display: usize,
+        fields: usize,
+        structs: usize,
+    },
 }
 
 impl Walk {
-    /// The fields of struct `name` in `obj`; `fields` is the path to `obj`, `display` the same
-    /// with list indices, for unknown-field paths. Each step below extends both and takes its
-    /// part back off: one pair of buffers for the whole walk.
-    fn fields_of(
-        &mut self,
-        name: &str,
-        obj: &mut Object,
-        fields: &mut Vec<String>,
-        display: &mut String,
-    ) {
-        let Some(go_struct) = TYPES.get(name) else {
-            return;
-        };
-        let mut unknown = Vec::new();
-        for (key, value) in obj.iter_mut() {
+    /// Decodes `obj`, of struct `root`, stopping at the first error.
+    fn run(&mut self, root: &'static GoStruct, obj: &mut Object) {
+        let mut tasks = Vec::new();
+        self.fields_of(root, obj, &mut tasks);
+        while let Some(task) = tasks.pop() {
             if self.error.is_some() {
-                break;
+                return;
             }
-            let len = display.len();
-            if len > 0 {
-                display.push('.');
-            }
-            display.push_str(key);
-            match go_struct.fields.get(key) {
-                None => {
-                    // Reported here, in key order, and dropped below.
-                    self.unknown.push(display.clone());
-                    unknown.push(key.clone());
+            match task {
+                Task::Leave {
+                    display,
+                    fields,
+                    structs,
+                } => {
+                    self.display.truncate(display);
+                    self.fields.truncate(fields);
+                    self.structs.truncate(structs);
                 }
-                // `null` leaves the field at its zero value. Whether Go writes that back
-                // depends on `omitempty`, which the schemas do not say: the storing code
-                // drops the empty fields it knows of (`defaults::as_stored`).
-                Some(_) if value.is_null() => {}
-                Some(ty) => {
-                    fields.push(key.clone());
-                    let place = Place {
-                        struct_name: &go_struct.name,
-                        fields,
-                    };
-                    self.value(ty, value, &place, display);
-                    fields.pop();
+                Task::Value {
+                    ty,
+                    value,
+                    step,
+                    item,
+                } => {
+                    if item && value.is_null() {
+                        *value = ty.zero();
+                        continue;
+                    }
+                    tasks.push(Task::Leave {
+                        display: self.display.len(),
+                        fields: self.fields.len(),
+                        structs: self.structs.len(),
+                    });
+                    match step {
+                        Step::Field(name) => {
+                            if !self.display.is_empty() {
+                                self.display.push('.');
+                            }
+                            self.display.push_str(name);
+                            self.fields.push(name);
+                        }
+                        Step::Index(i) => {
+                            write!(self.display, "[{i}]").ok();
+                        }
+                        Step::Key(key) => {
+                            self.display.push('.');
+                            self.display.push_str(key);
+                        }
+                    }
+                    self.value(ty, value, &mut tasks);
                 }
             }
-            display.truncate(len);
-        }
-        for key in unknown {
-            obj.remove(&key);
         }
     }
 
-    fn value(&mut self, ty: &GoType, value: &mut Value, place: &Place<'_>, display: &mut String) {
+    /// Enters the struct `go_struct` in `obj`: its unknown fields are reported and dropped, its
+    /// known ones queued in key order (`null` leaves a field at its zero value: whether Go
+    /// writes that back depends on `omitempty`, which the schemas do not say, so the storing
+    /// code drops the empty fields it knows of, `defaults::as_stored`).
+    fn fields_of<'v>(
+        &mut self,
+        go_struct: &'static GoStruct,
+        obj: &'v mut Object,
+        tasks: &mut Vec<Task<'v>>,
+    ) {
+        self.structs.push(&go_struct.name);
+        let unknown: Vec<String> = obj
+            .keys()
+            .filter(|key| !go_struct.fields.contains_key(*key))
+            .cloned()
+            .collect();
+        for key in unknown {
+            let path = if self.display.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.display)
+            };
+            self.unknown.push(path);
+            obj.remove(&key);
+        }
+        let start = tasks.len();
+        for (key, value) in obj.iter_mut() {
+            let Some((name, ty)) = go_struct.fields.get_key_value(key) else {
+                continue;
+            };
+            if !value.is_null() {
+                tasks.push(Task::Value {
+                    ty,
+                    value,
+                    step: Step::Field(name),
+                    item: false,
+                });
+            }
+        }
+        // Taken from the end: the first field is decoded first, as Go reads them.
+        tasks[start..].reverse();
+    }
+
+    /// Decodes `value` of type `ty`, queueing what it holds.
+    fn value<'v>(&mut self, ty: &'static GoType, value: &'v mut Value, tasks: &mut Vec<Task<'v>>) {
         // A named type decodes as what it is; the error names it.
         let mismatch = match (ty.underlying(), &mut *value) {
             (GoType::Any, _) => None,
@@ -175,48 +243,44 @@ impl Walk {
                 return;
             }
             (GoType::Slice(item), Value::Array(items)) => {
-                for (i, value) in items.iter_mut().enumerate() {
-                    let len = display.len();
-                    write!(display, "[{i}]").ok();
-                    self.item(item, value, place, display);
-                    display.truncate(len);
-                }
+                let start = tasks.len();
+                tasks.extend(items.iter_mut().enumerate().map(|(i, value)| Task::Value {
+                    ty: item,
+                    value,
+                    step: Step::Index(i),
+                    item: true,
+                }));
+                tasks[start..].reverse();
                 None
             }
             (GoType::Map(item), Value::Object(entries)) => {
-                for (key, value) in entries.iter_mut() {
-                    let len = display.len();
-                    display.push('.');
-                    display.push_str(key);
-                    self.item(item, value, place, display);
-                    display.truncate(len);
-                }
+                let start = tasks.len();
+                tasks.extend(entries.iter_mut().map(|(key, value)| Task::Value {
+                    ty: item,
+                    value,
+                    step: Step::Key(key),
+                    item: true,
+                }));
+                tasks[start..].reverse();
                 None
             }
             (GoType::Struct(name), Value::Object(obj)) => {
-                let mut fields = place.fields.to_vec();
-                self.fields_of(name, obj, &mut fields, display);
+                if let Some(go_struct) = TYPES.get(name) {
+                    self.fields_of(go_struct, obj, tasks);
+                }
                 None
             }
             (_, other) => Some(json_type(other).to_owned()),
         };
         if let Some(what) = mismatch {
-            self.error = Some(place.type_error(&what, ty));
-        }
-    }
-}
-
-impl Walk {
-    /// An item of a list or a value of a map, of type `item`; a `null` one becomes the type's
-    /// zero value.
-    fn item(&mut self, item: &GoType, value: &mut Value, place: &Place<'_>, display: &mut String) {
-        if self.error.is_some() {
-            return;
-        }
-        if value.is_null() {
-            *value = item.zero();
-        } else {
-            self.value(item, value, place, display);
+            // `encoding/json`'s `UnmarshalTypeError`: the innermost struct, the field path
+            // from the top without list indices, the Go type.
+            self.error = Some(format!(
+                "json: cannot unmarshal {what} into Go struct field {}.{} of type {}",
+                self.structs.last().copied().unwrap_or_default(),
+                self.fields.join("."),
+                ty.go_name()
+            ));
         }
     }
 }
@@ -395,5 +459,58 @@ mod tests {
             assert_eq!(result, Ok(vec![]));
             assert_eq!(object, resources(json!(stored)));
         }
+    }
+}
+
+#[cfg(test)]
+mod deep_tests {
+    use super::*;
+    use crate::gotype::kind_struct;
+    use crate::wire::object::read_json;
+
+    /// A CRD whose spec schema nests `levels` objects of one property `a`, with `leaf` as the
+    /// innermost schema: `JSONSchemaProps` holds its own type, so the Go types nest as deep.
+    fn deep_crd(levels: usize, leaf: &str) -> Object {
+        let schema = format!(
+            "{}{leaf}{}",
+            r#"{"type":"object","properties":{"a":"#.repeat(levels),
+            "}}".repeat(levels)
+        );
+        let text = format!(
+            r#"{{"spec":{{"group":"example.com","names":{{"plural":"deeps","kind":"Deep"}},"scope":"Namespaced","versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#
+        );
+        match read_json(text.as_bytes()) {
+            Ok(Value::Object(obj)) => obj,
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    /// Schema levels that make the CRD as deep as Go reads (10,000 levels).
+    const DEEP: usize = 4_990;
+
+    const CRD: (&str, &str, &str) = ("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+
+    // Go's decoder reads a CRD as deep as its 10,000 levels allow (recorded:
+    // `deep/a-crd-schema-as-deep-as-go-reads`); so does this walk, on a test thread's stack.
+    #[test]
+    fn a_schema_as_deep_as_go_reads_decodes_on_a_small_stack() {
+        let name = kind_struct(CRD.0, CRD.1, CRD.2).unwrap();
+        let mut crd = deep_crd(DEEP, r#"{"type":"string","colour":"red"}"#);
+        let unknown = decode(name, &mut crd).unwrap();
+        let versions = "spec.versions[0].schema.openAPIV3Schema";
+        assert_eq!(
+            unknown,
+            [format!("{versions}{}.colour", ".properties.a".repeat(DEEP))]
+        );
+        assert!(crd == deep_crd(DEEP, r#"{"type":"string"}"#));
+
+        let mut crd = deep_crd(DEEP, r#"{"type":"string","maxLength":"one"}"#);
+        assert_eq!(
+            decode(name, &mut crd).unwrap_err(),
+            format!(
+                "json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema{}.maxLength of type int64",
+                ".properties".repeat(DEEP)
+            )
+        );
     }
 }

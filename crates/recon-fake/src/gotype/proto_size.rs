@@ -127,21 +127,66 @@ fn delimited(number: u64, len: usize) -> usize {
 }
 
 /// A struct's encoding; `obj` `None` is its zero value.
+///
+/// A message's length prefix needs its size first, and messages nest as deep as the object (a
+/// CRD's `JSONSchemaProps` holds its own type): sizes add up on a list of open messages rather
+/// than on the call stack.
 fn message_len(fields: &[Field], obj: Option<&Map>) -> usize {
-    fields
-        .iter()
-        .map(|(json, number, shape)| {
-            let value = match json {
-                // Inlined in JSON: the struct's members are the parent's.
-                None => obj.map(|o| o as &dyn AsValue),
-                Some(name) => obj
-                    .and_then(|o| o.get(name))
-                    .filter(|v| !v.is_null())
-                    .map(|v| v as &dyn AsValue),
-            };
-            field_len(*number, shape, value)
-        })
-        .sum()
+    let mut open = vec![0];
+    let mut work = Vec::new();
+    push_fields(&mut work, fields, obj);
+    while let Some(next) = work.pop() {
+        let len = match next {
+            Work::Open(len) => {
+                open.push(len);
+                continue;
+            }
+            Work::Close(number) => delimited(number, open.pop().unwrap_or_default()),
+            Work::Field {
+                number,
+                shape,
+                value,
+            } => field_len(number, shape, value, &mut work),
+        };
+        if let Some(sum) = open.last_mut() {
+            *sum += len;
+        }
+    }
+    open.pop().unwrap_or_default()
+}
+
+/// What sizing a message still has to do.
+enum Work<'a> {
+    /// Field `number` of `shape` holding `value` (`None`: unset), added to the innermost open
+    /// message.
+    Field {
+        number: u64,
+        shape: &'a Shape,
+        value: Option<&'a dyn AsValue>,
+    },
+    /// A message (or map entry) starts, with this many bytes already.
+    Open(usize),
+    /// The innermost open message ends: it is field `number` of the one around it.
+    Close(u64),
+}
+
+/// Queues the fields of a struct whose members are in `obj` (`None`: its zero value).
+fn push_fields<'a>(work: &mut Vec<Work<'a>>, fields: &'a [Field], obj: Option<&'a Map>) {
+    work.extend(fields.iter().map(|(json, number, shape)| {
+        let value = match json {
+            // Inlined in JSON: the struct's members are the parent's.
+            None => obj.map(|o| o as &dyn AsValue),
+            Some(name) => obj
+                .and_then(|o| o.get(name))
+                .filter(|v| !v.is_null())
+                .map(|v| v as &dyn AsValue),
+        };
+        Work::Field {
+            number: *number,
+            shape,
+            value,
+        }
+    }));
 }
 
 /// A field's value: a JSON value, or the parent object of an inlined struct.
@@ -168,30 +213,55 @@ impl AsValue for Map {
     }
 }
 
-/// Field `number` of `shape` holding `value` (`None`: unset).
-fn field_len(number: u64, shape: &Shape, value: Option<&dyn AsValue>) -> usize {
+/// The bytes of field `number` of `shape` holding `value` (`None`: unset) that are known now;
+/// what it holds of lists, maps and messages is queued on `work`.
+fn field_len<'a>(
+    number: u64,
+    shape: &'a Shape,
+    value: Option<&'a dyn AsValue>,
+    work: &mut Vec<Work<'a>>,
+) -> usize {
+    let item = |item: &'a Value| (!item.is_null()).then_some(item as &dyn AsValue);
     match shape {
-        Shape::Ptr(inner) => value.map_or(0, |v| field_len(number, inner, Some(v))),
-        Shape::List(inner) => value
-            .and_then(|v| v.value())
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|item| {
-                let item = (!item.is_null()).then_some(item as &dyn AsValue);
-                field_len(number, inner, item)
-            })
-            .sum(),
-        Shape::Map(inner) => value
-            .and_then(|v| v.object())
-            .into_iter()
-            .flatten()
-            .map(|(key, item)| {
-                let item = (!item.is_null()).then_some(item as &dyn AsValue);
-                let entry = delimited(1, key.len()) + field_len(2, inner, item);
-                delimited(number, entry)
-            })
-            .sum(),
+        Shape::Ptr(inner) => {
+            if value.is_some() {
+                work.push(Work::Field {
+                    number,
+                    shape: inner,
+                    value,
+                });
+            }
+            0
+        }
+        Shape::List(inner) => {
+            let items = value.and_then(|v| v.value()).and_then(Value::as_array);
+            work.extend(items.into_iter().flatten().map(|i| Work::Field {
+                number,
+                shape: inner,
+                value: item(i),
+            }));
+            0
+        }
+        Shape::Map(inner) => {
+            for (key, value) in value.and_then(|v| v.object()).into_iter().flatten() {
+                // An entry is a message of the key (1) and the value (2).
+                work.push(Work::Close(number));
+                work.push(Work::Field {
+                    number: 2,
+                    shape: inner,
+                    value: item(value),
+                });
+                work.push(Work::Open(delimited(1, key.len())));
+            }
+            0
+        }
+        Shape::Message(schema) => {
+            let fields = STRUCTS.get(schema).map(Vec::as_slice).unwrap_or_default();
+            work.push(Work::Close(number));
+            push_fields(work, fields, value.and_then(|v| v.object()));
+            work.push(Work::Open(0));
+            0
+        }
         Shape::Bytes => value
             .and_then(|v| v.value())
             .and_then(Value::as_str)
@@ -206,10 +276,6 @@ fn field_len(number: u64, shape: &Shape, value: Option<&dyn AsValue>) -> usize {
         }
         Shape::Bool => tag_len(number) + 1,
         Shape::Double => tag_len(number) + 8,
-        Shape::Message(schema) => {
-            let fields = STRUCTS.get(schema).map(Vec::as_slice).unwrap_or_default();
-            delimited(number, message_len(fields, value.and_then(|v| v.object())))
-        }
         Shape::Time | Shape::MicroTime => {
             let layout = if *shape == Shape::Time {
                 Layout::Time
@@ -305,6 +371,31 @@ mod tests {
         let obj = json!({"metadata": {"name": "c"}, "data": {"k": "v"}});
         let raw = message_len(&STRUCTS["io.k8s.api.core.v1.ConfigMap"], obj.as_object());
         assert_eq!(raw, 27);
+    }
+
+    // A CRD schema nests `JSONSchemaProps` in itself as deep as Go reads (10,000 JSON
+    // levels): sized on a test thread's stack, to what each level adds to the one inside it.
+    #[test]
+    fn a_schema_nested_as_deep_as_go_reads_is_sized_level_by_level() {
+        const PROPS: &str =
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
+        const LEVELS: usize = 4_999;
+        let text = format!(
+            r#"{}{{"type":"string"}}{}"#,
+            r#"{"type":"object","properties":{"a":"#.repeat(LEVELS),
+            "}}".repeat(LEVELS)
+        );
+        let deep = crate::wire::object::read_json(text.as_bytes()).unwrap();
+        let fields = &STRUCTS[PROPS];
+        let leaf = json!({"type": "string"});
+        let object = json!({"type": "object"});
+        let mut expected = message_len(fields, leaf.as_object());
+        for _ in 0..LEVELS {
+            // `properties` (29) holds one entry: the key "a" (1) and the schema inside (2).
+            let entry = delimited(1, 1) + delimited(2, expected);
+            expected = message_len(fields, object.as_object()) + delimited(29, entry);
+        }
+        assert_eq!(message_len(fields, deep.as_object()), expected);
     }
 
     /// Objects as kube-apiserver 1.36.2 returned them on create, and the bytes etcd held for

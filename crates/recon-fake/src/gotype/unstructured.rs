@@ -11,22 +11,36 @@ use super::base64::corrupt_at;
 use super::{GoType, TYPES, quantity};
 use crate::wire::object::Object;
 
-/// Whether `obj` converts into struct `struct_name`; `Err` is the converter's error.
+/// Whether `obj` converts into struct `struct_name`; `Err` is the converter's error, the first
+/// in document order.
 pub(crate) fn from_unstructured(struct_name: &str, obj: &Object) -> Result<(), String> {
-    fields(struct_name, obj)
-}
-
-fn fields(struct_name: &str, obj: &Object) -> Result<(), String> {
-    let Some(go_struct) = TYPES.get(struct_name) else {
-        return Ok(());
-    };
-    // Keys the struct does not have are skipped, as the converter skips them.
-    for (key, value) in obj {
-        if let Some(ty) = go_struct.fields.get(key) {
-            convert(ty, value)?;
-        }
+    // One value at a time, not by recursion: a CRD's `JSONSchemaProps` nests as deep as Go
+    // reads. The values still to convert are taken from the end, so they are queued backwards.
+    let mut pending = Vec::new();
+    queue_fields(struct_name, obj, &mut pending);
+    pending.reverse();
+    while let Some((ty, value)) = pending.pop() {
+        let start = pending.len();
+        convert(ty, value, &mut pending)?;
+        pending[start..].reverse();
     }
     Ok(())
+}
+
+/// Queues the fields of `obj`, of struct `struct_name`, that the struct has: the converter
+/// skips the others.
+fn queue_fields<'v>(
+    struct_name: &str,
+    obj: &'v Object,
+    pending: &mut Vec<(&'static GoType, &'v Value)>,
+) {
+    let Some(go_struct) = TYPES.get(struct_name) else {
+        return;
+    };
+    pending.extend(
+        obj.iter()
+            .filter_map(|(key, value)| Some((go_struct.fields.get(key)?, value))),
+    );
 }
 
 /// The Go kind of a value decoded from JSON (integral numbers as `int64`).
@@ -43,7 +57,12 @@ fn source_kind(value: &Value) -> &'static str {
     }
 }
 
-fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
+/// Converts `value` into `ty`, queueing what it holds.
+fn convert<'v>(
+    ty: &'static GoType,
+    value: &'v Value,
+    pending: &mut Vec<(&'static GoType, &'v Value)>,
+) -> Result<(), String> {
     if value.is_null() {
         return Ok(());
     }
@@ -59,7 +78,7 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
     };
     match ty {
         GoType::Any => Ok(()),
-        GoType::Named(_, of) => convert(of, value),
+        GoType::Named(_, of) => convert(of, value, pending),
         GoType::Int32 => scalar("int32", &["int64"], &["float64"]),
         GoType::Int64 => scalar("int64", &["int64"], &["float64"]),
         GoType::Float64 => scalar("float64", &["int64", "float64"], &[]),
@@ -110,15 +129,24 @@ fn convert(ty: &GoType, value: &Value) -> Result<(), String> {
             _ => Err(format!("cannot restore slice from {kind}")),
         },
         GoType::Slice(item) => match value {
-            Value::Array(items) => items.iter().try_for_each(|v| convert(item, v)),
+            Value::Array(items) => {
+                pending.extend(items.iter().map(|v| (&**item, v)));
+                Ok(())
+            }
             _ => Err(format!("cannot restore slice from {kind}")),
         },
         GoType::Map(item) => match value {
-            Value::Object(entries) => entries.values().try_for_each(|v| convert(item, v)),
+            Value::Object(entries) => {
+                pending.extend(entries.values().map(|v| (&**item, v)));
+                Ok(())
+            }
             _ => Err(format!("cannot restore map from {kind}")),
         },
         GoType::Struct(name) => match value {
-            Value::Object(obj) => fields(name, obj),
+            Value::Object(obj) => {
+                queue_fields(name, obj, pending);
+                Ok(())
+            }
             _ => Err(format!("cannot restore struct from: {kind}")),
         },
     }
@@ -164,6 +192,49 @@ mod tests {
             Err("cannot convert int64 to string".into())
         );
         assert_eq!(deployment(json!({"unknown": "kept for decoding"})), Ok(()));
+    }
+
+    #[test]
+    fn the_first_failure_in_document_order_is_the_one_reported() {
+        assert_eq!(
+            deployment(json!({"replicas": "three", "template": "x"})),
+            Err("unrecognized type: int32".into())
+        );
+        assert_eq!(
+            deployment(
+                json!({"template": {"spec": {"containers": [{"name": 1}]}}, "replicas": 2.5})
+            ),
+            Err("cannot convert float64 to int32".into())
+        );
+    }
+
+    // A CRD's schema nests `JSONSchemaProps` as deep as Go reads: converted on a test thread's
+    // stack, the failure at the bottom found before one in a later field.
+    #[test]
+    fn a_schema_as_deep_as_go_reads_converts() {
+        let crd = |leaf: &str| {
+            let schema = format!(
+                "{}{leaf}{}",
+                r#"{"type":"object","properties":{"a":"#.repeat(4_990),
+                "}}".repeat(4_990)
+            );
+            let text = format!(
+                r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}},"status":{{"storedVersions":"v1"}}}}"#
+            );
+            match crate::wire::object::read_json(text.as_bytes()) {
+                Ok(Value::Object(obj)) => obj,
+                other => panic!("not an object: {other:?}"),
+            }
+        };
+        let name = kind_struct("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
+        assert_eq!(
+            from_unstructured(name, &crd(r#"{"type":"string","maxLength":"one"}"#)),
+            Err("unrecognized type: int64".into())
+        );
+        assert_eq!(
+            from_unstructured(name, &crd(r#"{"type":"string"}"#)),
+            Err("cannot restore slice from string".into())
+        );
     }
 
     #[test]

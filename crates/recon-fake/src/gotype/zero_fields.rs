@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use recon_apimachinery::json::{Map, Value};
 
-use super::{FIELD_ORDER, GoType, TYPES};
+use super::{FIELD_ORDER, GoStruct, GoType, TYPES};
 
 static ZERO_FIELDS: LazyLock<ZeroFields> = LazyLock::new(|| ZeroFields::read(FIELD_ORDER));
 
@@ -71,10 +71,39 @@ pub(crate) fn fill_zero_fields(group: &str, kind: &str, obj: &mut Map) {
 /// [`fill_zero_fields`] of an object of the recorded struct `name` (a kind at a version other
 /// than the one it is stored at).
 pub(crate) fn fill_zero_fields_of(name: &str, obj: &mut Map) {
-    fill_struct(&ZERO_FIELDS, name, obj);
+    let zero = &*ZERO_FIELDS;
+    let mut pending = Vec::new();
+    if let Some(go_struct) = TYPES.get(name) {
+        fill_struct(zero, name, go_struct, obj, &mut pending);
+    }
+    // One value at a time, not by recursion: a CRD's `JSONSchemaProps` nests as deep as Go reads.
+    while let Some((ty, value)) = pending.pop() {
+        match (ty, value) {
+            (GoType::Struct(name), Value::Object(obj)) => {
+                if let Some(go_struct) = TYPES.get(name) {
+                    fill_struct(zero, name, go_struct, obj, &mut pending);
+                }
+            }
+            (GoType::Slice(item), Value::Array(items)) => {
+                pending.extend(items.iter_mut().map(|v| (&**item, v)));
+            }
+            (GoType::Map(item), Value::Object(map)) => {
+                pending.extend(map.values_mut().map(|v| (&**item, v)));
+            }
+            _ => {}
+        }
+    }
 }
 
-fn fill_struct(zero: &ZeroFields, name: &str, obj: &mut Map) {
+/// Fills the unset always-written fields of `obj`, of struct `name`, and queues the fields
+/// that may hold more.
+fn fill_struct<'v>(
+    zero: &ZeroFields,
+    name: &str,
+    go_struct: &'static GoStruct,
+    obj: &'v mut Map,
+    pending: &mut Vec<(&'static GoType, &'v mut Value)>,
+) {
     if !zero.holders.contains(name) {
         return;
     }
@@ -86,40 +115,21 @@ fn fill_struct(zero: &ZeroFields, name: &str, obj: &mut Map) {
             }
         }
     }
-    let Some(go_struct) = TYPES.get(name) else {
-        return;
-    };
-    for (key, ty) in &go_struct.fields {
-        if reaches(ty, &zero.holders)
-            && let Some(value) = obj.get_mut(key)
+    for (key, value) in obj.iter_mut() {
+        if let Some(ty) = go_struct.fields.get(key)
+            && reaches(ty, &zero.holders)
         {
-            fill_value(zero, ty, value);
+            pending.push((ty, value));
         }
     }
 }
 
-fn fill_value(zero: &ZeroFields, ty: &GoType, value: &mut Value) {
-    match (ty, value) {
-        (GoType::Struct(name), Value::Object(obj)) => fill_struct(zero, name, obj),
-        (GoType::Slice(item), Value::Array(items)) => {
-            for v in items {
-                fill_value(zero, item, v);
-            }
-        }
-        (GoType::Map(item), Value::Object(map)) => {
-            for v in map.values_mut() {
-                fill_value(zero, item, v);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Drops the fields of `obj`, a `group` `kind` object, that a `null` or an empty map leaves
-/// unset, at any depth: Go decodes `null` as the zero value and protobuf storage keeps no
-/// empty map, so neither is written back unless the field is always written, which
-/// [`fill_zero_fields`] then restores. An empty struct (`emptyDir: {}`) is a set pointer and
-/// stays; a schemaless value ([`GoType::Any`]) is kept as sent.
+/// Drops the fields of `obj`, a `group` `kind` object, that a `null`, an empty list or an empty
+/// map leaves unset, at any depth: Go decodes `null` as the zero value and protobuf storage
+/// keeps no empty list or map, so none is written back unless the field is always written,
+/// which [`fill_zero_fields`] then restores. An empty struct (`emptyDir: {}`) is a set pointer
+/// and stays; a schemaless value ([`GoType::Any`]: a `RawExtension`, a CRD schema's `default`)
+/// is kept as sent, since storage keeps its bytes.
 pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map) {
     if let Some(name) = super::stored_struct(group, kind) {
         drop_unset_fields_of(name, obj);
@@ -128,46 +138,56 @@ pub(crate) fn drop_unset_fields(group: &str, kind: &str, obj: &mut Map) {
 
 /// [`drop_unset_fields`] of an object of the recorded struct `name`.
 pub(crate) fn drop_unset_fields_of(name: &str, obj: &mut Map) {
-    drop_unset_struct(name, obj);
+    let mut pending = Vec::new();
+    if let Some(go_struct) = TYPES.get(name) {
+        drop_unset_struct(go_struct, obj, &mut pending);
+    }
+    // One value at a time, not by recursion: a CRD's `JSONSchemaProps` nests as deep as Go reads.
+    while let Some((ty, value)) = pending.pop() {
+        match (ty, value) {
+            (GoType::Struct(name), Value::Object(obj)) => {
+                if let Some(go_struct) = TYPES.get(name) {
+                    drop_unset_struct(go_struct, obj, &mut pending);
+                }
+            }
+            (GoType::Slice(item) | GoType::Map(item), Value::Array(_) | Value::Object(_))
+                if !matches!(
+                    **item,
+                    GoType::Struct(_) | GoType::Slice(_) | GoType::Map(_)
+                ) => {}
+            (GoType::Slice(item), Value::Array(items)) => {
+                pending.extend(items.iter_mut().map(|v| (&**item, v)));
+            }
+            (GoType::Map(item), Value::Object(map)) => {
+                map.retain(|_, v| !is_empty_list(v));
+                pending.extend(map.values_mut().map(|v| (&**item, v)));
+            }
+            _ => {}
+        }
+    }
 }
 
-fn drop_unset_struct(name: &str, obj: &mut Map) {
-    let Some(go_struct) = TYPES.get(name) else {
-        return;
-    };
+/// Drops the unset fields of `obj`, of struct `go_struct`, and queues the others.
+fn drop_unset_struct<'v>(
+    go_struct: &'static GoStruct,
+    obj: &'v mut Map,
+    pending: &mut Vec<(&'static GoType, &'v mut Value)>,
+) {
     obj.retain(|key, value| match (go_struct.fields.get(key), &*value) {
         (Some(GoType::Any) | None, _) => true,
         (Some(_), Value::Null) => false,
         (Some(GoType::Map(_)), Value::Object(map)) => !map.is_empty(),
-        _ => true,
+        (Some(_), value) => !is_empty_list(value),
     });
     for (key, value) in obj.iter_mut() {
         if let Some(ty) = go_struct.fields.get(key) {
-            drop_unset_value(ty, value);
+            pending.push((ty, value));
         }
     }
 }
 
-fn drop_unset_value(ty: &GoType, value: &mut Value) {
-    match (ty, value) {
-        (GoType::Struct(name), Value::Object(obj)) => drop_unset_struct(name, obj),
-        (GoType::Slice(item) | GoType::Map(item), Value::Array(_) | Value::Object(_))
-            if !matches!(
-                **item,
-                GoType::Struct(_) | GoType::Slice(_) | GoType::Map(_)
-            ) => {}
-        (GoType::Slice(item), Value::Array(items)) => {
-            for v in items {
-                drop_unset_value(item, v);
-            }
-        }
-        (GoType::Map(item), Value::Object(map)) => {
-            for v in map.values_mut() {
-                drop_unset_value(item, v);
-            }
-        }
-        _ => {}
-    }
+fn is_empty_list(value: &Value) -> bool {
+    matches!(value, Value::Array(items) if items.is_empty())
 }
 
 #[cfg(test)]
@@ -209,6 +229,35 @@ mod tests {
                 "volumes": [{"name": "v", "emptyDir": {}}],
                 "containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}})
         );
+    }
+
+    // A CRD schema nests `JSONSchemaProps` as deep as Go reads: its unset fields go at every
+    // level, on a test thread's stack; a schemaless `default` keeps its empty list, as storage
+    // keeps its bytes.
+    #[test]
+    fn a_schema_as_deep_as_go_reads_drops_unset_fields_at_the_bottom() {
+        const CRD: &str =
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition";
+        let crd = |leaf: &str| {
+            let schema = format!(
+                "{}{leaf}{}",
+                r#"{"type":"object","properties":{"a":"#.repeat(4_990),
+                "}}".repeat(4_990)
+            );
+            let text = format!(
+                r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#
+            );
+            match crate::wire::object::read_json(text.as_bytes()) {
+                Ok(Value::Object(obj)) => obj,
+                other => panic!("not an object: {other:?}"),
+            }
+        };
+        let mut obj = crd(r#"{"type":"string","enum":[],"format":null,"default":{"x":[]}}"#);
+        drop_unset_fields_of(CRD, &mut obj);
+        fill_zero_fields_of(CRD, &mut obj);
+        let mut expected = crd(r#"{"type":"string","default":{"x":[]}}"#);
+        fill_zero_fields_of(CRD, &mut expected);
+        assert!(obj == expected);
     }
 
     #[test]

@@ -185,3 +185,19 @@ impl Registry {
             .filter(move |t| t.custom && t.group == group)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_type_is_stored_as_a_recorded_go_struct() {
+        let missing: Vec<String> = BUILTINS
+            .iter()
+            .filter(|t| t.stored_struct().is_none())
+            .map(|t| format!("{}/{}", t.group, t.kind))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+        assert_eq!(STORED_STRUCTS.len(), BUILTINS.len());
+    }
+}

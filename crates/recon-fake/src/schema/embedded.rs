@@ -10,40 +10,51 @@ use recon_apimachinery::json::{Map, Value};
 use recon_apimachinery::names::dns1035_label_errors;
 
 use super::model::{Additional, Node};
+use super::steps::Step;
 use super::validate::bad_value;
 use crate::field::{ErrorType, FieldError};
 use crate::wire::object::normalize_metadata;
 
 /// `CoerceWithOptions` below the resource root: every embedded resource in `v` (at field path
 /// `path`) gets its type and object metadata checked, and `metadata` normalised. The paths of
-/// unknown metadata fields dropped are added to `unknown`.
+/// unknown metadata fields dropped are added to `unknown`. The first failure is the error.
+///
+/// One value at a time, in the order a recursion would take (a value may nest as deep as Go
+/// reads): what is left to do is a list of values, each with the length of its parent's path
+/// and the step below it.
 pub(crate) fn coerce(
     node: &Node,
     path: &str,
     v: &mut Value,
     unknown: &mut Vec<String>,
 ) -> Result<(), FieldError> {
-    match v {
-        Value::Object(map) => {
-            if node.embedded_resource {
-                coerce_type_and_object_meta(path, map, unknown)?;
-            }
-            for (k, v) in map.iter_mut() {
-                if let Some(schema) = node.properties.get(k) {
-                    coerce(schema, &join(path, k), v, unknown)?;
-                } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
-                    coerce(schema, &format!("{path}[{k}]"), v, unknown)?;
+    let mut path = path.to_owned();
+    let mut pending = vec![(node, v, path.len(), Step::Here)];
+    while let Some((node, v, parent, step)) = pending.pop() {
+        step.below(&mut path, parent);
+        let at = path.len();
+        match v {
+            Value::Object(map) => {
+                if node.embedded_resource {
+                    coerce_type_and_object_meta(&path, map, unknown)?;
+                }
+                for (k, v) in map.iter_mut().rev() {
+                    if let Some(schema) = node.properties.get(k) {
+                        pending.push((schema, v, at, Step::Field(k)));
+                    } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
+                        pending.push((schema, v, at, Step::Key(k)));
+                    }
                 }
             }
-        }
-        Value::Array(items) => {
-            if let Some(schema) = &node.items {
-                for (i, item) in items.iter_mut().enumerate() {
-                    coerce(schema, &format!("{path}[{i}]"), item, unknown)?;
+            Value::Array(items) => {
+                if let Some(schema) = &node.items {
+                    for (i, item) in items.iter_mut().enumerate().rev() {
+                        pending.push((schema, item, at, Step::Index(i)));
+                    }
                 }
             }
+            _ => {}
         }
-        _ => {}
     }
     Ok(())
 }
@@ -88,41 +99,51 @@ fn coerce_type_and_object_meta(
     }
 }
 
-/// The errors of the embedded resources within `obj` (the resource itself is not one).
+/// The errors of the embedded resources within `obj` (the resource itself is not one), in the
+/// order a recursion would find them, one value at a time.
 pub(crate) fn validate(node: &Node, obj: &Map) -> Vec<FieldError> {
     let mut out = Vec::new();
-    for (k, v) in obj {
-        if let Some(schema) = node.properties.get(k) {
-            value(schema, k, v, &mut out);
-        } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
-            value(schema, &format!("[{k}]"), v, &mut out);
+    let mut path = String::new();
+    let mut pending = Vec::new();
+    members(node, obj, 0, Step::Field, &mut pending);
+    while let Some((node, v, parent, step)) = pending.pop() {
+        step.below(&mut path, parent);
+        match v {
+            Value::Object(map) => {
+                if node.embedded_resource {
+                    embedded(&path, map, &mut out);
+                }
+                members(node, map, path.len(), Step::Member, &mut pending);
+            }
+            Value::Array(items) => {
+                if let Some(schema) = &node.items {
+                    let items = items.iter().enumerate().rev();
+                    pending.extend(
+                        items.map(|(i, item)| (&**schema, item, path.len(), Step::Index(i))),
+                    );
+                }
+            }
+            _ => {}
         }
     }
     out
 }
 
-fn value(node: &Node, path: &str, v: &Value, out: &mut Vec<FieldError>) {
-    match v {
-        Value::Object(map) => {
-            if node.embedded_resource {
-                embedded(path, map, out);
-            }
-            for (k, v) in map {
-                if let Some(schema) = node.properties.get(k) {
-                    value(schema, &format!("{path}.{k}"), v, out);
-                } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
-                    value(schema, &format!("{path}[{k}]"), v, out);
-                }
-            }
+/// The members of `map` that have a schema, to be validated next in their order: a property
+/// at `property` below the path `at` bytes long, any other key in brackets.
+fn members<'a>(
+    node: &'a Node,
+    map: &'a Map,
+    at: usize,
+    property: fn(&'a str) -> Step<'a>,
+    pending: &mut Vec<(&'a Node, &'a Value, usize, Step<'a>)>,
+) {
+    for (k, v) in map.iter().rev() {
+        if let Some(schema) = node.properties.get(k) {
+            pending.push((schema, v, at, property(k)));
+        } else if let Some(Additional::Schema(schema)) = &node.additional_properties {
+            pending.push((schema, v, at, Step::Key(k)));
         }
-        Value::Array(items) => {
-            if let Some(schema) = &node.items {
-                for (i, item) in items.iter().enumerate() {
-                    value(schema, &format!("{path}[{i}]"), item, out);
-                }
-            }
-        }
-        _ => {}
     }
 }
 

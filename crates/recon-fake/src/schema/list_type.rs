@@ -7,45 +7,59 @@ use recon_apimachinery::json;
 use recon_apimachinery::json::{Map, Value};
 
 use super::model::{Additional, ListType, Node};
+use super::steps::Step;
 use super::validate::bad_value;
 use crate::field::{ErrorType, FieldError};
 
-/// The errors of `obj` (an object) against `node`.
+/// The errors of `obj` (an object) against `node`, in the order a recursion would find them,
+/// one value at a time (a value may nest as deep as Go reads).
 pub(crate) fn validate(node: &Node, obj: &Map) -> Vec<FieldError> {
     let mut out = Vec::new();
-    object(node, "", obj, &mut out);
+    let mut path = String::new();
+    let mut pending = Vec::new();
+    members(node, obj, 0, &mut pending);
+    while let Some((node, v, parent, step)) = pending.pop() {
+        step.below(&mut path, parent);
+        match v {
+            Value::Array(items) => {
+                array(node, &path, items, &mut out);
+                if let Some(schema) = &node.items {
+                    let items = items.iter().enumerate().rev();
+                    pending.extend(
+                        items.map(|(i, item)| (&**schema, item, path.len(), Step::Index(i))),
+                    );
+                }
+            }
+            Value::Object(map) => members(node, map, path.len(), &mut pending),
+            _ => {}
+        }
+    }
     out
 }
 
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn object(node: &Node, path: &str, obj: &Map, out: &mut Vec<FieldError>) {
-    if let Some(Additional::Schema(schema)) = &node.additional_properties {
-        for (k, v) in obj {
-            value(schema, &format!("{path}[{k}]"), v, out);
-        }
-    }
-    for (k, v) in obj {
+/// The members of `obj` to be checked next, in their order: every member against
+/// `additionalProperties` when it is a schema, then the properties.
+fn members<'a>(
+    node: &'a Node,
+    obj: &'a Map,
+    at: usize,
+    pending: &mut Vec<(&'a Node, &'a Value, usize, Step<'a>)>,
+) {
+    for (k, v) in obj.iter().rev() {
         if let Some(schema) = node.properties.get(k) {
-            value(schema, &child(path, k), v, out);
+            pending.push((schema, v, at, Step::Field(k)));
         }
     }
-}
-
-fn value(node: &Node, path: &str, v: &Value, out: &mut Vec<FieldError>) {
-    match v {
-        Value::Array(items) => array(node, path, items, out),
-        Value::Object(map) => object(node, path, map, out),
-        _ => {}
+    if let Some(Additional::Schema(schema)) = &node.additional_properties {
+        pending.extend(
+            obj.iter()
+                .rev()
+                .map(|(k, v)| (&**schema, v, at, Step::Key(k))),
+        );
     }
 }
 
+/// The set or map invariants of one list.
 fn array(node: &Node, path: &str, items: &[Value], out: &mut Vec<FieldError>) {
     match &node.list_type {
         Some(ListType::Set) => {
@@ -55,11 +69,6 @@ fn array(node: &Node, path: &str, items: &[Value], out: &mut Vec<FieldError>) {
         }
         Some(ListType::Map(keys)) => map_list(path, keys, items, out),
         _ => {}
-    }
-    if let Some(schema) = &node.items {
-        for (i, item) in items.iter().enumerate() {
-            value(schema, &format!("{path}[{i}]"), item, out);
-        }
     }
 }
 

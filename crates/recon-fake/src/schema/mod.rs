@@ -14,9 +14,16 @@
 //! - [`format`](mod@format): the string formats a CRD keeps and how they are checked;
 //! - [`number_checks`]: the numeric checks that depend on how Go decoded a number;
 //! - [`embedded`]: `x-kubernetes-embedded-resource` objects;
-//! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants.
+//! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants;
+//! - [`steps`]: the field paths the walks write into one buffer;
+//! - [`teardown`]: dropping the trees read from a schema.
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
+//!
+//! A schema may nest as deep as Go reads a CRD (about 5,000 objects), and a value as deep as
+//! its schema: every walk over a schema, or over a value with its schema, keeps its own stack
+//! of what is left to do (the trees drop themselves one node at a time too), so none takes a
+//! frame per level of the caller's stack. Compiling CEL rules recurses, on a stack of its own.
 
 pub(crate) use cel::{
     CelRules, Declarations, PolicyCompiler, RESERVED as CEL_RESERVED, Returns, SelectorError,
@@ -24,6 +31,8 @@ pub(crate) use cel::{
 };
 
 mod cel;
+#[cfg(test)]
+mod deep_tests;
 mod default;
 mod embedded;
 mod format;
@@ -32,8 +41,13 @@ mod list_type;
 mod model;
 mod number_checks;
 mod prune;
+mod steps;
 pub(crate) mod structural;
+mod teardown;
 mod validate;
+
+use std::fmt;
+use std::sync::Arc;
 
 use model::Node;
 use recon_apimachinery::json::Value;
@@ -43,11 +57,13 @@ use crate::field::{BadValue, ErrorType, FieldError};
 use crate::wire::object::Object;
 
 /// The validation schema of one served version of a custom resource.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct CustomResourceSchema {
     /// The schema as the CRD gives it (two schemas are equal when their sources are).
     source: Value,
-    root: Node,
+    /// Shared by copies: a schema may nest as deep as Go reads, and a tree copies itself by
+    /// recursion.
+    root: Arc<Node>,
     /// Whether any node has a `default` (most schemas have none: defaulting is skipped).
     defaults: bool,
     /// Whether any node is an `x-kubernetes-embedded-resource` (whose metadata decoding
@@ -66,6 +82,19 @@ pub(crate) struct Verdict {
     pub(crate) warnings: Vec<String>,
 }
 
+/// The source and what was read from it, without the trees read (which would print themselves
+/// by recursion, at any depth).
+impl fmt::Debug for CustomResourceSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CustomResourceSchema")
+            .field("source", &self.source)
+            .field("defaults", &self.defaults)
+            .field("embedded", &self.embedded)
+            .field("rules", &self.rules.is_some())
+            .finish()
+    }
+}
+
 impl PartialEq for CustomResourceSchema {
     fn eq(&self, other: &Self) -> bool {
         self.source == other.source
@@ -75,7 +104,7 @@ impl PartialEq for CustomResourceSchema {
 impl CustomResourceSchema {
     /// Reads a version's `schema.openAPIV3Schema`.
     pub(crate) fn from_openapi_v3(schema: &Value) -> Self {
-        let root = Node::parse(schema);
+        let root = Arc::new(Node::parse(schema));
         CustomResourceSchema {
             source: schema.clone(),
             defaults: root.any(&|n| n.default.is_some()),

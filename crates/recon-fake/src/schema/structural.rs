@@ -20,6 +20,7 @@
 use recon_apimachinery::go_json::go_json_string;
 use recon_apimachinery::json::{Map, Value};
 
+use super::steps::Step;
 use crate::field::{BadValue, ErrorType, FieldError};
 
 type Schema = Map;
@@ -50,14 +51,13 @@ pub(crate) fn validate(schema: &Value, path: &str) -> Vec<FieldError> {
     }
     let unreadable = unreadable(root);
     if unreadable.is_none() {
-        let mut structural = Vec::new();
-        invariants(root, Level::Root, path, &mut structural);
-        value_completeness(root, root, path, path, &mut structural);
+        let mut structural = invariants(root, path);
+        structural.extend(value_completeness(root, path));
         structural.sort_by_cached_key(ToString::to_string);
         errors.extend(structural);
     }
     let mut walk = Walk::default();
-    walk.node(root, path, &Context::root());
+    walk.run(root, path);
     errors.extend(walk.errors);
     if let Some(why) = unreadable
         && errors.is_empty()
@@ -89,7 +89,7 @@ fn object<'a>(s: &'a Schema, key: &str) -> Option<&'a Schema> {
 }
 
 /// A list of schemas (`allOf`, `anyOf`, `oneOf`), with each one's index.
-fn schemas<'a>(s: &'a Schema, key: &str) -> impl Iterator<Item = (usize, &'a Schema)> {
+fn schemas<'a>(s: &'a Schema, key: &str) -> impl DoubleEndedIterator<Item = (usize, &'a Schema)> {
     let list = s.get(key).and_then(Value::as_array).map(Vec::as_slice);
     list.unwrap_or_default()
         .iter()
@@ -170,7 +170,55 @@ fn is_zero(key: &str, value: &Value, nested: bool) -> bool {
 // --- `NewStructural` ---
 
 /// Why `NewStructural` cannot read the schema (the first failure in its order), if it cannot.
-fn unreadable(s: &Schema) -> Option<&'static str> {
+///
+/// Its order, one node at a time (a schema may nest as deep as Go reads): a node's keywords,
+/// its value validations (`not`, then each clause, each with everything below it), its
+/// extensions and `items`, then the schemas of its structure.
+fn unreadable(root: &Schema) -> Option<&'static str> {
+    enum Check<'a> {
+        Node(&'a Schema),
+        /// What a node says of itself after its value validations.
+        AfterClauses(&'a Schema),
+    }
+    // What is left to check, the next last.
+    let mut pending = vec![Check::Node(root)];
+    while let Some(check) = pending.pop() {
+        let s = match check {
+            Check::Node(s) => s,
+            Check::AfterClauses(s) => {
+                if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(false)) {
+                    return Some(
+                        "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or \
+                         undefined",
+                    );
+                }
+                if s.get("items")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty())
+                {
+                    return Some("OpenAPIV3Schema 'items' must be a schema, but is an array");
+                }
+                continue;
+            }
+        };
+        if let Some(why) = unsupported(s) {
+            return Some(why);
+        }
+        pending.extend(object(s, "additionalProperties").map(Check::Node));
+        let properties = named(s, "properties").into_iter().rev();
+        pending.extend(properties.map(|(_, p)| Check::Node(p)));
+        pending.extend(items(s).map(Check::Node));
+        pending.push(Check::AfterClauses(s));
+        for key in ["oneOf", "anyOf", "allOf"] {
+            pending.extend(schemas(s, key).rev().map(|(_, c)| Check::Node(c)));
+        }
+        pending.extend(get(s, "not").and_then(Value::as_object).map(Check::Node));
+    }
+    None
+}
+
+/// The keywords `NewStructural` refuses in a node, the first in its order.
+fn unsupported(s: &Schema) -> Option<&'static str> {
     if !text(s, "id").is_empty() {
         return Some("OpenAPIV3Schema 'id' is not supported");
     }
@@ -192,37 +240,6 @@ fn unreadable(s: &Schema) -> Option<&'static str> {
     if object(s, "definitions").is_some_and(|m| !m.is_empty()) {
         return Some("OpenAPIV3Schema 'definitions' is not supported");
     }
-    // The value validations (`not`, then each clause), the extensions, then the structure.
-    let clauses = get(s, "not").and_then(Value::as_object).into_iter().chain(
-        ["allOf", "anyOf", "oneOf"]
-            .into_iter()
-            .flat_map(|k| schemas(s, k).map(|(_, c)| c)),
-    );
-    for clause in clauses {
-        if let Some(why) = unreadable(clause) {
-            return Some(why);
-        }
-    }
-    if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(false)) {
-        return Some(
-            "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined",
-        );
-    }
-    if s.get("items")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty())
-    {
-        return Some("OpenAPIV3Schema 'items' must be a schema, but is an array");
-    }
-    let children = items(s)
-        .into_iter()
-        .chain(named(s, "properties").into_iter().map(|(_, p)| p))
-        .chain(object(s, "additionalProperties"));
-    for child in children {
-        if let Some(why) = unreadable(child) {
-            return Some(why);
-        }
-    }
     None
 }
 
@@ -235,68 +252,185 @@ enum Level {
     Field,
 }
 
-/// `validateStructuralInvariants`.
-fn invariants(s: &Schema, level: Level, path: &str, out: &mut Vec<FieldError>) {
-    let ty = text(s, "type");
-    let (embedded, preserve, int_or_string) = (
-        flag(s, "x-kubernetes-embedded-resource"),
-        flag(s, "x-kubernetes-preserve-unknown-fields"),
-        flag(s, "x-kubernetes-int-or-string"),
-    );
-    if ty == "array" && items(s).is_none() {
-        out.push(FieldError::required(
-            format!("{path}.items"),
-            "must be specified",
-        ));
-    }
-    if let Some(item) = items(s) {
-        invariants(item, Level::Item, &format!("{path}.items"), out);
-    }
-    for (k, v) in named(s, "properties") {
-        invariants(v, Level::Field, &format!("{path}.properties[{k}]"), out);
-    }
-    let additional = additional(s);
-    if !matches!(additional, Additional::Unset) && level == Level::Root {
-        out.push(FieldError::forbidden(
-            format!("{path}.additionalProperties"),
-            "must not be used at the root",
-        ));
-    }
-    if let Additional::Schema(a) = additional {
-        invariants(
-            a,
-            Level::Field,
-            &format!("{path}.additionalProperties"),
-            out,
-        );
-    }
+/// What is left to do of `validateStructuralInvariants` and of the
+/// `validateNestedValueValidation` it calls, the next last. A node's path is the buffer's first
+/// `parent` bytes and `step`; what a node does after the nodes below it finds its path in the
+/// buffer's first `at` bytes.
+enum Invariant<'a> {
+    /// `validateStructuralInvariants` of a node: `items` required, then its `items` and
+    /// properties, ...
+    Node(&'a Schema, Level, usize, Step<'a>),
+    /// ... `additionalProperties` at the root, then that schema, ...
+    AfterProperties(&'a Schema, Level, usize),
+    /// ... the extensions, then the clauses (`validateValueValidation`), ...
+    AfterAdditional(&'a Schema, Level, usize),
+    /// ... then `pattern`, and what it says of its type, of embedded resources and metadata.
+    AfterClauses(&'a Schema, Level, usize),
+    /// `validateNestedValueValidation` of a clause (whether to skip its `anyOf`): its own
+    /// clauses, ...
+    Nested(&'a Schema, bool, usize, Step<'a>),
+    /// ... its `pattern`, its `items` and properties, ...
+    NestedPattern(&'a Schema, usize),
+    /// ... then what it may not say.
+    NestedRest(&'a Schema, usize),
+}
 
-    // validateExtensions
-    if int_or_string && preserve {
+/// `validateStructuralInvariants` of the root at `root_path`, in its order.
+fn invariants(root: &Schema, root_path: &str) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    let mut path = root_path.to_owned();
+    let mut pending = vec![Invariant::Node(root, Level::Root, path.len(), Step::Here)];
+    while let Some(next) = pending.pop() {
+        match next {
+            Invariant::Node(s, level, parent, step) => {
+                step.below(&mut path, parent);
+                let at = path.len();
+                if text(s, "type") == "array" && items(s).is_none() {
+                    out.push(FieldError::required(
+                        format!("{path}.items"),
+                        "must be specified",
+                    ));
+                }
+                pending.push(Invariant::AfterProperties(s, level, at));
+                let properties = named(s, "properties").into_iter().rev();
+                pending.extend(properties.map(|(k, v)| {
+                    Invariant::Node(v, Level::Field, at, Step::Named("properties", k))
+                }));
+                if let Some(item) = items(s) {
+                    pending.push(Invariant::Node(
+                        item,
+                        Level::Item,
+                        at,
+                        Step::Member("items"),
+                    ));
+                }
+            }
+            Invariant::AfterProperties(s, level, at) => {
+                path.truncate(at);
+                let additional = additional(s);
+                if !matches!(additional, Additional::Unset) && level == Level::Root {
+                    out.push(FieldError::forbidden(
+                        format!("{path}.additionalProperties"),
+                        "must not be used at the root",
+                    ));
+                }
+                pending.push(Invariant::AfterAdditional(s, level, at));
+                if let Additional::Schema(a) = additional {
+                    let step = Step::Member("additionalProperties");
+                    pending.push(Invariant::Node(a, Level::Field, at, step));
+                }
+            }
+            Invariant::AfterAdditional(s, level, at) => {
+                path.truncate(at);
+                extensions(s, &path, &mut out);
+                pending.push(Invariant::AfterClauses(s, level, at));
+                let skip_first_all_of_any_of = schemas(s, "allOf")
+                    .next()
+                    .is_some_and(|(i, first)| i == 0 && is_int_or_string_any_of(first));
+                let skip_any_of = is_int_or_string_any_of(s);
+                clauses(s, skip_any_of, skip_first_all_of_any_of, at, &mut pending);
+            }
+            Invariant::AfterClauses(s, level, at) => {
+                path.truncate(at);
+                pattern(s, &path, &mut out);
+                type_and_metadata(s, level, &path, &mut out);
+            }
+            Invariant::Nested(v, skip_any_of, parent, step) => {
+                step.below(&mut path, parent);
+                let at = path.len();
+                pending.push(Invariant::NestedRest(v, at));
+                let properties = named(v, "properties").into_iter().rev();
+                pending.extend(
+                    properties.map(|(k, p)| {
+                        Invariant::Nested(p, false, at, Step::Named("properties", k))
+                    }),
+                );
+                if let Some(item) = items(v) {
+                    pending.push(Invariant::Nested(item, false, at, Step::Member("items")));
+                }
+                pending.push(Invariant::NestedPattern(v, at));
+                clauses(v, skip_any_of, false, at, &mut pending);
+            }
+            Invariant::NestedPattern(v, at) => {
+                path.truncate(at);
+                pattern(v, &path, &mut out);
+            }
+            Invariant::NestedRest(v, at) => {
+                path.truncate(at);
+                nested_rest(v, &path, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// `validateExtensions`.
+fn extensions(s: &Schema, path: &str, out: &mut Vec<FieldError>) {
+    if !flag(s, "x-kubernetes-int-or-string") {
+        return;
+    }
+    if flag(s, "x-kubernetes-preserve-unknown-fields") {
         out.push(raw_invalid(
             format!("{path}.x-kubernetes-preserve-unknown-fields"),
             "true",
             "must be false if x-kubernetes-int-or-string is true",
         ));
     }
-    if int_or_string && embedded {
+    if flag(s, "x-kubernetes-embedded-resource") {
         out.push(raw_invalid(
             format!("{path}.x-kubernetes-embedded-resource"),
             "true",
             "must be false if x-kubernetes-int-or-string is true",
         ));
     }
+}
 
-    value_validation(
-        s,
-        is_int_or_string_any_of(s),
-        schemas(s, "allOf")
-            .next()
-            .is_some_and(|(i, first)| i == 0 && is_int_or_string_any_of(first)),
-        path,
-        out,
+/// `validateValueValidation`'s clauses of the node at `at`, each a nested value validation, to
+/// be done next in their order: `anyOf` (unless skipped), `allOf`, `oneOf`, `not`.
+fn clauses<'a>(
+    s: &'a Schema,
+    skip_any_of: bool,
+    skip_first_all_of_any_of: bool,
+    at: usize,
+    pending: &mut Vec<Invariant<'a>>,
+) {
+    if let Some(not) = object(s, "not") {
+        pending.push(Invariant::Nested(not, false, at, Step::Member("not")));
+    }
+    let one_of = schemas(s, "oneOf").rev();
+    pending.extend(one_of.map(|(i, c)| Invariant::Nested(c, false, at, Step::Nth("oneOf", i))));
+    pending.extend(schemas(s, "allOf").rev().map(|(i, c)| {
+        let skip = skip_first_all_of_any_of && i == 0;
+        Invariant::Nested(c, skip, at, Step::Nth("allOf", i))
+    }));
+    if !skip_any_of {
+        let any_of = schemas(s, "anyOf").rev();
+        pending.extend(any_of.map(|(i, c)| Invariant::Nested(c, false, at, Step::Nth("anyOf", i))));
+    }
+}
+
+/// The end of `validateValueValidation`: the node's `pattern` must compile.
+fn pattern(s: &Schema, path: &str, out: &mut Vec<FieldError>) {
+    let pattern = text(s, "pattern");
+    if let Err(e) = super::go_regexp::check(pattern) {
+        out.push(FieldError::invalid(
+            format!("{path}.pattern"),
+            pattern,
+            format!("must be a valid regular expression, but isn't: {e}"),
+        ));
+    }
+}
+
+/// The end of `validateStructuralInvariants`: the node's type, `additionalProperties` of an
+/// embedded resource, the type and object meta of a resource, the properties of an embedded
+/// one.
+fn type_and_metadata(s: &Schema, level: Level, path: &str, out: &mut Vec<FieldError>) {
+    let ty = text(s, "type");
+    let (embedded, preserve, int_or_string) = (
+        flag(s, "x-kubernetes-embedded-resource"),
+        flag(s, "x-kubernetes-preserve-unknown-fields"),
+        flag(s, "x-kubernetes-int-or-string"),
     );
-
     if embedded && ty != "object" {
         let detail = "must be object if x-kubernetes-embedded-resource is true";
         out.push(required_or_invalid(format!("{path}.type"), ty, detail));
@@ -308,7 +442,7 @@ fn invariants(s: &Schema, level: Level, path: &str, out: &mut Vec<FieldError>) {
         };
         out.push(FieldError::required(format!("{path}.type"), detail));
     }
-    if embedded && !matches!(additional, Additional::Unset) {
+    if embedded && !matches!(additional(s), Additional::Unset) {
         out.push(FieldError::forbidden(
             format!("{path}.additionalProperties"),
             "must not be used if x-kubernetes-embedded-resource is set",
@@ -398,53 +532,9 @@ fn is_int_or_string_any_of(s: &Schema) -> bool {
     matches!(any_of.as_slice(), [a, b] if only_type(a, "integer") && only_type(b, "string"))
 }
 
-/// `validateValueValidation`: the clauses of a node.
-fn value_validation(
-    s: &Schema,
-    skip_any_of: bool,
-    skip_first_all_of_any_of: bool,
-    path: &str,
-    out: &mut Vec<FieldError>,
-) {
-    if !skip_any_of {
-        for (i, c) in schemas(s, "anyOf") {
-            nested(c, false, &format!("{path}.anyOf[{i}]"), out);
-        }
-    }
-    for (i, c) in schemas(s, "allOf") {
-        nested(
-            c,
-            skip_first_all_of_any_of && i == 0,
-            &format!("{path}.allOf[{i}]"),
-            out,
-        );
-    }
-    for (i, c) in schemas(s, "oneOf") {
-        nested(c, false, &format!("{path}.oneOf[{i}]"), out);
-    }
-    if let Some(not) = object(s, "not") {
-        nested(not, false, &format!("{path}.not"), out);
-    }
-    let pattern = text(s, "pattern");
-    if let Err(e) = super::go_regexp::check(pattern) {
-        out.push(FieldError::invalid(
-            format!("{path}.pattern"),
-            pattern,
-            format!("must be a valid regular expression, but isn't: {e}"),
-        ));
-    }
-}
-
-/// `validateNestedValueValidation`: a schema under `allOf`, `anyOf`, `oneOf` or `not` may only
-/// validate values, not say what they are.
-fn nested(v: &Schema, skip_any_of: bool, path: &str, out: &mut Vec<FieldError>) {
-    value_validation(v, skip_any_of, false, path, out);
-    if let Some(item) = items(v) {
-        nested(item, false, &format!("{path}.items"), out);
-    }
-    for (k, p) in named(v, "properties") {
-        nested(p, false, &format!("{path}.properties[{k}]"), out);
-    }
+/// The end of `validateNestedValueValidation`: a schema under `allOf`, `anyOf`, `oneOf` or
+/// `not` may only validate values, not say what they are.
+fn nested_rest(v: &Schema, path: &str, out: &mut Vec<FieldError>) {
     let forbid = |out: &mut Vec<FieldError>, key: &str, detail: &str| {
         out.push(FieldError::forbidden(format!("{path}.{key}"), detail));
     };
@@ -510,54 +600,86 @@ fn nested(v: &Schema, skip_any_of: bool, path: &str, out: &mut Vec<FieldError>) 
     }
 }
 
-/// `validateValueValidationCompleteness` (called for the root only): every property or items a
-/// clause constrains must be in the structure too.
-fn value_completeness(
-    v: &Schema,
-    s: &Schema,
-    s_path: &str,
-    v_path: &str,
-    out: &mut Vec<FieldError>,
-) {
-    if let Some(not) = object(v, "not") {
-        nested_completeness(not, Some(s), s_path, &format!("{v_path}.not"), out);
-    }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for (i, c) in schemas(v, key) {
-            nested_completeness(c, Some(s), s_path, &format!("{v_path}.{key}[{i}]"), out);
-        }
-    }
+/// What is left to do of `validateValueValidationCompleteness`, the next last: a clause `v`
+/// against the structure `s` at the same place (`None`: the structure has nothing there),
+/// the path of each being the first `parent` bytes of its buffer and a step.
+struct Completeness<'a> {
+    v: &'a Schema,
+    s: Option<&'a Schema>,
+    s_parent: usize,
+    s_step: Step<'a>,
+    v_parent: usize,
+    v_step: Step<'a>,
 }
 
-fn nested_completeness(
-    v: &Schema,
-    s: Option<&Schema>,
-    s_path: &str,
-    v_path: &str,
-    out: &mut Vec<FieldError>,
+/// `validateValueValidationCompleteness` (called for the root only): every property or items a
+/// clause constrains must be in the structure too.
+fn value_completeness(root: &Schema, root_path: &str) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    let (mut s_path, mut v_path) = (root_path.to_owned(), root_path.to_owned());
+    let mut pending = Vec::new();
+    completeness_clauses(root, root, s_path.len(), v_path.len(), &mut pending);
+    while let Some(next) = pending.pop() {
+        next.s_step.below(&mut s_path, next.s_parent);
+        next.v_step.below(&mut v_path, next.v_parent);
+        let Some(s) = next.s else {
+            out.push(not_in_structure(&s_path, &v_path));
+            continue;
+        };
+        let (s_at, v_at) = (s_path.len(), v_path.len());
+        let structure = object(s, "properties");
+        for (k, p) in named(next.v, "properties").into_iter().rev() {
+            let step = Step::Named("properties", k);
+            pending.push(Completeness {
+                v: p,
+                s: structure.and_then(|m| m.get(k)).and_then(Value::as_object),
+                s_parent: s_at,
+                s_step: step,
+                v_parent: v_at,
+                v_step: step,
+            });
+        }
+        if let Some(item) = items(next.v) {
+            pending.push(Completeness {
+                v: item,
+                s: items(s),
+                s_parent: s_at,
+                s_step: Step::Member("items"),
+                v_parent: v_at,
+                v_step: Step::Member("items"),
+            });
+        }
+        completeness_clauses(next.v, s, s_at, v_at, &mut pending);
+    }
+    out
+}
+
+/// The clauses of `v` (`not`, then `allOf`, `anyOf` and `oneOf`), each against the structure
+/// `s`, to be checked next in that order.
+fn completeness_clauses<'a>(
+    v: &'a Schema,
+    s: &'a Schema,
+    s_at: usize,
+    v_at: usize,
+    pending: &mut Vec<Completeness<'a>>,
 ) {
-    let Some(s) = s else {
-        out.push(not_in_structure(s_path, v_path));
-        return;
+    let clause = |c, v_step| Completeness {
+        v: c,
+        s: Some(s),
+        s_parent: s_at,
+        s_step: Step::Here,
+        v_parent: v_at,
+        v_step,
     };
-    value_completeness(v, s, s_path, v_path, out);
-    if let Some(item) = items(v) {
-        nested_completeness(
-            item,
-            items(s),
-            &format!("{s_path}.items"),
-            &format!("{v_path}.items"),
-            out,
+    for key in ["oneOf", "anyOf", "allOf"] {
+        pending.extend(
+            schemas(v, key)
+                .rev()
+                .map(|(i, c)| clause(c, Step::Nth(key, i))),
         );
     }
-    let structure = object(s, "properties");
-    for (k, p) in named(v, "properties") {
-        let s_path = format!("{s_path}.properties[{k}]");
-        let v_path = format!("{v_path}.properties[{k}]");
-        match structure.and_then(|m| m.get(k)).and_then(Value::as_object) {
-            Some(field) => nested_completeness(p, Some(field), &s_path, &v_path, out),
-            None => out.push(not_in_structure(&s_path, &v_path)),
-        }
+    if let Some(not) = object(v, "not") {
+        pending.push(clause(not, Step::Member("not")));
     }
 }
 
@@ -588,13 +710,13 @@ fn required_or_invalid(field: String, value: &str, detail: &str) -> FieldError {
 const TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
 
 /// What a node of the walk inherits from where it is.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Context {
     root: bool,
     /// Under the `metadata`, `kind` or `apiVersion` of the root or of an embedded resource.
     inside_meta: bool,
     /// Why `default` is refused here, if it is.
-    no_defaults: Option<String>,
+    no_defaults: Option<&'static str>,
 }
 
 impl Context {
@@ -606,10 +728,10 @@ impl Context {
         }
     }
 
-    fn child(&self) -> Self {
+    fn child(self) -> Self {
         Context {
             root: false,
-            ..self.clone()
+            ..self
         }
     }
 }
@@ -621,8 +743,36 @@ struct Walk {
     unique_items: bool,
 }
 
+/// What is left of the walk, the next last.
+enum Visit<'a> {
+    /// A node, at the buffer's first `parent` bytes and `step`: its keywords, then the nodes
+    /// below it, ...
+    Node(&'a Schema, usize, Step<'a>, Context),
+    /// ... then its extensions, at the buffer's first `at` bytes.
+    Extensions(&'a Schema, usize),
+}
+
 impl Walk {
-    fn node(&mut self, s: &Schema, path: &str, cx: &Context) {
+    /// Walks the schema `root` at `root_path`, one node at a time, in the real server's order.
+    fn run(&mut self, root: &Schema, root_path: &str) {
+        let mut path = root_path.to_owned();
+        let mut pending = vec![Visit::Node(root, path.len(), Step::Here, Context::root())];
+        while let Some(next) = pending.pop() {
+            match next {
+                Visit::Node(s, parent, step, cx) => {
+                    step.below(&mut path, parent);
+                    self.node(s, &path, cx, &mut pending);
+                }
+                Visit::Extensions(s, at) => {
+                    path.truncate(at);
+                    self.extensions(s, &path);
+                }
+            }
+        }
+    }
+
+    /// A node's own checks; what is below it, then its extensions, are to be done next.
+    fn node<'a>(&mut self, s: &'a Schema, path: &str, cx: Context, pending: &mut Vec<Visit<'a>>) {
         self.keywords(s, path, cx);
         if flag(s, "uniqueItems") {
             self.unique_items = true;
@@ -632,7 +782,51 @@ impl Walk {
                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             );
         }
-
+        let at = path.len();
+        pending.push(Visit::Extensions(s, at));
+        let below = |s, step| Visit::Node(s, at, step, cx.child());
+        // In the reverse of the order they are visited in.
+        let dependencies = named(s, "dependencies").into_iter().rev();
+        pending.extend(dependencies.map(|(k, d)| below(d, Step::Named("dependencies", k))));
+        match s.get("items") {
+            Some(Value::Object(item)) => pending.push(below(item, Step::Member("items"))),
+            Some(Value::Array(list)) => {
+                let list = list.iter().enumerate().rev();
+                pending.extend(
+                    list.filter_map(|(i, item)| {
+                        Some(below(item.as_object()?, Step::Nth("items", i)))
+                    }),
+                );
+            }
+            _ => {}
+        }
+        let definitions = named(s, "definitions").into_iter().rev();
+        pending.extend(definitions.map(|(k, d)| below(d, Step::Named("definitions", k))));
+        for key in ["anyOf", "oneOf", "allOf"] {
+            pending.extend(
+                schemas(s, key)
+                    .rev()
+                    .map(|(i, c)| below(c, Step::Nth(key, i))),
+            );
+        }
+        if let Some(not) = object(s, "not") {
+            pending.push(below(not, Step::Member("not")));
+        }
+        let embedded = flag(s, "x-kubernetes-embedded-resource");
+        for (k, p) in named(s, "properties").into_iter().rev() {
+            let mut sub = cx.child();
+            if (cx.root || embedded) && matches!(k, "metadata" | "kind" | "apiVersion") {
+                sub.inside_meta = true;
+                if cx.root {
+                    sub.no_defaults = Some(match k {
+                        "metadata" => "in top-level metadata",
+                        "kind" => "in top-level kind",
+                        _ => "in top-level apiVersion",
+                    });
+                }
+            }
+            pending.push(Visit::Node(p, at, Step::Named("properties", k), sub));
+        }
         let has_properties = object(s, "properties").is_some_and(|p| !p.is_empty());
         match additional(s) {
             Additional::Unset => {}
@@ -648,53 +842,17 @@ impl Walk {
                     let mut sub = cx.child();
                     if cx.inside_meta {
                         sub.no_defaults =
-                            Some("inside additionalProperties applying to object metadata".into());
+                            Some("inside additionalProperties applying to object metadata");
                     }
-                    self.node(a, &format!("{path}.additionalProperties"), &sub);
+                    let step = Step::Member("additionalProperties");
+                    pending.push(Visit::Node(a, at, step, sub));
                 }
             }
         }
-        let embedded = flag(s, "x-kubernetes-embedded-resource");
-        for (k, p) in named(s, "properties") {
-            let mut sub = cx.child();
-            if (cx.root || embedded) && matches!(k, "metadata" | "kind" | "apiVersion") {
-                sub.inside_meta = true;
-                if cx.root {
-                    sub.no_defaults = Some(format!("in top-level {k}"));
-                }
-            }
-            self.node(p, &format!("{path}.properties[{k}]"), &sub);
-        }
-        if let Some(not) = object(s, "not") {
-            self.node(not, &format!("{path}.not"), &cx.child());
-        }
-        for key in ["allOf", "oneOf", "anyOf"] {
-            for (i, c) in schemas(s, key) {
-                self.node(c, &format!("{path}.{key}[{i}]"), &cx.child());
-            }
-        }
-        for (k, d) in named(s, "definitions") {
-            self.node(d, &format!("{path}.definitions[{k}]"), &cx.child());
-        }
-        match s.get("items") {
-            Some(Value::Object(item)) => self.node(item, &format!("{path}.items"), &cx.child()),
-            Some(Value::Array(list)) => {
-                for (i, item) in list.iter().enumerate() {
-                    if let Some(item) = item.as_object() {
-                        self.node(item, &format!("{path}.items[{i}]"), &cx.child());
-                    }
-                }
-            }
-            _ => {}
-        }
-        for (k, d) in named(s, "dependencies") {
-            self.node(d, &format!("{path}.dependencies[{k}]"), &cx.child());
-        }
-        self.extensions(s, path);
     }
 
     /// `specStandardValidatorV3.validate`.
-    fn keywords(&mut self, s: &Schema, path: &str, cx: &Context) {
+    fn keywords(&mut self, s: &Schema, path: &str, cx: Context) {
         let ty = text(s, "type");
         if !ty.is_empty() && !TYPES.contains(&ty) {
             self.errors.push(FieldError::not_supported(
@@ -703,7 +861,7 @@ impl Walk {
                 &TYPES,
             ));
         }
-        if let (Some(_), Some(why)) = (get(s, "default"), &cx.no_defaults) {
+        if let (Some(_), Some(why)) = (get(s, "default"), cx.no_defaults) {
             self.forbidden(path, "default", &format!("must not be set {why}"));
         }
         if !text(s, "id").is_empty() {

@@ -14,15 +14,16 @@
 //! `oneOf`) validates, the errors reported are those of the branch that counted most, the first
 //! of equals.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, btree_map};
 
 use recon_apimachinery::go_json::{Num, go_float};
 use recon_apimachinery::go_quote;
-use recon_apimachinery::json::{Map, Value};
+use recon_apimachinery::json::Value;
 
 use super::format::Format;
 use super::model::{Additional, JsonType, ListType, Node, Pattern};
 use super::number_checks::{self, MultipleOf};
+use super::steps::Step;
 use crate::field::{BadValue, ErrorType, FieldError};
 
 /// A JSON value as `field.Error` prints it: strings quoted, numbers and booleans with `%v`,
@@ -43,12 +44,322 @@ pub(crate) struct Validator<'a> {
 
 impl Validator<'_> {
     /// Validates `new` (and ratchets against `old` when given).
+    ///
+    /// One value at a time, whatever the depth: a list of the values (and branches) being
+    /// checked, each with how far it got, instead of the call stack.
     pub(crate) fn run(&self, node: &Node, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut found = Vec::new();
-        self.node(node, "", new, old, &mut found);
+        let mut path = String::new();
+        let mut stack = vec![Check::new(node, new, old, 0, false)];
+        let mut back = None;
+        while let Some(top) = stack.last_mut() {
+            path.truncate(top.at);
+            if let Some(below) = self.advance(top, &mut path, back.take()) {
+                stack.push(below);
+                continue;
+            }
+            let Some(done) = stack.pop() else { break };
+            if done.branch {
+                back = Some(Back::Branch(done.errors, done.matches));
+                continue;
+            }
+            // Ratcheting: an unchanged value keeps its errors to itself (as warnings, which
+            // keep their count).
+            let keep = done.errors.is_empty() || done.old != Some(done.new);
+            let out = match stack.last_mut() {
+                Some(parent) => &mut parent.errors,
+                None => &mut found,
+            };
+            if keep {
+                out.extend(done.errors);
+            }
+            back = Some(Back::Value(done.matches));
+        }
         let mut seen = HashSet::with_capacity(found.len());
         found.retain(|error| seen.insert(error.clone()));
         found
+    }
+
+    /// Takes `c` as far as it goes without the check of another value: returns that check
+    /// (an item, a property or a branch, its path written into `path`), or `None` when `c` is
+    /// done. `back` is what the check `c` last asked for found.
+    fn advance<'a>(
+        &self,
+        c: &mut Check<'a>,
+        path: &mut String,
+        back: Option<Back>,
+    ) -> Option<Check<'a>> {
+        let (node, new) = (c.node, c.new);
+        let mut branch = match back {
+            Some(Back::Branch(errors, count)) => Some((errors, count)),
+            Some(Back::Value(count)) => {
+                c.matches += count;
+                None
+            }
+            None => None,
+        };
+        loop {
+            match &mut c.stage {
+                Stage::Start => {
+                    if new.is_null() {
+                        // Only the type and enum validators see a null, and only the type
+                        // counts it.
+                        let refused = !node.types.is_empty() && !node.nullable;
+                        if refused {
+                            c.errors
+                                .push(self.type_invalid(path, "null", &type_names(node)));
+                        }
+                        self.check_enum(node, path, new, &mut c.errors);
+                        c.matches = usize::from(!refused);
+                        return None;
+                    }
+                    // One for the node; each validator that applies counts one more, and what
+                    // it counts.
+                    c.matches = 1;
+                    if !node.types.is_empty() || !node.format.is_empty() {
+                        let before = c.errors.len();
+                        self.check_type(node, path, new, &type_names(node), &mut c.errors);
+                        c.matches += 1 + usize::from(c.errors.len() == before);
+                    }
+                    // `schemaPropsValidator` counts one, and one more, and the branches it
+                    // keeps.
+                    c.matches += 2;
+                    c.stage = Stage::AnyOf {
+                        next: 0,
+                        best: None,
+                    };
+                }
+                Stage::AnyOf { next, best } => {
+                    if let Some((errors, count)) = branch.take() {
+                        if errors.is_empty() {
+                            c.matches += count;
+                            c.stage = Stage::one_of();
+                            continue;
+                        }
+                        keep_best(best, errors, count);
+                        *next += 1;
+                    }
+                    if let Some(schema) = node.any_of.get(*next) {
+                        return Some(Check::new(schema, new, None, c.at, true));
+                    }
+                    if !node.any_of.is_empty() {
+                        c.errors.push(self.plain(format!(
+                            "{} must validate at least one schema (anyOf)",
+                            go_quote(path)
+                        )));
+                        if let Some((errors, count)) = best.take() {
+                            c.errors.extend(errors);
+                            c.matches += count;
+                        }
+                    }
+                    c.stage = Stage::one_of();
+                }
+                Stage::OneOf {
+                    next,
+                    best,
+                    first_success,
+                    validated,
+                } => {
+                    if let Some((errors, count)) = branch.take() {
+                        if errors.is_empty() {
+                            *validated += 1;
+                            first_success.get_or_insert(count);
+                        } else {
+                            keep_best(best, errors, count);
+                        }
+                        *next += 1;
+                    }
+                    if let Some(schema) = node.one_of.get(*next) {
+                        return Some(Check::new(schema, new, None, c.at, true));
+                    }
+                    if *validated == 1 {
+                        c.matches += first_success.unwrap_or(0);
+                    } else if !node.one_of.is_empty() {
+                        let found = if *validated == 0 {
+                            "Found none valid".to_owned()
+                        } else {
+                            format!("Found {validated} valid alternatives")
+                        };
+                        c.errors.push(self.plain(format!(
+                            "{} must validate one and only one schema (oneOf). {found}",
+                            go_quote(path)
+                        )));
+                        // With valid branches, kube-openapi keeps no failures to report.
+                        if let Some((errors, count)) = best.take().filter(|_| *validated == 0) {
+                            c.errors.extend(errors);
+                            c.matches += count;
+                        }
+                    }
+                    c.stage = Stage::AllOf {
+                        next: 0,
+                        validated: 0,
+                    };
+                }
+                Stage::AllOf { next, validated } => {
+                    if let Some((errors, count)) = branch.take() {
+                        *validated += usize::from(errors.is_empty());
+                        c.errors.extend(errors);
+                        c.matches += count;
+                        *next += 1;
+                    }
+                    if let Some(schema) = node.all_of.get(*next) {
+                        return Some(Check::new(schema, new, None, c.at, true));
+                    }
+                    if *validated != node.all_of.len() {
+                        let none = if *validated == 0 {
+                            ". None validated"
+                        } else {
+                            ""
+                        };
+                        c.errors.push(self.plain(format!(
+                            "{} must validate all the schemas (allOf){none}",
+                            go_quote(path)
+                        )));
+                    }
+                    c.stage = Stage::Not;
+                }
+                Stage::Not => {
+                    match (branch.take(), node.not.as_deref()) {
+                        (Some((errors, _)), _) => {
+                            if errors.is_empty() {
+                                c.errors.push(self.plain(format!(
+                                    "{} must not validate the schema (not)",
+                                    go_quote(path)
+                                )));
+                            }
+                        }
+                        (None, Some(schema)) => {
+                            return Some(Check::new(schema, new, None, c.at, true));
+                        }
+                        (None, None) => {}
+                    }
+                    c.stage = Stage::Kind;
+                }
+                Stage::Kind => {
+                    if let Value::String(s) = new {
+                        self.check_string(node, path, s, &mut c.errors);
+                        c.matches += 1;
+                        if Format::is_string_format(&node.format) {
+                            c.matches += 1;
+                            if !Format::validates(&node.format, s) {
+                                c.errors.push(FieldError::new(
+                                    ErrorType::TypeInvalid,
+                                    self.field(path),
+                                    BadValue::Str(s.clone()),
+                                    format!(
+                                        "{path} in body must be of type {}: {}",
+                                        node.format,
+                                        go_quote(s)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    if let Value::Number(n) = new {
+                        self.check_number(node, path, Num::of(n), &mut c.errors);
+                        c.matches += 2;
+                    }
+                    match new {
+                        // `schemaSliceValidator`: the items, then minItems and maxItems.
+                        Value::Array(_) => {
+                            c.matches += 2;
+                            c.stage = Stage::Items { next: 0 };
+                        }
+                        // The enum, then `objectValidator`: property counts, forbidden or
+                        // additional properties, properties, required.
+                        Value::Object(map) => {
+                            self.check_enum(node, path, new, &mut c.errors);
+                            c.matches += 2;
+                            self.check_count(
+                                path,
+                                map.len(),
+                                (node.min_properties, node.max_properties),
+                                "properties",
+                                &mut c.errors,
+                            );
+                            c.stage = match &node.additional_properties {
+                                Some(Additional::Allows(false)) => {
+                                    for key in
+                                        map.keys().filter(|k| !node.properties.contains_key(*k))
+                                    {
+                                        c.errors.push(self.invalid(
+                                            path,
+                                            BadValue::Str(key.clone()),
+                                            format!("{path}.{key} in body is a forbidden property"),
+                                        ));
+                                    }
+                                    Stage::Properties(node.properties.iter())
+                                }
+                                Some(Additional::Schema(schema)) => {
+                                    Stage::Additional(schema, map.iter())
+                                }
+                                _ => Stage::Properties(node.properties.iter()),
+                            };
+                        }
+                        _ => {
+                            self.check_enum(node, path, new, &mut c.errors);
+                            c.matches += 1;
+                            return None;
+                        }
+                    }
+                }
+                Stage::Items { next } => {
+                    let items = new.as_array().map(Vec::as_slice).unwrap_or_default();
+                    if let (Some(schema), Some(item)) = (node.items.as_deref(), items.get(*next)) {
+                        let old_items = c.old.and_then(Value::as_array);
+                        let old = old_items.and_then(|o| correlate(node, item, o));
+                        Step::Index(*next).below(path, c.at);
+                        *next += 1;
+                        return Some(Check::new(schema, item, old, path.len(), false));
+                    }
+                    self.check_count(
+                        path,
+                        items.len(),
+                        (node.min_items, node.max_items),
+                        "items",
+                        &mut c.errors,
+                    );
+                    self.check_enum(node, path, new, &mut c.errors);
+                    c.matches += 1;
+                    return None;
+                }
+                Stage::Additional(schema, members) => {
+                    if let Some((key, value)) =
+                        members.find(|(k, _)| !node.properties.contains_key(*k))
+                    {
+                        let old = c.old.and_then(Value::as_object).and_then(|o| o.get(key));
+                        Step::Member(key).below(path, c.at);
+                        return Some(Check::new(schema, value, old, path.len(), false));
+                    }
+                    c.stage = Stage::Properties(node.properties.iter());
+                }
+                Stage::Properties(properties) => {
+                    let map = new.as_object()?;
+                    if let Some((name, schema, value)) =
+                        properties.find_map(|(name, schema)| Some((name, schema, map.get(name)?)))
+                    {
+                        // `kind` and `apiVersion` of the resource are never ratcheted.
+                        let resource_type =
+                            c.at == 0 && matches!(name.as_str(), "kind" | "apiVersion");
+                        let old = c.old.and_then(Value::as_object).filter(|_| !resource_type);
+                        let old = old.and_then(|o| o.get(name));
+                        Step::Field(name).below(path, c.at);
+                        return Some(Check::new(schema, value, old, path.len(), false));
+                    }
+                    for name in &node.required {
+                        if !map.contains_key(name) {
+                            c.errors.push(FieldError::new(
+                                ErrorType::Required,
+                                self.field(&format!("{path}.{name}")),
+                                BadValue::Omit,
+                                "",
+                            ));
+                        }
+                    }
+                    return None;
+                }
+            }
+        }
     }
 
     /// `errPath`: the validator's name for the value, under the field root.
@@ -86,210 +397,6 @@ impl Validator<'_> {
                 go_quote(value)
             ),
         )
-    }
-
-    /// Validates one value (`SchemaValidator.Validate` under `RatchetingSchemaValidator`);
-    /// returns its `MatchCount`.
-    fn node(
-        &self,
-        node: &Node,
-        path: &str,
-        new: &Value,
-        old: Option<&Value>,
-        out: &mut Vec<FieldError>,
-    ) -> usize {
-        let mut errors = Vec::new();
-        let matches = self.check(node, path, new, old, &mut errors);
-        // Ratcheting: an unchanged value keeps its errors to itself (as warnings, which keep
-        // their count).
-        if errors.is_empty() || old != Some(new) {
-            out.extend(errors);
-        }
-        matches
-    }
-
-    /// Every validator of `node` on `new`; returns the `MatchCount`.
-    fn check(
-        &self,
-        node: &Node,
-        path: &str,
-        new: &Value,
-        old: Option<&Value>,
-        out: &mut Vec<FieldError>,
-    ) -> usize {
-        let type_names = || {
-            node.types
-                .iter()
-                .map(|t| t.name())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        if new.is_null() {
-            // Only the type and enum validators see a null, and only the type counts it.
-            let refused = !node.types.is_empty() && !node.nullable;
-            if refused {
-                out.push(self.type_invalid(path, "null", &type_names()));
-            }
-            self.check_enum(node, path, new, out);
-            return usize::from(!refused);
-        }
-        // One for the node; each validator that applies counts one more, and what it counts.
-        let mut matches = 1;
-        if !node.types.is_empty() || !node.format.is_empty() {
-            let before = out.len();
-            self.check_type(node, path, new, &type_names(), out);
-            matches += 1 + usize::from(out.len() == before);
-        }
-        matches += 1 + self.check_schema_props(node, path, new, out);
-        if let Value::String(s) = new {
-            self.check_string(node, path, s, out);
-            matches += 1;
-            if Format::is_string_format(&node.format) {
-                matches += 1;
-                if !Format::validates(&node.format, s) {
-                    out.push(FieldError::new(
-                        ErrorType::TypeInvalid,
-                        self.field(path),
-                        BadValue::Str(s.clone()),
-                        format!(
-                            "{path} in body must be of type {}: {}",
-                            node.format,
-                            go_quote(s)
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Value::Number(n) = new {
-            self.check_number(node, path, Num::of(n), out);
-            matches += 2;
-        }
-        if let Value::Array(items) = new {
-            matches += 2 + self.check_array(node, path, items, old, out);
-        }
-        self.check_enum(node, path, new, out);
-        matches += 1;
-        if let Value::Object(map) = new {
-            matches += 1 + self.check_object(node, path, map, old, out);
-        }
-        matches
-    }
-
-    /// `schemaPropsValidator`: `anyOf`, `oneOf`, `allOf`, then `not`, each branch validating
-    /// the same value. Returns the count of the branches it keeps, and one.
-    ///
-    /// A branch is validated without ratcheting, below it too: kube-openapi builds the branch
-    /// validators without the ratcheting options (`SchemaValidatorOptions.Options()` is empty).
-    /// Seen on kube-apiserver 1.36.2: an update that kept a property a new `oneOf` branch
-    /// refuses was refused as a create is.
-    fn check_schema_props(
-        &self,
-        node: &Node,
-        path: &str,
-        new: &Value,
-        out: &mut Vec<FieldError>,
-    ) -> usize {
-        let mut matches = 1;
-        if node.any_of.is_empty()
-            && node.one_of.is_empty()
-            && node.all_of.is_empty()
-            && node.not.is_none()
-        {
-            return matches;
-        }
-        let branch = |schema: &Node| {
-            let mut errors = Vec::new();
-            let matches = self.check(schema, path, new, None, &mut errors);
-            (errors, matches)
-        };
-        let quoted = go_quote(path);
-        // The failing branch that counted most, the first of equals: what an `anyOf` or
-        // `oneOf` no branch of which validates reports.
-        let keep_best = |best: &mut Option<(Vec<FieldError>, usize)>, errors, count| {
-            if best.as_ref().is_none_or(|(_, most)| count > *most) {
-                *best = Some((errors, count));
-            }
-        };
-        if !node.any_of.is_empty() {
-            let mut best = None;
-            let mut success = None;
-            for schema in &node.any_of {
-                let (errors, count) = branch(schema);
-                if errors.is_empty() {
-                    success = Some(count);
-                    break;
-                }
-                keep_best(&mut best, errors, count);
-            }
-            match success {
-                Some(count) => matches += count,
-                None => {
-                    out.push(self.plain(format!(
-                        "{quoted} must validate at least one schema (anyOf)"
-                    )));
-                    if let Some((errors, count)) = best {
-                        out.extend(errors);
-                        matches += count;
-                    }
-                }
-            }
-        }
-        if !node.one_of.is_empty() {
-            let mut best = None;
-            let mut first_success = None;
-            let mut validated = 0;
-            for schema in &node.one_of {
-                let (errors, count) = branch(schema);
-                if errors.is_empty() {
-                    validated += 1;
-                    first_success.get_or_insert(count);
-                } else {
-                    keep_best(&mut best, errors, count);
-                }
-            }
-            if validated == 1 {
-                matches += first_success.unwrap_or(0);
-            } else {
-                let found = if validated == 0 {
-                    "Found none valid".to_owned()
-                } else {
-                    format!("Found {validated} valid alternatives")
-                };
-                out.push(self.plain(format!(
-                    "{quoted} must validate one and only one schema (oneOf). {found}"
-                )));
-                // With valid branches, kube-openapi keeps no failures to report.
-                if let Some((errors, count)) = best.filter(|_| validated == 0) {
-                    out.extend(errors);
-                    matches += count;
-                }
-            }
-        }
-        if !node.all_of.is_empty() {
-            let mut validated = 0;
-            for schema in &node.all_of {
-                let (errors, count) = branch(schema);
-                validated += usize::from(errors.is_empty());
-                out.extend(errors);
-                matches += count;
-            }
-            if validated != node.all_of.len() {
-                let none = if validated == 0 {
-                    ". None validated"
-                } else {
-                    ""
-                };
-                out.push(self.plain(format!(
-                    "{quoted} must validate all the schemas (allOf){none}"
-                )));
-            }
-        }
-        if let Some(schema) = &node.not
-            && branch(schema).0.is_empty()
-        {
-            out.push(self.plain(format!("{quoted} must not validate the schema (not)")));
-        }
-        matches
     }
 
     /// `typeValidator`.
@@ -483,34 +590,6 @@ impl Validator<'_> {
         }
     }
 
-    /// `schemaSliceValidator`: the items, then minItems and maxItems; returns what the items
-    /// count.
-    fn check_array(
-        &self,
-        node: &Node,
-        path: &str,
-        items: &[Value],
-        old: Option<&Value>,
-        out: &mut Vec<FieldError>,
-    ) -> usize {
-        let mut matches = 0;
-        if let Some(item_schema) = &node.items {
-            let old_items = old.and_then(Value::as_array);
-            for (i, item) in items.iter().enumerate() {
-                let old_item = old_items.and_then(|o| correlate(node, item, o));
-                matches += self.node(item_schema, &format!("{path}[{i}]"), item, old_item, out);
-            }
-        }
-        self.check_count(
-            path,
-            items.len(),
-            (node.min_items, node.max_items),
-            "items",
-            out,
-        );
-        matches
-    }
-
     /// `minItems` / `maxItems` and `minProperties` / `maxProperties`: the same two checks
     /// (the maximum reads "items" for both, as the real server words it).
     fn check_count(
@@ -560,82 +639,120 @@ impl Validator<'_> {
             format!("supported values: {}", supported.join(", ")),
         ));
     }
+}
 
-    /// `objectValidator`: property counts, forbidden or additional properties, properties,
-    /// required; returns what the properties count.
-    fn check_object(
-        &self,
-        node: &Node,
-        path: &str,
-        map: &Map,
-        old: Option<&Value>,
-        out: &mut Vec<FieldError>,
-    ) -> usize {
-        let mut matches = 0;
-        let present: Vec<&str> = map.keys().map(String::as_str).collect();
-        self.check_count(
-            path,
-            present.len(),
-            (node.min_properties, node.max_properties),
-            "properties",
-            out,
-        );
-        let old_map = old.and_then(Value::as_object);
-        match &node.additional_properties {
-            Some(Additional::Allows(false)) => {
-                for key in present
-                    .iter()
-                    .filter(|k| !node.properties.contains_key(**k))
-                {
-                    out.push(self.invalid(
-                        path,
-                        BadValue::Str((*key).to_owned()),
-                        format!("{path}.{key} in body is a forbidden property"),
-                    ));
-                }
-            }
-            Some(Additional::Schema(schema)) => {
-                for key in present
-                    .iter()
-                    .filter(|k| !node.properties.contains_key(**k))
-                {
-                    let (Some(value), child_path) = (map.get(*key), format!("{path}.{key}")) else {
-                        continue;
-                    };
-                    let old_value = old_map.and_then(|o| o.get(*key));
-                    matches += self.node(schema, &child_path, value, old_value, out);
-                }
-            }
-            _ => {}
+/// One value being checked against one schema (`SchemaValidator.Validate`): a value of the
+/// object (under `RatchetingSchemaValidator`), or a branch of `allOf`, `anyOf`, `oneOf` or
+/// `not` checking the same value again.
+struct Check<'a> {
+    node: &'a Node,
+    new: &'a Value,
+    old: Option<&'a Value>,
+    /// The length of the path buffer at this value.
+    at: usize,
+    /// A branch: what it found goes back to the schema that has it, not ratcheted.
+    branch: bool,
+    /// What it found so far: a value's errors are ratcheted together, a branch's weighed.
+    errors: Vec<FieldError>,
+    /// Its `MatchCount` so far.
+    matches: usize,
+    /// How far it got.
+    stage: Stage<'a>,
+}
+
+impl<'a> Check<'a> {
+    fn new(
+        node: &'a Node,
+        new: &'a Value,
+        old: Option<&'a Value>,
+        at: usize,
+        branch: bool,
+    ) -> Check<'a> {
+        Check {
+            node,
+            new,
+            old,
+            at,
+            branch,
+            errors: Vec::new(),
+            matches: 0,
+            stage: Stage::Start,
         }
-        for (name, schema) in &node.properties {
-            if !present.contains(&name.as_str()) {
-                continue;
-            }
-            let Some(value) = map.get(name) else { continue };
-            let child_path = if path.is_empty() {
-                name.clone()
-            } else {
-                format!("{path}.{name}")
-            };
-            // `kind` and `apiVersion` of the resource are never ratcheted.
-            let old_value = old_map
-                .filter(|_| !(path.is_empty() && matches!(name.as_str(), "kind" | "apiVersion")))
-                .and_then(|o| o.get(name));
-            matches += self.node(schema, &child_path, value, old_value, out);
-        }
-        for name in &node.required {
-            if !present.contains(&name.as_str()) {
-                out.push(FieldError::new(
-                    ErrorType::Required,
-                    self.field(&format!("{path}.{name}")),
-                    BadValue::Omit,
-                    "",
-                ));
-            }
-        }
-        matches
     }
+}
+
+/// What a check does next, in kube-openapi's order: the type, the schema props (`anyOf`,
+/// `oneOf`, `allOf`, then `not`, each branch validating the same value without ratcheting),
+/// then the checks of the value's kind and the values below it.
+///
+/// A branch is validated without ratcheting, below it too: kube-openapi builds the branch
+/// validators without the ratcheting options (`SchemaValidatorOptions.Options()` is empty).
+/// Seen on kube-apiserver 1.36.2: an update that kept a property a new `oneOf` branch
+/// refuses was refused as a create is.
+enum Stage<'a> {
+    Start,
+    /// The `anyOf` branch to check next, and the failing one that counted most so far.
+    AnyOf {
+        next: usize,
+        best: Option<(Vec<FieldError>, usize)>,
+    },
+    OneOf {
+        next: usize,
+        best: Option<(Vec<FieldError>, usize)>,
+        first_success: Option<usize>,
+        validated: usize,
+    },
+    AllOf {
+        next: usize,
+        validated: usize,
+    },
+    Not,
+    /// String, format and number checks; then what an array or object checks.
+    Kind,
+    /// The item to check next.
+    Items {
+        next: usize,
+    },
+    /// The schema of `additionalProperties` and the members left that it checks, ...
+    Additional(&'a Node, btree_map::Iter<'a, String, Value>),
+    /// ... then the properties left, then `required`.
+    Properties(btree_map::Iter<'a, String, Node>),
+}
+
+impl Stage<'_> {
+    fn one_of() -> Self {
+        Stage::OneOf {
+            next: 0,
+            best: None,
+            first_success: None,
+            validated: 0,
+        }
+    }
+}
+
+/// What the check a check asked for found.
+enum Back {
+    /// A value below: its `MatchCount` (its errors are in the asking check's list already).
+    Value(usize),
+    /// A branch: its errors and its `MatchCount`.
+    Branch(Vec<FieldError>, usize),
+}
+
+/// Keeps the failing branch that counted most, the first of equals: what an `anyOf` or `oneOf`
+/// no branch of which validates reports.
+fn keep_best(best: &mut Option<(Vec<FieldError>, usize)>, errors: Vec<FieldError>, count: usize) {
+    if best.as_ref().is_none_or(|(_, most)| count > *most) {
+        *best = Some((errors, count));
+    }
+}
+
+/// The types of a node, as the type validator names them.
+fn type_names(node: &Node) -> String {
+    node.types
+        .iter()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The stored item an item of a new list corresponds to, for ratcheting: by key in a

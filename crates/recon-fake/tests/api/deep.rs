@@ -765,3 +765,150 @@ spec:
     assert_eq!(code, 200, "{}", &patched[..300.min(patched.len())]);
     assert_eq!(spec_of(&patched), nested(DEEP, r#""x""#));
 }
+
+/// How many objects a deep schema nests below the spec: the CRD is then 9,988 levels deep,
+/// as deep as Go reads.
+const SCHEMA_DEEP: usize = 4_990;
+
+/// A schema of `levels` objects, each with the one property `a`, around a string.
+fn nested_schema(levels: usize) -> String {
+    format!(
+        r#"{}{{"type":"string"}}{}"#,
+        r#"{"type":"object","properties":{"a":"#.repeat(levels),
+        "}}".repeat(levels)
+    )
+}
+
+/// Installs the `burrows` CRD whose spec has `spec_schema` (JSON text), sent as text: no
+/// `CustomResourceDefinition` value holds it (serde reads 128 levels).
+async fn install_burrows(server: &ApiServer, spec_schema: &str) {
+    let crd = format!(
+        r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{{"name":"burrows.deep.example.com"}},"spec":{{"group":"deep.example.com","scope":"Namespaced","names":{{"plural":"burrows","singular":"burrow","kind":"Burrow","listKind":"BurrowList"}},"versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{{"type":"object","properties":{{"spec":{spec_schema}}}}}}}}}]}}}}"#
+    );
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (code, text) = send(server, "POST", crds, "application/json", crd).await;
+    assert_eq!(code, 200, "{}", &text[..300.min(text.len())]);
+}
+
+const BURROWS: &str = "/apis/deep.example.com/v1/namespaces/default/burrows";
+
+/// A burrow `deep` with `spec` (JSON text).
+fn burrow(spec: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"deep.example.com/v1","kind":"Burrow","metadata":{{"name":"deep"}},"spec":{spec}}}"#
+    )
+}
+
+// A CRD whose schema nests as deep as Go reads is installed, and its objects are checked
+// against all of it on the test's stack: one level too deep is refused at the bottom, one
+// that fits is created, merge-patched, applied by a second manager and deleted, as on
+// kube-apiserver (`deep/a-crd-schema-as-deep-as-go-reads`).
+#[tokio::test]
+async fn a_schema_as_deep_as_go_reads_is_installed_and_enforced() {
+    let server = ApiServer::new();
+    install_burrows(&server, &nested_schema(SCHEMA_DEEP)).await;
+    let json = "application/json";
+    let too_deep = burrow(&nested(SCHEMA_DEEP + 1, r#""x""#));
+    let (code, message) = send(&server, "POST", BURROWS, json, too_deep).await;
+    let path = format!("spec{}", ".a".repeat(SCHEMA_DEEP));
+    assert_eq!(
+        (code, message),
+        (
+            422,
+            format!(
+                r#"Burrow.deep.example.com "deep" is invalid: {path}: Invalid value: "object": {path} in body must be of type string: "object""#
+            )
+        )
+    );
+
+    let fits = |leaf: &str| nested(SCHEMA_DEEP, leaf);
+    let (code, created) = send(&server, "POST", BURROWS, json, burrow(&fits(r#""x""#))).await;
+    assert_eq!(code, 200, "{}", &created[..300.min(created.len())]);
+    let owned_levels = |text: &str| text.matches(r#""f:a":{".":{}"#).count();
+    assert_eq!(owned_levels(&created), SCHEMA_DEEP - 1);
+    assert_eq!(created.matches(r#""f:a":{}"#).count(), 1);
+
+    let deep = format!("{BURROWS}/deep");
+    let merge = "application/merge-patch+json";
+    let patch = format!(r#"{{"spec":{}}}"#, fits(r#""y""#));
+    let (code, patched) = send(&server, "PATCH", &deep, merge, patch).await;
+    assert_eq!(code, 200, "{}", &patched[..300.min(patched.len())]);
+    assert_eq!(spec_of(&patched), fits(r#""y""#));
+
+    let apply = format!("{deep}?fieldManager=deep&force=true");
+    let applied = burrow(&fits(r#""z""#));
+    let yaml = "application/apply-patch+yaml";
+    let (code, applied) = send(&server, "PATCH", &apply, yaml, applied).await;
+    assert_eq!(code, 200, "{}", &applied[..300.min(applied.len())]);
+    assert_eq!(spec_of(&applied), fits(r#""z""#));
+    // The applier owns every level it names; the other manager lost the deepest field, so it
+    // keeps the level above as a field of its own (`"f:a":{}`), as recorded.
+    let owns = format!(
+        r#""fieldsV1":{{"f:spec":{}{{}}{}}},"manager":"deep""#,
+        r#"{"f:a":"#.repeat(SCHEMA_DEEP),
+        "}".repeat(SCHEMA_DEEP)
+    );
+    assert!(applied.contains(&owns));
+    assert_eq!(owned_levels(&applied), SCHEMA_DEEP - 2);
+    assert_eq!(applied.matches(r#""f:a":{}"#).count(), 2);
+
+    let (code, _) = send(&server, "DELETE", &deep, json, String::new()).await;
+    assert_eq!(code, 200);
+}
+
+// A rule over a spec whose schema is as deep as Go reads, and one on its deepest field, both
+// run on the test's stack (worded as `schema/cel-rule-fails` records them).
+#[tokio::test]
+async fn rules_over_a_schema_as_deep_as_go_reads_are_enforced() {
+    let server = ApiServer::new();
+    let leaf = r#"{"type":"string","x-kubernetes-validations":[{"rule":"self != 'no'","message":"not no"}]}"#;
+    let root = r#"{"type":"object","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"immutable"}],"properties":{"a":"#;
+    let schema = format!(
+        "{root}{}{leaf}{}",
+        r#"{"type":"object","properties":{"a":"#.repeat(SCHEMA_DEEP - 1),
+        "}}".repeat(SCHEMA_DEEP)
+    );
+    install_burrows(&server, &schema).await;
+    let json = "application/json";
+    let (code, message) = send(
+        &server,
+        "POST",
+        BURROWS,
+        json,
+        burrow(&nested(SCHEMA_DEEP, r#""no""#)),
+    )
+    .await;
+    let path = format!("spec{}", ".a".repeat(SCHEMA_DEEP));
+    assert_eq!(
+        (code, message),
+        (
+            422,
+            format!(
+                r#"Burrow.deep.example.com "deep" is invalid: {path}: Invalid value: "no": not no"#
+            )
+        )
+    );
+    let (code, _) = send(
+        &server,
+        "POST",
+        BURROWS,
+        json,
+        burrow(&nested(SCHEMA_DEEP, r#""x""#)),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let merge = "application/merge-patch+json";
+    let deep = format!("{BURROWS}/deep");
+    let changed = format!(r#"{{"spec":{}}}"#, nested(SCHEMA_DEEP, r#""y""#));
+    let (code, message) = send(&server, "PATCH", &deep, merge, changed).await;
+    assert_eq!(
+        (code, &message[..]),
+        (
+            422,
+            r#"Burrow.deep.example.com "deep" is invalid: spec: Invalid value: immutable"#
+        )
+    );
+    let labelled = r#"{"metadata":{"labels":{"a":"b"}}}"#.to_owned();
+    let (code, patched) = send(&server, "PATCH", &deep, merge, labelled).await;
+    assert_eq!(code, 200, "{}", &patched[..300.min(patched.len())]);
+}

@@ -111,7 +111,6 @@ pub(crate) fn as_decoded_at(group: &str, version: &str, kind: &str, obj: &mut Ob
     if (group, version, kind) == ("autoscaling", "v1", "HorizontalPodAutoscaler") {
         autoscaling::horizontal_pod_autoscaler_v1(obj);
     }
-    drop_empty_lists(obj);
     if let Some(name) = gotype::kind_struct(group, version, kind) {
         gotype::drop_unset_fields_of(name, obj);
         gotype::fill_zero_fields_of(name, obj);
@@ -124,7 +123,6 @@ pub(crate) fn as_decoded_at(group: &str, version: &str, kind: &str, obj: &mut Ob
 /// Role's `rules`); and the fields Go writes even when unset appear ([`gotype::fill_zero_fields`]: an Event's times, a condition's
 /// `lastProbeTime`, a template's `metadata`).
 pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
-    drop_empty_lists(obj);
     if kind == "Event" && matches!(group, "" | "events.k8s.io") {
         // An unset series or related object is left out rather than written as `null`.
         for key in ["series", "related"] {
@@ -135,28 +133,6 @@ pub(crate) fn as_stored(group: &str, kind: &str, obj: &mut Object) {
     }
     gotype::drop_unset_fields(group, kind, obj);
     gotype::fill_zero_fields(group, kind, obj);
-}
-
-fn drop_empty_lists(obj: &mut Object) {
-    obj.retain(|_, v| !matches!(v, Value::Array(items) if items.is_empty()));
-    for (key, value) in obj.iter_mut() {
-        // Maps of strings and field sets hold no lists: every write would walk them for nothing.
-        if matches!(
-            key.as_str(),
-            "data" | "binaryData" | "managedFields" | "labels" | "annotations"
-        ) {
-            continue;
-        }
-        match value {
-            Value::Object(child) => drop_empty_lists(child),
-            Value::Array(items) => {
-                for item in items.iter_mut().filter_map(Value::as_object_mut) {
-                    drop_empty_lists(item);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// The object at `key` of `obj`, when it is one.

@@ -155,64 +155,126 @@ fn formatting_error(message: &str) -> EvalError {
 }
 
 /// `%s`: lists and maps as CEL literals, other values as `string()` converts them.
+///
+/// A list or map read through its schema nests as deep as the object (as deep as Go reads):
+/// the lists and maps being written are a list of their own, each with what it wrote so far,
+/// rather than the call stack.
 fn string_clause(v: &Value<'_>) -> Result<String> {
-    match v {
-        Value::List(l) => {
-            let mut parts = Vec::new();
-            for item in l.items() {
-                parts.push(member(&item?)?);
+    let mut stack = match open(v, false)? {
+        Opened::Text(text) => return Ok(text),
+        Opened::Literal(literal) => vec![literal],
+    };
+    // The text of the member the literal on top asked for.
+    let mut written: Option<String> = None;
+    while let Some(top) = stack.last_mut() {
+        let next = match top {
+            Literal::List(items, parts) => {
+                parts.extend(written.take());
+                match items.next() {
+                    Some(item) => item?,
+                    None => {
+                        written = Some(format!("[{}]", parts.join(", ")));
+                        stack.pop();
+                        continue;
+                    }
+                }
             }
-            Ok(format!("[{}]", parts.join(", ")))
+            Literal::Map(entries, pairs, key) => {
+                if let Some(text) = written.take() {
+                    pairs.push((std::mem::take(key), text));
+                }
+                match entries.next() {
+                    Some((k, v)) => {
+                        *key = match &k {
+                            Value::String(s) => go_quote(s),
+                            Value::Bool(_) | Value::Int(_) | Value::Uint(_) => display(&k),
+                            other => {
+                                return Err(EvalError::new(format!(
+                                    "no formatting function for map key of type {}",
+                                    other.type_name()
+                                )));
+                            }
+                        };
+                        v
+                    }
+                    None => {
+                        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                        let parts: Vec<String> =
+                            pairs.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                        written = Some(format!("{{{}}}", parts.join(", ")));
+                        stack.pop();
+                        continue;
+                    }
+                }
+            }
+        };
+        match open(&next, true)? {
+            Opened::Text(text) => written = Some(text),
+            Opened::Literal(literal) => stack.push(literal),
+        }
+    }
+    Ok(written.unwrap_or_default())
+}
+
+/// A list or map being written as a CEL literal: what is left of it, and what it wrote so far
+/// (for a map, the key of the entry whose value is being written).
+enum Literal<'a> {
+    List(std::vec::IntoIter<Result<Value<'a>>>, Vec<String>),
+    Map(
+        std::vec::IntoIter<(Value<'a>, Value<'a>)>,
+        Vec<(String, String)>,
+        String,
+    ),
+}
+
+/// A value's text begun: whole, or a list or map whose members are to be written.
+enum Opened<'a> {
+    Text(String),
+    Literal(Literal<'a>),
+}
+
+/// The text of `v` under `%s`, or of `v` as an element of a list or map inside it (`member`:
+/// as a CEL literal).
+fn open<'a>(v: &Value<'a>, member: bool) -> Result<Opened<'a>> {
+    let text = match v {
+        Value::String(s) if member => go_quote(s),
+        Value::Bytes(b) if member => format!("b{}", go_quote(&String::from_utf8_lossy(b))),
+        Value::Double(f) if member && f.is_finite() => format!("{f:.6}"),
+        Value::Double(f) if member => go_quote(&go_float(*f)),
+        Value::Timestamp(t) if member => format!("timestamp({})", go_quote(&t.rfc3339())),
+        Value::Duration(d) if member => format!("duration({})", go_quote(&d.seconds_text())),
+        Value::Type(t) if member => format!("type({t})"),
+        Value::List(l) => {
+            return Ok(Opened::Literal(Literal::List(
+                l.items().into_iter(),
+                Vec::new(),
+            )));
         }
         Value::Map(m) => {
-            let mut pairs = Vec::new();
-            for (k, v) in entries(m)? {
-                let key = match &k {
-                    Value::String(_) | Value::Bool(_) | Value::Int(_) | Value::Uint(_) => {
-                        member(&k)?
-                    }
-                    other => {
-                        return Err(EvalError::new(format!(
-                            "no formatting function for map key of type {}",
-                            other.type_name()
-                        )));
-                    }
-                };
-                pairs.push((key, member(&v)?));
-            }
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            let parts: Vec<String> = pairs.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
-            Ok(format!("{{{}}}", parts.join(", ")))
+            return Ok(Opened::Literal(Literal::Map(
+                entries(m)?.into_iter(),
+                Vec::new(),
+                String::new(),
+            )));
         }
-        Value::Null => Ok("null".to_owned()),
-        Value::Bytes(b) => Ok(String::from_utf8_lossy(b).into_owned()),
-        Value::Type(t) => Ok(t.to_string()),
+        Value::Null => "null".to_owned(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Type(t) => t.to_string(),
         Value::Bool(_)
         | Value::Int(_)
         | Value::Uint(_)
         | Value::Double(_)
         | Value::String(_)
         | Value::Duration(_)
-        | Value::Timestamp(_) => Ok(display(v)),
-        other => Err(formatting_error(&format!(
-            "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {}",
-            other.type_name()
-        ))),
-    }
-}
-
-/// An element of a list or map inside `%s`, as a CEL literal.
-fn member(v: &Value<'_>) -> Result<String> {
-    Ok(match v {
-        Value::String(s) => go_quote(s),
-        Value::Bytes(b) => format!("b{}", go_quote(&String::from_utf8_lossy(b))),
-        Value::Double(f) if f.is_finite() => format!("{f:.6}"),
-        Value::Double(f) => go_quote(&go_float(*f)),
-        Value::Timestamp(t) => format!("timestamp({})", go_quote(&t.rfc3339())),
-        Value::Duration(d) => format!("duration({})", go_quote(&d.seconds_text())),
-        Value::Type(t) => format!("type({t})"),
-        other => string_clause(other)?,
-    })
+        | Value::Timestamp(_) => display(v),
+        other => {
+            return Err(formatting_error(&format!(
+                "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {}",
+                other.type_name()
+            )));
+        }
+    };
+    Ok(Opened::Text(text))
 }
 
 /// `%.Nf` in `en_US`: digits grouped by thousands.

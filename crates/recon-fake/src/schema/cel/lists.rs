@@ -159,10 +159,20 @@ pub(super) fn lists<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<V
     }
 }
 
+/// The elements of `l`, those that are lists flattened `depth` levels down, in order: one list
+/// at a time (a list read through its schema nests as deep as the object).
 fn flatten<'a>(l: &List<'a>, depth: i64, out: &mut Vec<Value<'a>>) -> Result<()> {
-    for x in l.items() {
+    let mut lists = vec![(l.items().into_iter(), depth)];
+    while let Some((items, depth)) = lists.last_mut() {
+        let Some(x) = items.next() else {
+            lists.pop();
+            continue;
+        };
         match x? {
-            Value::List(inner) if depth > 0 => flatten(&inner, depth - 1, out)?,
+            Value::List(inner) if *depth > 0 => {
+                let below = *depth - 1;
+                lists.push((inner.items().into_iter(), below));
+            }
             v => out.push(v),
         }
     }

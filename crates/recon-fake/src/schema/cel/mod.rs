@@ -66,6 +66,8 @@ pub(crate) use dra::{SelectorError, device_selector_error};
 pub(crate) use policy::{Declarations, PolicyCompiler, Returns};
 pub(crate) use types::RESERVED;
 
+use std::sync::Arc;
+
 use recon_apimachinery::json::Value;
 use rules::RuleNode;
 use tree::SNode;
@@ -82,8 +84,10 @@ pub(crate) fn on_large_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option
 /// that validating an object only evaluates.
 #[derive(Debug, Clone)]
 pub(crate) struct CelRules {
-    schema: SNode,
-    rules: RuleNode,
+    /// Shared by copies: a tree copies itself by recursion, and a schema may nest as deep as
+    /// Go reads.
+    schema: Arc<SNode>,
+    rules: Arc<RuleNode>,
     /// Some expression is deeper than [`stack::SHALLOW`]: evaluation needs a large stack.
     deep: bool,
 }
@@ -175,8 +179,8 @@ impl CelRules {
         let rules = rules::build(&schema, &schema, true).unwrap_or_default();
         let deep = rules.deepest_tree() > stack::SHALLOW;
         Ok(Some(CelRules {
-            schema,
-            rules,
+            schema: Arc::new(schema),
+            rules: Arc::new(rules),
             deep,
         }))
     }

@@ -14,8 +14,10 @@ use super::field_path;
 use super::rule_json;
 use super::syntax::{self, Expr, Kind};
 use super::tree::{ListType, RawRule, SNode};
-use super::types::{SELF_TYPE_NAME, Type, decl_type, escape};
+use super::types::{SELF_TYPE_NAME, Type, decl_type, escape, has_decl_type, object_fields};
 use crate::field::{BadValue, ErrorType, FieldError, Path};
+use crate::schema::steps::Step;
+use crate::schema::teardown::{self, Tree};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]
@@ -36,8 +38,10 @@ pub(super) struct CompiledRule {
     pub(super) message_max_cost: u64,
 }
 
-/// The compiled rules of one schema node and of the nodes below it that have rules.
-#[derive(Debug, Clone, Default)]
+/// The compiled rules of one schema node and of the nodes below it that have rules. Built on
+/// the large stack of compilation (by recursion); dropped without. Not `Clone` (a derived
+/// copy would recurse): compiled rules share theirs.
+#[derive(Debug, Default)]
 pub(super) struct RuleNode {
     pub(super) rules: Vec<CompiledRule>,
     /// The node's values have no CEL type, so its rules cannot be compiled.
@@ -48,6 +52,36 @@ pub(super) struct RuleNode {
     pub(super) properties: BTreeMap<String, RuleNode>,
     pub(super) additional: Option<Box<RuleNode>>,
     pub(super) all_of: Vec<RuleNode>,
+}
+
+/// A derived drop would take a frame per level (compiled rules are dropped on any thread's
+/// stack): see [`teardown`].
+impl Drop for RuleNode {
+    fn drop(&mut self) {
+        teardown::drop_children(self);
+    }
+}
+
+impl Tree for RuleNode {
+    type Children = (
+        BTreeMap<String, RuleNode>,
+        [Option<Box<RuleNode>>; 2],
+        Vec<RuleNode>,
+    );
+
+    fn take_children(&mut self) -> Self::Children {
+        (
+            std::mem::take(&mut self.properties),
+            [self.items.take(), self.additional.take()],
+            std::mem::take(&mut self.all_of),
+        )
+    }
+
+    fn each((properties, boxed, all_of): Self::Children, into: &mut Vec<RuleNode>) {
+        into.extend(properties.into_values());
+        into.extend(boxed.into_iter().flatten().map(|n| *n));
+        into.extend(all_of);
+    }
 }
 
 impl RuleNode {
@@ -80,9 +114,17 @@ const REASONS: [&str; 4] = [
 
 /// `validator(validationSchema, nodeSchema, isResourceRoot, ...)`: the rules of `validation`
 /// compiled against the values of `node`.
+///
+/// The type of a node's values is built only where there are rules to check against it (it
+/// is as large as the schema below): below, whether a property is a field of it is enough.
 pub(super) fn build(validation: &SNode, node: &SNode, resource_root: bool) -> Option<RuleNode> {
-    let decl = decl_type(node, resource_root, SELF_TYPE_NAME);
+    let decl = if validation.rules.is_empty() {
+        None
+    } else {
+        decl_type(node, resource_root, SELF_TYPE_NAME)
+    };
     let (rules, compile_error) = compile_rules(&validation.rules, node, decl.as_ref());
+    let fields = object_fields(node, resource_root);
     let items = match (validation.items.as_deref(), node.items.as_deref()) {
         (Some(v), Some(n)) => build(v, n, n.embedded).map(Box::new),
         _ => None,
@@ -92,11 +134,12 @@ pub(super) fn build(validation: &SNode, node: &SNode, resource_root: bool) -> Op
         let Some(n) = node.properties.get(name) else {
             continue;
         };
+        // A property is a field of the type by its escaped name (escaping is one to one).
         let typed = match escape(name) {
-            Some(escaped) => {
-                matches!(&decl, Some(Type::Object(o)) if o.fields.contains_key(&escaped))
-            }
-            None => decl_type(n, n.embedded, SELF_TYPE_NAME).is_some(),
+            Some(_) => fields
+                .and_then(|f| f.get(name))
+                .is_some_and(|f| has_decl_type(f, f.embedded)),
+            None => has_decl_type(n, n.embedded),
         };
         if !typed {
             continue;
@@ -361,9 +404,11 @@ fn cost_error_message(what: &str, cost: u64, limit: u64) -> String {
 }
 
 /// How a node's rules see `oldSelf` and their types, while walking the schema.
+#[derive(Clone, Copy)]
 struct Context {
-    /// The first ancestor below which old values cannot be correlated.
-    uncorrelatable: Option<Path>,
+    /// The first ancestor below which old values cannot be correlated: the length of its path
+    /// (which begins the path of every node below it).
+    uncorrelatable: Option<usize>,
     /// Whether the rules here are compiled (not under `allOf`).
     compiled: bool,
     resource_root: bool,
@@ -385,13 +430,22 @@ pub(super) fn crd_errors(schema: &SNode, root: &Path, unchanged_schema: bool) ->
         resource_root: true,
         cardinality: Some(1),
     };
-    walk(schema, root, &ctx, &mut errors);
+    walk(schema, &mut root.as_str().to_owned(), ctx, &mut errors);
     errors
 }
 
-/// Visits a node; returns whether it or a node below it has errors of the first kind.
-fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
+/// Makes `path` the path of `field` (as [`Path::child`] names it) below its first `at` bytes.
+fn child(path: &mut String, at: usize, field: &str) {
+    Step::Field(field).below(path, at);
+}
+
+/// Visits a node, at `path` (a buffer the nodes below write their paths into, and leave as
+/// they found it); returns whether it or a node below it has errors of the first kind.
+///
+/// By recursion, on the large stack compilation runs on: a node's frame holds no path.
+fn walk(s: &SNode, path: &mut String, ctx: Context, out: &mut CrdErrors) -> bool {
     let before = out.schema.len();
+    let at = path.len();
     let cardinality = ctx
         .cardinality
         .zip(children_per_value(s))
@@ -403,62 +457,69 @@ fn walk(s: &SNode, path: &Path, ctx: &Context, out: &mut CrdErrors) -> bool {
             }
         });
     if let Some(additional) = s.additional.as_deref() {
-        let child = Context {
-            uncorrelatable: ctx.uncorrelatable.clone(),
-            compiled: ctx.compiled,
+        let below = Context {
             resource_root: additional.embedded,
             cardinality,
+            ..ctx
         };
-        walk(additional, &path.child("additionalProperties"), &child, out);
+        child(path, at, "additionalProperties");
+        walk(additional, path, below, out);
     }
     let correlatable_map = matches!(s.map_type.as_deref(), None | Some("granular" | "atomic"));
     for (name, prop) in &s.properties {
-        let uncorrelatable = match (&ctx.uncorrelatable, correlatable_map) {
-            (Some(p), _) => Some(p.clone()),
-            (None, false) => Some(path.clone()),
+        let uncorrelatable = match (ctx.uncorrelatable, correlatable_map) {
+            (Some(p), _) => Some(p),
+            (None, false) => Some(at),
             (None, true) => None,
         };
-        let child = Context {
+        let below = Context {
             uncorrelatable,
             compiled: ctx.compiled,
             resource_root: prop.embedded,
             cardinality,
         };
-        walk(prop, &path.child("properties").key(name), &child, out);
+        child(path, at, "properties");
+        Step::Key(name).below(path, path.len());
+        walk(prop, path, below, out);
     }
     for (i, branch) in s.all_of.iter().enumerate() {
-        let child = Context {
-            uncorrelatable: ctx.uncorrelatable.clone(),
+        let below = Context {
+            uncorrelatable: ctx.uncorrelatable,
             compiled: false,
             resource_root: false,
             cardinality,
         };
-        walk(branch, &path.child("allOf").index(i), &child, out);
+        child(path, at, "allOf");
+        Step::Index(i).below(path, path.len());
+        walk(branch, path, below, out);
     }
     if let Some(items) = s.items.as_deref() {
-        let uncorrelatable = match (&ctx.uncorrelatable, &s.list_type) {
-            (Some(p), _) => Some(p.clone()),
+        let uncorrelatable = match (ctx.uncorrelatable, &s.list_type) {
+            (Some(p), _) => Some(p),
             (None, ListType::Map(_)) => None,
-            (None, _) => Some(path.clone()),
+            (None, _) => Some(at),
         };
-        let child = Context {
+        let below = Context {
             uncorrelatable,
             compiled: ctx.compiled,
             resource_root: items.embedded,
             cardinality,
         };
-        walk(items, &path.child("items"), &child, out);
+        child(path, at, "items");
+        walk(items, path, below, out);
     }
+    path.truncate(at);
     if s.rules.is_empty() {
         return out.schema.len() > before;
     }
-    let rules_path = path.child("x-kubernetes-validations");
+    let rules_path = Path::new(path).child("x-kubernetes-validations");
     for (i, rule) in s.rules.iter().enumerate() {
         out.schema
             .extend(rule_field_errors(rule, s, &rules_path.index(i)));
     }
     if out.schema.len() == before && ctx.compiled {
-        compile_errors(s, &rules_path, ctx, out);
+        let uncorrelatable = ctx.uncorrelatable.map(|len| Path::new(&path[..len]));
+        compile_errors(s, &rules_path, &ctx, uncorrelatable.as_ref(), out);
     }
     out.schema.len() > before
 }
@@ -525,7 +586,14 @@ fn rule_field_errors(rule: &RawRule, s: &SNode, at: &Path) -> Vec<FieldError> {
 }
 
 /// Compiles a node's rules as CRD validation does and reports what fails.
-fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErrors) {
+/// `uncorrelatable`: the path of the ancestor below which old values cannot be correlated.
+fn compile_errors(
+    s: &SNode,
+    rules_path: &Path,
+    ctx: &Context,
+    uncorrelatable: Option<&Path>,
+    out: &mut CrdErrors,
+) {
     let Some(self_type) = decl_type(s, ctx.resource_root, SELF_TYPE_NAME) else {
         out.cel.push(FieldError::new(
             ErrorType::Internal,
@@ -586,7 +654,7 @@ fn compile_errors(s: &SNode, rules_path: &Path, ctx: &Context, out: &mut CrdErro
             out.observe_cost(message_at, compiled.message_max_cost);
         }
         if compiled.uses_old_self {
-            if let Some(uncorrelatable) = &ctx.uncorrelatable {
+            if let Some(uncorrelatable) = uncorrelatable {
                 out.cel.push(FieldError::invalid(
                     at.child("rule").to_string(),
                     &raw.rule,

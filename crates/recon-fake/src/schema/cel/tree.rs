@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use recon_apimachinery::json::{Map, Value as Json};
 
+use crate::schema::teardown::{self, Tree};
+
 /// `x-kubernetes-list-type`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) enum ListType {
@@ -28,7 +30,8 @@ pub(super) struct RawRule {
     pub(super) optional_old_self: Option<bool>,
 }
 
-/// One schema node.
+/// One schema node. Read, copied and compiled on the large stack of compilation (by
+/// recursion); dropped without.
 #[derive(Debug, Clone, Default)]
 pub(super) struct SNode {
     /// `type`, empty when unset.
@@ -152,25 +155,21 @@ impl SNode {
             same.resource_view = None;
             return same;
         }
-        let string = || SNode {
-            ty: "string".to_owned(),
-            ..SNode::default()
+        let typed = |ty: &str| {
+            let mut node = SNode::default();
+            node.ty = ty.to_owned();
+            node
         };
         let mut view = self.clone();
         view.resource_view = None;
-        view.properties.insert("kind".to_owned(), string());
-        view.properties.insert("apiVersion".to_owned(), string());
-        view.properties.insert(
-            "metadata".to_owned(),
-            SNode {
-                ty: "object".to_owned(),
-                properties: [("name", string()), ("generateName", string())]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .collect(),
-                ..SNode::default()
-            },
-        );
+        view.properties.insert("kind".to_owned(), typed("string"));
+        view.properties
+            .insert("apiVersion".to_owned(), typed("string"));
+        let mut metadata = typed("object");
+        for name in ["name", "generateName"] {
+            metadata.properties.insert(name.to_owned(), typed("string"));
+        }
+        view.properties.insert("metadata".to_owned(), metadata);
         view
     }
 
@@ -186,6 +185,36 @@ impl SNode {
     /// The node whose shape a value of this node has in CEL (the resource view at a root).
     pub(super) fn view(&self) -> &SNode {
         self.resource_view.as_deref().unwrap_or(self)
+    }
+}
+
+/// A derived drop would take a frame per level (compiled rules are dropped on any thread's
+/// stack): see [`teardown`].
+impl Drop for SNode {
+    fn drop(&mut self) {
+        teardown::drop_children(self);
+    }
+}
+
+impl Tree for SNode {
+    type Children = (BTreeMap<String, SNode>, [Option<Box<SNode>>; 3], Vec<SNode>);
+
+    fn take_children(&mut self) -> Self::Children {
+        (
+            std::mem::take(&mut self.properties),
+            [
+                self.additional.take(),
+                self.items.take(),
+                self.resource_view.take(),
+            ],
+            std::mem::take(&mut self.all_of),
+        )
+    }
+
+    fn each((properties, boxed, all_of): Self::Children, into: &mut Vec<SNode>) {
+        into.extend(properties.into_values());
+        into.extend(boxed.into_iter().flatten().map(|n| *n));
+        into.extend(all_of);
     }
 }
 

@@ -208,6 +208,40 @@ pub(super) fn decl_type(s: &SNode, resource_root: bool, name: &str) -> Option<Ty
     }
 }
 
+/// Whether [`decl_type`] of `s` is a type, without building it: one step at a time down the
+/// `items` and `additionalProperties` it depends on (a schema may nest as deep as Go reads).
+pub(super) fn has_decl_type(mut s: &SNode, mut resource_root: bool) -> bool {
+    loop {
+        if s.int_or_string {
+            return true;
+        }
+        let view = if resource_root { s.view() } else { s };
+        let below = match view.ty.as_str() {
+            "array" => view.items.as_deref(),
+            "object" => match view.additional.as_deref() {
+                Some(additional) => Some(additional),
+                None => return true,
+            },
+            "string" | "boolean" | "number" | "integer" => return true,
+            _ => return false,
+        };
+        let Some(below) = below else {
+            return false;
+        };
+        (s, resource_root) = (below, below.embedded);
+    }
+}
+
+/// The schemas of the fields of [`decl_type`] of `s`, when it is an object type: the
+/// properties of its view (not all of them fields: see [`escape`] and [`has_decl_type`]).
+pub(super) fn object_fields(s: &SNode, resource_root: bool) -> Option<&BTreeMap<String, SNode>> {
+    if s.int_or_string {
+        return None;
+    }
+    let view = if resource_root { s.view() } else { s };
+    (view.ty == "object" && view.additional.is_none()).then_some(&view.properties)
+}
+
 /// CEL's reserved words (`celReserved` of cel-go's parser and of kube-apiserver's admission
 /// validation): no identifier or variable may be one.
 pub(crate) const RESERVED: [&str; 21] = [

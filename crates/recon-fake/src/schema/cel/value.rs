@@ -3,6 +3,7 @@
 //! a timestamp, object fields by their escaped names, `set` and `map` lists compared as sets
 //! and maps, data of `x-kubernetes-preserve-unknown-fields` comparable only.
 
+use std::collections::btree_map;
 use std::rc::Rc;
 
 use base64::Engine as _;
@@ -390,32 +391,329 @@ fn key_equal(a: &Value<'_>, b: &Value<'_>) -> bool {
 /// cel-go's `Equal` of `a` with `b` (the left operand's kind decides, as `a.Equal(b)`):
 /// numbers compare across types, `set` and `map` lists ignore order, objects compare their
 /// known fields and fall back to JSON equality for the rest.
+///
+/// Values read through a schema nest as deep as the object (as deep as Go reads): the lists
+/// and maps being compared are a list of their own, each with how far it got, rather than
+/// the call stack. A comparison stops at the first pair found unequal, or the first error, in
+/// the order a recursion would take.
 pub(super) fn equal(a: &Value<'_>, b: &Value<'_>) -> Result<bool> {
-    use Value as V;
-    Ok(match (a, b) {
-        (V::Null, V::Null) => true,
-        (V::Null, _) | (_, V::Null) => false,
-        (V::Bool(x), V::Bool(y)) => x == y,
-        (V::String(x), V::String(y)) => x == y,
-        (V::Bytes(x), V::Bytes(y)) => x == y,
-        (V::Duration(x), V::Duration(y)) => x == y,
-        (V::Timestamp(x), V::Timestamp(y)) => x == y,
-        (V::Type(x), V::Type(y)) => x == y,
-        (V::Int(_) | V::Uint(_) | V::Double(_), V::Int(_) | V::Uint(_) | V::Double(_)) => {
-            numeric_cmp(a, b) == Some(std::cmp::Ordering::Equal)
+    let mut stack = match begin(a, b)? {
+        Begun::Done(eq) => return Ok(eq),
+        Begun::Frame(frame) => vec![frame],
+    };
+    // What the comparison the frame on top asked for found.
+    let mut found = None;
+    while let Some(top) = stack.last_mut() {
+        match top.resume(found.take())? {
+            Next::Compare(x, y) => match begin(&x, &y)? {
+                Begun::Done(eq) => found = Some(eq),
+                Begun::Frame(frame) => stack.push(frame),
+            },
+            Next::Done(eq) => {
+                stack.pop();
+                found = Some(eq);
+            }
         }
-        (V::List(x), V::List(y)) => list_equal(x, y)?,
-        (V::Map(x), V::Map(y)) => map_equal(x, y)?,
-        (V::Optional(x), V::Optional(y)) => match (x, y) {
-            (None, None) => true,
-            (Some(x), Some(y)) => equal(x, y)?,
+    }
+    Ok(found == Some(true))
+}
+
+/// A comparison begun: decided at once, or a list or map to compare member by member.
+enum Begun<'v> {
+    Done(bool),
+    Frame(Frame<'v>),
+}
+
+/// What a list or map comparison asks for next.
+enum Next<'v> {
+    /// The comparison of two values below it (`equal(x, y)`).
+    Compare(Value<'v>, Value<'v>),
+    /// It is decided.
+    Done(bool),
+}
+
+/// Two lists or maps of the same size being compared.
+enum Frame<'v> {
+    /// Lists compared item by item, the items read beforehand.
+    Ordered(
+        std::vec::IntoIter<Result<Value<'v>>>,
+        std::vec::IntoIter<Result<Value<'v>>>,
+    ),
+    Set(SetFrame<'v>),
+    MapList(MapListFrame<'v>),
+    /// A JSON object (its fields left to compare, its schema and kind) with another map.
+    Object(
+        MapVal<'v>,
+        btree_map::Iter<'v, String, Json>,
+        &'v SNode,
+        MapKind,
+        MapVal<'v>,
+    ),
+    /// A map the expression built (its entries, the next to compare) with another map.
+    Entries(Rc<Vec<(Value<'v>, Value<'v>)>>, usize, MapVal<'v>),
+}
+
+/// A `set` list with another list: every element of the other is in it (`position`), and as
+/// many distinct ones as it has.
+struct SetFrame<'v> {
+    xs: Vec<Value<'v>>,
+    ys: std::vec::IntoIter<Result<Value<'v>>>,
+    /// The element of the other list being looked for, and the candidate compared with it.
+    y: Option<Value<'v>>,
+    candidate: usize,
+    seen: Vec<usize>,
+    /// Counting the distinct elements: the element, the one before it compared with it, and
+    /// how many were distinct so far.
+    distinct: Option<(usize, usize, usize)>,
+}
+
+/// A `map` list with another: items matched by their key fields (looked up by their escaped
+/// names, as the real server does), whatever their order.
+struct MapListFrame<'v> {
+    a_items: &'v [Json],
+    item_schema: &'v SNode,
+    b_items: std::slice::Iter<'v, Json>,
+    b_item_schema: &'v SNode,
+    escaped: Vec<String>,
+    /// The index of the item being compared, and those matched.
+    comparing: usize,
+    matched: Vec<usize>,
+}
+
+/// The first step of `equal(a, b)`.
+fn begin<'v>(a: &Value<'v>, b: &Value<'v>) -> Result<Begun<'v>> {
+    use Value as V;
+    let (mut a, mut b) = (a, b);
+    loop {
+        return Ok(Begun::Done(match (a, b) {
+            (V::Null, V::Null) => true,
+            (V::Null, _) | (_, V::Null) => false,
+            (V::Bool(x), V::Bool(y)) => x == y,
+            (V::String(x), V::String(y)) => x == y,
+            (V::Bytes(x), V::Bytes(y)) => x == y,
+            (V::Duration(x), V::Duration(y)) => x == y,
+            (V::Timestamp(x), V::Timestamp(y)) => x == y,
+            (V::Type(x), V::Type(y)) => x == y,
+            (V::Int(_) | V::Uint(_) | V::Double(_), V::Int(_) | V::Uint(_) | V::Double(_)) => {
+                numeric_cmp(a, b) == Some(std::cmp::Ordering::Equal)
+            }
+            (V::List(x), V::List(y)) => return begin_lists(x, y),
+            (V::Map(x), V::Map(y)) => return Ok(begin_maps(x, y)),
+            (V::Optional(x), V::Optional(y)) => match (x, y) {
+                (None, None) => true,
+                (Some(x), Some(y)) => {
+                    (a, b) = (&**x, &**y);
+                    continue;
+                }
+                _ => false,
+            },
+            (V::Unknown(x), other) => unknown_equal(x, other),
+            (other, V::Unknown(y)) => unknown_equal(y, other),
+            (V::Ext(x), V::Ext(y)) => x == y,
             _ => false,
-        },
-        (V::Unknown(x), other) => unknown_equal(x, other),
-        (other, V::Unknown(y)) => unknown_equal(y, other),
-        (V::Ext(x), V::Ext(y)) => x == y,
-        _ => false,
+        }));
+    }
+}
+
+fn begin_lists<'v>(a: &List<'v>, b: &List<'v>) -> Result<Begun<'v>> {
+    if a.len() != b.len() {
+        return Ok(Begun::Done(false));
+    }
+    let ordered = || Begun::Frame(Frame::Ordered(a.items().into_iter(), b.items().into_iter()));
+    let frame = match a {
+        List::Json(_, schema) if matches!(schema.list_type, ListType::Set) => {
+            let xs: Vec<Value<'_>> = a.items().into_iter().collect::<Result<_>>()?;
+            Frame::Set(SetFrame {
+                xs,
+                ys: b.items().into_iter(),
+                y: None,
+                candidate: 0,
+                seen: Vec::new(),
+                distinct: None,
+            })
+        }
+        List::Json(a_items, schema) => {
+            let (ListType::Map(keys), Some(item_schema)) =
+                (&schema.list_type, schema.items.as_deref())
+            else {
+                return Ok(ordered());
+            };
+            let List::Json(b_items, b_schema) = b else {
+                return Ok(Begun::Done(a_items.is_empty()));
+            };
+            let Some(b_item_schema) = b_schema.items.as_deref() else {
+                return Ok(Begun::Done(false));
+            };
+            Frame::MapList(MapListFrame {
+                a_items,
+                item_schema,
+                b_items: b_items.iter(),
+                b_item_schema,
+                escaped: keys
+                    .iter()
+                    .map(|k| escape(k).unwrap_or_else(|| k.clone()))
+                    .collect(),
+                comparing: 0,
+                matched: Vec::new(),
+            })
+        }
+        List::Owned(_) => return Ok(ordered()),
+    };
+    Ok(Begun::Frame(frame))
+}
+
+fn begin_maps<'v>(a: &MapVal<'v>, b: &MapVal<'v>) -> Begun<'v> {
+    if a.len() != b.len() {
+        return Begun::Done(false);
+    }
+    Begun::Frame(match a {
+        MapVal::Json(m, schema, kind) => {
+            let m: &'v Map = m;
+            Frame::Object(a.clone(), m.iter(), schema, *kind, b.clone())
+        }
+        MapVal::Owned(entries) => Frame::Entries(entries.clone(), 0, b.clone()),
     })
+}
+
+impl<'v> Frame<'v> {
+    /// Goes on with `found`, what the comparison it asked for last found (`None` at first).
+    fn resume(&mut self, found: Option<bool>) -> Result<Next<'v>> {
+        match self {
+            Frame::Set(set) => set.resume(found),
+            Frame::MapList(list) => list.resume(found),
+            // The others are decided by the first pair found unequal.
+            _ if found == Some(false) => Ok(Next::Done(false)),
+            Frame::Ordered(xs, ys) => match (xs.next(), ys.next()) {
+                (Some(x), Some(y)) => Ok(Next::Compare(x?, y?)),
+                _ => Ok(Next::Done(true)),
+            },
+            Frame::Object(a, fields, schema, kind, b) => {
+                for (key, raw) in fields.by_ref() {
+                    let known = match kind {
+                        MapKind::Object => schema.properties.contains_key(key),
+                        MapKind::Additional => schema.additional.is_some(),
+                        MapKind::Empty => false,
+                    };
+                    if known {
+                        let k = match kind {
+                            MapKind::Object => {
+                                Value::string(&escape(key).unwrap_or_else(|| key.clone()))
+                            }
+                            _ => Value::string(key),
+                        };
+                        match (a.find(&k), b.find(&k)) {
+                            (None, None) => {}
+                            (Some(x), Some(y)) => return Ok(Next::Compare(x?, y?)),
+                            _ => return Ok(Next::Done(false)),
+                        }
+                    } else {
+                        // A field the schema does not describe: compared as data.
+                        let MapVal::Json(other, ..) = b else {
+                            return Err(EvalError::no_overload());
+                        };
+                        if let Some(o) = other.get(key)
+                            && o != raw
+                        {
+                            return Ok(Next::Done(false));
+                        }
+                    }
+                }
+                Ok(Next::Done(true))
+            }
+            Frame::Entries(entries, next, b) => {
+                let Some((k, v)) = entries.get(*next) else {
+                    return Ok(Next::Done(true));
+                };
+                *next += 1;
+                match b.find(k) {
+                    Some(other) => Ok(Next::Compare(v.clone(), other?)),
+                    None => Ok(Next::Done(false)),
+                }
+            }
+        }
+    }
+}
+
+impl<'v> SetFrame<'v> {
+    fn resume(&mut self, found: Option<bool>) -> Result<Next<'v>> {
+        if let Some((i, j, distinct)) = &mut self.distinct {
+            // Whether `xs[i]` is among `xs[..i]`.
+            match found {
+                Some(true) => (*i, *j) = (*i + 1, 0),
+                Some(false) => *j += 1,
+                None => {}
+            }
+            loop {
+                let Some(x) = self.xs.get(*i) else {
+                    return Ok(Next::Done(self.seen.len() == *distinct));
+                };
+                if let Some(earlier) = self.xs.get(*j).filter(|_| *j < *i) {
+                    return Ok(Next::Compare(earlier.clone(), x.clone()));
+                }
+                (*i, *j, *distinct) = (*i + 1, 0, *distinct + 1);
+            }
+        }
+        // Where `y` is in `xs`.
+        match found {
+            Some(true) => {
+                if !self.seen.contains(&self.candidate) {
+                    self.seen.push(self.candidate);
+                }
+                self.y = None;
+            }
+            Some(false) => self.candidate += 1,
+            None => {}
+        }
+        if self.y.is_none() {
+            match self.ys.next() {
+                Some(y) => {
+                    self.y = Some(y?);
+                    self.candidate = 0;
+                }
+                None => {
+                    self.distinct = Some((0, 0, 0));
+                    return self.resume(None);
+                }
+            }
+        }
+        match (self.xs.get(self.candidate), &self.y) {
+            (Some(x), Some(y)) => Ok(Next::Compare(x.clone(), y.clone())),
+            _ => Ok(Next::Done(false)),
+        }
+    }
+}
+
+impl<'v> MapListFrame<'v> {
+    fn resume(&mut self, found: Option<bool>) -> Result<Next<'v>> {
+        match found {
+            Some(false) => return Ok(Next::Done(false)),
+            Some(true) if !self.matched.contains(&self.comparing) => {
+                self.matched.push(self.comparing);
+            }
+            _ => {}
+        }
+        let escaped = &self.escaped;
+        let key_of = |item: &Json| -> Vec<Option<Json>> {
+            escaped.iter().map(|k| item.get(k).cloned()).collect()
+        };
+        if let Some(y) = self.b_items.next() {
+            let wanted = key_of(y);
+            let Some(i) = self.a_items.iter().position(|x| key_of(x) == wanted) else {
+                return Ok(Next::Done(false));
+            };
+            self.comparing = i;
+            let x = Value::of_json(&self.a_items[i], self.item_schema)?;
+            return Ok(Next::Compare(x, Value::of_json(y, self.b_item_schema)?));
+        }
+        let mut keys: Vec<Vec<Option<Json>>> = Vec::new();
+        for x in self.a_items {
+            let k = key_of(x);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        Ok(Next::Done(self.matched.len() == keys.len()))
+    }
 }
 
 /// Numbers of any of the three kinds, compared by value.
@@ -435,95 +733,6 @@ pub(super) fn numeric_cmp(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Orde
     }
 }
 
-fn list_equal(a: &List<'_>, b: &List<'_>) -> Result<bool> {
-    if a.len() != b.len() {
-        return Ok(false);
-    }
-    match a {
-        List::Json(a_items, schema) if matches!(schema.list_type, ListType::Set) => {
-            // Every element of `b` is in `a`, and as many distinct ones as `a` has.
-            let xs: Vec<Value<'_>> = a.items().into_iter().collect::<Result<_>>()?;
-            let mut seen: Vec<usize> = Vec::new();
-            for y in b.items() {
-                let y = y?;
-                let Some(i) = position(&xs, &y)? else {
-                    return Ok(false);
-                };
-                if !seen.contains(&i) {
-                    seen.push(i);
-                }
-            }
-            let mut distinct = 0;
-            for (i, x) in xs.iter().enumerate() {
-                if position(&xs[..i], x)?.is_none() {
-                    distinct += 1;
-                }
-            }
-            let _ = a_items;
-            Ok(seen.len() == distinct)
-        }
-        List::Json(a_items, schema) => {
-            let (ListType::Map(keys), Some(item_schema)) =
-                (&schema.list_type, schema.items.as_deref())
-            else {
-                return ordered_equal(a, b);
-            };
-            // Items are matched by their key fields (looked up by their escaped names, as the
-            // real server does), whatever their order.
-            let List::Json(b_items, b_schema) = b else {
-                return Ok(a_items.is_empty());
-            };
-            let Some(b_item_schema) = b_schema.items.as_deref() else {
-                return Ok(false);
-            };
-            let escaped: Vec<String> = keys
-                .iter()
-                .map(|k| escape(k).unwrap_or_else(|| k.clone()))
-                .collect();
-            let key_of = |item: &'_ Json| -> Vec<Option<Json>> {
-                escaped.iter().map(|k| item.get(k).cloned()).collect()
-            };
-            let mut matched: Vec<usize> = Vec::new();
-            for y in *b_items {
-                let wanted = key_of(y);
-                let Some(i) = a_items.iter().position(|x| key_of(x) == wanted) else {
-                    return Ok(false);
-                };
-                if !equal(
-                    &Value::of_json(&a_items[i], item_schema)?,
-                    &Value::of_json(y, b_item_schema)?,
-                )? {
-                    return Ok(false);
-                }
-                if !matched.contains(&i) {
-                    matched.push(i);
-                }
-            }
-            let distinct = {
-                let mut ks: Vec<Vec<Option<Json>>> = Vec::new();
-                for x in *a_items {
-                    let k = key_of(x);
-                    if !ks.contains(&k) {
-                        ks.push(k);
-                    }
-                }
-                ks.len()
-            };
-            Ok(matched.len() == distinct)
-        }
-        List::Owned(_) => ordered_equal(a, b),
-    }
-}
-
-fn ordered_equal(a: &List<'_>, b: &List<'_>) -> Result<bool> {
-    for (x, y) in a.items().into_iter().zip(b.items()) {
-        if !equal(&x?, &y?)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 /// The index of the first element equal to `v`.
 pub(super) fn position(items: &[Value<'_>], v: &Value<'_>) -> Result<Option<usize>> {
     for (i, x) in items.iter().enumerate() {
@@ -532,64 +741,6 @@ pub(super) fn position(items: &[Value<'_>], v: &Value<'_>) -> Result<Option<usiz
         }
     }
     Ok(None)
-}
-
-fn map_equal(a: &MapVal<'_>, b: &MapVal<'_>) -> Result<bool> {
-    if a.len() != b.len() {
-        return Ok(false);
-    }
-    match a {
-        MapVal::Json(m, schema, kind) => {
-            for (key, raw) in m.iter() {
-                let known = match kind {
-                    MapKind::Object => schema.properties.contains_key(key),
-                    MapKind::Additional => schema.additional.is_some(),
-                    MapKind::Empty => false,
-                };
-                if known {
-                    let k = match kind {
-                        MapKind::Object => {
-                            Value::string(&escape(key).unwrap_or_else(|| key.clone()))
-                        }
-                        _ => Value::string(key),
-                    };
-                    match (a.find(&k), b.find(&k)) {
-                        (None, None) => {}
-                        (Some(x), Some(y)) => {
-                            if !equal(&x?, &y?)? {
-                                return Ok(false);
-                            }
-                        }
-                        _ => return Ok(false),
-                    }
-                } else {
-                    // A field the schema does not describe: compared as data.
-                    let MapVal::Json(other, ..) = b else {
-                        return Err(EvalError::no_overload());
-                    };
-                    if let Some(o) = other.get(key)
-                        && o != raw
-                    {
-                        return Ok(false);
-                    }
-                }
-            }
-            Ok(true)
-        }
-        MapVal::Owned(entries) => {
-            for (k, v) in entries.iter() {
-                match b.find(k) {
-                    Some(other) => {
-                        if !equal(v, &other?)? {
-                            return Ok(false);
-                        }
-                    }
-                    None => return Ok(false),
-                }
-            }
-            Ok(true)
-        }
-    }
 }
 
 /// `equality.Semantic.DeepEqual` of preserved data with another value's Go form.

@@ -11,6 +11,7 @@ use super::rules::{CompiledRule, RuleNode};
 use super::tree::{ListType, SNode};
 use super::value::Value;
 use crate::field::{BadValue, ErrorType, FieldError, Path};
+use crate::schema::steps::Step;
 use recon_apimachinery::go_json::Num;
 use recon_apimachinery::go_json::go_json;
 
@@ -67,35 +68,54 @@ impl<'a> Correlated<'a> {
         })
     }
 
-    /// `CachedDeepEqual`.
+    /// `CachedDeepEqual`: whether every pair of values that correspond below is equal, checked
+    /// one pair at a time (a value may nest as deep as Go reads).
     fn unchanged(self) -> bool {
-        match (self.new, self.old) {
-            (Json::Null, Json::Null) => true,
-            (Json::Null, _) | (_, Json::Null) => false,
-            (Json::Array(new), Json::Array(old)) => {
-                if new.len() != old.len() {
-                    return false;
-                }
-                let map_list = matches!(self.schema.list_type, ListType::Map(_));
-                for i in 0..new.len() {
-                    match self.index(i) {
-                        Some(child) if !child.unchanged() => return false,
-                        Some(_) => {}
-                        None if map_list => return false,
-                        None => return new == old,
+        let mut pending = vec![self];
+        while let Some(c) = pending.pop() {
+            match (c.new, c.old) {
+                (Json::Null, Json::Null) => {}
+                (Json::Null, _) | (_, Json::Null) => return false,
+                (Json::Array(new), Json::Array(old)) => {
+                    if new.len() != old.len() {
+                        return false;
+                    }
+                    if !matches!(c.schema.list_type, ListType::Map(_)) {
+                        // The items of other lists correspond to nothing: compared as data.
+                        if new != old {
+                            return false;
+                        }
+                        continue;
+                    }
+                    for i in 0..new.len() {
+                        match c.index(i) {
+                            Some(child) => pending.push(child),
+                            None => return false,
+                        }
                     }
                 }
-                true
+                (Json::Object(new), Json::Object(old)) => {
+                    if new.len() != old.len() {
+                        return false;
+                    }
+                    for k in new.keys() {
+                        match c.key(k) {
+                            Some(child) => pending.push(child),
+                            None => return false,
+                        }
+                    }
+                }
+                (Json::Array(_) | Json::Object(_), _) | (_, Json::Array(_) | Json::Object(_)) => {
+                    return false;
+                }
+                (new, old) => {
+                    if new != old {
+                        return false;
+                    }
+                }
             }
-            (Json::Object(new), Json::Object(old)) => {
-                new.len() == old.len()
-                    && new
-                        .keys()
-                        .all(|k| self.key(k).is_some_and(Correlated::unchanged))
-            }
-            (Json::Array(_) | Json::Object(_), _) | (_, Json::Array(_) | Json::Object(_)) => false,
-            (new, old) => new == old,
         }
+        true
     }
 }
 
@@ -151,6 +171,18 @@ impl<'a> Ratchet<'a> {
     }
 }
 
+/// A node's rules to evaluate with its value, at the path of the buffer's first `parent`
+/// bytes and `step`.
+struct Visit<'a> {
+    rules: &'a RuleNode,
+    schema: &'a SNode,
+    parent: usize,
+    step: Step<'a>,
+    new: &'a Json,
+    old: Option<&'a Json>,
+    ratchet: Ratchet<'a>,
+}
+
 /// One validation: the budget left, and what it found.
 pub(super) struct Run {
     budget: u64,
@@ -168,6 +200,9 @@ impl Run {
     }
 
     /// Validates `new` (a whole custom resource) against the rules, with the stored object.
+    ///
+    /// One value at a time (a value may nest as deep as Go reads), in the order a recursion
+    /// would take: a node's rules, its `allOf` branches, then the values below it.
     pub(super) fn resource(
         &mut self,
         rules: &RuleNode,
@@ -179,93 +214,96 @@ impl Run {
             current: old.map(|old| Correlated { new, old, schema }),
             nearest: None,
         };
-        self.node(rules, schema, &Path::default(), new, old, ratchet);
-    }
-
-    fn node<'a>(
-        &mut self,
-        rules: &RuleNode,
-        schema: &'a SNode,
-        path: &Path,
-        new: &'a Json,
-        old: Option<&'a Json>,
-        ratchet: Ratchet<'a>,
-    ) {
-        if new.is_null() || self.stopped {
-            return;
-        }
-        // A stored null is no old value.
-        let old = old.filter(|o| !o.is_null());
-        self.expressions(rules, schema, path, new, old, ratchet);
-        for branch in &rules.all_of {
-            let r = Ratchet {
-                current: None,
-                nearest: ratchet.nearest,
-            };
-            self.node(branch, schema, path, new, old, r);
-        }
-        match new {
-            Json::Array(items) => {
-                let (Some(item_rules), Some(item_schema)) =
-                    (rules.items.as_deref(), schema.items.as_deref())
-                else {
-                    return;
-                };
-                let old_items = old.and_then(Json::as_array);
-                for (i, item) in items.iter().enumerate() {
-                    let old_item = match (&schema.list_type, old_items) {
-                        (ListType::Map(keys), Some(o)) => map_list_get(keys, o, item),
-                        _ => None,
-                    };
-                    self.node(
-                        item_rules,
-                        item_schema,
-                        &path.index(i),
-                        item,
-                        old_item,
-                        ratchet.index(i),
-                    );
-                }
+        let mut path = String::new();
+        let mut pending = vec![Visit {
+            rules,
+            schema,
+            parent: 0,
+            step: Step::Here,
+            new,
+            old,
+            ratchet,
+        }];
+        while let Some(visit) = pending.pop() {
+            if self.stopped {
+                break;
             }
-            Json::Object(map) => {
-                let correlatable = matches!(
-                    schema.map_type.as_deref(),
-                    None | Some("granular" | "atomic")
-                );
-                let old_map = old.and_then(Json::as_object).filter(|_| correlatable);
-                if let (Some(add_rules), Some(add_schema)) =
-                    (rules.additional.as_deref(), schema.additional.as_deref())
-                {
-                    for (k, v) in map {
-                        let old_v = old_map.and_then(|o| o.get(k));
-                        self.node(
-                            add_rules,
-                            add_schema,
-                            &path.key(k),
-                            v,
-                            old_v,
-                            ratchet.key(k),
-                        );
+            if visit.new.is_null() {
+                continue;
+            }
+            visit.step.below(&mut path, visit.parent);
+            // A stored null is no old value.
+            let old = visit.old.filter(|o| !o.is_null());
+            let Visit {
+                rules,
+                schema,
+                new,
+                ratchet,
+                ..
+            } = visit;
+            self.expressions(rules, schema, &path, new, old, ratchet);
+            let at = path.len();
+            let below = |rules, schema, step, new, old, ratchet| Visit {
+                rules,
+                schema,
+                parent: at,
+                step,
+                new,
+                old,
+                ratchet,
+            };
+            // In the reverse of the order they are visited in.
+            match new {
+                Json::Array(items) => {
+                    if let (Some(item_rules), Some(item_schema)) =
+                        (rules.items.as_deref(), schema.items.as_deref())
+                    {
+                        let old_items = old.and_then(Json::as_array);
+                        for (i, item) in items.iter().enumerate().rev() {
+                            let old_item = match (&schema.list_type, old_items) {
+                                (ListType::Map(keys), Some(o)) => map_list_get(keys, o, item),
+                                _ => None,
+                            };
+                            let step = Step::Index(i);
+                            let r = ratchet.index(i);
+                            pending.push(below(item_rules, item_schema, step, item, old_item, r));
+                        }
                     }
                 }
-                for (k, v) in map {
-                    let (Some(prop_rules), Some(prop_schema)) =
-                        (rules.properties.get(k), schema.properties.get(k))
-                    else {
-                        continue;
-                    };
-                    let old_v = old_map.and_then(|o| o.get(k));
-                    self.node(
-                        prop_rules,
-                        prop_schema,
-                        &path.child(k),
-                        v,
-                        old_v,
-                        ratchet.key(k),
+                Json::Object(map) => {
+                    let correlatable = matches!(
+                        schema.map_type.as_deref(),
+                        None | Some("granular" | "atomic")
                     );
+                    let old_map = old.and_then(Json::as_object).filter(|_| correlatable);
+                    for (k, v) in map.iter().rev() {
+                        if let (Some(prop_rules), Some(prop_schema)) =
+                            (rules.properties.get(k), schema.properties.get(k))
+                        {
+                            let old_v = old_map.and_then(|o| o.get(k));
+                            let (step, r) = (Step::Field(k), ratchet.key(k));
+                            pending.push(below(prop_rules, prop_schema, step, v, old_v, r));
+                        }
+                    }
+                    if let (Some(add_rules), Some(add_schema)) =
+                        (rules.additional.as_deref(), schema.additional.as_deref())
+                    {
+                        for (k, v) in map.iter().rev() {
+                            let old_v = old_map.and_then(|o| o.get(k));
+                            let (step, r) = (Step::Key(k), ratchet.key(k));
+                            pending.push(below(add_rules, add_schema, step, v, old_v, r));
+                        }
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+            for branch in rules.all_of.iter().rev() {
+                let r = Ratchet {
+                    current: None,
+                    nearest: ratchet.nearest,
+                };
+                pending.push(below(branch, schema, Step::Here, new, old, r));
+            }
         }
     }
 
@@ -274,7 +312,7 @@ impl Run {
         &mut self,
         node: &RuleNode,
         schema: &'a SNode,
-        path: &Path,
+        path: &str,
         new: &'a Json,
         old: Option<&'a Json>,
         ratchet: Ratchet<'a>,
@@ -283,7 +321,7 @@ impl Run {
         let invalid = |detail: String| {
             FieldError::new(
                 ErrorType::Invalid,
-                path.to_string(),
+                Path::new(path).to_string(),
                 BadValue::Str(ty.to_owned()),
                 detail,
             )
@@ -400,9 +438,9 @@ impl Run {
                 continue;
             }
             let at = if rule.field_path.is_empty() {
-                path.clone()
+                Path::new(path)
             } else {
-                path.child(&rule.field_path)
+                Path::new(path).child(&rule.field_path)
             };
             let detail = self
                 .message_expression(rule, vars)

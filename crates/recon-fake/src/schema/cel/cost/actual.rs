@@ -160,26 +160,41 @@ fn self_compare(v: &Value<'_>) -> u64 {
 }
 
 /// `traversalCost`: a tenth per character or byte of every string inside, one per other
-/// value (the Kubernetes list functions' cost).
+/// value (the Kubernetes list functions' cost). A sum over everything inside, one value at a
+/// time (a value read through its schema nests as deep as the object).
 fn traversal(v: &Value<'_>) -> u64 {
-    match v {
-        Value::String(s) => (s.len() as f64 * STRING_TRAVERSAL) as u64,
-        Value::Bytes(b) => (b.len() as f64 * STRING_TRAVERSAL) as u64,
-        Value::List(l) => l
-            .items()
-            .iter()
-            .map(|i| i.as_ref().map_or(1, traversal))
-            .fold(0, u64::saturating_add),
-        Value::Map(m) => m
-            .keys()
-            .iter()
-            .map(|k| {
-                let value = m.find(k).and_then(Result::ok).map_or(1, |v| traversal(&v));
-                traversal(k).saturating_add(value)
-            })
-            .fold(0, u64::saturating_add),
-        _ => 1,
+    let mut total = 0_u64;
+    let mut pending = vec![v.clone()];
+    while let Some(v) = pending.pop() {
+        let own = match &v {
+            Value::String(s) => (s.len() as f64 * STRING_TRAVERSAL) as u64,
+            Value::Bytes(b) => (b.len() as f64 * STRING_TRAVERSAL) as u64,
+            Value::List(l) => {
+                let mut unreadable = 0_u64;
+                for item in l.items() {
+                    match item {
+                        Ok(item) => pending.push(item),
+                        Err(_) => unreadable += 1,
+                    }
+                }
+                unreadable
+            }
+            Value::Map(m) => {
+                let mut unreadable = 0_u64;
+                for k in m.keys() {
+                    match m.find(&k).and_then(Result::ok) {
+                        Some(value) => pending.push(value),
+                        None => unreadable += 1,
+                    }
+                    pending.push(k);
+                }
+                unreadable
+            }
+            _ => 1,
+        };
+        total = total.saturating_add(own);
     }
+    total
 }
 
 /// The length in bytes of Go's `strings.Replace(s, old, new, n)`.
