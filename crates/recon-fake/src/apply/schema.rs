@@ -1053,7 +1053,7 @@ mod tests {
 
     /// `spec` nesting `levels` times `open` ... `close` around a `leaf` schema.
     fn nested(levels: usize, open: &str, leaf: &str, close: &str) -> Value {
-        crate::apply::tests::read(&format!(
+        crate::wire::nesting::deep_text::read(&format!(
             r#"{{"type":"object","properties":{{"spec":{}{leaf}{}}}}}"#,
             open.repeat(levels),
             close.repeat(levels)

@@ -11,6 +11,7 @@ use super::merge::merge;
 use super::real_tests::strip_paths;
 use super::typed::fields_of;
 use super::*;
+use crate::wire::nesting::deep_text::{nested, nested_schema, read};
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 
@@ -441,28 +442,20 @@ fn owners_of_another_version_are_compared_in_theirs() {
 /// (`deep/a-crd-schema-as-deep-as-go-reads`, where the CRD is then as deep as Go reads).
 pub(super) const DEEP: usize = 5_000;
 
-/// JSON text read by the server's own reader, at any depth: serde_json's `Value` stops at
-/// 128 levels (and a schema of [`DEEP`] levels is a little deeper than Go reads on its own).
-pub(super) fn read(text: &str) -> Value {
-    crate::wire::nesting::parse(text.as_bytes()).unwrap().0
-}
-
 /// A CRD's `openAPIV3Schema` whose `spec` nests `levels` objects, each declaring one field
 /// `a`, around a `leaf` type.
 pub(super) fn deep_openapi(levels: usize, leaf: &str) -> Value {
+    let spec = nested_schema(levels, &format!(r#"{{"type":"{leaf}"}}"#));
     read(&format!(
-        r#"{{"type":"object","properties":{{"spec":{}{{"type":"{leaf}"}}{}}}}}"#,
-        r#"{"type":"object","properties":{"a":"#.repeat(levels),
-        "}}".repeat(levels)
+        r#"{{"type":"object","properties":{{"spec":{spec}}}}}"#
     ))
 }
 
 /// A `Deep` whose `spec` nests `levels` objects with one field `a` around `leaf` (JSON).
 fn deep_object(levels: usize, leaf: &str) -> Value {
     read(&format!(
-        r#"{{"apiVersion":"x.io/v1","kind":"Deep","metadata":{{"name":"deep"}},"spec":{}{leaf}{}}}"#,
-        r#"{"a":"#.repeat(levels),
-        "}".repeat(levels)
+        r#"{{"apiVersion":"x.io/v1","kind":"Deep","metadata":{{"name":"deep"}},"spec":{}}}"#,
+        nested(levels, leaf)
     ))
 }
 

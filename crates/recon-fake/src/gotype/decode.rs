@@ -466,21 +466,17 @@ mod tests {
 mod deep_tests {
     use super::*;
     use crate::gotype::kind_struct;
-    use crate::wire::object::read_json;
+    use crate::wire::nesting::deep_text::{nested_schema, read};
 
     /// A CRD whose spec schema nests `levels` objects of one property `a`, with `leaf` as the
     /// innermost schema: `JSONSchemaProps` holds its own type, so the Go types nest as deep.
     fn deep_crd(levels: usize, leaf: &str) -> Object {
-        let schema = format!(
-            "{}{leaf}{}",
-            r#"{"type":"object","properties":{"a":"#.repeat(levels),
-            "}}".repeat(levels)
-        );
+        let schema = nested_schema(levels, leaf);
         let text = format!(
             r#"{{"spec":{{"group":"example.com","names":{{"plural":"deeps","kind":"Deep"}},"scope":"Namespaced","versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#
         );
-        match read_json(text.as_bytes()) {
-            Ok(Value::Object(obj)) => obj,
+        match read(&text) {
+            Value::Object(obj) => obj,
             other => panic!("not an object: {other:?}"),
         }
     }

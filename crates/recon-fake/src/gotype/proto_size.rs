@@ -380,12 +380,8 @@ mod tests {
         const PROPS: &str =
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
         const LEVELS: usize = 4_999;
-        let text = format!(
-            r#"{}{{"type":"string"}}{}"#,
-            r#"{"type":"object","properties":{"a":"#.repeat(LEVELS),
-            "}}".repeat(LEVELS)
-        );
-        let deep = crate::wire::object::read_json(text.as_bytes()).unwrap();
+        use crate::wire::nesting::deep_text::{nested_schema, read};
+        let deep = read(&nested_schema(LEVELS, r#"{"type":"string"}"#));
         let fields = &STRUCTS[PROPS];
         let leaf = json!({"type": "string"});
         let object = json!({"type": "object"});

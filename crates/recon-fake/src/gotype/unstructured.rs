@@ -213,16 +213,12 @@ mod tests {
     #[test]
     fn a_schema_as_deep_as_go_reads_converts() {
         let crd = |leaf: &str| {
-            let schema = format!(
-                "{}{leaf}{}",
-                r#"{"type":"object","properties":{"a":"#.repeat(4_990),
-                "}}".repeat(4_990)
-            );
+            let schema = crate::wire::nesting::deep_text::nested_schema(4_990, leaf);
             let text = format!(
                 r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}},"status":{{"storedVersions":"v1"}}}}"#
             );
-            match crate::wire::object::read_json(text.as_bytes()) {
-                Ok(Value::Object(obj)) => obj,
+            match crate::wire::nesting::deep_text::read(&text) {
+                Value::Object(obj) => obj,
                 other => panic!("not an object: {other:?}"),
             }
         };

@@ -10,33 +10,13 @@ use super::CustomResourceSchema;
 use super::model::Node;
 use super::structural;
 use crate::field::aggregate;
-use crate::wire::nesting;
+use crate::wire::nesting::deep_text::{nested, nested_schema, read};
 use crate::wire::object::Object;
 
 /// How many objects the deep schemas nest below `spec`.
 const DEEP: usize = 5_000;
 
 const ROOT: &str = "spec.validation.openAPIV3Schema";
-
-/// JSON text read without recursion, at any depth (the resource schemas below are a few
-/// levels deeper than Go's decoder reads, 10,000).
-fn read(text: &str) -> Value {
-    nesting::parse(text.as_bytes()).expect("valid JSON").0
-}
-
-/// `levels` objects, each with the one property `a`, around `leaf`.
-fn nested_schema(levels: usize, leaf: &str) -> String {
-    format!(
-        "{}{leaf}{}",
-        r#"{"type":"object","properties":{"a":"#.repeat(levels),
-        "}}".repeat(levels)
-    )
-}
-
-/// `levels` objects `{"a": ...}` around `leaf`.
-fn nested_value(levels: usize, leaf: &str) -> String {
-    format!("{}{leaf}{}", r#"{"a":"#.repeat(levels), "}".repeat(levels))
-}
 
 /// A resource schema whose `spec` is `spec`.
 fn root(spec: &str) -> Value {
@@ -152,13 +132,13 @@ fn a_deep_object_is_pruned_defaulted_and_validated_to_the_bottom() {
             levels,
             r#"{"type":"string","default":"d"}"#,
         )));
-        let mut obj = resource(&nested_value(levels - 1, r#"{"z":1}"#));
+        let mut obj = resource(&nested(levels - 1, r#"{"z":1}"#));
         let unknown = s.decode(&mut obj).expect("decodes");
         assert_eq!(unknown, [format!("{}.z", path(levels - 1, ".a"))]);
-        assert!(obj == resource(&nested_value(levels, r#""d""#)));
+        assert!(obj == resource(&nested(levels, r#""d""#)));
         assert_eq!(aggregate(&s.validate_create(&obj).errors), "");
 
-        let wrong = resource(&nested_value(levels, "1"));
+        let wrong = resource(&nested(levels, "1"));
         let at = path(levels, ".a");
         let refused = format!(
             "{at}: Invalid value: \"integer\": {at} in body must be of type string: \"integer\""
@@ -212,12 +192,12 @@ fn rules_above_and_at_the_bottom_of_a_deep_schema_are_evaluated() {
             )
         );
         let s = CustomResourceSchema::from_openapi_v3(&root(&spec));
-        let old = resource(&nested_value(levels, r#""x""#));
+        let old = resource(&nested(levels, r#""x""#));
         // Unchanged: the transition rule holds, the other is ratcheted to a warning.
         let verdict = s.validate_update(&old, &old);
         assert_eq!(aggregate(&verdict.errors), "");
         assert_eq!(verdict.warnings, ["spec: Invalid value: no a"]);
-        let new = resource(&nested_value(levels, r#""y""#));
+        let new = resource(&nested(levels, r#""y""#));
         assert_eq!(
             aggregate(&s.validate_update(&new, &old).errors),
             format!(

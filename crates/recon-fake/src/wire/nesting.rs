@@ -389,6 +389,37 @@ fn write_scalar(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
     let _ = serde_json::to_writer(&mut *out, value);
 }
 
+/// JSON text nested thousands of levels deep, for the tests of the walks that must not recurse
+/// once a level.
+#[cfg(test)]
+pub(crate) mod deep_text {
+    use recon_apimachinery::json::Value;
+
+    /// `levels` objects, each the only field `a` of the one above, around `leaf`.
+    pub(crate) fn nested(levels: usize, leaf: &str) -> String {
+        format!("{}{leaf}{}", r#"{"a":"#.repeat(levels), "}".repeat(levels))
+    }
+
+    /// The schema [`nested`] matches: `levels` objects, each with the one property `a`, around
+    /// the schema `leaf`.
+    pub(crate) fn nested_schema(levels: usize, leaf: &str) -> String {
+        format!(
+            "{}{leaf}{}",
+            r#"{"type":"object","properties":{"a":"#.repeat(levels),
+            "}}".repeat(levels)
+        )
+    }
+
+    /// `text` read without recursion, at any depth (past Go's limit too: a schema as deep as Go
+    /// reads a CRD is deeper than Go reads on its own).
+    pub(crate) fn read(text: &str) -> Value {
+        match super::parse(text.as_bytes()) {
+            Ok((value, _)) => value,
+            Err(e) => panic!("{e}: {}", &text[..text.len().min(200)]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use recon_apimachinery::json;
