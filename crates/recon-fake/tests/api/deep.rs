@@ -807,6 +807,11 @@ fn burrow(spec: &str) -> String {
     )
 }
 
+/// Creates the burrow `deep` with `spec` (JSON text); the status and the answer's text.
+async fn create_burrow(server: &ApiServer, spec: &str) -> (u16, String) {
+    send(server, "POST", BURROWS, "application/json", burrow(spec)).await
+}
+
 // A CRD whose schema nests as deep as Go reads is installed, and its objects are checked
 // against all of it on the test's stack: one level too deep is refused at the bottom, one
 // that fits is created, merge-patched, applied by a second manager and deleted, as on
@@ -816,8 +821,7 @@ async fn a_schema_as_deep_as_go_reads_is_installed_and_enforced() {
     let server = ApiServer::new();
     install_burrows(&server, &nested_schema(SCHEMA_DEEP)).await;
     let json = "application/json";
-    let too_deep = burrow(&nested(SCHEMA_DEEP + 1, r#""x""#));
-    let (code, message) = send(&server, "POST", BURROWS, json, too_deep).await;
+    let (code, message) = create_burrow(&server, &nested(SCHEMA_DEEP + 1, r#""x""#)).await;
     let path = format!("spec{}", ".a".repeat(SCHEMA_DEEP));
     assert_eq!(
         (code, message),
@@ -830,7 +834,7 @@ async fn a_schema_as_deep_as_go_reads_is_installed_and_enforced() {
     );
 
     let fits = |leaf: &str| nested(SCHEMA_DEEP, leaf);
-    let (code, created) = send(&server, "POST", BURROWS, json, burrow(&fits(r#""x""#))).await;
+    let (code, created) = create_burrow(&server, &fits(r#""x""#)).await;
     assert_eq!(code, 200, "{}", &created[..300.min(created.len())]);
     let owned_levels = |text: &str| text.matches(r#""f:a":{".":{}"#).count();
     assert_eq!(owned_levels(&created), SCHEMA_DEEP - 1);
@@ -877,15 +881,7 @@ async fn rules_over_a_schema_as_deep_as_go_reads_are_enforced() {
         "}}".repeat(SCHEMA_DEEP)
     );
     install_burrows(&server, &schema).await;
-    let json = "application/json";
-    let (code, message) = send(
-        &server,
-        "POST",
-        BURROWS,
-        json,
-        burrow(&nested(SCHEMA_DEEP, r#""no""#)),
-    )
-    .await;
+    let (code, message) = create_burrow(&server, &nested(SCHEMA_DEEP, r#""no""#)).await;
     let path = format!("spec{}", ".a".repeat(SCHEMA_DEEP));
     assert_eq!(
         (code, message),
@@ -896,14 +892,7 @@ async fn rules_over_a_schema_as_deep_as_go_reads_are_enforced() {
             )
         )
     );
-    let (code, _) = send(
-        &server,
-        "POST",
-        BURROWS,
-        json,
-        burrow(&nested(SCHEMA_DEEP, r#""x""#)),
-    )
-    .await;
+    let (code, _) = create_burrow(&server, &nested(SCHEMA_DEEP, r#""x""#)).await;
     assert_eq!(code, 200);
     let deep = format!("{BURROWS}/deep");
     let patched = spec_stays(&server, &deep, SCHEMA_DEEP, "Burrow.deep.example.com").await;
