@@ -25,8 +25,24 @@ fn filter(script: &str) -> &'static [&'static str] {
     }
 }
 
-pub fn run(root: &Path) -> ExitCode {
-    match measure(root) {
+/// The tests built as `cargo test` builds them.
+pub fn debug(root: &Path) -> ExitCode {
+    run(root, Build::Debug)
+}
+
+/// The tests built in release mode, as the real servers are.
+pub fn release(root: &Path) -> ExitCode {
+    run(root, Build::Release)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    Debug,
+    Release,
+}
+
+fn run(root: &Path, build: Build) -> ExitCode {
+    match measure(root, build) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("conformance --time: {e}");
@@ -35,7 +51,7 @@ pub fn run(root: &Path) -> ExitCode {
     }
 }
 
-fn measure(root: &Path) -> Result<(), String> {
+fn measure(root: &Path, build: Build) -> Result<(), String> {
     let started = Instant::now();
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -58,6 +74,7 @@ fn measure(root: &Path) -> Result<(), String> {
         let status = Command::new("bash")
             .current_dir(root)
             .args([script, "run", "cargo", "test", "-p", "recon-fake"])
+            .args((build == Build::Release).then_some("--release"))
             .args(["--test", "conformance", "scenario::", "--"])
             .args(filter(script))
             .env("RECON_CONFORMANCE", "time")
@@ -72,8 +89,12 @@ fn measure(root: &Path) -> Result<(), String> {
     println!(
         "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \
          installed once, clean-up not timed) and on a fresh in-memory server as `cargo test` \
-         replays it (new server and CRD installs included); debug build of the tests; \
-         kube-apiserver's `deep/` scenarios left out."
+         replays it (new server and CRD installs included; waits on a paused clock); {} \
+         build of the tests; kube-apiserver's `deep/` scenarios left out.",
+        match build {
+            Build::Debug => "debug",
+            Build::Release => "release",
+        }
     );
     println!(
         "{}, {}; load average {load_before} before, {} after.\n",

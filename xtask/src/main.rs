@@ -321,9 +321,18 @@ const TASKS: &[Task] = &[
             },
             TaskOption {
                 flag: "--time",
-                about: "time the recorded scenarios on both real servers and in memory, in one                     run, and print the ratio per server (needs both servers, as --record and                     --record-builtin do)",
+                about: "time the recorded scenarios on both real servers and in memory, in one \
+                    run, and print the ratio per server (needs both servers, as --record and \
+                    --record-builtin do); the tests built as `cargo test` builds them",
                 steps: &[],
-                run: Some(conformance_time::run),
+                run: Some(conformance_time::debug),
+            },
+            TaskOption {
+                flag: "--time-release",
+                about: "the same, with the tests built in release mode (`cargo test --release`), \
+                    as the real servers' Go is",
+                steps: &[],
+                run: Some(conformance_time::release),
             },
             TaskOption {
                 flag: "--record-builtin",

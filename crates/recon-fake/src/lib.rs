@@ -81,6 +81,7 @@ mod state;
 mod storage;
 mod strategic;
 mod table;
+mod teardown;
 mod user;
 mod wire;
 

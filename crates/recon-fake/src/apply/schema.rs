@@ -10,6 +10,8 @@ use std::mem;
 
 use recon_apimachinery::json::Value;
 
+use crate::teardown::{self, Tree};
+
 /// The scalar kinds structured-merge-diff validates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scalar {
@@ -281,31 +283,40 @@ impl PartialEq for Type {
     }
 }
 
-/// Moves the types that nest below `map` and `list` onto `pending`, and drops the others.
-fn take_apart(map: Option<&mut MapType>, list: Option<&mut ListType>, pending: &mut Vec<Type>) {
-    if let Some(m) = map {
-        if !m.fields.is_empty() {
-            pending.extend(mem::take(&mut m.fields).into_values().filter(Type::nests));
-        }
-        if let Some(elem) = m.elem.take_if(|t| t.nests()) {
-            pending.push(elem);
-        }
+/// A derived drop would take a frame per level: see [`teardown`]. The nodes are the [`Type`]s;
+/// the maps and lists that hold a node's children drop them.
+impl Tree for Type {
+    /// The declared fields, and the types of undeclared keys and of list items.
+    type Children = (BTreeMap<String, Type>, [Option<Type>; 2]);
+
+    fn take_children(&mut self) -> Self::Children {
+        let (map, list) = self.own_parts_mut();
+        let (fields, elem) = map.map_or_else(Default::default, MapType::take_children);
+        (fields, [elem, list.and_then(ListType::take_elem)])
     }
-    if let Some(l) = list
-        && l.elem.nests()
-    {
-        pending.push(mem::replace(&mut l.elem, Type::Atomic));
+
+    fn each((fields, elems): Self::Children, into: &mut Vec<Type>) {
+        into.extend(fields.into_values().filter(Type::nests));
+        into.extend(elems.into_iter().flatten());
     }
 }
 
-/// Drops what nests below `map` or `list` a node at a time: once taken apart, each node
-/// drops without going deeper.
-fn dismantle(map: Option<&mut MapType>, list: Option<&mut ListType>) {
-    let mut pending = Vec::new();
-    take_apart(map, list, &mut pending);
-    while let Some(mut t) = pending.pop() {
-        let (map, list) = t.own_parts_mut();
-        take_apart(map, list, &mut pending);
+impl MapType {
+    /// The fields, and the type of undeclared keys when other types nest below it.
+    fn take_children(&mut self) -> (BTreeMap<String, Type>, Option<Type>) {
+        (
+            mem::take(&mut self.fields),
+            self.elem.take_if(|t| t.nests()),
+        )
+    }
+}
+
+impl ListType {
+    /// The item type, when other types nest below it.
+    fn take_elem(&mut self) -> Option<Type> {
+        self.elem
+            .nests()
+            .then(|| mem::replace(&mut self.elem, Type::Atomic))
     }
 }
 
@@ -315,14 +326,15 @@ impl Drop for MapType {
         if self.fields.is_empty() && !self.elem.as_ref().is_some_and(Type::nests) {
             return;
         }
-        dismantle(Some(self), None);
+        let (fields, elem) = self.take_children();
+        teardown::drop_taken::<Type>((fields, [elem, None]));
     }
 }
 
 impl Drop for ListType {
     fn drop(&mut self) {
-        if self.elem.nests() {
-            dismantle(None, Some(self));
+        if let Some(elem) = self.take_elem() {
+            teardown::drop_taken::<Type>((BTreeMap::new(), [Some(elem), None]));
         }
     }
 }

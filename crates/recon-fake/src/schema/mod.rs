@@ -16,7 +16,6 @@
 //! - [`embedded`]: `x-kubernetes-embedded-resource` objects;
 //! - [`list_type`]: `x-kubernetes-list-type` `set` and `map` invariants;
 //! - [`steps`]: the field paths the walks write into one buffer;
-//! - [`teardown`]: dropping the trees read from a schema.
 //!
 //! Validation always sees a decoded object: pruned and defaulted.
 //!
@@ -43,7 +42,6 @@ mod number_checks;
 mod prune;
 mod steps;
 pub(crate) mod structural;
-mod teardown;
 mod validate;
 
 use std::fmt;

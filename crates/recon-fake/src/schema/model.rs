@@ -12,7 +12,7 @@ use recon_apimachinery::json::{Map, Value};
 use regex::Regex;
 
 use super::format::Format;
-use super::teardown::{self, Tree};
+use crate::teardown::{self, Tree};
 
 /// One JSON type a node may declare (`type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -54,6 +54,18 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|e| panic!("cannot build a Tokio runtime: {e}"))
 }
 
+/// Replays `scenario` on a paused Tokio clock: a wait (an event's `timeout`, a `quiet` window,
+/// the server's own timers) moves the clock only once the server and the client have nothing
+/// left to do, so it lasts as long as the recording says and costs no wall time.
+fn replay_on_paused_clock(scenario: &Scenario) -> Result<Outcome, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .map_err(|e| format!("cannot build a Tokio runtime: {e}"))?
+        .block_on(replay(scenario))
+}
+
 async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
     // A stopped clock: a real recording takes well under a second, and times truncated to the
     // second order some lists (`managedFields` by operation, then second, then manager), so a
@@ -81,10 +93,7 @@ async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
             .await
             .map_err(|e| format!("installing crds/{name}.yaml failed: {e}"))?;
     }
-    let mode = runner::Mode {
-        compare: true,
-        quiet_scale: 0.2,
-    };
+    let mode = runner::Mode { compare: true };
     Ok(runner::run(scenario, &Transport::Fake(server.client()), &mode).await)
 }
 
@@ -98,9 +107,19 @@ fn scenario(
     if timing::enabled() {
         if record::records(&scenario) {
             let _one = record::one_at_a_time();
-            runtime()
-                .block_on(timing::time(&scenario))
+            let on_real = runtime()
+                .block_on(timing::time_real(&scenario))
                 .unwrap_or_else(|e| panic!("{e}"));
+            if let Some(on_real) = on_real {
+                let started = std::time::Instant::now();
+                let replayed = replay_on_paused_clock(&scenario)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let in_memory = started.elapsed();
+                if let Some(why) = &replayed.stopped {
+                    panic!("{} in memory: {why}", path.display());
+                }
+                timing::write(&scenario, on_real, in_memory).unwrap_or_else(|e| panic!("{e}"));
+            }
         }
         return;
     }
@@ -119,9 +138,8 @@ fn scenario(
             .unwrap_or_else(|e| panic!("{e}"));
         return;
     }
-    let outcome = runtime()
-        .block_on(replay(&scenario))
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let outcome =
+        replay_on_paused_clock(&scenario).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let gap = KNOWN_GAPS.iter().find(|(id, _)| *id == scenario.id);
     match (gap, outcome.differs()) {
         (None, false) => {}

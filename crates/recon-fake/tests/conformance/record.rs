@@ -47,10 +47,7 @@ pub async fn record(scenario: &Scenario) -> Result<(), String> {
     ensure_crds(&curl)?;
     let transport = Transport::Real(curl);
     clean(&transport).await?;
-    let mode = runner::Mode {
-        compare: false,
-        quiet_scale: 1.0,
-    };
+    let mode = runner::Mode { compare: false };
     let outcome = runner::run(scenario, &transport, &mode).await;
     clean(&transport).await?;
     if let Some(why) = &outcome.stopped {

@@ -2,7 +2,9 @@
 //! the recorded responses.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -65,13 +67,12 @@ pub fn namespace_bindings(scenario: &Scenario) -> Vec<(String, String)> {
         .collect()
 }
 
-/// How a run goes: comparing with the recorded responses (replay) or not (record), and how
-/// long the windows in which no more events may arrive last, as a share of the written
-/// `quiet`: the in-memory server has queued its events before the write that caused them
-/// returns, so replay needs only a fraction of the window a real server needs.
+/// How a run goes: comparing with the recorded responses (replay) or not (record). Waits
+/// (`timeout`, `quiet`) are on Tokio's clock: replay pauses it, so a window in which no more
+/// events may arrive ends as soon as the in-memory server has nothing left to do, at no cost in
+/// wall time.
 pub struct Mode {
     pub compare: bool,
-    pub quiet_scale: f64,
 }
 
 /// Runs every step.
@@ -100,7 +101,7 @@ pub async fn run(scenario: &Scenario, transport: &Transport, mode: &Mode) -> Out
 
     for (i, step) in scenario.steps.iter().enumerate() {
         let label = format!("step {} {:?}", i + 1, step.name);
-        let raw = match run_step(step, transport, &vars, &mut norm, &mut streams, mode).await {
+        let raw = match run_step(step, transport, &vars, &mut norm, &mut streams).await {
             Ok(raw) => raw,
             Err(why) => {
                 outcome.stopped = Some(format!("{label}: {why}"));
@@ -170,7 +171,6 @@ async fn run_step(
     vars: &BTreeMap<String, String>,
     norm: &mut Normalizer,
     streams: &mut BTreeMap<String, Result<Stream, String>>,
-    mode: &Mode,
 ) -> Result<Value, String> {
     match &step.action {
         Action::Request(spec) => {
@@ -231,7 +231,7 @@ async fn run_step(
                 && events.len() == *count
                 && !closed
             {
-                let until = Instant::now() + Duration::from_secs_f64(quiet * mode.quiet_scale);
+                let until = Instant::now() + Duration::from_secs_f64(*quiet);
                 while let Next::Line(line) = s.next_line(until).await {
                     push_event(&mut events, &line, *bookmarks, &step.sort);
                 }

@@ -6,7 +6,7 @@
 //! Each scenario appends `id, server, real seconds, in-memory seconds` (tab-separated; `-` and
 //! `-` when it was not timed) to the file `RECON_CONFORMANCE_TIMES` names.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,10 +25,10 @@ pub fn enabled() -> bool {
     std::env::var("RECON_CONFORMANCE").is_ok_and(|v| v == "time")
 }
 
-/// Times `scenario` on both servers; the caller holds [`record::one_at_a_time`].
-pub async fn time(scenario: &Scenario) -> Result<(), String> {
-    let file = std::env::var_os("RECON_CONFORMANCE_TIMES")
-        .ok_or("RECON_CONFORMANCE_TIMES names no file to write the times to")?;
+/// Times `scenario` on the real server; `None` when it was not timed (noted in the file with
+/// why). The caller holds [`record::one_at_a_time`].
+pub async fn time_real(scenario: &Scenario) -> Result<Option<Duration>, String> {
+    let file = times_file()?;
     if !scenario.controllers.is_empty()
         && std::env::var("RECON_KUBE_CONTROLLERS").as_deref() != Ok("1")
     {
@@ -38,10 +38,7 @@ pub async fn time(scenario: &Scenario) -> Result<(), String> {
     let curl = Curl::from_env()?;
     record::ensure_crds(&curl)?;
     let real = Transport::Fake(real_client().await?);
-    let mode = Mode {
-        compare: false,
-        quiet_scale: 1.0,
-    };
+    let mode = Mode { compare: false };
     let on_real = async {
         record::clean(&real).await?;
         let started = Instant::now();
@@ -51,35 +48,38 @@ pub async fn time(scenario: &Scenario) -> Result<(), String> {
             None => Ok(started.elapsed()),
         }
     };
-    let on_real = match tokio::time::timeout(REAL_LIMIT, on_real).await {
-        Ok(Ok(elapsed)) => elapsed,
+    match tokio::time::timeout(REAL_LIMIT, on_real).await {
+        Ok(Ok(elapsed)) => Ok(Some(elapsed)),
         // A request the real server holds (a read waiting on a watch cache that stopped, an
         // eviction waiting on a controller that is not there), or a scenario that does not go
         // through on it this time, does not stop the others: it is counted as not timed.
-        Ok(Err(why)) => return untimed(&file, scenario, &why),
+        Ok(Err(why)) => untimed(&file, scenario, &why),
         Err(_) => {
             let why = format!("not done within {} s", REAL_LIMIT.as_secs());
-            return untimed(&file, scenario, &why);
+            untimed(&file, scenario, &why)
         }
-    };
-    let started = Instant::now();
-    let replayed = crate::replay(scenario).await?;
-    let in_memory = started.elapsed();
-    if let Some(why) = &replayed.stopped {
-        return Err(format!("{} in memory: {why}", scenario.path.display()));
     }
+}
+
+/// Writes `scenario`'s two times: on the real server, and replayed in memory.
+pub fn write(scenario: &Scenario, on_real: Duration, in_memory: Duration) -> Result<(), String> {
     let line = format!(
         "{:.6}\t{:.6}",
         on_real.as_secs_f64(),
         in_memory.as_secs_f64()
     );
-    append(&file, scenario, &line)
+    append(&times_file()?, scenario, &line)
+}
+
+fn times_file() -> Result<OsString, String> {
+    std::env::var_os("RECON_CONFORMANCE_TIMES")
+        .ok_or_else(|| "RECON_CONFORMANCE_TIMES names no file to write the times to".into())
 }
 
 /// Notes `scenario` as not timed, with why.
-fn untimed(file: &OsStr, scenario: &Scenario, why: &str) -> Result<(), String> {
+fn untimed(file: &OsStr, scenario: &Scenario, why: &str) -> Result<Option<Duration>, String> {
     eprintln!("{}: on the real server: {why}: not timed", scenario.id);
-    append(file, scenario, "-\t-")
+    append(file, scenario, "-\t-").map(|()| None)
 }
 
 /// Appends `scenario`'s line, `fields` after its id and server.

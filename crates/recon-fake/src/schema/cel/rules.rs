@@ -17,7 +17,7 @@ use super::tree::{ListType, RawRule, SNode};
 use super::types::{SELF_TYPE_NAME, Type, decl_type, escape, has_decl_type, object_fields};
 use crate::field::{BadValue, ErrorType, FieldError, Path};
 use crate::schema::steps::Step;
-use crate::schema::teardown::{self, Tree};
+use crate::teardown::{self, Tree};
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]

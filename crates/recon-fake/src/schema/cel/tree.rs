@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use recon_apimachinery::json::{Map, Value as Json};
 
-use crate::schema::teardown::{self, Tree};
+use crate::teardown::{self, Tree};
 
 /// `x-kubernetes-list-type`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

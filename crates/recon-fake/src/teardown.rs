@@ -1,5 +1,5 @@
-//! Dropping the trees read from a schema (the [`Node`](super::model::Node)s of validation,
-//! and CEL's schema and compiled rules) with a bounded stack. A derived drop takes a frame per
+//! Dropping trees read from a schema with a bounded stack: validation's schema nodes, CEL's
+//! schema and compiled rules, field management's types. A derived drop takes a frame per
 //! level, and a schema may nest as deep as Go reads; so a node's `Drop` drops its children by
 //! recursion only while the drops on this thread are shallow (the fastest way, allocating
 //! nothing), and past [`SHALLOW`] levels moves them onto a list, dropping one node at a time.
@@ -29,16 +29,22 @@ pub(crate) trait Tree: Sized {
 
 /// What a tree node's `Drop` does: drops its children.
 pub(crate) fn drop_children<T: Tree>(node: &mut T) {
+    drop_taken::<T>(node.take_children());
+}
+
+/// Drops `children`, taken out of a node that holds its children in a type of its own (the
+/// `Drop` of that type calls this).
+pub(crate) fn drop_taken<T: Tree>(children: T::Children) {
     let level = LEVELS.get();
     if level < SHALLOW {
         LEVELS.set(level + 1);
-        drop(node.take_children());
+        drop(children);
         LEVELS.set(level);
         return;
     }
     // Each node dropped here has no children left: its own drop comes back at once.
     let mut pending = Vec::new();
-    T::each(node.take_children(), &mut pending);
+    T::each(children, &mut pending);
     while let Some(mut next) = pending.pop() {
         T::each(next.take_children(), &mut pending);
     }
