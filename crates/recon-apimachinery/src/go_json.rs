@@ -89,27 +89,79 @@ fn go_exponent(f: f64) -> String {
     }
 }
 
-/// A JSON string with Go's escapes: `<`, `>`, `&`, U+2028 and U+2029 as `\u` sequences.
+/// A JSON string as `encoding/json` writes it (`appendString` in Go 1.22 and later, HTML-safe):
+/// `"` and `\\` escaped, `\b`, `\f`, `\n`, `\r` and `\t` short, other control characters,
+/// `<`, `>`, `&`, U+2028 and U+2029 as `\u00XX`-style sequences. Runs of characters that need
+/// nothing are copied whole.
 pub fn write_go_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
+    let bytes = s.as_bytes();
+    let (mut run, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !NEEDS_LOOK[usize::from(b)] {
+            i += 1;
+            continue;
         }
+        let (escape, width): (&str, usize) = match b {
+            b'"' => ("\\\"", 1),
+            b'\\' => ("\\\\", 1),
+            b'\n' => ("\\n", 1),
+            b'\r' => ("\\r", 1),
+            b'\t' => ("\\t", 1),
+            0x08 => ("\\b", 1),
+            0x0c => ("\\f", 1),
+            b'<' => ("\\u003c", 1),
+            b'>' => ("\\u003e", 1),
+            b'&' => ("\\u0026", 1),
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9; any other E2 sequence is copied.
+            0xe2 => match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(0x80), Some(0xa8)) => ("\\u2028", 3),
+                (Some(0x80), Some(0xa9)) => ("\\u2029", 3),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
+            control => {
+                out.push_str(&s[run..i]);
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(control >> 4)]));
+                out.push(char::from(HEX[usize::from(control & 0xf)]));
+                i += 1;
+                run = i;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        out.push_str(escape);
+        i += width;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The bytes [`write_go_string`] looks at: control characters, `"`, `\\`, `<`, `>`, `&`, and the
+/// first byte of U+2028 and U+2029.
+static NEEDS_LOOK: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xe2] = true;
+    table
+};
 
 /// A decoded JSON number.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -211,6 +263,35 @@ mod tests {
                 "]".repeat(100_000)
             )
         );
+    }
+
+    // `encoding/json` `appendString` since Go 1.22 (kube-apiserver 1.36 is built with 1.25):
+    // `\b` and `\f` short, other controls as `\u00XX`, the HTML characters and line separators
+    // as `\u` sequences, everything else (a lone E2 lead byte's other characters) as it is.
+    #[test]
+    fn strings_take_go_s_escapes() {
+        assert_eq!(
+            go_json_string("a\u{8}b\u{c}c\n\r\t\u{1}\u{1f}\"\\<>&\u{2028}\u{2029}\u{2027}€é"),
+            "\"a\\bb\\fc\\n\\r\\t\\u0001\\u001f\\\"\\\\\\u003c\\u003e\\u0026\\u2028\\u2029\u{2027}€é\""
+        );
+    }
+
+    proptest::proptest! {
+        /// Go's escapes are serde_json's (which writes `\b` and `\f` short too) with the HTML
+        /// characters and line separators escaped: the run-copying writer agrees, on any text.
+        #[test]
+        fn strings_are_serde_json_s_escapes_made_html_safe(
+            text in "(\\PC|[\\x00-\\x1f\\u{2028}\\u{2029}\u{2027}<>&\"\\\\€])*"
+        ) {
+            let serde = serde_json::Value::String(text.clone()).to_string();
+            let expected = serde
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026")
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029");
+            proptest::prop_assert_eq!(go_json_string(&text), expected);
+        }
     }
 
     #[test]

@@ -261,7 +261,7 @@ fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-/// [`apply_owned`] on copies of `live` and `managed`.
+/// [`apply_owned`] on a copy of `managed`.
 #[cfg(test)]
 pub fn apply(
     live: Option<&Value>,
@@ -271,7 +271,7 @@ pub fn apply(
     force: bool,
     schema: &Schema,
 ) -> Result<Applied, ApplyError> {
-    apply_owned(live.cloned(), applied, managed.clone(), req, force, schema)
+    apply_owned(live, applied, managed.clone(), req, force, schema)
 }
 
 /// Server-side apply of `applied` by `req.manager` (`FieldManager.Apply` and the managers it
@@ -282,7 +282,7 @@ pub fn apply(
 /// `failed to decode managed fields: <err>`). The caller still applies the strategy's resets
 /// (drop `status` on the main endpoint, keep only `status` on `/status`) to the result.
 pub fn apply_owned(
-    live: Option<Value>,
+    live: Option<&Value>,
     applied: &Value,
     managed: ManagedFields,
     req: &Request<'_>,
@@ -297,7 +297,7 @@ pub fn apply_owned(
     let mut m = managed;
     // An object nobody tracked yet: its current fields go to `before-first-apply`.
     if m.is_empty()
-        && let Some(l) = &live
+        && let Some(l) = live
     {
         let id = ManagerId::new(
             "before-first-apply",
@@ -324,18 +324,25 @@ pub fn apply_owned(
             typed::join_errors(&errs)
         )));
     }
-    let live = live.unwrap_or_else(|| req.empty_object());
-    let errs = typed::validate(&live, schema, true);
+    let empty;
+    let live = match live {
+        Some(live) => live,
+        None => {
+            empty = req.empty_object();
+            &empty
+        }
+    };
+    let errs = typed::validate(live, schema, true);
     if !errs.is_empty() {
         return Err(ApplyError::InvalidLive(format!(
             "failed to create typed live object ({}/{}; {got}): {}",
-            str_at(&live, "/metadata/namespace"),
-            str_at(&live, "/metadata/name"),
+            str_at(live, "/metadata/namespace"),
+            str_at(live, "/metadata/name"),
             typed::join_errors(&errs)
         )));
     }
     if let Some(served) = req.served {
-        versions::reconcile(&m, &live, req.api_version, served).map_err(ApplyError::Conversion)?;
+        versions::reconcile(&m, live, req.api_version, served).map_err(ApplyError::Conversion)?;
     }
     let id = ManagerId::new(
         req.manager(),
@@ -343,13 +350,14 @@ pub fn apply_owned(
         req.api_version,
         req.subresource,
     );
-    let (new, changed) = match updater::apply(&mut m, &live, applied, &id, force, &ctx) {
+    let (new, changed) = match updater::apply(&mut m, live, applied, &id, force, &ctx) {
         Ok(r) => r,
         Err(ApplyFailure::Conflicts(c)) => return Err(ApplyError::Conflicts(c)),
         Err(ApplyFailure::Merge(e)) => return Err(ApplyError::Merge(e)),
         Err(ApplyFailure::Conversion(e)) => return Err(ApplyError::Conversion(e)),
     };
-    let mut object = if changed { new } else { live };
+    // Unchanged, the live object is what is written back: copied only then.
+    let mut object = if changed { new } else { live.clone() };
     if req.unstructured {
         m.write_to_unstructured(&mut object);
     } else {

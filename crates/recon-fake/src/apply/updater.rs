@@ -230,7 +230,7 @@ pub(super) fn apply(
             applied: true,
         },
     );
-    let new = prune(&merged, &m.sets, last.as_ref(), schema);
+    let new = prune(merged, &m.sets, last.as_ref(), schema);
     if let Some(served) = ctx.served {
         versions::update(m, &new, ctx.api_version, served).map_err(ApplyFailure::Conversion)?;
     }
@@ -258,14 +258,15 @@ pub(super) enum ApplyFailure {
 /// its whole subtree, so sub-fields another owner holds inside an item only the applier
 /// owned are removed too (verified on the real server).
 fn prune(
-    merged: &Value,
+    merged: Value,
     sets: &BTreeMap<ManagerId, VersionedSet>,
     last: Option<&FieldSet>,
     schema: &Schema,
 ) -> Value {
     let Some(last) = last.filter(|s| !s.is_empty()) else {
-        return merged.clone();
+        return merged;
     };
+    let merged = &merged;
     let root = Some(&schema.root);
     let named = |s: &FieldSet| ensure_named(s, root);
     let last = named(last);

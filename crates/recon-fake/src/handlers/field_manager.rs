@@ -151,23 +151,28 @@ impl<'c> FieldManager<'c> {
         });
     }
 
-    /// A server-side apply of `applied` onto `live` (`None` creates).
+    /// A server-side apply of `applied` onto `live` (`None` creates), which is borrowed
+    /// mutably only to be read as a JSON value without copying it.
     pub(crate) fn apply(
         &self,
-        live: Option<&Object>,
+        live: Option<&mut Object>,
         applied: &Value,
         force: bool,
     ) -> Result<Object, ApiError> {
-        let live = live.map(|o| Value::Object(o.clone()));
-        let managed = match &live {
-            Some(l) => ManagedFields::from_object(l).map_err(|e| {
-                ApiError::internal_unknown(format!("failed to decode managed fields: {e}"))
-            })?,
-            None => ManagedFields::default(),
-        };
-        let applied =
+        let apply = |live: Option<&Value>| {
+            let managed = match live {
+                Some(l) => ManagedFields::from_object(l).map_err(|e| {
+                    ApiError::internal_unknown(format!("failed to decode managed fields: {e}"))
+                })?,
+                None => ManagedFields::default(),
+            };
             apply::apply_owned(live, applied, managed, &self.request(), force, &self.schema)
-                .map_err(apply_error)?;
+                .map_err(apply_error)
+        };
+        let applied = match live {
+            Some(live) => with_value(live, |live| apply(Some(&*live))),
+            None => apply(None),
+        }?;
         match applied.object {
             Value::Object(map) => Ok(map),
             _ => Err(ApiError::internal_unknown(

@@ -2,7 +2,7 @@
 //! (apimachinery/pkg/apis/meta/v1/types.go): `TypeMeta`, `ListMeta`, `columnDefinitions`,
 //! `rows`, each field in its Go declaration order.
 
-use crate::gotype::encode::write_string;
+use recon_apimachinery::go_json::write_go_string;
 
 /// `TableColumnDefinition`.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +49,7 @@ impl Cell {
 
     fn write(&self, out: &mut String) {
         match self {
-            Cell::Text(s) => write_string(s, out),
+            Cell::Text(s) => write_go_string(out, s),
             Cell::Int(n) => out.push_str(&n.to_string()),
             Cell::Float(f) => out.push_str(&go_json_float(*f)),
             Cell::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -117,17 +117,17 @@ pub(crate) fn write(
 ) -> Vec<u8> {
     let mut out = String::with_capacity(256 + rows.len() * 128);
     out.push_str(r#"{"kind":"Table","apiVersion":"#);
-    write_string(api_version, &mut out);
+    write_go_string(&mut out, api_version);
     out.push_str(r#","metadata":{"#);
     let mut fields = Vec::new();
     if !meta.resource_version.is_empty() {
         let mut f = String::from(r#""resourceVersion":"#);
-        write_string(&meta.resource_version, &mut f);
+        write_go_string(&mut f, &meta.resource_version);
         fields.push(f);
     }
     if !meta.continue_token.is_empty() {
         let mut f = String::from(r#""continue":"#);
-        write_string(&meta.continue_token, &mut f);
+        write_go_string(&mut f, &meta.continue_token);
         fields.push(f);
     }
     if let Some(n) = meta.remaining {
@@ -144,13 +144,13 @@ pub(crate) fn write(
                     out.push(',');
                 }
                 out.push_str(r#"{"name":"#);
-                write_string(c.name, &mut out);
+                write_go_string(&mut out, c.name);
                 out.push_str(r#","type":"#);
-                write_string(c.ty, &mut out);
+                write_go_string(&mut out, c.ty);
                 out.push_str(r#","format":"#);
-                write_string(c.format, &mut out);
+                write_go_string(&mut out, c.format);
                 out.push_str(r#","description":"#);
-                write_string(c.description, &mut out);
+                write_go_string(&mut out, c.description);
                 out.push_str(&format!(r#","priority":{}}}"#, c.priority));
             }
             out.push(']');
@@ -183,13 +183,13 @@ pub(crate) fn write(
                 }
                 // `TableRowCondition`'s fields in order; reason and message are omitempty.
                 out.push_str(r#"{"type":"#);
-                write_string(c.ty, &mut out);
+                write_go_string(&mut out, c.ty);
                 out.push_str(r#","status":"#);
-                write_string(c.status, &mut out);
+                write_go_string(&mut out, c.status);
                 for (key, value) in [("reason", c.reason.as_str()), ("message", c.message)] {
                     if !value.is_empty() {
                         out.push_str(&format!(r#","{key}":"#));
-                        write_string(value, &mut out);
+                        write_go_string(&mut out, value);
                     }
                 }
                 out.push('}');

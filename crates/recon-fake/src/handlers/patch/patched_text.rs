@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use recon_apimachinery::json::{Map, Value};
 
-use crate::gotype::encode::write_string;
 use crate::gotype::{GoType, child_type, write_value};
+use recon_apimachinery::go_json::write_go_string;
 
 /// What of a document a patch reached: a tree of nodes, kept in one list (so that building,
 /// copying and dropping a deep one takes no stack); the first is the document's root.
@@ -248,7 +248,7 @@ impl<'a> Writer<'a, '_> {
                         if std::mem::replace(any, true) {
                             self.out.push(',');
                         }
-                        write_string(key, self.out);
+                        write_go_string(self.out, key);
                         self.out.push(':');
                         (key.clone(), value, *ty, *node)
                     }

@@ -25,7 +25,7 @@ impl State {
         let applied = decode_apply_body(call.body)?;
         let force = call.query.flag("force");
         let fields = FieldManager::new(call, self.clock.now());
-        let Some((current, stored)) = self.load_typed(call)? else {
+        let Some((mut current, stored)) = self.load_typed(call)? else {
             // Only the main resource creates: a subresource needs its object (404).
             if call.path.subresource.is_some() {
                 return Err(ApiError::not_found(&call.rt.group_resource(), call.name()));
@@ -42,7 +42,7 @@ impl State {
                 .create_once(call, object, false, &mut warnings)
                 .map(|reply| reply.with_warnings(warnings));
         };
-        let mut object = fields.apply(Some(&current), &applied, force)?;
+        let mut object = fields.apply(Some(&mut current), &applied, force)?;
         let warnings = prepare(call, &mut object)?;
         self.update(
             call,
