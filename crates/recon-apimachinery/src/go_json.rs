@@ -267,7 +267,7 @@ mod tests {
 
     // `encoding/json` `appendString` since Go 1.22 (kube-apiserver 1.36 is built with 1.25):
     // `\b` and `\f` short, other controls as `\u00XX`, the HTML characters and line separators
-    // as `\u` sequences, everything else (a lone E2 lead byte's other characters) as it is.
+    // as `\u` sequences, everything else as it is (U+2027 and € share U+2028's first byte).
     #[test]
     fn strings_take_go_s_escapes() {
         assert_eq!(
