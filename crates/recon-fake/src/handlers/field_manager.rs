@@ -14,7 +14,7 @@ use crate::apply::{
     conflict_causes, reset_fields,
 };
 use crate::gotype;
-use crate::registry::resource::ResourceType;
+use crate::registry::resource::{FieldSchema, ResourceType};
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
@@ -36,8 +36,8 @@ impl Call<'_> {
             .versions
             .iter()
             .find(|v| v.name == self.path.version)
-            .and_then(|v| v.schema.clone())
-            .unwrap_or_else(|| Arc::new(Schema::untyped()))
+            .and_then(|v| v.schema.as_ref())
+            .map_or_else(|| Arc::new(Schema::untyped()), FieldSchema::get)
     }
 }
 
@@ -85,7 +85,7 @@ impl<'c> FieldManager<'c> {
             rt,
             manager,
             schema: version
-                .and_then(|v| v.schema.clone())
+                .and_then(|v| v.schema.as_ref().map(FieldSchema::get))
                 .unwrap_or_else(|| Arc::new(Schema::untyped())),
             served: rt.field_versions.clone(),
             reset: reset_fields(subresource, version.is_some_and(|v| v.status)),

@@ -12,8 +12,8 @@ use recon_apimachinery::names::NameRule;
 use super::conversion_webhook::WebhookEndpoint;
 use super::memo::Memo;
 use super::resource::{
-    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, Serving, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
+    DeleteBehavior, DiscoveryInfo, FieldLabels, FieldSchema, GcPolicy, GenerationRule,
+    ResourceType, ServedVersion, Serving, StatusWrite, StorageVersion, TypeHooks, UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
 use crate::apply::{Schema, ServedSchemas};
@@ -323,7 +323,7 @@ fn compile_resource_type(obj: &Object) -> Option<ResourceType> {
                     .get("schema")
                     .and_then(|s| s.get("openAPIV3Schema"))
                     .and_then(|s| Schema::from_openapi_v3(s).ok())
-                    .map(Arc::new),
+                    .map(|schema| FieldSchema::Converted(Arc::new(schema))),
                 scale: v
                     .get("subresources")
                     .and_then(|s| s.get("scale"))
@@ -363,8 +363,8 @@ fn compile_resource_type(obj: &Object) -> Option<ResourceType> {
         .map(|v| {
             let schema = v
                 .schema
-                .clone()
-                .unwrap_or_else(|| Arc::new(Schema::untyped()));
+                .as_ref()
+                .map_or_else(|| Arc::new(Schema::untyped()), FieldSchema::get);
             (format!("{group}/{}", v.name), schema)
         })
         .collect();

@@ -171,6 +171,65 @@ impl FieldLabels {
     }
 }
 
+/// The structural schema field management follows for a version: a CRD's, converted as the CRD
+/// is served; a built-in kind's, converted from the recorded OpenAPI the first time a write of
+/// that version needs it, once per process (every server shares the built-in types), so a
+/// process converts only the kinds its tests write.
+#[derive(Debug, Clone)]
+pub(crate) enum FieldSchema {
+    Converted(std::sync::Arc<crate::apply::Schema>),
+    Builtin(std::sync::Arc<BuiltinFieldSchema>),
+}
+
+/// A built-in kind's [`FieldSchema`], converted when first read.
+#[derive(Debug)]
+pub(crate) struct BuiltinFieldSchema {
+    api_version: String,
+    kind: String,
+    converted: std::sync::OnceLock<std::sync::Arc<crate::apply::Schema>>,
+}
+
+impl FieldSchema {
+    /// The schema of built-in `kind` at `api_version`, converted when first read.
+    pub(crate) fn builtin(api_version: String, kind: &str) -> FieldSchema {
+        FieldSchema::Builtin(std::sync::Arc::new(BuiltinFieldSchema {
+            api_version,
+            kind: kind.to_owned(),
+            converted: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The schema.
+    pub(crate) fn get(&self) -> std::sync::Arc<crate::apply::Schema> {
+        match self {
+            FieldSchema::Converted(schema) => schema.clone(),
+            FieldSchema::Builtin(lazy) => lazy
+                .converted
+                .get_or_init(|| {
+                    std::sync::Arc::new(crate::apply::Schema::builtin(
+                        &lazy.api_version,
+                        &lazy.kind,
+                    ))
+                })
+                .clone(),
+        }
+    }
+}
+
+/// A built-in kind's schema is the same as another of the same kind and version, converted or
+/// not; a CRD's compares as converted.
+impl PartialEq for FieldSchema {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (FieldSchema::Converted(a), FieldSchema::Converted(b)) => a == b,
+            (FieldSchema::Builtin(a), FieldSchema::Builtin(b)) => {
+                (&a.api_version, &a.kind) == (&b.api_version, &b.kind)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// One served version of a resource.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ServedVersion {
@@ -179,7 +238,7 @@ pub(crate) struct ServedVersion {
     pub(crate) status: bool,
     /// The structural schema field management follows (list and map types): a CRD's, or a
     /// built-in type's table.
-    pub(crate) schema: Option<std::sync::Arc<crate::apply::Schema>>,
+    pub(crate) schema: Option<FieldSchema>,
     /// Whether discovery lists the `scale` subresource at this version (a CRD that declares it).
     pub(crate) scale: bool,
     /// The schema custom resources of this version are validated against (a CRD's).
@@ -399,5 +458,36 @@ impl ResourceType {
             Some(ns) => format!("{prefix}/{ns}/{name}"),
             None => format!("{prefix}/{name}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::apply::Schema;
+
+    #[test]
+    fn a_built_in_field_schema_is_converted_once_when_first_read() {
+        let lazy = FieldSchema::builtin("apps/v1".to_owned(), "Deployment");
+        let FieldSchema::Builtin(cell) = &lazy else {
+            panic!("a built-in schema is converted lazily");
+        };
+        assert!(cell.converted.get().is_none(), "converted before any read");
+        let first = lazy.get();
+        assert_eq!(*first, Schema::builtin("apps/v1", "Deployment"));
+        // A copy of the registry's type (every server's) shares the conversion.
+        assert!(Arc::ptr_eq(&first, &lazy.clone().get()));
+    }
+
+    #[test]
+    fn field_schemas_compare_by_kind_when_built_in_and_by_content_when_converted() {
+        let deployment = || FieldSchema::builtin("apps/v1".to_owned(), "Deployment");
+        assert_eq!(deployment(), deployment());
+        assert_ne!(deployment(), FieldSchema::builtin("v1".to_owned(), "Pod"));
+        let converted = FieldSchema::Converted(deployment().get());
+        assert_eq!(converted, FieldSchema::Converted(deployment().get()));
+        assert_ne!(converted, deployment());
     }
 }

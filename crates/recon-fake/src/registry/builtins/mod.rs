@@ -18,8 +18,8 @@ mod reviews;
 mod storage;
 
 use super::resource::{
-    DeleteBehavior, DiscoveryInfo, FieldLabels, GcPolicy, GenerationRule, ResourceType,
-    ServedVersion, Serving, StatusWrite, StorageVersion, SubresourceInfo, TypeHooks,
+    DeleteBehavior, DiscoveryInfo, FieldLabels, FieldSchema, GcPolicy, GenerationRule,
+    ResourceType, ServedVersion, Serving, StatusWrite, StorageVersion, SubresourceInfo, TypeHooks,
     UnsupportedField,
 };
 use super::storage_hash::storage_version_hash;
@@ -491,15 +491,15 @@ fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: boo
         versions: vec![ServedVersion {
             name: version.to_owned(),
             status: false,
-            // Built once per type: every write's field management reads it.
-            schema: Some(std::sync::Arc::new(crate::apply::Schema::builtin(
-                &if group.is_empty() {
+            // Converted once per process, by the first write that needs it.
+            schema: Some(FieldSchema::builtin(
+                if group.is_empty() {
                     version.to_owned()
                 } else {
                     format!("{group}/{version}")
                 },
                 kind,
-            ))),
+            )),
             scale: false,
             validation: None,
             columns: None,
@@ -566,7 +566,7 @@ impl ResourceType {
             webhook: None,
         });
         let schemas = self.versions.iter().filter_map(|v| {
-            let schema = v.schema.clone()?;
+            let schema = v.schema.as_ref()?.get();
             Some((self.api_version(&v.name), schema))
         });
         self.field_versions = Some(std::sync::Arc::new(
