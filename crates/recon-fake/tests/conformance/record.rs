@@ -171,30 +171,80 @@ const BUILTIN_KINDS: &[(&str, &str, &str)] = &[
     ("/apis/coordination.k8s.io/v1", "leases", ""),
 ];
 
-/// Deletes every object of the suite's kinds, in every namespace, and the built-in objects of
-/// the scenarios' own namespaces (`cf-...`), finalizers removed first: a scenario recorded
-/// again then starts from nothing, as on a fresh server.
+/// The cluster-scoped kinds scenarios create that act on other requests (admission, access,
+/// flow control), bindings before what they bind.
+const CLUSTER_KINDS: &[(&str, &str, &str)] = &[
+    (ADMISSION, "validatingadmissionpolicybindings", ""),
+    (ADMISSION, "validatingadmissionpolicies", ""),
+    (ADMISSION, "mutatingadmissionpolicybindings", ""),
+    (ADMISSION, "mutatingadmissionpolicies", ""),
+    (ADMISSION, "validatingwebhookconfigurations", ""),
+    (ADMISSION, "mutatingwebhookconfigurations", ""),
+    (
+        "/apis/rbac.authorization.k8s.io/v1",
+        "clusterrolebindings",
+        "",
+    ),
+    ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", ""),
+    ("/apis/flowcontrol.apiserver.k8s.io/v1", "flowschemas", ""),
+    (
+        "/apis/flowcontrol.apiserver.k8s.io/v1",
+        "prioritylevelconfigurations",
+        "",
+    ),
+];
+
+const ADMISSION: &str = "/apis/admissionregistration.k8s.io/v1";
+
+/// Which objects of a kind [`clean`] deletes.
+#[derive(Clone, Copy, PartialEq)]
+enum Owned {
+    /// Every one (the suite's own kinds).
+    All,
+    /// Those in the scenarios' own namespaces (`cf-...`).
+    InScenarioNamespaces,
+    /// The cluster-scoped ones the scenarios name after their namespaces (`cf-...`).
+    NamedByScenarios,
+}
+
+/// Deletes every object of the suite's kinds, in every namespace, the built-in objects of the
+/// scenarios' own namespaces (`cf-...`), and the cluster-scoped ones scenarios name so (an
+/// admission policy left behind would judge every later scenario's writes), finalizers removed
+/// first: a scenario recorded again then starts from nothing, as on a fresh server.
 pub async fn clean(transport: &Transport) -> Result<(), String> {
-    let mut kinds: Vec<(String, String, &str, bool)> = crd_files()?
+    let mut kinds: Vec<(String, String, &str, Owned)> = crd_files()?
         .iter()
         .map(|(_, crd)| {
             let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
-            (API.to_owned(), plural.to_owned(), "", false)
+            (API.to_owned(), plural.to_owned(), "", Owned::All)
         })
         .collect();
+    let builtin = |(prefix, plural, query): &(&str, &'static str, &'static str), owned| {
+        ((*prefix).to_owned(), (*plural).to_owned(), *query, owned)
+    };
     kinds.extend(
-        BUILTIN_KINDS.iter().map(|(prefix, plural, query)| {
-            ((*prefix).to_owned(), (*plural).to_owned(), *query, true)
-        }),
+        BUILTIN_KINDS
+            .iter()
+            .map(|kind| builtin(kind, Owned::InScenarioNamespaces)),
     );
-    for (prefix, plural, query, scenario_namespaces_only) in kinds {
+    kinds.extend(
+        CLUSTER_KINDS
+            .iter()
+            .map(|kind| builtin(kind, Owned::NamedByScenarios)),
+    );
+    for (prefix, plural, query, owned) in kinds {
         let listed = transport.send(&get(&format!("{prefix}/{plural}"))).await?;
         let list: Value = serde_json::from_slice(&listed.body).unwrap_or_default();
         for item in list["items"].as_array().into_iter().flatten() {
             let meta = &item["metadata"];
             let name = meta["name"].as_str().unwrap_or_default();
             let namespace = meta["namespace"].as_str();
-            if scenario_namespaces_only && !namespace.is_some_and(|ns| ns.starts_with("cf-")) {
+            let scenarios = match owned {
+                Owned::All => true,
+                Owned::InScenarioNamespaces => namespace.is_some_and(|ns| ns.starts_with("cf-")),
+                Owned::NamedByScenarios => namespace.is_none() && name.starts_with("cf-"),
+            };
+            if !scenarios {
                 continue;
             }
             let path = match namespace {
