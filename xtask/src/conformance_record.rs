@@ -4,8 +4,8 @@
 //! (`cacher ... exceeded max depth`) and later reads of the kind wait or fail: recorded in the same
 //! run as the others, they would spoil the recordings after them. So every scenario but those is
 //! recorded on one server, and each `deep/` one on a fresh server of its own (etcd starts empty).
-//! A scenario that needs controllers (`controllers:`) is recorded on a server of its own with
-//! kube-controller-manager (`RECON_KUBE_CONTROLLERS=1`), which the others must not have.
+//! The scenarios that need controllers (`controllers:`) are recorded last, on a server of their
+//! own with kube-controller-manager (`RECON_KUBE_CONTROLLERS=1`), which the others must not have.
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -15,44 +15,31 @@ const SCRIPT: &str = "xtask/kube-apiserver.sh";
 const DEEP: &str = "_conformance_deep_";
 
 pub fn builtin(root: &Path) -> ExitCode {
-    match record(root) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("conformance --record-builtin: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::exit_code("conformance --record-builtin", record(root))
 }
 
 fn record(root: &Path) -> Result<(), String> {
     // rstest lists the scenario files when it compiles: new ones need a rebuild.
     let main = root.join("crates/recon-fake/tests/conformance/main.rs");
     status(Command::new("touch").arg(&main), "touch")?;
-    let names = scenarios(root)?;
-    let with_controllers = with_controllers(root, &names)?;
-    let mut all_but = recording(root);
-    all_but.args(["scenario::", "--", "--skip", DEEP]);
-    for name in &with_controllers {
-        all_but.args(["--skip", name]);
-    }
+    // Those that need controllers leave themselves out of this run.
     status(
-        &mut all_but,
-        "recording the scenarios but `deep/` and those with controllers",
+        recording(root).args(["scenario::", "--", "--skip", DEEP]),
+        "recording the scenarios but `deep/`",
     )?;
-    for name in names.iter().filter(|name| name.contains(DEEP)) {
+    for name in scenarios(root)?.iter().filter(|name| name.contains(DEEP)) {
         status(
             recording(root).args(["--", "--exact", name]),
             &format!("recording {name}"),
         )?;
     }
-    for name in &with_controllers {
-        status(
-            recording(root)
-                .env("RECON_KUBE_CONTROLLERS", "1")
-                .args(["--", "--exact", name]),
-            &format!("recording {name} with kube-controller-manager"),
-        )?;
-    }
+    // Only those that need controllers record themselves in this run.
+    status(
+        recording(root)
+            .env("RECON_KUBE_CONTROLLERS", "1")
+            .arg("scenario::"),
+        "recording the scenarios that need controllers",
+    )?;
     status(
         Command::new("git").current_dir(root).args([
             "status",
@@ -104,41 +91,6 @@ fn scenarios(root: &Path) -> Result<Vec<String>, String> {
         .filter_map(|line| line.strip_suffix(": test"))
         .map(str::to_owned)
         .collect())
-}
-
-/// The tests of the scenario files that name `controllers:`. rstest names a test after its
-/// file's path, `/`, `-` and `.` written `_`, cut to a length: a name matches the file whose
-/// path so written starts with the name's part after `__UP__UP_`.
-fn with_controllers(root: &Path, names: &[String]) -> Result<Vec<String>, String> {
-    let dir = root.join("fixtures/conformance");
-    let mut files = Vec::new();
-    for area in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let area = area.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        let Ok(entries) = std::fs::read_dir(&area) else {
-            continue;
-        };
-        for file in entries.flatten().map(|e| e.path()) {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            if text.lines().any(|line| line.starts_with("controllers:"))
-                && let Ok(relative) = file.strip_prefix(root)
-            {
-                files.push(relative.to_string_lossy().replace(['/', '-', '.'], "_"));
-            }
-        }
-    }
-    Ok(names
-        .iter()
-        .filter(|name| files.iter().any(|file| names_file(name, file)))
-        .cloned()
-        .collect())
-}
-
-/// Whether the test `name` is the scenario of `file` (its path with `/`, `-`, `.` as `_`).
-fn names_file(name: &str, file: &str) -> bool {
-    name.split_once("__UP__UP_")
-        .is_some_and(|(_, path)| file.starts_with(path))
 }
 
 fn status(command: &mut Command, what: &str) -> Result<(), String> {

@@ -42,13 +42,7 @@ enum Build {
 }
 
 fn run(root: &Path, build: Build) -> ExitCode {
-    match measure(root, build) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("conformance --time: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::exit_code("conformance --time", measure(root, build))
 }
 
 fn measure(root: &Path, build: Build) -> Result<(), String> {

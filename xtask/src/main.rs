@@ -367,6 +367,17 @@ fn print_usage() {
     }
 }
 
+/// The exit code of a task that returns an error as text: the error printed after `task`.
+fn exit_code(task: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let task = args.next();

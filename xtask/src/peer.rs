@@ -60,13 +60,7 @@ struct Runs {
 }
 
 pub fn run(root: &Path) -> ExitCode {
-    match measure(root) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench --peer: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::exit_code("bench --peer", measure(root))
 }
 
 fn measure(root: &Path) -> Result<(), String> {
