@@ -111,8 +111,8 @@ enum Comparing<'a> {
 /// `MapCompareUsing`: walk the union of keys in lexical order; the side missing a key sorts
 /// after the side that has it, a side that runs out of keys sorts first.
 struct MapSteps<'a> {
-    x: std::iter::Peekable<std::collections::btree_map::Iter<'a, String, Value>>,
-    y: std::iter::Peekable<std::collections::btree_map::Iter<'a, String, Value>>,
+    x: std::iter::Peekable<crate::json::map::Iter<'a>>,
+    y: std::iter::Peekable<crate::json::map::Iter<'a>>,
     lens: (usize, usize),
     /// How many keys were walked.
     i: usize,
@@ -223,7 +223,7 @@ pub fn to_string(v: &Value) -> String {
     /// A list or map being printed: what is left of it, and whether an item was printed.
     enum Printing<'a> {
         List(std::slice::Iter<'a, Value>, bool),
-        Map(std::collections::btree_map::Iter<'a, String, Value>),
+        Map(crate::json::map::Iter<'a>),
     }
     let mut out = String::new();
     let mut open: Vec<Printing<'_>> = Vec::new();

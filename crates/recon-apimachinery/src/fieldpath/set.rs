@@ -434,7 +434,7 @@ impl FieldSet {
         /// A node being decoded: its keys left to read, the set so far, whether the node is
         /// itself a member (`"."`), and the element it goes under.
         struct Open<'a> {
-            rest: btree_map::Iter<'a, String, Value>,
+            rest: crate::json::map::Iter<'a>,
             set: FieldSet,
             is_member: bool,
             pe: Option<PathElement>,

@@ -25,7 +25,7 @@
 //! ```
 
 mod array;
-mod map;
+pub mod map;
 mod merge_patch;
 mod serde;
 mod text;

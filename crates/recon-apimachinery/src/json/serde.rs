@@ -111,11 +111,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut fields = Map::new();
-        while let Some((key, value)) = map.next_entry::<String, Value>()? {
-            fields.insert(key, value);
+        let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        while let Some(field) = map.next_entry::<String, Value>()? {
+            fields.push(field);
         }
-        Ok(Value::Object(fields))
+        Ok(Value::Object(Map::from_unsorted(fields)))
     }
 }
 
@@ -236,7 +236,7 @@ impl From<serde_json::Value> for Value {
                 serde_json::Value::String(s) => Err(Value::String(s)),
             },
             |items| Value::Array(Array(items)),
-            |fields| Value::Object(Map(fields.into_iter().collect())),
+            |fields| Value::Object(Map::from_unsorted(fields)),
         )
     }
 }

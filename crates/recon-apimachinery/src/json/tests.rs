@@ -141,3 +141,100 @@ proptest! {
         prop_assert_eq!(from_value::<serde_json::Value>(ours).unwrap(), a);
     }
 }
+
+/// What a test does to a [`Map`] and, alike, to the `BTreeMap` it is checked against.
+#[derive(Debug, Clone)]
+enum Edit {
+    Insert(String, i64),
+    Remove(String),
+    Entry(String, i64),
+    Retain(u8),
+    Extend(Vec<(String, i64)>),
+}
+
+/// Keys of one to three letters of `a`–`h`: enough of them (584) that a map grows past a
+/// sorted vector, few enough that edits meet the same keys again.
+fn any_edit() -> impl Strategy<Value = Edit> {
+    let key = "[a-h]{1,3}";
+    prop_oneof![
+        4 => (key, any::<i64>()).prop_map(|(k, v)| Edit::Insert(k, v)),
+        2 => key.prop_map(Edit::Remove),
+        2 => (key, any::<i64>()).prop_map(|(k, v)| Edit::Entry(k, v)),
+        1 => any::<u8>().prop_map(Edit::Retain),
+        1 => prop::collection::vec((key, any::<i64>()), 0..50).prop_map(Edit::Extend),
+    ]
+}
+
+proptest! {
+    // Whichever way it keeps its fields (a sorted vector, or a tree past 32 fields), a map
+    // answers every read as a `BTreeMap` given the same edits does.
+    #[test]
+    fn a_map_behaves_as_a_btree_map(edits in prop::collection::vec(any_edit(), 0..200)) {
+        let mut ours = Map::new();
+        let mut model = std::collections::BTreeMap::<String, Value>::new();
+        for edit in edits {
+            match edit {
+                Edit::Insert(k, v) => {
+                    prop_assert_eq!(ours.insert(k.clone(), v.into()), model.insert(k, v.into()));
+                }
+                Edit::Remove(k) => prop_assert_eq!(ours.remove(&k), model.remove(&k)),
+                Edit::Entry(k, v) => {
+                    let mine = ours.entry(k.clone()).and_modify(|x| *x = json!([x.clone()]));
+                    prop_assert_eq!(mine.key(), &k);
+                    mine.or_insert(v.into());
+                    model.entry(k).and_modify(|x| *x = json!([x.clone()])).or_insert(v.into());
+                }
+                Edit::Retain(bit) => {
+                    let keep = |k: &String| k.len() as u8 & 1 == bit & 1;
+                    ours.retain(|k, _| keep(k));
+                    model.retain(|k, _| keep(k));
+                }
+                Edit::Extend(fields) => {
+                    ours.extend(fields.iter().cloned());
+                    model.extend(fields.into_iter().map(|(k, v)| (k, Value::from(v))));
+                }
+            }
+            prop_assert_eq!(ours.len(), model.len());
+        }
+        prop_assert!(ours.iter().eq(model.iter()));
+        prop_assert!(ours.iter().rev().eq(model.iter().rev()));
+        for k in model.keys() {
+            prop_assert_eq!(ours.get(k), model.get(k));
+            prop_assert!(ours.contains_key(k));
+        }
+        prop_assert_eq!(ours.get("zz"), None);
+        // Built at once, from any order, with keys repeated: the last value of a key stays.
+        let mut given: Vec<(String, Value)> =
+            model.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect();
+        given.extend(model.keys().map(|k| (k.clone(), json!("overwritten"))));
+        given.extend(model.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let built = Map::from_iter(given);
+        prop_assert!(built.iter().eq(model.iter()));
+        // Equal whatever either keeps its fields as; a copy is equal and independent.
+        let same = Map::from(model.clone());
+        prop_assert!(same == ours && built == ours);
+        let mut copy = ours.clone();
+        prop_assert!(copy == ours);
+        copy.insert("new".to_owned(), Value::Null);
+        prop_assert!(copy != ours);
+        prop_assert!(ours.clone().into_iter().eq(model.into_iter()));
+    }
+}
+
+// A body may hold an object of a million keys in any order: each insertion costs a tree's
+// logarithm once the map is past a sorted vector, not a shift of every later field.
+#[test]
+fn a_map_of_a_million_keys_in_reverse_order_builds_in_a_tree() {
+    let mut fields = Map::new();
+    for i in (0..1_000_000u32).rev() {
+        fields.insert(format!("{i:07}"), Value::from(i));
+    }
+    assert_eq!(fields.len(), 1_000_000);
+    assert_eq!(
+        fields.first_key_value().map(|(k, _)| k.as_str()),
+        Some("0000000")
+    );
+    assert_eq!(fields["0999999"], Value::from(999_999));
+    let parsed: Value = serde_json::from_str(&Value::Object(fields).to_string()).unwrap();
+    assert_eq!(parsed.as_object().map(Map::len), Some(1_000_000));
+}

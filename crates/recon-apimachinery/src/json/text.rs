@@ -1,7 +1,6 @@
 //! A [`Value`] printed as serde_json prints its own: `Display` as compact JSON (`{:#}` as
 //! pretty JSON), `Debug` as `Object {"a": Number(1)}`; one container at a time.
 
-use std::collections::btree_map;
 use std::fmt::{self, Write};
 
 use super::{Map, Value};
@@ -22,7 +21,7 @@ pub enum Event<'a> {
 /// A container being walked: what is left of it, its size, and whether an item was met.
 enum Level<'a> {
     Array(std::slice::Iter<'a, Value>, usize, bool),
-    Object(btree_map::Iter<'a, String, Value>, usize, bool),
+    Object(super::map::Iter<'a>, usize, bool),
 }
 
 /// Where a [`walk`] starts: a value, or the items or fields of a container.

@@ -2,8 +2,6 @@
 //! ([`crate::depth`]), without recursion: dropping, copying and
 //! comparing a value take the same stack at ten levels as at a hundred thousand.
 
-use std::collections::btree_map;
-
 use super::{Array, Map, Value};
 
 thread_local! {
@@ -35,7 +33,7 @@ pub(super) fn teardown(values: impl Iterator<Item = Value>) {
                     .filter(Value::is_container),
             ),
             Value::Object(mut fields) => pending.extend(
-                std::mem::take(&mut fields.0)
+                std::mem::take(&mut fields)
                     .into_values()
                     .filter(Value::is_container),
             ),
@@ -48,11 +46,7 @@ pub(super) fn teardown(values: impl Iterator<Item = Value>) {
 /// object, the key of the field being copied.
 enum Copying<'a> {
     Array(std::slice::Iter<'a, Value>, Vec<Value>),
-    Object(
-        btree_map::Iter<'a, String, Value>,
-        Vec<(String, Value)>,
-        &'a str,
-    ),
+    Object(super::map::Iter<'a>, Vec<(String, Value)>, &'a str),
 }
 
 impl<'a> Copying<'a> {
@@ -105,7 +99,7 @@ impl<'a> Copying<'a> {
         match self {
             Copying::Array(_, items) => Value::Array(Array(items)),
             // The fields come in key order: the map is built from them without sorting.
-            Copying::Object(_, fields, _) => Value::Object(Map(fields.into_iter().collect())),
+            Copying::Object(_, fields, _) => Value::Object(Map::from_sorted(fields)),
         }
     }
 }

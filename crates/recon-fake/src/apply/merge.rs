@@ -300,10 +300,7 @@ struct Removing<'a> {
 
 enum Members<'a> {
     List(std::slice::Iter<'a, Value>, &'a ListType),
-    Map(
-        std::collections::btree_map::Iter<'a, String, Value>,
-        &'a MapType,
-    ),
+    Map(recon_apimachinery::json::map::Iter<'a>, &'a MapType),
 }
 
 /// What removing `to_remove` from `v` starts: a map or list to go through, or the value left.

@@ -85,12 +85,12 @@ pub(super) fn strip_paths(obj: &mut Value, reset: &FieldSet) {
 fn strip_map(map: &mut Map, reset: &FieldSet) {
     for pe in reset.members() {
         if let PathElement::Field(name) = pe {
-            map.remove(&**name);
+            map.remove(name);
         }
     }
     for (pe, sub) in reset.children() {
         if let PathElement::Field(name) = pe
-            && let Some(Value::Object(child)) = map.get_mut(&**name)
+            && let Some(Value::Object(child)) = map.get_mut(name)
         {
             strip_map(child, sub);
         }

@@ -4,7 +4,7 @@
 //! CRD schemas are converted the way kube-openapi's `schemaconv` does it
 //! (`pkg/schemaconv/openapi.go` `parseSchema`, `parseObject`, `parseList`).
 
-use std::collections::{BTreeMap, btree_map};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::mem;
 
@@ -724,7 +724,7 @@ struct Converting<'a> {
     preserve: bool,
     stage: Stage,
     /// The declared fields left to convert.
-    properties: btree_map::Iter<'a, String, Value>,
+    properties: recon_apimachinery::json::map::Iter<'a>,
     /// The declared field being converted.
     field: Option<&'a String>,
     /// A map, a list, or both when the node has no `type`.

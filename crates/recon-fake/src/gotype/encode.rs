@@ -2,8 +2,6 @@
 //! declaration order, a map's keys sorted, no spaces, and `<`, `>`, `&` (and the JavaScript
 //! line separators) escaped, as `json.Marshal` does by default.
 
-use std::collections::btree_map;
-
 use recon_apimachinery::go_json::write_go_string;
 use recon_apimachinery::json::{Map, Value};
 
@@ -42,13 +40,13 @@ enum Members<'a> {
         go_struct: &'a GoStruct,
         order: std::slice::Iter<'a, String>,
         map: &'a Map,
-        undeclared: btree_map::Iter<'a, String, Value>,
+        undeclared: recon_apimachinery::json::map::Iter<'a>,
         skip: &'a [&'a str],
     },
     /// Any other map's: its keys sorted, each value of `ty`'s child type.
     Sorted {
         ty: Option<&'a GoType>,
-        members: btree_map::Iter<'a, String, Value>,
+        members: recon_apimachinery::json::map::Iter<'a>,
         skip: &'a [&'a str],
     },
 }

@@ -126,10 +126,15 @@ impl State {
 
     /// The list response for `call`, and the names of its items.
     pub(crate) fn list_matching(
-        &self,
+        &mut self,
         call: &Call<'_>,
         query: &ListQuery,
     ) -> Result<(Vec<u8>, Vec<String>), ApiError> {
+        // A label this list selects on is indexed from now on, for the next list's sake.
+        self.store.index_labels(
+            &call.rt.group_resource(),
+            query.required_labels().map(|(name, _)| name),
+        );
         let api_version = call.api_version();
         let mut names = Vec::new();
         let mut items: Vec<Bytes> = Vec::new();

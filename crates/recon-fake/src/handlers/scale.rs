@@ -358,7 +358,7 @@ fn go_json_text(value: &Value) -> String {
 fn ordered_object(map: &Map, fields: &[&str], inner: &dyn Fn(&str, &Value) -> String) -> String {
     let mut parts = Vec::new();
     for field in fields {
-        if let Some(v) = map.get(*field) {
+        if let Some(v) = map.get(field) {
             parts.push(format!(
                 "{}:{}",
                 go_json_text(&Value::String((*field).to_owned())),

@@ -548,9 +548,9 @@ fn prepare_status_update(rule: StatusWrite, mut new: Object, old: &Object) -> Ob
         }
         StatusWrite::Reset { fields, metadata } => {
             for field in fields {
-                match old.get(*field) {
+                match old.get(field) {
                     Some(v) => new.insert((*field).to_owned(), v.clone()),
-                    None => new.remove(*field),
+                    None => new.remove(field),
                 };
             }
             for field in metadata {

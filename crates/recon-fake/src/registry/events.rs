@@ -74,18 +74,18 @@ fn renamed<'a>(obj: &'a Object, rename: impl Fn(&str) -> Option<&'a str>) -> Obj
 fn drop_zero(obj: &mut Object, strings: &[&str], counts: &[&str]) {
     for key in strings {
         if obj
-            .get(*key)
+            .get(key)
             .is_some_and(|v| v.is_null() || v.as_str() == Some(""))
         {
-            obj.remove(*key);
+            obj.remove(key);
         }
     }
     for key in counts {
         if obj
-            .get(*key)
+            .get(key)
             .is_some_and(|v| v.is_null() || v.as_i64() == Some(0))
         {
-            obj.remove(*key);
+            obj.remove(key);
         }
     }
 }

@@ -1009,9 +1009,7 @@ impl Walk {
                 let required = string_list(item, "required");
                 let properties = object(item, "properties");
                 for k in &keys {
-                    let Some(p) = properties
-                        .and_then(|m| m.get(*k))
-                        .and_then(Value::as_object)
+                    let Some(p) = properties.and_then(|m| m.get(k)).and_then(Value::as_object)
                     else {
                         continue;
                     };
@@ -1066,7 +1064,7 @@ impl Walk {
         let mut seen: Vec<&str> = Vec::new();
         for k in keys {
             match object(item, "properties")
-                .and_then(|m| m.get(*k))
+                .and_then(|m| m.get(k))
                 .and_then(Value::as_object)
             {
                 Some(p) if matches!(text(p, "type"), "array" | "object") => {

@@ -714,7 +714,7 @@ enum Stage<'a> {
         next: usize,
     },
     /// The schema of `additionalProperties` and the members left that it checks, ...
-    Additional(&'a Node, btree_map::Iter<'a, String, Value>),
+    Additional(&'a Node, recon_apimachinery::json::map::Iter<'a>),
     /// ... then the properties left, then `required`.
     Properties(btree_map::Iter<'a, String, Node>),
 }

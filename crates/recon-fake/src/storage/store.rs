@@ -21,7 +21,9 @@ use crate::wire::object::{DecodeError, Object, decode_body, encode_body_as, set_
 struct Collection {
     objects: BTreeMap<String, Stored>,
     /// Label key, then label value, to the storage keys carrying it: a selector with an
-    /// equality reads only those keys instead of every object.
+    /// equality reads only those keys instead of every object. Only the label keys a list has
+    /// selected on are indexed ([`Store::index_labels`]); an indexed key stays so, with no
+    /// values if no object carries it.
     by_label: HashMap<String, HashMap<String, BTreeSet<String>>>,
     /// The bodies as written, of the objects whose served body differs from them (a custom
     /// resource read through a schema that changed since the write).
@@ -41,11 +43,11 @@ impl Collection {
         }
     }
 
-    /// Files `key` under the label `name=value`; the label is copied only the first time.
+    /// Files `key` under the label `name=value` if the label key `name` is indexed; the value
+    /// is copied only the first time.
     fn index(&mut self, key: &str, name: &str, value: &str) {
-        let values = match self.by_label.get_mut(name) {
-            Some(values) => values,
-            None => self.by_label.entry(name.to_owned()).or_default(),
+        let Some(values) = self.by_label.get_mut(name) else {
+            return;
         };
         match values.get_mut(value) {
             Some(keys) => {
@@ -68,14 +70,33 @@ impl Collection {
                 values.remove(value);
             }
         }
-        if values.is_empty() {
-            self.by_label.remove(name);
-        }
     }
 
-    /// The keys carrying the label `name=value`.
+    /// The keys carrying the label `name=value`, if the label key `name` is indexed.
     fn labelled(&self, name: &str, value: &str) -> Option<&BTreeSet<String>> {
-        self.by_label.get(name)?.get(value)
+        static NONE: BTreeSet<String> = BTreeSet::new();
+        let values = self.by_label.get(name)?;
+        Some(values.get(value).unwrap_or(&NONE))
+    }
+
+    /// Indexes the label key `name`, unless it is already: every object carrying it is filed
+    /// under its value.
+    fn index_label(&mut self, name: &str) {
+        if self.by_label.contains_key(name) {
+            return;
+        }
+        // The keys come in order: each set is built from them at once, not searched per key.
+        let mut values: HashMap<&str, Vec<String>> = HashMap::default();
+        for (key, stored) in &self.objects {
+            if let Some(value) = stored.labels.get(name) {
+                values.entry(value).or_default().push(key.clone());
+            }
+        }
+        let values = values
+            .into_iter()
+            .map(|(value, keys)| (value.to_owned(), BTreeSet::from_iter(keys)))
+            .collect();
+        self.by_label.insert(name.to_owned(), values);
     }
 }
 
@@ -362,8 +383,24 @@ impl Store {
         }
     }
 
-    /// Like [`list`](Self::list), restricted to objects carrying every `(key, value)` label of
-    /// `required`; reads the label index, so only candidates are visited.
+    /// Indexes the label keys `names` of `resource`'s objects, those not indexed yet: from now
+    /// on every write keeps their index, which [`list_labelled`](Self::list_labelled) reads.
+    /// Only label keys that lists select on cost the writes an index.
+    pub(crate) fn index_labels<'a>(
+        &mut self,
+        resource: &GroupResource,
+        names: impl IntoIterator<Item = &'a str>,
+    ) {
+        if let Some(collection) = self.collections.get_mut(resource) {
+            for name in names {
+                collection.index_label(name);
+            }
+        }
+    }
+
+    /// Like [`list`](Self::list), narrowed to the objects carrying one `(key, value)` label of
+    /// `required` (the one fewest carry) when that label key is indexed
+    /// ([`index_labels`](Self::index_labels)); the caller checks the rest.
     pub(crate) fn list_labelled<'a>(
         &'a self,
         resource: &GroupResource,
@@ -375,16 +412,15 @@ impl Store {
         };
         let smallest = required
             .iter()
-            .map(|(k, v)| collection.labelled(k, v))
-            .min_by_key(|keys| keys.map_or(0, BTreeSet::len));
+            .filter_map(|(k, v)| collection.labelled(k, v))
+            .min_by_key(|keys| keys.len());
         let Some(smallest) = smallest else {
             return Box::new(self.list(resource, namespace));
         };
         let prefix = namespace.map(|ns| format!("{ns}/"));
         Box::new(
             smallest
-                .into_iter()
-                .flatten()
+                .iter()
                 .filter(move |k| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
                 .filter_map(|k| collection.objects.get_key_value(k)),
         )
@@ -532,10 +568,18 @@ mod tests {
             json!({"app": "web", "tier": "front"}),
         );
         labelled(&mut store, &cm, "b/z", json!({"app": "db"}));
+        // No label key is indexed yet: every object is a candidate.
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "web")])),
+            ["a/x", "b/y", "b/z"]
+        );
+        // Indexed after the writes, from what is stored; `zone` is carried by nothing yet.
+        store.index_labels(&cm, ["app", "tier", "zone"]);
         assert_eq!(
             keys(store.list_labelled(&cm, None, &[("app", "web")])),
             ["a/x", "b/y"]
         );
+        assert!(keys(store.list_labelled(&cm, None, &[("zone", "1")])).is_empty());
         assert_eq!(
             keys(store.list_labelled(&cm, Some("b"), &[("app", "web")])),
             ["b/y"]
@@ -554,7 +598,8 @@ mod tests {
         );
         assert_eq!(keys(store.list_labelled(&cm, None, &[])), ["a/x", "b/z"]);
 
-        // A label kept through a rewrite stays indexed beside one added and one dropped.
+        // A label kept through a rewrite stays indexed beside one added and one dropped; a
+        // label key no object carries any more stays indexed.
         labelled(&mut store, &cm, "b/z", json!({"app": "db", "tier": "back"}));
         labelled(&mut store, &cm, "b/z", json!({"app": "db", "zone": "1"}));
         assert_eq!(
@@ -564,6 +609,22 @@ mod tests {
         assert!(keys(store.list_labelled(&cm, None, &[("tier", "back")])).is_empty());
         assert_eq!(
             keys(store.list_labelled(&cm, None, &[("zone", "1")])),
+            ["b/z"]
+        );
+        labelled(&mut store, &cm, "b/z", json!({"app": "db"}));
+        store.remove(&cm, "a/x");
+        assert!(keys(store.list_labelled(&cm, None, &[("tier", "front")])).is_empty());
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("app", "db"), ("zone", "1")])),
+            Vec::<String>::new()
+        );
+        // A key not indexed narrows nothing; beside an indexed one, the indexed one decides.
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("other", "x"), ("app", "db")])),
+            ["b/z"]
+        );
+        assert_eq!(
+            keys(store.list_labelled(&cm, None, &[("other", "x")])),
             ["b/z"]
         );
     }

@@ -693,7 +693,7 @@ fn normalize_owner_refs(
         }
         // Go always writes these four (no omitempty), so an empty one reads back as "".
         for (name, optional) in OWNER_REF_FIELDS {
-            if !optional && !keep.contains_key(*name) {
+            if !optional && !keep.contains_key(name) {
                 keep.insert((*name).to_owned(), Value::String(String::new()));
             }
         }

@@ -222,7 +222,7 @@ struct Writer<'a, 'o> {
 /// whether a member was written.
 enum Open<'a> {
     Object(
-        std::collections::btree_map::Iter<'a, String, Value>,
+        recon_apimachinery::json::map::Iter<'a>,
         Option<&'a GoType>,
         usize,
         bool,

@@ -80,7 +80,7 @@ pub(crate) fn drop_round_trip_annotations(obj: &mut Object) {
     let Some(Value::Object(annotations)) = meta.get_mut("annotations") else {
         return;
     };
-    if !ROUND_TRIP.iter().any(|key| annotations.contains_key(*key)) {
+    if !ROUND_TRIP.iter().any(|key| annotations.contains_key(key)) {
         return;
     }
     for key in ROUND_TRIP {

@@ -3,7 +3,6 @@
 //! a timestamp, object fields by their escaped names, `set` and `map` lists compared as sets
 //! and maps, data of `x-kubernetes-preserve-unknown-fields` comparable only.
 
-use std::collections::btree_map;
 use std::rc::Rc;
 
 use base64::Engine as _;
@@ -334,7 +333,7 @@ impl<'a> MapVal<'a> {
                         Some(Value::of_json(v, prop))
                     }
                     MapKind::Additional => {
-                        let v = m.get(&**k)?;
+                        let v = m.get(k)?;
                         let prop = schema.additional.as_deref()?;
                         Some(Value::of_json(v, prop))
                     }
@@ -444,7 +443,7 @@ enum Frame<'v> {
     /// A JSON object (its fields left to compare, its schema and kind) with another map.
     Object(
         MapVal<'v>,
-        btree_map::Iter<'v, String, Json>,
+        recon_apimachinery::json::map::Iter<'v>,
         &'v SNode,
         MapKind,
         MapVal<'v>,

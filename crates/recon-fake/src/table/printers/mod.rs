@@ -279,7 +279,7 @@ pub(crate) fn find(group: &str, kind: &str) -> Found {
 /// The value at `path` under `obj`.
 fn at<'a>(obj: &'a Object, path: &[&str]) -> Option<&'a Value> {
     let (first, rest) = path.split_first()?;
-    rest.iter().try_fold(obj.get(*first)?, |v, k| v.get(*k))
+    rest.iter().try_fold(obj.get(first)?, |v, k| v.get(*k))
 }
 
 /// The string at `path`, empty when missing.
