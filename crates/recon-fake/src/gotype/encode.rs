@@ -35,13 +35,16 @@ enum Open<'a> {
 /// The members of an object left to write, in the order Go writes them, each with its type.
 enum Members<'a> {
     /// A struct's: its declared fields in declaration order, then any it lacks (not decoded
-    /// into it; kept last should one come).
+    /// into it; kept last should one come). `left` counts the members not yet written and not
+    /// skipped: once the declared ones are written, none left means no undeclared ones to
+    /// look for.
     Struct {
         go_struct: &'a GoStruct,
         order: std::slice::Iter<'a, String>,
         map: &'a Map,
         undeclared: recon_apimachinery::json::map::Iter<'a>,
         skip: &'a [&'a str],
+        left: usize,
     },
     /// Any other map's: its keys sorted, each value of `ty`'s child type.
     Sorted {
@@ -62,6 +65,11 @@ impl<'a> Members<'a> {
                     map,
                     undeclared: map.iter(),
                     skip,
+                    left: if skip.is_empty() {
+                        map.len()
+                    } else {
+                        map.keys().filter(|k| !skip.contains(&k.as_str())).count()
+                    },
                 }
             }
             _ => Members::Sorted {
@@ -84,13 +92,19 @@ impl<'a> Iterator for Members<'a> {
                 map,
                 undeclared,
                 skip,
+                left,
             } => {
+                if *left == 0 {
+                    return None;
+                }
                 let declared = order
                     .filter(|key| !skip.contains(&key.as_str()))
                     .find_map(|key| map.get_key_value(key));
                 if let Some((key, value)) = declared {
+                    *left -= 1;
                     return Some((key, value, go_struct.fields.get(key)));
                 }
+                *left -= 1;
                 undeclared
                     .find(|(key, _)| {
                         !go_struct.fields.contains_key(*key) && !skip.contains(&key.as_str())
@@ -218,6 +232,37 @@ mod tests {
             written(Some(&config_map), &value),
             r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","uid":"u","labels":{"y":"2","z":"1"}},"data":{"a":"1","b":"2"}}"#
         );
+    }
+
+    // Members the struct does not declare come after the declared ones, sorted; skipped ones
+    // are left out wherever they are.
+    #[test]
+    fn undeclared_members_come_last_and_skipped_ones_not_at_all() {
+        let config_map = GoType::Struct("io.k8s.api.core.v1.ConfigMap".into());
+        let value = json!({"zz": 1, "data": {"a": "1"}, "aa": 2, "kind": "ConfigMap"});
+        let mut out = String::new();
+        write_map(Some(&config_map), value.as_object().unwrap(), &[], &mut out);
+        assert_eq!(
+            out,
+            r#"{"kind":"ConfigMap","data":{"a":"1"},"aa":2,"zz":1}"#
+        );
+        for (skip, want) in [
+            (&["kind", "aa"][..], r#"{"data":{"a":"1"},"zz":1}"#),
+            (
+                &["zz", "zz", "missing"][..],
+                r#"{"kind":"ConfigMap","data":{"a":"1"},"aa":2}"#,
+            ),
+            (&["kind", "data", "aa", "zz"][..], "{}"),
+        ] {
+            let mut out = String::new();
+            write_map(
+                Some(&config_map),
+                value.as_object().unwrap(),
+                skip,
+                &mut out,
+            );
+            assert_eq!(out, want, "skipping {skip:?}");
+        }
     }
 
     // Values as deep as Go decodes are written one container at a time, on a test thread's

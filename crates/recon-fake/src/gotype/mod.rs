@@ -20,8 +20,6 @@ pub(crate) mod quantity;
 mod unstructured;
 mod zero_fields;
 
-use std::collections::BTreeMap;
-
 use foldhash::HashMap;
 use std::sync::LazyLock;
 
@@ -115,7 +113,8 @@ pub(crate) struct GoStruct {
     pub(crate) name: String,
     /// `v1.DeploymentSpec`: the type as `reflect` prints it.
     pub(crate) qualified: String,
-    pub(crate) fields: BTreeMap<String, GoType>,
+    /// Looked up by name for every member of every object written, read or defaulted: hashed.
+    pub(crate) fields: HashMap<String, GoType>,
     /// The field names in declaration order: the order Go's encoder writes them in. Sorted
     /// where the recorded order lacks the struct.
     pub(crate) order: Vec<String>,
@@ -146,7 +145,7 @@ impl GoTypes {
             let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
                 continue;
             };
-            let mut fields: BTreeMap<String, GoType> = properties
+            let mut fields: HashMap<String, GoType> = properties
                 .iter()
                 .map(|(field, s)| (field.clone(), go_type(s, &schemas)))
                 .collect();
@@ -161,7 +160,7 @@ impl GoTypes {
                 GoStruct {
                     qualified: format!("{}.{short}", package(name)),
                     name: short,
-                    order: fields.keys().cloned().collect(),
+                    order: properties.keys().cloned().collect(),
                     fields,
                 },
             );
