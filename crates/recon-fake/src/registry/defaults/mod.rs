@@ -31,70 +31,73 @@ use crate::wire::object::Object;
 
 /// Fills in the defaults of a `group` `kind` object, as kube-apiserver decodes it.
 pub(crate) fn apply(group: &str, kind: &str, obj: &mut Object) {
-    match (group, kind) {
-        ("", "Pod") => pod::pod(obj),
-        ("", "PodTemplate") => {
+    if let Some(defaults) = defaulter(group, kind) {
+        defaults(obj);
+    }
+}
+
+/// What fills in the defaults of a `group` `kind` object; `None` for a kind without any.
+pub(crate) fn defaulter(group: &str, kind: &str) -> Option<fn(&mut Object)> {
+    Some(match (group, kind) {
+        ("", "Pod") => pod::pod,
+        ("", "PodTemplate") => |obj| {
             if let Some(template) = field(obj, "template") {
                 pod::template(template);
             }
-        }
-        ("", "ReplicationController") => core_v1::replication_controller(obj),
-        ("", "Service") => core_v1::service(obj),
-        ("", "Secret") => core_v1::secret(obj),
-        ("", "PersistentVolumeClaim") => core_v1::persistent_volume_claim(obj),
-        ("", "PersistentVolume") => core_v1::persistent_volume(obj),
-        ("", "Endpoints") => core_v1::endpoints(obj),
-        ("", "Namespace") => core_v1::namespace(obj),
-        ("discovery.k8s.io", "EndpointSlice") => core_v1::endpoint_slice(obj),
-        ("apps", "Deployment") => workloads::deployment(obj),
-        ("apps", "StatefulSet") => workloads::stateful_set(obj),
-        ("apps", "DaemonSet") => workloads::daemon_set(obj),
-        ("apps", "ReplicaSet") => workloads::replica_set(obj),
-        ("batch", "Job") => workloads::job(obj),
-        ("batch", "CronJob") => workloads::cron_job(obj),
-        ("networking.k8s.io", "NetworkPolicy") => networking::network_policy(obj),
-        ("networking.k8s.io", "IPAddress") => networking::ip_address(obj),
-        ("autoscaling", "HorizontalPodAutoscaler") => autoscaling::horizontal_pod_autoscaler(obj),
-        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
-            rbac::role_binding(obj);
-        }
-        ("", "LimitRange") => core_v1::limit_range(obj),
-        ("", "Node") => core_v1::node(obj),
-        ("admissionregistration.k8s.io", kind) => match kind {
-            "ValidatingWebhookConfiguration" => apiserver::webhook_configuration(obj, false),
-            "MutatingWebhookConfiguration" => apiserver::webhook_configuration(obj, true),
-            "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy" => {
-                apiserver::admission_policy(obj);
-            }
-            _ => apiserver::admission_policy_binding(obj),
         },
-        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => apiserver::flow_schema(obj),
+        ("", "ReplicationController") => core_v1::replication_controller,
+        ("", "Service") => core_v1::service,
+        ("", "Secret") => core_v1::secret,
+        ("", "PersistentVolumeClaim") => core_v1::persistent_volume_claim,
+        ("", "PersistentVolume") => core_v1::persistent_volume,
+        ("", "Endpoints") => core_v1::endpoints,
+        ("", "Namespace") => core_v1::namespace,
+        ("discovery.k8s.io", "EndpointSlice") => core_v1::endpoint_slice,
+        ("apps", "Deployment") => workloads::deployment,
+        ("apps", "StatefulSet") => workloads::stateful_set,
+        ("apps", "DaemonSet") => workloads::daemon_set,
+        ("apps", "ReplicaSet") => workloads::replica_set,
+        ("batch", "Job") => workloads::job,
+        ("batch", "CronJob") => workloads::cron_job,
+        ("networking.k8s.io", "NetworkPolicy") => networking::network_policy,
+        ("networking.k8s.io", "IPAddress") => networking::ip_address,
+        ("autoscaling", "HorizontalPodAutoscaler") => autoscaling::horizontal_pod_autoscaler,
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => rbac::role_binding,
+        ("", "LimitRange") => core_v1::limit_range,
+        ("", "Node") => core_v1::node,
+        ("admissionregistration.k8s.io", kind) => match kind {
+            "ValidatingWebhookConfiguration" => |obj| apiserver::webhook_configuration(obj, false),
+            "MutatingWebhookConfiguration" => |obj| apiserver::webhook_configuration(obj, true),
+            "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy" => apiserver::admission_policy,
+            _ => apiserver::admission_policy_binding,
+        },
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => apiserver::flow_schema,
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
-            apiserver::priority_level_configuration(obj);
+            apiserver::priority_level_configuration
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            crate::registry::crd::apply_defaults(obj);
+            crate::registry::crd::apply_defaults
         }
-        ("scheduling.k8s.io", "PriorityClass") => {
+        ("scheduling.k8s.io", "PriorityClass") => |obj| {
             default_nil(obj, "preemptionPolicy", "PreemptLowerPriority");
-        }
-        ("storage.k8s.io", "StorageClass") => storage::storage_class(obj),
-        ("storage.k8s.io", "CSIDriver") => storage::csi_driver(obj),
-        ("resource.k8s.io", "ResourceClaim") => {
+        },
+        ("storage.k8s.io", "StorageClass") => storage::storage_class,
+        ("storage.k8s.io", "CSIDriver") => storage::csi_driver,
+        ("resource.k8s.io", "ResourceClaim") => |obj| {
             if let Some(spec) = field(obj, "spec") {
                 storage::resource_claim_spec(spec);
             }
             if let Some(status) = field(obj, "status") {
                 storage::resource_claim_status(status);
             }
-        }
-        ("resource.k8s.io", "ResourceClaimTemplate") => {
+        },
+        ("resource.k8s.io", "ResourceClaimTemplate") => |obj| {
             if let Some(spec) = field(obj, "spec").and_then(|s| field(s, "spec")) {
                 storage::resource_claim_spec(spec);
             }
-        }
-        _ => {}
-    }
+        },
+        _ => return None,
+    })
 }
 
 /// A built-in object as kube-apiserver's decoder leaves it: its defaults filled in, then as
