@@ -3,6 +3,7 @@
 //! `omitempty` fields dropped, wrong JSON types rejected with Go's decoding message).
 
 use bytes::Bytes;
+use recon_apimachinery::go_json::write_go_string;
 use recon_apimachinery::go_quote;
 use recon_apimachinery::json::{Map, Value};
 
@@ -225,39 +226,37 @@ pub(crate) fn with_type_meta(api_version: &str, kind: &str, body: &[u8]) -> Vec<
 
 /// What [`with_type_meta`] writes before `body`, and where in `body` the rest it copies starts.
 pub(crate) fn type_meta_head(api_version: &str, kind: &str, body: &[u8]) -> (Vec<u8>, usize) {
-    let mut out = Vec::with_capacity(api_version.len() + kind.len() + 32);
     // A Go type's `TypeMeta` writes `kind` first; an unstructured object's keys are sorted.
     let (first, second) = if crate::gotype::is_go_type(api_version, kind) {
         (("kind", kind), ("apiVersion", api_version))
     } else {
         (("apiVersion", api_version), ("kind", kind))
     };
-    out.extend_from_slice(b"{");
-    out.extend_from_slice(json_string(first.0).as_bytes());
-    out.push(b':');
-    out.extend_from_slice(json_string(first.1).as_bytes());
-    out.push(b',');
-    out.extend_from_slice(json_string(second.0).as_bytes());
-    out.push(b':');
-    out.extend_from_slice(json_string(second.1).as_bytes());
-    match body {
+    let mut out = String::with_capacity(api_version.len() + kind.len() + 32);
+    out.push('{');
+    for (i, (key, value)) in [first, second].into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_go_string(&mut out, key);
+        out.push(':');
+        write_go_string(&mut out, value);
+    }
+    let rest = match body {
         [b'{', b'}'] | [] => {
-            out.push(b'}');
-            (out, body.len())
+            out.push('}');
+            body.len()
         }
         [b'{', ..] => {
-            out.push(b',');
-            (out, 1)
+            out.push(',');
+            1
         }
         _ => {
-            out.push(b'}');
-            (out, body.len())
+            out.push('}');
+            body.len()
         }
-    }
-}
-
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+    };
+    (out.into_bytes(), rest)
 }
 
 /// A stored body that does not decode.
