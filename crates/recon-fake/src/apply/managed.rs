@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use recon_apimachinery::go_quote;
-use recon_apimachinery::json;
 use recon_apimachinery::json::{Map, Value};
 
 use super::time::Time;
@@ -311,24 +310,25 @@ impl ManagedFields {
             .entries()
             .into_iter()
             .map(|e| {
+                let text = |s: &str| Value::String(s.to_owned());
                 let mut m = Map::new();
-                m.insert("apiVersion".to_owned(), json!(e.fields.api_version));
-                m.insert("fieldsType".to_owned(), json!("FieldsV1"));
+                m.insert("apiVersion".to_owned(), text(&e.fields.api_version));
+                m.insert("fieldsType".to_owned(), text("FieldsV1"));
                 m.insert("fieldsV1".to_owned(), e.fields.set.to_fields_v1());
                 if !e.id.manager.is_empty() {
-                    m.insert("manager".to_owned(), json!(e.id.manager));
+                    m.insert("manager".to_owned(), text(&e.id.manager));
                 }
                 let op = if e.fields.applied {
                     Operation::Apply
                 } else {
                     e.id.operation
                 };
-                m.insert("operation".to_owned(), json!(op.as_str()));
+                m.insert("operation".to_owned(), text(op.as_str()));
                 if !e.id.subresource.is_empty() {
-                    m.insert("subresource".to_owned(), json!(e.id.subresource));
+                    m.insert("subresource".to_owned(), text(&e.id.subresource));
                 }
                 if let Some(t) = e.time {
-                    m.insert("time".to_owned(), json!(t.to_string()));
+                    m.insert("time".to_owned(), Value::String(t.to_string()));
                 }
                 Value::Object(m)
             })
@@ -468,6 +468,7 @@ fn equal_except_managed_fields(a: &Map, b: &Map) -> bool {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+    use recon_apimachinery::json;
 
     use super::*;
 

@@ -1,6 +1,7 @@
 //! Merging an applied configuration into a live object, and removing fields from an object
 //! (structured-merge-diff `typed/merge.go`, `typed/remove.go`).
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use recon_apimachinery::json::{Map, Value};
@@ -128,16 +129,28 @@ fn merge_map<'a>(m: &'a MapType, lhs: Option<&'a Value>, rhs: Option<&'a Value>)
     if m.atomic || empty {
         return Step::Done(keep_rhs(lhs, rhs));
     }
-    let keys: BTreeSet<&String> = lm.into_iter().chain(rm).flat_map(|o| o.keys()).collect();
-    let pairs: Vec<Pair> = keys
-        .into_iter()
-        .map(|k| Pair {
-            key: Some(k),
-            t: field_type(m, k),
-            lhs: lm.and_then(|o| o.get(k)),
-            rhs: rm.and_then(|o| o.get(k)),
-        })
-        .collect();
+    // Both sides' fields in key order, walked side by side: each key once, with its value on
+    // either side.
+    let mut left = lm.map(Map::iter).unwrap_or_default().peekable();
+    let mut right = rm.map(Map::iter).unwrap_or_default().peekable();
+    let mut pairs = Vec::with_capacity(left.len().max(right.len()));
+    loop {
+        let order = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((l, _)), Some((r, _))) => l.cmp(r),
+        };
+        let l = left.next_if(|_| order != Ordering::Greater);
+        let r = right.next_if(|_| order != Ordering::Less);
+        let Some((key, _)) = l.or(r) else { break };
+        pairs.push(Pair {
+            key: Some(key),
+            t: field_type(m, key),
+            lhs: l.map(|(_, v)| v),
+            rhs: r.map(|(_, v)| v),
+        });
+    }
     Step::Open(Merging {
         pairs: pairs.into_iter(),
         key: None,
