@@ -66,7 +66,8 @@ impl Labels {
     }
 
     /// The labels in key order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         (0..self.len()).map(|i| self.pair(i))
     }
 
@@ -83,11 +84,6 @@ impl Labels {
             }
         }
         None
-    }
-
-    /// Whether label `key` has `value`.
-    pub(crate) fn has(&self, key: &str, value: &str) -> bool {
-        self.get(key) == Some(value)
     }
 }
 
@@ -120,8 +116,7 @@ mod tests {
         assert_eq!(labels.get("odd"), None);
         assert_eq!(labels.get("zzz"), None);
         assert_eq!(labels.get("a"), None);
-        assert!(labels.has("app.kubernetes.io/name", "web"));
-        assert!(!labels.has("tier", "web"));
+        assert_eq!(labels.get("app.kubernetes.io/name"), Some("web"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use recon_apimachinery::json::Value;
 
 use super::history::{Change, DEFAULT_HISTORY, History};
+use super::labels::Labels;
 use super::stored::Stored;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeError, Object, decode_body, encode_body_as, set_meta};
@@ -43,31 +44,32 @@ impl Collection {
         }
     }
 
-    /// Files `key` under the label `name=value` if the label key `name` is indexed; the value
-    /// is copied only the first time.
-    fn index(&mut self, key: &str, name: &str, value: &str) {
-        let Some(values) = self.by_label.get_mut(name) else {
-            return;
-        };
-        match values.get_mut(value) {
-            Some(keys) => {
-                keys.insert(key.to_owned());
+    /// Moves `key` in the index of each indexed label key whose value changed from `before`
+    /// to `after` (`None`: no object, or none any more).
+    fn reindex(&mut self, key: &str, before: Option<&Labels>, after: Option<&Labels>) {
+        for (name, values) in self.by_label.iter_mut() {
+            let old = before.and_then(|labels| labels.get(name));
+            let new = after.and_then(|labels| labels.get(name));
+            if old == new {
+                continue;
             }
-            None => {
-                values.insert(value.to_owned(), BTreeSet::from([key.to_owned()]));
+            if let Some(value) = old
+                && let Some(keys) = values.get_mut(value)
+            {
+                keys.remove(key);
+                if keys.is_empty() {
+                    values.remove(value);
+                }
             }
-        }
-    }
-
-    /// Takes `key` out of the label `name=value`.
-    fn unindex(&mut self, key: &str, name: &str, value: &str) {
-        let Some(values) = self.by_label.get_mut(name) else {
-            return;
-        };
-        if let Some(keys) = values.get_mut(value) {
-            keys.remove(key);
-            if keys.is_empty() {
-                values.remove(value);
+            if let Some(value) = new {
+                match values.get_mut(value) {
+                    Some(keys) => {
+                        keys.insert(key.to_owned());
+                    }
+                    None => {
+                        values.insert(value.to_owned(), BTreeSet::from([key.to_owned()]));
+                    }
+                }
             }
         }
     }
@@ -313,20 +315,10 @@ impl Store {
             None => self.collections.entry(resource.clone()).or_default(),
         };
         collection.note_readability(&key, stored.readable());
-        // Only labels the object did not carry before: re-inserting a key into each of its
-        // labels' sets on every write costs a sorted-set search per label.
-        let before = collection.objects.get(&key).map(|p| p.labels.clone());
-        for (name, value) in stored.labels.iter() {
-            if !before.as_ref().is_some_and(|b| b.has(name, value)) {
-                collection.index(&key, name, value);
-            }
-        }
-        if let Some(before) = before {
-            for (name, value) in before.iter() {
-                if !stored.labels.has(name, value) {
-                    collection.unindex(&key, name, value);
-                }
-            }
+        // Only the indexed label keys, and only where the value changed.
+        if !collection.by_label.is_empty() {
+            let before = collection.objects.get(&key).map(|p| p.labels.clone());
+            collection.reindex(&key, before.as_ref(), Some(&stored.labels));
         }
         collection.written.remove(&key);
         let previous = collection.objects.insert(key.clone(), stored.clone());
@@ -447,9 +439,7 @@ impl Store {
         let stored_as = self.stored_as(resource);
         let collection = self.collections.get_mut(resource)?;
         let removed = collection.objects.remove(key)?;
-        for (name, value) in removed.labels.iter() {
-            collection.unindex(key, name, value);
-        }
+        collection.reindex(key, Some(&removed.labels), None);
         collection.written.remove(key);
         collection.unreadable.remove(key);
         // The object's last state carries the removal's revision; one that does not decode is

@@ -1,6 +1,7 @@
 //! One stored object, and the key it is stored under.
 
 use bytes::Bytes;
+use recon_apimachinery::json::Value;
 
 use super::labels::Labels;
 use crate::wire::nesting;
@@ -26,12 +27,20 @@ impl Stored {
     /// `obj` as stored at `revision` (which `obj` carries), a built-in written as the Go struct
     /// `stored_as` when it does not say its `apiVersion` and `kind`.
     pub(crate) fn new(obj: &Object, revision: u64, stored_as: Option<&str>) -> Stored {
-        let depth = nesting::object_depth(obj);
+        let body = encode_body_as(obj, stored_as);
+        // Each level of nesting takes two bytes of the body, its brackets: a body shorter than
+        // twice Go's limit is within it, and only a longer one is measured. (The body leaves
+        // out `apiVersion` and `kind`, which are strings here; measured otherwise.)
+        let typed = ["apiVersion", "kind"]
+            .iter()
+            .all(|k| !matches!(obj.get(*k), Some(Value::Array(_) | Value::Object(_))));
+        let readable = (typed && body.len() < 2 * (nesting::GO_MAX_DEPTH + 1))
+            || nesting::object_depth(obj) <= nesting::GO_MAX_DEPTH;
         Stored {
-            body: encode_body_as(obj, stored_as),
+            body,
             revision,
             labels: Labels::of(obj),
-            readable: depth <= nesting::GO_MAX_DEPTH,
+            readable,
         }
     }
 
@@ -78,5 +87,37 @@ pub(crate) fn object_key(namespace: Option<&str>, name: &str) -> String {
     match namespace {
         Some(ns) => format!("{ns}/{name}"),
         None => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use recon_apimachinery::json::{Array, Map};
+
+    use super::*;
+
+    /// An object whose field `a` holds arrays nested `depth - 1` deep: `depth` levels in all.
+    fn nested(depth: usize) -> Object {
+        let mut value = Value::from("leaf");
+        for _ in 1..depth {
+            value = Value::Array(Array::from(vec![value]));
+        }
+        Map::from_iter([("a", value)])
+    }
+
+    // Go decodes 10,000 levels (`maxNestingDepth`); a body one level deeper is stored but does
+    // not read back. Short bodies are within the limit by their length alone.
+    #[test]
+    fn a_body_reads_back_down_to_go_s_depth_and_no_deeper() {
+        for (depth, readable) in [
+            (1, true),
+            (50, true),
+            (nesting::GO_MAX_DEPTH, true),
+            (nesting::GO_MAX_DEPTH + 1, false),
+        ] {
+            let stored = Stored::new(&nested(depth), 2, None);
+            assert_eq!(stored.readable(), readable, "{depth} levels");
+            assert_eq!(stored.decode("k").is_ok(), readable, "{depth} levels");
+        }
     }
 }
