@@ -33,7 +33,7 @@ impl Stored {
         // out `apiVersion` and `kind`, which are strings here; measured otherwise.)
         let typed = ["apiVersion", "kind"]
             .iter()
-            .all(|k| !matches!(obj.get(*k), Some(Value::Array(_) | Value::Object(_))));
+            .all(|k| !matches!(obj.get(k), Some(Value::Array(_) | Value::Object(_))));
         let readable = (typed && body.len() < 2 * (nesting::GO_MAX_DEPTH + 1))
             || nesting::object_depth(obj) <= nesting::GO_MAX_DEPTH;
         Stored {
