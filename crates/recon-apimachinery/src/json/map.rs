@@ -280,18 +280,20 @@ impl Map {
     }
 
     /// The keys in order.
-    pub fn keys(&self) -> Keys<'_> {
-        Keys(self.iter())
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
+        self.iter().map(|(k, _)| k)
     }
 
     /// The values in key order.
-    pub fn values(&self) -> Values<'_> {
-        Values(self.iter())
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator + Clone {
+        self.iter().map(|(_, v)| v)
     }
 
     /// The values in key order, to change in place.
-    pub fn values_mut(&mut self) -> ValuesMut<'_> {
-        ValuesMut(self.iter_mut())
+    pub fn values_mut(
+        &mut self,
+    ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
+        self.iter_mut().map(|(_, v)| v)
     }
 
     /// The keys in order, the values dropped.
@@ -402,30 +404,46 @@ enum Walk<S, L> {
     Large(L),
 }
 
+/// Forwards an iterator's methods to whichever walk it is, mapping a small field by `$small`.
+macro_rules! walk_iterator {
+    ($name:ty, $item:ty, $small:expr) => {
+        impl<'a> Iterator for $name {
+            type Item = $item;
+
+            #[inline]
+            fn next(&mut self) -> Option<Self::Item> {
+                match &mut self.0 {
+                    Walk::Small(fields) => fields.next().map($small),
+                    Walk::Large(fields) => fields.next(),
+                }
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                match &self.0 {
+                    Walk::Small(fields) => fields.size_hint(),
+                    Walk::Large(fields) => fields.size_hint(),
+                }
+            }
+        }
+
+        impl<'a> DoubleEndedIterator for $name {
+            fn next_back(&mut self) -> Option<Self::Item> {
+                match &mut self.0 {
+                    Walk::Small(fields) => fields.next_back().map($small),
+                    Walk::Large(fields) => fields.next_back(),
+                }
+            }
+        }
+
+        impl<'a> ExactSizeIterator for $name {}
+    };
+}
+
 /// The fields of a [`Map`] in key order: [`Map::iter`].
 #[derive(Clone)]
 pub struct Iter<'a>(
     Walk<std::slice::Iter<'a, (String, Value)>, btree_map::Iter<'a, String, Value>>,
 );
-
-impl<'a> Iterator for Iter<'a> {
-    type Item = (&'a String, &'a Value);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next().map(|(k, v)| (k, v)),
-            Walk::Large(fields) => fields.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            Walk::Small(fields) => fields.size_hint(),
-            Walk::Large(fields) => fields.size_hint(),
-        }
-    }
-}
 
 impl Default for Iter<'_> {
     /// No fields.
@@ -434,51 +452,14 @@ impl Default for Iter<'_> {
     }
 }
 
-impl DoubleEndedIterator for Iter<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next_back().map(|(k, v)| (k, v)),
-            Walk::Large(fields) => fields.next_back(),
-        }
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
+walk_iterator!(Iter<'a>, (&'a String, &'a Value), |(k, v)| (k, v));
 
 /// The fields of a [`Map`] in key order, their values to change: [`Map::iter_mut`].
 pub struct IterMut<'a>(
     Walk<std::slice::IterMut<'a, (String, Value)>, btree_map::IterMut<'a, String, Value>>,
 );
 
-impl<'a> Iterator for IterMut<'a> {
-    type Item = (&'a String, &'a mut Value);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next().map(|(k, v)| (&*k, v)),
-            Walk::Large(fields) => fields.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            Walk::Small(fields) => fields.size_hint(),
-            Walk::Large(fields) => fields.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for IterMut<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next_back().map(|(k, v)| (&*k, v)),
-            Walk::Large(fields) => fields.next_back(),
-        }
-    }
-}
-
-impl ExactSizeIterator for IterMut<'_> {}
+walk_iterator!(IterMut<'a>, (&'a String, &'a mut Value), |(k, v)| (&*k, v));
 
 /// The fields of a [`Map`] in key order, moved out: `Map::into_iter`.
 pub struct IntoIter(Walk<std::vec::IntoIter<(String, Value)>, btree_map::IntoIter<String, Value>>);
@@ -492,109 +473,7 @@ impl From<Fields> for IntoIter {
     }
 }
 
-impl Iterator for IntoIter {
-    type Item = (String, Value);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next(),
-            Walk::Large(fields) => fields.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            Walk::Small(fields) => fields.size_hint(),
-            Walk::Large(fields) => fields.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for IntoIter {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Walk::Small(fields) => fields.next_back(),
-            Walk::Large(fields) => fields.next_back(),
-        }
-    }
-}
-
-impl ExactSizeIterator for IntoIter {}
-
-/// The keys of a [`Map`] in order: [`Map::keys`].
-#[derive(Clone)]
-pub struct Keys<'a>(Iter<'a>);
-
-impl<'a> Iterator for Keys<'a> {
-    type Item = &'a String;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(k, _)| k)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for Keys<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.0.next_back().map(|(k, _)| k)
-    }
-}
-
-impl ExactSizeIterator for Keys<'_> {}
-
-/// The values of a [`Map`] in key order: [`Map::values`].
-#[derive(Clone)]
-pub struct Values<'a>(Iter<'a>);
-
-impl<'a> Iterator for Values<'a> {
-    type Item = &'a Value;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(_, v)| v)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for Values<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.0.next_back().map(|(_, v)| v)
-    }
-}
-
-impl ExactSizeIterator for Values<'_> {}
-
-/// The values of a [`Map`] in key order, to change in place: [`Map::values_mut`].
-pub struct ValuesMut<'a>(IterMut<'a>);
-
-impl<'a> Iterator for ValuesMut<'a> {
-    type Item = &'a mut Value;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(_, v)| v)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for ValuesMut<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.0.next_back().map(|(_, v)| v)
-    }
-}
-
-impl ExactSizeIterator for ValuesMut<'_> {}
+walk_iterator!(IntoIter, (String, Value), |field| field);
 
 impl IntoIterator for Map {
     type Item = (String, Value);
