@@ -170,8 +170,11 @@ impl State {
             FieldManager::new(call, self.clock.now()).record_update(Some(&mut old), &mut new);
         }
         // The strategy may start from the stored object (status writes); the write's
-        // managedFields are kept either way.
-        let managed = meta_value(&new, "managedFields").cloned();
+        // managedFields are kept either way, set aside meanwhile (nothing it does reads them).
+        let managed = new
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|meta| meta.remove("managedFields"));
         // The strategy compares with the stored object as decoded, not as the request's
         // version serves it (a conversion there and back may not give it back).
         let internal_old = if !rt.custom && conversion::converts(&rt, &call.path.version) {
@@ -506,15 +509,11 @@ fn prepare_main_update(call: &Call<'_>, new: &mut Object, old: &Object) {
         GenerationRule::AllButMetadata => {
             let ignored = ["apiVersion", "kind", "metadata", "status"];
             let status_counts = !call.has_status();
-            let content = |o: &Object| -> Vec<(String, Value)> {
-                o.iter()
-                    .filter(|(k, _)| {
-                        !ignored.contains(&k.as_str()) || (status_counts && k.as_str() == "status")
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            };
-            content(new) != content(old)
+            let counts =
+                |k: &String| !ignored.contains(&k.as_str()) || (status_counts && k == "status");
+            !new.iter()
+                .filter(|(k, _)| counts(k))
+                .eq(old.iter().filter(|(k, _)| counts(k)))
         }
     };
     if changed {
