@@ -97,14 +97,13 @@ impl<'a> Iterator for Members<'a> {
                 if *left == 0 {
                     return None;
                 }
+                *left -= 1;
                 let declared = order
                     .filter(|key| !skip.contains(&key.as_str()))
                     .find_map(|key| map.get_key_value(key));
                 if let Some((key, value)) = declared {
-                    *left -= 1;
                     return Some((key, value, go_struct.fields.get(key)));
                 }
-                *left -= 1;
                 undeclared
                     .find(|(key, _)| {
                         !go_struct.fields.contains_key(*key) && !skip.contains(&key.as_str())

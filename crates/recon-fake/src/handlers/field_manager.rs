@@ -14,7 +14,7 @@ use crate::apply::{
     conflict_causes, reset_fields,
 };
 use crate::gotype;
-use crate::registry::resource::{FieldSchema, ResourceType};
+use crate::registry::resource::{FieldSchema, ResourceType, ServedVersion};
 use crate::request::call::Call;
 use crate::wire::error::ApiError;
 use crate::wire::object::Object;
@@ -32,13 +32,20 @@ impl Call<'_> {
     /// The structural schema field management follows for this request's version: the CRD's,
     /// or the built-in type's table; untyped when a CRD's schema does not convert.
     pub(crate) fn field_schema(&self) -> Arc<Schema> {
-        self.rt
-            .versions
-            .iter()
-            .find(|v| v.name == self.path.version)
-            .and_then(|v| v.schema.as_ref())
-            .map_or_else(|| Arc::new(Schema::untyped()), FieldSchema::get)
+        field_schema(
+            self.rt
+                .versions
+                .iter()
+                .find(|v| v.name == self.path.version),
+        )
     }
+}
+
+/// The structural schema field management follows at `version`; untyped without one.
+fn field_schema(version: Option<&ServedVersion>) -> Arc<Schema> {
+    version
+        .and_then(|v| v.schema.as_ref())
+        .map_or_else(|| Arc::new(Schema::untyped()), FieldSchema::get)
 }
 
 /// Field management for one request.
@@ -84,9 +91,7 @@ impl<'c> FieldManager<'c> {
         FieldManager {
             rt,
             manager,
-            schema: version
-                .and_then(|v| v.schema.as_ref().map(FieldSchema::get))
-                .unwrap_or_else(|| Arc::new(Schema::untyped())),
+            schema: field_schema(version),
             served: rt.field_versions.clone(),
             reset: reset_fields(subresource, version.is_some_and(|v| v.status)),
             version: version.map_or(String::new(), |v| v.name.clone()),
