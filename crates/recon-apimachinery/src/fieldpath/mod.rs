@@ -13,8 +13,10 @@
 //! assert_eq!(set.to_fields_v1(), fields);
 //! ```
 
+mod fields_v1;
 mod path;
 mod set;
 
+pub use fields_v1::FieldsV1;
 pub use path::{Path, PathElement};
 pub use set::FieldSet;

@@ -55,28 +55,39 @@ impl PathElement {
 
     /// The `fieldsV1` key for this element (`SerializePathElement`).
     pub fn serialize(&self) -> String {
+        let mut out = String::new();
+        self.write_key(&mut out);
+        out
+    }
+
+    /// Appends [`serialize`](Self::serialize)'s key to `out`.
+    pub fn write_key(&self, out: &mut String) {
         match self {
             PathElement::Field(name) => {
-                let mut out = String::with_capacity(name.len() + 2);
+                out.reserve(name.len() + 2);
                 out.push_str("f:");
                 out.push_str(name);
-                out
             }
             PathElement::Key(fields) => {
-                let mut out = String::from("k:{");
+                out.push_str("k:{");
                 for (i, (name, value)) in fields.iter().enumerate() {
                     if i > 0 {
                         out.push(',');
                     }
-                    write_go_string(&mut out, name);
+                    write_go_string(out, name);
                     out.push(':');
                     out.push_str(&go_json(value));
                 }
                 out.push('}');
-                out
             }
-            PathElement::Value(v) => format!("v:{}", go_json(v)),
-            PathElement::Index(i) => format!("i:{i}"),
+            PathElement::Value(v) => {
+                out.push_str("v:");
+                out.push_str(&go_json(v));
+            }
+            PathElement::Index(i) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "i:{i}");
+            }
         }
     }
 

@@ -371,6 +371,11 @@ impl FieldSet {
     /// The `fieldsV1` JSON: `{"f:spec":{".":{},"f:x":{}}}` where `"."` marks a node that is
     /// itself in the set and also has children.
     pub fn to_fields_v1(&self) -> Value {
+        Value::Object(self.fields_v1_map())
+    }
+
+    /// [`to_fields_v1`](Self::to_fields_v1)'s object.
+    pub(super) fn fields_v1_map(&self) -> Map {
         /// A node being encoded: the node, its children left to encode, its JSON so far and
         /// the key it goes under.
         struct Open<'a> {
@@ -399,7 +404,7 @@ impl FieldSet {
         let mut open = vec![start(self, false, None)];
         loop {
             let Some(top) = open.last_mut() else {
-                return Value::Object(Map::new());
+                return Map::new();
             };
             if let Some((pe, child)) = top.rest.next() {
                 let include_self = top.node.members.contains(pe);
@@ -407,14 +412,14 @@ impl FieldSet {
                 continue;
             }
             let Some(done) = open.pop() else {
-                return Value::Object(Map::new());
+                return Map::new();
             };
             match (done.key, open.last_mut()) {
                 (Some(key), Some(parent)) => {
                     parent.out.insert(key, Value::Object(done.out));
                 }
                 // Only the root has no key to go under.
-                _ => return Value::Object(done.out),
+                _ => return done.out,
             }
         }
     }
@@ -430,7 +435,7 @@ impl FieldSet {
     }
 
     /// The set a `fieldsV1` object lists.
-    fn decode(root: &Map) -> Result<FieldSet, String> {
+    pub(super) fn decode(root: &Map) -> Result<FieldSet, String> {
         /// A node being decoded: its keys left to read, the set so far, whether the node is
         /// itself a member (`"."`), and the element it goes under.
         struct Open<'a> {

@@ -1,6 +1,7 @@
 //! `metadata.managedFields`: who owns which fields (apimachinery
 //! `pkg/util/managedfields/internal/managedfields.go`, `fieldmanager.go`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use recon_apimachinery::go_quote;
@@ -8,7 +9,7 @@ use recon_apimachinery::json::{Map, Value};
 
 use super::time::Time;
 use crate::wire::nesting::{self, GO_MAX_DEPTH};
-use recon_apimachinery::fieldpath::FieldSet;
+use recon_apimachinery::fieldpath::FieldsV1;
 use recon_apimachinery::go_json::write_go_string;
 
 /// The kind of write an entry records.
@@ -109,8 +110,9 @@ impl ManagerId {
 /// The fields one owner holds, at the apiVersion it wrote them with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionedSet {
-    /// The owned fields.
-    pub set: FieldSet,
+    /// The owned fields, kept as their `fieldsV1`: a write that leaves them alone neither
+    /// decodes nor encodes them again.
+    pub set: FieldsV1,
     /// The apiVersion of the owner's last write.
     pub api_version: String,
     /// Whether the owner is an applier.
@@ -159,34 +161,23 @@ impl ManagedFields {
     }
 
     /// The entries in wire order.
+    #[cfg(test)]
     pub fn entries(&self) -> Vec<Entry<'_>> {
-        let mut out: Vec<Entry<'_>> = self
-            .sets
+        let mut out = self.entries_by_id();
+        out.sort_by(wire_order);
+        out
+    }
+
+    /// The entries in identity order.
+    fn entries_by_id(&self) -> Vec<Entry<'_>> {
+        self.sets
             .iter()
             .map(|(id, fields)| Entry {
                 id,
                 fields,
                 time: self.times.get(id).copied(),
             })
-            .collect();
-        // `sortEncodedManagedFields`: Apply before Update, then by time (none counts as 0),
-        // manager, apiVersion, subresource.
-        out.sort_by(|p, q| {
-            let op = |e: &Entry<'_>| {
-                if e.fields.applied {
-                    Operation::Apply
-                } else {
-                    e.id.operation
-                }
-            };
-            op(p)
-                .cmp(&op(q))
-                .then_with(|| p.time.map_or(0, |t| t.0).cmp(&q.time.map_or(0, |t| t.0)))
-                .then_with(|| p.id.manager.cmp(&q.id.manager))
-                .then_with(|| p.fields.api_version.cmp(&q.fields.api_version))
-                .then_with(|| p.id.subresource.cmp(&q.id.subresource))
-        });
-        out
+            .collect()
     }
 
     /// Reads `metadata.managedFields` of an object; absent means no owners.
@@ -202,10 +193,29 @@ impl ManagedFields {
         let Value::Array(items) = list else {
             return Err("managedFields must be a list".to_owned());
         };
+        Self::from_entries(items.iter().map(Cow::Borrowed))
+    }
+
+    /// [`from_value`](Self::from_value), moving each entry's `fieldsV1` out of `list`.
+    fn from_owned(list: Value) -> Result<Self, String> {
+        let Value::Array(items) = list else {
+            return Err("managedFields must be a list".to_owned());
+        };
+        Self::from_entries(items.into_iter().map(Cow::Owned))
+    }
+
+    fn from_entries<'a>(items: impl Iterator<Item = Cow<'a, Value>>) -> Result<Self, String> {
         let mut out = ManagedFields::new();
-        for (i, item) in items.iter().enumerate() {
-            let Value::Object(e) = item else {
-                return Err(format!("managed fields entry {i} is not an object"));
+        for (i, item) in items.enumerate() {
+            let (e, fields) = match item {
+                Cow::Borrowed(Value::Object(e)) => {
+                    (Cow::Borrowed(e), e.get("fieldsV1").map(Cow::Borrowed))
+                }
+                Cow::Owned(Value::Object(mut e)) => {
+                    let fields = e.remove("fieldsV1").map(Cow::Owned);
+                    (Cow::Owned(e), fields)
+                }
+                _ => return Err(format!("managed fields entry {i} is not an object")),
             };
             let text = |k: &str| -> Result<&str, String> {
                 match e.get(k) {
@@ -242,11 +252,12 @@ impl ManagedFields {
                         .ok_or_else(|| format!("managed fields entry {i}: bad time {t:?}"))?,
                 ),
             };
-            let set = match e.get("fieldsV1") {
-                None => FieldSet::new(),
-                Some(f) => FieldSet::from_fields_v1(f)
-                    .map_err(|err| format!("error decoding set: {err}"))?,
-            };
+            let set = match fields {
+                None => Ok(FieldsV1::new()),
+                Some(Cow::Borrowed(f)) => FieldsV1::from_value(f),
+                Some(Cow::Owned(f)) => FieldsV1::from_owned(f),
+            }
+            .map_err(|err| format!("error decoding set: {err}"))?;
             let id = ManagerId::new(
                 text("manager")?,
                 operation,
@@ -273,8 +284,9 @@ impl ManagedFields {
     /// The managedFields a non-apply write starts from (`decodeLiveOrNew`): the request's list
     /// when it is valid and non-empty, nothing when it asks for a reset (`[{}]`, or `[]` where
     /// [`RequestRules::empty_list_resets`]), the live object's otherwise. Subresource writes
-    /// always use the live list.
-    pub fn from_request(request: &Value, live: Option<&Value>, rules: RequestRules) -> Self {
+    /// always use the live list. `sent` is the request's list, taken out of its object
+    /// ([`take_list`]).
+    pub fn from_request(sent: Option<Value>, live: Option<&Value>, rules: RequestRules) -> Self {
         let live_fields = || {
             live.and_then(|l| Self::from_object(l).ok())
                 .unwrap_or_default()
@@ -282,7 +294,7 @@ impl ManagedFields {
         if rules.subresource {
             return live_fields();
         }
-        match request.pointer("/metadata/managedFields") {
+        match sent {
             Some(Value::Array(items)) if items.is_empty() => {
                 if rules.empty_list_resets {
                     ManagedFields::new()
@@ -293,7 +305,7 @@ impl ManagedFields {
             Some(Value::Array(items)) if items.len() == 1 && is_zero_entry(&items[0]) => {
                 ManagedFields::new()
             }
-            Some(list @ Value::Array(_)) => match Self::from_value(list) {
+            Some(list @ Value::Array(_)) => match Self::from_owned(list) {
                 Ok(m) if !m.is_empty() => m,
                 _ => live_fields(),
             },
@@ -302,52 +314,46 @@ impl ManagedFields {
     }
 
     /// The wire form, sorted; `None` when there are no entries (the field is then removed).
+    #[cfg(test)]
     pub fn to_value(&self) -> Option<Value> {
+        self.clone().into_value()
+    }
+
+    /// [`to_value`](Self::to_value), moving each entry's strings and `fieldsV1` into it.
+    fn into_value(self) -> Option<Value> {
         if self.is_empty() {
             return None;
         }
-        let items = self
-            .entries()
+        let mut order: Vec<usize> = (0..self.sets.len()).collect();
+        let by_id = self.entries_by_id();
+        order.sort_by(|&p, &q| wire_order(&by_id[p], &by_id[q]));
+        drop(by_id);
+        let ManagedFields { sets, times } = self;
+        let mut slots: Vec<Option<(ManagerId, VersionedSet)>> =
+            sets.into_iter().map(Some).collect();
+        let items = order
             .into_iter()
-            .map(|e| {
-                let text = |s: &str| Value::String(s.to_owned());
-                let mut m = Map::new();
-                m.insert("apiVersion".to_owned(), text(&e.fields.api_version));
-                m.insert("fieldsType".to_owned(), text("FieldsV1"));
-                m.insert("fieldsV1".to_owned(), e.fields.set.to_fields_v1());
-                if !e.id.manager.is_empty() {
-                    m.insert("manager".to_owned(), text(&e.id.manager));
-                }
-                let op = if e.fields.applied {
-                    Operation::Apply
-                } else {
-                    e.id.operation
-                };
-                m.insert("operation".to_owned(), text(op.as_str()));
-                if !e.id.subresource.is_empty() {
-                    m.insert("subresource".to_owned(), text(&e.id.subresource));
-                }
-                if let Some(t) = e.time {
-                    m.insert("time".to_owned(), Value::String(t.to_string()));
-                }
-                Value::Object(m)
+            .filter_map(|i| slots[i].take())
+            .map(|(id, fields)| {
+                let time = times.get(&id).copied();
+                entry_value(id, fields, time)
             })
             .collect();
         Some(Value::Array(items))
     }
 
     /// Writes the entries into `obj.metadata.managedFields`, removing the field when empty.
-    pub fn write_to(&self, obj: &mut Value) {
-        self.write_list(obj, self.to_value());
+    pub fn write_to(self, obj: &mut Value) {
+        write_list(obj, self.into_value());
     }
 
     /// [`write_to`](Self::write_to) as `Unstructured.SetManagedFields` writes: each entry is
     /// converted to an unstructured map, its `fieldsV1` through `json.Unmarshal`, which refuses
-    /// nesting deeper than [`GO_MAX_DEPTH`]; on the first refusal the object is left as it was
-    /// (an object nested that deep is stored with the managedFields it came with, usually
-    /// none).
-    pub fn write_to_unstructured(&self, obj: &mut Value) {
-        let list = self.to_value();
+    /// nesting deeper than [`GO_MAX_DEPTH`]; on the first refusal the object is left as it was.
+    /// A non-apply write took its managedFields out first ([`take_list`]), so it is stored
+    /// without any.
+    pub fn write_to_unstructured(self, obj: &mut Value) {
+        let list = self.into_value();
         let entries = list
             .as_ref()
             .and_then(Value::as_array)
@@ -361,32 +367,90 @@ impl ManagedFields {
         if entries.clone().any(too_deep) {
             return;
         }
-        self.write_list(obj, list);
+        write_list(obj, list);
     }
+}
 
-    fn write_list(&self, obj: &mut Value, list: Option<Value>) {
-        let Value::Object(root) = obj else { return };
-        match list {
-            Some(list) => {
-                let meta = root
-                    .entry("metadata")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                // `metadata: null` (an applied configuration can say so) decodes as an empty
-                // ObjectMeta, which takes the entries as any other.
-                if meta.is_null() {
-                    *meta = Value::Object(Map::new());
-                }
-                if let Value::Object(meta) = meta {
-                    meta.insert("managedFields".to_owned(), list);
-                }
+/// Takes `metadata.managedFields` out of `obj` (`RemoveObjectManagedFields`): a write is
+/// recorded without them, and stored without any when its new ones cannot be set.
+pub fn take_list(obj: &mut Value) -> Option<Value> {
+    match obj.get_mut("metadata") {
+        Some(Value::Object(meta)) => meta.remove("managedFields"),
+        _ => None,
+    }
+}
+
+/// Sets `obj.metadata.managedFields` to `list`, or removes it.
+fn write_list(obj: &mut Value, list: Option<Value>) {
+    let Value::Object(root) = obj else { return };
+    match list {
+        Some(list) => {
+            let meta = root
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Map::new()));
+            // `metadata: null` (an applied configuration can say so) decodes as an empty
+            // ObjectMeta, which takes the entries as any other.
+            if meta.is_null() {
+                *meta = Value::Object(Map::new());
             }
-            None => {
-                if let Some(Value::Object(meta)) = root.get_mut("metadata") {
-                    meta.remove("managedFields");
-                }
+            if let Value::Object(meta) = meta {
+                meta.insert("managedFields".to_owned(), list);
+            }
+        }
+        None => {
+            if let Some(Value::Object(meta)) = root.get_mut("metadata") {
+                meta.remove("managedFields");
             }
         }
     }
+}
+
+/// `sortEncodedManagedFields`: Apply before Update, then by time (none counts as 0), manager,
+/// apiVersion, subresource.
+fn wire_order(p: &Entry<'_>, q: &Entry<'_>) -> std::cmp::Ordering {
+    let op = |e: &Entry<'_>| {
+        if e.fields.applied {
+            Operation::Apply
+        } else {
+            e.id.operation
+        }
+    };
+    op(p)
+        .cmp(&op(q))
+        .then_with(|| p.time.map_or(0, |t| t.0).cmp(&q.time.map_or(0, |t| t.0)))
+        .then_with(|| p.id.manager.cmp(&q.id.manager))
+        .then_with(|| p.fields.api_version.cmp(&q.fields.api_version))
+        .then_with(|| p.id.subresource.cmp(&q.id.subresource))
+}
+
+/// One entry's wire form.
+fn entry_value(id: ManagerId, fields: VersionedSet, time: Option<Time>) -> Value {
+    let mut m = Map::new();
+    m.insert("apiVersion".to_owned(), Value::String(fields.api_version));
+    m.insert(
+        "fieldsType".to_owned(),
+        Value::String("FieldsV1".to_owned()),
+    );
+    m.insert("fieldsV1".to_owned(), fields.set.into_value());
+    if !id.manager.is_empty() {
+        m.insert("manager".to_owned(), Value::String(id.manager));
+    }
+    let op = if fields.applied {
+        Operation::Apply
+    } else {
+        id.operation
+    };
+    m.insert(
+        "operation".to_owned(),
+        Value::String(op.as_str().to_owned()),
+    );
+    if !id.subresource.is_empty() {
+        m.insert("subresource".to_owned(), Value::String(id.subresource));
+    }
+    if let Some(t) = time {
+        m.insert("time".to_owned(), Value::String(t.to_string()));
+    }
+    Value::Object(m)
 }
 
 /// `reflect.DeepEqual(entry, ManagedFieldsEntry{})`.
@@ -557,7 +621,7 @@ mod tests {
     #[test]
     fn request_rules() {
         let live = json!({"metadata": {"managedFields": [entry("live", "Update", None, json!({"f:a": {}}))]}});
-        let req = |mf: Value| json!({"metadata": {"managedFields": mf}});
+        let req = |mf: Value| Some(mf);
         let cr = RequestRules::default();
         let builtin = RequestRules {
             empty_list_resets: true,
@@ -570,18 +634,14 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            names(ManagedFields::from_request(
-                &req(json!([])),
-                Some(&live),
-                cr
-            )),
+            names(ManagedFields::from_request(req(json!([])), Some(&live), cr)),
             ["live"]
         );
-        assert!(ManagedFields::from_request(&req(json!([])), Some(&live), builtin).is_empty());
-        assert!(ManagedFields::from_request(&req(json!([{}])), Some(&live), cr).is_empty());
+        assert!(ManagedFields::from_request(req(json!([])), Some(&live), builtin).is_empty());
+        assert!(ManagedFields::from_request(req(json!([{}])), Some(&live), cr).is_empty());
         let mine = req(json!([entry("mine", "Update", None, json!({"f:b": {}}))]));
         assert_eq!(
-            names(ManagedFields::from_request(&mine, Some(&live), cr)),
+            names(ManagedFields::from_request(mine.clone(), Some(&live), cr)),
             ["mine"]
         );
         let status = RequestRules {
@@ -589,19 +649,23 @@ mod tests {
             ..cr
         };
         assert_eq!(
-            names(ManagedFields::from_request(&mine, Some(&live), status)),
+            names(ManagedFields::from_request(
+                mine.clone(),
+                Some(&live),
+                status
+            )),
             ["live"]
         );
         let invalid = req(json!([{"manager": "x", "operation": "Bogus"}]));
         assert_eq!(
-            names(ManagedFields::from_request(&invalid, Some(&live), cr)),
+            names(ManagedFields::from_request(invalid, Some(&live), cr)),
             ["live"]
         );
         assert_eq!(
-            names(ManagedFields::from_request(&json!({}), Some(&live), cr)),
+            names(ManagedFields::from_request(None, Some(&live), cr)),
             ["live"]
         );
-        assert!(ManagedFields::from_request(&json!({}), None, cr).is_empty());
+        assert!(ManagedFields::from_request(None, None, cr).is_empty());
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! // create, PUT, merge/JSON patch (main resource or a subresource):
 //! let reset = reset_fields(subresource, has_status_subresource);
 //! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None, new_object: None, unstructured: false };
-//! let start = ManagedFields::from_request(&new, live.as_ref(), rules);
+//! let start = ManagedFields::from_request(take_list(&mut new), live.as_ref(), rules);
 //! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
 //! restore_unchanged_times(new_map, live_map);  // then skip the write if new == live
@@ -52,7 +52,9 @@ mod tests;
 use std::fmt;
 
 pub use conflict::{Conflict, conflict_causes, conflict_message};
-pub use managed::{ManagedFields, ManagerId, Operation, RequestRules, restore_unchanged_times};
+pub use managed::{
+    ManagedFields, ManagerId, Operation, RequestRules, restore_unchanged_times, take_list,
+};
 pub use recon_apimachinery::fieldpath::{FieldSet, Path};
 use recon_apimachinery::json;
 use recon_apimachinery::json::Value;
@@ -185,7 +187,8 @@ pub struct Applied {
     /// The object to store: the merge result with managedFields written, or the live object
     /// with its new managedFields when the apply changed nothing else.
     pub object: Value,
-    /// The new entries (also in `object`).
+    /// The new entries (also in `object`), for tests to read without decoding them.
+    #[cfg(test)]
     pub managed: ManagedFields,
     /// Whether the merged object differs from the live one (then the applier's time moved).
     /// Ownership can change without this (a shared value).
@@ -358,6 +361,8 @@ pub fn apply_owned(
     };
     // Unchanged, the live object is what is written back: copied only then.
     let mut object = if changed { new } else { live.clone() };
+    #[cfg(test)]
+    let managed = m.clone();
     if req.unstructured {
         m.write_to_unstructured(&mut object);
     } else {
@@ -365,7 +370,8 @@ pub fn apply_owned(
     }
     Ok(Applied {
         object,
-        managed: m,
+        #[cfg(test)]
+        managed,
         changed,
     })
 }

@@ -191,7 +191,11 @@ impl Server {
     fn create(&mut self, manager: &str, body: Value, time: Time) -> &Value {
         let reset = reset_fields("", true);
         let req = self.request(manager, "", time, &reset);
-        let managed = ManagedFields::from_request(&body, None, RequestRules::default());
+        let managed = ManagedFields::from_request(
+            take_list(&mut body.clone()),
+            None,
+            RequestRules::default(),
+        );
         let managed = record_update(managed, None, &body, &req, &self.schema);
         let mut new = body;
         managed.write_to(&mut new);
@@ -207,7 +211,7 @@ impl Server {
             subresource: !sub.is_empty(),
             empty_list_resets: false,
         };
-        let managed = ManagedFields::from_request(&new, Some(&self.object), rules);
+        let managed = ManagedFields::from_request(take_list(&mut new), Some(&self.object), rules);
         let managed = record_update(managed, Some(&self.object), &new, &req, &self.schema);
         managed.write_to(&mut new);
         let new = self.reset(new, sub);
@@ -217,8 +221,11 @@ impl Server {
     fn put(&mut self, manager: &str, body: Value, time: Time) -> &Value {
         let reset = reset_fields("", true);
         let req = self.request(manager, "", time, &reset);
-        let managed =
-            ManagedFields::from_request(&body, Some(&self.object), RequestRules::default());
+        let managed = ManagedFields::from_request(
+            take_list(&mut body.clone()),
+            Some(&self.object),
+            RequestRules::default(),
+        );
         let managed = record_update(managed, Some(&self.object), &body, &req, &self.schema);
         let mut new = body;
         managed.write_to(&mut new);

@@ -149,7 +149,8 @@ fn create_with_managed_fields_in_the_body() {
         {"manager": "old", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}},
         {"manager": "old2", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:zz": {}}}}]},
         "data": {"a": 1, "b": 2}});
-    let managed = ManagedFields::from_request(&body, None, RequestRules::default());
+    let managed =
+        ManagedFields::from_request(take_list(&mut body.clone()), None, RequestRules::default());
     let m = record_update(
         managed,
         None,

@@ -15,8 +15,8 @@ use super::schema::Schema;
 use super::time::Time;
 use super::typed::{ensure_named, fields_of};
 use super::versions::{self, ServedSchemas};
-use recon_apimachinery::fieldpath::FieldSet;
 use recon_apimachinery::fieldpath::Path;
+use recon_apimachinery::fieldpath::{FieldSet, FieldsV1};
 
 /// Update entries kept before the oldest are folded into `ancient-changes`.
 pub const MAX_UPDATE_MANAGERS: usize = 10;
@@ -192,13 +192,15 @@ pub(super) fn record(
     if gained.is_empty() {
         return Ok(());
     }
-    if let Some(previous) = m.sets.get(id) {
-        gained.union_with(&previous.set);
-    }
+    let mut set = m
+        .sets
+        .remove(id)
+        .map_or_else(FieldsV1::new, |previous| previous.set);
+    set.union_with(&gained);
     m.sets.insert(
         id.clone(),
         VersionedSet {
-            set: gained,
+            set,
             api_version: ctx.api_version.to_owned(),
             applied: false,
         },
@@ -220,8 +222,8 @@ pub(super) fn apply(
 ) -> Result<(Value, bool), ApplyFailure> {
     let (schema, reset) = (ctx.schema, ctx.reset);
     let merged = merge(live, config, schema).map_err(ApplyFailure::Merge)?;
-    let last = m.sets.get(id).map(|vs| vs.set.clone());
-    let set = fields_of(config, schema).recursive_difference(reset);
+    let last = m.sets.get(id).map(|vs| vs.set.to_set());
+    let set = FieldsV1::from_set(&fields_of(config, schema).recursive_difference(reset));
     m.sets.insert(
         id.clone(),
         VersionedSet {
@@ -272,9 +274,10 @@ fn prune(
     let last = named(last);
     let pruned = remove(merged, &last, &schema.root);
 
-    let managed = sets
-        .values()
-        .fold(FieldSet::new(), |acc, vs| acc.union(&vs.set));
+    let managed = sets.values().fold(FieldSet::new(), |mut acc, vs| {
+        acc.union_with(&vs.set.to_set());
+        acc
+    });
     let merged_set = named(&fields_of(merged, schema));
     let pruned_set = named(&fields_of(&pruned, schema));
     let unowned = merged_set.difference(&pruned_set.union(&named(&managed)));
@@ -317,15 +320,16 @@ pub(super) fn cap_update_managers(m: &mut ManagedFields, max: usize) {
                 {
                     m.sets.insert(bucket.clone(), s);
                 }
-                let held = m
+                let mut set = m
                     .sets
                     .get(&bucket)
                     .map(|b| b.set.clone())
                     .unwrap_or_default();
+                set.union_with(&vs.set.to_set());
                 m.sets.insert(
                     bucket.clone(),
                     VersionedSet {
-                        set: vs.set.union(&held),
+                        set,
                         api_version: vs.api_version.clone(),
                         applied: vs.applied,
                     },

@@ -136,8 +136,9 @@ impl<'c> FieldManager<'c> {
             Value::Object(zero)
         });
         with_value(new, |doc| {
+            let sent = apply::take_list(doc);
             let record = |old: Option<&Value>| {
-                let start = ManagedFields::from_request(doc, old, rules);
+                let start = ManagedFields::from_request(sent, old, rules);
                 let request = Request {
                     new_object: new_object.as_ref(),
                     ..self.request()
