@@ -27,6 +27,7 @@
 mod array;
 pub mod map;
 mod merge_patch;
+mod read;
 mod serde;
 mod text;
 mod tree;
@@ -36,6 +37,7 @@ use std::borrow::Cow;
 pub use self::array::Array;
 pub use self::map::Map;
 pub use self::merge_patch::merge_patch;
+pub use self::read::{READ_DEPTH, read, read_noting_repeats};
 pub use self::serde::{from_value, to_value};
 pub use self::text::{Event, Root, walk};
 pub use serde_json::Number;

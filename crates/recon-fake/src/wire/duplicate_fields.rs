@@ -16,6 +16,9 @@ use super::{go_json_syntax, nesting};
 /// A body nested deeper than serde_json reads by recursion is read without it, if Go's decoder
 /// reads it ([`nesting::parse`]).
 pub(crate) fn parse_noting_repeats(body: &[u8]) -> serde_json::Result<(Value, bool)> {
+    if let Some(read) = recon_apimachinery::json::read_noting_repeats(body) {
+        return Ok(read);
+    }
     let mut repeats = false;
     let mut reader = serde_json::Deserializer::from_slice(body);
     let read = Build {

@@ -315,10 +315,14 @@ pub(crate) fn decode_body(key: &str, body: &[u8]) -> Result<Object, DecodeError>
     }
 }
 
-/// A JSON document as serde_json reads it, at any depth Go's decoder reads too: deeper than
-/// serde_json's recursion, read by [`nesting::parse`]; deeper than Go's limit, serde_json's
-/// error (which [`go_json_syntax::worded`] words as Go does).
+/// A JSON document as serde_json reads it, at any depth Go's decoder reads too: most by
+/// [`json::read`](recon_apimachinery::json::read) in one pass; the rest by serde_json, and
+/// deeper than its recursion by [`nesting::parse`]; deeper than Go's limit, serde_json's error
+/// (which [`go_json_syntax::worded`] words as Go does).
 pub(crate) fn read_json(body: &[u8]) -> serde_json::Result<Value> {
+    if let Some(value) = recon_apimachinery::json::read(body) {
+        return Ok(value);
+    }
     match serde_json::from_slice::<Value>(body) {
         Err(e)
             if nesting::is_recursion_limit(&e) && go_json_syntax::syntax_error(body).is_none() =>
