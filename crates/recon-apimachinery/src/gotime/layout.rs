@@ -182,12 +182,23 @@ pub fn format(layout: Layout, t: Timestamp) -> String {
 pub fn format_unix(layout: Layout, seconds: i64, nanos: i32) -> String {
     let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
     let second_of_day = seconds.rem_euclid(86_400);
-    let mut out = format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        second_of_day / 3600,
-        second_of_day / 60 % 60,
-        second_of_day % 60
-    );
+    let mut out = String::with_capacity(32);
+    if (0..=9999).contains(&year) {
+        push_digits(&mut out, year, 4);
+    } else {
+        let _ = write!(out, "{year:04}");
+    }
+    // Each below 100 by construction.
+    for (separator, value) in [
+        ('-', month),
+        ('-', day),
+        ('T', second_of_day / 3600),
+        (':', second_of_day / 60 % 60),
+        (':', second_of_day % 60),
+    ] {
+        out.push(separator);
+        push_digits(&mut out, value, 2);
+    }
     match layout {
         Layout::Time => {}
         Layout::MicroTime => {
@@ -201,6 +212,14 @@ pub fn format_unix(layout: Layout, seconds: i64, nanos: i32) -> String {
     }
     out.push('Z');
     out
+}
+
+/// Appends the last `width` decimal digits of `value`, zero-padded.
+fn push_digits(out: &mut String, value: i64, width: u32) {
+    for place in (0..width).rev() {
+        let digit = value / 10i64.pow(place) % 10;
+        out.extend(char::from_digit(digit.unsigned_abs() as u32, 10));
+    }
 }
 
 /// `value` read and written back as the server stores it, or Go's error.

@@ -296,31 +296,12 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::json::tests::any_value;
 
     /// What serde_json reads, or `None` where it refuses.
     fn serde_reads(text: &[u8]) -> Option<Value> {
         // serde_json stops at 128 levels: those texts are compared as they are read.
         serde_json::from_slice::<Value>(text).ok()
-    }
-
-    /// Any JSON value, a few levels deep, with the strings and numbers JSON text can hold.
-    fn any_value() -> impl Strategy<Value = serde_json::Value> {
-        let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::Bool),
-            any::<i64>().prop_map(serde_json::Value::from),
-            any::<u64>().prop_map(serde_json::Value::from),
-            any::<f64>().prop_map(serde_json::Value::from),
-            any::<String>().prop_map(serde_json::Value::String),
-            "[a\"\\\\/\u{8}\u{c}\n\r\t\u{1}é😀]{0,6}".prop_map(serde_json::Value::String),
-        ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
-                prop::collection::btree_map("[ab\"é]{0,3}", inner, 0..6)
-                    .prop_map(|fields| serde_json::Value::Object(fields.into_iter().collect())),
-            ]
-        })
     }
 
     proptest! {

@@ -99,7 +99,7 @@ fn values_compare_with_rust_scalars_as_serde_json_s_do() {
 }
 
 /// Any JSON value serde_json can hold, a few levels deep.
-fn any_value() -> impl Strategy<Value = serde_json::Value> {
+pub(super) fn any_value() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::Bool),

@@ -192,11 +192,13 @@ pub(super) fn record(
     if gained.is_empty() {
         return Ok(());
     }
-    let mut set = m
-        .sets
-        .remove(id)
-        .map_or_else(FieldsV1::new, |previous| previous.set);
-    set.union_with(&gained);
+    let set = match m.sets.remove(id) {
+        Some(VersionedSet { mut set, .. }) => {
+            set.union_with(&gained);
+            set
+        }
+        None => FieldsV1::from_set(&gained),
+    };
     m.sets.insert(
         id.clone(),
         VersionedSet {
