@@ -182,11 +182,17 @@ pub(super) fn record(
         return Ok(());
     };
     let Comparison {
-        modified: mut gained,
-        added,
-        ..
+        modified, added, ..
     } = cmp;
-    gained.union_with(&added);
+    // The smaller set (by its top level) is copied into the larger: a create adds every field
+    // and modifies few.
+    let breadth = |s: &FieldSet| s.members().len() + s.children().len();
+    let (mut gained, fewer) = if breadth(&modified) < breadth(&added) {
+        (added, modified)
+    } else {
+        (modified, added)
+    };
+    gained.union_with(&fewer);
     gained.remove_recursive(reset);
     gained.remove(&STRIPPED);
     if gained.is_empty() {
