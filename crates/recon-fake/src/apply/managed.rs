@@ -204,6 +204,7 @@ impl ManagedFields {
         Self::from_entries(items.into_iter().map(Cow::Owned))
     }
 
+    /// Decodes the entries of a list, borrowed or owned.
     fn from_entries<'a>(items: impl Iterator<Item = Cow<'a, Value>>) -> Result<Self, String> {
         let mut out = ManagedFields::new();
         for (i, item) in items.enumerate() {
@@ -351,7 +352,8 @@ impl ManagedFields {
     /// converted to an unstructured map, its `fieldsV1` through `json.Unmarshal`, which refuses
     /// nesting deeper than [`GO_MAX_DEPTH`]; on the first refusal the object is left as it was.
     /// A non-apply write took its managedFields out first ([`take_list`]), so it is stored
-    /// without any.
+    /// without any; an apply's merged object keeps the live object's entries (both recorded
+    /// from the real server: `deep/an-*-too-deep-for-its-managed-fields-*`).
     pub fn write_to_unstructured(self, obj: &mut Value) {
         let list = self.into_value();
         let entries = list
