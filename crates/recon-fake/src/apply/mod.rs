@@ -23,13 +23,13 @@
 //! let reset = reset_fields(subresource, has_status_subresource);
 //! let req = Request { manager, api_version, kind, subresource, time, reset_fields: &reset, served: None, new_object: None, unstructured: false };
 //! let start = ManagedFields::from_request(take_list(&mut new), live.as_ref(), rules);
-//! record_update(&start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
+//! record_update(start, live.as_ref(), &new, &req, &schema).write_to(&mut new);
 //! // ... then the strategy (status resets keep the new managedFields), validation, and:
 //! restore_unchanged_times(new_map, live_map);  // then skip the write if new == live
 //!
 //! // server-side apply:
 //! let managed = ManagedFields::from_object(&live)?;          // 500 on error
-//! let out = apply(Some(&live), &body, &managed, &req, force, &schema)?;
+//! let out = apply_owned(Some(&live), &body, managed, &req, force, &schema)?;
 //! // ... out.object goes through the same strategy/validation/no-op steps.
 //! ```
 
