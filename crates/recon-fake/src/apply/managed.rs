@@ -130,6 +130,17 @@ pub struct Entry<'a> {
     pub time: Option<Time>,
 }
 
+impl<'a> Entry<'a> {
+    /// An entry of an owner's identity, fields and time.
+    fn of((id, fields, time): &'a (ManagerId, VersionedSet, Option<Time>)) -> Self {
+        Entry {
+            id,
+            fields,
+            time: *time,
+        }
+    }
+}
+
 /// Every owner's fields plus the time of its last change. Like upstream, times live apart
 /// from the sets: an owner can lose its set and keep its time during one operation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -163,21 +174,17 @@ impl ManagedFields {
     /// The entries in wire order.
     #[cfg(test)]
     pub fn entries(&self) -> Vec<Entry<'_>> {
-        let mut out = self.entries_by_id();
-        out.sort_by(wire_order);
-        out
-    }
-
-    /// The entries in identity order.
-    fn entries_by_id(&self) -> Vec<Entry<'_>> {
-        self.sets
+        let mut out: Vec<Entry<'_>> = self
+            .sets
             .iter()
             .map(|(id, fields)| Entry {
                 id,
                 fields,
                 time: self.times.get(id).copied(),
             })
-            .collect()
+            .collect();
+        out.sort_by(wire_order);
+        out
     }
 
     /// Reads `metadata.managedFields` of an object; absent means no owners.
@@ -325,20 +332,18 @@ impl ManagedFields {
         if self.is_empty() {
             return None;
         }
-        let mut order: Vec<usize> = (0..self.sets.len()).collect();
-        let by_id = self.entries_by_id();
-        order.sort_by(|&p, &q| wire_order(&by_id[p], &by_id[q]));
-        drop(by_id);
         let ManagedFields { sets, times } = self;
-        let mut slots: Vec<Option<(ManagerId, VersionedSet)>> =
-            sets.into_iter().map(Some).collect();
-        let items = order
+        let mut entries: Vec<(ManagerId, VersionedSet, Option<Time>)> = sets
             .into_iter()
-            .filter_map(|i| slots[i].take())
             .map(|(id, fields)| {
                 let time = times.get(&id).copied();
-                entry_value(id, fields, time)
+                (id, fields, time)
             })
+            .collect();
+        entries.sort_by(|p, q| wire_order(&Entry::of(p), &Entry::of(q)));
+        let items = entries
+            .into_iter()
+            .map(|(id, fields, time)| entry_value(id, fields, time))
             .collect();
         Some(Value::Array(items))
     }
