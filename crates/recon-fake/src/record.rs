@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
 
-use crate::authz::AccessTarget;
+use crate::authz::{Access, AccessTarget};
 use crate::request::reply::Body;
 use crate::request::route::Verb;
 
@@ -138,68 +138,124 @@ impl fmt::Display for RecordedRequest {
 /// The request log. Requests mostly differ in their path, name, query and bodies: what else a
 /// request is (verb, resource, kind, namespace, headers, who sent it and as whom) is kept once,
 /// in a shape shared by the entries alike in all that; the response bodies share the stored
-/// bytes they serve ([`Body`]). Entries are made whole again when the log is read.
+/// bytes they serve ([`Body`]). A request is compared with the latest shapes through borrowed
+/// parts, so one alike costs no copy; entries are made whole again when the log is read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RequestLog {
     entries: Vec<LoggedRequest>,
     /// The shapes of the latest entries, most recent last: where the next one is looked for.
-    recent: Vec<Arc<RecordedRequest>>,
+    recent: Vec<Arc<Shape>>,
 }
 
 /// How many recent shapes a new entry is compared with.
 const RECENT_SHAPES: usize = 8;
 
+/// What a request shares with those alike, borrowed from it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Common<'r> {
+    pub(crate) origin: RequestOrigin,
+    pub(crate) method: &'r Method,
+    pub(crate) verb: Verb,
+    pub(crate) group: &'r str,
+    pub(crate) version: &'r str,
+    pub(crate) resource: &'r str,
+    pub(crate) kind: &'r str,
+    pub(crate) namespace: Option<&'r str>,
+    pub(crate) subresource: Option<&'r str>,
+    pub(crate) content_type: Option<&'r str>,
+    pub(crate) user_agent: &'r str,
+}
+
+/// What the log keeps of a request's access.
+#[derive(Debug)]
+pub(crate) enum LoggedAccess {
+    /// Not decided: the impersonation was refused, or a reactor answered first.
+    Undecided,
+    /// The administrator's own request (no impersonation), which every check allows: what it
+    /// asked depends on its method, path and query alone, and is worked out when read.
+    Administrator,
+    /// What the authorizer was asked, and its answer.
+    Decided(Access),
+}
+
+/// What is each request's own.
+#[derive(Debug, Clone)]
+pub(crate) struct Own {
+    pub(crate) path: String,
+    pub(crate) query: String,
+    pub(crate) name: Option<String>,
+    pub(crate) body: Bytes,
+    pub(crate) status: u16,
+    pub(crate) response: Body,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The parts of [`Common`], owned; the access without its name.
+#[derive(Debug, Clone)]
+struct Shape {
+    origin: RequestOrigin,
+    method: Method,
+    verb: Verb,
+    group: String,
+    version: String,
+    resource: String,
+    kind: String,
+    namespace: Option<String>,
+    subresource: Option<String>,
+    content_type: Option<String>,
+    user_agent: String,
+    access: ShapeAccess,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum ShapeAccess {
+    Undecided,
+    Administrator,
+    Decided(Access),
+}
+
 /// One entry: its shape, and what is its own.
 #[derive(Debug, Clone)]
 struct LoggedRequest {
-    /// The request with the fields below left empty.
-    shape: Arc<RecordedRequest>,
-    path: String,
-    query: String,
-    name: Option<String>,
-    /// The name in the access's target (the object's, or a non-resource path).
+    shape: Arc<Shape>,
+    own: Own,
+    /// The name in a decided access's target (the object's, or a non-resource path).
     access_name: String,
-    body: Bytes,
-    status: u16,
-    response: Body,
-    warnings: Vec<String>,
 }
 
 impl RequestLog {
-    /// Appends `request`, answered with `response`.
-    pub(crate) fn push(&mut self, mut request: RecordedRequest, response: Body) {
-        let path = std::mem::take(&mut request.path);
-        let query = std::mem::take(&mut request.query);
-        let name = request.name.take();
-        let body = std::mem::take(&mut request.body);
-        let warnings = std::mem::take(&mut request.warnings);
-        let access_name = match request.access.as_mut().map(|a| &mut a.target) {
-            Some(AccessTarget::Resource { name, .. }) => std::mem::take(name),
-            Some(AccessTarget::NonResource { path }) => std::mem::take(path),
-            None => String::new(),
+    /// Appends a request: what it shares with others alike, its access, and its own parts.
+    pub(crate) fn push(&mut self, common: Common<'_>, access: LoggedAccess, own: Own) {
+        let (access, access_name) = match access {
+            LoggedAccess::Undecided => (ShapeAccess::Undecided, String::new()),
+            LoggedAccess::Administrator => (ShapeAccess::Administrator, String::new()),
+            LoggedAccess::Decided(mut access) => {
+                let name = match &mut access.target {
+                    AccessTarget::Resource { name, .. } => std::mem::take(name),
+                    AccessTarget::NonResource { path } => std::mem::take(path),
+                };
+                (ShapeAccess::Decided(access), name)
+            }
         };
-        let status = std::mem::replace(&mut request.status, 0);
-        let shape = match self.recent.iter().rposition(|s| same_shape(s, &request)) {
+        let shape = match self
+            .recent
+            .iter()
+            .rposition(|s| s.is(&common) && s.access == access)
+        {
             Some(i) => self.recent[i].clone(),
             None => {
                 if self.recent.len() == RECENT_SHAPES {
                     self.recent.remove(0);
                 }
-                let shape = Arc::new(request);
+                let shape = Arc::new(Shape::of(common, access));
                 self.recent.push(shape.clone());
                 shape
             }
         };
         self.entries.push(LoggedRequest {
             shape,
-            path,
-            query,
-            name,
+            own,
             access_name,
-            body,
-            status,
-            response,
-            warnings,
         });
     }
 
@@ -217,42 +273,82 @@ impl RequestLog {
     }
 }
 
-impl LoggedRequest {
-    fn to_recorded(&self) -> RecordedRequest {
-        let mut access = self.shape.access.clone();
-        match access.as_mut().map(|a| &mut a.target) {
-            Some(AccessTarget::Resource { name, .. }) => name.clone_from(&self.access_name),
-            Some(AccessTarget::NonResource { path }) => path.clone_from(&self.access_name),
-            None => {}
-        }
-        RecordedRequest {
-            path: self.path.clone(),
-            query: self.query.clone(),
-            name: self.name.clone(),
-            body: self.body.clone(),
-            status: self.status,
-            response: self.response.to_bytes(),
-            warnings: self.warnings.clone(),
+impl Shape {
+    fn of(s: Common<'_>, access: ShapeAccess) -> Shape {
+        Shape {
+            origin: s.origin,
+            method: s.method.clone(),
+            verb: s.verb,
+            group: s.group.to_owned(),
+            version: s.version.to_owned(),
+            resource: s.resource.to_owned(),
+            kind: s.kind.to_owned(),
+            namespace: s.namespace.map(str::to_owned),
+            subresource: s.subresource.map(str::to_owned),
+            content_type: s.content_type.map(str::to_owned),
+            user_agent: s.user_agent.to_owned(),
             access,
-            ..(*self.shape).clone()
         }
+    }
+
+    /// Whether a request sharing `s` is alike (its access aside).
+    fn is(&self, s: &Common<'_>) -> bool {
+        self.origin == s.origin
+            && self.method == s.method
+            && self.verb == s.verb
+            && self.group == s.group
+            && self.version == s.version
+            && self.resource == s.resource
+            && self.kind == s.kind
+            && self.namespace.as_deref() == s.namespace
+            && self.subresource.as_deref() == s.subresource
+            && self.content_type.as_deref() == s.content_type
+            && self.user_agent == s.user_agent
     }
 }
 
-/// Whether two requests stripped of what is each one's own are alike.
-fn same_shape(a: &RecordedRequest, b: &RecordedRequest) -> bool {
-    a.origin == b.origin
-        && a.method == b.method
-        && a.verb == b.verb
-        && a.group == b.group
-        && a.version == b.version
-        && a.resource == b.resource
-        && a.kind == b.kind
-        && a.namespace == b.namespace
-        && a.subresource == b.subresource
-        && a.content_type == b.content_type
-        && a.user_agent == b.user_agent
-        && a.access == b.access
+impl LoggedRequest {
+    fn to_recorded(&self) -> RecordedRequest {
+        let shape = &*self.shape;
+        let own = &self.own;
+        let access = match &shape.access {
+            ShapeAccess::Undecided => None,
+            ShapeAccess::Administrator => Some(crate::authz::administrator_access(
+                &shape.method,
+                &own.path,
+                &own.query,
+            )),
+            ShapeAccess::Decided(access) => {
+                let mut access = access.clone();
+                match &mut access.target {
+                    AccessTarget::Resource { name, .. } => name.clone_from(&self.access_name),
+                    AccessTarget::NonResource { path } => path.clone_from(&self.access_name),
+                }
+                Some(access)
+            }
+        };
+        RecordedRequest {
+            origin: shape.origin,
+            method: shape.method.clone(),
+            path: own.path.clone(),
+            query: own.query.clone(),
+            verb: shape.verb,
+            group: shape.group.clone(),
+            version: shape.version.clone(),
+            resource: shape.resource.clone(),
+            kind: shape.kind.clone(),
+            namespace: shape.namespace.clone(),
+            name: own.name.clone(),
+            subresource: shape.subresource.clone(),
+            content_type: shape.content_type.clone(),
+            user_agent: shape.user_agent.clone(),
+            body: own.body.clone(),
+            status: own.status,
+            response: own.response.to_bytes(),
+            warnings: own.warnings.clone(),
+            access,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +392,37 @@ mod tests {
         }
     }
 
+    /// Logs `r` as the server would: its shared parts borrowed, the rest its own.
+    fn push(log: &mut RequestLog, r: &RecordedRequest, access: LoggedAccess, answer: &str) {
+        let common = Common {
+            origin: r.origin,
+            method: &r.method,
+            verb: r.verb,
+            group: &r.group,
+            version: &r.version,
+            resource: &r.resource,
+            kind: &r.kind,
+            namespace: r.namespace.as_deref(),
+            subresource: r.subresource.as_deref(),
+            content_type: r.content_type.as_deref(),
+            user_agent: &r.user_agent,
+        };
+        let own = Own {
+            path: r.path.clone(),
+            query: r.query.clone(),
+            name: r.name.clone(),
+            body: r.body.clone(),
+            status: r.status,
+            response: Body::from(answer.as_bytes().to_vec()),
+            warnings: r.warnings.clone(),
+        };
+        log.push(common, access, own);
+    }
+
+    fn decided(r: &RecordedRequest) -> LoggedAccess {
+        LoggedAccess::Decided(r.access.clone().expect("an access"))
+    }
+
     #[test]
     fn entries_read_back_whole_and_alike_ones_share_a_shape() {
         let mut log = RequestLog::default();
@@ -305,7 +432,7 @@ mod tests {
             request("c", Verb::Patch, "{}"),
         ];
         for (i, r) in sent.iter().enumerate() {
-            log.push(r.clone(), Body::from(format!("answer {i}").into_bytes()));
+            push(&mut log, r, decided(r), &format!("answer {i}"));
         }
         let read = log.to_records();
         for (i, (read, sent)) in read.iter().zip(&sent).enumerate() {
@@ -319,5 +446,27 @@ mod tests {
         assert!(!Arc::ptr_eq(&log.entries[1].shape, &log.entries[2].shape));
         log.clear();
         assert!(log.to_records().is_empty());
+    }
+
+    #[test]
+    fn the_administrators_access_is_worked_out_when_read_and_an_undecided_one_is_none() {
+        let mut log = RequestLog::default();
+        let r = request("a", Verb::Update, "{}");
+        push(&mut log, &r, LoggedAccess::Administrator, "");
+        push(&mut log, &r, LoggedAccess::Undecided, "");
+        push(&mut log, &r, decided(&r), "");
+        let read = log.to_records();
+        let admin = &*crate::user::ADMIN;
+        let expected = Access {
+            user: admin.username.clone(),
+            groups: admin.groups.clone(),
+            ..r.access.clone().expect("an access")
+        };
+        assert_eq!(read[0].access.as_ref(), Some(&expected));
+        assert_eq!(read[1].access, None);
+        assert_eq!(read[2].access, r.access);
+        // Alike but for their access: three shapes.
+        assert!(!Arc::ptr_eq(&log.entries[0].shape, &log.entries[1].shape));
+        assert!(!Arc::ptr_eq(&log.entries[1].shape, &log.entries[2].shape));
     }
 }

@@ -130,31 +130,55 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
         Enter(PathElement),
         Leave,
     }
-    let mut out = FieldSet::new();
-    let mut path: Vec<PathElement> = Vec::new();
+    /// A node of the set being built: the element it goes under, whether that path is in the
+    /// set itself, and what is under it. A node joins its parent when the walk leaves it, so
+    /// each path is added once, under its parent, not walked down again from the root.
+    struct Open {
+        pe: PathElement,
+        owned: bool,
+        set: FieldSet,
+    }
+    let mut root = FieldSet::new();
+    let mut open: Vec<Open> = Vec::new();
     // What is left to do, the next step last: upstream recurses once a level of the
     // value, this keeps its own list, so a value as deep as Go reads takes no more stack.
     let mut todo = vec![Step::Visit(&schema.root, value)];
     while let Some(step) = todo.pop() {
+        // The current path is in the set (the whole object, the empty path, never is).
+        let own = |open: &mut Vec<Open>| {
+            if let Some(node) = open.last_mut() {
+                node.owned = true;
+            }
+        };
         let (t, v) = match step {
             Step::Visit(t, v) => (t, v),
             Step::Own => {
-                out.insert(&path);
+                own(&mut open);
                 continue;
             }
             Step::Enter(pe) => {
-                path.push(pe);
+                open.push(Open {
+                    pe,
+                    owned: false,
+                    set: FieldSet::new(),
+                });
                 continue;
             }
             Step::Leave => {
-                path.pop();
+                if let Some(node) = open.pop() {
+                    let parent = open.last_mut().map_or(&mut root, |p| &mut p.set);
+                    if node.owned {
+                        parent.add_member(node.pe.clone());
+                    }
+                    parent.adopt(node.pe, node.set);
+                }
                 continue;
             }
         };
         let start = todo.len();
         match resolve(t, Some(v)) {
-            Node::Leaf(_) => out.insert(&path),
-            Node::List(l) if l.kind == ListKind::Atomic => out.insert(&path),
+            Node::Leaf(_) => own(&mut open),
+            Node::List(l) if l.kind == ListKind::Atomic => own(&mut open),
             Node::List(l) => {
                 let Value::Array(items) = v else { continue };
                 let pes: Vec<Option<PathElement>> =
@@ -162,11 +186,10 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
                 // A duplicated item is owned once, as a whole.
                 let mut seen = BTreeSet::new();
                 let mut dups = BTreeSet::new();
+                let here = open.last_mut().map_or(&mut root, |p| &mut p.set);
                 for pe in pes.iter().flatten() {
                     if !seen.insert(pe.clone()) && dups.insert(pe.clone()) {
-                        path.push(pe.clone());
-                        out.insert(&path);
-                        path.pop();
+                        here.add_member(pe.clone());
                     }
                 }
                 for (item, pe) in items.iter().zip(pes) {
@@ -182,7 +205,7 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
                     ]);
                 }
             }
-            Node::Map(m) if m.atomic => out.insert(&path),
+            Node::Map(m) if m.atomic => own(&mut open),
             Node::Map(m) => {
                 let Value::Object(obj) = v else { continue };
                 for (k, val) in obj.iter() {
@@ -199,7 +222,7 @@ pub fn fields_of(value: &Value, schema: &Schema) -> FieldSet {
         // The steps were listed in order: the first is done first.
         todo[start..].reverse();
     }
-    out
+    root
 }
 
 /// Adds every declared field that has children in `set` as a member itself

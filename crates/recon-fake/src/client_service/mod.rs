@@ -23,7 +23,7 @@ use crate::controllers::apiextensions::schedule_crd_finalizer;
 use crate::handlers::admission::{Admission, run_mutate_hooks};
 use crate::handlers::check_body_size;
 use crate::reactor::{MutateHook, Target, react};
-use crate::record::{RecordedRequest, RequestOrigin};
+use crate::record::{Common, LoggedAccess, Own, RequestLog, RequestOrigin};
 use crate::registry::resource::{DeleteBehavior, ResourceType, Serving};
 use crate::request::call::Call;
 use crate::request::reply::{Body, Reply};
@@ -163,50 +163,56 @@ impl Incoming {
         })
     }
 
-    /// The log's entry for this request, made of its parts (nothing is copied but the body).
-    fn into_record(self, origin: RequestOrigin, kind: String, status: u16) -> RecordedRequest {
-        let r = match self.route {
-            Route::Resource(r) => Some(r),
-            Route::Discovery(_) | Route::Unknown => None,
+    /// Logs this request, answered with `status`, `response` and `warnings`; `kind` is the
+    /// kind its resource served before it was served, `served` whether the server served it
+    /// (not a reactor).
+    fn log(
+        mut self,
+        log: &mut RequestLog,
+        origin: RequestOrigin,
+        kind: Option<&ResourceType>,
+        served: bool,
+        (status, response, warnings): (u16, Body, &[String]),
+    ) {
+        let access = match self.access.into_inner() {
+            Some(Ok(checked)) => LoggedAccess::Decided(checked.into_access()),
+            Some(Err(_)) => LoggedAccess::Undecided,
+            // Served without a check: the administrator's own request.
+            None if served && !self.impersonation.is_requested() => LoggedAccess::Administrator,
+            None => LoggedAccess::Undecided,
         };
-        let (group, version, resource, namespace, name, subresource) = match r {
-            Some(r) => (
-                r.group,
-                r.version,
-                r.plural,
-                r.namespace,
-                r.name,
-                r.subresource,
-            ),
-            None => Default::default(),
-        };
-        RecordedRequest {
-            origin,
-            method: self.method,
-            path: self.path,
-            query: self.query_string,
-            verb: self.verb,
-            group,
-            version,
-            resource,
-            kind,
-            namespace,
-            name,
-            subresource,
-            content_type: self.content_type,
-            user_agent: self.user_agent,
+        let own = Own {
+            path: std::mem::take(&mut self.path),
+            query: std::mem::take(&mut self.query_string),
+            name: match &mut self.route {
+                Route::Resource(r) => r.name.take(),
+                Route::Discovery(_) | Route::Unknown => None,
+            },
             // A copy at its exact size: the client's buffer, kept as it is, may be up to twice
             // as large, and the log keeps every body for the server's life.
             body: Bytes::copy_from_slice(&self.body),
             status,
-            response: Bytes::new(),
-            warnings: Vec::new(),
-            access: self
-                .access
-                .into_inner()
-                .and_then(Result::ok)
-                .map(Checked::into_access),
-        }
+            response,
+            warnings: warnings.to_vec(),
+        };
+        let r = match &self.route {
+            Route::Resource(r) => Some(r),
+            Route::Discovery(_) | Route::Unknown => None,
+        };
+        let common = Common {
+            origin,
+            method: &self.method,
+            verb: self.verb,
+            group: r.map_or("", |r| &r.group),
+            version: r.map_or("", |r| &r.version),
+            resource: r.map_or("", |r| &r.plural),
+            kind: kind.map_or("", |t| &t.kind),
+            namespace: r.and_then(|r| r.namespace.as_deref()),
+            subresource: r.and_then(|r| r.subresource.as_deref()),
+            content_type: self.content_type.as_deref(),
+            user_agent: &self.user_agent,
+        };
+        log.push(common, access, own);
     }
 }
 
@@ -250,6 +256,7 @@ impl FakeService {
         };
         let mut state = self.shared.lock();
         let kind = state.kind_of(&incoming);
+        let served = injected.is_none();
         let reply = match injected {
             Some(reply) => reply,
             None if hooks.is_empty() => state.serve(&incoming),
@@ -266,6 +273,7 @@ impl FakeService {
             self.origin,
             incoming,
             kind,
+            served,
             (reply.status, reply.body, &reply.warnings),
         );
         let finalize = state.take_crd_finalizer_run();
@@ -377,8 +385,9 @@ fn into_response(
 impl State {
     /// Serves a request, then sends what it changed to the open watches.
     fn serve(&mut self, incoming: &Incoming) -> Reply {
-        let reply = if !incoming.impersonation.is_requested() && !self.recording {
-            // The administrator may do anything: what it asks is worked out only for the log.
+        let reply = if !incoming.impersonation.is_requested() {
+            // The administrator may do anything: what it asks is worked out only when the log
+            // is read.
             self.route(incoming, &ADMIN)
         } else {
             match incoming.access.get_or_init(|| self.check_access(incoming)) {
@@ -670,23 +679,22 @@ impl State {
                 origin,
                 incoming,
                 kind,
+                true,
                 (reply.status, reply.body.clone(), &reply.warnings),
             );
         }
         reply
     }
 
-    /// The kind a request's resource serves, for the log (empty when not logging), resolved
-    /// before serving: deleting a CRD can take its type away.
-    fn kind_of(&self, incoming: &Incoming) -> String {
+    /// The type of a request's resource, for the log (none when not logging), resolved before
+    /// serving: deleting a CRD can take its type away.
+    fn kind_of(&self, incoming: &Incoming) -> Option<Arc<ResourceType>> {
         if !self.recording {
-            return String::new();
+            return None;
         }
         incoming
             .resource()
             .and_then(|r| self.registry.get(&r.group, &r.plural))
-            .map(|t| t.kind.clone())
-            .unwrap_or_default()
     }
 
     /// Logs a request with its answer: status, body and `Warning`s.
@@ -694,13 +702,12 @@ impl State {
         &mut self,
         origin: RequestOrigin,
         incoming: Incoming,
-        kind: String,
-        (status, response, warnings): (u16, Body, &[String]),
+        kind: Option<Arc<ResourceType>>,
+        served: bool,
+        answer: (u16, Body, &[String]),
     ) {
         if self.recording {
-            let mut request = incoming.into_record(origin, kind, status);
-            request.warnings = warnings.to_vec();
-            self.log.push(request, response);
+            incoming.log(&mut self.log, origin, kind.as_deref(), served, answer);
         }
     }
 }

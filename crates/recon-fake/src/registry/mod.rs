@@ -23,6 +23,8 @@ pub(crate) mod storage_hash;
 pub(crate) mod validation;
 
 use foldhash::{HashMap, HashSet};
+use std::borrow::Borrow;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock};
 
 use builtins::builtin_types;
@@ -49,6 +51,50 @@ pub(crate) static STORED_STRUCTS: LazyLock<Arc<StoredStructs>> = LazyLock::new(|
             .collect(),
     )
 });
+
+/// A type's key, `(group, plural)`, looked up by borrowed strings: the owned key borrows as
+/// `dyn TypeKey`, which hashes and compares as the pair of strings does, so a lookup (every
+/// request makes some) copies neither.
+trait TypeKey {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl TypeKey for (String, String) {
+    fn parts(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl TypeKey for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn TypeKey + 'a> for (String, String) {
+    fn borrow(&self) -> &(dyn TypeKey + 'a) {
+        self
+    }
+}
+
+impl Hash for dyn TypeKey + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+impl PartialEq for dyn TypeKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn TypeKey + '_ {}
+
+/// The key `(group, plural)`, borrowed.
+fn key<'k>(pair: &'k (&'k str, &'k str)) -> &'k (dyn TypeKey + 'k) {
+    pair
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Registry {
@@ -109,9 +155,7 @@ impl Registry {
 
     /// The type of `plural` in `group`, whatever versions it serves.
     pub(crate) fn get(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
-        self.types
-            .get(&(group.to_owned(), plural.to_owned()))
-            .cloned()
+        self.types.get(key(&(group, plural))).cloned()
     }
 
     /// Serves a custom resource type; a built-in of the same name is never replaced (the real
@@ -165,8 +209,7 @@ impl Registry {
     }
 
     pub(crate) fn is_terminating(&self, group: &str, plural: &str) -> bool {
-        self.terminating
-            .contains(&(group.to_owned(), plural.to_owned()))
+        self.terminating.contains(key(&(group, plural)))
     }
 
     /// Whether `group` is one of the compiled-in API groups (`""` is the core group). Their paths

@@ -1,8 +1,6 @@
 //! The environment of an evaluation: the variables in scope, and the cost left before the
 //! per-call limit interrupts it.
 
-use std::rc::Rc;
-
 use super::syntax::Expr;
 use super::value::{EvalError, Result, Value};
 
@@ -14,23 +12,24 @@ pub(super) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit e
 /// A variable's value, or the expression a `cel.bind` initializes it with, evaluated when it
 /// is first read (cel-go's `folder` initializes the accumulator lazily).
 #[derive(Clone)]
-pub(super) enum Slot<'a> {
+pub(super) enum Slot<'a, 'e> {
     Ready(Result<Value<'a>>),
-    Lazy(Rc<Expr>),
+    Lazy(&'e Expr),
 }
 
-/// Variables in scope and the cost left.
-pub(super) struct Env<'a> {
-    vars: Vec<(Rc<str>, Slot<'a>)>,
+/// Variables in scope and the cost left; `'e` is the lifetime of the expression evaluated,
+/// which names them (a comprehension's variable is bound once per step: borrowed, not copied).
+pub(super) struct Env<'a, 'e> {
+    vars: Vec<(&'e str, Slot<'a, 'e>)>,
     pub(super) steps: u64,
 }
 
-impl<'a> Env<'a> {
-    pub(super) fn new(vars: Vec<(&str, Value<'a>)>) -> Env<'a> {
+impl<'a, 'e> Env<'a, 'e> {
+    pub(super) fn new(vars: Vec<(&'e str, Value<'a>)>) -> Env<'a, 'e> {
         Env {
             vars: vars
                 .into_iter()
-                .map(|(n, v)| (Rc::from(n), Slot::Ready(Ok(v))))
+                .map(|(n, v)| (n, Slot::Ready(Ok(v))))
                 .collect(),
             steps: STEP_LIMIT,
         }
@@ -47,34 +46,34 @@ impl<'a> Env<'a> {
     }
 
     /// The innermost variable `name`: where it is in scope, and its slot.
-    pub(super) fn lookup(&self, name: &str) -> Option<(usize, Slot<'a>)> {
+    pub(super) fn lookup(&self, name: &str) -> Option<(usize, Slot<'a, 'e>)> {
         self.vars
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, (n, _))| &**n == name)
+            .find(|(_, (n, _))| *n == name)
             .map(|(i, (_, v))| (i, v.clone()))
     }
 
-    pub(super) fn push(&mut self, name: &str, v: Result<Value<'a>>) {
-        self.vars.push((Rc::from(name), Slot::Ready(v)));
+    pub(super) fn push(&mut self, name: &'e str, v: Result<Value<'a>>) {
+        self.vars.push((name, Slot::Ready(v)));
     }
 
     /// Binds `name` to `init`, evaluated when first read.
-    pub(super) fn push_lazy(&mut self, name: &str, init: Rc<Expr>) {
-        self.vars.push((Rc::from(name), Slot::Lazy(init)));
+    pub(super) fn push_lazy(&mut self, name: &'e str, init: &'e Expr) {
+        self.vars.push((name, Slot::Lazy(init)));
     }
 
     /// Takes the variables from `at` on out of scope (to evaluate a binding's initializer in
     /// the scope it was bound in); [`Env::restore`] puts them back.
-    pub(super) fn hide_from(&mut self, at: usize) -> Vec<(Rc<str>, Slot<'a>)> {
+    pub(super) fn hide_from(&mut self, at: usize) -> Vec<(&'e str, Slot<'a, 'e>)> {
         self.vars.split_off(at.min(self.vars.len()))
     }
 
     /// Puts back what [`Env::hide_from`] took, the variable at its start now `value`.
     pub(super) fn restore(
         &mut self,
-        mut hidden: Vec<(Rc<str>, Slot<'a>)>,
+        mut hidden: Vec<(&'e str, Slot<'a, 'e>)>,
         value: Result<Value<'a>>,
     ) {
         if let Some(first) = hidden.first_mut() {

@@ -14,7 +14,7 @@ use super::syntax::{Expr, Kind, Lit, Macro};
 use super::value::{self, EvalError, MapVal, Result, Value};
 
 /// Evaluates `e`.
-pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
+pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'a>> {
     match &e.kind {
         Kind::Lit(lit) => Ok(literal(lit)),
         Kind::Ident(name) => {
@@ -25,7 +25,7 @@ pub(super) fn eval<'a>(e: &Expr, env: &mut Env<'a>) -> Result<Value<'a>> {
                     // A `cel.bind` variable's first read: its initializer, in the scope the
                     // bind saw, once.
                     let hidden = env.hide_from(at);
-                    let v = eval(&init, env);
+                    let v = eval(init, env);
                     env.restore(hidden, v.clone());
                     v
                 }
@@ -159,11 +159,11 @@ fn opt_select<'a>(target: Value<'a>, field: &str) -> Result<Value<'a>> {
     }
 }
 
-fn call<'a>(
+fn call<'a, 'e>(
     func: &str,
-    target: Option<&Expr>,
-    args: &[Expr],
-    env: &mut Env<'a>,
+    target: Option<&'e Expr>,
+    args: &'e [Expr],
+    env: &mut Env<'a, 'e>,
 ) -> Result<Value<'a>> {
     match (func, args) {
         ("_&&_", [a, b]) => return logic(a, b, false, env),
@@ -185,21 +185,41 @@ fn call<'a>(
         }
         _ => {}
     }
-    let receiver = match target {
-        Some(t) => Some(eval(t, env)?),
-        None => None,
-    };
-    let mut values = Vec::with_capacity(args.len());
-    for a in args {
-        values.push(eval(a, env)?);
+    // The receiver first, then the arguments, in order; the operators' one or two on the
+    // stack (a rule's loop calls them once per step).
+    let member = target.is_some();
+    match (target, args) {
+        (None, [a]) | (Some(a), []) => {
+            let all = [eval(a, env)?];
+            apply(func, member, &all, env)
+        }
+        (None, [a, b]) | (Some(a), [b]) => {
+            let all = [eval(a, env)?, eval(b, env)?];
+            apply(func, member, &all, env)
+        }
+        _ => {
+            let mut all = Vec::with_capacity(args.len() + usize::from(member));
+            for a in target.into_iter().chain(args) {
+                all.push(eval(a, env)?);
+            }
+            apply(func, member, &all, env)
+        }
     }
-    let cost = actual::call_cost(func, receiver.as_ref(), &values);
-    env.charge(cost)?;
-    stdlib::call(func, receiver, values)
+}
+
+/// Charges a call's cost, then makes it.
+fn apply<'a>(
+    func: &str,
+    member: bool,
+    all: &[Value<'a>],
+    env: &mut Env<'a, '_>,
+) -> Result<Value<'a>> {
+    env.charge(actual::call_cost(func, member, all))?;
+    stdlib::call(func, member, all)
 }
 
 /// `a && b` (`or`: `a || b`): the deciding value wins over an error on the other side.
-fn logic<'a>(a: &Expr, b: &Expr, or: bool, env: &mut Env<'a>) -> Result<Value<'a>> {
+fn logic<'a, 'e>(a: &'e Expr, b: &'e Expr, or: bool, env: &mut Env<'a, 'e>) -> Result<Value<'a>> {
     let decisive = or;
     let left = eval(a, env);
     if let Ok(Value::Bool(v)) = left
@@ -230,52 +250,96 @@ fn combine<'a>(left: Result<Value<'a>>, right: Result<Value<'a>>, or: bool) -> R
     }
 }
 
-/// What a comprehension iterates over: (first variable, second variable) pairs.
-fn iteration<'a>(
-    range: Value<'a>,
-    two: bool,
-) -> Result<Vec<(Result<Value<'a>>, Result<Value<'a>>)>> {
-    match range {
-        Value::List(l) => Ok(l
-            .items()
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| {
-                if two {
-                    (Ok(Value::Int(i64::try_from(i).unwrap_or(i64::MAX))), v)
-                } else {
-                    (v, Ok(Value::Null))
-                }
-            })
-            .collect()),
-        Value::Map(m) => Ok(m
-            .keys()
-            .into_iter()
-            .map(|k| {
-                let v = if two {
-                    m.find(&k).unwrap_or_else(|| Err(EvalError::no_overload()))
-                } else {
-                    Ok(Value::Null)
-                };
-                (Ok(k), v)
-            })
-            .collect()),
-        _ => Err(EvalError::no_overload()),
+/// What a comprehension iterates over: its (first variable, second variable) pairs, read one
+/// step at a time (a nested macro reads its range again on each step of the outer one; a list
+/// read whole each time would cost the outer loop a list per step).
+enum Steps<'a> {
+    /// A list's elements, the index the second variable; elements its schema cannot read
+    /// (no `items`) are skipped, and not counted.
+    List {
+        list: value::List<'a>,
+        next: usize,
+        index: i64,
+        two: bool,
+    },
+    /// A map's keys, the value the second variable.
+    Map {
+        map: MapVal<'a>,
+        keys: std::vec::IntoIter<Value<'a>>,
+        two: bool,
+    },
+}
+
+impl<'a> Steps<'a> {
+    fn of(range: Value<'a>, two: bool) -> Result<Steps<'a>> {
+        match range {
+            Value::List(list) => Ok(Steps::List {
+                list,
+                next: 0,
+                index: 0,
+                two,
+            }),
+            Value::Map(map) => Ok(Steps::Map {
+                keys: map.keys().into_iter(),
+                map,
+                two,
+            }),
+            _ => Err(EvalError::no_overload()),
+        }
     }
 }
 
-fn comprehension<'a>(
+impl<'a> Iterator for Steps<'a> {
+    type Item = (Result<Value<'a>>, Result<Value<'a>>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Steps::List {
+                list,
+                next,
+                index,
+                two,
+            } => {
+                while *next < list.len() {
+                    let element = list.get(*next);
+                    *next += 1;
+                    let Some(v) = element else { continue };
+                    let i = *index;
+                    *index = index.saturating_add(1);
+                    return Some(if *two {
+                        (Ok(Value::Int(i)), v)
+                    } else {
+                        (v, Ok(Value::Null))
+                    });
+                }
+                None
+            }
+            Steps::Map { map, keys, two } => {
+                let k = keys.next()?;
+                let v = if *two {
+                    map.find(&k)
+                        .unwrap_or_else(|| Err(EvalError::no_overload()))
+                } else {
+                    Ok(Value::Null)
+                };
+                Some((Ok(k), v))
+            }
+        }
+    }
+}
+
+fn comprehension<'a, 'e>(
     kind: Macro,
-    range: &Expr,
-    var: &str,
-    var2: Option<&str>,
-    args: &[Expr],
-    env: &mut Env<'a>,
+    range: &'e Expr,
+    var: &'e str,
+    var2: Option<&'e str>,
+    args: &'e [Expr],
+    env: &mut Env<'a, 'e>,
 ) -> Result<Value<'a>> {
     if kind == Macro::Bind {
         // The expansion's range is an empty constant list (no cost) and its loop never runs:
         // only the result is evaluated, `var` initialized when first read.
-        env.push_lazy(var, Rc::new(range.clone()));
+        env.push_lazy(var, range);
         let r = match args.first() {
             Some(e) => eval(e, env),
             None => Err(EvalError::no_overload()),
@@ -287,15 +351,15 @@ fn comprehension<'a>(
     if matches!(kind, Macro::OptMap | Macro::OptFlatMap) {
         return opt_map(kind, range_value, var, args, env);
     }
-    let items = iteration(range_value, var2.is_some())?;
-    let bind = |env: &mut Env<'a>, first: &Result<Value<'a>>, second: &Result<Value<'a>>| {
-        env.push(var, first.clone());
+    let steps = Steps::of(range_value, var2.is_some())?;
+    let bind = |env: &mut Env<'a, 'e>, first: Result<Value<'a>>, second: Result<Value<'a>>| {
+        env.push(var, first);
         if let Some(v2) = var2 {
-            env.push(v2, second.clone());
+            env.push(v2, second);
         }
     };
     let scope = if var2.is_some() { 2 } else { 1 };
-    let body = |env: &mut Env<'a>, i: usize| -> Result<Value<'a>> {
+    let body = |env: &mut Env<'a, 'e>, i: usize| -> Result<Value<'a>> {
         match args.get(i) {
             Some(e) => eval(e, env),
             None => Err(EvalError::no_overload()),
@@ -308,7 +372,7 @@ fn comprehension<'a>(
             // the step `@result && p` (`||`); the result `@result`.
             let condition = if or { 3 } else { 2 };
             let mut accu: Result<Value<'a>> = Ok(Value::Bool(!or));
-            for (first, second) in &items {
+            for (first, second) in steps {
                 // The loop stops once the result is decided.
                 env.charge(condition)?;
                 if matches!(accu, Ok(Value::Bool(v)) if v == or) {
@@ -330,7 +394,7 @@ fn comprehension<'a>(
             // The step `p ? @result + 1 : @result` (a conditional's branch that is only the
             // accumulator costs nothing); the result `@result == 1`.
             let mut count = 0;
-            for (first, second) in &items {
+            for (first, second) in steps {
                 bind(env, first, second);
                 let r = body(env, 0);
                 env.pop(scope);
@@ -362,15 +426,16 @@ fn comprehension<'a>(
                 _ => LIST_CREATE,
             };
             let mut out = Vec::new();
-            for (first, second) in &items {
+            for (first, second) in steps {
+                let kept = (kind == Macro::Filter).then(|| first.clone());
                 bind(env, first, second);
                 let r = (|| {
                     if (filtered || kind == Macro::Filter) && !truth(body(env, 0)?)? {
                         return Ok(None);
                     }
                     env.charge(1 + element + 1)?;
-                    if kind == Macro::Filter {
-                        return first.clone().map(Some);
+                    if let Some(first) = kept {
+                        return first.map(Some);
                     }
                     body(env, args.len() - 1).map(Some)
                 })();
@@ -388,7 +453,8 @@ fn comprehension<'a>(
             let filtered = args.len() > 1;
             let insert = if kind == Macro::TransformMap { 3 } else { 2 };
             let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
-            for (first, second) in &items {
+            for (first, second) in steps {
+                let key = (kind == Macro::TransformMap).then(|| first.clone());
                 bind(env, first, second);
                 let r = (|| {
                     if filtered && !truth(body(env, 0)?)? {
@@ -399,8 +465,8 @@ fn comprehension<'a>(
                 })();
                 env.pop(scope);
                 let Some(v) = r? else { continue };
-                if kind == Macro::TransformMap {
-                    out.push((first.clone()?, v));
+                if let Some(key) = key {
+                    out.push((key?, v));
                     continue;
                 }
                 let Value::Map(entry) = v else {
@@ -428,19 +494,20 @@ fn comprehension<'a>(
         Macro::SortBy => {
             // `cel.bind(in, range, in.@sortByAssociatedKeys(in.map(x, key)))`, its `[]`s free.
             env.charge(1 + 1)?;
-            let mut keyed = Vec::with_capacity(items.len());
-            for (first, second) in &items {
+            let mut keyed = Vec::new();
+            for (first, second) in steps {
                 env.charge(1 + LIST_CREATE + 1)?;
+                let element = first.clone();
                 bind(env, first, second);
                 let key = body(env, 0);
                 env.pop(scope);
-                keyed.push((key?, first.clone()?));
+                keyed.push((key?, element?));
             }
             let keys: Vec<Value<'a>> = keyed.iter().map(|(k, _)| k.clone()).collect();
             env.charge(actual::call_cost(
                 "sort",
-                Some(&Value::list(keys.clone())),
-                &[],
+                true,
+                &[Value::list(keys.clone())],
             ))?;
             let order = super::lists::sort_order(&keys)?;
             Ok(Value::list(
@@ -462,12 +529,12 @@ fn truth(v: Value<'_>) -> Result<bool> {
     }
 }
 
-fn opt_map<'a>(
+fn opt_map<'a, 'e>(
     kind: Macro,
     target: Value<'a>,
-    var: &str,
-    args: &[Expr],
-    env: &mut Env<'a>,
+    var: &'e str,
+    args: &'e [Expr],
+    env: &mut Env<'a, 'e>,
 ) -> Result<Value<'a>> {
     let Value::Optional(inner) = target else {
         return Err(EvalError::no_overload());

@@ -14,17 +14,11 @@ use super::time::{self, Timestamp};
 use super::value::{EvalError, Result, Value, display, equal, err, no_overload};
 use crate::schema::go_regexp::compile as compile_regex;
 
-/// Calls `func` (resolved by the checker) on evaluated arguments.
-pub(super) fn call<'a>(
-    func: &str,
-    target: Option<Value<'a>>,
-    args: Vec<Value<'a>>,
-) -> Result<Value<'a>> {
+/// Calls `func` (resolved by the checker) on evaluated arguments, the receiver first when
+/// `member` (a method).
+pub(super) fn call<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
     use Value as V;
-    let member = target.is_some();
-    let mut all: Vec<Value<'a>> = target.into_iter().collect();
-    all.extend(args);
-    match (func, all.as_slice()) {
+    match (func, all) {
         ("_==_", [a, b]) => Ok(V::Bool(equal(a, b)?)),
         ("_!=_", [a, b]) => Ok(V::Bool(!equal(a, b)?)),
         ("!_", [V::Bool(b)]) => Ok(V::Bool(!b)),
@@ -83,7 +77,7 @@ pub(super) fn call<'a>(
             Some(v) => (**v).clone(),
             None => other.clone(),
         }),
-        _ => super::strings::extensions(func, member, &all),
+        _ => super::strings::extensions(func, member, all),
     }
 }
 

@@ -13,15 +13,12 @@ use crate::schema::cel::value::Value;
 /// process runs out of memory); recon refuses the call as over the cost limit instead.
 pub(crate) const MAX_RESULT_LEN: u64 = 32 << 20;
 
-/// The cost of calling `func` on `receiver` (a method) with `args`, or `u64::MAX` for a call
-/// whose result would be longer than [`MAX_RESULT_LEN`].
-pub(crate) fn call_cost(func: &str, receiver: Option<&Value<'_>>, args: &[Value<'_>]) -> u64 {
-    let member = receiver.is_some();
-    // References only: the arguments are not copied to be costed.
-    let args: Vec<&Value<'_>> = receiver.into_iter().chain(args).collect();
+/// The cost of calling `func` on `args` (the receiver first when `member`: a method), or
+/// `u64::MAX` for a call whose result would be longer than [`MAX_RESULT_LEN`].
+pub(crate) fn call_cost(func: &str, member: bool, args: &[Value<'_>]) -> u64 {
     let size = |i: usize| args.get(i).map_or(1, |v| size_of(v));
     let traverse = |n: u64, factor: f64| by_factor(n, factor);
-    match (func, args.as_slice()) {
+    match (func, args) {
         // The sets and lists extensions' trackers.
         ("sets.contains" | "sets.intersects", [a, b]) => {
             1 + traverse(size_of(a).saturating_mul(size_of(b)), 1.0)
