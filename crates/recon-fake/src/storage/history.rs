@@ -3,6 +3,7 @@
 //! were at their revision by undoing the later changes.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use super::stored::Stored;
 use crate::wire::group::GroupResource;
@@ -25,10 +26,11 @@ pub(crate) struct Change {
     pub(crate) removed: bool,
 }
 
-/// The retained changes, oldest first.
+/// The retained changes, oldest first, each behind an `Arc`: every new server starts from a
+/// copy of the booted one, history and all, and a copy shares the changes.
 #[derive(Debug, Clone)]
 pub(crate) struct History {
-    changes: VecDeque<Change>,
+    changes: VecDeque<Arc<Change>>,
     limit: usize,
     /// Changes at or below this revision are gone.
     compacted: u64,
@@ -72,7 +74,7 @@ impl History {
                 self.compacted = dropped.revision;
             }
         }
-        self.changes.push_back(change);
+        self.changes.push_back(Arc::new(change));
     }
 
     /// Forgets every change up to `revision`, as etcd's compaction does.
@@ -108,13 +110,14 @@ impl History {
         let start = self.changes.partition_point(|c| c.revision <= revision);
         self.changes
             .range(start..)
+            .map(|c| &**c)
             .filter(move |c| &c.resource == resource)
     }
 
     /// The changes after `revision` of every resource, oldest first.
     pub(crate) fn all_since(&self, revision: u64) -> impl Iterator<Item = &Change> {
         let start = self.changes.partition_point(|c| c.revision <= revision);
-        self.changes.range(start..)
+        self.changes.range(start..).map(|c| &**c)
     }
 }
 
