@@ -69,7 +69,15 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
             .current_dir(root)
             .args([script, "run", "cargo", "test", "-p", "recon-fake"])
             .args((build == Build::Release).then_some("--release"))
-            .args(["--test", "conformance", "scenario::", "--"])
+            // One test thread: with more, the others read their scenarios' YAML while one is
+            // timed, on the same cores.
+            .args([
+                "--test",
+                "conformance",
+                "scenario::",
+                "--",
+                "--test-threads=1",
+            ])
             .args(filter(script))
             .env("RECON_CONFORMANCE", "time")
             .env("RECON_CONFORMANCE_TIMES", &times)
@@ -83,7 +91,8 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
     println!(
         "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \
          installed once, clean-up not timed) and on a fresh in-memory server as `cargo test` \
-         replays it (new server and CRD installs included; waits on a paused clock); {} \
+         replays it (new server and CRD installs included, and given apart as set-up; waits on \
+         a paused clock); {} \
          build of the tests; kube-apiserver's `deep/` scenarios left out.",
         match build {
             Build::Debug => "debug",
@@ -104,19 +113,20 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
     Ok(())
 }
 
-/// The Markdown table of the times in `text` (`id, server, real s, in-memory s` per line).
+/// The Markdown table of the times in `text` (`id, server, real s, in-memory s, in-memory
+/// set-up s` per line).
 fn table(text: &str) -> Result<String, String> {
     let mut out = String::from(
-        "| real server | scenarios timed | not timed | real server | in-memory | in-memory / real, speed |\n\
-         |---|---|---|---|---|---|\n",
+        "| real server | scenarios timed | not timed | real server | in-memory | of which set-up | in-memory / real, speed |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for (_, server) in SERVERS {
-        let (mut count, mut untimed, mut real, mut memory) = (0, 0, 0.0, 0.0);
+        let (mut count, mut untimed, mut real, mut memory, mut setup) = (0, 0, 0.0, 0.0, 0.0);
         for (i, line) in text.lines().enumerate() {
             let fields: Vec<&str> = line.split('\t').collect();
-            let [_, name, on_real, in_memory] = fields[..] else {
+            let [_, name, on_real, in_memory, in_setup] = fields[..] else {
                 return Err(format!(
-                    "line {} of the times is not 4 fields: {line:?}",
+                    "line {} of the times is not 5 fields: {line:?}",
                     i + 1
                 ));
             };
@@ -134,12 +144,13 @@ fn table(text: &str) -> Result<String, String> {
             count += 1;
             real += number(on_real)?;
             memory += number(in_memory)?;
+            setup += number(in_setup)?;
         }
         if count == 0 {
             return Err(format!("no scenario of {server} was timed"));
         }
         out.push_str(&format!(
-            "| {server} | {count} | {untimed} | {real:.2} s | {memory:.2} s | {:.1}× |\n",
+            "| {server} | {count} | {untimed} | {real:.2} s | {memory:.2} s | {setup:.2} s | {:.1}× |\n",
             real / memory
         ));
     }

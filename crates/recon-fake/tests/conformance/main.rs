@@ -20,6 +20,7 @@ mod timing;
 mod transport;
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use fixture::Scenario;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -56,8 +57,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Replays `scenario` on a paused Tokio clock: a wait (an event's `timeout`, a `quiet` window,
 /// the server's own timers) moves the clock only once the server and the client have nothing
-/// left to do, so it lasts as long as the recording says and costs no wall time.
-fn replay_on_paused_clock(scenario: &Scenario) -> Result<Outcome, String> {
+/// left to do, so it lasts as long as the recording says and costs no wall time. Returns the
+/// outcome and how long the set-up took (the new server and its CRDs installed).
+fn replay_on_paused_clock(scenario: &Scenario) -> Result<(Outcome, Duration), String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -66,7 +68,8 @@ fn replay_on_paused_clock(scenario: &Scenario) -> Result<Outcome, String> {
         .block_on(replay(scenario))
 }
 
-async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
+async fn replay(scenario: &Scenario) -> Result<(Outcome, Duration), String> {
+    let started = Instant::now();
     // A stopped clock: a real recording takes well under a second, and times truncated to the
     // second order some lists (`managedFields` by operation, then second, then manager), so a
     // replay crossing a second boundary would order them differently from the recording.
@@ -93,8 +96,10 @@ async fn replay(scenario: &Scenario) -> Result<Outcome, String> {
             .await
             .map_err(|e| format!("installing crds/{name}.yaml failed: {e}"))?;
     }
+    let setup = started.elapsed();
     let mode = runner::Mode { compare: true };
-    Ok(runner::run(scenario, &Transport::Fake(server.client()), &mode).await)
+    let outcome = runner::run(scenario, &Transport::Fake(server.client()), &mode).await;
+    Ok((outcome, setup))
 }
 
 #[rstest]
@@ -111,14 +116,15 @@ fn scenario(
                 .block_on(timing::time_real(&scenario))
                 .unwrap_or_else(|e| panic!("{e}"));
             if let Some(on_real) = on_real {
-                let started = std::time::Instant::now();
-                let replayed = replay_on_paused_clock(&scenario)
+                let started = Instant::now();
+                let (replayed, setup) = replay_on_paused_clock(&scenario)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 let in_memory = started.elapsed();
                 if let Some(why) = &replayed.stopped {
                     panic!("{} in memory: {why}", path.display());
                 }
-                timing::write(&scenario, on_real, in_memory).unwrap_or_else(|e| panic!("{e}"));
+                timing::write(&scenario, on_real, in_memory, setup)
+                    .unwrap_or_else(|e| panic!("{e}"));
             }
         }
         return;
@@ -138,7 +144,7 @@ fn scenario(
             .unwrap_or_else(|e| panic!("{e}"));
         return;
     }
-    let outcome =
+    let (outcome, _) =
         replay_on_paused_clock(&scenario).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let gap = KNOWN_GAPS.iter().find(|(id, _)| *id == scenario.id);
     match (gap, outcome.differs()) {
