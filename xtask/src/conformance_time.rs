@@ -50,27 +50,42 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
+    let on_real = target.join("conformance-times-real.tsv");
+    let in_memory = target.join("conformance-times-memory.tsv");
     let times = target.join("conformance-times.tsv");
-    if times.exists() {
-        std::fs::remove_file(&times).map_err(|e| format!("{}: {e}", times.display()))?;
+    for file in [&on_real, &in_memory, &times] {
+        if file.exists() {
+            std::fs::remove_file(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+    }
+    // rstest lists the scenario files when it compiles: new ones need a rebuild.
+    let main = root.join("crates/recon-fake/tests/conformance/main.rs");
+    let status = Command::new("touch")
+        .arg(&main)
+        .status()
+        .map_err(|e| format!("touch: {e}"))?;
+    if !status.success() {
+        return Err(format!("touch {} failed", main.display()));
     }
     let load_before = load_average();
-    for (script, _) in SERVERS {
-        // rstest lists the scenario files when it compiles: new ones need a rebuild.
-        let main = root.join("crates/recon-fake/tests/conformance/main.rs");
-        let status = Command::new("touch")
-            .arg(&main)
-            .status()
-            .map_err(|e| format!("touch: {e}"))?;
-        if !status.success() {
-            return Err(format!("touch {} failed", main.display()));
-        }
-        let status = Command::new("bash")
+    // The real servers first, each started, timed and stopped; then the in-memory side with no
+    // real server running, so that their background work is not on its cores. One test thread:
+    // with more, the others read their scenarios' YAML while one is timed.
+    // `cargo test` of the scenarios in time mode `mode`, writing to `file`, run by `bash script
+    // run` when a real server is wanted.
+    let test = |script: Option<&str>, mode: &str, file: &Path| {
+        let mut command = match script {
+            Some(script) => {
+                let mut bash = Command::new("bash");
+                bash.args([script, "run", "cargo"]);
+                bash
+            }
+            None => Command::new("cargo"),
+        };
+        command
             .current_dir(root)
-            .args([script, "run", "cargo", "test", "-p", "recon-fake"])
+            .args(["test", "-p", "recon-fake"])
             .args((build == Build::Release).then_some("--release"))
-            // One test thread: with more, the others read their scenarios' YAML while one is
-            // timed, on the same cores.
             .args([
                 "--test",
                 "conformance",
@@ -78,21 +93,30 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
                 "--",
                 "--test-threads=1",
             ])
-            .args(filter(script))
-            .env("RECON_CONFORMANCE", "time")
-            .env("RECON_CONFORMANCE_TIMES", &times)
+            .args(script.map_or(&[][..], filter))
+            .env("RECON_CONFORMANCE", mode)
+            .env("RECON_CONFORMANCE_TIMES", file)
             .status()
-            .map_err(|e| format!("{script}: {e}"))?;
+    };
+    for (script, _) in SERVERS {
+        let status = test(Some(script), "time", &on_real).map_err(|e| format!("{script}: {e}"))?;
         if !status.success() {
             return Err(format!("timing the scenarios with {script} failed"));
         }
     }
-    let text = std::fs::read_to_string(&times).map_err(|e| format!("{}: {e}", times.display()))?;
+    let status = test(None, "time-memory", &in_memory).map_err(|e| format!("in memory: {e}"))?;
+    if !status.success() {
+        return Err("timing the scenarios in memory failed".into());
+    }
+    let read =
+        |file: &Path| std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()));
+    let text = join(&read(&on_real)?, &read(&in_memory)?)?;
+    std::fs::write(&times, &text).map_err(|e| format!("{}: {e}", times.display()))?;
     println!(
         "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \
-         installed once, clean-up not timed) and on a fresh in-memory server as `cargo test` \
-         replays it (new server and CRD installs included, and given apart as set-up; waits on \
-         a paused clock); {} \
+         installed once, clean-up not timed) and then, with no real server running, on a fresh \
+         in-memory server as `cargo test` replays it (new server and CRD installs included, and \
+         given apart as set-up; waits on a paused clock); one test thread; {} \
          build of the tests; kube-apiserver's `deep/` scenarios left out.",
         match build {
             Build::Debug => "debug",
@@ -111,6 +135,41 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The real side's lines (`id, server, real s`, `-` when not timed) with the in-memory times of
+/// the same scenarios (`id, server, in-memory s, set-up s`): `id, server, real s, in-memory s,
+/// set-up s`, `-` for each time of a scenario the real side did not time.
+fn join(on_real: &str, in_memory: &str) -> Result<String, String> {
+    let mut memory = std::collections::HashMap::new();
+    for (i, line) in in_memory.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [id, _, total, setup] = fields[..] else {
+            return Err(format!(
+                "line {} of the in-memory times is not 4 fields: {line:?}",
+                i + 1
+            ));
+        };
+        memory.insert(id, (total, setup));
+    }
+    let mut out = String::new();
+    for (i, line) in on_real.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [id, server, real] = fields[..] else {
+            return Err(format!(
+                "line {} of the real servers' times is not 3 fields: {line:?}",
+                i + 1
+            ));
+        };
+        let (total, setup) = match real {
+            "-" => ("-", "-"),
+            _ => *memory
+                .get(id)
+                .ok_or_else(|| format!("{id} was timed on {server} but not in memory"))?,
+        };
+        out.push_str(&format!("{id}\t{server}\t{real}\t{total}\t{setup}\n"));
+    }
+    Ok(out)
 }
 
 /// The Markdown table of the times in `text` (`id, server, real s, in-memory s, in-memory

@@ -7,7 +7,8 @@
 //!
 //! `RECON_CONFORMANCE=record` with the `REAL_APISERVER_*` variables set records them again
 //! instead (`cargo xtask conformance --record` does it all); `RECON_CONFORMANCE=time` times
-//! them on both (`cargo xtask conformance --time`). The format is described in the
+//! them on a real server and `time-memory` in memory (`cargo xtask conformance --time` runs
+//! both). The format is described in the
 //! CONTRIBUTING.md, section "Conformance".
 
 mod conversion;
@@ -109,25 +110,29 @@ fn scenario(
     path: PathBuf,
 ) {
     let scenario = fixture::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    if timing::enabled() {
-        if record::records(&scenario) {
-            let _one = record::one_at_a_time();
-            let on_real = runtime()
-                .block_on(timing::time_real(&scenario))
-                .unwrap_or_else(|e| panic!("{e}"));
-            if let Some(on_real) = on_real {
-                let started = Instant::now();
-                let (replayed, setup) = replay_on_paused_clock(&scenario)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let in_memory = started.elapsed();
-                if let Some(why) = &replayed.stopped {
-                    panic!("{} in memory: {why}", path.display());
-                }
-                timing::write(&scenario, on_real, in_memory, setup)
+    match timing::side() {
+        Some(timing::Side::Real) => {
+            if record::records(&scenario) {
+                let _one = record::one_at_a_time();
+                runtime()
+                    .block_on(timing::time_real(&scenario))
                     .unwrap_or_else(|e| panic!("{e}"));
             }
+            return;
         }
-        return;
+        Some(timing::Side::InMemory) => {
+            let _one = record::one_at_a_time();
+            let started = Instant::now();
+            let (replayed, setup) = replay_on_paused_clock(&scenario)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let in_memory = started.elapsed();
+            if let Some(why) = &replayed.stopped {
+                panic!("{} in memory: {why}", path.display());
+            }
+            timing::write_in_memory(&scenario, in_memory, setup).unwrap_or_else(|e| panic!("{e}"));
+            return;
+        }
+        None => {}
     }
     if record::enabled() {
         if !record::records(&scenario) {

@@ -1,12 +1,17 @@
-//! Time mode (`RECON_CONFORMANCE=time`; `cargo xtask conformance --time` runs it on both real
-//! servers): each scenario of the real server at hand runs on it through a `kube::Client`, then
-//! on a fresh in-memory server exactly as the replay test runs it, set-up included (a new
-//! server, its CRDs installed). The real side is timed without the clean-up that precedes it
-//! and its CRDs are installed once, so the ratio is the least in-memory's advantage can be.
-//! Each scenario appends `id, server, real seconds, in-memory seconds, in-memory set-up seconds`
-//! (tab-separated; `-` for each time when it was not timed) to the file
-//! `RECON_CONFORMANCE_TIMES` names. The set-up (the new server and its CRDs installed) is part
-//! of the in-memory time, given apart to show where it goes.
+//! Time modes (`cargo xtask conformance --time` runs both, one after the other):
+//!
+//! - `RECON_CONFORMANCE=time`, with a real server: each scenario of that server runs on it
+//!   through a `kube::Client`, timed without the clean-up that precedes it, its CRDs installed
+//!   once; each appends `id, server, real seconds` (`-` when it was not timed, with why on
+//!   stderr).
+//! - `RECON_CONFORMANCE=time-memory`, with no real server running: every scenario is replayed
+//!   on a fresh in-memory server exactly as the replay test runs it, set-up included (a new
+//!   server, its CRDs installed); each appends `id, server, in-memory seconds, set-up seconds`.
+//!
+//! Timing the two sides apart keeps the real servers' own background work (etcd, watch caches,
+//! garbage collection), which goes on after each of their scenarios, off the cores the
+//! in-memory side is timed on. The lines are tab-separated, appended to the file
+//! `RECON_CONFORMANCE_TIMES` names; the ratio is the least in-memory's advantage can be.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -23,8 +28,19 @@ use super::transport::{Curl, Transport};
 /// The longest a scenario may take on the real server (a few of the scenarios' quiet windows).
 const REAL_LIMIT: Duration = Duration::from_secs(30);
 
-pub fn enabled() -> bool {
-    std::env::var("RECON_CONFORMANCE").is_ok_and(|v| v == "time")
+/// Which side a time mode times, if one is on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Real,
+    InMemory,
+}
+
+pub fn side() -> Option<Side> {
+    match std::env::var("RECON_CONFORMANCE").as_deref() {
+        Ok("time") => Some(Side::Real),
+        Ok("time-memory") => Some(Side::InMemory),
+        _ => None,
+    }
 }
 
 /// Times `scenario` on the real server; `None` when it was not timed (noted in the file with
@@ -51,7 +67,10 @@ pub async fn time_real(scenario: &Scenario) -> Result<Option<Duration>, String> 
         }
     };
     match tokio::time::timeout(REAL_LIMIT, on_real).await {
-        Ok(Ok(elapsed)) => Ok(Some(elapsed)),
+        Ok(Ok(elapsed)) => {
+            append(&file, scenario, &format!("{:.6}", elapsed.as_secs_f64()))?;
+            Ok(Some(elapsed))
+        }
         // A request the real server holds (a read waiting on a watch cache that stopped, an
         // eviction waiting on a controller that is not there), or a scenario that does not go
         // through on it this time, does not stop the others: it is counted as not timed.
@@ -63,20 +82,13 @@ pub async fn time_real(scenario: &Scenario) -> Result<Option<Duration>, String> 
     }
 }
 
-/// Writes `scenario`'s times: on the real server, replayed in memory, and the in-memory
-/// replay's set-up.
-pub fn write(
+/// Writes `scenario`'s in-memory times: the whole replay, and its set-up.
+pub fn write_in_memory(
     scenario: &Scenario,
-    on_real: Duration,
     in_memory: Duration,
     setup: Duration,
 ) -> Result<(), String> {
-    let line = format!(
-        "{:.6}\t{:.6}\t{:.6}",
-        on_real.as_secs_f64(),
-        in_memory.as_secs_f64(),
-        setup.as_secs_f64()
-    );
+    let line = format!("{:.6}\t{:.6}", in_memory.as_secs_f64(), setup.as_secs_f64());
     append(&times_file()?, scenario, &line)
 }
 
@@ -88,7 +100,7 @@ fn times_file() -> Result<OsString, String> {
 /// Notes `scenario` as not timed, with why.
 fn untimed(file: &OsStr, scenario: &Scenario, why: &str) -> Result<Option<Duration>, String> {
     eprintln!("{}: on the real server: {why}: not timed", scenario.id);
-    append(file, scenario, "-\t-\t-").map(|()| None)
+    append(file, scenario, "-").map(|()| None)
 }
 
 /// Appends `scenario`'s line, `fields` after its id and server.
