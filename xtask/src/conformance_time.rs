@@ -68,11 +68,11 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
         return Err(format!("touch {} failed", main.display()));
     }
     let load_before = load_average();
-    // The real servers first, each started, timed and stopped; then the in-memory side with no
-    // real server running, so that their background work is not on its cores. One test thread:
-    // with more, the others read their scenarios' YAML while one is timed.
-    // `cargo test` of the scenarios in time mode `mode`, writing to `file`, run by `bash script
-    // run` when a real server is wanted.
+    // `cargo test` of the scenarios in time mode `mode`, writing to `file`, under `bash script
+    // run` when a real server is wanted. The real servers go first, each started, timed and
+    // stopped; then the in-memory side, with no real server running, so that their background
+    // work is not on its cores. One test thread: with more, the others read their scenarios'
+    // YAML while one is timed.
     let test = |script: Option<&str>, mode: &str, file: &Path| {
         let mut command = match script {
             Some(script) => {
