@@ -166,8 +166,8 @@ pub(crate) struct Common<'r> {
     pub(crate) user_agent: &'r str,
 }
 
-/// What the log keeps of a request's access.
-#[derive(Debug)]
+/// What the log keeps of a request's access (in a shape, a decided access without its name).
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum LoggedAccess {
     /// Not decided: the impersonation was refused, or a reactor answered first.
     Undecided,
@@ -204,14 +204,7 @@ struct Shape {
     subresource: Option<String>,
     content_type: Option<String>,
     user_agent: String,
-    access: ShapeAccess,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum ShapeAccess {
-    Undecided,
-    Administrator,
-    Decided(Access),
+    access: LoggedAccess,
 }
 
 /// One entry: its shape, and what is its own.
@@ -225,17 +218,14 @@ struct LoggedRequest {
 
 impl RequestLog {
     /// Appends a request: what it shares with others alike, its access, and its own parts.
-    pub(crate) fn push(&mut self, common: Common<'_>, access: LoggedAccess, own: Own) {
-        let (access, access_name) = match access {
-            LoggedAccess::Undecided => (ShapeAccess::Undecided, String::new()),
-            LoggedAccess::Administrator => (ShapeAccess::Administrator, String::new()),
-            LoggedAccess::Decided(mut access) => {
-                let name = match &mut access.target {
-                    AccessTarget::Resource { name, .. } => std::mem::take(name),
-                    AccessTarget::NonResource { path } => std::mem::take(path),
-                };
-                (ShapeAccess::Decided(access), name)
-            }
+    pub(crate) fn push(&mut self, common: Common<'_>, mut access: LoggedAccess, own: Own) {
+        let access_name = match &mut access {
+            LoggedAccess::Decided(Access {
+                target:
+                    AccessTarget::Resource { name, .. } | AccessTarget::NonResource { path: name },
+                ..
+            }) => std::mem::take(name),
+            LoggedAccess::Undecided | LoggedAccess::Administrator => String::new(),
         };
         let shape = match self
             .recent
@@ -274,7 +264,7 @@ impl RequestLog {
 }
 
 impl Shape {
-    fn of(s: Common<'_>, access: ShapeAccess) -> Shape {
+    fn of(s: Common<'_>, access: LoggedAccess) -> Shape {
         Shape {
             origin: s.origin,
             method: s.method.clone(),
@@ -312,18 +302,17 @@ impl LoggedRequest {
         let shape = &*self.shape;
         let own = &self.own;
         let access = match &shape.access {
-            ShapeAccess::Undecided => None,
-            ShapeAccess::Administrator => Some(crate::authz::administrator_access(
+            LoggedAccess::Undecided => None,
+            LoggedAccess::Administrator => Some(crate::authz::administrator_access(
                 &shape.method,
                 &own.path,
                 &own.query,
             )),
-            ShapeAccess::Decided(access) => {
+            LoggedAccess::Decided(access) => {
                 let mut access = access.clone();
-                match &mut access.target {
-                    AccessTarget::Resource { name, .. } => name.clone_from(&self.access_name),
-                    AccessTarget::NonResource { path } => path.clone_from(&self.access_name),
-                }
+                let (AccessTarget::Resource { name, .. }
+                | AccessTarget::NonResource { path: name }) = &mut access.target;
+                name.clone_from(&self.access_name);
                 Some(access)
             }
         };

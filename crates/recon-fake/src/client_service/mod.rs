@@ -402,15 +402,14 @@ impl State {
         reply
     }
 
-    /// Whom the request acts as (the administrator every client is, unless it impersonates
-    /// someone) and whether the authorizer allows what it asks, as kube-apiserver's filters
-    /// decide before routing; an impersonation refused is the error.
+    /// Whom an impersonating request acts as (the administrator, which every client is, asks
+    /// to act as someone) and whether the authorizer allows what it asks, as kube-apiserver's
+    /// filters decide before routing; an impersonation refused is the error. The
+    /// administrator's own requests need no check ([`administrator_access`] says what they ask).
+    ///
+    /// [`administrator_access`]: crate::authz::administrator_access
     fn check_access(&self, incoming: &Incoming) -> Result<Checked, ApiError> {
-        let user = if incoming.impersonation.is_requested() {
-            impersonate(&ADMIN, &incoming.impersonation)?
-        } else {
-            ADMIN.clone()
-        };
+        let user = impersonate(&ADMIN, &incoming.impersonation)?;
         let attributes =
             request_info::attributes(user, &incoming.method, &incoming.path, &incoming.query);
         let decision = self.authorize(&attributes);
