@@ -8,8 +8,9 @@
 //!    the same run, for the ratio. `cargo xtask bench --real` starts the project's real server
 //!    (`xtask/real-apiserver.sh`) and points this bench at it through `KUBECONFIG`.
 //!
-//! 3. Setup (`setup`): a new server, and a new server with one CRD installed (a schema with a
-//!    CEL rule) until it is served, each timed per server over `SETUP_SERVERS` servers.
+//! 3. Setup (`setup`): a new server, a new server with one CRD installed (a schema with a CEL
+//!    rule) until it is served, and one with ten such CRDs, each timed per server over
+//!    `SETUP_SERVERS` servers (a tenth of them for ten CRDs).
 //!
 //! Run with `cargo bench -p recon-fake --bench fake_apiserver [-- WORKLOAD...]` or
 //! `cargo xtask bench`. Naming workloads (`create`, `get`, `patch`, `apply`, `list`) runs only
@@ -386,8 +387,13 @@ async fn real_client() -> Result<Option<Client>, String> {
 /// The CRD a plain test installs: a typed spec with a default, an enum, a list-set and a CEL
 /// rule.
 fn validated_crd() -> CustomResourceDefinition {
+    validated_crd_of("Gadget")
+}
+
+/// [`validated_crd`]'s schema under the kind `kind`.
+fn validated_crd_of(kind: &str) -> CustomResourceDefinition {
     bench_crd(
-        "Gadget",
+        kind,
         json!({
             "type": "object",
             "required": ["size"],
@@ -409,9 +415,9 @@ fn first_server() -> f64 {
     start.elapsed().as_secs_f64() * 1e6
 }
 
-/// Microseconds per server, median of the runs: a new server, and a new server with
-/// [`validated_crd`] installed and served.
-async fn setup_once() -> (f64, f64) {
+/// Microseconds per server, median of the runs: a new server, a new server with
+/// [`validated_crd`] installed and served, and one with ten such CRDs of as many kinds.
+async fn setup_once() -> (f64, f64, f64) {
     let start = Instant::now();
     for _ in 0..SETUP_SERVERS {
         drop(ApiServer::new());
@@ -427,12 +433,26 @@ async fn setup_once() -> (f64, f64) {
             .expect("install the setup CRD");
     }
     let with_crd = start.elapsed();
+    let ten: Vec<CustomResourceDefinition> = (0..10)
+        .map(|i| validated_crd_of(&format!("Gadget{i}")))
+        .collect();
+    let start = Instant::now();
+    for _ in 0..SETUP_SERVERS / 10 {
+        let server = ApiServer::new();
+        for crd in &ten {
+            server
+                .install_crd(crd)
+                .await
+                .expect("install the setup CRDs");
+        }
+    }
+    let with_ten = start.elapsed() * 10;
     let per = |d: Duration| d.as_secs_f64() * 1e6 / SETUP_SERVERS as f64;
-    (per(new), per(with_crd))
+    (per(new), per(with_crd), per(with_ten))
 }
 
-fn print_setup(first: f64, runs: &[(f64, f64)]) {
-    let median = |pick: fn(&(f64, f64)) -> f64| {
+fn print_setup(first: f64, runs: &[(f64, f64, f64)]) {
+    let median = |pick: fn(&(f64, f64, f64)) -> f64| {
         let mut v: Vec<f64> = runs.iter().map(pick).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -451,6 +471,11 @@ fn print_setup(first: f64, runs: &[(f64, f64)]) {
         "  {:<32} {:>10.0} µs",
         "new server + one CRD served",
         median(|r| r.1)
+    );
+    println!(
+        "  {:<32} {:>10.0} µs",
+        "new server + ten CRDs served",
+        median(|r| r.2)
     );
 }
 

@@ -10,16 +10,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recon_apimachinery::go_quote;
 use recon_apimachinery::json::Value;
 
 use super::LOOPBACK_MANAGER;
+use super::crd_lister::Listing;
+use super::crd_naming::{self, Names};
 use crate::client_service::Shared;
 use crate::handlers::delete::Deleted;
 use crate::handlers::field_manager::FieldManager;
-use crate::registry::crd::{
-    CLEANUP_FINALIZER, requested_names, resource_type, set_condition, storage_schema,
-};
+use crate::registry::crd::{CLEANUP_FINALIZER, resource_type, set_condition, storage_schema};
 use crate::registry::resource::ResourceType;
 use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
@@ -40,6 +39,24 @@ fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
         .get("status")?
         .as_str()
+}
+
+/// Whether `obj` has a condition of type `kind` equivalent to the one given
+/// (`IsCRDConditionEquivalent`: the same status, reason and message, whatever its time).
+fn has_condition(obj: &Object, kind: &str, status: &str, reason: &str, message: &str) -> bool {
+    let Some(found) = obj
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .and_then(|list| {
+            list.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+        })
+    else {
+        return false;
+    };
+    let field = |name: &str| found.get(name).and_then(Value::as_str).unwrap_or_default();
+    field("status") == status && field("reason") == reason && field("message") == message
 }
 
 /// How long after the response that gave it work the CRD finalizer runs, on the Tokio clock (a
@@ -135,13 +152,18 @@ impl State {
             return;
         }
         self.in_controllers = true;
-        // Each pass may write; stop when a pass changes nothing (bounded, as each CRD moves forward).
+        self.reconcile_crds_until_settled();
+        self.in_controllers = false;
+    }
+
+    /// Passes of the naming and establishing controllers until one changes nothing (bounded, as
+    /// each CRD moves forward).
+    fn reconcile_crds_until_settled(&mut self) {
         for _ in 0..16 {
             if !self.reconcile_crds() {
                 break;
             }
         }
-        self.in_controllers = false;
     }
 
     /// An `UpdateStatus` of a CRD by the apiextensions controllers: the managedFields their
@@ -149,7 +171,13 @@ impl State {
     /// the object stored.
     fn put_crd_status(&mut self, crd_type: &ResourceType, key: String, mut crd: Object) {
         let gr = crd_type.group_resource();
-        if let Some(Ok(mut old)) = self.store.get(&gr, &key).map(|s| s.decode(&key)) {
+        let old = self.store.get(&gr, &key).and_then(|stored| {
+            match self.crd_lister.at(&key, stored.revision) {
+                Some(listed) => Some(listed.clone()),
+                None => stored.decode(&key).ok(),
+            }
+        });
+        if let Some(mut old) = old {
             FieldManager::for_controller(crd_type, "status", LOOPBACK_MANAGER, self.clock.now())
                 .record_update(Some(&mut old), &mut crd);
         }
@@ -181,8 +209,15 @@ impl State {
             .collect();
         self.in_controllers = true;
         let mut waiting = false;
+        let gr = crd_type.group_resource();
+        let before = self.store.list(&gr, None).count();
         for (key, crd) in marked {
             waiting |= self.finalize_crd(&crd_type, key, crd);
+        }
+        // A CRD the finalizer removed frees its names: the naming controller checks the other
+        // CRDs of its group again (`naming_controller.go`, `requeueAllOtherGroupCRDs`).
+        if self.store.list(&gr, None).count() != before {
+            self.reconcile_crds_until_settled();
         }
         // A CRD the finalizer removed takes its versions' APIServices with it.
         self.register_crd_versions();
@@ -240,28 +275,33 @@ impl State {
         self.notify_watchers();
     }
 
-    /// One pass over every CRD; returns whether anything was written.
+    /// One pass over every CRD; returns whether anything was written. A CRD the last pass left
+    /// as it was is skipped while it and the names its group has accepted stay as they were.
     fn reconcile_crds(&mut self) -> bool {
         let Some(crd_type) = self.registry.get(GROUP, PLURAL) else {
             return false;
         };
-        let mut crds: Vec<(String, Object)> = Vec::new();
+        let crds = crd_type.group_resource();
+        self.crd_lister.catch_up(self.store.list(&crds, None));
         let mut served = Vec::new();
-        for (key, stored) in self.store.list(&crd_type.group_resource(), None) {
-            match stored.decode(key) {
-                Ok(crd) => crds.push((key.clone(), crd)),
-                Err(e) => {
+        let mut changed = false;
+        for (key, listing) in self.crd_lister.pass() {
+            let crd = match listing {
+                Listing::Settled { group, plural } => {
+                    served.push((group, plural));
+                    continue;
+                }
+                Listing::Check(Ok(crd)) => crd,
+                Listing::Check(Err(e)) => {
                     // The CRD informer keeps what it read before: the type stays served as it
                     // was and nothing is done with the CRD. A CRD is named `<plural>.<group>`.
                     tracing::warn!(error = %e, "CRD controllers skip a CRD they cannot read");
                     if let Some((plural, group)) = key.split_once('.') {
                         served.push((group.to_owned(), plural.to_owned()));
                     }
+                    continue;
                 }
-            }
-        }
-        let mut changed = false;
-        for (key, crd) in crds {
+            };
             // The type is read once per CRD and pass: every step below serves the same one.
             let Some(t) = resource_type(&crd) else {
                 if is_terminating(&crd) && finalizers(&crd).iter().any(|f| f == CLEANUP_FINALIZER) {
@@ -277,7 +317,14 @@ impl State {
                     self.crd_finalizer_due = true;
                 }
             } else {
-                changed |= self.establish_crd(&crd_type, key, crd, t);
+                let (group, plural) = (t.group.clone(), t.plural.clone());
+                if self.establish_crd(&crd_type, key.clone(), &crd, t) {
+                    changed = true;
+                    // The CRDs after it see what it accepted (upstream's mutation cache).
+                    self.crd_lister.catch_up(self.store.list(&crds, None));
+                } else {
+                    self.crd_lister.settle(&key, &group, &plural);
+                }
             }
         }
         self.registry
@@ -285,84 +332,69 @@ impl State {
         changed
     }
 
-    /// Naming and establishing controllers: accept the names (unless another CRD of the group
-    /// holds them), then mark the CRD Established and serve its type `t`.
+    /// The naming controller (`naming_controller.go`): the names that are free are accepted, and
+    /// NamesAccepted says whether all were; then the establishing controller
+    /// (`establishing_controller.go`): once they are, the type `t` is served and the CRD marked
+    /// Established. Returns whether it wrote.
     fn establish_crd(
         &mut self,
         crd_type: &Arc<ResourceType>,
         key: String,
-        mut crd: Object,
+        crd: &Object,
         t: ResourceType,
     ) -> bool {
         let now = self.now();
-        let conflict = self.registry.custom_in_group(&t.group).find_map(|other| {
-            if other.plural == t.plural {
-                return None;
+        let accepted = Names::accepted(crd);
+        if Names::requested(crd) != accepted {
+            let naming = crd_naming::calculate(crd, &self.crd_lister.group_names(&t.group));
+            let (status, reason, message) = match naming.conflict {
+                None => ("True", "NoConflicts", "no conflicts found".to_owned()),
+                Some((reason, message)) => ("False", reason, message),
+            };
+            if naming.names != accepted
+                || !has_condition(crd, "NamesAccepted", status, reason, &message)
+            {
+                let mut crd = crd.clone();
+                if let Some(st) = crd.get_mut("status").and_then(Value::as_object_mut) {
+                    st.insert("acceptedNames".into(), naming.names.to_json());
+                }
+                set_condition(&mut crd, "NamesAccepted", status, reason, &message, &now);
+                // Established as it was (false, `NotAccepted`, when it was not there), or
+                // `Installing` once the names are accepted and it is not yet.
+                let established = condition_status(&crd, "Established");
+                if status == "True" && established != Some("True") {
+                    set_condition(
+                        &mut crd,
+                        "Established",
+                        "False",
+                        "Installing",
+                        "the initial names have been accepted",
+                        &now,
+                    );
+                } else if established.is_none() {
+                    set_condition(
+                        &mut crd,
+                        "Established",
+                        "False",
+                        "NotAccepted",
+                        "not all names are accepted",
+                        &now,
+                    );
+                }
+                self.put_crd_status(crd_type, key, crd);
+                return true;
             }
-            if other.kind == t.kind {
-                Some(("KindConflict", t.kind.clone()))
-            } else if other.singular == t.plural {
-                Some(("PluralConflict", t.plural.clone()))
-            } else {
-                None
-            }
-        });
-        if let Some((reason, name)) = conflict {
-            if condition_status(&crd, "NamesAccepted") == Some("False") {
-                return false;
-            }
-            set_condition(
-                &mut crd,
-                "NamesAccepted",
-                "False",
-                reason,
-                &format!("{} is already in use", go_quote(&name)),
-                &now,
-            );
-            set_condition(
-                &mut crd,
-                "Established",
-                "False",
-                "NotAccepted",
-                "not all names are accepted",
-                &now,
-            );
-            self.put_crd_status(crd_type, key, crd);
-            return true;
         }
-        let names = requested_names(&crd);
-        let accepted = crd.get("status").and_then(|s| s.get("acceptedNames"));
-        if accepted != Some(&names) || condition_status(&crd, "NamesAccepted") != Some("True") {
-            if let Some(status) = crd.get_mut("status").and_then(Value::as_object_mut) {
-                status.insert("acceptedNames".into(), names);
-            }
-            set_condition(
-                &mut crd,
-                "NamesAccepted",
-                "True",
-                "NoConflicts",
-                "no conflicts found",
-                &now,
-            );
-            if condition_status(&crd, "Established") != Some("True") {
-                set_condition(
-                    &mut crd,
-                    "Established",
-                    "False",
-                    "Installing",
-                    "the initial names have been accepted",
-                    &now,
-                );
-            }
-            self.put_crd_status(crd_type, key, crd);
-            return true;
+        if condition_status(crd, "NamesAccepted") != Some("True") {
+            return false;
         }
         let served = t.group_resource();
-        let read_schema = storage_schema(&crd, &t);
+        let read_schema = storage_schema(crd, &t);
         self.registry.serve_custom(t);
         self.reread_on_schema_change(&served, read_schema);
-        let wrote = condition_status(&crd, "Established") != Some("True");
+        let wrote = condition_status(crd, "Established") != Some("True");
         if wrote {
+            let mut crd = crd.clone();
             set_condition(
                 &mut crd,
                 "Established",

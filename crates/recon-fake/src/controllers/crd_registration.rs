@@ -84,13 +84,11 @@ impl State {
 
     /// The APIService each served version of each stored CRD asks for, by name. A CRD being
     /// deleted still serves its versions until it is gone.
-    fn served_crd_versions(&self) -> BTreeMap<String, Value> {
+    fn served_crd_versions(&mut self) -> BTreeMap<String, Value> {
         let crds = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
+        self.crd_lister.catch_up(self.store.list(&crds, None));
         let mut desired = BTreeMap::new();
-        for (key, stored) in self.store.list(&crds, None) {
-            let Ok(crd) = stored.decode(key) else {
-                continue;
-            };
+        for crd in self.crd_lister.decoded() {
             let spec = crd.get("spec");
             let group = spec
                 .and_then(|s| s.get("group"))

@@ -1,7 +1,8 @@
 //! The controllers: what a cluster runs beside kube-apiserver, here run by the server itself,
 //! writing through the same handlers as any client.
 //!
-//! - [`apiextensions`]: the CRD controllers, and [`apiserver`]: kube-apiserver's other
+//! - [`apiextensions`]: the CRD controllers (the naming controller's rules in [`crd_naming`],
+//!   what they have read of the CRDs in [`crd_lister`]), and [`apiserver`]: kube-apiserver's other
 //!   in-process ones (APIService availability, API priority and fairness, an APIService per
 //!   served CRD version: [`crd_registration`]), run right after each
 //!   write, as a real server's would have caught up; but the CRD finalizer runs after the
@@ -25,6 +26,8 @@ pub(crate) mod apiextensions;
 pub(crate) mod apiserver;
 pub(crate) mod client;
 pub(crate) mod clusterrole_aggregation;
+pub(crate) mod crd_lister;
+pub(crate) mod crd_naming;
 pub(crate) mod crd_registration;
 pub(crate) mod garbage_collector;
 pub(crate) mod namespace_controller;

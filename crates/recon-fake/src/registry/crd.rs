@@ -509,20 +509,6 @@ fn name_list(obj: &Object, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The names a CRD asks for, as `status.acceptedNames` records them.
-pub(crate) fn requested_names(obj: &Object) -> Value {
-    let mut names = spec(obj)
-        .and_then(|s| s.get("names"))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    if let Some(n) = names.as_object_mut() {
-        n.retain(|_, v| {
-            !v.is_null() && v.as_str() != Some("") && v.as_array().is_none_or(|a| !a.is_empty())
-        });
-    }
-    names
-}
-
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when
 /// the status changes.
 pub(crate) fn set_condition(

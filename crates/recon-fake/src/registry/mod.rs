@@ -217,16 +217,6 @@ impl Registry {
     pub(crate) fn is_builtin_group(&self, group: &str) -> bool {
         self.types.values().any(|t| !t.custom && t.group == group)
     }
-
-    /// Custom types of `group`, for name-conflict checks.
-    pub(crate) fn custom_in_group<'a>(
-        &'a self,
-        group: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<ResourceType>> + 'a {
-        self.types
-            .values()
-            .filter(move |t| t.custom && t.group == group)
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use recon_apimachinery::gotime::{self, Layout};
 
 use crate::clock::Clock;
 use crate::controllers::clusterrole_aggregation::ClusterRoleLister;
+use crate::controllers::crd_lister::CrdLister;
 use crate::handlers::admission::Admission;
 use crate::ids::IdGenerator;
 use crate::reactor::Reactor;
@@ -63,6 +64,8 @@ pub(crate) struct State {
     pub(crate) read_schemas: HashMap<GroupResource, Arc<CustomResourceSchema>>,
     /// What the ClusterRole aggregation controller has read of the ClusterRoles.
     pub(crate) cluster_role_lister: ClusterRoleLister,
+    /// What the CRD controllers have read of the CRDs.
+    pub(crate) crd_lister: CrdLister,
 }
 
 impl State {
@@ -95,6 +98,7 @@ impl State {
             root_ca_publisher: false,
             read_schemas: HashMap::new(),
             cluster_role_lister: ClusterRoleLister::default(),
+            crd_lister: CrdLister::default(),
         }
     }
 
@@ -122,6 +126,7 @@ impl State {
             root_ca_publisher: self.root_ca_publisher,
             read_schemas: self.read_schemas.clone(),
             cluster_role_lister: ClusterRoleLister::default(),
+            crd_lister: self.crd_lister.clone(),
         }
     }
 

@@ -385,7 +385,7 @@ async fn pinned_kind_resolves_builtins_for_dynamic_apis() {
 async fn a_crd_whose_names_are_not_accepted_is_never_discovered() {
     let server = ApiServer::new();
     server.install_crd(&Widget::crd()).await.unwrap();
-    // Same group and kind as Widget under another plural: a KindConflict, never Established.
+    // Same group, kind and list kind as Widget under another plural: never Established.
     let mut clash = Widget::crd();
     clash.metadata.name = Some("gadgets.example.com".into());
     clash.spec.names.plural = "gadgets".into();
@@ -409,6 +409,46 @@ async fn a_crd_whose_names_are_not_accepted_is_never_discovered() {
         .map(|(ar, _)| ar.plural)
         .collect();
     assert_eq!(plurals, ["widgets"]);
+}
+
+// A deleted CRD frees its names: the naming controller checks the other CRDs of its group again
+// (apiextensions-apiserver `pkg/controller/status/naming_controller.go`, `sync` of a CRD not
+// found). The CRD controllers skip a CRD a pass left as it was while the custom types' names
+// stay as they were, and a type no longer served changes them.
+#[tokio::test]
+async fn a_crd_held_back_by_a_name_conflict_is_established_once_the_other_is_deleted() {
+    let server = ApiServer::new();
+    server.install_crd(&Widget::crd()).await.unwrap();
+    let mut clash = Widget::crd();
+    clash.metadata.name = Some("gadgets.example.com".into());
+    clash.spec.names.plural = "gadgets".into();
+    clash.spec.names.singular = Some("gadget".into());
+    crds(&server).create(&pp(), &clash).await.unwrap();
+    let condition = |crd: &CustomResourceDefinition, kind: &str| {
+        crd.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == kind))
+            .map(|c| (c.status.clone(), c.reason.clone()))
+    };
+    let held = crds(&server).get("gadgets.example.com").await.unwrap();
+    assert_eq!(
+        condition(&held, "NamesAccepted"),
+        Some(("False".into(), Some("ListKindConflict".into())))
+    );
+
+    crds(&server)
+        .delete("widgets.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+    server.finalize_crds();
+    let established = crds(&server).get("gadgets.example.com").await.unwrap();
+    assert_eq!(
+        condition(&established, "Established").map(|c| c.0),
+        Some("True".into())
+    );
+    let list = document(&server, "/apis/example.com/v1").await;
+    assert_eq!(resource_names(&list), ["gadgets", "gadgets/status"]);
 }
 
 #[tokio::test]
