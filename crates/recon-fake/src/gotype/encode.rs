@@ -194,18 +194,46 @@ pub(crate) fn child_type<'a>(ty: Option<&'a GoType>, key: &str) -> Option<&'a Go
 }
 
 /// JSON text with `<`, `>`, `&`, U+2028 and U+2029 escaped, as `json.Marshal` (and `compact`
-/// with HTML escaping) writes them.
+/// with HTML escaping) writes them. The bytes that may need it are found with `memchr`, and the
+/// runs between them copied whole.
 pub(crate) fn escape_html(json: &str, out: &mut String) {
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
+    out.reserve(json.len());
+    let bytes = json.as_bytes();
+    // The next `<`, `>` or `&`, and the next E2 (which leads U+2028 and U+2029: E2 80 A8 and
+    // E2 80 A9), each searched for again only once passed.
+    let find = |from: usize| memchr::memchr3(b'<', b'>', b'&', &bytes[from..]).map(|at| from + at);
+    let find_e2 = |from: usize| memchr::memchr(0xe2, &bytes[from..]).map(|at| from + at);
+    let (mut next, mut next_e2) = (find(0), find_e2(0));
+    let mut run = 0;
+    loop {
+        let at = match (next, next_e2) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(at), None) | (None, Some(at)) => at,
+            (None, None) => break,
+        };
+        let (escape, width) = if next == Some(at) {
+            next = find(at + 1);
+            let escape = match bytes[at] {
+                b'<' => "\\u003c",
+                b'>' => "\\u003e",
+                _ => "\\u0026",
+            };
+            (escape, 1)
+        } else {
+            next_e2 = find_e2(at + 1);
+            match bytes.get(at + 1..at + 3) {
+                Some([0x80, 0xa8]) => ("\\u2028", 3),
+                Some([0x80, 0xa9]) => ("\\u2029", 3),
+                _ => continue,
+            }
+        };
+        // `run` and `at` are at the start of a character: an ASCII byte, or an E2 leading a
+        // three-byte one.
+        out.push_str(&json[run..at]);
+        out.push_str(escape);
+        run = at + width;
     }
+    out.push_str(&json[run..]);
 }
 
 #[cfg(test)]
@@ -213,6 +241,50 @@ mod tests {
     use recon_apimachinery::json;
 
     use super::*;
+
+    #[test]
+    fn escape_html_escapes_what_go_does_and_copies_the_rest() {
+        let mut out = String::new();
+        escape_html("a<b>&c\u{2028}d\u{2029}e\u{2027}f\u{e9}\u{1f600}", &mut out);
+        assert_eq!(
+            out,
+            "a\\u003cb\\u003e\\u0026c\\u2028d\\u2029e\u{2027}f\u{e9}\u{1f600}"
+        );
+        let mut plain = String::from("kept:");
+        escape_html("no escapes here", &mut plain);
+        assert_eq!(plain, "kept:no escapes here");
+    }
+
+    // Every string of up to four characters from an alphabet of what is escaped and what
+    // looks like it, against escaping one character at a time.
+    #[test]
+    fn escape_html_agrees_with_escaping_each_character() {
+        let alphabet = [
+            'a', '<', '>', '&', '\u{2028}', '\u{2029}', '\u{2027}', '\u{e9}',
+        ];
+        let one = |c: char| match c {
+            '<' => "\\u003c".to_owned(),
+            '>' => "\\u003e".to_owned(),
+            '&' => "\\u0026".to_owned(),
+            '\u{2028}' => "\\u2028".to_owned(),
+            '\u{2029}' => "\\u2029".to_owned(),
+            c => c.to_string(),
+        };
+        let mut strings = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+            strings.dedup();
+        }
+        for s in &strings {
+            let mut out = String::new();
+            escape_html(s, &mut out);
+            assert_eq!(out, s.chars().map(one).collect::<String>(), "{s:?}");
+        }
+    }
 
     fn written(ty: Option<&GoType>, value: &Value) -> String {
         let mut out = String::new();
