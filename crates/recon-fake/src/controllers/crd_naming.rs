@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use recon_apimachinery::go_quote;
 use recon_apimachinery::json::{Map, Value};
 
-use crate::wire::object::Object;
+use crate::wire::object::{Object, strings};
 
 /// `CustomResourceDefinitionNames`, read from `spec.names` or `status.acceptedNames` (an
 /// absent field is Go's zero value).
@@ -30,18 +30,7 @@ impl Names {
                 .unwrap_or_default()
                 .to_owned()
         };
-        let list = |field: &str| {
-            names
-                .and_then(|n| n.get(field))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let list = |field: &str| strings(names.and_then(|n| n.get(field)));
         Names {
             plural: text("plural"),
             singular: text("singular"),
@@ -122,20 +111,44 @@ fn free(requested: &str, accepted: &str, used: &BTreeSet<String>) -> Result<(), 
     Err(format!("{} is already in use", go_quote(requested)))
 }
 
+/// `requested` into `slot` when it is free; else the conflict, named `reason`.
+fn take(
+    requested: &str,
+    accepted: &str,
+    used: &BTreeSet<String>,
+    slot: &mut String,
+    reason: &'static str,
+) -> Option<(&'static str, String)> {
+    match free(requested, accepted, used) {
+        Ok(()) => {
+            requested.clone_into(slot);
+            None
+        }
+        Err(e) => Some((reason, e)),
+    }
+}
+
 /// The names `crd` is given, `used` being what its group's CRDs (itself included) have accepted.
 pub(crate) fn calculate(crd: &Object, used: &GroupNames) -> Naming {
     let requested = Names::requested(crd);
     let accepted = Names::accepted(crd);
     let mut names = accepted.clone();
-    let mut conflict = None;
-    match free(&requested.plural, &accepted.plural, &used.resources) {
-        Ok(()) => names.plural = requested.plural.clone(),
-        Err(e) => conflict = Some(("PluralConflict", e)),
-    }
-    match free(&requested.singular, &accepted.singular, &used.resources) {
-        Ok(()) => names.singular = requested.singular.clone(),
-        Err(e) => conflict = Some(("SingularConflict", e)),
-    }
+    // Each requested name is taken when free, or is the reason; a later reason overrides.
+    let mut conflict = take(
+        &requested.plural,
+        &accepted.plural,
+        &used.resources,
+        &mut names.plural,
+        "PluralConflict",
+    );
+    conflict = take(
+        &requested.singular,
+        &accepted.singular,
+        &used.resources,
+        &mut names.singular,
+        "SingularConflict",
+    )
+    .or(conflict);
     if requested.short_names != accepted.short_names {
         // A short name the CRD has already is its own; the others must be free. Go aggregates
         // the errors: one is written as it is, several as a list in brackets.
@@ -151,14 +164,22 @@ pub(crate) fn calculate(crd: &Object, used: &GroupNames) -> Naming {
             many => conflict = Some(("ShortNamesConflict", format!("[{}]", many.join(", ")))),
         }
     }
-    match free(&requested.kind, &accepted.kind, &used.kinds) {
-        Ok(()) => names.kind = requested.kind.clone(),
-        Err(e) => conflict = Some(("KindConflict", e)),
-    }
-    match free(&requested.list_kind, &accepted.list_kind, &used.kinds) {
-        Ok(()) => names.list_kind = requested.list_kind.clone(),
-        Err(e) => conflict = Some(("ListKindConflict", e)),
-    }
+    conflict = take(
+        &requested.kind,
+        &accepted.kind,
+        &used.kinds,
+        &mut names.kind,
+        "KindConflict",
+    )
+    .or(conflict);
+    conflict = take(
+        &requested.list_kind,
+        &accepted.list_kind,
+        &used.kinds,
+        &mut names.list_kind,
+        "ListKindConflict",
+    )
+    .or(conflict);
     names.categories = requested.categories;
     Naming { names, conflict }
 }

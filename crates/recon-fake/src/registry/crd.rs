@@ -20,7 +20,7 @@ use crate::apply::{Schema, ServedSchemas};
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::schema::{CelRules, CustomResourceSchema, structural};
 use crate::table::custom::CustomColumns;
-use crate::wire::object::{Object, meta_str};
+use crate::wire::object::{Object, meta_str, strings};
 
 /// The finalizer the CRD registry adds on delete; the finalizer controller removes it once no
 /// instance is left.
@@ -496,17 +496,11 @@ const CUSTOM_RESOURCE_VERBS: &[&str] = &[
 /// `spec.names.shortNames` or `spec.names.categories` (the discovery controller reads them from
 /// `status.acceptedNames`, equal to these once the CRD is established).
 fn name_list(obj: &Object, field: &str) -> Vec<String> {
-    spec(obj)
-        .and_then(|s| s.get("names"))
-        .and_then(|n| n.get(field))
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    strings(
+        spec(obj)
+            .and_then(|s| s.get("names"))
+            .and_then(|n| n.get(field)),
+    )
 }
 
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when

@@ -381,16 +381,20 @@ async fn pinned_kind_resolves_builtins_for_dynamic_apis() {
 // ---------------------------------------------------------------------------------------------
 // What discovery follows: established, terminating and deleted CRDs
 
-#[tokio::test]
-async fn a_crd_whose_names_are_not_accepted_is_never_discovered() {
-    let server = ApiServer::new();
-    server.install_crd(&Widget::crd()).await.unwrap();
-    // Same group, kind and list kind as Widget under another plural: never Established.
+/// Widget's CRD under the plural `gadgets`: the same group, kind and list kind as Widget's.
+fn widget_clash() -> CustomResourceDefinition {
     let mut clash = Widget::crd();
     clash.metadata.name = Some("gadgets.example.com".into());
     clash.spec.names.plural = "gadgets".into();
     clash.spec.names.singular = Some("gadget".into());
-    let stored = crds(&server).create(&pp(), &clash).await.unwrap();
+    clash
+}
+
+#[tokio::test]
+async fn a_crd_whose_names_are_not_accepted_is_never_discovered() {
+    let server = ApiServer::new();
+    server.install_crd(&Widget::crd()).await.unwrap();
+    let stored = crds(&server).create(&pp(), &widget_clash()).await.unwrap();
     let established = stored
         .status
         .and_then(|s| s.conditions)
@@ -413,17 +417,13 @@ async fn a_crd_whose_names_are_not_accepted_is_never_discovered() {
 
 // A deleted CRD frees its names: the naming controller checks the other CRDs of its group again
 // (apiextensions-apiserver `pkg/controller/status/naming_controller.go`, `sync` of a CRD not
-// found). The CRD controllers skip a CRD a pass left as it was while the custom types' names
-// stay as they were, and a type no longer served changes them.
+// found). The CRD controllers skip a CRD a pass left as it was while the names its group has
+// accepted stay as they were, and a deleted CRD's leave them.
 #[tokio::test]
 async fn a_crd_held_back_by_a_name_conflict_is_established_once_the_other_is_deleted() {
     let server = ApiServer::new();
     server.install_crd(&Widget::crd()).await.unwrap();
-    let mut clash = Widget::crd();
-    clash.metadata.name = Some("gadgets.example.com".into());
-    clash.spec.names.plural = "gadgets".into();
-    clash.spec.names.singular = Some("gadget".into());
-    crds(&server).create(&pp(), &clash).await.unwrap();
+    crds(&server).create(&pp(), &widget_clash()).await.unwrap();
     let condition = |crd: &CustomResourceDefinition, kind: &str| {
         crd.status
             .as_ref()
