@@ -12,7 +12,9 @@
 use recon_apimachinery::go_quote;
 use recon_apimachinery::json::Value;
 
-use crate::registry::crd::set_condition;
+use std::sync::Arc;
+
+use crate::registry::crd::{condition_kept, set_condition};
 use crate::state::State;
 use crate::storage::stored::object_key;
 use crate::wire::group::GroupResource;
@@ -48,13 +50,29 @@ impl State {
         }
     }
 
-    /// Each APIService's `Available` condition, where the in-memory server can tell.
+    /// Each APIService's `Available` condition, where the in-memory server can tell. It runs
+    /// after every write of a Service or an EndpointSlice: each APIService is decoded once per
+    /// revision (the controller's lister) and copied only to be written.
     fn check_apiservices(&mut self) {
         let services = resource(APISERVICES);
-        for (key, mut apiservice) in self.decoded(&services) {
+        self.apiservice_lister
+            .catch_up(self.store.list(&services, None), |key, stored| {
+                stored.decode(key).ok().map(Arc::new)
+            });
+        let listed: Vec<(String, Arc<Object>)> = self
+            .apiservice_lister
+            .iter()
+            .filter_map(|(key, apiservice)| Some((key.clone(), apiservice.clone()?)))
+            .filter(|(_, apiservice)| meta_str(apiservice, "deletionTimestamp").is_empty())
+            .collect();
+        for (key, apiservice) in listed {
             let Some((status, reason, message)) = self.availability(&apiservice) else {
                 continue;
             };
+            if condition_kept(&apiservice, "Available", status, reason, &message) {
+                continue;
+            }
+            let mut apiservice = Object::clone(&apiservice);
             let before = apiservice.get("status").cloned();
             set_condition(
                 &mut apiservice,

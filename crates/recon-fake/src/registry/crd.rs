@@ -503,6 +503,35 @@ fn name_list(obj: &Object, field: &str) -> Vec<String> {
     )
 }
 
+/// Whether [`set_condition`] with these would leave `obj` as it is: its condition of type
+/// `kind` has the same status, reason and message, a `lastTransitionTime`, and nothing else.
+pub(crate) fn condition_kept(
+    obj: &Object,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> bool {
+    let Some(condition) = obj
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .and_then(|list| {
+            list.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+        })
+        .and_then(Value::as_object)
+    else {
+        return false;
+    };
+    let is = |field: &str, want: &str| condition.get(field).and_then(Value::as_str) == Some(want);
+    condition.len() == 5
+        && condition.contains_key("lastTransitionTime")
+        && is("status", status)
+        && is("reason", reason)
+        && is("message", message)
+}
+
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when
 /// the status changes.
 pub(crate) fn set_condition(
@@ -545,6 +574,54 @@ pub(crate) fn set_condition(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // `condition_kept` says yes exactly where `set_condition` leaves the object as it is.
+    #[test]
+    fn a_condition_is_kept_only_where_setting_it_changes_nothing() {
+        let now = json!("2026-12-03T00:00:00Z");
+        let with = |condition: Value| {
+            let Value::Object(obj) = json!({"status": {"conditions": [condition]}}) else {
+                unreachable!("an object literal")
+            };
+            obj
+        };
+        let same = json!({"type": "Available", "status": "True", "lastTransitionTime": "t",
+            "reason": "Local", "message": "m"});
+        let cases = [
+            (same.clone(), true),
+            (
+                json!({"type": "Available", "status": "True", "lastTransitionTime": "t", "reason": "Local", "message": "other"}),
+                false,
+            ),
+            (
+                json!({"type": "Available", "status": "False", "lastTransitionTime": "t", "reason": "Local", "message": "m"}),
+                false,
+            ),
+            (
+                json!({"type": "Available", "status": "True", "reason": "Local", "message": "m"}),
+                false,
+            ),
+            (
+                json!({"type": "Available", "status": "True", "lastTransitionTime": "t", "reason": "Local", "message": "m", "extra": 1}),
+                false,
+            ),
+            (
+                json!({"type": "Other", "status": "True", "lastTransitionTime": "t", "reason": "Local", "message": "m"}),
+                false,
+            ),
+        ];
+        for (condition, kept) in cases {
+            let obj = with(condition.clone());
+            assert_eq!(
+                condition_kept(&obj, "Available", "True", "Local", "m"),
+                kept,
+                "{condition}"
+            );
+            let mut set = obj.clone();
+            set_condition(&mut set, "Available", "True", "Local", "m", &now);
+            assert_eq!(set == obj, kept, "{condition}");
+        }
+    }
 
     fn crd(v: Value) -> Object {
         v.as_object().cloned().unwrap_or_default()

@@ -22,11 +22,13 @@ use crate::registry::resource::ResourceType;
 use crate::registry::{Registry, conversion, events};
 use crate::request::call::Call;
 use crate::schema::CustomResourceSchema;
+use crate::storage::by_revision::ByRevision;
 use crate::storage::store::Store;
 use crate::storage::stored::Stored;
 use crate::wire::error::ApiError;
 use crate::wire::group::GroupResource;
 use crate::wire::object::{DecodeError, Object};
+use service_allocation::Allocation;
 use watcher::Watcher;
 
 /// Everything the server knows, guarded by one lock: requests are served one at a time, as etcd
@@ -66,6 +68,11 @@ pub(crate) struct State {
     pub(crate) cluster_role_lister: ClusterRoleLister,
     /// What the CRD controllers have read of the CRDs.
     pub(crate) crd_lister: CrdLister,
+    /// The addresses and ports each stored Service holds.
+    pub(crate) service_allocations: ByRevision<Allocation>,
+    /// What the APIService availability controller has read of the APIServices (`None`: one
+    /// that does not decode).
+    pub(crate) apiservice_lister: ByRevision<Option<Arc<Object>>>,
 }
 
 impl State {
@@ -99,6 +106,8 @@ impl State {
             read_schemas: HashMap::new(),
             cluster_role_lister: ClusterRoleLister::default(),
             crd_lister: CrdLister::default(),
+            service_allocations: ByRevision::default(),
+            apiservice_lister: ByRevision::default(),
         }
     }
 
@@ -127,6 +136,8 @@ impl State {
             read_schemas: self.read_schemas.clone(),
             cluster_role_lister: ClusterRoleLister::default(),
             crd_lister: self.crd_lister.clone(),
+            service_allocations: self.service_allocations.clone(),
+            apiservice_lister: self.apiservice_lister.clone(),
         }
     }
 

@@ -17,6 +17,7 @@ use recon_apimachinery::json::Value;
 
 use super::State;
 use crate::field::{BadValue, ErrorType, FieldError};
+use crate::storage::stored::Stored;
 use crate::wire::group::GroupResource;
 use crate::wire::object::Object;
 
@@ -38,43 +39,56 @@ fn services() -> GroupResource {
     GroupResource::new(String::new(), "services".to_owned())
 }
 
+/// A Service's cluster IPs and node ports, as its stored body says.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Allocation {
+    ips: Vec<Ipv4Addr>,
+    ports: Vec<u16>,
+}
+
+impl Allocation {
+    fn of(key: &str, stored: &Stored) -> Allocation {
+        let obj = match stored.decode(key) {
+            Ok(obj) => obj,
+            Err(e) => {
+                // Its addresses cannot be read; the others are still allocated.
+                tracing::warn!(error = %e, "a Service's allocations cannot be read");
+                return Allocation::default();
+            }
+        };
+        let spec = obj.get("spec");
+        let ips = spec
+            .and_then(|s| s.get("clusterIPs"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        let ports = spec
+            .and_then(|s| s.get("ports"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("nodePort").and_then(Value::as_u64))
+            .filter_map(|p| u16::try_from(p).ok())
+            .collect();
+        Allocation { ips, ports }
+    }
+}
+
 impl State {
-    /// The cluster IPs and node ports of every stored Service but `except` (its storage key).
-    fn allocated(&self, except: Option<&str>) -> (BTreeSet<Ipv4Addr>, BTreeSet<u16>) {
+    /// The cluster IPs and node ports of every stored Service but `except` (its storage key);
+    /// only the Services written since the last call are read again.
+    fn allocated(&mut self, except: Option<&str>) -> (BTreeSet<Ipv4Addr>, BTreeSet<u16>) {
+        self.service_allocations
+            .catch_up(self.store.list(&services(), None), Allocation::of);
         let mut ips = BTreeSet::new();
         let mut ports = BTreeSet::new();
-        for (key, stored) in self.store.list(&services(), None) {
-            if Some(key.as_str()) == except {
-                continue;
-            }
-            let obj = match stored.decode(key) {
-                Ok(obj) => obj,
-                Err(e) => {
-                    // Its addresses cannot be read; the others are still allocated.
-                    tracing::warn!(error = %e, "a Service's allocations cannot be read");
-                    continue;
-                }
-            };
-            let spec = obj.get("spec");
-            for ip in spec
-                .and_then(|s| s.get("clusterIPs"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter_map(|s| s.parse().ok())
-            {
-                ips.insert(ip);
-            }
-            for port in spec
-                .and_then(|s| s.get("ports"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p.get("nodePort").and_then(Value::as_u64))
-                .filter_map(|p| u16::try_from(p).ok())
-            {
-                ports.insert(port);
+        for (key, allocation) in self.service_allocations.iter() {
+            if Some(key.as_str()) != except {
+                ips.extend(allocation.ips.iter().copied());
+                ports.extend(allocation.ports.iter().copied());
             }
         }
         (ips, ports)
@@ -82,7 +96,7 @@ impl State {
 
     /// Allocates what a new Service needs; `key` is its storage key. Errors are the field
     /// errors of the real 422.
-    pub(crate) fn allocate_service(&self, obj: &mut Object, key: &str) -> Vec<FieldError> {
+    pub(crate) fn allocate_service(&mut self, obj: &mut Object, key: &str) -> Vec<FieldError> {
         let (used_ips, used_ports) = self.allocated(Some(key));
         let mut errors = Vec::new();
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {

@@ -6,8 +6,10 @@
 //! - [`labels`]: an object's labels as selectors and the label index read them;
 //! - [`history`]: the bounded change log;
 //! - [`store`]: the objects, their label index and the revision counter;
-//! - [`write_limit`]: etcd's limits on the size of one write.
+//! - [`write_limit`]: etcd's limits on the size of one write;
+//! - [`by_revision`]: what is worked out from each stored object, kept until it changes.
 
+pub(crate) mod by_revision;
 pub(crate) mod history;
 pub(crate) mod labels;
 pub(crate) mod store;
