@@ -18,7 +18,10 @@ use super::crd_naming::{self, Names};
 use crate::client_service::Shared;
 use crate::handlers::delete::Deleted;
 use crate::handlers::field_manager::FieldManager;
-use crate::registry::crd::{CLEANUP_FINALIZER, resource_type, set_condition, storage_schema};
+use crate::registry::crd::{
+    CLEANUP_FINALIZER, condition, condition_equivalent, resource_type, set_condition,
+    storage_schema,
+};
 use crate::registry::resource::ResourceType;
 use crate::request::delete_options::DeleteOptions;
 use crate::schema::CustomResourceSchema;
@@ -32,31 +35,7 @@ const PLURAL: &str = "customresourcedefinitions";
 
 /// The status of a CRD's condition of type `kind`, if it has one.
 fn condition_status<'a>(obj: &'a Object, kind: &str) -> Option<&'a str> {
-    obj.get("status")?
-        .get("conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
-        .get("status")?
-        .as_str()
-}
-
-/// Whether `obj` has a condition of type `kind` equivalent to the one given
-/// (`IsCRDConditionEquivalent`: the same status, reason and message, whatever its time).
-fn has_condition(obj: &Object, kind: &str, status: &str, reason: &str, message: &str) -> bool {
-    let Some(found) = obj
-        .get("status")
-        .and_then(|s| s.get("conditions"))
-        .and_then(Value::as_array)
-        .and_then(|list| {
-            list.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-        })
-    else {
-        return false;
-    };
-    let field = |name: &str| found.get(name).and_then(Value::as_str).unwrap_or_default();
-    field("status") == status && field("reason") == reason && field("message") == message
+    condition(obj, kind)?.get("status")?.as_str()
 }
 
 /// How long after the response that gave it work the CRD finalizer runs, on the Tokio clock (a
@@ -352,7 +331,7 @@ impl State {
                 Some((reason, message)) => ("False", reason, message),
             };
             if naming.names != accepted
-                || !has_condition(crd, "NamesAccepted", status, reason, &message)
+                || !condition_equivalent(crd, "NamesAccepted", status, reason, &message)
             {
                 let mut crd = crd.clone();
                 if let Some(st) = crd.get_mut("status").and_then(Value::as_object_mut) {

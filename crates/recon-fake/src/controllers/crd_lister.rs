@@ -9,13 +9,14 @@ use std::sync::Arc;
 use recon_apimachinery::json::Value;
 
 use super::crd_naming::GroupNames;
+use crate::storage::by_revision::ByRevision;
 use crate::storage::stored::Stored;
 use crate::wire::object::{DecodeError, Object};
 
 /// The stored CRDs by key (their name), in the store's order.
 #[derive(Clone, Default)]
 pub(crate) struct CrdLister {
-    crds: BTreeMap<String, Listed>,
+    crds: ByRevision<Listed>,
     /// Per group, the names its CRDs have accepted, and a count that changes when they do.
     groups: BTreeMap<String, (GroupNames, u64)>,
     /// The last count given to a group.
@@ -24,7 +25,6 @@ pub(crate) struct CrdLister {
 
 #[derive(Clone)]
 struct Listed {
-    revision: u64,
     decoded: Result<Arc<Object>, DecodeError>,
     settled: Option<Settled>,
 }
@@ -52,23 +52,11 @@ impl CrdLister {
     /// Brings the lister up to `stored`, the stored CRDs in key order: those gone are
     /// forgotten, and those written since are decoded again.
     pub(crate) fn catch_up<'s>(&mut self, stored: impl Iterator<Item = (&'s String, &'s Stored)>) {
-        let mut before = std::mem::take(&mut self.crds);
-        let mut changed = false;
-        for (key, crd) in stored {
-            let listed = match before.remove(key) {
-                Some(listed) if listed.revision == crd.revision => listed,
-                _ => {
-                    changed = true;
-                    Listed {
-                        revision: crd.revision,
-                        decoded: crd.decode(key).map(Arc::new),
-                        settled: None,
-                    }
-                }
-            };
-            self.crds.insert(key.clone(), listed);
-        }
-        if changed || !before.is_empty() {
+        let changed = self.crds.catch_up(stored, |key, crd| Listed {
+            decoded: crd.decode(key).map(Arc::new),
+            settled: None,
+        });
+        if changed {
             self.count_group_names();
         }
     }
@@ -139,13 +127,14 @@ impl CrdLister {
 
     /// The CRDs that decode, in key order.
     pub(crate) fn decoded(&self) -> impl Iterator<Item = &Object> + '_ {
-        self.crds.values().filter_map(|l| l.decoded.as_deref().ok())
+        self.crds
+            .iter()
+            .filter_map(|(_, l)| l.decoded.as_deref().ok())
     }
 
     /// CRD `key` as it was stored at `revision`, if that is what the lister holds.
     pub(crate) fn at(&self, key: &str, revision: u64) -> Option<&Object> {
-        let listed = self.crds.get(key).filter(|l| l.revision == revision)?;
-        listed.decoded.as_deref().ok()
+        self.crds.at(key, revision)?.decoded.as_deref().ok()
     }
 }
 

@@ -503,6 +503,31 @@ fn name_list(obj: &Object, field: &str) -> Vec<String> {
     )
 }
 
+/// The condition of type `kind` in `obj`'s `status.conditions`, if it has one.
+pub(crate) fn condition<'a>(obj: &'a Object, kind: &str) -> Option<&'a Map> {
+    obj.get("status")?
+        .get("conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))?
+        .as_object()
+}
+
+/// Whether `obj` has a condition of type `kind` equivalent to the one given
+/// (`IsCRDConditionEquivalent`: the same status, reason and message, whatever its time).
+pub(crate) fn condition_equivalent(
+    obj: &Object,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> bool {
+    condition(obj, kind).is_some_and(|c| {
+        let field = |name: &str| c.get(name).and_then(Value::as_str).unwrap_or_default();
+        field("status") == status && field("reason") == reason && field("message") == message
+    })
+}
+
 /// Whether [`set_condition`] with these would leave `obj` as it is: its condition of type
 /// `kind` has the same status, reason and message, a `lastTransitionTime`, and nothing else.
 pub(crate) fn condition_kept(
@@ -512,24 +537,14 @@ pub(crate) fn condition_kept(
     reason: &str,
     message: &str,
 ) -> bool {
-    let Some(condition) = obj
-        .get("status")
-        .and_then(|s| s.get("conditions"))
-        .and_then(Value::as_array)
-        .and_then(|list| {
-            list.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-        })
-        .and_then(Value::as_object)
-    else {
-        return false;
-    };
-    let is = |field: &str, want: &str| condition.get(field).and_then(Value::as_str) == Some(want);
-    condition.len() == 5
-        && condition.contains_key("lastTransitionTime")
-        && is("status", status)
-        && is("reason", reason)
-        && is("message", message)
+    condition(obj, kind).is_some_and(|c| {
+        let is = |field: &str, want: &str| c.get(field).and_then(Value::as_str) == Some(want);
+        c.len() == 5
+            && c.contains_key("lastTransitionTime")
+            && is("status", status)
+            && is("reason", reason)
+            && is("message", message)
+    })
 }
 
 /// Sets a CRD condition the way `SetCRDCondition` does: `lastTransitionTime` moves only when

@@ -33,20 +33,22 @@ impl<T> Default for ByRevision<T> {
 
 impl<T> ByRevision<T> {
     /// Brings it up to `stored`, every stored object of the resource: those gone are forgotten,
-    /// and those new or written since are derived again with `derive`.
+    /// and those new or written since are derived again with `derive`. Returns whether any was.
     pub(crate) fn catch_up<'s>(
         &mut self,
         stored: impl Iterator<Item = (&'s String, &'s Stored)>,
         mut derive: impl FnMut(&str, &Stored) -> T,
-    ) {
+    ) -> bool {
         self.pass += 1;
         let pass = self.pass;
         let mut seen = 0;
+        let mut changed = false;
         for (key, object) in stored {
             seen += 1;
             match self.objects.get_mut(key.as_str()) {
                 Some(d) if d.revision == object.revision => d.seen = pass,
                 Some(d) => {
+                    changed = true;
                     *d = Derived {
                         revision: object.revision,
                         seen: pass,
@@ -54,6 +56,7 @@ impl<T> ByRevision<T> {
                     }
                 }
                 None => {
+                    changed = true;
                     let value = derive(key, object);
                     let derived = Derived {
                         revision: object.revision,
@@ -66,12 +69,25 @@ impl<T> ByRevision<T> {
         }
         if self.objects.len() != seen {
             self.objects.retain(|_, d| d.seen == pass);
+            changed = true;
         }
+        changed
     }
 
     /// What was derived of each object, in key order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &T)> + '_ {
         self.objects.iter().map(|(key, d)| (key, &d.value))
+    }
+
+    /// What was derived of `key`, if it was at `revision`.
+    pub(crate) fn at(&self, key: &str, revision: u64) -> Option<&T> {
+        let d = self.objects.get(key).filter(|d| d.revision == revision)?;
+        Some(&d.value)
+    }
+
+    /// What was derived of `key`, to amend.
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut T> {
+        self.objects.get_mut(key).map(|d| &mut d.value)
     }
 }
 
@@ -93,10 +109,18 @@ mod tests {
         };
         let a1 = Stored::raw(body("{}"), 1);
         let b2 = Stored::raw(body("{}"), 2);
-        derived.catch_up([(&a, &a1), (&b, &b2)].into_iter(), |k, s| {
+        let changed = derived.catch_up([(&a, &a1), (&b, &b2)].into_iter(), |k, s| {
             derive(&mut calls, k, s)
         });
+        assert!(changed);
         assert_eq!(calls, ["a", "b"]);
+        assert!(
+            !derived.catch_up([(&a, &a1), (&b, &b2)].into_iter(), |k, s| {
+                derive(&mut calls, k, s)
+            })
+        );
+        assert_eq!(derived.at("b", 2), Some(&20));
+        assert_eq!(derived.at("b", 3), None);
 
         // b written again, c new: only they are derived.
         let b3 = Stored::raw(body("{}"), 3);
@@ -111,9 +135,10 @@ mod tests {
 
         // a deleted.
         calls.clear();
-        derived.catch_up([(&b, &b3), (&c, &c4)].into_iter(), |k, s| {
+        let changed = derived.catch_up([(&b, &b3), (&c, &c4)].into_iter(), |k, s| {
             derive(&mut calls, k, s)
         });
+        assert!(changed, "a is gone");
         assert!(calls.is_empty());
         assert_eq!(
             derived.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
