@@ -162,8 +162,31 @@ pub struct RequestSpec {
 
 #[derive(Debug, Clone)]
 pub enum Body {
-    Json(Value),
+    /// A JSON body, and the text `serde_json` writes for it when its variables can be put
+    /// straight into that text ([`json_text`]): written once, when the file is read.
+    Json {
+        value: Value,
+        text: Option<String>,
+    },
     Raw(String),
+}
+
+/// The text `serde_json` writes for `v`, in which substituting the variables (their values
+/// escaped as JSON strings) writes the same bytes as substituting them in `v` and writing that:
+/// `None` when a key holds a variable (its value could change the keys' order) or a reference
+/// holds a byte JSON escapes.
+pub fn json_text(v: &Value) -> Option<String> {
+    fn plain(v: &Value) -> bool {
+        match v {
+            Value::String(s) => {
+                !s.contains("${") || !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+            }
+            Value::Array(items) => items.iter().all(plain),
+            Value::Object(map) => map.iter().all(|(k, v)| !k.contains("${") && plain(v)),
+            _ => true,
+        }
+    }
+    plain(v).then(|| v.to_string())
 }
 
 /// What a step does, checked when the file is read.
@@ -397,7 +420,10 @@ fn check_step(s: &StepFile) -> Result<Step, FieldError> {
             (Some(_), Some(_)) => {
                 return Err(("rawBody", "give `body` or `rawBody`, not both".into()));
             }
-            (Some(v), None) => Some(Body::Json(v.clone())),
+            (Some(v), None) => Some(Body::Json {
+                value: v.clone(),
+                text: json_text(v),
+            }),
             (None, Some(raw)) => Some(Body::Raw(raw.clone())),
             (None, None) => None,
         };
@@ -512,7 +538,7 @@ fn check_names(step: &Step, defined: &[String], watches: &[String]) -> Result<()
     texts.extend(request.query.iter().map(|(_, v)| ("query", v.clone())));
     match &request.body {
         Some(Body::Raw(raw)) => texts.push(("rawBody", raw.clone())),
-        Some(Body::Json(v)) => {
+        Some(Body::Json { value: v, .. }) => {
             let mut strings = Vec::new();
             strings_in(v, &mut strings);
             texts.extend(strings.into_iter().map(|s| ("body", s)));

@@ -58,9 +58,8 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Replays `scenario` on a paused Tokio clock: a wait (an event's `timeout`, a `quiet` window,
 /// the server's own timers) moves the clock only once the server and the client have nothing
-/// left to do, so it lasts as long as the recording says and costs no wall time. Returns the
-/// outcome and how long the set-up took (the new server and its CRDs installed).
-fn replay_on_paused_clock(scenario: &Scenario) -> Result<(Outcome, Duration), String> {
+/// left to do, so it lasts as long as the recording says and costs no wall time.
+fn replay_on_paused_clock(scenario: &Scenario) -> Result<Replayed, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -69,7 +68,19 @@ fn replay_on_paused_clock(scenario: &Scenario) -> Result<(Outcome, Duration), St
         .block_on(replay(scenario))
 }
 
-async fn replay(scenario: &Scenario) -> Result<(Outcome, Duration), String> {
+/// A replay's outcome and times.
+struct Replayed {
+    outcome: Outcome,
+    /// From the new server to the last step's answer checked: what the real side's time is
+    /// to the in-memory side, with the set-up it does not time added. The runtime's start
+    /// and the server's drop afterwards are left out, as the real side leaves out its
+    /// clean-up.
+    took: Duration,
+    /// Of which the new server and its CRDs installed.
+    setup: Duration,
+}
+
+async fn replay(scenario: &Scenario) -> Result<Replayed, String> {
     let started = Instant::now();
     // A stopped clock: a real recording takes well under a second, and times truncated to the
     // second order some lists (`managedFields` by operation, then second, then manager), so a
@@ -100,7 +111,11 @@ async fn replay(scenario: &Scenario) -> Result<(Outcome, Duration), String> {
     let setup = started.elapsed();
     let mode = runner::Mode { compare: true };
     let outcome = runner::run(scenario, &Transport::Fake(server.client()), &mode).await;
-    Ok((outcome, setup))
+    Ok(Replayed {
+        outcome,
+        took: started.elapsed(),
+        setup,
+    })
 }
 
 #[rstest]
@@ -122,14 +137,13 @@ fn scenario(
         }
         Some(timing::Side::InMemory) => {
             let _one = record::one_at_a_time();
-            let started = Instant::now();
-            let (replayed, setup) = replay_on_paused_clock(&scenario)
+            let replayed = replay_on_paused_clock(&scenario)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let in_memory = started.elapsed();
-            if let Some(why) = &replayed.stopped {
+            if let Some(why) = &replayed.outcome.stopped {
                 panic!("{} in memory: {why}", path.display());
             }
-            timing::write_in_memory(&scenario, in_memory, setup).unwrap_or_else(|e| panic!("{e}"));
+            timing::write_in_memory(&scenario, replayed.took, replayed.setup)
+                .unwrap_or_else(|e| panic!("{e}"));
             return;
         }
         None => {}
@@ -149,7 +163,7 @@ fn scenario(
             .unwrap_or_else(|e| panic!("{e}"));
         return;
     }
-    let (outcome, _) =
+    let Replayed { outcome, .. } =
         replay_on_paused_clock(&scenario).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let gap = KNOWN_GAPS.iter().find(|(id, _)| *id == scenario.id);
     match (gap, outcome.differs()) {

@@ -5,6 +5,8 @@
 //! Ordinals are given by first appearance in the scenario's responses, in step order and, within
 //! a body, in key order (bodies are `serde_json::Value`s, whose objects are sorted).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 pub struct Normalizer {
@@ -108,7 +110,10 @@ impl Normalizer {
                         let s = self.text(s);
                         self.message_versions(&s)
                     }
-                    _ => self.text(s),
+                    _ => match self.text(s) {
+                        Cow::Owned(text) => text,
+                        Cow::Borrowed(_) => return,
+                    },
                 };
                 *s = replaced;
             }
@@ -122,38 +127,47 @@ impl Normalizer {
         }
     }
 
-    /// Any string: a whole timestamp, uids, generated names and namespaces inside it.
-    fn text(&mut self, s: &str) -> String {
+    /// Any string: a whole timestamp, uids, generated names and namespaces inside it; borrowed
+    /// when none is there.
+    fn text<'s>(&mut self, s: &'s str) -> Cow<'s, str> {
         if is_timestamp(s) {
-            return "<time>".into();
+            return Cow::Owned("<time>".into());
         }
         // A client certificate's fingerprint (a requester's `credential-id`): the recorder's
         // certificate is not the in-memory server's.
         if s.strip_prefix("X509SHA256=")
             .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         {
-            return "X509SHA256=<fingerprint>".into();
+            return Cow::Owned("X509SHA256=<fingerprint>".into());
         }
         if s.starts_with("-----BEGIN CERTIFICATE-----") {
             // A cluster's own CA: each server has its own.
-            return "<certificate>".into();
+            return Cow::Owned("<certificate>".into());
         }
         if is_jwt(s) {
             // A signed token: each server signs with its own key, at its own time.
-            return "<token>".into();
+            return Cow::Owned("<token>".into());
         }
-        let mut out = timestamps_in(&self.uids_in(s));
-        let generated = self.generated.clone();
-        for (i, name) in generated.iter().enumerate() {
-            out = out.replace(name.as_str(), &format!("<generated:{}>", i + 1));
+        let mut out = match self.uids_in(s) {
+            Cow::Borrowed(s) => timestamps_in(s),
+            Cow::Owned(with_uids) => Cow::Owned(timestamps_in(&with_uids).into_owned()),
+        };
+        for (i, name) in self.generated.iter().enumerate() {
+            if out.contains(name.as_str()) {
+                out = out
+                    .replace(name.as_str(), &format!("<generated:{}>", i + 1))
+                    .into();
+            }
         }
         for (value, var) in &self.namespaces {
-            out = out.replace(value.as_str(), &format!("${{{var}}}"));
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), &format!("${{{var}}}")).into();
+            }
         }
         out
     }
 
-    fn uids_in(&mut self, s: &str) -> String {
+    fn uids_in<'s>(&mut self, s: &'s str) -> Cow<'s, str> {
         let bytes = s.as_bytes();
         let mut out = String::new();
         let mut i = 0;
@@ -172,8 +186,11 @@ impl Normalizer {
                 i += 1;
             }
         }
+        if copied == 0 {
+            return Cow::Borrowed(s);
+        }
         out.push_str(&s[copied..]);
-        out
+        Cow::Owned(out)
     }
 
     /// resourceVersions quoted in messages: "too old resource version: 5 (9)", "Too large
@@ -229,9 +246,10 @@ impl Normalizer {
 /// Timestamps that are values of an object quoted as JSON in a text (`\"time\":\"2024-...\"`,
 /// or unescaped, `"time":"2024-..."`) become `<time>`; a timestamp a message quotes by itself
 /// is the request's, and stays.
-fn timestamps_in(s: &str) -> String {
+fn timestamps_in(s: &str) -> Cow<'_, str> {
     let mut out = String::new();
     let mut rest = s;
+    let mut changed = false;
     while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
         out.push_str(&rest[..i]);
         rest = &rest[i..];
@@ -239,6 +257,7 @@ fn timestamps_in(s: &str) -> String {
             Some(n) => {
                 out.push_str("<time>");
                 rest = &rest[n..];
+                changed = true;
             }
             None => {
                 let n = rest
@@ -249,8 +268,11 @@ fn timestamps_in(s: &str) -> String {
             }
         }
     }
+    if !changed {
+        return Cow::Borrowed(s);
+    }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 /// An age as `duration.HumanDuration` prints one under ten minutes: `42s`, `3m`, `3m7s`.
@@ -266,6 +288,9 @@ fn is_recent_age(s: &str) -> bool {
 /// A compact JWS (`header.claims.signature`, base64url, the header a JSON object): a token a
 /// server minted, which no other server reproduces.
 fn is_jwt(s: &str) -> bool {
+    if !s.starts_with("eyJ") {
+        return false;
+    }
     let parts: Vec<&str> = s.split('.').collect();
     parts.len() == 3
         && s.starts_with("eyJ")

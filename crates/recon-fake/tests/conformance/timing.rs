@@ -6,7 +6,8 @@
 //!   stderr).
 //! - `RECON_CONFORMANCE=time-memory`, with no real server running: every scenario is replayed
 //!   on a fresh in-memory server exactly as the replay test runs it, set-up included (a new
-//!   server, its CRDs installed); each appends `id, server, in-memory seconds, set-up seconds`.
+//!   server, its CRDs installed), the server's drop afterwards left out as the real side's
+//!   clean-up is; each appends `id, server, in-memory seconds, set-up seconds`.
 //!
 //! Timing the two sides apart keeps the real servers' own background work (etcd, watch caches,
 //! garbage collection), which goes on after each of their scenarios, off the cores the

@@ -44,7 +44,10 @@ pub(super) fn expand(e: &mut Expr, errors: &mut Vec<Issue>) {
             args.iter_mut().for_each(|a| expand(a, errors));
         }
     }
-    let Kind::Call { func, target, args } = &mut e.kind else {
+    let Kind::Call {
+        func, target, args, ..
+    } = &mut e.kind
+    else {
         return;
     };
     // A receiver macro: `bind` with three arguments on the identifier `cel`

@@ -51,7 +51,7 @@ impl<'a, 'e> Env<'a, 'e> {
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, (n, _))| *n == name)
+            .find(|(_, (n, _))| same_name(n, name))
             .map(|(i, (_, v))| (i, v.clone()))
     }
 
@@ -86,4 +86,10 @@ impl<'a, 'e> Env<'a, 'e> {
         let keep = self.vars.len().saturating_sub(n);
         self.vars.truncate(keep);
     }
+}
+
+/// Whether two variable names are the same: compared in place, since they are a few bytes
+/// long and a rule's loop looks them up on every step.
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }

@@ -9,8 +9,9 @@ use std::rc::Rc;
 use super::cost::actual;
 use super::cost::{LIST_CREATE, MAP_CREATE, SELECT_AND_IDENT};
 use super::env::{COST_EXCEEDED, Env, Slot};
+use super::operators;
 use super::stdlib;
-use super::syntax::{Expr, Kind, Lit, Macro};
+use super::syntax::{Expr, Kind, Lit, Macro, Op};
 use super::value::{self, EvalError, MapVal, Result, Value};
 
 /// Evaluates `e`.
@@ -21,19 +22,8 @@ pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'
             env.charge(SELECT_AND_IDENT)?;
             match env.lookup(name) {
                 Some((_, Slot::Ready(v))) => v,
-                Some((at, Slot::Lazy(init))) => {
-                    // A `cel.bind` variable's first read: its initializer, in the scope the
-                    // bind saw, once.
-                    let hidden = env.hide_from(at);
-                    let v = eval(init, env);
-                    env.restore(hidden, v.clone());
-                    v
-                }
-                // A type name, or a declared variable with no value here (`oldSelf` on create).
-                None if super::decls::type_ident(name).is_some() => {
-                    Ok(Value::Type(Rc::from(name.as_str())))
-                }
-                None => Err(EvalError::new(format!("no such attribute(s): {name}"))),
+                Some((at, Slot::Lazy(init))) => first_read(at, init, env),
+                None => not_in_scope(name),
             }
         }
         Kind::Select {
@@ -48,52 +38,14 @@ pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'
             }
             select(target, field, *test)
         }
-        Kind::Call { func, target, args } => call(func, target.as_deref(), args, env),
-        Kind::List(elems) => {
-            if !constant(elems.iter().map(|(x, _)| x)) {
-                env.charge(LIST_CREATE)?;
-            }
-            let mut out = Vec::with_capacity(elems.len());
-            for (elem, optional) in elems {
-                let v = eval(elem, env)?;
-                match (optional, v) {
-                    (true, Value::Optional(None)) => {}
-                    (true, Value::Optional(Some(inner))) => out.push((*inner).clone()),
-                    (_, v) => out.push(v),
-                }
-            }
-            Ok(Value::list(out))
-        }
-        Kind::Map(entries) => {
-            if !constant(entries.iter().flat_map(|(k, v, _)| [k, v])) {
-                env.charge(MAP_CREATE)?;
-            }
-            let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::with_capacity(entries.len());
-            for (k, v, optional) in entries {
-                let key = eval(k, env)?;
-                if !matches!(
-                    key,
-                    Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_)
-                ) {
-                    return Err(EvalError::new(format!(
-                        "unsupported key type: {}",
-                        key.type_name()
-                    )));
-                }
-                let value = match (optional, eval(v, env)?) {
-                    (true, Value::Optional(None)) => continue,
-                    (true, Value::Optional(Some(inner))) => (*inner).clone(),
-                    (_, v) => v,
-                };
-                // A repeated key takes the later value (a Go map).
-                let keys: Vec<Value<'a>> = out.iter().map(|(k, _)| k.clone()).collect();
-                match value::position(&keys, &key)?.and_then(|i| out.get_mut(i)) {
-                    Some(entry) => entry.1 = value,
-                    None => out.push((key, value)),
-                }
-            }
-            Ok(Value::Map(MapVal::Owned(Rc::new(out))))
-        }
+        Kind::Call {
+            func,
+            op,
+            target,
+            args,
+        } => call(func, *op, target.as_deref(), args, env),
+        Kind::List(elems) => list(elems, env),
+        Kind::Map(entries) => map(entries, env),
         Kind::Struct { name, .. } => Err(EvalError::new(format!("unknown type: {name}"))),
         Kind::Comprehension {
             kind,
@@ -103,6 +55,78 @@ pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'
             args,
         } => comprehension(*kind, range, var, var2.as_deref(), args, env),
     }
+}
+
+/// A `cel.bind` variable's first read: its initializer, in the scope the bind saw, once.
+/// Kept out of [`eval`], as are the other arms a rule's loops seldom take, so that its frame
+/// stays small.
+#[inline(never)]
+fn first_read<'a, 'e>(at: usize, init: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'a>> {
+    let hidden = env.hide_from(at);
+    let v = eval(init, env);
+    env.restore(hidden, v.clone());
+    v
+}
+
+/// A name with no value in scope: a type name, or a declared variable with no value here
+/// (`oldSelf` on create).
+#[cold]
+fn not_in_scope<'a>(name: &str) -> Result<Value<'a>> {
+    if super::decls::type_ident(name).is_some() {
+        return Ok(Value::Type(Rc::from(name)));
+    }
+    Err(EvalError::new(format!("no such attribute(s): {name}")))
+}
+
+/// A list literal.
+#[inline(never)]
+fn list<'a, 'e>(elems: &'e [(Expr, bool)], env: &mut Env<'a, 'e>) -> Result<Value<'a>> {
+    if !constant(elems.iter().map(|(x, _)| x)) {
+        env.charge(LIST_CREATE)?;
+    }
+    let mut out = Vec::with_capacity(elems.len());
+    for (elem, optional) in elems {
+        let v = eval(elem, env)?;
+        match (optional, v) {
+            (true, Value::Optional(None)) => {}
+            (true, Value::Optional(Some(inner))) => out.push((*inner).clone()),
+            (_, v) => out.push(v),
+        }
+    }
+    Ok(Value::list(out))
+}
+
+/// A map literal.
+#[inline(never)]
+fn map<'a, 'e>(entries: &'e [(Expr, Expr, bool)], env: &mut Env<'a, 'e>) -> Result<Value<'a>> {
+    if !constant(entries.iter().flat_map(|(k, v, _)| [k, v])) {
+        env.charge(MAP_CREATE)?;
+    }
+    let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::with_capacity(entries.len());
+    for (k, v, optional) in entries {
+        let key = eval(k, env)?;
+        if !matches!(
+            key,
+            Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_)
+        ) {
+            return Err(EvalError::new(format!(
+                "unsupported key type: {}",
+                key.type_name()
+            )));
+        }
+        let value = match (optional, eval(v, env)?) {
+            (true, Value::Optional(None)) => continue,
+            (true, Value::Optional(Some(inner))) => (*inner).clone(),
+            (_, v) => v,
+        };
+        // A repeated key takes the later value (a Go map).
+        let keys: Vec<Value<'a>> = out.iter().map(|(k, _)| k.clone()).collect();
+        match value::position(&keys, &key)?.and_then(|i| out.get_mut(i)) {
+            Some(entry) => entry.1 = value,
+            None => out.push((key, value)),
+        }
+    }
+    Ok(Value::Map(MapVal::Owned(Rc::new(out))))
 }
 
 /// Whether a literal list or map is made of literals only: cel-go's optimizer builds it once,
@@ -161,21 +185,22 @@ fn opt_select<'a>(target: Value<'a>, field: &str) -> Result<Value<'a>> {
 
 fn call<'a, 'e>(
     func: &str,
+    op: Op,
     target: Option<&'e Expr>,
     args: &'e [Expr],
     env: &mut Env<'a, 'e>,
 ) -> Result<Value<'a>> {
-    match (func, args) {
-        ("_&&_", [a, b]) => return logic(a, b, false, env),
-        ("_||_", [a, b]) => return logic(a, b, true, env),
-        ("_?_:_", [c, t, f]) => {
+    match (op, args) {
+        (Op::And, [a, b]) => return logic(a, b, false, env),
+        (Op::Or, [a, b]) => return logic(a, b, true, env),
+        (Op::Conditional, [c, t, f]) => {
             return match eval(c, env)? {
                 Value::Bool(true) => eval(t, env),
                 Value::Bool(false) => eval(f, env),
                 _ => Err(EvalError::no_overload()),
             };
         }
-        ("_?._", [operand, field]) => {
+        (Op::OptionalSelect, [operand, field]) => {
             let Kind::Lit(Lit::String(name)) = &field.kind else {
                 return Err(EvalError::no_overload());
             };
@@ -194,7 +219,23 @@ fn call<'a, 'e>(
             apply(func, member, &all, env)
         }
         (None, [a, b]) | (Some(a), [b]) => {
-            let all = [eval(a, env)?, eval(b, env)?];
+            // What `actual::call_cost` charges for an operator on scalars is charged without
+            // looking its name up. Two ints are taken apart by value: nothing left to drop.
+            let all = match (eval(a, env)?, eval(b, env)?) {
+                (Value::Int(x), Value::Int(y)) => match operators::relate_ints(op, x, y) {
+                    Some(truth) => {
+                        env.charge(SCALAR_OPERATOR)?;
+                        return Ok(Value::Bool(truth));
+                    }
+                    None => [Value::Int(x), Value::Int(y)],
+                },
+                (a, b) => [a, b],
+            };
+            let [a, b] = &all;
+            if let Some(answer) = operators::on_scalars(op, a, b) {
+                env.charge(SCALAR_OPERATOR)?;
+                return answer;
+            }
             apply(func, member, &all, env)
         }
         _ => {
@@ -206,6 +247,10 @@ fn call<'a, 'e>(
         }
     }
 }
+
+/// The cost of a relation or an arithmetic operator on numbers, bools or null
+/// ([`operators::on_scalars`]): one, as [`actual::call_cost`] has it.
+const SCALAR_OPERATOR: u64 = 1;
 
 /// Charges a call's cost, then makes it.
 fn apply<'a>(
@@ -382,10 +427,13 @@ fn comprehension<'a, 'e>(
                 bind(env, first, second);
                 let r = body(env, 0);
                 env.pop(scope);
-                if matches!(&r, Err(e) if e.message == COST_EXCEEDED) {
-                    return r;
-                }
-                accu = combine(accu, r, or);
+                accu = match (&accu, r) {
+                    // The result is not decided yet (the loop would have stopped): a bool step
+                    // decides it or leaves it as it is, so it is that bool.
+                    (Ok(Value::Bool(_)), Ok(Value::Bool(v))) => Ok(Value::Bool(v)),
+                    (_, Err(e)) if e.message == COST_EXCEEDED => return Err(e),
+                    (_, r) => combine(accu, r, or),
+                };
             }
             env.charge(SELECT_AND_IDENT)?;
             accu

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use super::syntax::Op;
 use super::time::{Duration, Timestamp};
 use super::tree::ListType;
 use super::types::escape;
@@ -14,6 +15,61 @@ use super::value::{
 /// The error of an `int` operation whose result does not fit.
 pub(super) fn overflow() -> EvalError {
     EvalError::new("integer overflow")
+}
+
+/// The relations and arithmetic operators of [`Op`] on any operands; `None` for the other
+/// operators.
+pub(super) fn binary<'a>(op: Op, a: &Value<'a>, b: &Value<'a>) -> Option<Result<Value<'a>>> {
+    use Value as V;
+    Some(match op {
+        Op::Equal => equal(a, b).map(V::Bool),
+        Op::NotEqual => equal(a, b).map(|same| V::Bool(!same)),
+        Op::Less => compare(a, b).map(|o| V::Bool(o == Ordering::Less)),
+        Op::LessEqual => compare(a, b).map(|o| V::Bool(o != Ordering::Greater)),
+        Op::Greater => compare(a, b).map(|o| V::Bool(o == Ordering::Greater)),
+        Op::GreaterEqual => compare(a, b).map(|o| V::Bool(o != Ordering::Less)),
+        Op::Add => add(a, b),
+        Op::Subtract => sub(a, b),
+        Op::Multiply => arith(a, b, '*'),
+        Op::Divide => arith(a, b, '/'),
+        Op::Modulo => arith(a, b, '%'),
+        _ => return None,
+    })
+}
+
+/// [`binary`] when both operands are numbers, bools or null, whose cost is one whatever the
+/// operator; `None` otherwise (strings, lists and the like cost by their size).
+pub(super) fn on_scalars<'a>(op: Op, a: &Value<'a>, b: &Value<'a>) -> Option<Result<Value<'a>>> {
+    let scalar = |v: &Value<'_>| {
+        matches!(
+            v,
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Uint(_) | Value::Double(_)
+        )
+    };
+    if let (Value::Int(x), Value::Int(y)) = (a, b)
+        && let Some(truth) = relate_ints(op, *x, *y)
+    {
+        return Some(Ok(Value::Bool(truth)));
+    }
+    if scalar(a) && scalar(b) {
+        binary(op, a, b)
+    } else {
+        None
+    }
+}
+
+/// A relation of [`Op`] between two ints, the commonest case in a loop, answered at once;
+/// `None` for the other operators.
+pub(super) fn relate_ints(op: Op, x: i64, y: i64) -> Option<bool> {
+    Some(match op {
+        Op::Equal => x == y,
+        Op::NotEqual => x != y,
+        Op::Less => x < y,
+        Op::LessEqual => x <= y,
+        Op::Greater => x > y,
+        Op::GreaterEqual => x >= y,
+        _ => return None,
+    })
 }
 
 /// The ordering operators: numbers across types, strings (by bytes), bytes, bools,
@@ -153,5 +209,77 @@ pub(super) fn arith<'a>(a: &Value<'a>, b: &Value<'a>, op: char) -> Result<Value<
         (V::Double(x), V::Double(y), '*') => Ok(V::Double(x * y)),
         (V::Double(x), V::Double(y), '/') => Ok(V::Double(x / y)),
         _ => no_overload(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cost::actual::call_cost;
+    use super::*;
+
+    const RELATIONS_AND_ARITHMETIC: [&str; 11] = [
+        "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "_+_", "_-_", "_*_", "_/_", "_%_",
+    ];
+
+    fn scalars() -> Vec<Value<'static>> {
+        vec![
+            Value::Null,
+            Value::Bool(true),
+            Value::Int(-7),
+            Value::Int(0),
+            Value::Int(i64::MAX),
+            Value::Uint(3),
+            Value::Uint(0),
+            Value::Double(2.5),
+            Value::Double(f64::NAN),
+        ]
+    }
+
+    /// The interpreter answers these without looking the cost up by name, so the name's
+    /// cost (`cost/actual.rs`, cel-go's `interpreter/runtimecost.go`) must be the one it
+    /// charges: one, for every pair of scalar operands.
+    #[test]
+    fn scalar_operators_cost_one_as_runtimecost_charges() {
+        for name in RELATIONS_AND_ARITHMETIC {
+            let op = Op::of(name);
+            for a in scalars() {
+                for b in scalars() {
+                    assert!(on_scalars(op, &a, &b).is_some(), "{name} {a:?} {b:?}");
+                    let cost = call_cost(name, false, &[a.clone(), b.clone()]);
+                    assert_eq!(cost, 1, "{name} {a:?} {b:?}");
+                }
+            }
+        }
+    }
+
+    /// Two ints related at once are related as [`binary`] relates them.
+    #[test]
+    fn ints_are_related_as_binary_relates_them() {
+        let ints = [i64::MIN, -1, 0, 1, i64::MAX];
+        for name in RELATIONS_AND_ARITHMETIC {
+            let op = Op::of(name);
+            for x in ints {
+                for y in ints {
+                    let (a, b) = (Value::Int(x), Value::Int(y));
+                    let fast = on_scalars(op, &a, &b).map(|r| r.map_err(|e| e.message));
+                    let named = binary(op, &a, &b).map(|r| r.map_err(|e| e.message));
+                    assert_eq!(format!("{fast:?}"), format!("{named:?}"), "{x} {name} {y}");
+                }
+            }
+        }
+    }
+
+    /// Strings, lists and the like cost by their size: they take the named path.
+    #[test]
+    fn sized_operands_are_not_scalars() {
+        let text = Value::String("abc".into());
+        for name in RELATIONS_AND_ARITHMETIC {
+            assert!(on_scalars(Op::of(name), &text, &text).is_none(), "{name}");
+            assert!(
+                on_scalars(Op::of(name), &Value::Int(1), &text).is_none(),
+                "{name}"
+            );
+        }
+        assert!(on_scalars(Op::And, &Value::Bool(true), &Value::Bool(true)).is_none());
     }
 }

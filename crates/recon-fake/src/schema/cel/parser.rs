@@ -3,7 +3,7 @@
 //! nodes of their own) with each node at the offset cel-go reports it at.
 
 use super::lex::{Tok, Token};
-use super::syntax::{Expr, FieldInit, Issue, Kind, Lit, MAX_DEPTH, Macro, NO_POS};
+use super::syntax::{Expr, FieldInit, Issue, Kind, Lit, MAX_DEPTH, Macro, NO_POS, Op};
 
 /// Parses the tokens of a source `end` bytes long.
 pub(super) fn parse(tokens: Vec<Token>, end: usize) -> Result<Expr, Issue> {
@@ -441,6 +441,7 @@ fn call(pos: usize, func: &str, target: Option<Expr>, args: Vec<Expr>) -> Expr {
         pos,
         kind: Kind::Call {
             func: func.to_owned(),
+            op: Op::of(func),
             target: target.map(Box::new),
             args,
         },

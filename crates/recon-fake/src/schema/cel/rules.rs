@@ -288,7 +288,9 @@ fn constant_conversions(e: &Expr, failure: &mut Option<String>) {
         return;
     }
     match &e.kind {
-        Kind::Call { func, target, args } => {
+        Kind::Call {
+            func, target, args, ..
+        } => {
             let conversion = matches!(
                 func.as_str(),
                 "int" | "uint" | "double" | "string" | "bytes" | "bool" | "timestamp" | "duration"

@@ -3,13 +3,13 @@
 //! regex extensions, with cel-go's results and error messages. The Kubernetes library types
 //! (quantity, IP, CIDR, URL, semver, named formats) are left to [`super::ext`].
 
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use recon_apimachinery::go_json::go_float;
 use recon_apimachinery::go_quote;
 
-use super::operators::{add, arith, compare, overflow, sub};
+use super::operators::{binary, overflow};
+use super::syntax::Op;
 use super::time::{self, Timestamp};
 use super::value::{EvalError, Result, Value, display, equal, err, no_overload};
 use crate::schema::go_regexp::compile as compile_regex;
@@ -18,19 +18,13 @@ use crate::schema::go_regexp::compile as compile_regex;
 /// `member` (a method).
 pub(super) fn call<'a>(func: &str, member: bool, all: &[Value<'a>]) -> Result<Value<'a>> {
     use Value as V;
+    if let [a, b] = all
+        && let Some(answer) = binary(Op::of(func), a, b)
+    {
+        return answer;
+    }
     match (func, all) {
-        ("_==_", [a, b]) => Ok(V::Bool(equal(a, b)?)),
-        ("_!=_", [a, b]) => Ok(V::Bool(!equal(a, b)?)),
         ("!_", [V::Bool(b)]) => Ok(V::Bool(!b)),
-        ("_<_", [a, b]) => Ok(V::Bool(compare(a, b)? == Ordering::Less)),
-        ("_<=_", [a, b]) => Ok(V::Bool(compare(a, b)? != Ordering::Greater)),
-        ("_>_", [a, b]) => Ok(V::Bool(compare(a, b)? == Ordering::Greater)),
-        ("_>=_", [a, b]) => Ok(V::Bool(compare(a, b)? != Ordering::Less)),
-        ("_+_", [a, b]) => add(a, b),
-        ("_-_", [a, b]) => sub(a, b),
-        ("_*_", [a, b]) => arith(a, b, '*'),
-        ("_/_", [a, b]) => arith(a, b, '/'),
-        ("_%_", [a, b]) => arith(a, b, '%'),
         ("-_", [V::Int(i)]) => i.checked_neg().map(V::Int).ok_or_else(overflow),
         ("-_", [V::Double(d)]) => Ok(V::Double(-d)),
         ("_[_]", [c, i]) => index(c, i),

@@ -66,6 +66,9 @@ pub(super) enum Kind {
     /// method.
     Call {
         func: String,
+        /// `func` when it is one of the operators the interpreter tells apart without
+        /// comparing names ([`Op::of`]); kept in step with `func`.
+        op: Op,
         target: Option<Box<Expr>>,
         args: Vec<Expr>,
     },
@@ -87,6 +90,54 @@ pub(super) enum Kind {
         var2: Option<String>,
         args: Vec<Expr>,
     },
+}
+
+/// The operators a rule's loops call on every step, told apart by the interpreter without
+/// comparing their names: the logic operators and the conditional it evaluates lazily, and
+/// the relations and arithmetic it can answer at once for numbers, bools and null.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    And,
+    Or,
+    Conditional,
+    OptionalSelect,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    /// Any other function or operator, dispatched by its name.
+    Other,
+}
+
+impl Op {
+    /// The operator a function name stands for.
+    pub(super) fn of(func: &str) -> Op {
+        match func {
+            "_&&_" => Op::And,
+            "_||_" => Op::Or,
+            "_?_:_" => Op::Conditional,
+            "_?._" => Op::OptionalSelect,
+            "_==_" => Op::Equal,
+            "_!=_" => Op::NotEqual,
+            "_<_" => Op::Less,
+            "_<=_" => Op::LessEqual,
+            "_>_" => Op::Greater,
+            "_>=_" => Op::GreaterEqual,
+            "_+_" => Op::Add,
+            "_-_" => Op::Subtract,
+            "_*_" => Op::Multiply,
+            "_/_" => Op::Divide,
+            "_%_" => Op::Modulo,
+            _ => Op::Other,
+        }
+    }
 }
 
 /// One field of a message built by [`Kind::Struct`], at the offset of its `:`.

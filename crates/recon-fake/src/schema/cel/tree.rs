@@ -36,6 +36,8 @@ pub(super) struct RawRule {
 pub(super) struct SNode {
     /// `type`, empty when unset.
     pub(super) ty: String,
+    /// `ty`, told apart without comparing names (values are read by it on every step).
+    pub(super) json_type: JsonType,
     pub(super) format: String,
     pub(super) nullable: bool,
     pub(super) int_or_string: bool,
@@ -55,6 +57,34 @@ pub(super) struct SNode {
     pub(super) resource_view: Option<Box<SNode>>,
     /// What cost estimation reads: `maxLength`, `maxItems`, `maxProperties`, ...
     pub(super) bounds: Bounds,
+}
+
+/// The types a schema's `type` names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum JsonType {
+    Object,
+    Array,
+    String,
+    Number,
+    Integer,
+    Boolean,
+    /// No `type`, or one of no other name.
+    #[default]
+    Other,
+}
+
+impl JsonType {
+    fn of(ty: &str) -> JsonType {
+        match ty {
+            "object" => JsonType::Object,
+            "array" => JsonType::Array,
+            "string" => JsonType::String,
+            "number" => JsonType::Number,
+            "integer" => JsonType::Integer,
+            "boolean" => JsonType::Boolean,
+            _ => JsonType::Other,
+        }
+    }
 }
 
 /// The parts of a node that bound the size of its values, for cost estimation.
@@ -91,6 +121,7 @@ impl SNode {
         };
         let mut node = SNode {
             ty: s("type"),
+            json_type: JsonType::of(m.get("type").and_then(Json::as_str).unwrap_or("")),
             format: s("format"),
             nullable: flag("nullable"),
             int_or_string: flag("x-kubernetes-int-or-string"),
@@ -158,6 +189,7 @@ impl SNode {
         let typed = |ty: &str| {
             let mut node = SNode::default();
             node.ty = ty.to_owned();
+            node.json_type = JsonType::of(ty);
             node
         };
         let mut view = self.clone();

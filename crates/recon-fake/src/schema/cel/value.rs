@@ -10,7 +10,7 @@ use recon_apimachinery::go_json::{go_float, go_type};
 use recon_apimachinery::json::{Map, Value as Json};
 
 use super::time::{self, Duration, Timestamp};
-use super::tree::{ListType, SNode};
+use super::tree::{JsonType, ListType, SNode};
 use super::types::{escape, unescape};
 
 /// An evaluation error: its message (as cel-go words it) and whether it is a "no such
@@ -121,8 +121,8 @@ impl<'a> Value<'a> {
                 )),
             };
         }
-        match schema.ty.as_str() {
-            "object" => {
+        match schema.json_type {
+            JsonType::Object => {
                 let Json::Object(m) = json else {
                     return Err(EvalError::new(
                         "invalid data, expected a map for the provided schema with type=object",
@@ -142,7 +142,7 @@ impl<'a> Value<'a> {
                 };
                 Ok(Value::Map(MapVal::Json(m, schema, kind)))
             }
-            "array" => {
+            JsonType::Array => {
                 let Json::Array(items) = json else {
                     return Err(EvalError::new(
                         "invalid data, expected an array for the provided schema with type=array",
@@ -160,7 +160,7 @@ impl<'a> Value<'a> {
                 }
                 Ok(Value::List(List::Json(items, schema)))
             }
-            "string" => {
+            JsonType::String => {
                 let Json::String(s) = json else {
                     return Err(EvalError::new(format!(
                         "invalid data, expected string, got {}",
@@ -187,7 +187,7 @@ impl<'a> Value<'a> {
                     _ => Ok(Value::string(s)),
                 }
             }
-            "number" => match json {
+            JsonType::Number => match json {
                 Json::Number(n) => Ok(Value::Double(
                     n.as_i64()
                         .map_or_else(|| n.as_f64().unwrap_or(0.0), |i| i as f64),
@@ -197,23 +197,24 @@ impl<'a> Value<'a> {
                     go_type(json)
                 ))),
             },
-            "integer" => match json {
+            JsonType::Integer => match json {
                 Json::Number(n) if n.is_i64() => Ok(Value::Int(n.as_i64().unwrap_or(0))),
                 _ => Err(EvalError::new(format!(
                     "invalid data, expected int, got {}",
                     go_type(json)
                 ))),
             },
-            "boolean" => match json {
+            JsonType::Boolean => match json {
                 Json::Bool(b) => Ok(Value::Bool(*b)),
                 _ => Err(EvalError::new(format!(
                     "invalid data, expected bool, got {}",
                     go_type(json)
                 ))),
             },
-            _ if schema.preserve_unknown => Ok(Value::Unknown(json)),
-            other => Err(EvalError::new(format!(
-                "invalid type, expected object, array, number, integer, boolean or string, or no type with x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields is true, got {other}"
+            JsonType::Other if schema.preserve_unknown => Ok(Value::Unknown(json)),
+            JsonType::Other => Err(EvalError::new(format!(
+                "invalid type, expected object, array, number, integer, boolean or string, or no type with x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields is true, got {}",
+                schema.ty
             ))),
         }
     }

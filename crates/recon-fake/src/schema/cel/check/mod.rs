@@ -13,7 +13,7 @@ use std::rc::Rc;
 use validators::{FormatCall, Literal};
 
 use super::decls::{self, Overload, Sig};
-use super::syntax::{Expr, Issue, Kind, Lit};
+use super::syntax::{Expr, Issue, Kind, Lit, Op};
 use super::types::{ObjType, Type};
 use super::unify::{Mapping, is_assignable, most_general, substitute};
 
@@ -368,7 +368,13 @@ impl Checker {
 
     fn call(&mut self, e: &mut Expr) -> Type {
         let pos = e.pos;
-        let Kind::Call { func, target, args } = &mut e.kind else {
+        let Kind::Call {
+            func,
+            op,
+            target,
+            args,
+        } = &mut e.kind
+        else {
             return Type::Error;
         };
         if func == "_?._" {
@@ -383,6 +389,7 @@ impl Checker {
             if self.lookup_var(root).is_none()
                 && let Some(overloads) = decls::function_with(&name, self.features.patch_types)
             {
+                *op = Op::of(&name);
                 *func = name;
                 *target = None;
                 let func = func.clone();

@@ -190,7 +190,9 @@ impl Estimator<'_> {
                     }
                 }
             }
-            Kind::Call { func, target, args } => self.call(func, target.as_deref(), args),
+            Kind::Call {
+                func, target, args, ..
+            } => self.call(func, target.as_deref(), args),
             Kind::List(elems) => {
                 let mut cost = fixed(LIST_CREATE);
                 let mut item = if elems.is_empty() {
