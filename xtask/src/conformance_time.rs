@@ -14,6 +14,9 @@ const SERVERS: [(&str, &str); 2] = [
     ("xtask/kube-apiserver.sh", "kube-apiserver"),
 ];
 
+/// How many times the in-memory side runs; each scenario's time is the median.
+const IN_MEMORY_RUNS: usize = 3;
+
 /// The test filter per script: kube-apiserver's watch cache of a kind stops serving once an
 /// object nested deeper than Go's decoder reads is stored (`cacher ... exceeded max depth`), and
 /// the later scenarios' reads of that kind then wait on it, so the `deep/` scenarios are left
@@ -104,19 +107,33 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
             return Err(format!("timing the scenarios with {script} failed"));
         }
     }
-    let status = test(None, "time-memory", &in_memory).map_err(|e| format!("in memory: {e}"))?;
-    if !status.success() {
-        return Err("timing the scenarios in memory failed".into());
-    }
+    // The in-memory side takes seconds, where the real one takes minutes: it runs several
+    // times, and each scenario's time is its median, which the machine's moments of slowness
+    // (the hour's speed drifts by a third) move less than one run's.
     let read =
         |file: &Path| std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()));
+    let mut runs = Vec::new();
+    for run in 1..=IN_MEMORY_RUNS {
+        let file = target.join(format!("conformance-times-memory-{run}.tsv"));
+        if file.exists() {
+            std::fs::remove_file(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        let status = test(None, "time-memory", &file).map_err(|e| format!("in memory: {e}"))?;
+        if !status.success() {
+            return Err("timing the scenarios in memory failed".into());
+        }
+        runs.push(read(&file)?);
+    }
+    std::fs::write(&in_memory, medians(&runs)?)
+        .map_err(|e| format!("{}: {e}", in_memory.display()))?;
     let text = join(&read(&on_real)?, &read(&in_memory)?)?;
     std::fs::write(&times, &text).map_err(|e| format!("{}: {e}", times.display()))?;
     println!(
         "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \
          installed once, clean-up not timed) and then, with no real server running, on a fresh \
          in-memory server as `cargo test` replays it (new server and CRD installs included, and \
-         given apart as set-up; waits on a paused clock); one test thread; {} \
+         given apart as set-up; waits on a paused clock; each scenario's median of {IN_MEMORY_RUNS} \
+         runs); one test thread; {} \
          build of the tests; kube-apiserver's `deep/` scenarios left out.",
         match build {
             Build::Debug => "debug",
@@ -135,6 +152,45 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The in-memory runs' lines (`id, server, in-memory s, set-up s`) as one: each scenario's line
+/// of the run whose time for it is the median, in the first run's order.
+fn medians(runs: &[String]) -> Result<String, String> {
+    let mut by_id: std::collections::HashMap<&str, Vec<(f64, &str)>> = Default::default();
+    for (r, run) in runs.iter().enumerate() {
+        for (i, line) in run.lines().enumerate() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [id, _, total, _] = fields[..] else {
+                return Err(format!(
+                    "line {} of in-memory run {} is not 4 fields: {line:?}",
+                    i + 1,
+                    r + 1
+                ));
+            };
+            let total: f64 = total
+                .parse()
+                .map_err(|e| format!("line {} of in-memory run {}: {e}", i + 1, r + 1))?;
+            by_id.entry(id).or_default().push((total, line));
+        }
+    }
+    let mut out = String::new();
+    for line in runs.first().map_or("", String::as_str).lines() {
+        let id = line.split('\t').next().unwrap_or_default();
+        let Some(times) = by_id.get_mut(id) else {
+            continue;
+        };
+        if times.len() != runs.len() {
+            return Err(format!(
+                "{id} was timed in {} of the in-memory runs",
+                times.len()
+            ));
+        }
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out.push_str(times[times.len() / 2].1);
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// The real side's lines (`id, server, real s`, `-` when not timed) with the in-memory times of

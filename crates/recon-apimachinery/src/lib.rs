@@ -34,6 +34,7 @@ pub mod gotime;
 pub mod json;
 pub mod names;
 mod quote;
+mod scan;
 pub mod selector;
 pub mod value;
 
