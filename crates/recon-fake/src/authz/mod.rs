@@ -6,6 +6,7 @@
 
 mod escalation;
 pub(crate) mod impersonation;
+pub(crate) mod lister;
 pub(crate) mod rbac;
 pub(crate) mod request_info;
 

@@ -161,8 +161,11 @@ fn visit_rules(
     visitor: &mut dyn FnMut(&str, Result<&PolicyRule, String>) -> bool,
 ) {
     let cluster_bindings = GroupResource::new(GROUP, "clusterrolebindings");
-    for (_, stored) in state.store.list(&cluster_bindings, None) {
-        let Ok(binding) = serde_json::from_slice::<Value>(&stored.body) else {
+    for (key, stored) in state.store.list(&cluster_bindings, None) {
+        let read = state
+            .rbac_lister
+            .read(&state.store, "clusterrolebindings", key, stored);
+        let Some(binding) = read else {
             continue;
         };
         if !visit_binding(state, user, &binding, "", reader, visitor) {
@@ -173,8 +176,11 @@ fn visit_rules(
         return;
     }
     let bindings = GroupResource::new(GROUP, "rolebindings");
-    for (_, stored) in state.store.list(&bindings, Some(namespace)) {
-        let Ok(binding) = serde_json::from_slice::<Value>(&stored.body) else {
+    for (key, stored) in state.store.list(&bindings, Some(namespace)) {
+        let Some(binding) = state
+            .rbac_lister
+            .read(&state.store, "rolebindings", key, stored)
+        else {
             continue;
         };
         if !visit_binding(state, user, &binding, namespace, reader, visitor) {
@@ -246,11 +252,13 @@ fn role_rules(
 }
 
 /// The rules of the stored role (`roles` or `clusterroles`) at `key`; `None` when there is none.
-pub(crate) fn stored_rules(state: &State, plural: &str, key: &str) -> Option<Vec<PolicyRule>> {
-    let role = state
-        .store
-        .get(&GroupResource::new(GROUP, plural), key)
-        .and_then(|stored| serde_json::from_slice::<Value>(&stored.body).ok())?;
+pub(crate) fn stored_rules(
+    state: &State,
+    plural: &'static str,
+    key: &str,
+) -> Option<Vec<PolicyRule>> {
+    let stored = state.store.get(&GroupResource::new(GROUP, plural), key)?;
+    let role = state.rbac_lister.read(&state.store, plural, key, stored)?;
     Some(PolicyRule::list(role.get("rules")))
 }
 

@@ -11,6 +11,7 @@ use recon_apimachinery::json::Value;
 
 use recon_apimachinery::gotime::{self, Layout};
 
+use crate::authz::lister::RbacLister;
 use crate::clock::Clock;
 use crate::controllers::clusterrole_aggregation::ClusterRoleLister;
 use crate::controllers::crd_lister::CrdLister;
@@ -73,6 +74,8 @@ pub(crate) struct State {
     /// What the APIService availability controller has read of the APIServices (`None`: one
     /// that does not decode).
     pub(crate) apiservice_lister: ByRevision<Option<Arc<Object>>>,
+    /// What the RBAC authorizer has read of the bindings and roles.
+    pub(crate) rbac_lister: RbacLister,
 }
 
 impl State {
@@ -108,6 +111,7 @@ impl State {
             crd_lister: CrdLister::default(),
             service_allocations: ByRevision::default(),
             apiservice_lister: ByRevision::default(),
+            rbac_lister: RbacLister::default(),
         }
     }
 
@@ -138,6 +142,7 @@ impl State {
             crd_lister: self.crd_lister.clone(),
             service_allocations: self.service_allocations.clone(),
             apiservice_lister: self.apiservice_lister.clone(),
+            rbac_lister: RbacLister::default(),
         }
     }
 
