@@ -308,12 +308,22 @@ impl ApiServer {
         &self,
         crd: &CustomResourceDefinition,
     ) -> Result<CustomResourceDefinition, kube::Error> {
-        let api: Api<CustomResourceDefinition> = Api::all(self.setup_client());
-        let created = api.create(&PostParams::default(), crd).await?;
-        api.get(created.metadata.name.as_deref().unwrap_or_default())
+        let client = self.setup_client();
+        let body = serde_json::to_vec(crd).map_err(kube::Error::SerdeError)?;
+        let create = kube::core::Request::new(CRDS_PATH)
+            .create(&PostParams::default(), body)
+            .map_err(kube::Error::BuildRequest)?;
+        // The create's answer is not decoded (a CRD's schema makes that costly): the CRD is
+        // read back once, served.
+        client.request_text(create).await?;
+        let api: Api<CustomResourceDefinition> = Api::all(client);
+        api.get(crd.metadata.name.as_deref().unwrap_or_default())
             .await
     }
 }
+
+/// Where CRDs are created.
+const CRDS_PATH: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
 /// Configures an [`ApiServer`].
 ///
