@@ -46,13 +46,13 @@ impl<'a, 'e> Env<'a, 'e> {
     }
 
     /// The innermost variable `name`: where it is in scope, and its slot.
-    pub(super) fn lookup(&self, name: &str) -> Option<(usize, Slot<'a, 'e>)> {
+    pub(super) fn lookup(&self, name: &str) -> Option<(usize, &Slot<'a, 'e>)> {
         self.vars
             .iter()
             .enumerate()
             .rev()
             .find(|(_, (n, _))| same_name(n, name))
-            .map(|(i, (_, v))| (i, v.clone()))
+            .map(|(i, (_, v))| (i, v))
     }
 
     pub(super) fn push(&mut self, name: &'e str, v: Result<Value<'a>>) {
@@ -83,8 +83,9 @@ impl<'a, 'e> Env<'a, 'e> {
     }
 
     pub(super) fn pop(&mut self, n: usize) {
-        let keep = self.vars.len().saturating_sub(n);
-        self.vars.truncate(keep);
+        for _ in 0..n {
+            self.vars.pop();
+        }
     }
 }
 

@@ -6,12 +6,15 @@
 
 use std::rc::Rc;
 
+use recon_apimachinery::json::Value as Json;
+
 use super::cost::actual;
 use super::cost::{LIST_CREATE, MAP_CREATE, SELECT_AND_IDENT};
 use super::env::{COST_EXCEEDED, Env, Slot};
 use super::operators;
 use super::stdlib;
 use super::syntax::{Expr, Kind, Lit, Macro, Op};
+use super::tree::SNode;
 use super::value::{self, EvalError, MapVal, Result, Value};
 
 /// Evaluates `e`.
@@ -21,8 +24,11 @@ pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'
         Kind::Ident(name) => {
             env.charge(SELECT_AND_IDENT)?;
             match env.lookup(name) {
-                Some((_, Slot::Ready(v))) => v,
-                Some((at, Slot::Lazy(init))) => first_read(at, init, env),
+                Some((_, Slot::Ready(v))) => v.clone(),
+                Some((at, Slot::Lazy(init))) => {
+                    let (at, init) = (at, *init);
+                    first_read(at, init, env)
+                }
                 None => not_in_scope(name),
             }
         }
@@ -220,7 +226,17 @@ fn call<'a, 'e>(
         }
         (None, [a, b]) | (Some(a), [b]) => {
             // What `actual::call_cost` charges for an operator on scalars is charged without
-            // looking its name up. Two ints are taken apart by value: nothing left to drop.
+            // looking its name up. Two ints at hand (literals, or variables bound to ints) are
+            // related without evaluating either: their reads cost what `eval` charges, in one.
+            if let Some((x, read_x)) = int_at_hand(a, env)
+                && let Some((y, read_y)) = int_at_hand(b, env)
+                && let Some(truth) = operators::relate_ints(op, x, y)
+            {
+                env.charge(read_x + read_y)?;
+                env.charge(SCALAR_OPERATOR)?;
+                return Ok(Value::Bool(truth));
+            }
+            // Two ints are taken apart by value: nothing left to drop.
             let all = match (eval(a, env)?, eval(b, env)?) {
                 (Value::Int(x), Value::Int(y)) => match operators::relate_ints(op, x, y) {
                     Some(truth) => {
@@ -245,6 +261,20 @@ fn call<'a, 'e>(
             }
             apply(func, member, &all, env)
         }
+    }
+}
+
+/// An operand whose value is an int without evaluating anything, and what reading it costs:
+/// an int literal (nothing), or a variable bound to an int ([`SELECT_AND_IDENT`], as [`eval`]
+/// charges a name).
+fn int_at_hand(e: &Expr, env: &Env<'_, '_>) -> Option<(i64, u64)> {
+    match &e.kind {
+        Kind::Lit(Lit::Int(i)) => Some((*i, 0)),
+        Kind::Ident(name) => match env.lookup(name) {
+            Some((_, Slot::Ready(Ok(Value::Int(i))))) => Some((*i, SELECT_AND_IDENT)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -307,6 +337,14 @@ enum Steps<'a> {
         index: i64,
         two: bool,
     },
+    /// A JSON list's elements, read through its items' schema (a list whose schema has none
+    /// has no elements to read), the index the second variable.
+    Json {
+        items: std::slice::Iter<'a, Json>,
+        schema: Option<&'a SNode>,
+        index: i64,
+        two: bool,
+    },
     /// A map's keys, the value the second variable.
     Map {
         map: MapVal<'a>,
@@ -318,6 +356,12 @@ enum Steps<'a> {
 impl<'a> Steps<'a> {
     fn of(range: Value<'a>, two: bool) -> Result<Steps<'a>> {
         match range {
+            Value::List(value::List::Json(items, schema)) => Ok(Steps::Json {
+                items: items.iter(),
+                schema: schema.items.as_deref(),
+                index: 0,
+                two,
+            }),
             Value::List(list) => Ok(Steps::List {
                 list,
                 next: 0,
@@ -335,7 +379,8 @@ impl<'a> Steps<'a> {
 }
 
 impl<'a> Iterator for Steps<'a> {
-    type Item = (Result<Value<'a>>, Result<Value<'a>>);
+    /// The first variable's value, and the second's when there is one.
+    type Item = (Result<Value<'a>>, Option<Result<Value<'a>>>);
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
@@ -352,21 +397,34 @@ impl<'a> Iterator for Steps<'a> {
                     let i = *index;
                     *index = index.saturating_add(1);
                     return Some(if *two {
-                        (Ok(Value::Int(i)), v)
+                        (Ok(Value::Int(i)), Some(v))
                     } else {
-                        (v, Ok(Value::Null))
+                        (v, None)
                     });
                 }
                 None
             }
+            Steps::Json {
+                items,
+                schema,
+                index,
+                two,
+            } => {
+                let v = Value::of_json(items.next()?, (*schema)?);
+                let i = *index;
+                *index = index.saturating_add(1);
+                Some(if *two {
+                    (Ok(Value::Int(i)), Some(v))
+                } else {
+                    (v, None)
+                })
+            }
             Steps::Map { map, keys, two } => {
                 let k = keys.next()?;
-                let v = if *two {
+                let v = two.then(|| {
                     map.find(&k)
                         .unwrap_or_else(|| Err(EvalError::no_overload()))
-                } else {
-                    Ok(Value::Null)
-                };
+                });
                 Some((Ok(k), v))
             }
         }
@@ -397,9 +455,9 @@ fn comprehension<'a, 'e>(
         return opt_map(kind, range_value, var, args, env);
     }
     let steps = Steps::of(range_value, var2.is_some())?;
-    let bind = |env: &mut Env<'a, 'e>, first: Result<Value<'a>>, second: Result<Value<'a>>| {
+    let bind = |env: &mut Env<'a, 'e>, first, second: Option<Result<Value<'a>>>| {
         env.push(var, first);
-        if let Some(v2) = var2 {
+        if let (Some(v2), Some(second)) = (var2, second) {
             env.push(v2, second);
         }
     };
