@@ -36,6 +36,7 @@ impl<'a, 'e> Env<'a, 'e> {
     }
 
     /// Charges `n` units of cost.
+    #[inline]
     pub(super) fn charge(&mut self, n: u64) -> Result<()> {
         if self.steps < n {
             self.steps = 0;
@@ -46,6 +47,7 @@ impl<'a, 'e> Env<'a, 'e> {
     }
 
     /// The innermost variable `name`: where it is in scope, and its slot.
+    #[inline]
     pub(super) fn lookup(&self, name: &str) -> Option<(usize, &Slot<'a, 'e>)> {
         self.vars
             .iter()
@@ -55,6 +57,7 @@ impl<'a, 'e> Env<'a, 'e> {
             .map(|(i, (_, v))| (i, v))
     }
 
+    #[inline]
     pub(super) fn push(&mut self, name: &'e str, v: Result<Value<'a>>) {
         self.vars.push((name, Slot::Ready(v)));
     }
