@@ -329,12 +329,10 @@ fn combine<'a>(left: Result<Value<'a>>, right: Result<Value<'a>>, or: bool) -> R
 /// step at a time (a nested macro reads its range again on each step of the outer one; a list
 /// read whole each time would cost the outer loop a list per step).
 enum Steps<'a> {
-    /// A list's elements, the index the second variable; elements its schema cannot read
-    /// (no `items`) are skipped, and not counted.
+    /// A list the expression built: its elements, the index the second variable.
     List {
-        list: value::List<'a>,
+        items: std::rc::Rc<Vec<Value<'a>>>,
         next: usize,
-        index: i64,
         two: bool,
     },
     /// A JSON list's elements, read through its items' schema (a list whose schema has none
@@ -362,10 +360,9 @@ impl<'a> Steps<'a> {
                 index: 0,
                 two,
             }),
-            Value::List(list) => Ok(Steps::List {
-                list,
+            Value::List(value::List::Owned(items)) => Ok(Steps::List {
+                items,
                 next: 0,
-                index: 0,
                 two,
             }),
             Value::Map(map) => Ok(Steps::Map {
@@ -378,31 +375,57 @@ impl<'a> Steps<'a> {
     }
 }
 
+impl<'a> Steps<'a> {
+    /// Whether a step is left.
+    fn more(&self) -> bool {
+        match self {
+            Steps::List { items, next, .. } => *next < items.len(),
+            Steps::Json { items, schema, .. } => schema.is_some() && items.len() > 0,
+            Steps::Map { keys, .. } => keys.len() > 0,
+        }
+    }
+
+    /// Binds the next step's variables in `env`, `var` to the first and `var2` (if any) to
+    /// the second, as [`Iterator::next`] reads them; a JSON list's element with one variable
+    /// is read straight into its slot.
+    fn bind_next<'e>(&mut self, env: &mut Env<'a, 'e>, var: &'e str, var2: Option<&'e str>) {
+        if let Steps::Json {
+            items,
+            schema: Some(schema),
+            index,
+            two: false,
+        } = self
+        {
+            if let Some(item) = items.next() {
+                *index = index.saturating_add(1);
+                env.push(var, Value::of_json(item, schema));
+            }
+            return;
+        }
+        if let Some((first, second)) = self.next() {
+            env.push(var, first);
+            if let (Some(v2), Some(second)) = (var2, second) {
+                env.push(v2, second);
+            }
+        }
+    }
+}
+
 impl<'a> Iterator for Steps<'a> {
     /// The first variable's value, and the second's when there is one.
     type Item = (Result<Value<'a>>, Option<Result<Value<'a>>>);
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Steps::List {
-                list,
-                next,
-                index,
-                two,
-            } => {
-                while *next < list.len() {
-                    let element = list.get(*next);
-                    *next += 1;
-                    let Some(v) = element else { continue };
-                    let i = *index;
-                    *index = index.saturating_add(1);
-                    return Some(if *two {
-                        (Ok(Value::Int(i)), Some(v))
-                    } else {
-                        (v, None)
-                    });
-                }
-                None
+            Steps::List { items, next, two } => {
+                let v = Ok(items.get(*next)?.clone());
+                let i = *next as i64;
+                *next += 1;
+                Some(if *two {
+                    (Ok(Value::Int(i)), Some(v))
+                } else {
+                    (v, None)
+                })
             }
             Steps::Json {
                 items,
@@ -475,14 +498,15 @@ fn comprehension<'a, 'e>(
             // the step `@result && p` (`||`); the result `@result`.
             let condition = if or { 3 } else { 2 };
             let mut accu: Result<Value<'a>> = Ok(Value::Bool(!or));
-            for (first, second) in steps {
+            let mut steps = steps;
+            while steps.more() {
                 // The loop stops once the result is decided.
                 env.charge(condition)?;
                 if matches!(accu, Ok(Value::Bool(v)) if v == or) {
                     break;
                 }
                 env.charge(SELECT_AND_IDENT)?;
-                bind(env, first, second);
+                steps.bind_next(env, var, var2);
                 let r = body(env, 0);
                 env.pop(scope);
                 accu = match (&accu, r) {
