@@ -124,9 +124,10 @@ fn measure(root: &Path, build: Build) -> Result<(), String> {
         }
         runs.push(read(&file)?);
     }
-    std::fs::write(&in_memory, medians(&runs)?)
+    let in_memory_times = medians(&runs)?;
+    std::fs::write(&in_memory, &in_memory_times)
         .map_err(|e| format!("{}: {e}", in_memory.display()))?;
-    let text = join(&read(&on_real)?, &read(&in_memory)?)?;
+    let text = join(&read(&on_real)?, &in_memory_times)?;
     std::fs::write(&times, &text).map_err(|e| format!("{}: {e}", times.display()))?;
     println!(
         "Recorded conformance scenarios, each on its real server (through `kube::Client`, CRDs \

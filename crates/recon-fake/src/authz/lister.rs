@@ -44,11 +44,8 @@ impl RbacLister {
         }
         let value = read_json(&stored.body).ok().map(Arc::new);
         decoded.insert(key.to_owned(), (stored.revision, value.clone()));
-        let kept = store
-            .list(&GroupResource::new(GROUP, resource), None)
-            .count();
-        if decoded.len() > 2 * kept + 16 {
-            let collection = GroupResource::new(GROUP, resource);
+        let collection = GroupResource::new(GROUP, resource);
+        if decoded.len() > 2 * store.len(&collection) + 16 {
             decoded.retain(|key, (revision, _)| {
                 store
                     .get(&collection, key)

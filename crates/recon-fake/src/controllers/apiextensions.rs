@@ -189,13 +189,13 @@ impl State {
         self.in_controllers = true;
         let mut waiting = false;
         let gr = crd_type.group_resource();
-        let before = self.store.list(&gr, None).count();
+        let before = self.store.len(&gr);
         for (key, crd) in marked {
             waiting |= self.finalize_crd(&crd_type, key, crd);
         }
         // A CRD the finalizer removed frees its names: the naming controller checks the other
         // CRDs of its group again (`naming_controller.go`, `requeueAllOtherGroupCRDs`).
-        if self.store.list(&gr, None).count() != before {
+        if self.store.len(&gr) != before {
             self.reconcile_crds_until_settled();
         }
         // A CRD the finalizer removed takes its versions' APIServices with it.

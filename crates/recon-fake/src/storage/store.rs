@@ -194,6 +194,13 @@ impl Store {
         self.revision
     }
 
+    /// How many objects of `resource` are stored.
+    pub(crate) fn len(&self, resource: &GroupResource) -> usize {
+        self.collections
+            .get(resource)
+            .map_or(0, |c| c.objects.len())
+    }
+
     pub(crate) fn get(&self, resource: &GroupResource, key: &str) -> Option<&Stored> {
         self.collections.get(resource)?.objects.get(key)
     }

@@ -293,7 +293,6 @@ fn is_jwt(s: &str) -> bool {
     }
     let parts: Vec<&str> = s.split('.').collect();
     parts.len() == 3
-        && s.starts_with("eyJ")
         && parts.iter().all(|p| {
             !p.is_empty()
                 && p.bytes()

@@ -385,9 +385,9 @@ fn substitute_in_json(text: &str, vars: &BTreeMap<String, String>) -> Result<Str
     substitute_with(text, vars, |out, value| {
         // A test with no early exit, a chunk at a time: paddings are megabytes long.
         let escaped = |chunk: &[u8]| {
-            chunk.iter().fold(false, |any, &b| {
-                any | (b == b'"') | (b == b'\\') | (b < 0x20)
-            })
+            chunk
+                .iter()
+                .fold(false, |any, &b| any | fixture::json_escapes(b))
         };
         if value.as_bytes().chunks(64).any(escaped) {
             let quoted = Value::String(value.to_owned()).to_string();

@@ -25,10 +25,7 @@ pub(super) fn eval<'a, 'e>(e: &'e Expr, env: &mut Env<'a, 'e>) -> Result<Value<'
             env.charge(SELECT_AND_IDENT)?;
             match env.lookup(name) {
                 Some((_, Slot::Ready(v))) => v.clone(),
-                Some((at, Slot::Lazy(init))) => {
-                    let (at, init) = (at, *init);
-                    first_read(at, init, env)
-                }
+                Some((at, &Slot::Lazy(init))) => first_read(at, init, env),
                 None => not_in_scope(name),
             }
         }
@@ -236,17 +233,7 @@ fn call<'a, 'e>(
                 env.charge(SCALAR_OPERATOR)?;
                 return Ok(Value::Bool(truth));
             }
-            // Two ints are taken apart by value: nothing left to drop.
-            let all = match (eval(a, env)?, eval(b, env)?) {
-                (Value::Int(x), Value::Int(y)) => match operators::relate_ints(op, x, y) {
-                    Some(truth) => {
-                        env.charge(SCALAR_OPERATOR)?;
-                        return Ok(Value::Bool(truth));
-                    }
-                    None => [Value::Int(x), Value::Int(y)],
-                },
-                (a, b) => [a, b],
-            };
+            let all = [eval(a, env)?, eval(b, env)?];
             let [a, b] = &all;
             if let Some(answer) = operators::on_scalars(op, a, b) {
                 env.charge(SCALAR_OPERATOR)?;
@@ -331,7 +318,7 @@ fn combine<'a>(left: Result<Value<'a>>, right: Result<Value<'a>>, or: bool) -> R
 enum Steps<'a> {
     /// A list the expression built: its elements, the index the second variable.
     List {
-        items: std::rc::Rc<Vec<Value<'a>>>,
+        items: Rc<Vec<Value<'a>>>,
         next: usize,
         two: bool,
     },
@@ -373,9 +360,7 @@ impl<'a> Steps<'a> {
             _ => Err(EvalError::no_overload()),
         }
     }
-}
 
-impl<'a> Steps<'a> {
     /// Whether a step is left.
     fn more(&self) -> bool {
         match self {
@@ -403,11 +388,22 @@ impl<'a> Steps<'a> {
             return;
         }
         if let Some((first, second)) = self.next() {
-            env.push(var, first);
-            if let (Some(v2), Some(second)) = (var2, second) {
-                env.push(v2, second);
-            }
+            bind(env, var, var2, first, second);
         }
+    }
+}
+
+/// Binds a step's variables in `env`: `var` to the first value, `var2` (if any) to the second.
+fn bind<'a, 'e>(
+    env: &mut Env<'a, 'e>,
+    var: &'e str,
+    var2: Option<&'e str>,
+    first: Result<Value<'a>>,
+    second: Option<Result<Value<'a>>>,
+) {
+    env.push(var, first);
+    if let (Some(v2), Some(second)) = (var2, second) {
+        env.push(v2, second);
     }
 }
 
@@ -478,12 +474,6 @@ fn comprehension<'a, 'e>(
         return opt_map(kind, range_value, var, args, env);
     }
     let steps = Steps::of(range_value, var2.is_some())?;
-    let bind = |env: &mut Env<'a, 'e>, first, second: Option<Result<Value<'a>>>| {
-        env.push(var, first);
-        if let (Some(v2), Some(second)) = (var2, second) {
-            env.push(v2, second);
-        }
-    };
     let scope = if var2.is_some() { 2 } else { 1 };
     let body = |env: &mut Env<'a, 'e>, i: usize| -> Result<Value<'a>> {
         match args.get(i) {
@@ -525,7 +515,7 @@ fn comprehension<'a, 'e>(
             // accumulator costs nothing); the result `@result == 1`.
             let mut count = 0;
             for (first, second) in steps {
-                bind(env, first, second);
+                bind(env, var, var2, first, second);
                 let r = body(env, 0);
                 env.pop(scope);
                 match r? {
@@ -558,7 +548,7 @@ fn comprehension<'a, 'e>(
             let mut out = Vec::new();
             for (first, second) in steps {
                 let kept = (kind == Macro::Filter).then(|| first.clone());
-                bind(env, first, second);
+                bind(env, var, var2, first, second);
                 let r = (|| {
                     if (filtered || kind == Macro::Filter) && !truth(body(env, 0)?)? {
                         return Ok(None);
@@ -585,7 +575,7 @@ fn comprehension<'a, 'e>(
             let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
             for (first, second) in steps {
                 let key = (kind == Macro::TransformMap).then(|| first.clone());
-                bind(env, first, second);
+                bind(env, var, var2, first, second);
                 let r = (|| {
                     if filtered && !truth(body(env, 0)?)? {
                         return Ok(None);
@@ -628,7 +618,7 @@ fn comprehension<'a, 'e>(
             for (first, second) in steps {
                 env.charge(1 + LIST_CREATE + 1)?;
                 let element = first.clone();
-                bind(env, first, second);
+                bind(env, var, var2, first, second);
                 let key = body(env, 0);
                 env.pop(scope);
                 keyed.push((key?, element?));
